@@ -1,0 +1,229 @@
+//! The wit-bindgen glue: WIT types to and from the library's, the imported bucket as a
+//! [`Bucket`], and the exports. No logic lives here.
+
+use crate::bucket::{Bucket, BucketError};
+use crate::{Error, GcPlan, Release, SyncTime};
+
+wit_bindgen::generate!({
+    world: "render-store",
+    path: "../wit",
+});
+
+use convoy::render_store::bucket as imported;
+use exports::convoy::render_store::{logic, store, types};
+
+struct Component;
+
+export!(Component);
+
+/// The imported bucket.
+struct Host;
+
+impl From<imported::BucketError> for BucketError {
+    fn from(e: imported::BucketError) -> Self {
+        match e {
+            imported::BucketError::NotFound => BucketError::NotFound,
+            imported::BucketError::Denied(m) => BucketError::Denied(m),
+            imported::BucketError::Failed(m) => BucketError::Failed(m),
+        }
+    }
+}
+
+impl Bucket for Host {
+    fn get(&mut self, key: &str) -> Result<Vec<u8>, BucketError> {
+        imported::get(key).map_err(Into::into)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), BucketError> {
+        imported::put(key, value).map_err(Into::into)
+    }
+    fn exists(&mut self, key: &str) -> Result<bool, BucketError> {
+        imported::exists(key).map_err(Into::into)
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, BucketError> {
+        imported::list(prefix).map_err(Into::into)
+    }
+    fn delete(&mut self, key: &str) -> Result<(), BucketError> {
+        imported::delete(key).map_err(Into::into)
+    }
+}
+
+impl From<Error> for types::Error {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::InvalidInput(m) => types::Error::InvalidInput(m),
+            Error::InvalidObject { index, message } => {
+                types::Error::InvalidObject(types::ObjectError {
+                    index: index as u32,
+                    message,
+                })
+            }
+            Error::NotFound(m) => types::Error::NotFound(m),
+            Error::Corrupt(m) => types::Error::Corrupt(m),
+            Error::Bucket(m) => types::Error::Bucket(m),
+        }
+    }
+}
+
+fn release(r: types::Release) -> Release {
+    Release {
+        namespace: r.namespace,
+        name: r.name,
+    }
+}
+
+fn time(t: types::SyncTime) -> SyncTime {
+    SyncTime {
+        seconds: t.seconds,
+        nanoseconds: t.nanoseconds,
+    }
+}
+
+fn wit_time(t: SyncTime) -> types::SyncTime {
+    types::SyncTime {
+        seconds: t.seconds,
+        nanoseconds: t.nanoseconds,
+    }
+}
+
+fn wit_plan(p: GcPlan) -> types::GcPlan {
+    types::GcPlan {
+        delete_history: p.delete_history,
+        keep_history: p.keep_history,
+        delete_renders: p.delete_renders,
+        keep_renders: p.keep_renders,
+        ignored: p.ignored,
+    }
+}
+
+type WitResult<T> = Result<T, types::Error>;
+
+impl logic::Guest for Component {
+    fn canonical(objects: Vec<Vec<u8>>) -> WitResult<Vec<u8>> {
+        Ok(crate::canonical(&objects)?)
+    }
+
+    fn render_ref(objects: Vec<Vec<u8>>) -> WitResult<String> {
+        Ok(crate::render_ref(&objects)?)
+    }
+
+    fn validate_render_ref(render_ref: String) -> WitResult<()> {
+        Ok(crate::validate_render_ref(&render_ref)?)
+    }
+
+    fn release_prefix(r: types::Release) -> WitResult<String> {
+        Ok(crate::ReleasePrefix::new(&release(r))?.as_str().to_string())
+    }
+
+    fn render_key(r: types::Release, render_ref: String) -> WitResult<String> {
+        Ok(crate::ReleasePrefix::new(&release(r))?.render_key(&render_ref)?)
+    }
+
+    fn history_key(
+        r: types::Release,
+        synced_at: types::SyncTime,
+        render_ref: String,
+    ) -> WitResult<String> {
+        Ok(crate::ReleasePrefix::new(&release(r))?.history_key(time(synced_at), &render_ref)?)
+    }
+
+    fn parse_key(r: types::Release, key: String) -> Option<types::ParsedKey> {
+        let prefix = crate::ReleasePrefix::new(&release(r)).ok()?;
+        Some(match prefix.parse(&key)? {
+            crate::ParsedKey::Render { render_ref } => types::ParsedKey::Render(render_ref),
+            crate::ParsedKey::History {
+                synced_at,
+                render_ref,
+            } => types::ParsedKey::History(types::HistoryKey {
+                synced_at: wit_time(synced_at),
+                render_ref,
+            }),
+        })
+    }
+
+    fn format_key_time(t: types::SyncTime) -> WitResult<String> {
+        Ok(crate::format_key_time(time(t))?)
+    }
+
+    fn parse_key_time(text: String) -> WitResult<types::SyncTime> {
+        Ok(wit_time(crate::parse_key_time(&text)?))
+    }
+
+    fn format_synced_at(t: types::SyncTime) -> WitResult<String> {
+        Ok(crate::format_synced_at(time(t))?)
+    }
+
+    fn parse_synced_at(text: String) -> WitResult<types::SyncTime> {
+        Ok(wit_time(crate::parse_synced_at(&text)?))
+    }
+
+    fn plan_gc(
+        r: types::Release,
+        keep: i64,
+        history_keys: Vec<String>,
+        render_keys: Vec<String>,
+        protected: Vec<String>,
+    ) -> WitResult<types::GcPlan> {
+        Ok(wit_plan(crate::plan_gc(
+            &release(r),
+            keep,
+            history_keys,
+            render_keys,
+            &protected,
+        )?))
+    }
+}
+
+impl store::Guest for Component {
+    fn put_render(r: types::Release, objects: Vec<Vec<u8>>) -> WitResult<String> {
+        Ok(crate::put_render(&mut Host, &release(r), &objects)?)
+    }
+
+    fn get_render(r: types::Release, render_ref: String) -> WitResult<Vec<u8>> {
+        Ok(crate::get_render(&mut Host, &release(r), &render_ref)?)
+    }
+
+    fn has_history_ref(r: types::Release, render_ref: String) -> WitResult<bool> {
+        Ok(crate::has_history_ref(&mut Host, &release(r), &render_ref)?)
+    }
+
+    fn record_history(r: types::Release, entry: types::NewEntry) -> WitResult<bool> {
+        let entry = crate::NewEntry {
+            render_ref: entry.render_ref,
+            synced_at: time(entry.synced_at),
+            summary: entry.summary,
+        };
+        Ok(crate::record_history(&mut Host, &release(r), &entry)?)
+    }
+
+    fn list_history(r: types::Release) -> WitResult<Vec<types::HistoryEntry>> {
+        let entries = crate::list_history(&mut Host, &release(r))?;
+        Ok(entries
+            .into_iter()
+            .map(|e| types::HistoryEntry {
+                key: e.key,
+                render_ref: e.render_ref,
+                synced_at: wit_time(e.synced_at),
+                summary: e.summary,
+            })
+            .collect())
+    }
+
+    fn gc(
+        r: types::Release,
+        keep: i64,
+        protected: Vec<String>,
+        dry_run: bool,
+    ) -> WitResult<types::GcPlan> {
+        Ok(wit_plan(crate::gc(
+            &mut Host,
+            &release(r),
+            keep,
+            &protected,
+            dry_run,
+        )?))
+    }
+
+    fn delete_release(r: types::Release) -> WitResult<u32> {
+        Ok(crate::delete_release(&mut Host, &release(r))?)
+    }
+}

@@ -1,0 +1,155 @@
+//! The history of a Release: the distinct renders it applied, in the order of their
+//! first apply. An entry's key carries its time and renderRef; its body
+//! `{"renderRef":…,"syncedAt":…,"summary":…}` adds the summary.
+
+use crate::bucket::{Bucket, BucketError};
+use crate::error::{Error, Result};
+use crate::json::{Node, decode_object, encode_string};
+use crate::keys::{Release, ReleasePrefix, validate_render_ref};
+use crate::store::call_failed;
+use crate::time::{SyncTime, format_synced_at};
+
+/// A history entry to record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEntry {
+    /// The render applied.
+    pub render_ref: String,
+    /// When the sync succeeded.
+    pub synced_at: SyncTime,
+    /// A one-line description for people.
+    pub summary: String,
+}
+
+/// A stored history entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryEntry {
+    /// The entry's bucket key.
+    pub key: String,
+    /// The render it records (from the key).
+    pub render_ref: String,
+    /// When it was synced (from the key).
+    pub synced_at: SyncTime,
+    /// The summary of the entry body.
+    pub summary: String,
+}
+
+/// The entry body: Go's encoding of the entry struct, fields in declaration order.
+pub fn entry_body(render_ref: &str, synced_at: SyncTime, summary: &str) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(128 + summary.len());
+    out.extend_from_slice(b"{\"renderRef\":");
+    encode_string(render_ref, &mut out);
+    out.extend_from_slice(b",\"syncedAt\":");
+    encode_string(&format_synced_at(synced_at)?, &mut out);
+    out.extend_from_slice(b",\"summary\":");
+    encode_string(summary, &mut out);
+    out.push(b'}');
+    Ok(out)
+}
+
+/// The history keys of the release, as listed, with their parsed parts; unparseable
+/// keys are returned apart.
+pub(crate) fn list_entries<B: Bucket>(
+    bucket: &mut B,
+    prefix: &ReleasePrefix,
+) -> Result<(Vec<(String, SyncTime, String)>, Vec<String>)> {
+    let history = prefix.history();
+    let keys = bucket
+        .list(&history)
+        .map_err(|e| call_failed("list", &history, e))?;
+    Ok(split_history_keys(prefix, keys))
+}
+
+pub(crate) fn split_history_keys(
+    prefix: &ReleasePrefix,
+    mut keys: Vec<String>,
+) -> (Vec<(String, SyncTime, String)>, Vec<String>) {
+    // Listings come sorted; sorting again makes a replayed or hand-made listing safe.
+    keys.sort_unstable();
+    let mut entries = Vec::with_capacity(keys.len());
+    let mut ignored = Vec::new();
+    for key in keys {
+        match prefix.parse_history_key(&key) {
+            Some((time, render_ref)) => entries.push((key, time, render_ref)),
+            None => ignored.push(key),
+        }
+    }
+    (entries, ignored)
+}
+
+/// Whether some entry of the history records `render_ref`: `list(P/history/)` only; the
+/// renderRef comes from each key, no entry is read.
+pub fn has_history_ref<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    render_ref: &str,
+) -> Result<bool> {
+    let prefix = ReleasePrefix::new(release)?;
+    validate_render_ref(render_ref)?;
+    contains_ref(bucket, &prefix, render_ref)
+}
+
+fn contains_ref<B: Bucket>(
+    bucket: &mut B,
+    prefix: &ReleasePrefix,
+    render_ref: &str,
+) -> Result<bool> {
+    let (entries, _) = list_entries(bucket, prefix)?;
+    Ok(entries.iter().any(|(_, _, r)| r == render_ref))
+}
+
+/// Appends an entry unless the history already records its render: the calls of
+/// [`has_history_ref`], then one `put`. Returns whether the entry was added.
+pub fn record_history<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    entry: &NewEntry,
+) -> Result<bool> {
+    let prefix = ReleasePrefix::new(release)?;
+    let key = prefix.history_key(entry.synced_at, &entry.render_ref)?;
+    let body = entry_body(&entry.render_ref, entry.synced_at, &entry.summary)?;
+    if contains_ref(bucket, &prefix, &entry.render_ref)? {
+        return Ok(false);
+    }
+    bucket
+        .put(&key, &body)
+        .map_err(|e| call_failed("put", &key, e))?;
+    Ok(true)
+}
+
+/// The history, oldest first: `list(P/history/)`, then `get` of each entry for its
+/// summary. An entry deleted between the two (by a concurrent GC) is left out.
+pub fn list_history<B: Bucket>(bucket: &mut B, release: &Release) -> Result<Vec<HistoryEntry>> {
+    let prefix = ReleasePrefix::new(release)?;
+    let (entries, _) = list_entries(bucket, &prefix)?;
+    let mut history = Vec::with_capacity(entries.len());
+    for (key, synced_at, render_ref) in entries {
+        let body = match bucket.get(&key) {
+            Ok(body) => body,
+            Err(BucketError::NotFound) => continue,
+            Err(e) => return Err(call_failed("get", &key, e)),
+        };
+        let summary = summary_of(&key, &body)?;
+        history.push(HistoryEntry {
+            key,
+            render_ref,
+            synced_at,
+            summary,
+        });
+    }
+    Ok(history)
+}
+
+fn summary_of(key: &str, body: &[u8]) -> Result<String> {
+    let corrupt = |why: String| {
+        Error::Corrupt(format!(
+            "history entry {key}: {why}; delete or rewrite the entry to repair the history"
+        ))
+    };
+    let doc =
+        decode_object(body).map_err(|e| corrupt(format!("body is not a JSON object ({e})")))?;
+    match doc.root_member("summary") {
+        None | Some(Node::Null) => Ok(String::new()),
+        Some(Node::Str(s)) => Ok(s.to_string()),
+        Some(_) => Err(corrupt("\"summary\" is not a string".to_string())),
+    }
+}

@@ -1,0 +1,562 @@
+//! The decoder: one JSON object's bytes to a [`Document`].
+//!
+//! The parser is iterative (an explicit stack, not recursion) and the document is an
+//! arena of nodes, so 10,000 levels of nesting need neither a deep native stack nor a
+//! deep wasm stack, and dropping a document never recurses.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// Go's `encoding/json` rejects nesting deeper than this (the top-level object is 1).
+pub const MAX_DEPTH: usize = 10_000;
+
+/// One decoded JSON value. Containers hold indices of their children in the
+/// [`Document`]'s arena.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node<'a> {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A literal without fraction or exponent that fits in an `i64`.
+    Int(i64),
+    /// Any other number, rounded to the nearest `f64`.
+    Float(f64),
+    /// A string, unescaped, with invalid UTF-8 replaced (one U+FFFD per bad byte).
+    Str(Cow<'a, str>),
+    /// An array: the indices of its elements, in order.
+    Array(Vec<u32>),
+    /// An object: its members as written (duplicates included), key and value index.
+    Object(Vec<(Cow<'a, str>, u32)>),
+}
+
+/// A decoded JSON value: an arena of nodes and the index of the root.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document<'a> {
+    nodes: Vec<Node<'a>>,
+    root: u32,
+}
+
+impl<'a> Document<'a> {
+    /// The root node (an object, for a document from [`decode_object`]).
+    pub fn root(&self) -> &Node<'a> {
+        self.node(self.root)
+    }
+
+    /// The node at `index`.
+    pub fn node(&self, index: u32) -> &Node<'a> {
+        &self.nodes[index as usize]
+    }
+
+    /// The value of member `key` of the root object (the last one, as Go keeps).
+    pub fn root_member(&self, key: &str) -> Option<&Node<'a>> {
+        match self.root() {
+            Node::Object(members) => members
+                .iter()
+                .rev()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| self.node(*v)),
+            _ => None,
+        }
+    }
+}
+
+/// Why bytes are not a JSON object Go's decoder accepts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// Byte offset in the input where the problem was found.
+    pub offset: usize,
+    /// What was wrong.
+    pub message: String,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}", self.message, self.offset)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Decodes exactly one JSON object, as Kubernetes decodes an unstructured object:
+/// whitespace (space, tab, CR, LF) may surround it, nothing else may follow it.
+pub fn decode_object(input: &[u8]) -> Result<Document<'_>, DecodeError> {
+    let mut parser = Parser {
+        input,
+        pos: 0,
+        nodes: Vec::new(),
+    };
+    parser.skip_whitespace();
+    if parser.pos == input.len() {
+        return Err(parser.error("empty input: expected a JSON object"));
+    }
+    let root = parser.parse_value()?;
+    parser.skip_whitespace();
+    if parser.pos != input.len() {
+        return Err(parser.error(&format!(
+            "invalid character {} after top-level value",
+            describe(input[parser.pos])
+        )));
+    }
+    let kind = match &parser.nodes[root as usize] {
+        Node::Object(_) => None,
+        Node::Null => Some("null"),
+        Node::Bool(_) => Some("a boolean"),
+        Node::Int(_) | Node::Float(_) => Some("a number"),
+        Node::Str(_) => Some("a string"),
+        Node::Array(_) => Some("an array"),
+    };
+    if let Some(kind) = kind {
+        return Err(DecodeError {
+            offset: 0,
+            message: format!("top-level value is {kind}, not an object"),
+        });
+    }
+    Ok(Document {
+        nodes: parser.nodes,
+        root,
+    })
+}
+
+/// A container being filled while its members are parsed.
+enum Open<'a> {
+    Array(Vec<u32>),
+    Object(Vec<(Cow<'a, str>, u32)>, Cow<'a, str>),
+}
+
+struct Parser<'a> {
+    input: &'a [u8],
+    pos: usize,
+    nodes: Vec<Node<'a>>,
+}
+
+fn describe(byte: u8) -> String {
+    match byte {
+        b'\n' => "'\\n'".to_string(),
+        b'\r' => "'\\r'".to_string(),
+        b'\t' => "'\\t'".to_string(),
+        0x20..=0x7e => format!("'{}'", byte as char),
+        _ => format!("byte 0x{byte:02x}"),
+    }
+}
+
+impl<'a> Parser<'a> {
+    fn error(&self, message: &str) -> DecodeError {
+        DecodeError {
+            offset: self.pos,
+            message: message.to_string(),
+        }
+    }
+
+    fn unexpected(&self, context: &str) -> DecodeError {
+        match self.input.get(self.pos) {
+            None => self.error(&format!("unexpected end of input {context}")),
+            Some(&b) => self.error(&format!("invalid character {} {context}", describe(b))),
+        }
+    }
+
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\t' | b'\r' | b'\n') = self.input.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    fn push(&mut self, node: Node<'a>) -> u32 {
+        self.nodes.push(node);
+        (self.nodes.len() - 1) as u32
+    }
+
+    /// Parses `"key" :` (after whitespace) and returns the key.
+    fn parse_member_key(&mut self) -> Result<Cow<'a, str>, DecodeError> {
+        self.skip_whitespace();
+        if self.input.get(self.pos) != Some(&b'"') {
+            return Err(self.unexpected("looking for beginning of object key string"));
+        }
+        let key = self.parse_string()?;
+        self.skip_whitespace();
+        if self.input.get(self.pos) != Some(&b':') {
+            return Err(self.unexpected("after object key"));
+        }
+        self.pos += 1;
+        Ok(key)
+    }
+
+    /// Parses one value and everything nested in it; returns the root's index.
+    fn parse_value(&mut self) -> Result<u32, DecodeError> {
+        let mut stack: Vec<Open<'a>> = Vec::new();
+        'value: loop {
+            self.skip_whitespace();
+            let mut done = match self.input.get(self.pos) {
+                Some(b'{') | Some(b'[') => {
+                    if stack.len() + 1 > MAX_DEPTH {
+                        return Err(self.error(&format!("nesting deeper than {MAX_DEPTH} levels")));
+                    }
+                    let is_object = self.input[self.pos] == b'{';
+                    self.pos += 1;
+                    self.skip_whitespace();
+                    let close = if is_object { b'}' } else { b']' };
+                    if self.input.get(self.pos) == Some(&close) {
+                        self.pos += 1;
+                        self.push(if is_object {
+                            Node::Object(Vec::new())
+                        } else {
+                            Node::Array(Vec::new())
+                        })
+                    } else if is_object {
+                        let key = self.parse_member_key()?;
+                        stack.push(Open::Object(Vec::new(), key));
+                        continue 'value;
+                    } else {
+                        stack.push(Open::Array(Vec::new()));
+                        continue 'value;
+                    }
+                }
+                Some(b'"') => {
+                    let s = self.parse_string()?;
+                    self.push(Node::Str(s))
+                }
+                Some(b't') => self.parse_literal("true", Node::Bool(true))?,
+                Some(b'f') => self.parse_literal("false", Node::Bool(false))?,
+                Some(b'n') => self.parse_literal("null", Node::Null)?,
+                Some(b'-' | b'0'..=b'9') => {
+                    let n = self.parse_number()?;
+                    self.push(n)
+                }
+                _ => return Err(self.unexpected("looking for beginning of value")),
+            };
+            // A value is complete: hand it to the enclosing containers, closing each
+            // one whose end follows.
+            loop {
+                let Some(open) = stack.last_mut() else {
+                    return Ok(done);
+                };
+                self.skip_whitespace();
+                let next = self.input.get(self.pos).copied();
+                match open {
+                    Open::Array(items) => {
+                        items.push(done);
+                        match next {
+                            Some(b',') => {
+                                self.pos += 1;
+                                continue 'value;
+                            }
+                            Some(b']') => self.pos += 1,
+                            _ => return Err(self.unexpected("after array element")),
+                        }
+                    }
+                    Open::Object(members, key) => {
+                        members.push((std::mem::take(key), done));
+                        match next {
+                            Some(b',') => {
+                                self.pos += 1;
+                                let key = self.parse_member_key()?;
+                                if let Some(Open::Object(_, pending)) = stack.last_mut() {
+                                    *pending = key;
+                                }
+                                continue 'value;
+                            }
+                            Some(b'}') => self.pos += 1,
+                            _ => return Err(self.unexpected("after object key:value pair")),
+                        }
+                    }
+                }
+                let node = match stack.pop() {
+                    Some(Open::Array(items)) => Node::Array(items),
+                    Some(Open::Object(members, _)) => Node::Object(members),
+                    None => unreachable!("the stack was not empty"),
+                };
+                done = self.push(node);
+            }
+        }
+    }
+
+    fn parse_literal(&mut self, word: &str, node: Node<'a>) -> Result<u32, DecodeError> {
+        for &expected in word.as_bytes() {
+            if self.input.get(self.pos) != Some(&expected) {
+                return Err(self.unexpected(&format!("in literal {word}")));
+            }
+            self.pos += 1;
+        }
+        Ok(self.push(node))
+    }
+
+    fn skip_digits(&mut self) -> usize {
+        let start = self.pos;
+        while let Some(b'0'..=b'9') = self.input.get(self.pos) {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    fn parse_number(&mut self) -> Result<Node<'a>, DecodeError> {
+        let start = self.pos;
+        if self.input[self.pos] == b'-' {
+            self.pos += 1;
+        }
+        match self.input.get(self.pos) {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                self.skip_digits();
+            }
+            _ => return Err(self.unexpected("in numeric literal")),
+        }
+        let mut integer = true;
+        if self.input.get(self.pos) == Some(&b'.') {
+            integer = false;
+            self.pos += 1;
+            if self.skip_digits() == 0 {
+                return Err(self.unexpected("after decimal point in numeric literal"));
+            }
+        }
+        if let Some(b'e' | b'E') = self.input.get(self.pos) {
+            integer = false;
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.input.get(self.pos) {
+                self.pos += 1;
+            }
+            if self.skip_digits() == 0 {
+                return Err(self.unexpected("in exponent of numeric literal"));
+            }
+        }
+        // The grammar above admits only ASCII.
+        let text = std::str::from_utf8(&self.input[start..self.pos]).expect("ASCII number");
+        if integer && let Ok(i) = text.parse::<i64>() {
+            return Ok(Node::Int(i));
+        }
+        match text.parse::<f64>() {
+            Ok(f) if f.is_finite() => Ok(Node::Float(f)),
+            _ => Err(DecodeError {
+                offset: start,
+                message: format!("number {text} is out of the range of a 64-bit float"),
+            }),
+        }
+    }
+
+    /// Parses a string literal starting at its opening quote.
+    fn parse_string(&mut self) -> Result<Cow<'a, str>, DecodeError> {
+        self.pos += 1;
+        let start = self.pos;
+        let mut ascii = true;
+        // Fast path: no escapes; borrow the bytes when they are valid UTF-8.
+        loop {
+            match self.input.get(self.pos) {
+                None => return Err(self.error("unexpected end of input in string literal")),
+                Some(b'"') => {
+                    let raw = &self.input[start..self.pos];
+                    self.pos += 1;
+                    if ascii {
+                        return Ok(Cow::Borrowed(
+                            std::str::from_utf8(raw).expect("checked ASCII"),
+                        ));
+                    }
+                    return Ok(match std::str::from_utf8(raw) {
+                        Ok(s) => Cow::Borrowed(s),
+                        Err(_) => {
+                            let mut out = String::with_capacity(raw.len() + 8);
+                            push_replacing_invalid(&mut out, raw);
+                            Cow::Owned(out)
+                        }
+                    });
+                }
+                Some(b'\\') => break,
+                Some(&b) if b < 0x20 => {
+                    return Err(self.error(&format!(
+                        "invalid character {} in string literal",
+                        describe(b)
+                    )));
+                }
+                Some(&b) => {
+                    ascii &= b < 0x80;
+                    self.pos += 1;
+                }
+            }
+        }
+        let mut out = String::with_capacity(self.pos - start + 16);
+        push_replacing_invalid(&mut out, &self.input[start..self.pos]);
+        loop {
+            let run = self.pos;
+            while let Some(&b) = self.input.get(self.pos) {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            push_replacing_invalid(&mut out, &self.input[run..self.pos]);
+            match self.input.get(self.pos) {
+                None => return Err(self.error("unexpected end of input in string literal")),
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(Cow::Owned(out));
+                }
+                Some(b'\\') => self.parse_escape(&mut out)?,
+                Some(&b) => {
+                    return Err(self.error(&format!(
+                        "invalid character {} in string literal",
+                        describe(b)
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Parses an escape starting at its backslash and appends what it stands for.
+    fn parse_escape(&mut self, out: &mut String) -> Result<(), DecodeError> {
+        self.pos += 1;
+        let Some(&c) = self.input.get(self.pos) else {
+            return Err(self.error("unexpected end of input in string escape code"));
+        };
+        self.pos += 1;
+        let simple = match c {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let unit = self
+                    .hex4()
+                    .ok_or_else(|| self.error("invalid \\u escape: expected four hex digits"))?;
+                out.push(self.code_point(unit));
+                return Ok(());
+            }
+            _ => {
+                self.pos -= 1;
+                return Err(self.unexpected("in string escape code"));
+            }
+        };
+        out.push(simple);
+        Ok(())
+    }
+
+    /// Reads four hex digits at the current position.
+    fn hex4(&mut self) -> Option<u16> {
+        let digits = self.input.get(self.pos..self.pos + 4)?;
+        let mut value = 0u16;
+        for &d in digits {
+            value = value * 16 + (d as char).to_digit(16)? as u16;
+        }
+        self.pos += 4;
+        Some(value)
+    }
+
+    /// The character a `\uXXXX` escape stands for: a high surrogate directly followed by
+    /// a `\u` low surrogate makes one code point; any other surrogate is U+FFFD (and a
+    /// following escape is read on its own), as Go does.
+    fn code_point(&mut self, unit: u16) -> char {
+        if !(0xD800..0xE000).contains(&unit) {
+            return char::from_u32(unit as u32).expect("not a surrogate");
+        }
+        if unit < 0xDC00 && self.input.get(self.pos..self.pos + 2) == Some(b"\\u") {
+            let save = self.pos;
+            self.pos += 2;
+            match self.hex4() {
+                Some(low @ 0xDC00..=0xDFFF) => {
+                    let c = 0x10000 + (((unit as u32) - 0xD800) << 10) + (low as u32 - 0xDC00);
+                    return char::from_u32(c).expect("valid surrogate pair");
+                }
+                _ => self.pos = save,
+            }
+        }
+        char::REPLACEMENT_CHARACTER
+    }
+}
+
+/// Appends `bytes`, replacing each byte that does not start a valid UTF-8 sequence with
+/// U+FFFD: Go's `utf8.DecodeRune` steps one byte past an invalid one, so `E2 82` gives
+/// two replacements (`String::from_utf8_lossy` would give one).
+pub(crate) fn push_replacing_invalid(out: &mut String, mut bytes: &[u8]) {
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                out.push_str(s);
+                return;
+            }
+            Err(e) => {
+                let valid = e.valid_up_to();
+                out.push_str(std::str::from_utf8(&bytes[..valid]).expect("valid prefix"));
+                out.push(char::REPLACEMENT_CHARACTER);
+                bytes = &bytes[valid + 1..];
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fails(input: &str) -> DecodeError {
+        decode_object(input.as_bytes()).expect_err(input)
+    }
+
+    #[test]
+    fn per_byte_replacement_differs_from_lossy() {
+        let mut out = String::new();
+        push_replacing_invalid(&mut out, b"a\xE2\x82b");
+        assert_eq!(out, "a\u{FFFD}\u{FFFD}b");
+        assert_eq!(String::from_utf8_lossy(b"a\xE2\x82b"), "a\u{FFFD}b");
+    }
+
+    #[test]
+    fn surrogates() {
+        let doc =
+            decode_object(br#"{"a":"\ud83d\ude00","b":"\ude00\ud83d","c":"\ud800x"}"#).unwrap();
+        assert_eq!(doc.root_member("a"), Some(&Node::Str("😀".into())));
+        assert_eq!(
+            doc.root_member("b"),
+            Some(&Node::Str("\u{FFFD}\u{FFFD}".into()))
+        );
+        assert_eq!(doc.root_member("c"), Some(&Node::Str("\u{FFFD}x".into())));
+    }
+
+    #[test]
+    fn numbers() {
+        let doc =
+            decode_object(br#"{"i":-0,"big":9223372036854775808,"f":1.5,"u":1e-400}"#).unwrap();
+        assert_eq!(doc.root_member("i"), Some(&Node::Int(0)));
+        assert_eq!(
+            doc.root_member("big"),
+            Some(&Node::Float(9223372036854775808.0))
+        );
+        assert_eq!(doc.root_member("f"), Some(&Node::Float(1.5)));
+        assert_eq!(doc.root_member("u"), Some(&Node::Float(0.0)));
+        assert!(fails(r#"{"n":1e400}"#).message.contains("out of the range"));
+        fails(r#"{"n":01}"#);
+        fails(r#"{"n":1.}"#);
+        fails(r#"{"n":-}"#);
+    }
+
+    #[test]
+    fn structure_errors_say_where() {
+        let e = fails(r#"{"a":1,}"#);
+        assert_eq!(e.offset, 7);
+        assert!(fails("").message.contains("empty"));
+        assert!(fails("[]").message.contains("array"));
+        assert!(
+            fails(r#"{"a":1} x"#)
+                .message
+                .contains("after top-level value")
+        );
+        fails(r#"{"a":tru}"#);
+        fails("{\"a\":\"\u{1}\"}");
+    }
+
+    #[test]
+    fn depth_limit_is_go_s() {
+        let ok = format!(
+            "{}{}",
+            "{\"a\":".repeat(MAX_DEPTH - 1) + "{",
+            "}".repeat(MAX_DEPTH)
+        );
+        decode_object(ok.as_bytes()).unwrap();
+        let deep = format!(
+            "{}{}",
+            "{\"a\":".repeat(MAX_DEPTH) + "{",
+            "}".repeat(MAX_DEPTH + 1)
+        );
+        assert!(fails(&deep).message.contains("nesting"));
+    }
+}

@@ -1,0 +1,237 @@
+//! The encoder: a [`Document`] to the bytes Go's `encoding/json` Encoder writes (HTML
+//! escaping on, object keys sorted by their UTF-8 bytes, Go's number formatting).
+
+use super::decode::{Document, Node};
+use std::borrow::Cow;
+
+/// Appends the compact Go encoding of the document's root to `out`.
+///
+/// Iterative, like the decoder: nesting depth costs heap, not stack.
+pub fn encode_document(doc: &Document<'_>, out: &mut Vec<u8>) {
+    enum Work<'d> {
+        Array(&'d [u32], usize),
+        Object(Vec<(&'d str, u32)>, usize),
+    }
+    let mut stack: Vec<Work<'_>> = Vec::new();
+    let mut next = Some(doc.root());
+    loop {
+        if let Some(node) = next.take() {
+            match node {
+                Node::Null => out.extend_from_slice(b"null"),
+                Node::Bool(true) => out.extend_from_slice(b"true"),
+                Node::Bool(false) => out.extend_from_slice(b"false"),
+                Node::Int(i) => push_int(out, *i),
+                Node::Float(f) => push_float(out, *f),
+                Node::Str(s) => encode_string(s, out),
+                Node::Array(items) => {
+                    out.push(b'[');
+                    stack.push(Work::Array(items, 0));
+                }
+                Node::Object(members) => {
+                    out.push(b'{');
+                    stack.push(Work::Object(sorted_members(members), 0));
+                }
+            }
+        }
+        let Some(top) = stack.last_mut() else {
+            return;
+        };
+        match top {
+            Work::Array(items, pos) => {
+                if let Some(&child) = items.get(*pos) {
+                    if *pos > 0 {
+                        out.push(b',');
+                    }
+                    *pos += 1;
+                    next = Some(doc.node(child));
+                } else {
+                    out.push(b']');
+                    stack.pop();
+                }
+            }
+            Work::Object(members, pos) => {
+                if let Some(&(key, child)) = members.get(*pos) {
+                    if *pos > 0 {
+                        out.push(b',');
+                    }
+                    *pos += 1;
+                    encode_string(key, out);
+                    out.push(b':');
+                    next = Some(doc.node(child));
+                } else {
+                    out.push(b'}');
+                    stack.pop();
+                }
+            }
+        }
+    }
+}
+
+/// Members sorted by key bytes, each key once with its last value (Go's decoder lets a
+/// later duplicate replace an earlier one).
+fn sorted_members<'d>(members: &'d [(Cow<'_, str>, u32)]) -> Vec<(&'d str, u32)> {
+    let mut sorted: Vec<(&str, u32)> = members.iter().map(|(k, v)| (k.as_ref(), *v)).collect();
+    // Stable, so equal keys keep their written order and the last of a run is the last
+    // written.
+    sorted.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let mut unique: Vec<(&str, u32)> = Vec::with_capacity(sorted.len());
+    for member in sorted {
+        match unique.last_mut() {
+            Some(last) if last.0 == member.0 => *last = member,
+            _ => unique.push(member),
+        }
+    }
+    unique
+}
+
+/// Bytes below 0x80 that Go writes as they are with HTML escaping on.
+const fn ascii_safe_table() -> [bool; 128] {
+    let mut table = [false; 128];
+    let mut b = 0x20;
+    while b < 128 {
+        table[b] = !matches!(b as u8, b'"' | b'\\' | b'<' | b'>' | b'&');
+        b += 1;
+    }
+    table
+}
+
+const ASCII_SAFE: [bool; 128] = ascii_safe_table();
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends `s` as a Go JSON string literal with HTML escaping: `<`, `>`, `&`, U+2028,
+/// U+2029 and control characters escaped, everything else raw UTF-8.
+pub fn encode_string(s: &str, out: &mut Vec<u8>) {
+    let bytes = s.as_bytes();
+    out.push(b'"');
+    let mut run = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            if ASCII_SAFE[b as usize] {
+                i += 1;
+                continue;
+            }
+            out.extend_from_slice(&bytes[run..i]);
+            match b {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                0x08 => out.extend_from_slice(b"\\b"),
+                0x0c => out.extend_from_slice(b"\\f"),
+                _ => {
+                    out.extend_from_slice(b"\\u00");
+                    out.push(HEX[(b >> 4) as usize]);
+                    out.push(HEX[(b & 0xf) as usize]);
+                }
+            }
+            i += 1;
+            run = i;
+        } else if b == 0xE2 && bytes[i + 1] == 0x80 && (bytes[i + 2] & 0xFE) == 0xA8 {
+            // U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR.
+            out.extend_from_slice(&bytes[run..i]);
+            out.extend_from_slice(if bytes[i + 2] == 0xA8 {
+                b"\\u2028"
+            } else {
+                b"\\u2029"
+            });
+            i += 3;
+            run = i;
+        } else {
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&bytes[run..]);
+    out.push(b'"');
+}
+
+fn push_int(out: &mut Vec<u8>, value: i64) {
+    let mut buf = [0u8; 20];
+    let mut pos = buf.len();
+    let mut magnitude = value.unsigned_abs();
+    loop {
+        pos -= 1;
+        buf[pos] = b'0' + (magnitude % 10) as u8;
+        magnitude /= 10;
+        if magnitude == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&buf[pos..]);
+}
+
+/// Go's float64 formatting in `encoding/json`: the shortest digits that round-trip,
+/// plain decimal for `1e-6 <= |x| < 1e21`, otherwise `d[.ddd]e±N` with the exponent
+/// sign always written and no leading zeros.
+fn push_float(out: &mut Vec<u8>, value: f64) {
+    use std::io::Write;
+    let magnitude = value.abs();
+    if magnitude == 0.0 || (1e-6..1e21).contains(&magnitude) {
+        // Rust's Display is the shortest round-trip form, never with an exponent, and
+        // writes `1.0` as `1` and `-0.0` as `-0`, as Go does.
+        write!(out, "{value}").expect("writing to a Vec cannot fail");
+    } else {
+        let start = out.len();
+        write!(out, "{value:e}").expect("writing to a Vec cannot fail");
+        let e = start
+            + out[start..]
+                .iter()
+                .position(|&b| b == b'e')
+                .expect("exponent form");
+        if out.get(e + 1) != Some(&b'-') {
+            out.insert(e + 1, b'+');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn float(f: f64) -> String {
+        let mut out = Vec::new();
+        push_float(&mut out, f);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn floats_follow_go() {
+        assert_eq!(float(1.0), "1");
+        assert_eq!(float(-0.0), "-0");
+        assert_eq!(float(1e20), "100000000000000000000");
+        assert_eq!(float(1e21), "1e+21");
+        assert_eq!(float(1e-7), "1e-7");
+        assert_eq!(float(1.5e-7), "1.5e-7");
+        assert_eq!(float(0.000001), "0.000001");
+        assert_eq!(float(5e-324), "5e-324");
+        assert_eq!(float(9223372036854775808.0), "9223372036854776000");
+        assert_eq!(float(-1.7976931348623157e308), "-1.7976931348623157e+308");
+    }
+
+    #[test]
+    fn ints() {
+        for i in [0, 7, -7, i64::MIN, i64::MAX] {
+            let mut out = Vec::new();
+            push_int(&mut out, i);
+            assert_eq!(String::from_utf8(out).unwrap(), i.to_string());
+        }
+    }
+
+    #[test]
+    fn strings_escape_like_go() {
+        let mut out = Vec::new();
+        encode_string(
+            "<a&b>\"\\\n\r\t\u{8}\u{c}\u{1}\u{7f}/é\u{2028}\u{2029}\u{FFFD}",
+            &mut out,
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\"\\u003ca\\u0026b\\u003e\\\"\\\\\\n\\r\\t\\b\\f\\u0001\u{7f}/é\\u2028\\u2029\u{FFFD}\""
+        );
+    }
+}

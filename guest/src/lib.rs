@@ -1,0 +1,39 @@
+//! The logic of the convoy render store, as a plain Rust library and as the
+//! WebAssembly component the hosts run.
+//!
+//! Everything that decides anything lives here: the Go-compatible canonical JSON and
+//! renderRef ([`render`], [`json`]), the key layout ([`keys`], [`time`]), the history
+//! ([`history`]), garbage collection ([`gc`]), and the exact order of bucket calls of
+//! every operation ([`store`]). The only I/O is through a [`Bucket`]; there is no clock
+//! and no randomness, so every operation is a pure function of its arguments and of the
+//! bucket's answers.
+//!
+//! Built for `wasm32-unknown-unknown` with `--crate-type cdylib`, the `component`
+//! module exports the WIT world `convoy:render-store/render-store` over the imported
+//! `bucket` interface.
+
+pub mod bucket;
+pub mod error;
+pub mod gc;
+pub mod history;
+pub mod json;
+pub mod keys;
+pub mod render;
+pub mod store;
+pub mod time;
+
+#[cfg(target_arch = "wasm32")]
+mod component;
+
+pub use bucket::{Bucket, BucketError, MemoryBucket};
+pub use error::{Error, Result};
+pub use gc::{GcPlan, gc, plan_gc};
+pub use history::{
+    HistoryEntry, NewEntry, entry_body, has_history_ref, list_history, record_history,
+};
+pub use keys::{
+    ParsedKey, Release, ReleasePrefix, validate_name, validate_namespace, validate_render_ref,
+};
+pub use render::{canonical, render_ref, render_ref_of_canonical};
+pub use store::{delete_release, get_render, put_render};
+pub use time::{SyncTime, format_key_time, format_synced_at, parse_key_time, parse_synced_at};

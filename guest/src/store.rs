@@ -1,0 +1,78 @@
+//! The operations on renders and on a whole Release: put-render, get-render,
+//! delete-release. Each validates all input before its first bucket call.
+
+use crate::bucket::{Bucket, BucketError};
+use crate::error::{Error, Result};
+use crate::keys::{Release, ReleasePrefix};
+use crate::render::{canonical, render_ref_of_canonical};
+
+/// Turns a failed bucket call into the operation's error, naming the call and key.
+pub(crate) fn call_failed(call: &str, key: &str, err: BucketError) -> Error {
+    match err {
+        BucketError::NotFound => Error::NotFound(format!("{key} does not exist")),
+        other => Error::Bucket(format!("{call} {key}: {other}")),
+    }
+}
+
+/// Stores a render: `exists(P/renders/ref)`, then `put` of the canonical bytes only if
+/// absent (blobs are write-once). Returns the renderRef.
+pub fn put_render<B: Bucket, O: AsRef<[u8]>>(
+    bucket: &mut B,
+    release: &Release,
+    objects: &[O],
+) -> Result<String> {
+    let prefix = ReleasePrefix::new(release)?;
+    let bytes = canonical(objects)?;
+    let render_ref = render_ref_of_canonical(&bytes);
+    let key = prefix.render_key(&render_ref)?;
+    let exists = bucket
+        .exists(&key)
+        .map_err(|e| call_failed("exists", &key, e))?;
+    if !exists {
+        bucket
+            .put(&key, &bytes)
+            .map_err(|e| call_failed("put", &key, e))?;
+    }
+    Ok(render_ref)
+}
+
+/// The canonical bytes stored for `render_ref` (`get`), verified against their key.
+pub fn get_render<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    render_ref: &str,
+) -> Result<Vec<u8>> {
+    let prefix = ReleasePrefix::new(release)?;
+    let key = prefix.render_key(render_ref)?;
+    let bytes = bucket.get(&key).map_err(|e| match e {
+        BucketError::NotFound => Error::NotFound(format!(
+            "render {render_ref} of {} is not in the store",
+            prefix.as_str().trim_end_matches('/')
+        )),
+        other => call_failed("get", &key, other),
+    })?;
+    let actual = render_ref_of_canonical(&bytes);
+    if actual != render_ref {
+        return Err(Error::Corrupt(format!(
+            "blob {key} hashes to {actual}, not to its key; it was changed or damaged \
+             outside the render store and must not be used"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// Deletes every key under the release's prefix: `list(P)`, then `delete` of each key
+/// that starts with `P`. Returns the number of keys deleted.
+pub fn delete_release<B: Bucket>(bucket: &mut B, release: &Release) -> Result<u32> {
+    let prefix = ReleasePrefix::new(release)?;
+    let p = prefix.as_str();
+    let keys = bucket.list(p).map_err(|e| call_failed("list", p, e))?;
+    let mut deleted = 0;
+    for key in keys.iter().filter(|k| k.starts_with(p)) {
+        bucket
+            .delete(key)
+            .map_err(|e| call_failed("delete", key, e))?;
+        deleted += 1;
+    }
+    Ok(deleted)
+}

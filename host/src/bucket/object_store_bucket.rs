@@ -1,0 +1,111 @@
+//! The bucket over an `object_store` backend, normalized to the bucket contract.
+
+use super::{Bucket, BucketError};
+use async_trait::async_trait;
+use futures::TryStreamExt;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use std::sync::Arc;
+
+/// A [`Bucket`] over any [`ObjectStore`].
+#[derive(Debug, Clone)]
+pub struct ObjectStoreBucket {
+    store: Arc<dyn ObjectStore>,
+}
+
+impl ObjectStoreBucket {
+    /// Wraps a backend.
+    pub fn new(store: Arc<dyn ObjectStore>) -> Self {
+        ObjectStoreBucket { store }
+    }
+}
+
+/// A key as an object path; keys that are not clean `/`-separated paths (empty
+/// segments, `.` or `..`, control characters) are refused, not rewritten.
+fn path(key: &str) -> Result<Path, BucketError> {
+    let invalid = || BucketError::Denied(format!("{key:?} is not a valid object key"));
+    if key.is_empty() || key.starts_with('/') || key.ends_with('/') {
+        return Err(invalid());
+    }
+    let parsed = Path::parse(key).map_err(|_| invalid())?;
+    // Path::parse accepts some keys it then stores under another name; refuse those.
+    if parsed.as_ref() != key {
+        return Err(invalid());
+    }
+    Ok(parsed)
+}
+
+fn backend(call: &'static str, key: &str, e: object_store::Error) -> BucketError {
+    BucketError::Backend {
+        call,
+        key: key.to_string(),
+        source: Box::new(e),
+    }
+}
+
+#[async_trait]
+impl Bucket for ObjectStoreBucket {
+    async fn get(&self, key: &str) -> Result<Vec<u8>, BucketError> {
+        let location = path(key)?;
+        let result = match self.store.get(&location).await {
+            Ok(result) => result,
+            Err(object_store::Error::NotFound { .. }) => {
+                return Err(BucketError::NotFound {
+                    key: key.to_string(),
+                });
+            }
+            Err(e) => return Err(backend("get", key, e)),
+        };
+        let bytes = result.bytes().await.map_err(|e| backend("get", key, e))?;
+        Ok(bytes.to_vec())
+    }
+
+    async fn put(&self, key: &str, value: Vec<u8>) -> Result<(), BucketError> {
+        let location = path(key)?;
+        self.store
+            .put(&location, PutPayload::from(value))
+            .await
+            .map_err(|e| backend("put", key, e))?;
+        Ok(())
+    }
+
+    async fn exists(&self, key: &str) -> Result<bool, BucketError> {
+        let location = path(key)?;
+        match self.store.head(&location).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(backend("exists", key, e)),
+        }
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+        // object_store lists by whole path segments; list the segment-aligned parent
+        // and filter by the string prefix, so every backend has plain prefix semantics.
+        let parent = match prefix.rfind('/') {
+            Some(i) => Some(path(&prefix[..i])?),
+            None => None,
+        };
+        let objects: Vec<_> = self
+            .store
+            .list(parent.as_ref())
+            .try_collect()
+            .await
+            .map_err(|e| backend("list", prefix, e))?;
+        let mut keys: Vec<String> = objects
+            .into_iter()
+            .map(|meta| meta.location.to_string())
+            .filter(|key| key.starts_with(prefix))
+            .collect();
+        // The local store lists in directory order.
+        keys.sort_unstable();
+        Ok(keys)
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), BucketError> {
+        let location = path(key)?;
+        match self.store.delete(&location).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(backend("delete", key, e)),
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! The convoy render store, host side.
+//!
+//! The logic runs in a WebAssembly component built from the `guest/` crate ([`COMPONENT`]);
+//! this crate embeds it with wasmtime ([`Runtime`]), gives it a bucket over
+//! `object_store` opened from a render-store URL ([`RenderStore::open`]), and offers the
+//! async API. The `render-store` binary is a thin CLI over it.
+//!
+//! ```no_run
+//! # async fn demo() -> render_store::Result<()> {
+//! use render_store::{RenderStore, Release};
+//! let store = RenderStore::open("mem://")?.expect("a URL was given");
+//! let release = Release::new("default", "guestbook");
+//! let render_ref = store
+//!     .put_render(&release, &[br#"{"kind":"ConfigMap"}"#.to_vec()])
+//!     .await?;
+//! assert!(render_ref.starts_with("sha256:"));
+//! # Ok(()) }
+//! ```
+
+pub mod bucket;
+mod error;
+mod logic;
+mod runtime;
+mod store;
+mod store_url;
+mod types;
+
+pub use bucket::{Bucket, BucketCall, BucketError, ObjectStoreBucket, RecordingBucket};
+pub use error::{Error, Result};
+pub use runtime::{COMPONENT, Limits, Runtime};
+pub use store::RenderStore;
+pub use store_url::{SCHEMES, open_backend};
+pub use types::{GcPlan, HistoryEntry, HistoryKey, NewEntry, ParsedKey, Release, SyncTime};

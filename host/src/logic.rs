@@ -1,0 +1,108 @@
+//! The pure logic of the component, called without a bucket: every answer comes from
+//! the component, so Rust, JavaScript and Python hosts agree by construction.
+
+use crate::error::Result;
+use crate::runtime::Runtime;
+use crate::types::{GcPlan, ParsedKey, Release, SyncTime};
+
+impl Runtime {
+    /// The canonical bytes of a render given as its objects' JSON bytes.
+    pub async fn canonical(&self, objects: &[Vec<u8>]) -> Result<Vec<u8>> {
+        let (mut store, instance) = self.instantiate(None).await?;
+        let result = instance
+            .convoy_render_store_logic()
+            .call_canonical(&mut store, objects)
+            .await;
+        self.finish(result)
+    }
+
+    /// The renderRef of a render: `sha256:` and the hex SHA-256 of its canonical bytes.
+    pub async fn render_ref(&self, objects: &[Vec<u8>]) -> Result<String> {
+        let (mut store, instance) = self.instantiate(None).await?;
+        let result = instance
+            .convoy_render_store_logic()
+            .call_render_ref(&mut store, objects)
+            .await;
+        self.finish(result)
+    }
+
+    /// The key of a render blob of `release`.
+    pub async fn render_key(&self, release: &Release, render_ref: &str) -> Result<String> {
+        let (mut store, instance) = self.instantiate(None).await?;
+        let result = instance
+            .convoy_render_store_logic()
+            .call_render_key(&mut store, release, render_ref)
+            .await;
+        self.finish(result)
+    }
+
+    /// The key of a history entry of `release`.
+    pub async fn history_key(
+        &self,
+        release: &Release,
+        synced_at: SyncTime,
+        render_ref: &str,
+    ) -> Result<String> {
+        let (mut store, instance) = self.instantiate(None).await?;
+        let result = instance
+            .convoy_render_store_logic()
+            .call_history_key(&mut store, release, synced_at, render_ref)
+            .await;
+        self.finish(result)
+    }
+
+    /// Parses a key of `release`; `None` for a key that is not one of its renders or
+    /// history entries.
+    pub async fn parse_key(&self, release: &Release, key: &str) -> Result<Option<ParsedKey>> {
+        let (mut store, instance) = self.instantiate(None).await?;
+        let result = instance
+            .convoy_render_store_logic()
+            .call_parse_key(&mut store, release, key)
+            .await;
+        self.finish(result.map(Ok))
+    }
+
+    /// Parses RFC 3339 to a UTC [`SyncTime`].
+    pub async fn parse_synced_at(&self, text: &str) -> Result<SyncTime> {
+        let (mut store, instance) = self.instantiate(None).await?;
+        let result = instance
+            .convoy_render_store_logic()
+            .call_parse_synced_at(&mut store, text)
+            .await;
+        self.finish(result)
+    }
+
+    /// RFC 3339 in UTC with nanoseconds, trailing zeros trimmed.
+    pub async fn format_synced_at(&self, t: SyncTime) -> Result<String> {
+        let (mut store, instance) = self.instantiate(None).await?;
+        let result = instance
+            .convoy_render_store_logic()
+            .call_format_synced_at(&mut store, t)
+            .await;
+        self.finish(result)
+    }
+
+    /// The GC decision from listings alone (see [`crate::RenderStore::gc`]).
+    pub async fn plan_gc(
+        &self,
+        release: &Release,
+        keep: i64,
+        history_keys: &[String],
+        render_keys: &[String],
+        protected: &[String],
+    ) -> Result<GcPlan> {
+        let (mut store, instance) = self.instantiate(None).await?;
+        let result = instance
+            .convoy_render_store_logic()
+            .call_plan_gc(
+                &mut store,
+                release,
+                keep,
+                history_keys,
+                render_keys,
+                protected,
+            )
+            .await;
+        self.finish(result)
+    }
+}

@@ -1,0 +1,248 @@
+//! The wasmtime embedding: one engine, the component compiled once, a pre-instantiated
+//! template, and a fresh sandboxed instance per call.
+//!
+//! Each call gets its own store with a memory cap and a fuel budget (a CPU bound that
+//! counts only guest work, not time spent waiting on the bucket), and a bucket scoped
+//! to the prefix of the release it serves: the guest can reach no other key.
+
+use crate::bucket::{Bucket, BucketError};
+use crate::error::{Error, Result};
+use std::sync::{Arc, OnceLock};
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
+
+pub(crate) mod bindings {
+    wasmtime::component::bindgen!({
+        world: "render-store",
+        path: "../wit",
+        imports: { default: async },
+        exports: { default: async },
+        additional_derives: [PartialEq, Eq],
+    });
+}
+
+use bindings::convoy::render_store::bucket as wit_bucket;
+pub(crate) use bindings::exports::convoy::render_store::types as wit;
+
+/// The component, as built from `guest/` by `build.rs`: a WebAssembly component that
+/// imports only the `bucket` interface of `wit/`.
+pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/render_store.wasm"));
+
+/// Per-call limits of the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest linear memory a call may grow to, in bytes.
+    pub memory_bytes: usize,
+    /// Fuel a call may burn (about one unit per WebAssembly instruction).
+    pub fuel: u64,
+}
+
+impl Limits {
+    /// 1 GiB of memory: a 64 MiB render needs its objects, its canonical bytes and the
+    /// decoded tree at once, several times its size.
+    pub const DEFAULT_MEMORY_BYTES: usize = 1 << 30;
+    /// 100 billion units: far more than canonicalizing hundreds of MiB takes, yet a
+    /// guest stuck in a loop stops within a minute or so.
+    pub const DEFAULT_FUEL: u64 = 100_000_000_000;
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory_bytes: Self::DEFAULT_MEMORY_BYTES,
+            fuel: Self::DEFAULT_FUEL,
+        }
+    }
+}
+
+/// What one call's instance may reach.
+pub(crate) struct CallState {
+    limits: StoreLimits,
+    bucket: Option<Scope>,
+}
+
+/// The bucket of one call, confined to one release's prefix.
+pub(crate) struct Scope {
+    pub bucket: Arc<dyn Bucket>,
+    pub prefix: String,
+}
+
+impl Scope {
+    fn check(&self, key: &str) -> Result<(), wit_bucket::BucketError> {
+        if key.starts_with(&self.prefix) {
+            Ok(())
+        } else {
+            Err(wit_bucket::BucketError::Denied(format!(
+                "key {key:?} lies outside {:?}, the prefix of the release being served",
+                self.prefix
+            )))
+        }
+    }
+}
+
+impl CallState {
+    fn scope(&self, key: &str) -> Result<&Scope, wit_bucket::BucketError> {
+        let scope = self.bucket.as_ref().ok_or_else(|| {
+            wit_bucket::BucketError::Denied("this call has no bucket".to_string())
+        })?;
+        scope.check(key)?;
+        Ok(scope)
+    }
+}
+
+fn to_wit(e: BucketError) -> wit_bucket::BucketError {
+    match e {
+        BucketError::NotFound { .. } => wit_bucket::BucketError::NotFound,
+        BucketError::Denied(m) => wit_bucket::BucketError::Denied(m),
+        other => wit_bucket::BucketError::Failed(other.to_string()),
+    }
+}
+
+impl wit_bucket::Host for CallState {
+    async fn get(&mut self, key: String) -> Result<Vec<u8>, wit_bucket::BucketError> {
+        self.scope(&key)?.bucket.get(&key).await.map_err(to_wit)
+    }
+
+    async fn put(&mut self, key: String, value: Vec<u8>) -> Result<(), wit_bucket::BucketError> {
+        self.scope(&key)?
+            .bucket
+            .put(&key, value)
+            .await
+            .map_err(to_wit)
+    }
+
+    async fn exists(&mut self, key: String) -> Result<bool, wit_bucket::BucketError> {
+        self.scope(&key)?.bucket.exists(&key).await.map_err(to_wit)
+    }
+
+    async fn list(&mut self, prefix: String) -> Result<Vec<String>, wit_bucket::BucketError> {
+        let scope = self.scope(&prefix)?;
+        let keys = scope.bucket.list(&prefix).await.map_err(to_wit)?;
+        Ok(keys)
+    }
+
+    async fn delete(&mut self, key: String) -> Result<(), wit_bucket::BucketError> {
+        self.scope(&key)?.bucket.delete(&key).await.map_err(to_wit)
+    }
+}
+
+/// The compiled component and its template, shared by every call.
+pub struct Runtime {
+    engine: Engine,
+    pre: bindings::RenderStorePre<CallState>,
+    limits: Limits,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+impl Runtime {
+    /// Compiles the embedded component with the given limits.
+    pub fn new(limits: Limits) -> Result<Self> {
+        let mut config = Config::new();
+        config.consume_fuel(true);
+        let engine = Engine::new(&config).map_err(sandbox)?;
+        let component = Component::new(&engine, COMPONENT).map_err(sandbox)?;
+        let mut linker = Linker::new(&engine);
+        bindings::RenderStore::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
+            .map_err(sandbox)?;
+        let pre =
+            bindings::RenderStorePre::new(linker.instantiate_pre(&component).map_err(sandbox)?)
+                .map_err(sandbox)?;
+        Ok(Runtime {
+            engine,
+            pre,
+            limits,
+        })
+    }
+
+    /// The process-wide runtime with default limits, compiled on first use.
+    pub fn shared() -> Result<Arc<Runtime>> {
+        static SHARED: OnceLock<Arc<Runtime>> = OnceLock::new();
+        if let Some(rt) = SHARED.get() {
+            return Ok(rt.clone());
+        }
+        let rt = Arc::new(Runtime::new(Limits::default())?);
+        Ok(SHARED.get_or_init(|| rt).clone())
+    }
+
+    /// The limits every call gets.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// A fresh instance in its own store, with `bucket` (or none) as its only capability.
+    pub(crate) async fn instantiate(
+        &self,
+        bucket: Option<Scope>,
+    ) -> Result<(Store<CallState>, bindings::RenderStore)> {
+        let state = CallState {
+            limits: StoreLimitsBuilder::new()
+                .memory_size(self.limits.memory_bytes)
+                .trap_on_grow_failure(true)
+                .build(),
+            bucket,
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.set_fuel(self.limits.fuel).map_err(sandbox)?;
+        let instance = self
+            .pre
+            .instantiate_async(&mut store)
+            .await
+            .map_err(|e| trap(e, self.limits))?;
+        Ok((store, instance))
+    }
+
+    /// Turns what an export returned into the host's result.
+    pub(crate) fn finish<T>(&self, result: wasmtime::Result<Result<T, wit::Error>>) -> Result<T> {
+        match result {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(from_wit(e)),
+            Err(e) => Err(trap(e, self.limits)),
+        }
+    }
+}
+
+fn sandbox(e: impl std::fmt::Display) -> Error {
+    Error::Sandbox(e.to_string())
+}
+
+/// A trap or host failure during a call, in words an operator can act on.
+fn trap(e: wasmtime::Error, limits: Limits) -> Error {
+    let text = format!("{e:#}");
+    match e.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => Error::Sandbox(format!(
+            "the call used up its CPU budget of {} fuel units; the input is too large or \
+             the guest looped (raise Limits::fuel if the input is legitimate)",
+            limits.fuel
+        )),
+        _ if text.contains("memory") && text.contains("limit") || text.contains("grow") => {
+            Error::Sandbox(format!(
+                "the call exceeded its memory cap of {} bytes; the input is too large \
+                 (raise Limits::memory_bytes if it is legitimate): {text}",
+                limits.memory_bytes
+            ))
+        }
+        _ => Error::Sandbox(text),
+    }
+}
+
+/// The component's error variant as the host's error.
+pub(crate) fn from_wit(e: wit::Error) -> Error {
+    match e {
+        wit::Error::InvalidInput(m) => Error::InvalidInput(m),
+        wit::Error::InvalidObject(o) => Error::InvalidObject {
+            index: o.index,
+            message: o.message,
+        },
+        wit::Error::NotFound(m) => Error::NotFound(m),
+        wit::Error::Corrupt(m) => Error::Corrupt(m),
+        wit::Error::Bucket(m) => Error::Bucket(m),
+    }
+}
