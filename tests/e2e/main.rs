@@ -1,1 +1,11 @@
+//! End-to-end tests of the render store: the component through the wasmtime host, the
+//! buckets, and the CLI. One test binary, a module per topic.
 
+mod cli;
+mod component;
+mod conformance;
+mod corrupt;
+mod invalid_input;
+mod operations;
+mod support;
+mod vectors;

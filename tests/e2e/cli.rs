@@ -1,0 +1,316 @@
+//! The `render-store` CLI end to end, on file:// and mem:// stores.
+
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Cli {
+    url: String,
+    dir: tempfile::TempDir,
+}
+
+impl Cli {
+    fn file_store() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("file://{}/store?create_dir=true", dir.path().display());
+        Cli { url, dir }
+    }
+
+    fn store_dir(&self) -> PathBuf {
+        self.dir.path().join("store")
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_render-store"))
+            .args(args)
+            .env("RENDER_STORE_URL", &self.url)
+            .output()
+            .expect("the CLI runs")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        String::from_utf8(out.stderr).unwrap()
+    }
+
+    fn object(&self, name: &str, json: &str) -> String {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, json).unwrap();
+        path.to_str().unwrap().to_string()
+    }
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                out.extend(files_under(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn ref_and_canonical() {
+    let cli = Cli::file_store();
+    assert_eq!(
+        cli.ok(&["ref"]).trim(),
+        "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+    let a = cli.object("a.json", r#"{"b":1, "a":"<x>"}"#);
+    let b = cli.object("b.json", "{\"n\":1.0e2}\n");
+    assert_eq!(
+        cli.ok(&["canonical", &a, &b]),
+        "{\"a\":\"\\u003cx\\u003e\",\"b\":1}\n{\"n\":100}\n"
+    );
+    let canonical = cli.ok(&["canonical", &a, &b]);
+    let want = format!("sha256:{:x}", Sha256::digest(canonical.as_bytes()));
+    assert_eq!(cli.ok(&["ref", &a, &b]).trim(), want);
+    let json: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["--json", "ref", &a, &b])).unwrap();
+    assert_eq!(json["renderRef"], want.as_str());
+
+    let bad = cli.object("bad.json", "{\"a\":");
+    let err = cli.fails(&["ref", &a, &bad]);
+    assert!(err.contains("object 1"), "{err}");
+}
+
+#[test]
+fn put_get_history_gc_delete_on_a_file_store() {
+    let cli = Cli::file_store();
+    let cm = |v: u32| {
+        cli.object(
+            &format!("cm{v}.json"),
+            &format!(r#"{{"kind":"ConfigMap","data":{{"v":"{v}"}}}}"#),
+        )
+    };
+    let mut refs = Vec::new();
+    for v in 0..4 {
+        let file = cm(v);
+        let render_ref = cli.ok(&["put", "ns/app", &file]).trim().to_string();
+        refs.push(render_ref.clone());
+        let at = format!("2026-01-01T00:00:0{v}.5+00:00");
+        let out = cli.ok(&[
+            "record",
+            "ns/app",
+            &render_ref,
+            "--summary",
+            &format!("v{v}"),
+            "--synced-at",
+            &at,
+        ]);
+        assert!(out.contains("recorded"), "{out}");
+    }
+    let out = cli.ok(&[
+        "record",
+        "ns/app",
+        &refs[0],
+        "--synced-at",
+        "2026-01-02T00:00:00Z",
+    ]);
+    assert!(out.contains("already"), "{out}");
+
+    // sha256sum of each blob file equals its key.
+    let renders = cli.store_dir().join("ns/app/renders");
+    for r in &refs {
+        let out = Command::new("sha256sum")
+            .arg(renders.join(r))
+            .output()
+            .unwrap();
+        let sum = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(format!("sha256:{}", &sum[..64]), *r);
+    }
+    let blob = cli.ok(&["get", "ns/app", &refs[1]]);
+    assert_eq!(blob, "{\"data\":{\"v\":\"1\"},\"kind\":\"ConfigMap\"}\n");
+
+    let history: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["--json", "history", "ns/app"])).unwrap();
+    let got: Vec<(&str, &str, &str)> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["renderRef"].as_str().unwrap(),
+                e["syncedAt"].as_str().unwrap(),
+                e["summary"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got.len(), 4);
+    assert_eq!(got[0], (refs[0].as_str(), "2026-01-01T00:00:00.5Z", "v0"));
+    assert_eq!(got[3].0, refs[3]);
+    assert!(cli.ok(&["history", "ns/app"]).contains("v2"));
+
+    let before = files_under(&cli.store_dir());
+    let dry: serde_json::Value = serde_json::from_str(&cli.ok(&[
+        "--json",
+        "gc",
+        "ns/app",
+        "--keep",
+        "1",
+        "--protect",
+        &refs[0],
+        "--dry-run",
+    ]))
+    .unwrap();
+    assert_eq!(dry["deleteHistory"].as_array().unwrap().len(), 3);
+    assert_eq!(dry["deleteRenders"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        files_under(&cli.store_dir()),
+        before,
+        "a dry run deletes nothing"
+    );
+
+    let out = cli.ok(&["gc", "ns/app", "--keep", "0"]);
+    assert!(out.contains("GC is off"), "{out}");
+    assert_eq!(files_under(&cli.store_dir()), before);
+
+    let out = cli.ok(&["gc", "ns/app", "--keep", "1", "--protect", &refs[0]]);
+    assert!(
+        out.contains("deleted 3 history entries and 2 renders"),
+        "{out}"
+    );
+    let left: Vec<String> = cli
+        .ok(&["ls", "ns/app/"])
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(left.len(), 3, "{left:?}");
+    assert!(
+        left.iter().any(|k| k.ends_with(&refs[0])) && left.iter().any(|k| k.ends_with(&refs[3]))
+    );
+
+    // gc without --keep keeps 10 entries; refs[0], no longer protected, goes.
+    let out = cli.ok(&["gc", "ns/app"]);
+    assert!(
+        out.contains("deleted 0 history entries and 1 renders"),
+        "{out}"
+    );
+    assert!(out.contains(&refs[0]), "{out}");
+
+    let out = cli.ok(&["delete-release", "ns/app"]);
+    assert!(out.contains("deleted 2 keys"), "{out}");
+    assert!(cli.ok(&["ls"]).is_empty());
+    assert!(
+        cli.ok(&["delete-release", "ns/app"])
+            .contains("deleted 0 keys")
+    );
+}
+
+#[test]
+fn errors_name_the_problem_and_write_nothing() {
+    let cli = Cli::file_store();
+    let obj = cli.object("o.json", "{}");
+    cli.ok(&["put", "ns/app", &obj]);
+    let before = files_under(&cli.store_dir());
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["put", "ns/App", &obj], "DNS-1123"),
+        (vec!["put", "ns/a/b", &obj], "DNS-1123"),
+        (vec!["put", "../x", &obj], "DNS-1123"),
+        (vec!["put", "noslash", &obj], "NAMESPACE/NAME"),
+        (vec!["get", "ns/app", "sha256:XYZ"], "renderRef"),
+        (vec!["record", "ns/app", "sha256:abc"], "renderRef"),
+        (vec!["gc", "ns/app", "--protect", "md5:1"], "renderRef"),
+        (
+            vec![
+                "record",
+                "ns/app",
+                "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                "--synced-at",
+                "9999-12-31T23:30:00-01:00",
+            ],
+            "year 10000",
+        ),
+        (vec!["put", "ns/app", "/nonexistent/file.json"], "reading"),
+    ];
+    for (args, needle) in cases {
+        let err = cli.fails(&args);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    assert_eq!(files_under(&cli.store_dir()), before);
+
+    let absent = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    assert!(cli.fails(&["get", "ns/app", absent]).contains("not found"));
+}
+
+#[test]
+fn urls_are_checked() {
+    let run = |url: &str, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_render-store"))
+            .args(args)
+            .env("RENDER_STORE_URL", url)
+            .output()
+            .unwrap()
+    };
+    let out = run("", &["history", "ns/app"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no render store"));
+    let out = run("ftp://x", &["history", "ns/app"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scheme \"ftp\""));
+    let out = run("mem://?region=x", &["history", "ns/app"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown parameter \"region\""));
+
+    // mem:// works for a single command; --render-store-url wins over the variable.
+    let dir = tempfile::tempdir().unwrap();
+    let obj = dir.path().join("o.json");
+    std::fs::write(&obj, "{}").unwrap();
+    let out = run(
+        "ftp://ignored",
+        &[
+            "--render-store-url",
+            "mem://",
+            "put",
+            "ns/app",
+            obj.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("sha256:"));
+    let out = run("mem://", &["history", "ns/app"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "(no history)");
+}
+
+#[test]
+fn component_out_writes_the_embedded_component() {
+    let cli = Cli::file_store();
+    let out = cli.dir.path().join("render-store.wasm");
+    cli.ok(&["component", "--out", out.to_str().unwrap()]);
+    assert_eq!(std::fs::read(&out).unwrap(), render_store::COMPONENT);
+}
+
+#[test]
+fn demo_runs() {
+    let cli = Cli::file_store();
+    let out = cli.ok(&["demo"]);
+    assert!(out.contains("already in the history"), "{out}");
+    assert!(
+        out.contains("deleted 2 history entries and 1 renders"),
+        "{out}"
+    );
+    assert_eq!(
+        files_under(&cli.store_dir().join("demo/guestbook/history")).len(),
+        2
+    );
+}

@@ -1,0 +1,154 @@
+//! The bucket contract (DESIGN.md section 2): one function per behaviour, run on every
+//! backend this build opens without a server.
+
+use super::support::{Backend, backends};
+use render_store::{Bucket, BucketError};
+
+async fn get_of_an_absent_key_is_not_found(b: &dyn Bucket) {
+    match b.get("ns/app/renders/absent").await {
+        Err(BucketError::NotFound { key }) => assert_eq!(key, "ns/app/renders/absent"),
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+}
+
+async fn put_then_get_returns_the_bytes(b: &dyn Bucket) {
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+    b.put("ns/app/renders/blob", bytes.clone()).await.unwrap();
+    assert_eq!(b.get("ns/app/renders/blob").await.unwrap(), bytes);
+    b.put("ns/app/renders/blob", b"second".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(b.get("ns/app/renders/blob").await.unwrap(), b"second");
+    b.put("ns/app/renders/empty", Vec::new()).await.unwrap();
+    assert_eq!(b.get("ns/app/renders/empty").await.unwrap(), b"");
+}
+
+async fn exists_answers_both_ways(b: &dyn Bucket) {
+    assert!(!b.exists("ns/app/x").await.unwrap());
+    b.put("ns/app/x", b"1".to_vec()).await.unwrap();
+    assert!(b.exists("ns/app/x").await.unwrap());
+    // A folder made by a deeper key is not a key.
+    b.put("ns/app/dir/y", b"1".to_vec()).await.unwrap();
+    assert!(!b.exists("ns/app/dir").await.unwrap());
+}
+
+async fn delete_of_an_absent_key_succeeds(b: &dyn Bucket) {
+    b.delete("ns/app/never-written").await.unwrap();
+    b.put("ns/app/once", b"1".to_vec()).await.unwrap();
+    b.delete("ns/app/once").await.unwrap();
+    b.delete("ns/app/once").await.unwrap();
+    assert!(!b.exists("ns/app/once").await.unwrap());
+}
+
+async fn list_is_complete_sorted_and_by_string_prefix(b: &dyn Bucket) {
+    let keys = [
+        "ns/app/history/b",
+        "ns/app/history/a",
+        "ns/app/renders/z",
+        "ns/app/renders/sub/deeper",
+        "ns/app2/renders/a",
+        "ns/app.v2/renders/a",
+        "ns/ap/renders/a",
+        "other/app/renders/a",
+    ];
+    for k in keys {
+        b.put(k, k.as_bytes().to_vec()).await.unwrap();
+    }
+    assert_eq!(
+        b.list("ns/app/").await.unwrap(),
+        [
+            "ns/app/history/a",
+            "ns/app/history/b",
+            "ns/app/renders/sub/deeper",
+            "ns/app/renders/z"
+        ]
+    );
+    assert_eq!(
+        b.list("ns/app").await.unwrap(),
+        [
+            "ns/app.v2/renders/a",
+            "ns/app/history/a",
+            "ns/app/history/b",
+            "ns/app/renders/sub/deeper",
+            "ns/app/renders/z",
+            "ns/app2/renders/a",
+        ]
+    );
+    assert_eq!(
+        b.list("ns/app/history/").await.unwrap(),
+        ["ns/app/history/a", "ns/app/history/b"]
+    );
+    assert!(b.list("ns/nothing/").await.unwrap().is_empty());
+    let all = b.list("").await.unwrap();
+    let mut sorted = all.clone();
+    sorted.sort();
+    assert_eq!(all, sorted);
+    assert_eq!(all.len(), keys.len());
+}
+
+async fn many_keys_list_complete(b: &dyn Bucket) {
+    let mut want = Vec::new();
+    for i in (0..1200).rev() {
+        let key = format!("ns/many/history/{i:05}");
+        b.put(&key, Vec::new()).await.unwrap();
+        want.push(key);
+    }
+    want.sort();
+    assert_eq!(b.list("ns/many/history/").await.unwrap(), want);
+}
+
+async fn keys_with_colon_and_dots_work(b: &dyn Bucket) {
+    let key =
+        "ns/app.v2/renders/sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    b.put(key, b"x".to_vec()).await.unwrap();
+    assert!(b.exists(key).await.unwrap());
+    assert_eq!(b.list("ns/app.v2/renders/").await.unwrap(), [key]);
+    let entry = "ns/app.v2/history/20260101T000000.000000000Z-sha256:00";
+    b.put(entry, b"y".to_vec()).await.unwrap();
+    assert_eq!(b.get(entry).await.unwrap(), b"y");
+}
+
+async fn unclean_keys_are_refused_not_rewritten(b: &dyn Bucket) {
+    for key in [
+        "",
+        "/ns/a",
+        "ns/a/",
+        "ns//a",
+        "ns/../a",
+        "ns/./a",
+        "ns/a\u{0}b",
+    ] {
+        match b.put(key, b"x".to_vec()).await {
+            Err(BucketError::Denied(m)) => assert!(m.contains("not a valid object key"), "{m}"),
+            other => panic!("{key:?}: expected Denied, got {other:?}"),
+        }
+    }
+    assert!(b.list("").await.unwrap().is_empty(), "nothing was written");
+}
+
+macro_rules! conformance {
+    ($($behaviour:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $behaviour() {
+                for super::Backend { name, bucket, dir: _dir } in super::backends() {
+                    eprintln!("backend {name}");
+                    super::$behaviour(bucket.as_ref()).await;
+                }
+            }
+        )*
+    };
+}
+
+mod on_every_backend {
+    conformance!(
+        get_of_an_absent_key_is_not_found,
+        put_then_get_returns_the_bytes,
+        exists_answers_both_ways,
+        delete_of_an_absent_key_succeeds,
+        list_is_complete_sorted_and_by_string_prefix,
+        many_keys_list_complete,
+        keys_with_colon_and_dots_work,
+        unclean_keys_are_refused_not_rewritten,
+    );
+}

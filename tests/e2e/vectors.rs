@@ -1,0 +1,149 @@
+//! Every golden vector (made by Go's encoding/json), natively and through the component.
+
+use super::support::runtime;
+use base64::Engine as _;
+use serde_json::Value;
+
+const VECTORS: &str = include_str!("../vectors/render-ref.json");
+
+struct Case {
+    name: String,
+    objects: Vec<Vec<u8>>,
+    /// canonical bytes and renderRef, or the index of the first bad object.
+    expected: Result<(Vec<u8>, String), u32>,
+}
+
+fn cases() -> Vec<Case> {
+    let all: Vec<Value> = serde_json::from_str(VECTORS).expect("vectors parse");
+    assert!(all.len() >= 100, "only {} vectors", all.len());
+    all.into_iter()
+        .map(|c| {
+            let objects = if let Some(texts) = c.get("objects") {
+                texts
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t.as_str().unwrap().as_bytes().to_vec())
+                    .collect()
+            } else {
+                c["objects_b64"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| {
+                        base64::engine::general_purpose::STANDARD
+                            .decode(t.as_str().unwrap())
+                            .unwrap()
+                    })
+                    .collect()
+            };
+            let expected = if c.get("error").is_some() {
+                Err(c["error_object_index"].as_u64().unwrap() as u32)
+            } else {
+                Ok((
+                    c["canonical"].as_str().unwrap().as_bytes().to_vec(),
+                    c["renderRef"].as_str().unwrap().to_string(),
+                ))
+            };
+            Case {
+                name: c["name"].as_str().unwrap().to_string(),
+                objects,
+                expected,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn in_repo_copy_matches_shared_vectors() {
+    // The design's vectors sit beside the checkout; the repo keeps a copy so a clone
+    // alone can run the tests. They must not drift apart.
+    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/vectors/render-ref.json");
+    if let Ok(text) = std::fs::read_to_string(&shared) {
+        assert_eq!(
+            text, VECTORS,
+            "tests/vectors/render-ref.json is stale: copy it again"
+        );
+    }
+}
+
+#[test]
+fn every_vector_natively() {
+    let mut failures = Vec::new();
+    for case in cases() {
+        let got = render_store_guest::canonical(&case.objects);
+        match (&case.expected, got) {
+            (Ok((canonical, render_ref)), Ok(bytes)) => {
+                if &bytes != canonical {
+                    failures.push(format!(
+                        "{}: canonical {:?} != {:?}",
+                        case.name,
+                        String::from_utf8_lossy(&bytes),
+                        String::from_utf8_lossy(canonical)
+                    ));
+                } else if &render_store_guest::render_ref_of_canonical(&bytes) != render_ref {
+                    failures.push(format!("{}: renderRef differs", case.name));
+                }
+            }
+            (Err(index), Err(render_store_guest::Error::InvalidObject { index: got, .. })) => {
+                if *index as usize != got {
+                    failures.push(format!(
+                        "{}: failed at object {got}, not {index}",
+                        case.name
+                    ));
+                }
+            }
+            (expected, got) => failures.push(format!(
+                "{}: expected {:?}, got {:?}",
+                case.name,
+                expected.as_ref().map(|_| "success"),
+                got.map(|_| "success")
+            )),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[tokio::test]
+async fn every_vector_through_the_component() {
+    let rt = runtime();
+    let mut failures = Vec::new();
+    for case in cases() {
+        let canonical = rt.canonical(&case.objects).await;
+        let render_ref = rt.render_ref(&case.objects).await;
+        match (&case.expected, canonical, render_ref) {
+            (Ok((want_bytes, want_ref)), Ok(bytes), Ok(r)) => {
+                if &bytes != want_bytes || &r != want_ref {
+                    failures.push(format!("{}: differs", case.name));
+                }
+            }
+            (
+                Err(index),
+                Err(render_store::Error::InvalidObject { index: a, .. }),
+                Err(render_store::Error::InvalidObject { index: b, .. }),
+            ) => {
+                if a != *index || b != *index {
+                    failures.push(format!("{}: failed at {a}/{b}, not {index}", case.name));
+                }
+            }
+            (_, c, r) => failures.push(format!(
+                "{}: unexpected outcome {:?} / {:?}",
+                case.name,
+                c.map(|_| ()),
+                r.map(|_| ())
+            )),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
