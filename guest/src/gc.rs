@@ -47,12 +47,12 @@ fn select_history(
     plan.ignored.extend(ignored);
     let excess = entries.len().saturating_sub(keep.max(0) as usize);
     let mut live = Vec::with_capacity(entries.len() - excess);
-    for (i, (key, _, render_ref)) in entries.into_iter().enumerate() {
+    for (i, entry) in entries.into_iter().enumerate() {
         if i < excess {
-            plan.delete_history.push(key);
+            plan.delete_history.push(entry.key);
         } else {
-            plan.keep_history.push(key);
-            live.push(render_ref);
+            plan.keep_history.push(entry.key);
+            live.push(entry.render_ref);
         }
     }
     live
@@ -90,7 +90,7 @@ pub fn plan_gc(
     let mut plan = GcPlan::default();
     if keep <= 0 {
         let (entries, ignored) = split_history_keys(&prefix, history_keys);
-        plan.keep_history = entries.into_iter().map(|(k, _, _)| k).collect();
+        plan.keep_history = entries.into_iter().map(|e| e.key).collect();
         plan.ignored = ignored;
         for key in render_keys {
             match prefix.parse_render_key(&key) {
@@ -147,8 +147,8 @@ pub fn gc<B: Bucket>(
     // meanwhile still protects its render.
     let (entries, ignored_history) = list_entries(bucket, &prefix)?;
     let mut live = protected;
-    live.extend(entries.iter().map(|(_, _, r)| r.clone()));
-    plan.keep_history = entries.into_iter().map(|(k, _, _)| k).collect();
+    live.extend(entries.iter().map(|e| e.render_ref.clone()));
+    plan.keep_history = entries.into_iter().map(|e| e.key).collect();
     plan.ignored = ignored_history;
 
     let render_keys = list(bucket, &renders)?;

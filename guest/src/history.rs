@@ -46,12 +46,19 @@ pub fn entry_body(render_ref: &str, synced_at: SyncTime, summary: &str) -> Resul
     Ok(out)
 }
 
+/// A history key as listed, with its parsed parts.
+pub(crate) struct ListedEntry {
+    pub key: String,
+    pub synced_at: SyncTime,
+    pub render_ref: String,
+}
+
 /// The history keys of the release, as listed, with their parsed parts; unparseable
 /// keys are returned apart.
 pub(crate) fn list_entries<B: Bucket>(
     bucket: &mut B,
     prefix: &ReleasePrefix,
-) -> Result<(Vec<(String, SyncTime, String)>, Vec<String>)> {
+) -> Result<(Vec<ListedEntry>, Vec<String>)> {
     let history = prefix.history();
     let keys = bucket
         .list(&history)
@@ -62,14 +69,18 @@ pub(crate) fn list_entries<B: Bucket>(
 pub(crate) fn split_history_keys(
     prefix: &ReleasePrefix,
     mut keys: Vec<String>,
-) -> (Vec<(String, SyncTime, String)>, Vec<String>) {
+) -> (Vec<ListedEntry>, Vec<String>) {
     // Listings come sorted; sorting again makes a replayed or hand-made listing safe.
     keys.sort_unstable();
     let mut entries = Vec::with_capacity(keys.len());
     let mut ignored = Vec::new();
     for key in keys {
         match prefix.parse_history_key(&key) {
-            Some((time, render_ref)) => entries.push((key, time, render_ref)),
+            Some((synced_at, render_ref)) => entries.push(ListedEntry {
+                key,
+                synced_at,
+                render_ref,
+            }),
             None => ignored.push(key),
         }
     }
@@ -94,7 +105,7 @@ fn contains_ref<B: Bucket>(
     render_ref: &str,
 ) -> Result<bool> {
     let (entries, _) = list_entries(bucket, prefix)?;
-    Ok(entries.iter().any(|(_, _, r)| r == render_ref))
+    Ok(entries.iter().any(|e| e.render_ref == render_ref))
 }
 
 /// Appends an entry unless the history already records its render: the calls of
@@ -122,7 +133,12 @@ pub fn list_history<B: Bucket>(bucket: &mut B, release: &Release) -> Result<Vec<
     let prefix = ReleasePrefix::new(release)?;
     let (entries, _) = list_entries(bucket, &prefix)?;
     let mut history = Vec::with_capacity(entries.len());
-    for (key, synced_at, render_ref) in entries {
+    for ListedEntry {
+        key,
+        synced_at,
+        render_ref,
+    } in entries
+    {
         let body = match bucket.get(&key) {
             Ok(body) => body,
             Err(BucketError::NotFound) => continue,

@@ -246,3 +246,94 @@ pub(crate) fn from_wit(e: wit::Error) -> Error {
         wit::Error::Bucket(m) => Error::Bucket(m),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bucket::{ObjectStoreBucket, RecordingBucket};
+    use wit_bucket::Host as _;
+
+    fn state(recorder: &Arc<RecordingBucket>) -> CallState {
+        CallState {
+            limits: StoreLimitsBuilder::new().build(),
+            bucket: Some(Scope {
+                bucket: recorder.clone(),
+                prefix: "ns/app/".to_string(),
+            }),
+        }
+    }
+
+    fn recorder() -> Arc<RecordingBucket> {
+        let mem = Arc::new(object_store::memory::InMemory::new());
+        Arc::new(RecordingBucket::new(Arc::new(ObjectStoreBucket::new(mem))))
+    }
+
+    #[tokio::test]
+    async fn keys_outside_the_release_prefix_are_refused_before_the_bucket() {
+        let recorder = recorder();
+        let mut s = state(&recorder);
+        for key in ["ns/app2/renders/x", "ns/ap", "other/app/x", "", "ns/app"] {
+            let denied = |r: Result<(), wit_bucket::BucketError>| {
+                assert!(
+                    matches!(r, Err(wit_bucket::BucketError::Denied(ref m)) if m.contains("outside")),
+                    "{key:?}: {r:?}"
+                )
+            };
+            denied(s.get(key.into()).await.map(|_| ()));
+            denied(s.put(key.into(), b"x".to_vec()).await);
+            denied(s.exists(key.into()).await.map(|_| ()));
+            denied(s.list(key.into()).await.map(|_| ()));
+            denied(s.delete(key.into()).await);
+        }
+        assert_eq!(recorder.take_calls(), []);
+        s.put("ns/app/renders/x".into(), b"x".to_vec()).await.unwrap();
+        assert_eq!(s.list("ns/app/".into()).await.unwrap(), ["ns/app/renders/x"]);
+        assert_eq!(recorder.take_calls().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_call_without_a_bucket_can_reach_none() {
+        let mut s = CallState {
+            limits: StoreLimitsBuilder::new().build(),
+            bucket: None,
+        };
+        assert!(matches!(
+            s.get("ns/app/x".into()).await,
+            Err(wit_bucket::BucketError::Denied(_))
+        ));
+    }
+
+    fn big_render() -> Vec<Vec<u8>> {
+        let value = "x".repeat(4 << 20);
+        vec![format!(r#"{{"data":"{value}"}}"#).into_bytes()]
+    }
+
+    #[tokio::test]
+    async fn memory_cap_stops_one_call_only() {
+        let rt = Runtime::new(Limits {
+            memory_bytes: 4 << 20,
+            ..Limits::default()
+        })
+        .unwrap();
+        match rt.canonical(&big_render()).await {
+            Err(Error::Sandbox(m)) => assert!(m.contains("memory cap"), "{m}"),
+            other => panic!("expected the memory cap, got {:?}", other.map(|b| b.len())),
+        }
+        let empty = rt.render_ref(&[b"{}".to_vec()]).await.unwrap();
+        assert!(empty.starts_with("sha256:"));
+    }
+
+    #[tokio::test]
+    async fn fuel_bounds_the_cpu_of_one_call_only() {
+        let rt = Runtime::new(Limits {
+            fuel: 5_000_000,
+            ..Limits::default()
+        })
+        .unwrap();
+        match rt.canonical(&big_render()).await {
+            Err(Error::Sandbox(m)) => assert!(m.contains("CPU budget"), "{m}"),
+            other => panic!("expected the CPU bound, got {:?}", other.map(|b| b.len())),
+        }
+        rt.render_ref(&[b"{}".to_vec()]).await.unwrap();
+    }
+}

@@ -16,8 +16,8 @@ fn bad_releases() -> Vec<(Release, &'static str)> {
         (Release::new("NS", "app"), "label"),
         (Release::new("", "app"), "label"),
         (Release::new("ns", ""), "subdomain"),
-        (Release::new("ns", &"a".repeat(254)), "subdomain"),
-        (Release::new(&"a".repeat(64), "app"), "label"),
+        (Release::new("ns", "a".repeat(254)), "subdomain"),
+        (Release::new("a".repeat(64), "app"), "label"),
         (Release::new("ns", "app%2Fx"), "subdomain"),
         (Release::new("ns", "app\0"), "subdomain"),
         (Release::new("ns", "аpp"), "subdomain"), // Cyrillic 'а'
