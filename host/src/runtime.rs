@@ -286,8 +286,13 @@ mod tests {
             denied(s.delete(key.into()).await);
         }
         assert_eq!(recorder.take_calls(), []);
-        s.put("ns/app/renders/x".into(), b"x".to_vec()).await.unwrap();
-        assert_eq!(s.list("ns/app/".into()).await.unwrap(), ["ns/app/renders/x"]);
+        s.put("ns/app/renders/x".into(), b"x".to_vec())
+            .await
+            .unwrap();
+        assert_eq!(
+            s.list("ns/app/".into()).await.unwrap(),
+            ["ns/app/renders/x"]
+        );
         assert_eq!(recorder.take_calls().len(), 2);
     }
 
