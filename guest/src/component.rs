@@ -95,6 +95,15 @@ fn wit_plan(p: GcPlan) -> types::GcPlan {
     }
 }
 
+fn wit_id(id: crate::ObjectId) -> types::ObjectId {
+    types::ObjectId {
+        api_version: id.api_version,
+        kind: id.kind,
+        namespace: id.namespace,
+        name: id.name,
+    }
+}
+
 type WitResult<T> = Result<T, types::Error>;
 
 impl logic::Guest for Component {
@@ -170,6 +179,29 @@ impl logic::Guest for Component {
             render_keys,
             &protected,
         )?))
+    }
+
+    fn diff_renders(old: Vec<u8>, new: Vec<u8>) -> WitResult<types::RenderDiff> {
+        Component::diff(&old, &new)
+    }
+}
+
+impl Component {
+    fn diff(old: &[u8], new: &[u8]) -> WitResult<types::RenderDiff> {
+        let d = crate::diff_canonical(old, new)?;
+        Ok(types::RenderDiff {
+            added: d.added.into_iter().map(wit_id).collect(),
+            removed: d.removed.into_iter().map(wit_id).collect(),
+            changed: d
+                .changed
+                .into_iter()
+                .map(|c| types::ChangedObject {
+                    id: wit_id(c.id),
+                    lines: c.lines,
+                })
+                .collect(),
+            unchanged: d.unchanged,
+        })
     }
 }
 

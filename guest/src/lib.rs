@@ -13,6 +13,7 @@
 //! `bucket` interface.
 
 pub mod bucket;
+pub mod diff;
 pub mod error;
 pub mod gc;
 pub mod history;
@@ -26,6 +27,7 @@ pub mod time;
 mod component;
 
 pub use bucket::{Bucket, BucketError, MemoryBucket};
+pub use diff::{ChangedObject, ObjectId, RenderDiff, diff_canonical};
 pub use error::{Error, Result};
 pub use gc::{GcPlan, gc, plan_gc};
 pub use history::{

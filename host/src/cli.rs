@@ -2,7 +2,10 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use render_store::{GcPlan, HistoryEntry, NewEntry, Release, RenderStore, Runtime, SyncTime};
+use render_store::json_view::{diff_json, gc_json, history_json};
+use render_store::{
+    GcPlan, HistoryEntry, NewEntry, Observer, Release, RenderDiff, RenderStore, Runtime, SyncTime,
+};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -79,6 +82,20 @@ pub enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Show what changed between two stored renders: from AGAINST (default: the newest
+    /// history entry) to RENDER.
+    Diff {
+        release: String,
+        render: String,
+        against: Option<String>,
+    },
+    /// Serve the observer's read-only HTTP endpoints (/history, /renders, /diff,
+    /// /healthz).
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: String,
+    },
     /// Store a few renders, record history, run GC and print the history, on
     /// --render-store-url or a file:// store in a temporary folder.
     Demo,
@@ -115,22 +132,6 @@ pub(crate) fn print_json(value: &serde_json::Value) -> Result<()> {
     Ok(())
 }
 
-pub(crate) async fn history_json(
-    rt: &Runtime,
-    entries: &[HistoryEntry],
-) -> Result<serde_json::Value> {
-    let mut items = Vec::with_capacity(entries.len());
-    for e in entries {
-        items.push(json!({
-            "key": e.key,
-            "renderRef": e.render_ref,
-            "syncedAt": rt.format_synced_at(e.synced_at).await?,
-            "summary": e.summary,
-        }));
-    }
-    Ok(serde_json::Value::Array(items))
-}
-
 pub(crate) async fn print_history(
     rt: &Runtime,
     entries: &[HistoryEntry],
@@ -151,14 +152,7 @@ pub(crate) async fn print_history(
 
 pub(crate) fn print_gc(plan: &GcPlan, dry_run: bool, as_json: bool) -> Result<()> {
     if as_json {
-        return print_json(&json!({
-            "dryRun": dry_run,
-            "deleteHistory": plan.delete_history,
-            "keepHistory": plan.keep_history,
-            "deleteRenders": plan.delete_renders,
-            "keepRenders": plan.keep_renders,
-            "ignored": plan.ignored,
-        }));
+        return print_json(&gc_json(plan, dry_run));
     }
     let verb = if dry_run { "would delete" } else { "deleted" };
     for key in plan.delete_history.iter().chain(&plan.delete_renders) {
@@ -175,6 +169,36 @@ pub(crate) fn print_gc(plan: &GcPlan, dry_run: bool, as_json: bool) -> Result<()
         plan.keep_renders.len()
     );
     Ok(())
+}
+
+fn print_diff(diff: &RenderDiff) {
+    let id = |i: &render_store::ObjectId| {
+        let ns = if i.namespace.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", i.namespace)
+        };
+        format!("{} {} {ns}{}", i.api_version, i.kind, i.name)
+    };
+    for a in &diff.added {
+        println!("added    {}", id(a));
+    }
+    for r in &diff.removed {
+        println!("removed  {}", id(r));
+    }
+    for c in &diff.changed {
+        println!("changed  {}", id(&c.id));
+        for line in &c.lines {
+            println!("    {line}");
+        }
+    }
+    println!(
+        "{} added, {} removed, {} changed, {} unchanged",
+        diff.added.len(),
+        diff.removed.len(),
+        diff.changed.len(),
+        diff.unchanged
+    );
 }
 
 pub async fn run(args: Args) -> Result<()> {
@@ -291,6 +315,31 @@ pub async fn run(args: Args) -> Result<()> {
             } else {
                 print_json(&json!({ "path": out, "bytes": render_store::COMPONENT.len() }))?;
             }
+        }
+        Command::Diff {
+            release,
+            render,
+            against,
+        } => {
+            let release = parse_release(&release)?;
+            let observer = Observer::new(Some(open(url)?))?;
+            let diff = observer.diff(&release, &render, against.as_deref()).await?;
+            if args.json {
+                print_json(&diff_json(&diff))?;
+            } else {
+                print_diff(&diff);
+            }
+        }
+        Command::Serve { listen } => {
+            let observer = std::sync::Arc::new(Observer::open(url)?);
+            if observer.store().is_none() {
+                tracing::warn!("no render store: /history answers 503 and /diff an error");
+            }
+            let listener = tokio::net::TcpListener::bind(&listen)
+                .await
+                .with_context(|| format!("listening on {listen}"))?;
+            eprintln!("render-store: serving on http://{}", listener.local_addr()?);
+            render_store::serve::serve(listener, observer).await?;
         }
         Command::Demo => crate::demo::run(url, args.json).await?,
     }

@@ -18,16 +18,26 @@
 //! ```
 
 pub mod bucket;
+pub mod controller;
 mod error;
+pub mod json_view;
 mod logic;
+mod observer;
 mod runtime;
+pub mod serve;
 mod store;
 mod store_url;
 mod types;
 
-pub use bucket::{Bucket, BucketCall, BucketError, ObjectStoreBucket, RecordingBucket};
+pub use bucket::{
+    Bucket, BucketCall, BucketError, ObjectStoreBucket, ReadOnlyBucket, RecordingBucket,
+};
 pub use error::{Error, Result};
+pub use observer::{Observer, ObserverError, RenderRead};
 pub use runtime::{COMPONENT, Limits, Runtime};
 pub use store::RenderStore;
 pub use store_url::{SCHEMES, open_backend};
-pub use types::{GcPlan, HistoryEntry, HistoryKey, NewEntry, ParsedKey, Release, SyncTime};
+pub use types::{
+    ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectId, ParsedKey, Release,
+    RenderDiff, SyncTime,
+};

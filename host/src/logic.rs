@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::runtime::Runtime;
-use crate::types::{GcPlan, ParsedKey, Release, SyncTime};
+use crate::types::{GcPlan, ParsedKey, Release, RenderDiff, SyncTime};
 
 impl Runtime {
     /// The canonical bytes of a render given as its objects' JSON bytes.
@@ -102,6 +102,16 @@ impl Runtime {
                 render_keys,
                 protected,
             )
+            .await;
+        self.finish(result)
+    }
+
+    /// The difference between two canonical renders.
+    pub async fn diff_renders(&self, old: &[u8], new: &[u8]) -> Result<RenderDiff> {
+        let (mut store, instance) = self.instantiate(None).await?;
+        let result = instance
+            .convoy_render_store_logic()
+            .call_diff_renders(&mut store, old, new)
             .await;
         self.finish(result)
     }

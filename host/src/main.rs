@@ -8,6 +8,13 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = cli::Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RENDER_STORE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

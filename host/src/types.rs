@@ -1,7 +1,8 @@
 //! The data types of the API: the component's WIT records, as bindgen generated them.
 
 pub use crate::runtime::wit::{
-    GcPlan, HistoryEntry, HistoryKey, NewEntry, ParsedKey, Release, SyncTime,
+    ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectId, ParsedKey, Release,
+    RenderDiff, SyncTime,
 };
 
 impl Release {

@@ -314,3 +314,70 @@ fn demo_runs() {
         2
     );
 }
+
+#[test]
+fn diff_between_stored_renders() {
+    let cli = Cli::file_store();
+    let a = cli.object(
+        "a.json",
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"1"}}"#,
+    );
+    let b = cli.object(
+        "b.json",
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"2"}}"#,
+    );
+    let ra = cli.ok(&["put", "ns/app", &a]).trim().to_string();
+    let rb = cli.ok(&["put", "ns/app", &b]).trim().to_string();
+    let out = cli.ok(&["diff", "ns/app", &rb, &ra]);
+    assert!(out.contains("changed  v1 ConfigMap a"), "{out}");
+    assert!(
+        out.contains("-    \"k\": \"1\"") && out.contains("+    \"k\": \"2\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("0 added, 0 removed, 1 changed, 0 unchanged"),
+        "{out}"
+    );
+    // Without a second ref it diffs against the newest entry; there is none yet.
+    assert!(cli.fails(&["diff", "ns/app", &rb]).contains("history"));
+    cli.ok(&["record", "ns/app", &ra]);
+    let json: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["--json", "diff", "ns/app", &rb])).unwrap();
+    assert_eq!(json["changed"][0]["name"], "a");
+}
+
+#[tokio::test]
+async fn serve_answers_on_loopback() {
+    use std::io::{BufRead, BufReader};
+    let cli = Cli::file_store();
+    let obj = cli.object("o.json", "{}");
+    let r = cli.ok(&["put", "ns/app", &obj]).trim().to_string();
+    cli.ok(&["record", "ns/app", &r, "--summary", "first"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_render-store"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("RENDER_STORE_URL", &cli.url)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line.trim().rsplit(' ').next().unwrap().to_string();
+    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
+    let client = reqwest::Client::new();
+    let health = client.get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(health.status().as_u16(), 200);
+    let body = client
+        .get(format!("{base}/history?namespace=ns&name=app"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let history: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(history[0]["summary"], "first", "{history}");
+}

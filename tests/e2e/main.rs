@@ -4,8 +4,11 @@
 mod cli;
 mod component;
 mod conformance;
+mod controller;
 mod corrupt;
+mod http;
 mod invalid_input;
+mod observer;
 mod operations;
 mod support;
 mod vectors;

@@ -95,3 +95,56 @@ pub fn list(prefix: &str) -> BucketCall {
 pub fn delete(key: &str) -> BucketCall {
     BucketCall::Delete(key.to_string())
 }
+
+/// A bucket that fails the calls `fail` picks, and passes the others on.
+pub struct FaultyBucket {
+    inner: Arc<dyn Bucket>,
+    fail: Box<dyn Fn(&BucketCall) -> bool + Send + Sync>,
+}
+
+impl FaultyBucket {
+    pub fn new(
+        inner: Arc<dyn Bucket>,
+        fail: impl Fn(&BucketCall) -> bool + Send + Sync + 'static,
+    ) -> Arc<Self> {
+        Arc::new(FaultyBucket {
+            inner,
+            fail: Box::new(fail),
+        })
+    }
+
+    fn check(&self, call: BucketCall) -> Result<(), render_store::BucketError> {
+        if (self.fail)(&call) {
+            return Err(render_store::BucketError::Backend {
+                call: "injected",
+                key: format!("{call:?}"),
+                source: Box::new(std::io::Error::other("injected fault")),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl Bucket for FaultyBucket {
+    async fn get(&self, key: &str) -> Result<Vec<u8>, render_store::BucketError> {
+        self.check(BucketCall::Get(key.into()))?;
+        self.inner.get(key).await
+    }
+    async fn put(&self, key: &str, value: Vec<u8>) -> Result<(), render_store::BucketError> {
+        self.check(BucketCall::Put(key.into()))?;
+        self.inner.put(key, value).await
+    }
+    async fn exists(&self, key: &str) -> Result<bool, render_store::BucketError> {
+        self.check(BucketCall::Exists(key.into()))?;
+        self.inner.exists(key).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, render_store::BucketError> {
+        self.check(BucketCall::List(prefix.into()))?;
+        self.inner.list(prefix).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), render_store::BucketError> {
+        self.check(BucketCall::Delete(key.into()))?;
+        self.inner.delete(key).await
+    }
+}

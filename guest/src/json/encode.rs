@@ -8,6 +8,23 @@ use std::borrow::Cow;
 ///
 /// Iterative, like the decoder: nesting depth costs heap, not stack.
 pub fn encode_document(doc: &Document<'_>, out: &mut Vec<u8>) {
+    encode(doc, out, false);
+}
+
+/// Appends the document as Go's `json.MarshalIndent(v, "", "  ")` writes it: one member
+/// or element a line, two spaces an indent level, empty containers as `{}` and `[]`.
+pub fn encode_document_pretty(doc: &Document<'_>, out: &mut Vec<u8>) {
+    encode(doc, out, true);
+}
+
+fn newline(out: &mut Vec<u8>, depth: usize) {
+    out.push(b'\n');
+    for _ in 0..depth {
+        out.extend_from_slice(b"  ");
+    }
+}
+
+fn encode(doc: &Document<'_>, out: &mut Vec<u8>, pretty: bool) {
     enum Work<'d> {
         Array(&'d [u32], usize),
         Object(Vec<(&'d str, u32)>, usize),
@@ -23,16 +40,19 @@ pub fn encode_document(doc: &Document<'_>, out: &mut Vec<u8>) {
                 Node::Int(i) => push_int(out, *i),
                 Node::Float(f) => push_float(out, *f),
                 Node::Str(s) => encode_string(s, out),
+                Node::Array(items) if items.is_empty() => out.extend_from_slice(b"[]"),
                 Node::Array(items) => {
                     out.push(b'[');
                     stack.push(Work::Array(items, 0));
                 }
+                Node::Object(members) if members.is_empty() => out.extend_from_slice(b"{}"),
                 Node::Object(members) => {
                     out.push(b'{');
                     stack.push(Work::Object(sorted_members(members), 0));
                 }
             }
         }
+        let depth = stack.len();
         let Some(top) = stack.last_mut() else {
             return;
         };
@@ -42,9 +62,15 @@ pub fn encode_document(doc: &Document<'_>, out: &mut Vec<u8>) {
                     if *pos > 0 {
                         out.push(b',');
                     }
+                    if pretty {
+                        newline(out, depth);
+                    }
                     *pos += 1;
                     next = Some(doc.node(child));
                 } else {
+                    if pretty {
+                        newline(out, depth - 1);
+                    }
                     out.push(b']');
                     stack.pop();
                 }
@@ -54,11 +80,17 @@ pub fn encode_document(doc: &Document<'_>, out: &mut Vec<u8>) {
                     if *pos > 0 {
                         out.push(b',');
                     }
+                    if pretty {
+                        newline(out, depth);
+                    }
                     *pos += 1;
                     encode_string(key, out);
-                    out.push(b':');
+                    out.extend_from_slice(if pretty { b": " } else { b":" });
                     next = Some(doc.node(child));
                 } else {
+                    if pretty {
+                        newline(out, depth - 1);
+                    }
                     out.push(b'}');
                     stack.pop();
                 }
@@ -211,6 +243,17 @@ mod tests {
         assert_eq!(float(5e-324), "5e-324");
         assert_eq!(float(9223372036854775808.0), "9223372036854776000");
         assert_eq!(float(-1.7976931348623157e308), "-1.7976931348623157e+308");
+    }
+
+    #[test]
+    fn pretty_is_go_s_marshal_indent() {
+        let doc = crate::json::decode_object(br#"{"b":[1,{}],"a":{"x":[]},"c":"<"}"#).unwrap();
+        let mut out = Vec::new();
+        encode_document_pretty(&doc, &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\n  \"a\": {\n    \"x\": []\n  },\n  \"b\": [\n    1,\n    {}\n  ],\n  \"c\": \"\\u003c\"\n}"
+        );
     }
 
     #[test]

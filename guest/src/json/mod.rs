@@ -9,4 +9,4 @@ mod decode;
 mod encode;
 
 pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object};
-pub use encode::{encode_document, encode_string};
+pub use encode::{encode_document, encode_document_pretty, encode_string};

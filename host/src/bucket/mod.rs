@@ -9,9 +9,11 @@
 //! - `exists` is a metadata request, not a download.
 
 mod object_store_bucket;
+mod read_only;
 mod recording;
 
 pub use object_store_bucket::ObjectStoreBucket;
+pub use read_only::ReadOnlyBucket;
 pub use recording::{BucketCall, RecordingBucket};
 
 use async_trait::async_trait;

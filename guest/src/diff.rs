@@ -1,0 +1,324 @@
+//! The difference between two renders: objects matched by apiVersion, kind, namespace
+//! and name; added, removed and changed; for a changed object, a unified line diff of
+//! its pretty-printed JSON.
+
+use crate::error::{Result, invalid};
+use crate::json::{Document, Node, decode_object, encode_document, encode_document_pretty};
+use std::collections::{HashMap, VecDeque};
+
+/// What identifies an object in a render. Absent fields are empty.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectId {
+    /// `apiVersion`.
+    pub api_version: String,
+    /// `kind`.
+    pub kind: String,
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+}
+
+/// An object present in both renders with different content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedObject {
+    /// The object.
+    pub id: ObjectId,
+    /// A unified diff of its pretty-printed JSON, old to new: `@@ -a,b +c,d @@` hunk
+    /// headers, then lines starting with ` ` (context), `-` (old) or `+` (new).
+    pub lines: Vec<String>,
+}
+
+/// The difference from an old render to a new one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RenderDiff {
+    /// Objects only in the new render, in its order.
+    pub added: Vec<ObjectId>,
+    /// Objects only in the old render, in its order.
+    pub removed: Vec<ObjectId>,
+    /// Objects in both whose content differs, in the new render's order.
+    pub changed: Vec<ChangedObject>,
+    /// How many objects are identical in both.
+    pub unchanged: u32,
+}
+
+/// Lines of context around each change.
+const CONTEXT: usize = 3;
+/// Largest line-pair table the exact diff builds; past it a change is shown as the
+/// whole old text removed and the whole new text added.
+const MAX_TABLE: usize = 4_000_000;
+
+struct Object<'a> {
+    id: ObjectId,
+    doc: Document<'a>,
+}
+
+fn string_member(doc: &Document<'_>, node: Option<&Node<'_>>, key: &str) -> String {
+    match node {
+        Some(Node::Object(members)) => match members.iter().rev().find(|(k, _)| k == key) {
+            Some((_, v)) => match doc.node(*v) {
+                Node::Str(s) => s.to_string(),
+                _ => String::new(),
+            },
+            None => String::new(),
+        },
+        _ => String::new(),
+    }
+}
+
+/// The objects of a canonical render: one JSON object a line.
+fn objects<'a>(canonical: &'a [u8], which: &str) -> Result<Vec<Object<'a>>> {
+    let mut out = Vec::new();
+    for (index, line) in canonical
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
+        let doc = decode_object(line).map_err(|e| {
+            invalid(format!(
+                "the {which} render's object {index} is invalid: {e}"
+            ))
+        })?;
+        let root = Some(doc.root());
+        let metadata = doc.root_member("metadata");
+        let id = ObjectId {
+            api_version: string_member(&doc, root, "apiVersion"),
+            kind: string_member(&doc, root, "kind"),
+            namespace: string_member(&doc, metadata, "namespace"),
+            name: string_member(&doc, metadata, "name"),
+        };
+        out.push(Object { id, doc });
+    }
+    Ok(out)
+}
+
+fn compact(doc: &Document<'_>) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_document(doc, &mut out);
+    out
+}
+
+fn pretty(doc: &Document<'_>) -> String {
+    let mut out = Vec::new();
+    encode_document_pretty(doc, &mut out);
+    String::from_utf8(out).expect("the encoder writes UTF-8")
+}
+
+/// The difference from `old` to `new`, both canonical renders (one object a line, as
+/// stored by put-render).
+pub fn diff_canonical(old: &[u8], new: &[u8]) -> Result<RenderDiff> {
+    let old = objects(old, "old")?;
+    let new = objects(new, "new")?;
+    let mut unmatched: HashMap<&ObjectId, VecDeque<usize>> = HashMap::new();
+    for (i, o) in old.iter().enumerate() {
+        unmatched.entry(&o.id).or_default().push_back(i);
+    }
+    let mut matched_old = vec![false; old.len()];
+    let mut diff = RenderDiff::default();
+    for n in &new {
+        // Duplicated ids pair up in order: the first with the first.
+        let Some(i) = unmatched.get_mut(&n.id).and_then(VecDeque::pop_front) else {
+            diff.added.push(n.id.clone());
+            continue;
+        };
+        matched_old[i] = true;
+        if compact(&old[i].doc) == compact(&n.doc) {
+            diff.unchanged += 1;
+        } else {
+            diff.changed.push(ChangedObject {
+                id: n.id.clone(),
+                lines: unified(&pretty(&old[i].doc), &pretty(&n.doc)),
+            });
+        }
+    }
+    diff.removed = old
+        .iter()
+        .zip(matched_old)
+        .filter(|(_, matched)| !matched)
+        .map(|(o, _)| o.id.clone())
+        .collect();
+    Ok(diff)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Same,
+    Removed,
+    Added,
+}
+
+/// The edit script from `a` to `b`: longest common subsequence on what lies between
+/// the common prefix and suffix.
+fn edit_script(a: &[&str], b: &[&str]) -> Vec<Op> {
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (ma, mb) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+    let mut ops = vec![Op::Same; prefix];
+    if ma.len().saturating_mul(mb.len()) > MAX_TABLE {
+        ops.extend(std::iter::repeat_n(Op::Removed, ma.len()));
+        ops.extend(std::iter::repeat_n(Op::Added, mb.len()));
+    } else {
+        // lcs[i][j]: length of the LCS of ma[i..] and mb[j..].
+        let w = mb.len() + 1;
+        let mut lcs = vec![0u32; (ma.len() + 1) * w];
+        for i in (0..ma.len()).rev() {
+            for j in (0..mb.len()).rev() {
+                lcs[i * w + j] = if ma[i] == mb[j] {
+                    lcs[(i + 1) * w + j + 1] + 1
+                } else {
+                    lcs[(i + 1) * w + j].max(lcs[i * w + j + 1])
+                };
+            }
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < ma.len() || j < mb.len() {
+            if i < ma.len() && j < mb.len() && ma[i] == mb[j] {
+                ops.push(Op::Same);
+                i += 1;
+                j += 1;
+            } else if j < mb.len() && (i == ma.len() || lcs[i * w + j + 1] >= lcs[(i + 1) * w + j])
+            {
+                ops.push(Op::Added);
+                j += 1;
+            } else {
+                ops.push(Op::Removed);
+                i += 1;
+            }
+        }
+    }
+    ops.extend(std::iter::repeat_n(Op::Same, suffix));
+    ops
+}
+
+/// A unified diff with [`CONTEXT`] lines of context, hunks headed `@@ -a,b +c,d @@`.
+pub fn unified(old: &str, new: &str) -> Vec<String> {
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    let ops = edit_script(&a, &b);
+    // Positions in a and b before each op.
+    let mut pos = Vec::with_capacity(ops.len() + 1);
+    let (mut i, mut j) = (0, 0);
+    for op in &ops {
+        pos.push((i, j));
+        match op {
+            Op::Same => {
+                i += 1;
+                j += 1;
+            }
+            Op::Removed => i += 1,
+            Op::Added => j += 1,
+        }
+    }
+    pos.push((i, j));
+
+    let changes: Vec<usize> = (0..ops.len()).filter(|&k| ops[k] != Op::Same).collect();
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < changes.len() {
+        let start = changes[k].saturating_sub(CONTEXT);
+        let mut end = changes[k] + 1;
+        // Extend the hunk while the next change is within two contexts.
+        while k + 1 < changes.len() && changes[k + 1] <= end + 2 * CONTEXT {
+            k += 1;
+            end = changes[k] + 1;
+        }
+        let end = (end + CONTEXT).min(ops.len());
+        let (a0, b0) = pos[start];
+        let (a1, b1) = pos[end];
+        out.push(format!(
+            "@@ -{},{} +{},{} @@",
+            a0 + 1,
+            a1 - a0,
+            b0 + 1,
+            b1 - b0
+        ));
+        for (op, &(x, y)) in ops[start..end].iter().zip(&pos[start..end]) {
+            out.push(match op {
+                Op::Same => format!(" {}", a[x]),
+                Op::Removed => format!("-{}", a[x]),
+                Op::Added => format!("+{}", b[y]),
+            });
+        }
+        k += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canonical(objects: &[&str]) -> Vec<u8> {
+        crate::canonical(objects).unwrap()
+    }
+
+    #[test]
+    fn matches_by_identity_and_reports_each_kind() {
+        let old = canonical(&[
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"ns"},"data":{"k":"1","x":"same"}}"#,
+            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"gone"}}"#,
+            r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"}}"#,
+        ]);
+        let new = canonical(&[
+            r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"}}"#,
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"ns","name":"a"},"data":{"x":"same","k":"2"}}"#,
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"}}"#,
+        ]);
+        let d = diff_canonical(&old, &new).unwrap();
+        assert_eq!(d.unchanged, 1);
+        assert_eq!(d.added.len(), 1);
+        assert_eq!(d.added[0].kind, "Deployment");
+        assert_eq!(d.removed.len(), 1);
+        assert_eq!(d.removed[0].name, "gone");
+        assert_eq!(d.changed.len(), 1);
+        assert_eq!(d.changed[0].id.namespace, "ns");
+        assert!(
+            d.changed[0]
+                .lines
+                .contains(&"-    \"k\": \"1\",".to_string()),
+            "{:?}",
+            d.changed[0].lines
+        );
+        assert!(
+            d.changed[0]
+                .lines
+                .contains(&"+    \"k\": \"2\",".to_string())
+        );
+        assert!(d.changed[0].lines[0].starts_with("@@ -"));
+    }
+
+    #[test]
+    fn identical_renders_have_no_difference() {
+        let r = canonical(&[r#"{"kind":"A"}"#, r#"{"kind":"B"}"#]);
+        let d = diff_canonical(&r, &r).unwrap();
+        assert_eq!(
+            d,
+            RenderDiff {
+                unchanged: 2,
+                ..Default::default()
+            }
+        );
+    }
+
+    #[test]
+    fn unified_hunks() {
+        let old: String = (0..20).map(|i| format!("line {i}\n")).collect();
+        let new = old
+            .replace("line 2\n", "line two\n")
+            .replace("line 17\n", "");
+        let lines = unified(&old, &new);
+        assert_eq!(lines[0], "@@ -1,6 +1,6 @@");
+        assert!(lines.contains(&"-line 2".to_string()) && lines.contains(&"+line two".to_string()));
+        assert!(
+            lines.contains(&"@@ -15,6 +15,5 @@".to_string()),
+            "{lines:?}"
+        );
+        assert!(lines.contains(&"-line 17".to_string()));
+        assert!(unified(&old, &old).is_empty());
+    }
+}

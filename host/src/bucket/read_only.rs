@@ -1,0 +1,40 @@
+//! A bucket that can only be read: the observer's.
+
+use super::{Bucket, BucketError};
+use async_trait::async_trait;
+use std::sync::Arc;
+
+/// Passes reads to the inner bucket and refuses `put` and `delete`.
+pub struct ReadOnlyBucket {
+    inner: Arc<dyn Bucket>,
+}
+
+impl ReadOnlyBucket {
+    /// Wraps `inner`.
+    pub fn new(inner: Arc<dyn Bucket>) -> Self {
+        ReadOnlyBucket { inner }
+    }
+}
+
+fn refused(call: &str, key: &str) -> BucketError {
+    BucketError::Denied(format!("{call} {key}: this bucket is read-only"))
+}
+
+#[async_trait]
+impl Bucket for ReadOnlyBucket {
+    async fn get(&self, key: &str) -> Result<Vec<u8>, BucketError> {
+        self.inner.get(key).await
+    }
+    async fn put(&self, key: &str, _value: Vec<u8>) -> Result<(), BucketError> {
+        Err(refused("put", key))
+    }
+    async fn exists(&self, key: &str) -> Result<bool, BucketError> {
+        self.inner.exists(key).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+        self.inner.list(prefix).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), BucketError> {
+        Err(refused("delete", key))
+    }
+}

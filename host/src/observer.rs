@@ -1,0 +1,154 @@
+//! The observer's read side: its own store, opened from its own URL, read-only.
+
+use crate::bucket::ReadOnlyBucket;
+use crate::error::Error;
+use crate::runtime::Runtime;
+use crate::store::RenderStore;
+use crate::types::{HistoryEntry, Release, RenderDiff};
+use std::future::Future;
+use std::sync::Arc;
+
+/// Why an observer read failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ObserverError {
+    /// There is no render store (an empty URL).
+    #[error("there is no render store (the observer was started without --render-store-url)")]
+    NoStore,
+    /// The store or the component failed.
+    #[error(transparent)]
+    Store(#[from] Error),
+    /// The history is empty: there is nothing to diff against.
+    #[error("the history of {0} is empty: give a render to diff against")]
+    NoHistory(String),
+    /// Rendering the source (the fallback for a missing blob) failed.
+    #[error("the render's blob is missing and rendering the source failed: {0}")]
+    Source(String),
+}
+
+/// A render read by the observer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderRead {
+    /// The renderRef of `canonical`; differs from the one asked for when the source
+    /// no longer renders to it.
+    pub render_ref: String,
+    /// The canonical bytes.
+    pub canonical: Vec<u8>,
+    /// Whether the blob was missing and the source was rendered instead.
+    pub from_source: bool,
+}
+
+/// Read access to the render store for the observer.
+#[derive(Debug, Clone)]
+pub struct Observer {
+    store: Option<RenderStore>,
+    runtime: Arc<Runtime>,
+}
+
+impl Observer {
+    /// Opens the observer's own store from its URL, read-only: the bucket it is given
+    /// refuses put and delete. An empty URL gives an observer without a store.
+    pub fn open(url: &str) -> crate::Result<Self> {
+        Observer::new(RenderStore::open(url)?)
+    }
+
+    /// An observer over `store`, made read-only.
+    pub fn new(store: Option<RenderStore>) -> crate::Result<Self> {
+        let runtime = match &store {
+            Some(s) => s.runtime().clone(),
+            None => Runtime::shared()?,
+        };
+        let store = store.map(|s| {
+            RenderStore::new(
+                s.runtime().clone(),
+                Arc::new(ReadOnlyBucket::new(s.bucket().clone())),
+            )
+        });
+        Ok(Observer { store, runtime })
+    }
+
+    /// The read-only store, if any.
+    pub fn store(&self) -> Option<&RenderStore> {
+        self.store.as_ref()
+    }
+
+    /// The runtime, for the pure logic.
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+
+    fn require(&self) -> Result<&RenderStore, ObserverError> {
+        self.store.as_ref().ok_or(ObserverError::NoStore)
+    }
+
+    /// The history, oldest first.
+    pub async fn history(&self, release: &Release) -> Result<Vec<HistoryEntry>, ObserverError> {
+        Ok(self.require()?.list_history(release).await?)
+    }
+
+    /// A stored render's canonical bytes, verified.
+    pub async fn render(
+        &self,
+        release: &Release,
+        render_ref: &str,
+    ) -> Result<Vec<u8>, ObserverError> {
+        Ok(self.require()?.get_render(release, render_ref).await?)
+    }
+
+    /// A pinned or rolled-back render: the stored blob, or, when it is missing (or there
+    /// is no store), the source rendered by `render_source` and canonicalized.
+    pub async fn render_or_source<F, Fut>(
+        &self,
+        release: &Release,
+        render_ref: &str,
+        render_source: F,
+    ) -> Result<RenderRead, ObserverError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Vec<Vec<u8>>, String>>,
+    {
+        if let Some(store) = &self.store {
+            match store.get_render(release, render_ref).await {
+                Ok(canonical) => {
+                    return Ok(RenderRead {
+                        render_ref: render_ref.to_string(),
+                        canonical,
+                        from_source: false,
+                    });
+                }
+                Err(Error::NotFound(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let objects = render_source().await.map_err(ObserverError::Source)?;
+        let canonical = self.runtime.canonical(&objects).await?;
+        let render_ref = self.runtime.render_ref(&objects).await?;
+        Ok(RenderRead {
+            render_ref,
+            canonical,
+            from_source: true,
+        })
+    }
+
+    /// The difference from `against` (default: the newest history entry) to `render`.
+    pub async fn diff(
+        &self,
+        release: &Release,
+        render: &str,
+        against: Option<&str>,
+    ) -> Result<RenderDiff, ObserverError> {
+        let store = self.require()?;
+        let against = match against {
+            Some(r) => r.to_string(),
+            None => {
+                let history = store.list_history(release).await?;
+                match history.last() {
+                    Some(newest) => newest.render_ref.clone(),
+                    None => return Err(ObserverError::NoHistory(release.to_string())),
+                }
+            }
+        };
+        let new = store.get_render(release, render).await?;
+        let old = store.get_render(release, &against).await?;
+        Ok(self.runtime.diff_renders(&old, &new).await?)
+    }
+}
