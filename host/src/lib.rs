@@ -36,7 +36,7 @@ pub use error::{Error, Result};
 pub use observer::{Observer, ObserverError, RenderRead};
 pub use runtime::{COMPONENT, Limits, Runtime};
 pub use store::RenderStore;
-pub use store_url::{SCHEMES, open_backend};
+pub use store_url::{SCHEMES, accepted_params, open_backend};
 pub use types::{
     ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectId, ParsedKey, Release,
     RenderDiff, SyncTime,

@@ -381,3 +381,60 @@ async fn serve_answers_on_loopback() {
     child.wait().unwrap();
     assert_eq!(history[0]["summary"], "first", "{history}");
 }
+
+#[test]
+fn the_same_commands_work_on_every_cloud_backend() {
+    for (name, url) in super::support::cloud_urls() {
+        let cli = Cli {
+            url: url.clone(),
+            dir: tempfile::tempdir().unwrap(),
+        };
+        // A namespace of its own: the emulator's bucket is shared by the whole run.
+        let release = format!("cli-{}-{name}/app", std::process::id());
+        let a = cli.object("a.json", r#"{"kind":"ConfigMap","data":{"v":"1"}}"#);
+        let b = cli.object("b.json", r#"{"kind":"ConfigMap","data":{"v":"2"}}"#);
+        let ra = cli.ok(&["put", &release, &a]).trim().to_string();
+        let rb = cli.ok(&["put", &release, &b]).trim().to_string();
+        cli.ok(&[
+            "record",
+            &release,
+            &ra,
+            "--synced-at",
+            "2026-01-01T00:00:00Z",
+            "--summary",
+            "one",
+        ]);
+        cli.ok(&[
+            "record",
+            &release,
+            &rb,
+            "--synced-at",
+            "2026-01-01T00:01:00Z",
+            "--summary",
+            "two",
+        ]);
+        assert_eq!(
+            cli.ok(&["get", &release, &ra]),
+            "{\"data\":{\"v\":\"1\"},\"kind\":\"ConfigMap\"}\n",
+            "{name}"
+        );
+        let history = cli.ok(&["history", &release]);
+        assert!(
+            history.contains("one") && history.contains("two"),
+            "{name}: {history}"
+        );
+        let out = cli.ok(&["gc", &release, "--keep", "1"]);
+        assert!(
+            out.contains("deleted 1 history entries and 1 renders"),
+            "{name}: {out}"
+        );
+        let prefix = format!("{}/", release);
+        assert_eq!(cli.ok(&["ls", &prefix]).lines().count(), 2, "{name}");
+        assert!(
+            cli.ok(&["delete-release", &release])
+                .contains("deleted 2 keys"),
+            "{name}"
+        );
+        assert_eq!(cli.ok(&["ls", &prefix]), "", "{name}");
+    }
+}

@@ -15,11 +15,41 @@ pub struct Backend {
     pub dir: Option<TempDir>,
 }
 
-/// Every backend this build can open without a server: mem:// and file://.
+/// The cloud backends under test: the variable holding each one's URL (set by
+/// tests/emulators/start.sh).
+pub const CLOUD_URL_VARS: &[(&str, &str)] = &[
+    ("s3", "RENDER_STORE_TEST_S3_URL"),
+    ("gs", "RENDER_STORE_TEST_GCS_URL"),
+    ("azblob", "RENDER_STORE_TEST_AZURE_URL"),
+];
+
+/// Whether the test script started the emulators: then a missing or unreachable one
+/// fails the tests instead of being left out.
+pub fn emulators_required() -> bool {
+    std::env::var("RENDER_STORE_REQUIRE_EMULATORS").is_ok_and(|v| v == "1")
+}
+
+/// The URLs of the cloud backends configured for this run.
+pub fn cloud_urls() -> Vec<(&'static str, String)> {
+    let mut urls = Vec::new();
+    for (name, var) in CLOUD_URL_VARS {
+        match std::env::var(var) {
+            Ok(url) if !url.is_empty() => urls.push((*name, url)),
+            _ => assert!(
+                !emulators_required(),
+                "RENDER_STORE_REQUIRE_EMULATORS=1 but {var} is not set"
+            ),
+        }
+    }
+    urls
+}
+
+/// Every backend under test: mem:// and file:// always, and the cloud emulators the
+/// environment names. Each call gets an empty bucket (a fresh prefix on a shared one).
 pub fn backends() -> Vec<Backend> {
     let dir = tempfile::tempdir().expect("temp dir");
     let file_url = format!("file://{}", dir.path().display());
-    vec![
+    let mut all = vec![
         Backend {
             name: "mem",
             bucket: bucket_from_url("mem://"),
@@ -30,7 +60,69 @@ pub fn backends() -> Vec<Backend> {
             bucket: bucket_from_url(&file_url),
             dir: Some(dir),
         },
-    ]
+    ];
+    for (name, url) in cloud_urls() {
+        all.push(Backend {
+            name,
+            bucket: Arc::new(PrefixedBucket::new(bucket_from_url(&url))),
+            dir: None,
+        });
+    }
+    all
+}
+
+/// A unique folder of a shared bucket, seen as a whole bucket: every key gets the
+/// prefix on the way in and loses it on the way out, so tests never see each other.
+pub struct PrefixedBucket {
+    inner: Arc<dyn Bucket>,
+    root: String,
+}
+
+impl PrefixedBucket {
+    pub fn new(inner: Arc<dyn Bucket>) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        PrefixedBucket {
+            inner,
+            root: format!("t{}-{nanos}-{n}/", std::process::id()),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Bucket for PrefixedBucket {
+    async fn get(&self, key: &str) -> Result<Vec<u8>, render_store::BucketError> {
+        match self.inner.get(&format!("{}{key}", self.root)).await {
+            Err(render_store::BucketError::NotFound { .. }) => {
+                Err(render_store::BucketError::NotFound { key: key.into() })
+            }
+            other => other,
+        }
+    }
+    async fn put(&self, key: &str, value: Vec<u8>) -> Result<(), render_store::BucketError> {
+        if key.is_empty() || key.starts_with('/') {
+            // The inner bucket would see a valid key; keep the contract's refusal.
+            return self.inner.put(key, value).await;
+        }
+        self.inner.put(&format!("{}{key}", self.root), value).await
+    }
+    async fn exists(&self, key: &str) -> Result<bool, render_store::BucketError> {
+        self.inner.exists(&format!("{}{key}", self.root)).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, render_store::BucketError> {
+        let keys = self.inner.list(&format!("{}{prefix}", self.root)).await?;
+        Ok(keys
+            .into_iter()
+            .filter_map(|k| k.strip_prefix(&self.root).map(String::from))
+            .collect())
+    }
+    async fn delete(&self, key: &str) -> Result<(), render_store::BucketError> {
+        self.inner.delete(&format!("{}{key}", self.root)).await
+    }
 }
 
 pub fn bucket_from_url(url: &str) -> Arc<dyn Bucket> {

@@ -1,0 +1,53 @@
+//! `file:///abs/path[?create_dir=true]` and `mem://`.
+
+use super::params::Params;
+use crate::error::Error;
+use object_store::ObjectStore;
+use object_store::local::LocalFileSystem;
+use object_store::memory::InMemory;
+use std::sync::Arc;
+use url::Url;
+
+pub(crate) const FILE_PARAMS: &[&str] = &["create_dir"];
+
+pub(crate) fn open_mem(parsed: &Url, params: Params) -> Result<Arc<dyn ObjectStore>, Error> {
+    if parsed.host_str().is_some_and(|h| !h.is_empty()) || !matches!(parsed.path(), "" | "/") {
+        return Err(params.error("mem:// takes no bucket name or path"));
+    }
+    params.finish(&[])?;
+    Ok(Arc::new(InMemory::new()))
+}
+
+pub(crate) fn open_file(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectStore>, Error> {
+    if parsed
+        .host_str()
+        .is_some_and(|h| !h.is_empty() && h != "localhost")
+    {
+        return Err(
+            params.error("file:// URLs take an absolute path: file:///abs/path (three slashes)")
+        );
+    }
+    let dir = parsed
+        .to_file_path()
+        .map_err(|()| params.error("not an absolute file path"))?;
+    let create_dir = params.take_bool(&["create_dir"])?.unwrap_or(false);
+    params.refuse("base_url", "the render store never signs URLs")?;
+    params.refuse("secret_key_path", "the render store never signs URLs")?;
+    params.refuse("metadata", "the render store keeps no blob attributes")?;
+    params.finish(FILE_PARAMS)?;
+    let error = |reason: String| super::params::url_error(parsed.as_str(), reason);
+    if create_dir {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| error(format!("cannot create directory {}: {e}", dir.display())))?;
+    } else if !dir.is_dir() {
+        return Err(error(format!(
+            "directory {} does not exist; create it or add ?create_dir=true",
+            dir.display()
+        )));
+    }
+    let store = LocalFileSystem::new_with_prefix(&dir)
+        .map_err(|e| error(format!("cannot open {}: {e}", dir.display())))?
+        // Deleting a blob also removes the folders it leaves empty.
+        .with_automatic_cleanup(true);
+    Ok(Arc::new(store))
+}
