@@ -11,4 +11,5 @@ mod invalid_input;
 mod observer;
 mod operations;
 mod support;
+mod urls;
 mod vectors;
