@@ -12,6 +12,8 @@
 //! module exports the WIT world `convoy:render-store/render-store` over the imported
 //! `bucket` interface.
 
+#![warn(missing_docs)]
+
 pub mod bucket;
 pub mod diff;
 pub mod error;

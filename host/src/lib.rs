@@ -17,6 +17,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod bucket;
 pub mod controller;
 mod error;
