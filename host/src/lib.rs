@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 pub mod bucket;
+pub mod component_cache;
 pub mod controller;
 mod error;
 pub mod json_view;

@@ -13,7 +13,7 @@ impl Runtime {
             .convoy_render_store_logic()
             .call_canonical(&mut store, objects)
             .await;
-        self.finish(result)
+        self.finish(store, result)
     }
 
     /// The renderRef of a render: `sha256:` and the hex SHA-256 of its canonical bytes.
@@ -23,7 +23,7 @@ impl Runtime {
             .convoy_render_store_logic()
             .call_render_ref(&mut store, objects)
             .await;
-        self.finish(result)
+        self.finish(store, result)
     }
 
     /// The key of a render blob of `release`.
@@ -33,7 +33,7 @@ impl Runtime {
             .convoy_render_store_logic()
             .call_render_key(&mut store, release, render_ref)
             .await;
-        self.finish(result)
+        self.finish(store, result)
     }
 
     /// The key of a history entry of `release`.
@@ -48,7 +48,7 @@ impl Runtime {
             .convoy_render_store_logic()
             .call_history_key(&mut store, release, synced_at, render_ref)
             .await;
-        self.finish(result)
+        self.finish(store, result)
     }
 
     /// Parses a key of `release`; `None` for a key that is not one of its renders or
@@ -59,7 +59,7 @@ impl Runtime {
             .convoy_render_store_logic()
             .call_parse_key(&mut store, release, key)
             .await;
-        self.finish(result.map(Ok))
+        self.finish(store, result.map(Ok))
     }
 
     /// Parses RFC 3339 to a UTC [`SyncTime`].
@@ -69,7 +69,7 @@ impl Runtime {
             .convoy_render_store_logic()
             .call_parse_synced_at(&mut store, text)
             .await;
-        self.finish(result)
+        self.finish(store, result)
     }
 
     /// RFC 3339 in UTC with nanoseconds, trailing zeros trimmed.
@@ -79,7 +79,7 @@ impl Runtime {
             .convoy_render_store_logic()
             .call_format_synced_at(&mut store, t)
             .await;
-        self.finish(result)
+        self.finish(store, result)
     }
 
     /// The GC decision from listings alone (see [`crate::RenderStore::gc`]).
@@ -103,7 +103,7 @@ impl Runtime {
                 protected,
             )
             .await;
-        self.finish(result)
+        self.finish(store, result)
     }
 
     /// The difference between two canonical renders.
@@ -113,6 +113,6 @@ impl Runtime {
             .convoy_render_store_logic()
             .call_diff_renders(&mut store, old, new)
             .await;
-        self.finish(result)
+        self.finish(store, result)
     }
 }

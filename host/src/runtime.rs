@@ -7,9 +7,10 @@
 
 use crate::bucket::{Bucket, BucketError};
 use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap};
 
 pub(crate) mod bindings {
     wasmtime::component::bindgen!({
@@ -57,8 +58,52 @@ impl Default for Limits {
 
 /// What one call's instance may reach.
 pub(crate) struct CallState {
-    limits: StoreLimits,
+    limiter: CallLimiter,
     bucket: Option<Scope>,
+}
+
+/// The memory cap of one call, which also remembers the most memory the call asked for.
+struct CallLimiter {
+    memory_cap: usize,
+    peak: usize,
+}
+
+/// A call's linear memory would grow past the cap.
+#[derive(Debug, thiserror::Error)]
+#[error("the call wanted {wanted} bytes of memory, over its cap of {cap} bytes")]
+struct MemoryCapExceeded {
+    wanted: usize,
+    cap: usize,
+}
+
+impl ResourceLimiter for CallLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.memory_cap {
+            // An error here traps the call, with this error as its cause.
+            return Err(MemoryCapExceeded {
+                wanted: desired,
+                cap: self.memory_cap,
+            }
+            .into());
+        }
+        self.peak = self.peak.max(desired);
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        // The guest's tables hold its function pointers: a few thousand entries.
+        Ok(desired <= 1 << 20)
+    }
 }
 
 /// The bucket of one call, confined to one release's prefix.
@@ -131,6 +176,7 @@ pub struct Runtime {
     engine: Engine,
     pre: bindings::RenderStorePre<CallState>,
     limits: Limits,
+    peak_memory: AtomicUsize,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -142,12 +188,14 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// Compiles the embedded component with the given limits.
+    /// Compiles the embedded component with the given limits, or loads it compiled
+    /// from the cache (see [`crate::component_cache`]).
     pub fn new(limits: Limits) -> Result<Self> {
         let mut config = Config::new();
         config.consume_fuel(true);
         let engine = Engine::new(&config).map_err(sandbox)?;
-        let component = Component::new(&engine, COMPONENT).map_err(sandbox)?;
+        let component =
+            crate::component_cache::load_or_compile(&engine, COMPONENT).map_err(sandbox)?;
         let mut linker = Linker::new(&engine);
         bindings::RenderStore::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
             .map_err(sandbox)?;
@@ -158,6 +206,7 @@ impl Runtime {
             engine,
             pre,
             limits,
+            peak_memory: AtomicUsize::new(0),
         })
     }
 
@@ -176,20 +225,25 @@ impl Runtime {
         self.limits
     }
 
+    /// The most linear memory any call of this runtime has used, in bytes.
+    pub fn peak_memory_bytes(&self) -> usize {
+        self.peak_memory.load(Ordering::Relaxed)
+    }
+
     /// A fresh instance in its own store, with `bucket` (or none) as its only capability.
     pub(crate) async fn instantiate(
         &self,
         bucket: Option<Scope>,
     ) -> Result<(Store<CallState>, bindings::RenderStore)> {
         let state = CallState {
-            limits: StoreLimitsBuilder::new()
-                .memory_size(self.limits.memory_bytes)
-                .trap_on_grow_failure(true)
-                .build(),
+            limiter: CallLimiter {
+                memory_cap: self.limits.memory_bytes,
+                peak: 0,
+            },
             bucket,
         };
         let mut store = Store::new(&self.engine, state);
-        store.limiter(|s| &mut s.limits);
+        store.limiter(|s| &mut s.limiter);
         store.set_fuel(self.limits.fuel).map_err(sandbox)?;
         let instance = self
             .pre
@@ -200,7 +254,13 @@ impl Runtime {
     }
 
     /// Turns what an export returned into the host's result.
-    pub(crate) fn finish<T>(&self, result: wasmtime::Result<Result<T, wit::Error>>) -> Result<T> {
+    pub(crate) fn finish<T>(
+        &self,
+        store: Store<CallState>,
+        result: wasmtime::Result<Result<T, wit::Error>>,
+    ) -> Result<T> {
+        self.peak_memory
+            .fetch_max(store.data().limiter.peak, Ordering::Relaxed);
         match result {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(from_wit(e)),
@@ -215,21 +275,19 @@ fn sandbox(e: impl std::fmt::Display) -> Error {
 
 /// A trap or host failure during a call, in words an operator can act on.
 fn trap(e: wasmtime::Error, limits: Limits) -> Error {
-    let text = format!("{e:#}");
+    if let Some(cap) = e.downcast_ref::<MemoryCapExceeded>() {
+        return Error::Sandbox(format!(
+            "the call exceeded its memory cap: {cap}; the input is too large (raise \
+             Limits::memory_bytes if it is legitimate)"
+        ));
+    }
     match e.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => Error::Sandbox(format!(
             "the call used up its CPU budget of {} fuel units; the input is too large or \
              the guest looped (raise Limits::fuel if the input is legitimate)",
             limits.fuel
         )),
-        _ if text.contains("memory") && text.contains("limit") || text.contains("grow") => {
-            Error::Sandbox(format!(
-                "the call exceeded its memory cap of {} bytes; the input is too large \
-                 (raise Limits::memory_bytes if it is legitimate): {text}",
-                limits.memory_bytes
-            ))
-        }
-        _ => Error::Sandbox(text),
+        _ => Error::Sandbox(format!("{e:#}")),
     }
 }
 
@@ -253,9 +311,16 @@ mod tests {
     use crate::bucket::{ObjectStoreBucket, RecordingBucket};
     use wit_bucket::Host as _;
 
+    fn limiter() -> CallLimiter {
+        CallLimiter {
+            memory_cap: usize::MAX,
+            peak: 0,
+        }
+    }
+
     fn state(recorder: &Arc<RecordingBucket>) -> CallState {
         CallState {
-            limits: StoreLimitsBuilder::new().build(),
+            limiter: limiter(),
             bucket: Some(Scope {
                 bucket: recorder.clone(),
                 prefix: "ns/app/".to_string(),
@@ -299,7 +364,7 @@ mod tests {
     #[tokio::test]
     async fn a_call_without_a_bucket_can_reach_none() {
         let mut s = CallState {
-            limits: StoreLimitsBuilder::new().build(),
+            limiter: limiter(),
             bucket: None,
         };
         assert!(matches!(

@@ -70,7 +70,7 @@ impl RenderStore {
             .convoy_render_store_store()
             .call_put_render(&mut store, release, objects)
             .await;
-        self.runtime.finish(result)
+        self.runtime.finish(store, result)
     }
 
     /// The canonical bytes of a stored render, verified against the renderRef:
@@ -81,7 +81,7 @@ impl RenderStore {
             .convoy_render_store_store()
             .call_get_render(&mut store, release, render_ref)
             .await;
-        self.runtime.finish(result)
+        self.runtime.finish(store, result)
     }
 
     /// Whether a history entry records `render_ref`.
@@ -91,7 +91,7 @@ impl RenderStore {
             .convoy_render_store_store()
             .call_has_history_ref(&mut store, release, render_ref)
             .await;
-        self.runtime.finish(result)
+        self.runtime.finish(store, result)
     }
 
     /// Appends a history entry unless one records the same render. Returns whether it
@@ -102,7 +102,7 @@ impl RenderStore {
             .convoy_render_store_store()
             .call_record_history(&mut store, release, entry)
             .await;
-        self.runtime.finish(result)
+        self.runtime.finish(store, result)
     }
 
     /// The history, oldest first.
@@ -112,7 +112,7 @@ impl RenderStore {
             .convoy_render_store_store()
             .call_list_history(&mut store, release)
             .await;
-        self.runtime.finish(result)
+        self.runtime.finish(store, result)
     }
 
     /// Garbage collection: keeps the newest `keep` entries and the renders they and
@@ -130,7 +130,7 @@ impl RenderStore {
             .convoy_render_store_store()
             .call_gc(&mut store, release, keep, protected, dry_run)
             .await;
-        self.runtime.finish(result)
+        self.runtime.finish(store, result)
     }
 
     /// Deletes every key of the release. Returns how many were deleted.
@@ -140,6 +140,6 @@ impl RenderStore {
             .convoy_render_store_store()
             .call_delete_release(&mut store, release)
             .await;
-        self.runtime.finish(result)
+        self.runtime.finish(store, result)
     }
 }
