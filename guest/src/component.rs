@@ -119,6 +119,10 @@ impl logic::Guest for Component {
         Ok(crate::validate_render_ref(&render_ref)?)
     }
 
+    fn sha256_hex(bytes: Vec<u8>) -> String {
+        crate::sha256_hex(&bytes)
+    }
+
     fn release_prefix(r: types::Release) -> WitResult<String> {
         Ok(crate::ReleasePrefix::new(&release(r))?.as_str().to_string())
     }

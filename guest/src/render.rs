@@ -25,16 +25,20 @@ pub fn canonical<O: AsRef<[u8]>>(objects: &[O]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// `sha256:` and the 64 lowercase hex digits of SHA-256 over `canonical`.
-pub fn render_ref_of_canonical(canonical: &[u8]) -> String {
-    let digest = Sha256::digest(canonical);
-    let mut out = String::with_capacity(71);
-    out.push_str("sha256:");
+/// The 64 lowercase hex digits of SHA-256 over `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
     for byte in digest {
         out.push(char::from_digit((byte >> 4) as u32, 16).expect("nibble"));
         out.push(char::from_digit((byte & 0xf) as u32, 16).expect("nibble"));
     }
     out
+}
+
+/// `sha256:` and the 64 lowercase hex digits of SHA-256 over `canonical`.
+pub fn render_ref_of_canonical(canonical: &[u8]) -> String {
+    format!("sha256:{}", sha256_hex(canonical))
 }
 
 /// The renderRef of a render given as its objects' JSON bytes.

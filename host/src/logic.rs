@@ -26,6 +26,26 @@ impl Runtime {
         self.finish(store, result)
     }
 
+    /// Checks a renderRef (`sha256:` and 64 lowercase hex digits) in the component.
+    pub async fn validate_render_ref(&self, render_ref: &str) -> Result<()> {
+        let (mut store, instance) = self.instantiate(None).await?;
+        let result = instance
+            .convoy_render_store_logic()
+            .call_validate_render_ref(&mut store, render_ref)
+            .await;
+        self.finish(store, result)
+    }
+
+    /// The hex SHA-256 of `bytes`, computed in the component.
+    pub async fn sha256_hex(&self, bytes: &[u8]) -> Result<String> {
+        let (mut store, instance) = self.instantiate(None).await?;
+        let result = instance
+            .convoy_render_store_logic()
+            .call_sha256_hex(&mut store, bytes)
+            .await;
+        self.finish(store, result.map(Ok))
+    }
+
     /// The key of a render blob of `release`.
     pub async fn render_key(&self, release: &Release, render_ref: &str) -> Result<String> {
         let (mut store, instance) = self.instantiate(None).await?;

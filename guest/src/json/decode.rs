@@ -336,51 +336,35 @@ impl<'a> Parser<'a> {
     fn parse_string(&mut self) -> Result<Cow<'a, str>, DecodeError> {
         self.pos += 1;
         let start = self.pos;
-        let mut ascii = true;
         // Fast path: no escapes; borrow the bytes when they are valid UTF-8.
-        loop {
-            match self.input.get(self.pos) {
-                None => return Err(self.error("unexpected end of input in string literal")),
-                Some(b'"') => {
-                    let raw = &self.input[start..self.pos];
-                    self.pos += 1;
-                    if ascii {
-                        return Ok(Cow::Borrowed(
-                            std::str::from_utf8(raw).expect("checked ASCII"),
-                        ));
+        self.pos = super::scan::string_run(self.input, start);
+        match self.input.get(self.pos) {
+            None => return Err(self.error("unexpected end of input in string literal")),
+            Some(b'"') => {
+                let raw = &self.input[start..self.pos];
+                self.pos += 1;
+                return Ok(match std::str::from_utf8(raw) {
+                    Ok(s) => Cow::Borrowed(s),
+                    Err(_) => {
+                        let mut out = String::with_capacity(raw.len() + 8);
+                        push_replacing_invalid(&mut out, raw);
+                        Cow::Owned(out)
                     }
-                    return Ok(match std::str::from_utf8(raw) {
-                        Ok(s) => Cow::Borrowed(s),
-                        Err(_) => {
-                            let mut out = String::with_capacity(raw.len() + 8);
-                            push_replacing_invalid(&mut out, raw);
-                            Cow::Owned(out)
-                        }
-                    });
-                }
-                Some(b'\\') => break,
-                Some(&b) if b < 0x20 => {
-                    return Err(self.error(&format!(
-                        "invalid character {} in string literal",
-                        describe(b)
-                    )));
-                }
-                Some(&b) => {
-                    ascii &= b < 0x80;
-                    self.pos += 1;
-                }
+                });
+            }
+            Some(b'\\') => {}
+            Some(&b) => {
+                return Err(self.error(&format!(
+                    "invalid character {} in string literal",
+                    describe(b)
+                )));
             }
         }
         let mut out = String::with_capacity(self.pos - start + 16);
         push_replacing_invalid(&mut out, &self.input[start..self.pos]);
         loop {
             let run = self.pos;
-            while let Some(&b) = self.input.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
+            self.pos = super::scan::string_run(self.input, run);
             push_replacing_invalid(&mut out, &self.input[run..self.pos]);
             match self.input.get(self.pos) {
                 None => return Err(self.error("unexpected end of input in string literal")),

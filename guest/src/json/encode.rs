@@ -138,7 +138,10 @@ pub fn encode_string(s: &str, out: &mut Vec<u8>) {
     let mut run = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
+        i = super::scan::plain_run(bytes, i);
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
         if b < 0x80 {
             if ASCII_SAFE[b as usize] {
                 i += 1;

@@ -7,6 +7,7 @@
 
 mod decode;
 mod encode;
+mod scan;
 
 pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object};
 pub use encode::{encode_document, encode_document_pretty, encode_string};
