@@ -166,6 +166,26 @@ impl Fields<'_> {
         Ok(())
     }
 
+    /// The instant of the fields read, `[year, month, day, hour, minute, second]`, after
+    /// checking each is in range.
+    fn time(
+        &self,
+        [year, month, day, hour, minute, second]: [i64; 6],
+        nanosecond: u32,
+    ) -> Result<SyncTime> {
+        let c = Civil {
+            year,
+            month: month as u32,
+            day: day as u32,
+            hour: hour as u32,
+            minute: minute as u32,
+            second: second as u32,
+            nanosecond,
+        };
+        self.check_ranges(&c)?;
+        Ok(SyncTime::from_civil(c))
+    }
+
     fn check_ranges(&self, c: &Civil) -> Result<()> {
         let bad = if !(1..=12).contains(&c.month) {
             Some("month")
@@ -213,17 +233,17 @@ pub fn parse_key_time(text: &str) -> Result<SyncTime> {
     f.literal(b'.')?;
     let nanosecond = f.number(9, "nanoseconds")?;
     f.literal(b'Z')?;
-    let c = Civil {
-        year,
-        month,
-        day,
-        hour,
-        minute,
-        second,
+    f.time(
+        [
+            year,
+            month as i64,
+            day as i64,
+            hour as i64,
+            minute as i64,
+            second as i64,
+        ],
         nanosecond,
-    };
-    f.check_ranges(&c)?;
-    Ok(SyncTime::from_civil(c))
+    )
 }
 
 /// Parses RFC 3339 (`2006-01-02T15:04:05[.nnnnnnnnn](Z|±hh:mm)`) to UTC. The result's
@@ -283,17 +303,17 @@ pub fn parse_synced_at(text: &str) -> Result<SyncTime> {
     if f.pos != text.len() {
         return Err(f.fail("the end of the time"));
     }
-    let c = Civil {
-        year,
-        month,
-        day,
-        hour,
-        minute,
-        second,
+    let local = f.time(
+        [
+            year,
+            month as i64,
+            day as i64,
+            hour as i64,
+            minute as i64,
+            second as i64,
+        ],
         nanosecond,
-    };
-    f.check_ranges(&c)?;
-    let local = SyncTime::from_civil(c);
+    )?;
     let utc = SyncTime {
         seconds: local.seconds - offset,
         nanoseconds: local.nanoseconds,

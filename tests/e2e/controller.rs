@@ -2,7 +2,8 @@
 
 use super::support::*;
 use render_store::controller::{
-    Applier, Controller, Finalization, PinDecision, Reason, ReleaseRefs, SyncRequest, history_count,
+    Applier, Controller, Finalization, PinDecision, Reason, ReleaseRefs, SyncError, SyncOutcome,
+    SyncRequest, history_count,
 };
 use render_store::{Bucket, BucketCall, RecordingBucket, Release, RenderStore};
 use std::sync::Arc;
@@ -67,18 +68,26 @@ fn app() -> Release {
     release("app")
 }
 
+/// Sync render `n` of `app` with no Release references.
+async fn sync(
+    c: &Controller,
+    n: u32,
+    keep_history: Option<i64>,
+    applier: &mut FakeApplier,
+) -> Result<SyncOutcome, SyncError> {
+    c.sync(
+        &app(),
+        &request(n, keep_history, ReleaseRefs::default()),
+        applier,
+    )
+    .await
+}
+
 #[tokio::test]
 async fn a_full_sync_persists_applies_records_and_collects() {
     let (c, rec, mem) = controller(no_faults);
     let mut applier = FakeApplier::default();
-    let out = c
-        .sync(
-            &app(),
-            &request(1, None, ReleaseRefs::default()),
-            &mut applier,
-        )
-        .await
-        .unwrap();
+    let out = sync(&c, 1, None, &mut applier).await.unwrap();
     assert_eq!(applier.applied, [render(1)]);
     assert!(out.recorded);
     assert!(out.gc.is_some());
@@ -106,14 +115,7 @@ async fn a_failed_dry_run_stores_nothing() {
         fail_dry_run: true,
         ..Default::default()
     };
-    let err = c
-        .sync(
-            &app(),
-            &request(1, None, ReleaseRefs::default()),
-            &mut applier,
-        )
-        .await
-        .unwrap_err();
+    let err = sync(&c, 1, None, &mut applier).await.unwrap_err();
     assert_eq!(err.reason, Reason::DryRunFailed);
     assert_eq!(rec.take_calls(), []);
     assert!(applier.applied.is_empty());
@@ -127,14 +129,7 @@ async fn a_failed_persist_applies_nothing_and_is_deploy_failed() {
     ] {
         let (c, rec, mem) = controller(fail);
         let mut applier = FakeApplier::default();
-        let err = c
-            .sync(
-                &app(),
-                &request(1, None, ReleaseRefs::default()),
-                &mut applier,
-            )
-            .await
-            .unwrap_err();
+        let err = sync(&c, 1, None, &mut applier).await.unwrap_err();
         assert_eq!(err.reason, Reason::DeployFailed, "{err}");
         assert!(applier.applied.is_empty(), "nothing is applied");
         assert!(
@@ -154,14 +149,7 @@ async fn a_failed_apply_records_no_history_and_runs_no_gc() {
         fail_apply: true,
         ..Default::default()
     };
-    let err = c
-        .sync(
-            &app(),
-            &request(1, Some(1), ReleaseRefs::default()),
-            &mut applier,
-        )
-        .await
-        .unwrap_err();
+    let err = sync(&c, 1, Some(1), &mut applier).await.unwrap_err();
     assert_eq!(err.reason, Reason::ApplyFailed);
     let calls = rec.take_calls();
     assert_eq!(calls.len(), 2, "exists and put of the blob only: {calls:?}");
@@ -172,14 +160,7 @@ async fn a_failed_apply_records_no_history_and_runs_no_gc() {
 async fn a_failed_record_history_does_not_fail_the_sync() {
     let (c, _rec, mem) = controller(is_history_put);
     let mut applier = FakeApplier::default();
-    let out = c
-        .sync(
-            &app(),
-            &request(1, None, ReleaseRefs::default()),
-            &mut applier,
-        )
-        .await
-        .unwrap();
+    let out = sync(&c, 1, None, &mut applier).await.unwrap();
     assert!(!out.recorded);
     assert_eq!(applier.applied.len(), 1);
     assert!(out.gc.is_some(), "GC still runs");
@@ -196,14 +177,7 @@ async fn a_failed_gc_does_not_fail_the_sync() {
     let (c, _rec, _) = controller(|c| matches!(c, BucketCall::Delete(_)));
     let mut applier = FakeApplier::default();
     for n in 0..3 {
-        let out = c
-            .sync(
-                &app(),
-                &request(n, Some(1), ReleaseRefs::default()),
-                &mut applier,
-            )
-            .await
-            .unwrap();
+        let out = sync(&c, n, Some(1), &mut applier).await.unwrap();
         assert!(out.recorded);
         if n > 0 {
             assert!(out.gc.is_none(), "GC failed and was logged");
@@ -217,27 +191,14 @@ async fn keep_history_unset_keeps_ten_and_zero_keeps_everything() {
     let (c, _, mem) = controller(no_faults);
     let mut applier = FakeApplier::default();
     for n in 0..12 {
-        c.sync(
-            &app(),
-            &request(n, None, ReleaseRefs::default()),
-            &mut applier,
-        )
-        .await
-        .unwrap();
+        sync(&c, n, None, &mut applier).await.unwrap();
     }
     assert_eq!(mem.list("ns/app/history/").await.unwrap().len(), 10);
     assert_eq!(mem.list("ns/app/renders/").await.unwrap().len(), 10);
 
     let (c, rec, mem) = controller(no_faults);
     for n in 0..12 {
-        let out = c
-            .sync(
-                &app(),
-                &request(n, Some(0), ReleaseRefs::default()),
-                &mut applier,
-            )
-            .await
-            .unwrap();
+        let out = sync(&c, n, Some(0), &mut applier).await.unwrap();
         assert!(out.gc.is_none());
     }
     assert!(
@@ -256,16 +217,7 @@ async fn gc_protects_every_reference_of_the_release() {
     let mut refs = Vec::new();
     // GC off while the history builds up.
     for n in 0..4 {
-        refs.push(
-            c.sync(
-                &app(),
-                &request(n, Some(0), ReleaseRefs::default()),
-                &mut applier,
-            )
-            .await
-            .unwrap()
-            .render_ref,
-        );
+        refs.push(sync(&c, n, Some(0), &mut applier).await.unwrap().render_ref);
     }
     // A blob stored at a gate: no history entry.
     let attempted = store.put_render(&app(), &render(50)).await.unwrap();
@@ -300,14 +252,7 @@ async fn gc_protects_every_reference_of_the_release() {
 async fn without_a_store_every_rule_has_an_answer() {
     let c = Controller::new(None).unwrap();
     let mut applier = FakeApplier::default();
-    let out = c
-        .sync(
-            &app(),
-            &request(1, None, ReleaseRefs::default()),
-            &mut applier,
-        )
-        .await
-        .unwrap();
+    let out = sync(&c, 1, None, &mut applier).await.unwrap();
     assert_eq!(
         out.render_ref,
         runtime().render_ref(&render(1)).await.unwrap()
@@ -365,22 +310,8 @@ async fn a_pin_to_another_render_reads_it_from_the_store() {
 async fn a_rollback_applies_the_last_healthy_render_and_records_nothing() {
     let (c, rec, mem) = controller(no_faults);
     let mut applier = FakeApplier::default();
-    let healthy = c
-        .sync(
-            &app(),
-            &request(1, Some(5), ReleaseRefs::default()),
-            &mut applier,
-        )
-        .await
-        .unwrap()
-        .render_ref;
-    c.sync(
-        &app(),
-        &request(2, Some(5), ReleaseRefs::default()),
-        &mut applier,
-    )
-    .await
-    .unwrap();
+    let healthy = sync(&c, 1, Some(5), &mut applier).await.unwrap().render_ref;
+    sync(&c, 2, Some(5), &mut applier).await.unwrap();
     rec.take_calls();
     let history_before = mem.list("ns/app/history/").await.unwrap();
 
@@ -433,13 +364,7 @@ async fn finalization_retries_until_everything_is_deleted() {
     });
     let mut applier = FakeApplier::default();
     for n in 0..3 {
-        c.sync(
-            &app(),
-            &request(n, None, ReleaseRefs::default()),
-            &mut applier,
-        )
-        .await
-        .unwrap();
+        sync(&c, n, None, &mut applier).await.unwrap();
     }
     c.store()
         .unwrap()
