@@ -139,6 +139,16 @@ fn main() {
         render_store::COMPONENT.len() / 1024
     );
 
+    // Profiling aid: `SIDE_BY_SIDE_ONLY=call` runs the call loop alone for a while.
+    if std::env::var("SIDE_BY_SIDE_ONLY").as_deref() == Ok("call") {
+        let valid = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+        let t = time(Duration::from_secs(5), || {
+            tokio.block_on(rt.validate_render_ref(valid)).unwrap()
+        });
+        println!("call: {}", fmt(t));
+        return;
+    }
+
     // 1. renderRef throughput.
     println!("\n## renderRef: canonicalize + hash, MiB/s of canonical bytes");
     println!(

@@ -9,8 +9,12 @@ use crate::bucket::{Bucket, BucketError};
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime::component::{HasSelf, Linker};
-use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
+    Trap,
+};
 
 pub(crate) mod bindings {
     wasmtime::component::bindgen!({
@@ -36,6 +40,8 @@ pub struct Limits {
     pub memory_bytes: usize,
     /// Fuel a call may burn (about one unit per WebAssembly instruction).
     pub fuel: u64,
+    /// Calls that may run at once; more wait for a free instance slot.
+    pub concurrent_calls: u32,
 }
 
 impl Limits {
@@ -45,6 +51,8 @@ impl Limits {
     /// 100 billion units: far more than canonicalizing hundreds of MiB takes, yet a
     /// guest stuck in a loop stops within a minute or so.
     pub const DEFAULT_FUEL: u64 = 100_000_000_000;
+    /// 64 instance slots: each reserves address space (not memory) for a linear memory.
+    pub const DEFAULT_CONCURRENT_CALLS: u32 = 64;
 }
 
 impl Default for Limits {
@@ -52,6 +60,7 @@ impl Default for Limits {
         Limits {
             memory_bytes: Self::DEFAULT_MEMORY_BYTES,
             fuel: Self::DEFAULT_FUEL,
+            concurrent_calls: Self::DEFAULT_CONCURRENT_CALLS,
         }
     }
 }
@@ -60,6 +69,8 @@ impl Default for Limits {
 pub(crate) struct CallState {
     limiter: CallLimiter,
     bucket: Option<Scope>,
+    /// The instance slot this call holds until its store is dropped.
+    _slot: Option<OwnedSemaphorePermit>,
 }
 
 /// The memory cap of one call, which also remembers the most memory the call asked for.
@@ -171,12 +182,16 @@ impl wit_bucket::Host for CallState {
     }
 }
 
+/// Bytes of a freed slot's memory zeroed in place rather than returned to the kernel.
+const KEEP_RESIDENT: usize = 64 * 1024;
+
 /// The compiled component and its template, shared by every call.
 pub struct Runtime {
     engine: Engine,
     pre: bindings::RenderStorePre<CallState>,
     limits: Limits,
     peak_memory: AtomicUsize,
+    slots: Arc<Semaphore>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -193,6 +208,20 @@ impl Runtime {
     pub fn new(limits: Limits) -> Result<Self> {
         let mut config = Config::new();
         config.consume_fuel(true);
+        // Instances come from a pool of pre-reserved slots: instantiation reuses a
+        // slot's memory instead of mapping and unmapping it for every call.
+        let slots = limits.concurrent_calls.max(1);
+        let page = 64 * 1024;
+        let memory = limits.memory_bytes.div_ceil(page).max(1) * page;
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(slots)
+            .total_core_instances(slots * 4)
+            .total_memories(slots * 2)
+            .total_tables(slots * 4)
+            .max_memory_size(memory)
+            .linear_memory_keep_resident(KEEP_RESIDENT)
+            .table_keep_resident(KEEP_RESIDENT);
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         let engine = Engine::new(&config).map_err(sandbox)?;
         let component =
             crate::component_cache::load_or_compile(&engine, COMPONENT).map_err(sandbox)?;
@@ -207,6 +236,7 @@ impl Runtime {
             pre,
             limits,
             peak_memory: AtomicUsize::new(0),
+            slots: Arc::new(Semaphore::new(slots as usize)),
         })
     }
 
@@ -235,7 +265,14 @@ impl Runtime {
         &self,
         bucket: Option<Scope>,
     ) -> Result<(Store<CallState>, bindings::RenderStore)> {
+        let slot = self
+            .slots
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| Error::Sandbox("the runtime is shutting down".into()))?;
         let state = CallState {
+            _slot: Some(slot),
             limiter: CallLimiter {
                 memory_cap: self.limits.memory_bytes,
                 peak: 0,
@@ -325,6 +362,7 @@ mod tests {
                 bucket: recorder.clone(),
                 prefix: "ns/app/".to_string(),
             }),
+            _slot: None,
         }
     }
 
@@ -366,6 +404,7 @@ mod tests {
         let mut s = CallState {
             limiter: limiter(),
             bucket: None,
+            _slot: None,
         };
         assert!(matches!(
             s.get("ns/app/x".into()).await,
