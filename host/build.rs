@@ -35,7 +35,10 @@ fn main() {
         .args(["rustc", "--package", "render-store-guest", "--lib"])
         .args(["--crate-type", "cdylib", "--target", GUEST_TARGET])
         .args(["--profile", GUEST_PROFILE, "--target-dir"])
-        .arg(&target_dir);
+        .arg(&target_dir)
+        // 128-bit SIMD for the string scanner: every host we target (wasmtime, jco,
+        // wasmtime-py) runs it.
+        .args(["--", "-C", "target-feature=+simd128"]);
     // The outer build's flags, target dir and wrappers (clippy's among them) are for the
     // host; the guest must build the same way whatever the outer command was.
     for var in [

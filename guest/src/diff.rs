@@ -56,10 +56,7 @@ struct Object<'a> {
 fn string_member(doc: &Document<'_>, node: Option<&Node<'_>>, key: &str) -> String {
     match node {
         Some(Node::Object(members)) => match members.iter().rev().find(|(k, _)| k == key) {
-            Some((_, v)) => match doc.node(*v) {
-                Node::Str(s) => s.to_string(),
-                _ => String::new(),
-            },
+            Some((_, v)) => doc.node(*v).as_str().unwrap_or_default().to_string(),
             None => String::new(),
         },
         _ => String::new(),

@@ -165,7 +165,9 @@ fn summary_of(key: &str, body: &[u8]) -> Result<String> {
         decode_object(body).map_err(|e| corrupt(format!("body is not a JSON object ({e})")))?;
     match doc.root_member("summary") {
         None | Some(Node::Null) => Ok(String::new()),
-        Some(Node::Str(s)) => Ok(s.to_string()),
-        Some(_) => Err(corrupt("\"summary\" is not a string".to_string())),
+        Some(node) => match node.as_str() {
+            Some(s) => Ok(s.to_string()),
+            None => Err(corrupt("\"summary\" is not a string".to_string())),
+        },
     }
 }

@@ -148,6 +148,14 @@ fn main() {
         println!("call: {}", fmt(t));
         return;
     }
+    if std::env::var("SIDE_BY_SIDE_ONLY").as_deref() == Ok("native") {
+        let objects = render(1_000, 4_200);
+        let t = time(Duration::from_secs(5), || {
+            render_store_guest::canonical(&objects).unwrap()
+        });
+        println!("native canonical, 1,000 objects: {}", fmt(t));
+        return;
+    }
 
     // 1. renderRef throughput.
     println!("\n## renderRef: canonicalize + hash, MiB/s of canonical bytes");

@@ -24,10 +24,25 @@ pub enum Node<'a> {
     Float(f64),
     /// A string, unescaped, with invalid UTF-8 replaced (one U+FFFD per bad byte).
     Str(Cow<'a, str>),
+    /// A string taken from the input as it is, holding nothing Go's encoder escapes:
+    /// it is written back with a plain copy.
+    PlainStr(&'a str),
     /// An array: the indices of its elements, in order.
     Array(Vec<u32>),
-    /// An object: its members as written (duplicates included), key and value index.
+    /// An object: its members sorted by key bytes, each key once with its last value
+    /// (Go's decoder lets a later duplicate replace an earlier one).
     Object(Vec<(Cow<'a, str>, u32)>),
+}
+
+impl<'a> Node<'a> {
+    /// The text of a string node.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Node::Str(s) => Some(s),
+            Node::PlainStr(s) => Some(s),
+            _ => None,
+        }
+    }
 }
 
 /// A decoded JSON value: an arena of nodes and the index of the root.
@@ -52,10 +67,9 @@ impl<'a> Document<'a> {
     pub fn root_member(&self, key: &str) -> Option<&Node<'a>> {
         match self.root() {
             Node::Object(members) => members
-                .iter()
-                .rev()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| self.node(*v)),
+                .binary_search_by(|(k, _)| k.as_bytes().cmp(key.as_bytes()))
+                .ok()
+                .map(|i| self.node(members[i].1)),
             _ => None,
         }
     }
@@ -103,7 +117,7 @@ pub fn decode_object(input: &[u8]) -> Result<Document<'_>, DecodeError> {
         Node::Null => Some("null"),
         Node::Bool(_) => Some("a boolean"),
         Node::Int(_) | Node::Float(_) => Some("a number"),
-        Node::Str(_) => Some("a string"),
+        Node::Str(_) | Node::PlainStr(_) => Some("a string"),
         Node::Array(_) => Some("an array"),
     };
     if let Some(kind) = kind {
@@ -212,8 +226,8 @@ impl<'a> Parser<'a> {
                     }
                 }
                 Some(b'"') => {
-                    let s = self.parse_string()?;
-                    self.push(Node::Str(s))
+                    let node = self.parse_string_value()?;
+                    self.push(node)
                 }
                 Some(b't') => self.parse_literal("true", Node::Bool(true))?,
                 Some(b'f') => self.parse_literal("false", Node::Bool(false))?,
@@ -262,7 +276,7 @@ impl<'a> Parser<'a> {
                 }
                 let node = match stack.pop() {
                     Some(Open::Array(items)) => Node::Array(items),
-                    Some(Open::Object(members, _)) => Node::Object(members),
+                    Some(Open::Object(members, _)) => Node::Object(sorted_unique(members)),
                     None => unreachable!("the stack was not empty"),
                 };
                 done = self.push(node);
@@ -330,6 +344,27 @@ impl<'a> Parser<'a> {
                 message: format!("number {text} is out of the range of a 64-bit float"),
             }),
         }
+    }
+
+    /// Parses a string value; one without escapes, invalid UTF-8 or characters the
+    /// encoder escapes becomes a [`Node::PlainStr`].
+    fn parse_string_value(&mut self) -> Result<Node<'a>, DecodeError> {
+        let start = self.pos + 1;
+        let (end, kind) = super::scan::classified_string_run(self.input, start);
+        if self.input.get(end) == Some(&b'"') && !kind.special {
+            let raw = &self.input[start..end];
+            let text = if kind.non_ascii {
+                std::str::from_utf8(raw).ok()
+            } else {
+                // SAFETY: the scan saw no byte >= 0x80, and ASCII is valid UTF-8.
+                Some(unsafe { std::str::from_utf8_unchecked(raw) })
+            };
+            if let Some(text) = text {
+                self.pos = end + 1;
+                return Ok(Node::PlainStr(text));
+            }
+        }
+        self.parse_string().map(Node::Str)
     }
 
     /// Parses a string literal starting at its opening quote.
@@ -448,6 +483,26 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// Members sorted by key bytes, each key once with its last value, in place.
+fn sorted_unique(mut members: Vec<(Cow<'_, str>, u32)>) -> Vec<(Cow<'_, str>, u32)> {
+    // Stable, so equal keys keep their written order and the last of a run is the last
+    // written.
+    members.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let mut kept = 0;
+    for i in 0..members.len() {
+        if members
+            .get(i + 1)
+            .is_some_and(|next| next.0 == members[i].0)
+        {
+            continue;
+        }
+        members.swap(kept, i);
+        kept += 1;
+    }
+    members.truncate(kept);
+    members
+}
+
 /// Appends `bytes`, replacing each byte that does not start a valid UTF-8 sequence with
 /// U+FFFD: Go's `utf8.DecodeRune` steps one byte past an invalid one, so `E2 82` gives
 /// two replacements (`String::from_utf8_lossy` would give one).
@@ -488,12 +543,10 @@ mod tests {
     fn surrogates() {
         let doc =
             decode_object(br#"{"a":"\ud83d\ude00","b":"\ude00\ud83d","c":"\ud800x"}"#).unwrap();
-        assert_eq!(doc.root_member("a"), Some(&Node::Str("😀".into())));
-        assert_eq!(
-            doc.root_member("b"),
-            Some(&Node::Str("\u{FFFD}\u{FFFD}".into()))
-        );
-        assert_eq!(doc.root_member("c"), Some(&Node::Str("\u{FFFD}x".into())));
+        let text = |k| doc.root_member(k).and_then(Node::as_str);
+        assert_eq!(text("a"), Some("😀"));
+        assert_eq!(text("b"), Some("\u{FFFD}\u{FFFD}"));
+        assert_eq!(text("c"), Some("\u{FFFD}x"));
     }
 
     #[test]

@@ -25,11 +25,11 @@ fn newline(out: &mut Vec<u8>, depth: usize) {
 }
 
 fn encode(doc: &Document<'_>, out: &mut Vec<u8>, pretty: bool) {
-    enum Work<'d> {
+    enum Work<'d, 'a> {
         Array(&'d [u32], usize),
-        Object(Vec<(&'d str, u32)>, usize),
+        Object(&'d [(Cow<'a, str>, u32)], usize),
     }
-    let mut stack: Vec<Work<'_>> = Vec::new();
+    let mut stack: Vec<Work<'_, '_>> = Vec::new();
     let mut next = Some(doc.root());
     loop {
         if let Some(node) = next.take() {
@@ -40,6 +40,11 @@ fn encode(doc: &Document<'_>, out: &mut Vec<u8>, pretty: bool) {
                 Node::Int(i) => push_int(out, *i),
                 Node::Float(f) => push_float(out, *f),
                 Node::Str(s) => encode_string(s, out),
+                Node::PlainStr(s) => {
+                    out.push(b'"');
+                    out.extend_from_slice(s.as_bytes());
+                    out.push(b'"');
+                }
                 Node::Array(items) if items.is_empty() => out.extend_from_slice(b"[]"),
                 Node::Array(items) => {
                     out.push(b'[');
@@ -48,7 +53,7 @@ fn encode(doc: &Document<'_>, out: &mut Vec<u8>, pretty: bool) {
                 Node::Object(members) if members.is_empty() => out.extend_from_slice(b"{}"),
                 Node::Object(members) => {
                     out.push(b'{');
-                    stack.push(Work::Object(sorted_members(members), 0));
+                    stack.push(Work::Object(members, 0));
                 }
             }
         }
@@ -76,7 +81,8 @@ fn encode(doc: &Document<'_>, out: &mut Vec<u8>, pretty: bool) {
                 }
             }
             Work::Object(members, pos) => {
-                if let Some(&(key, child)) = members.get(*pos) {
+                if let Some((key, child)) = members.get(*pos) {
+                    let child = *child;
                     if *pos > 0 {
                         out.push(b',');
                     }
@@ -97,23 +103,6 @@ fn encode(doc: &Document<'_>, out: &mut Vec<u8>, pretty: bool) {
             }
         }
     }
-}
-
-/// Members sorted by key bytes, each key once with its last value (Go's decoder lets a
-/// later duplicate replace an earlier one).
-fn sorted_members<'d>(members: &'d [(Cow<'_, str>, u32)]) -> Vec<(&'d str, u32)> {
-    let mut sorted: Vec<(&str, u32)> = members.iter().map(|(k, v)| (k.as_ref(), *v)).collect();
-    // Stable, so equal keys keep their written order and the last of a run is the last
-    // written.
-    sorted.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    let mut unique: Vec<(&str, u32)> = Vec::with_capacity(sorted.len());
-    for member in sorted {
-        match unique.last_mut() {
-            Some(last) if last.0 == member.0 => *last = member,
-            _ => unique.push(member),
-        }
-    }
-    unique
 }
 
 /// Bytes below 0x80 that Go writes as they are with HTML escaping on.

@@ -24,8 +24,147 @@ fn word(bytes: &[u8], i: usize) -> u64 {
     u64::from_le_bytes(bytes[i..i + 8].try_into().expect("eight bytes"))
 }
 
+/// Sixteen bytes at a time where the target has 128-bit vectors (SSE2 is part of every
+/// x86-64; wasm32 when built with simd128, as build.rs builds the guest).
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+mod block {
+    #[cfg(target_arch = "wasm32")]
+    use std::arch::wasm32::*;
+    #[cfg(target_arch = "x86_64")]
+    use std::arch::x86_64::*;
+
+    /// Masks of the bytes of one 16-byte block, each a 16-bit set (bit n = byte n).
+    pub struct Block {
+        #[cfg(target_arch = "x86_64")]
+        v: __m128i,
+        #[cfg(target_arch = "wasm32")]
+        v: v128,
+    }
+
+    impl Block {
+        #[inline(always)]
+        pub fn load(bytes: &[u8], i: usize) -> Block {
+            let chunk: &[u8; 16] = bytes[i..i + 16].try_into().expect("sixteen bytes");
+            // SAFETY: `chunk` is 16 readable bytes; unaligned loads are allowed.
+            #[cfg(target_arch = "x86_64")]
+            let v = unsafe { _mm_loadu_si128(chunk.as_ptr().cast()) };
+            #[cfg(target_arch = "wasm32")]
+            let v = unsafe { v128_load(chunk.as_ptr().cast()) };
+            Block { v }
+        }
+
+        #[inline(always)]
+        pub fn eq(&self, b: u8) -> u32 {
+            // SAFETY: SSE2 is always present on x86-64; simd128 is enabled for this cfg.
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                _mm_movemask_epi8(_mm_cmpeq_epi8(self.v, _mm_set1_epi8(b as i8))) as u32
+            }
+            #[cfg(target_arch = "wasm32")]
+            {
+                u8x16_bitmask(u8x16_eq(self.v, u8x16_splat(b))) as u32
+            }
+        }
+
+        /// Bytes below 0x20.
+        #[inline(always)]
+        pub fn control(&self) -> u32 {
+            // SAFETY: as in `eq`.
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                // b < 0x20  ⇔  max(b, 0x1f) == 0x1f
+                let limit = _mm_set1_epi8(0x1f);
+                _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(self.v, limit), limit)) as u32
+            }
+            #[cfg(target_arch = "wasm32")]
+            {
+                u8x16_bitmask(u8x16_lt(self.v, u8x16_splat(0x20))) as u32
+            }
+        }
+
+        /// Bytes ≥ 0x80.
+        #[inline(always)]
+        pub fn high(&self) -> u32 {
+            // SAFETY: as in `eq`.
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                _mm_movemask_epi8(self.v) as u32
+            }
+            #[cfg(target_arch = "wasm32")]
+            {
+                u8x16_bitmask(self.v) as u32
+            }
+        }
+    }
+}
+
+/// What a run of string bytes holds besides plain ASCII.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunKind {
+    /// A byte ≥ 0x80 (so the run needs UTF-8 validation).
+    pub non_ascii: bool,
+    /// A byte Go's encoder escapes or may escape: `<`, `>`, `&`, or 0xE2.
+    pub special: bool,
+}
+
+/// From `i`, the index of the first `"`, `\` or control byte (or the end), and what
+/// the bytes before it hold.
+pub fn classified_string_run(bytes: &[u8], mut i: usize) -> (usize, RunKind) {
+    let mut high = 0u64;
+    let mut special = 0u64;
+    #[cfg(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    ))]
+    while i + 16 <= bytes.len() {
+        let b = block::Block::load(bytes, i);
+        if b.eq(b'"') | b.eq(b'\\') | b.control() != 0 {
+            break;
+        }
+        high |= (b.high() != 0) as u64 * HIGHS;
+        special |= (b.eq(b'<') | b.eq(b'>') | b.eq(b'&') | b.eq(0xE2) != 0) as u64;
+        i += 16;
+    }
+    while i + 8 <= bytes.len() {
+        let w = word(bytes, i);
+        if eq(w, b'"') | eq(w, b'\\') | control(w) != 0 {
+            break;
+        }
+        high |= w;
+        special |= eq(w, b'<') | eq(w, b'>') | eq(w, b'&') | eq(w, 0xE2);
+        i += 8;
+    }
+    let mut kind = RunKind {
+        non_ascii: high & HIGHS != 0,
+        special: special != 0,
+    };
+    while let Some(&b) = bytes.get(i) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            break;
+        }
+        kind.non_ascii |= b >= 0x80;
+        kind.special |= matches!(b, b'<' | b'>' | b'&' | 0xE2);
+        i += 1;
+    }
+    (i, kind)
+}
+
 /// From `i`, the index of the first `"`, `\` or control byte (or the end).
 pub fn string_run(bytes: &[u8], mut i: usize) -> usize {
+    #[cfg(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    ))]
+    while i + 16 <= bytes.len() {
+        let b = block::Block::load(bytes, i);
+        if b.eq(b'"') | b.eq(b'\\') | b.control() != 0 {
+            break;
+        }
+        i += 16;
+    }
     while i + 8 <= bytes.len() {
         let w = word(bytes, i);
         if eq(w, b'"') | eq(w, b'\\') | control(w) != 0 {
@@ -45,6 +184,24 @@ pub fn string_run(bytes: &[u8], mut i: usize) -> usize {
 /// From `i`, the index of the first byte Go's encoder may have to escape: a control
 /// byte, `"`, `\`, `<`, `>`, `&`, or 0xE2 (which starts U+2028 and U+2029).
 pub fn plain_run(bytes: &[u8], mut i: usize) -> usize {
+    #[cfg(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    ))]
+    while i + 16 <= bytes.len() {
+        let b = block::Block::load(bytes, i);
+        let stop = b.control()
+            | b.eq(b'"')
+            | b.eq(b'\\')
+            | b.eq(b'<')
+            | b.eq(b'>')
+            | b.eq(b'&')
+            | b.eq(0xE2);
+        if stop != 0 {
+            break;
+        }
+        i += 16;
+    }
     while i + 8 <= bytes.len() {
         let w = word(bytes, i);
         let stop = control(w)
@@ -75,8 +232,8 @@ mod tests {
         assert_eq!(string_run(b"short", 0), 5);
         // Every position of every stop byte, inside and after whole words.
         for stop in [b'"', b'\\', 0x00, 0x1f] {
-            for pos in 0..24 {
-                let mut v = vec![b'a'; 24];
+            for pos in 0..40 {
+                let mut v = vec![b'a'; 40];
                 v[pos] = stop;
                 assert_eq!(string_run(&v, 0), pos, "{stop} at {pos}");
             }
@@ -84,15 +241,42 @@ mod tests {
     }
 
     #[test]
+    fn classified_runs_report_what_they_passed() {
+        let (end, kind) = classified_string_run(b"abcdefghijklmnop\"", 0);
+        assert_eq!((end, kind), (16, RunKind::default()));
+        for (text, non_ascii, special) in [
+            (&b"abcdefghij<lmnop\""[..], false, true),
+            (b"abcdefghijklmn&\"", false, true),
+            (b"ab>\"", false, true),
+            (b"abcdefgh\xc3\xa9ijklmnop\"", true, false),
+            (b"abcdefgh\xe2\x80\xa8ijklmnop\"", true, true),
+            (
+                b"abcdefghijklmnopqrstuvwxyz0123456789<abcdef\"",
+                false,
+                true,
+            ),
+            (
+                b"abcdefghijklmnopqrstuvwxyz\xc3\xa90123456789abcdef\"",
+                true,
+                false,
+            ),
+        ] {
+            let (end, kind) = classified_string_run(text, 0);
+            assert_eq!(end, text.len() - 1);
+            assert_eq!(kind, RunKind { non_ascii, special }, "{text:?}");
+        }
+    }
+
+    #[test]
     fn plain_runs_never_pass_a_byte_that_needs_escaping() {
         for stop in [b'"', b'\\', b'<', b'>', b'&', 0xE2, 0x00, 0x1f] {
-            for pos in 0..24 {
-                let mut v = vec![b'a'; 24];
+            for pos in 0..40 {
+                let mut v = vec![b'a'; 40];
                 v[pos] = stop;
                 assert!(plain_run(&v, 0) <= pos, "{stop} at {pos}");
             }
         }
-        assert_eq!(plain_run(&[b'a'; 24], 0), 24);
+        assert_eq!(plain_run(&[b'a'; 40], 0), 40);
         // 0x7F and other high bytes are plain.
         assert_eq!(
             plain_run(&[0x7f, 0xc3, 0xa9, b'a', b'b', b'c', b'd', b'e'], 0),
