@@ -148,14 +148,14 @@ impl Fields<'_> {
         ))
     }
 
-    fn number(&mut self, width: usize, name: &str) -> Result<u32> {
+    fn number(&mut self, width: usize, name: &str) -> Result<i64> {
         let digits = self
             .text
             .get(self.pos..self.pos + width)
             .filter(|d| d.iter().all(u8::is_ascii_digit))
             .ok_or_else(|| self.fail(&format!("{width} digits of the {name}")))?;
         self.pos += width;
-        Ok(digits.iter().fold(0, |n, d| n * 10 + (d - b'0') as u32))
+        Ok(digits.iter().fold(0, |n, d| n * 10 + (d - b'0') as i64))
     }
 
     fn literal(&mut self, c: u8) -> Result<()> {
@@ -166,12 +166,11 @@ impl Fields<'_> {
         Ok(())
     }
 
-    /// The instant of the fields read, `[year, month, day, hour, minute, second]`, after
-    /// checking each is in range.
+    /// The instant of the fields read, `[year, month, day, hour, minute, second,
+    /// nanosecond]`, after checking each is in range.
     fn time(
         &self,
-        [year, month, day, hour, minute, second]: [i64; 6],
-        nanosecond: u32,
+        [year, month, day, hour, minute, second, nanosecond]: [i64; 7],
     ) -> Result<SyncTime> {
         let c = Civil {
             year,
@@ -180,7 +179,7 @@ impl Fields<'_> {
             hour: hour as u32,
             minute: minute as u32,
             second: second as u32,
-            nanosecond,
+            nanosecond: nanosecond as u32,
         };
         self.check_ranges(&c)?;
         Ok(SyncTime::from_civil(c))
@@ -223,7 +222,7 @@ pub fn parse_key_time(text: &str) -> Result<SyncTime> {
             "key time {text:?} must be {KEY_TIME_LEN} characters (YYYYMMDDTHHMMSS.nnnnnnnnnZ)"
         )));
     }
-    let year = f.number(4, "year")? as i64;
+    let year = f.number(4, "year")?;
     let month = f.number(2, "month")?;
     let day = f.number(2, "day")?;
     f.literal(b'T')?;
@@ -233,17 +232,7 @@ pub fn parse_key_time(text: &str) -> Result<SyncTime> {
     f.literal(b'.')?;
     let nanosecond = f.number(9, "nanoseconds")?;
     f.literal(b'Z')?;
-    f.time(
-        [
-            year,
-            month as i64,
-            day as i64,
-            hour as i64,
-            minute as i64,
-            second as i64,
-        ],
-        nanosecond,
-    )
+    f.time([year, month, day, hour, minute, second, nanosecond])
 }
 
 /// Parses RFC 3339 (`2006-01-02T15:04:05[.nnnnnnnnn](Z|±hh:mm)`) to UTC. The result's
@@ -255,7 +244,7 @@ pub fn parse_synced_at(text: &str) -> Result<SyncTime> {
         what: "RFC 3339 time",
         original: text,
     };
-    let year = f.number(4, "year")? as i64;
+    let year = f.number(4, "year")?;
     f.literal(b'-')?;
     let month = f.number(2, "month")?;
     f.literal(b'-')?;
@@ -278,7 +267,7 @@ pub fn parse_synced_at(text: &str) -> Result<SyncTime> {
             return Err(f.fail("1 to 9 fraction digits"));
         }
         f.pos = start;
-        nanosecond = f.number(digits, "fraction")? * 10u32.pow(9 - digits as u32);
+        nanosecond = f.number(digits, "fraction")? * 10i64.pow(9 - digits as u32);
     }
     let offset = match f.text.get(f.pos) {
         Some(b'Z') => {
@@ -295,7 +284,7 @@ pub fn parse_synced_at(text: &str) -> Result<SyncTime> {
                     "RFC 3339 time {text:?}: offset out of range"
                 )));
             }
-            let seconds = (hours * 3600 + minutes * 60) as i64;
+            let seconds = hours * 3600 + minutes * 60;
             if sign == b'-' { -seconds } else { seconds }
         }
         _ => return Err(f.fail("'Z' or a ±hh:mm offset")),
@@ -303,17 +292,7 @@ pub fn parse_synced_at(text: &str) -> Result<SyncTime> {
     if f.pos != text.len() {
         return Err(f.fail("the end of the time"));
     }
-    let local = f.time(
-        [
-            year,
-            month as i64,
-            day as i64,
-            hour as i64,
-            minute as i64,
-            second as i64,
-        ],
-        nanosecond,
-    )?;
+    let local = f.time([year, month, day, hour, minute, second, nanosecond])?;
     let utc = SyncTime {
         seconds: local.seconds - offset,
         nanoseconds: local.nanoseconds,

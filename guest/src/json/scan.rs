@@ -153,32 +153,8 @@ pub fn classified_string_run(bytes: &[u8], mut i: usize) -> (usize, RunKind) {
 }
 
 /// From `i`, the index of the first `"`, `\` or control byte (or the end).
-pub fn string_run(bytes: &[u8], mut i: usize) -> usize {
-    #[cfg(any(
-        target_arch = "x86_64",
-        all(target_arch = "wasm32", target_feature = "simd128")
-    ))]
-    while i + 16 <= bytes.len() {
-        let b = block::Block::load(bytes, i);
-        if b.eq(b'"') | b.eq(b'\\') | b.control() != 0 {
-            break;
-        }
-        i += 16;
-    }
-    while i + 8 <= bytes.len() {
-        let w = word(bytes, i);
-        if eq(w, b'"') | eq(w, b'\\') | control(w) != 0 {
-            break;
-        }
-        i += 8;
-    }
-    while let Some(&b) = bytes.get(i) {
-        if b == b'"' || b == b'\\' || b < 0x20 {
-            break;
-        }
-        i += 1;
-    }
-    i
+pub fn string_run(bytes: &[u8], i: usize) -> usize {
+    classified_string_run(bytes, i).0
 }
 
 /// From `i`, the index of the first byte Go's encoder may have to escape: a control
