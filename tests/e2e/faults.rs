@@ -191,19 +191,26 @@ async fn run(op: Op, store: &RenderStore, protected: &[String]) -> render_store:
     }
 }
 
+/// The populated store an operation starts from: record-history records a render
+/// whose blob is already stored, as a sync does.
+async fn starting_state(op: Op) -> (Arc<dyn Bucket>, Vec<String>) {
+    let (bucket, protected) = populated().await;
+    if matches!(op, Op::RecordHistory) {
+        let store = RenderStore::new(runtime(), bucket.clone());
+        store
+            .put_render(&release("app"), &render(99))
+            .await
+            .unwrap();
+    }
+    (bucket, protected)
+}
+
 #[tokio::test]
 async fn a_fault_at_every_call_keeps_the_invariants_and_a_retry_completes() {
     let mut cases = 0;
     for op in [Op::PutRender, Op::RecordHistory, Op::Gc, Op::DeleteRelease] {
         // The state an uninterrupted run leaves, and how many calls it makes.
-        let (bucket, protected) = populated().await;
-        if matches!(op, Op::RecordHistory) {
-            let store = RenderStore::new(runtime(), bucket.clone());
-            store
-                .put_render(&release("app"), &render(99))
-                .await
-                .unwrap();
-        }
+        let (bucket, protected) = starting_state(op).await;
         let counter = Arc::new(KthCallFails {
             inner: bucket.clone(),
             k: 0,
@@ -224,14 +231,7 @@ async fn a_fault_at_every_call_keeps_the_invariants_and_a_retry_completes() {
         for k in 1..=calls {
             for fault in [Fault::Before, Fault::After] {
                 let case = format!("{op:?} failing call {k} of {calls} ({fault:?})");
-                let (bucket, protected) = populated().await;
-                if matches!(op, Op::RecordHistory) {
-                    let store = RenderStore::new(runtime(), bucket.clone());
-                    store
-                        .put_render(&release("app"), &render(99))
-                        .await
-                        .unwrap();
-                }
+                let (bucket, protected) = starting_state(op).await;
                 let before = snapshot(&bucket).await;
                 let faulty = Arc::new(KthCallFails {
                     inner: bucket.clone(),
