@@ -63,11 +63,7 @@ fn bool_param(params: &mut Params, name: &str, env_name: &str) -> Result<bool, E
 }
 
 pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectStore>, Error> {
-    let container = parsed
-        .host_str()
-        .filter(|c| !c.is_empty())
-        .ok_or_else(|| params.error("azblob:// needs a container: azblob://CONTAINER"))?
-        .to_string();
+    let container = params.bucket_name(parsed, "container")?;
     let localemu = bool_param(&mut params, "localemu", "AZURE_STORAGE_IS_LOCAL_EMULATOR")?;
     let cdn = bool_param(&mut params, "cdn", "AZURE_STORAGE_IS_CDN")?;
     let domain = params

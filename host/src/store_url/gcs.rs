@@ -14,11 +14,7 @@ use url::Url;
 pub(crate) const GCS_PARAMS: &[&str] = &["anonymous"];
 
 pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectStore>, Error> {
-    let bucket = parsed
-        .host_str()
-        .filter(|b| !b.is_empty())
-        .ok_or_else(|| params.error("gs:// needs a bucket: gs://BUCKET"))?
-        .to_string();
+    let bucket = params.bucket_name(parsed, "bucket")?;
     let anonymous = params.take_bool(&["anonymous"])?.unwrap_or(false);
     params.refuse(
         "access_id",

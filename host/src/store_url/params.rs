@@ -30,6 +30,21 @@ impl Params {
         url_error(&self.url, reason)
     }
 
+    /// The URL's host part, which names the bucket (`what`: "bucket" or "container").
+    pub fn bucket_name(&self, parsed: &url::Url, what: &str) -> Result<String, Error> {
+        parsed
+            .host_str()
+            .filter(|name| !name.is_empty())
+            .map(String::from)
+            .ok_or_else(|| {
+                let scheme = &self.scheme;
+                self.error(format!(
+                    "{scheme}:// needs a {what}: {scheme}://{}",
+                    what.to_uppercase()
+                ))
+            })
+    }
+
     /// Takes a parameter's value.
     pub fn take(&mut self, name: &str) -> Option<String> {
         self.values.remove(name)

@@ -28,11 +28,7 @@ pub(crate) const S3_PARAMS: &[&str] = &[
 ];
 
 pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectStore>, Error> {
-    let bucket = parsed
-        .host_str()
-        .filter(|b| !b.is_empty())
-        .ok_or_else(|| params.error("s3:// needs a bucket: s3://BUCKET"))?
-        .to_string();
+    let bucket = params.bucket_name(parsed, "bucket")?;
     let mut builder = AmazonS3Builder::from_env().with_bucket_name(&bucket);
 
     if let Some(region) = params.take("region").or_else(|| env("AWS_REGION")) {
