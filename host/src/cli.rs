@@ -3,8 +3,12 @@
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use render_store::json_view::{diff_json, gc_json, history_json};
+use render_store::operation::{Operation, Output};
+use render_store::replay::ReplayReport;
+use render_store::trace::Trace;
 use render_store::{
-    GcPlan, HistoryEntry, NewEntry, Observer, Release, RenderDiff, RenderStore, Runtime, SyncTime,
+    GcPlan, HistoryEntry, Limits, NewEntry, Observer, Release, RenderDiff, RenderStore, Runtime,
+    SyncTime,
 };
 use serde_json::json;
 use std::io::Write;
@@ -15,13 +19,30 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "render-store", version)]
 pub struct Args {
-    /// Where the store is: file:///abs/path[?create_dir=true] or mem://.
+    /// Where the store is: a gocloud URL (s3://BUCKET, gs://BUCKET, azblob://CONTAINER,
+    /// file:///abs/path, mem://); see README.md for the parameters.
     #[arg(long, env = "RENDER_STORE_URL", global = true, default_value = "")]
     pub render_store_url: String,
 
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     pub json: bool,
+
+    /// Record the store operation (put, get, history, record, gc, delete-release) with
+    /// every bucket call and answer into FILE, as JSON lines (TRACES.md).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
+    /// Memory cap of one sandboxed call, in MiB.
+    #[arg(long, global = true, env = "RENDER_STORE_MEMORY_CAP_MIB", value_name = "MIB",
+          default_value_t = Limits::DEFAULT_MEMORY_BYTES / MIB)]
+    pub memory_cap_mib: usize,
+
+    /// CPU bound of one sandboxed call, in fuel units (about one per WebAssembly
+    /// instruction).
+    #[arg(long, global = true, env = "RENDER_STORE_FUEL", value_name = "UNITS",
+          default_value_t = Limits::DEFAULT_FUEL)]
+    pub fuel: u64,
 
     #[command(subcommand)]
     pub command: Command,
@@ -96,10 +117,18 @@ pub enum Command {
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: String,
     },
+    /// Re-run a traced operation in the sandbox against the trace's answers alone (no
+    /// store is opened) and report whether every call and the result match.
+    Replay {
+        /// A trace written by --trace.
+        file: PathBuf,
+    },
     /// Store a few renders, record history, run GC and print the history, on
     /// --render-store-url or a file:// store in a temporary folder.
     Demo,
 }
+
+const MIB: usize = 1 << 20;
 
 /// Keep this many history entries when `--keep` is not given.
 pub const DEFAULT_KEEP_HISTORY: i64 = 10;
@@ -119,8 +148,8 @@ fn open(url: &str) -> Result<RenderStore> {
     match RenderStore::open(url)? {
         Some(store) => Ok(store),
         None => bail!(
-            "no render store: pass --render-store-url (file:///abs/path or mem://) or set \
-             RENDER_STORE_URL"
+            "no render store: pass --render-store-url (s3://, gs://, azblob://, \
+             file:///abs/path or mem://) or set RENDER_STORE_URL"
         ),
     }
 }
@@ -201,8 +230,154 @@ fn print_diff(diff: &RenderDiff) {
     );
 }
 
+fn is_store_operation(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Put { .. }
+            | Command::Get { .. }
+            | Command::History { .. }
+            | Command::Record { .. }
+            | Command::Gc { .. }
+            | Command::DeleteRelease { .. }
+    )
+}
+
+/// The store operation a command stands for, with its arguments read and parsed.
+async fn store_operation(command: Command) -> Result<Operation> {
+    Ok(match command {
+        Command::Put { release, files } => Operation::PutRender {
+            release: parse_release(&release)?,
+            objects: read_objects(&files)?,
+        },
+        Command::Get {
+            release,
+            render_ref,
+        } => Operation::GetRender {
+            release: parse_release(&release)?,
+            render_ref,
+        },
+        Command::History { release } => Operation::ListHistory {
+            release: parse_release(&release)?,
+        },
+        Command::Record {
+            release,
+            render_ref,
+            summary,
+            synced_at,
+        } => {
+            let synced_at = match synced_at {
+                Some(text) => Runtime::shared()?.parse_synced_at(&text).await?,
+                None => SyncTime::now(),
+            };
+            Operation::RecordHistory {
+                release: parse_release(&release)?,
+                entry: NewEntry {
+                    render_ref,
+                    synced_at,
+                    summary,
+                },
+            }
+        }
+        Command::Gc {
+            release,
+            keep,
+            protect,
+            dry_run,
+        } => Operation::Gc {
+            release: parse_release(&release)?,
+            keep: keep.unwrap_or(DEFAULT_KEEP_HISTORY),
+            protected: protect,
+            dry_run,
+        },
+        Command::DeleteRelease { release } => Operation::DeleteRelease {
+            release: parse_release(&release)?,
+        },
+        other => bail!("{other:?} is not a store operation"),
+    })
+}
+
+async fn print_output(
+    rt: &Runtime,
+    operation: &Operation,
+    output: &Output,
+    as_json: bool,
+) -> Result<()> {
+    match (operation, output) {
+        (_, Output::Render(bytes)) => std::io::stdout().lock().write_all(bytes)?,
+        (_, Output::Entries(entries)) => print_history(rt, entries, as_json).await?,
+        (Operation::Gc { keep, dry_run, .. }, Output::Plan(plan)) => {
+            if *keep <= 0 && !as_json {
+                println!("keep is {keep}: GC is off, nothing deleted");
+            } else {
+                print_gc(plan, *dry_run, as_json)?;
+            }
+        }
+        (_, output) if as_json => print_json(&output.to_json())?,
+        (_, Output::RenderRef(render_ref)) => println!("{render_ref}"),
+        (Operation::RecordHistory { entry, .. }, Output::Added(added)) => {
+            if *added {
+                println!("recorded {}", entry.render_ref);
+            } else {
+                println!("already in the history: {}", entry.render_ref);
+            }
+        }
+        (Operation::DeleteRelease { release }, Output::Deleted(n)) => {
+            println!("deleted {n} keys of {release}")
+        }
+        (_, output) => print_json(&output.to_json())?,
+    }
+    Ok(())
+}
+
+fn print_replay(report: &ReplayReport, as_json: bool) -> Result<()> {
+    if as_json {
+        return print_json(&report.to_json());
+    }
+    let trace = &report.replayed;
+    println!(
+        "replayed {} of {}: {} bucket calls",
+        trace.operation.name(),
+        trace.operation.release(),
+        trace.calls.len()
+    );
+    let result = report.to_json()["result"].clone();
+    println!("result: {}", serde_json::to_string_pretty(&result)?);
+    if let Some(d) = &report.first_difference {
+        let line = |c: &Option<render_store::trace::TracedCall>| match c {
+            Some(c) => render_store::trace::call_json(c).to_string(),
+            None => "(no call)".to_string(),
+        };
+        println!("call {} differs from the trace:", d.position);
+        println!("  trace:  {}", line(&d.recorded));
+        println!("  replay: {}", line(&d.replayed));
+    }
+    if !report.result_matches {
+        println!("the result differs from the trace's");
+    }
+    if report.matches() {
+        println!("every call and the result match the trace");
+    }
+    Ok(())
+}
+
 pub async fn run(args: Args) -> Result<()> {
     let url = args.render_store_url.as_str();
+    let limits = Limits {
+        memory_bytes: args
+            .memory_cap_mib
+            .checked_mul(MIB)
+            .filter(|&b| b > 0)
+            .context("--memory-cap-mib must be at least 1 and fit this machine's address space")?,
+        fuel: args.fuel,
+        ..Limits::default()
+    };
+    Runtime::init_shared(limits)?;
+    if args.trace.is_some() && !is_store_operation(&args.command) {
+        bail!(
+            "--trace records a store operation (put, get, history, record, gc, \
+             delete-release); this command is not one"
+        );
+    }
     match args.command {
         Command::Ref { files } => {
             let render_ref = Runtime::shared()?
@@ -218,79 +393,25 @@ pub async fn run(args: Args) -> Result<()> {
             let bytes = Runtime::shared()?.canonical(&read_objects(&files)?).await?;
             std::io::stdout().lock().write_all(&bytes)?;
         }
-        Command::Put { release, files } => {
-            let release = parse_release(&release)?;
-            let objects = read_objects(&files)?;
-            let render_ref = open(url)?.put_render(&release, &objects).await?;
-            if args.json {
-                print_json(&json!({ "renderRef": render_ref }))?;
-            } else {
-                println!("{render_ref}");
-            }
-        }
-        Command::Get {
-            release,
-            render_ref,
-        } => {
-            let release = parse_release(&release)?;
-            let bytes = open(url)?.get_render(&release, &render_ref).await?;
-            std::io::stdout().lock().write_all(&bytes)?;
-        }
-        Command::History { release } => {
-            let release = parse_release(&release)?;
+        Command::Put { .. }
+        | Command::Get { .. }
+        | Command::History { .. }
+        | Command::Record { .. }
+        | Command::Gc { .. }
+        | Command::DeleteRelease { .. } => {
+            let operation = store_operation(args.command).await?;
             let store = open(url)?;
-            let entries = store.list_history(&release).await?;
-            print_history(store.runtime(), &entries, args.json).await?;
-        }
-        Command::Record {
-            release,
-            render_ref,
-            summary,
-            synced_at,
-        } => {
-            let release = parse_release(&release)?;
-            let store = open(url)?;
-            let synced_at = match synced_at {
-                Some(text) => store.runtime().parse_synced_at(&text).await?,
-                None => SyncTime::now(),
-            };
-            let entry = NewEntry {
-                render_ref,
-                synced_at,
-                summary,
-            };
-            let added = store.record_history(&release, &entry).await?;
-            if args.json {
-                print_json(&json!({ "added": added }))?;
-            } else if added {
-                println!("recorded {}", entry.render_ref);
-            } else {
-                println!("already in the history: {}", entry.render_ref);
-            }
-        }
-        Command::Gc {
-            release,
-            keep,
-            protect,
-            dry_run,
-        } => {
-            let release = parse_release(&release)?;
-            let keep = keep.unwrap_or(DEFAULT_KEEP_HISTORY);
-            let plan = open(url)?.gc(&release, keep, &protect, dry_run).await?;
-            if keep <= 0 && !args.json {
-                println!("keep is {keep}: GC is off, nothing deleted");
-            } else {
-                print_gc(&plan, dry_run, args.json)?;
-            }
-        }
-        Command::DeleteRelease { release } => {
-            let release = parse_release(&release)?;
-            let deleted = open(url)?.delete_release(&release).await?;
-            if args.json {
-                print_json(&json!({ "deleted": deleted }))?;
-            } else {
-                println!("deleted {deleted} keys of {release}");
-            }
+            let output = match &args.trace {
+                Some(path) => {
+                    let (output, trace) =
+                        render_store::trace::record(&store, operation.clone()).await;
+                    std::fs::write(path, trace.to_jsonl())
+                        .with_context(|| format!("writing the trace {}", path.display()))?;
+                    output
+                }
+                None => operation.run(&store).await,
+            }?;
+            print_output(store.runtime(), &operation, &output, args.json).await?;
         }
         Command::Ls { prefix } => {
             let keys = open(url)?.bucket().list(&prefix).await?;
@@ -340,6 +461,17 @@ pub async fn run(args: Args) -> Result<()> {
                 .with_context(|| format!("listening on {listen}"))?;
             eprintln!("render-store: serving on http://{}", listener.local_addr()?);
             render_store::serve::serve(listener, observer).await?;
+        }
+        Command::Replay { file } => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            let trace =
+                Trace::parse(&text).with_context(|| format!("reading {}", file.display()))?;
+            let report = render_store::replay::replay(Runtime::shared()?, &trace).await;
+            print_replay(&report, args.json)?;
+            if !report.matches() {
+                bail!("the replay does not match the trace {}", file.display());
+            }
         }
         Command::Demo => crate::demo::run(url, args.json).await?,
     }

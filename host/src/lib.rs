@@ -26,10 +26,13 @@ mod error;
 pub mod json_view;
 mod logic;
 mod observer;
+pub mod operation;
+pub mod replay;
 mod runtime;
 pub mod serve;
 mod store;
 mod store_url;
+pub mod trace;
 mod types;
 
 pub use bucket::{

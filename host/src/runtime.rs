@@ -7,6 +7,7 @@
 
 use crate::bucket::{Bucket, BucketError};
 use crate::error::{Error, Result};
+use crate::trace::{CallError, CallKind, CallLog, Reply, TracedCall};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -121,6 +122,8 @@ impl ResourceLimiter for CallLimiter {
 pub(crate) struct Scope {
     pub bucket: Arc<dyn Bucket>,
     pub prefix: String,
+    /// Where every call and its answer are recorded, for a trace.
+    pub log: Option<Arc<CallLog>>,
 }
 
 impl Scope {
@@ -144,43 +147,100 @@ impl CallState {
         scope.check(key)?;
         Ok(scope)
     }
+
+    /// Records a call and the answer the component is given, when tracing. `reply`
+    /// makes the trace's copy of a successful answer, so nothing is copied otherwise.
+    fn log<T>(
+        &self,
+        kind: CallKind,
+        key: String,
+        value: Option<&[u8]>,
+        answer: &Result<T, wit_bucket::BucketError>,
+        reply: impl FnOnce(&T) -> Reply,
+    ) {
+        let Some(log) = self.bucket.as_ref().and_then(|s| s.log.as_ref()) else {
+            return;
+        };
+        log.push(TracedCall {
+            kind,
+            key,
+            value: value.map(<[u8]>::to_vec),
+            answer: match answer {
+                Ok(v) => Ok(reply(v)),
+                Err(wit_bucket::BucketError::NotFound) => Err(CallError::NotFound),
+                Err(wit_bucket::BucketError::Denied(m)) => Err(CallError::Denied(m.clone())),
+                Err(wit_bucket::BucketError::Failed(m)) => Err(CallError::Failed(m.clone())),
+            },
+        });
+    }
 }
 
 fn to_wit(e: BucketError) -> wit_bucket::BucketError {
     match e {
         BucketError::NotFound { .. } => wit_bucket::BucketError::NotFound,
         BucketError::Denied(m) => wit_bucket::BucketError::Denied(m),
+        BucketError::Failed(m) => wit_bucket::BucketError::Failed(m),
         other => wit_bucket::BucketError::Failed(other.to_string()),
     }
 }
 
 impl wit_bucket::Host for CallState {
     async fn get(&mut self, key: String) -> Result<Vec<u8>, wit_bucket::BucketError> {
-        self.scope(&key)?.bucket.get(&key).await.map_err(to_wit)
+        let answer = match self.scope(&key) {
+            Ok(scope) => scope.bucket.get(&key).await.map_err(to_wit),
+            Err(e) => Err(e),
+        };
+        self.log(CallKind::Get, key, None, &answer, |b| {
+            Reply::Bytes(b.clone())
+        });
+        answer
     }
 
     async fn put(&mut self, key: String, value: Vec<u8>) -> Result<(), wit_bucket::BucketError> {
-        self.scope(&key)?
-            .bucket
-            .put(&key, value)
-            .await
-            .map_err(to_wit)
+        let logged = self.bucket.as_ref().is_some_and(|s| s.log.is_some());
+        let copy = logged.then(|| value.clone());
+        let answer = match self.scope(&key) {
+            Ok(scope) => scope.bucket.put(&key, value).await.map_err(to_wit),
+            Err(e) => Err(e),
+        };
+        self.log(CallKind::Put, key, copy.as_deref(), &answer, |_| {
+            Reply::Done
+        });
+        answer
     }
 
     async fn exists(&mut self, key: String) -> Result<bool, wit_bucket::BucketError> {
-        self.scope(&key)?.bucket.exists(&key).await.map_err(to_wit)
+        let answer = match self.scope(&key) {
+            Ok(scope) => scope.bucket.exists(&key).await.map_err(to_wit),
+            Err(e) => Err(e),
+        };
+        self.log(CallKind::Exists, key, None, &answer, |b| Reply::Exists(*b));
+        answer
     }
 
     async fn list(&mut self, prefix: String) -> Result<Vec<String>, wit_bucket::BucketError> {
-        let scope = self.scope(&prefix)?;
-        let keys = scope.bucket.list(&prefix).await.map_err(to_wit)?;
-        Ok(keys)
+        let answer = match self.scope(&prefix) {
+            Ok(scope) => scope.bucket.list(&prefix).await.map_err(to_wit),
+            Err(e) => Err(e),
+        };
+        self.log(CallKind::List, prefix, None, &answer, |k| {
+            Reply::Keys(k.clone())
+        });
+        answer
     }
 
     async fn delete(&mut self, key: String) -> Result<(), wit_bucket::BucketError> {
-        self.scope(&key)?.bucket.delete(&key).await.map_err(to_wit)
+        let answer = match self.scope(&key) {
+            Ok(scope) => scope.bucket.delete(&key).await.map_err(to_wit),
+            Err(e) => Err(e),
+        };
+        self.log(CallKind::Delete, key, None, &answer, |_| Reply::Done);
+        answer
     }
 }
+
+/// The process-wide runtime of [`Runtime::shared`].
+static SHARED: OnceLock<Arc<Runtime>> = OnceLock::new();
 
 /// Bytes of a freed slot's memory zeroed in place rather than returned to the kernel.
 const KEEP_RESIDENT: usize = 64 * 1024;
@@ -240,14 +300,33 @@ impl Runtime {
         })
     }
 
-    /// The process-wide runtime with default limits, compiled on first use.
+    /// The process-wide runtime, compiled on first use with the limits given to
+    /// [`Runtime::init_shared`], or the defaults.
     pub fn shared() -> Result<Arc<Runtime>> {
-        static SHARED: OnceLock<Arc<Runtime>> = OnceLock::new();
-        if let Some(rt) = SHARED.get() {
-            return Ok(rt.clone());
+        match SHARED.get() {
+            Some(rt) => Ok(rt.clone()),
+            None => Self::init_shared(Limits::default()),
         }
-        let rt = Arc::new(Runtime::new(Limits::default())?);
-        Ok(SHARED.get_or_init(|| rt).clone())
+    }
+
+    /// Sets the limits of the process-wide runtime and compiles it. Calling it again
+    /// with the same limits returns the same runtime; with others, an error (the
+    /// runtime is already in use).
+    pub fn init_shared(limits: Limits) -> Result<Arc<Runtime>> {
+        let rt = match SHARED.get() {
+            Some(rt) => rt.clone(),
+            None => {
+                let rt = Arc::new(Runtime::new(limits)?);
+                SHARED.get_or_init(|| rt).clone()
+            }
+        };
+        if rt.limits != limits {
+            return Err(Error::Sandbox(format!(
+                "the shared runtime already runs with {:?}; it cannot change to {limits:?}",
+                rt.limits
+            )));
+        }
+        Ok(rt)
     }
 
     /// The limits every call gets.
@@ -361,6 +440,7 @@ mod tests {
             bucket: Some(Scope {
                 bucket: recorder.clone(),
                 prefix: "ns/app/".to_string(),
+                log: None,
             }),
             _slot: None,
         }

@@ -5,6 +5,7 @@ use crate::bucket::{Bucket, ObjectStoreBucket};
 use crate::error::Result;
 use crate::runtime::{Runtime, Scope};
 use crate::store_url::open_backend;
+use crate::trace::CallLog;
 use crate::types::{GcPlan, HistoryEntry, NewEntry, Release};
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ use std::sync::Arc;
 pub struct RenderStore {
     runtime: Arc<Runtime>,
     bucket: Arc<dyn Bucket>,
+    log: Option<Arc<CallLog>>,
 }
 
 impl std::fmt::Debug for RenderStore {
@@ -40,7 +42,20 @@ impl RenderStore {
 
     /// A store over any bucket, run by `runtime`.
     pub fn new(runtime: Arc<Runtime>, bucket: Arc<dyn Bucket>) -> Self {
-        RenderStore { runtime, bucket }
+        RenderStore {
+            runtime,
+            bucket,
+            log: None,
+        }
+    }
+
+    /// This store, recording every bucket call of its operations and the answer the
+    /// component was given into `log` (for traces: [`crate::trace::record`]).
+    pub fn with_call_log(&self, log: Arc<CallLog>) -> Self {
+        RenderStore {
+            log: Some(log),
+            ..self.clone()
+        }
     }
 
     /// The runtime, for the pure logic ([`Runtime::render_ref`] and the like).
@@ -59,6 +74,7 @@ impl RenderStore {
         Scope {
             bucket: self.bucket.clone(),
             prefix: format!("{}/{}/", release.namespace, release.name),
+            log: self.log.clone(),
         }
     }
 

@@ -12,5 +12,6 @@ mod invalid_input;
 mod observer;
 mod operations;
 mod support;
+mod traces;
 mod urls;
 mod vectors;

@@ -42,6 +42,10 @@ pub enum BucketError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A failure known only by its text, passed to the component as is: a replayed
+    /// answer (see [`crate::replay`]).
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// A bucket with the contract of this module.

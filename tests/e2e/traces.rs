@@ -1,0 +1,379 @@
+//! Traces and replay (TRACES.md): every operation records and replays to the same calls
+//! and result; an edited trace replays to the decision it implies; the CLI's `--trace`
+//! and `replay`.
+
+use crate::support::{bucket_from_url, release, render, runtime, time};
+use render_store::operation::Operation;
+use render_store::replay::replay;
+use render_store::trace::{CallKind, Reply, Trace, record};
+use render_store::{NewEntry, RenderStore};
+use serde_json::json;
+use std::process::Command;
+
+/// A mem:// store with four renders recorded an hour apart.
+async fn populated() -> (RenderStore, Vec<String>) {
+    let store = RenderStore::new(runtime(), bucket_from_url("mem://"));
+    let mut refs = Vec::new();
+    for n in 0..4 {
+        let r = store.put_render(&release("app"), &render(n)).await.unwrap();
+        let entry = NewEntry {
+            render_ref: r.clone(),
+            synced_at: time(1_700_000_000 + 3600 * n as i64),
+            summary: format!("sync {n}"),
+        };
+        store.record_history(&release("app"), &entry).await.unwrap();
+        refs.push(r);
+    }
+    (store, refs)
+}
+
+fn gc(keep: i64, protected: &[&str], dry_run: bool) -> Operation {
+    Operation::Gc {
+        release: release("app"),
+        keep,
+        protected: protected.iter().map(|s| s.to_string()).collect(),
+        dry_run,
+    }
+}
+
+/// Records `op` on `store`, checks the trace survives its text form, and returns it.
+async fn traced(store: &RenderStore, op: Operation) -> Trace {
+    let (_, trace) = record(store, op).await;
+    let text = trace.to_jsonl();
+    assert_eq!(Trace::parse(&text).unwrap(), trace, "{text}");
+    assert!(text.starts_with(r#"{"arguments":"#) || text.contains(r#""version":1"#));
+    trace
+}
+
+#[tokio::test]
+async fn every_operation_replays_to_the_same_calls_and_result() {
+    let (store, refs) = populated().await;
+    let app = release("app");
+    let operations = [
+        Operation::PutRender {
+            release: app.clone(),
+            objects: render(9),
+        },
+        Operation::PutRender {
+            release: app.clone(),
+            objects: render(0),
+        },
+        Operation::PutRender {
+            release: app.clone(),
+            objects: vec![b"{not json".to_vec()],
+        },
+        Operation::GetRender {
+            release: app.clone(),
+            render_ref: refs[1].clone(),
+        },
+        Operation::GetRender {
+            release: app.clone(),
+            render_ref: format!("sha256:{}", "0".repeat(64)),
+        },
+        Operation::HasHistoryRef {
+            release: app.clone(),
+            render_ref: refs[2].clone(),
+        },
+        Operation::RecordHistory {
+            release: app.clone(),
+            entry: NewEntry {
+                render_ref: refs[0].clone(),
+                synced_at: time(1_800_000_000),
+                summary: "again".into(),
+            },
+        },
+        Operation::ListHistory {
+            release: app.clone(),
+        },
+        gc(2, &[], true),
+        gc(2, &[&refs[0]], false),
+        Operation::DeleteRelease { release: app },
+    ];
+    for op in operations {
+        let trace = traced(&store, op.clone()).await;
+        let report = replay(runtime(), &trace).await;
+        assert!(report.matches(), "{op:?}: {:#}", report.to_json());
+        assert_eq!(report.replayed.calls, trace.calls, "{op:?}");
+        assert_eq!(report.replayed.result, trace.result, "{op:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_trace_holds_the_answers_and_the_writes() {
+    let (store, _) = populated().await;
+    let trace = traced(
+        &store,
+        Operation::PutRender {
+            release: release("app"),
+            objects: render(7),
+        },
+    )
+    .await;
+    let [exists, put] = &trace.calls[..] else {
+        panic!("{:?}", trace.calls)
+    };
+    assert_eq!(
+        (exists.kind, &exists.answer),
+        (CallKind::Exists, &Ok(Reply::Exists(false)))
+    );
+    assert_eq!(put.kind, CallKind::Put);
+    let render_ref = trace.result.as_ref().unwrap()["renderRef"]
+        .as_str()
+        .unwrap();
+    assert!(put.key.ends_with(render_ref));
+    assert_eq!(
+        put.value.as_deref(),
+        Some(&runtime().canonical(&render(7)).await.unwrap()[..])
+    );
+}
+
+#[tokio::test]
+async fn a_gc_trace_with_one_more_listed_entry_replays_to_its_deletion() {
+    let (store, refs) = populated().await;
+    let mut trace = traced(&store, gc(2, &[], false)).await;
+    let deleted = |t: &Trace| t.result.as_ref().unwrap()["deleteHistory"].clone();
+    assert_eq!(deleted(&trace).as_array().unwrap().len(), 2);
+
+    // An older entry (and its render) the real listing did not have.
+    let old_ref = format!("sha256:{}", "a".repeat(64));
+    let old_entry = format!("ns/app/history/20000101T000000.000000000Z-{old_ref}");
+    let listing = trace
+        .calls
+        .iter_mut()
+        .find(|c| c.kind == CallKind::List && c.key == "ns/app/history/")
+        .expect("GC lists the history");
+    let Ok(Reply::Keys(keys)) = &mut listing.answer else {
+        panic!("{listing:?}")
+    };
+    keys.insert(0, old_entry.clone());
+
+    let report = replay(runtime(), &trace).await;
+    assert!(!report.matches());
+    let replayed = report.replayed.result.as_ref().unwrap();
+    let deleted_now = replayed["deleteHistory"].as_array().unwrap();
+    assert_eq!(deleted_now.len(), 3);
+    assert_eq!(deleted_now[0], json!(old_entry));
+    // The first call that differs is the deletion of the extra entry, before the others.
+    let first = report.first_difference.expect("a difference");
+    let extra = first.replayed.expect("the replay made a call there");
+    assert_eq!(
+        (extra.kind, extra.key.as_str()),
+        (CallKind::Delete, &old_entry[..])
+    );
+    assert_eq!(first.position, 2);
+    assert!(refs.iter().all(|r| !old_entry.contains(r.as_str())));
+}
+
+#[tokio::test]
+async fn a_gc_trace_without_its_protected_ref_replays_to_that_render_deleted() {
+    let (store, refs) = populated().await;
+    let mut trace = traced(&store, gc(1, &[&refs[0]], false)).await;
+    let plan = trace.result.clone().unwrap();
+    let render_key = format!("ns/app/renders/{}", refs[0]);
+    assert!(
+        plan["keepRenders"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(render_key))
+    );
+
+    let Operation::Gc { protected, .. } = &mut trace.operation else {
+        unreachable!()
+    };
+    protected.clear();
+    let report = replay(runtime(), &trace).await;
+    assert!(!report.matches());
+    let replayed = report.replayed.result.as_ref().unwrap();
+    assert!(
+        replayed["deleteRenders"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(render_key))
+    );
+    let first = report.first_difference.expect("a difference");
+    // The calls before it (the listings, the history deletions) are the recorded ones.
+    assert!(first.position > 2, "{first:?}");
+    assert_eq!(first.replayed.map(|c| c.key), Some(render_key));
+}
+
+#[tokio::test]
+async fn an_edited_blob_replays_to_corrupt() {
+    let (store, refs) = populated().await;
+    let mut trace = traced(
+        &store,
+        Operation::GetRender {
+            release: release("app"),
+            render_ref: refs[3].clone(),
+        },
+    )
+    .await;
+    trace.calls[0].answer = Ok(Reply::Bytes(b"{\"kind\":\"Changed\"}\n".to_vec()));
+    let report = replay(runtime(), &trace).await;
+    // The component was given the edited answer, as recorded: the calls agree, the
+    // result does not.
+    assert_eq!(report.first_difference, None);
+    assert!(!report.result_matches && !report.matches());
+    assert_eq!(report.replayed.result.unwrap_err()["kind"], "corrupt");
+}
+
+#[test]
+fn a_bad_trace_is_refused_naming_the_line() {
+    let header = r#"{"format":"render-store-trace","version":1,"operation":"list-history","arguments":{"release":{"namespace":"ns","name":"app"}}}"#;
+    let list = r#"{"call":"list","key":"ns/app/history/","answer":{"ok":[]}}"#;
+    let result = r#"{"result":{"ok":{"entries":[]}}}"#;
+    let ok = format!("{header}\n{list}\n{result}\n");
+    assert_eq!(Trace::parse(&ok).unwrap().calls.len(), 1);
+    let cases = [
+        (String::new(), "line 1", "empty"),
+        (
+            ok.replace(r#""version":1"#, r#""version":2"#),
+            "line 1",
+            "version 2",
+        ),
+        (
+            ok.replace("render-store-trace", "other"),
+            "line 1",
+            "format",
+        ),
+        (format!("{header}\n"), "line 1", "result line is missing"),
+        (
+            ok.replace(r#""ok":[]"#, r#""ok":true"#),
+            "line 2",
+            "list's answer",
+        ),
+        (
+            ok.replace(r#""call":"list""#, r#""call":"rename""#),
+            "line 2",
+            "unknown call",
+        ),
+        (
+            ok.replace(r#"{"result":{"ok":{"entries":[]}}}"#, "{}"),
+            "line 3",
+            "result",
+        ),
+        (
+            ok.replace("list-history", "compact"),
+            "line 1",
+            "unknown operation",
+        ),
+        (
+            format!(
+                "{header}\n{{\"call\":\"get\",\"key\":\"k\",\"answer\":{{\"ok\":\"%%\"}}}}\n{result}"
+            ),
+            "line 2",
+            "base64",
+        ),
+        (
+            format!("{header}\nnot json\n{result}"),
+            "line 2",
+            "not JSON",
+        ),
+    ];
+    for (text, line, what) in cases {
+        let e = Trace::parse(&text).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("trace {line}:")) && e.contains(what),
+            "{e}"
+        );
+    }
+}
+
+fn cli(url: &str, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_render-store"))
+        .args(args)
+        .env("RENDER_STORE_URL", url)
+        .output()
+        .expect("the CLI runs")
+}
+
+#[test]
+fn cli_records_and_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}/store?create_dir=true", dir.path().display());
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let ok = |args: &[&str]| {
+        let out = cli(&url, args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for n in 0..3 {
+        std::fs::write(
+            path(&format!("{n}.json")),
+            format!(r#"{{"kind":"ConfigMap","n":{n}}}"#),
+        )
+        .unwrap();
+        let r = ok(&[
+            "put",
+            "ns/app",
+            &path(&format!("{n}.json")),
+            "--trace",
+            &path(&format!("put{n}.jsonl")),
+        ]);
+        let at = format!("2026-01-0{}T00:00:00Z", n + 1);
+        ok(&[
+            "record",
+            "ns/app",
+            r.trim(),
+            "--synced-at",
+            &at,
+            "--trace",
+            &path(&format!("record{n}.jsonl")),
+        ]);
+    }
+    ok(&["gc", "ns/app", "--keep", "1", "--trace", &path("gc.jsonl")]);
+    // A failed operation is traced too: get of a render GC deleted.
+    let put0 = std::fs::read_to_string(path("put0.jsonl")).unwrap();
+    let gone = Trace::parse(&put0).unwrap().result.unwrap()["renderRef"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = cli(
+        &url,
+        &["get", "ns/app", &gone, "--trace", &path("get.jsonl")],
+    );
+    assert!(!out.status.success());
+    let get = Trace::parse(&std::fs::read_to_string(path("get.jsonl")).unwrap()).unwrap();
+    assert_eq!(get.result.unwrap_err()["kind"], "not-found");
+
+    for name in ["put0", "put2", "record1", "gc", "get"] {
+        let report = ok(&["replay", &path(&format!("{name}.jsonl")), "--json"]);
+        let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+        assert_eq!(report["matches"], true, "{name}: {report:#}");
+    }
+    let human = ok(&["replay", &path("gc.jsonl")]);
+    assert!(
+        human.contains("every call and the result match the trace"),
+        "{human}"
+    );
+
+    // Edited: the history listing of the GC trace gains an old entry.
+    let text = std::fs::read_to_string(path("gc.jsonl")).unwrap();
+    let old = format!(
+        "ns/app/history/19990101T000000.000000000Z-sha256:{}",
+        "b".repeat(64)
+    );
+    let edited = text.replacen(
+        r#""ok":["ns/app/history/"#,
+        &format!(r#""ok":["{old}","ns/app/history/"#),
+        1,
+    );
+    assert_ne!(edited, text);
+    std::fs::write(path("edited.jsonl"), edited).unwrap();
+    let out = cli(&url, &["replay", &path("edited.jsonl")]);
+    assert!(!out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("call 2 differs from the trace") && stdout.contains(&old),
+        "{stdout}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not match the trace"));
+
+    let out = cli(&url, &["ls", "--trace", &path("ls.jsonl")]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--trace records a store operation"));
+    assert!(!dir.path().join("ls.jsonl").exists());
+}
