@@ -266,6 +266,13 @@ impl Runtime {
     /// Compiles the embedded component with the given limits, or loads it compiled
     /// from the cache (see [`crate::component_cache`]).
     pub fn new(limits: Limits) -> Result<Self> {
+        Self::with_component(COMPONENT, limits)
+    }
+
+    /// Runs another build of the component (one `render-store component --out` wrote
+    /// from a different version, or a test's): it must export the same world and
+    /// import nothing but the bucket.
+    pub fn with_component(component: &[u8], limits: Limits) -> Result<Self> {
         let mut config = Config::new();
         config.consume_fuel(true);
         // Instances come from a pool of pre-reserved slots: instantiation reuses a
@@ -284,7 +291,7 @@ impl Runtime {
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         let engine = Engine::new(&config).map_err(sandbox)?;
         let component =
-            crate::component_cache::load_or_compile(&engine, COMPONENT).map_err(sandbox)?;
+            crate::component_cache::load_or_compile(&engine, component).map_err(sandbox)?;
         let mut linker = Linker::new(&engine);
         bindings::RenderStore::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
             .map_err(sandbox)?;

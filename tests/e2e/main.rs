@@ -9,6 +9,7 @@ mod corrupt;
 mod faults;
 mod http;
 mod invalid_input;
+mod limits;
 mod observer;
 mod operations;
 mod support;

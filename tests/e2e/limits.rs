@@ -1,0 +1,145 @@
+//! The sandbox's bounds: a call over its memory cap or CPU budget fails alone, with an
+//! error naming the bound, and the next call on the same host works; a guest that never
+//! returns is stopped.
+
+use crate::support::{Recorded, bucket_from_url, release, render};
+use render_store::{Error, Limits, RenderStore, Runtime};
+use std::process::Command;
+use std::sync::Arc;
+
+/// A component of the render-store world whose every function, `cabi_realloc`
+/// included, loops forever: wit-component's dummy module for the world (each body
+/// `unreachable`), with each body turned into an endless loop.
+fn looping_component() -> Vec<u8> {
+    let mut resolve = wit_parser::Resolve::new();
+    let (package, _) = resolve
+        .push_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit"))
+        .unwrap();
+    let world = resolve.select_world(&[package], None).unwrap();
+    let dummy = wit_component::dummy_module(
+        &resolve,
+        world,
+        wit_parser::ManglingAndAbi::Legacy(wit_parser::LiftLowerAbi::Sync),
+    );
+    let text = wasmprinter::print_bytes(&dummy).unwrap();
+    assert!(text.contains("unreachable"), "{text}");
+    let mut module =
+        wat::parse_str(text.replace("unreachable", "loop br 0 end unreachable")).unwrap();
+    wit_component::embed_component_metadata(
+        &mut module,
+        &resolve,
+        world,
+        wit_component::StringEncoding::UTF8,
+    )
+    .unwrap();
+    wit_component::ComponentEncoder::default()
+        .module(&module)
+        .unwrap()
+        .validate(true)
+        .encode()
+        .unwrap()
+}
+
+fn stopped_by_cpu_budget<T: std::fmt::Debug>(result: render_store::Result<T>) {
+    match result {
+        Err(Error::Sandbox(m)) => assert!(m.contains("CPU budget"), "{m}"),
+        other => panic!("expected the CPU bound to stop the call, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_guest_that_never_returns_is_stopped_by_the_cpu_bound() {
+    let limits = Limits {
+        fuel: 20_000_000,
+        ..Limits::default()
+    };
+    let looping = Arc::new(Runtime::with_component(&looping_component(), limits).unwrap());
+    stopped_by_cpu_budget(looping.render_ref(&render(1)).await);
+    // The same host goes on: the next call is stopped the same way, not hung.
+    stopped_by_cpu_budget(looping.sha256_hex(b"x").await);
+
+    // A store operation is stopped before any bucket call.
+    let recorded = Recorded::new(bucket_from_url("mem://"));
+    let store = RenderStore::new(looping.clone(), recorded.recorder.clone());
+    stopped_by_cpu_budget(store.put_render(&release("app"), &render(1)).await);
+    assert_eq!(recorded.calls(), []);
+
+    // The real component under the same limits works.
+    let real = Runtime::new(limits).unwrap();
+    assert!(
+        real.render_ref(&render(1))
+            .await
+            .unwrap()
+            .starts_with("sha256:")
+    );
+}
+
+#[tokio::test]
+async fn the_memory_cap_fails_one_store_call_and_writes_nothing() {
+    let rt = Arc::new(
+        Runtime::new(Limits {
+            memory_bytes: 8 << 20,
+            ..Limits::default()
+        })
+        .unwrap(),
+    );
+    let recorded = Recorded::new(bucket_from_url("mem://"));
+    let store = RenderStore::new(rt.clone(), recorded.recorder.clone());
+    let big = vec![format!(r#"{{"data":"{}"}}"#, "y".repeat(6 << 20)).into_bytes()];
+    match store.put_render(&release("app"), &big).await {
+        Err(Error::Sandbox(m)) => assert!(m.contains("memory cap") && m.contains("8388608"), "{m}"),
+        other => panic!("expected the memory cap, got {other:?}"),
+    }
+    assert_eq!(recorded.calls(), []);
+    store.put_render(&release("app"), &render(2)).await.unwrap();
+    assert_eq!(recorded.calls().len(), 2);
+    assert!(rt.peak_memory_bytes() <= 8 << 20);
+}
+
+#[test]
+fn the_cli_takes_its_bounds_from_flags_and_names_them_when_hit() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.json");
+    std::fs::write(&big, format!(r#"{{"data":"{}"}}"#, "z".repeat(6 << 20))).unwrap();
+    let small = dir.path().join("small.json");
+    std::fs::write(&small, r#"{"kind":"ConfigMap"}"#).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_render-store"))
+            .args(args)
+            .env_remove("RENDER_STORE_MEMORY_CAP_MIB")
+            .env_remove("RENDER_STORE_FUEL")
+            .output()
+            .unwrap()
+    };
+    let (big, small) = (big.to_str().unwrap(), small.to_str().unwrap());
+
+    let out = run(&["--memory-cap-mib", "4", "ref", big]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("memory cap") && err.contains("4194304"),
+        "{err}"
+    );
+    assert!(
+        run(&["--memory-cap-mib", "4", "ref", small])
+            .status
+            .success()
+    );
+    assert!(
+        run(&["ref", big]).status.success(),
+        "the default cap admits 6 MiB"
+    );
+
+    let out = run(&["--fuel", "1000000", "ref", big]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("CPU budget of 1000000"),
+        "{err}"
+    );
+
+    for bad in [["--memory-cap-mib", "0"], ["--fuel", "lots"]] {
+        let out = run(&[bad[0], bad[1], "ref", small]);
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains(bad[0].trim_start_matches('-')));
+    }
+}
