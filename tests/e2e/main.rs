@@ -6,6 +6,7 @@ mod component;
 mod conformance;
 mod controller;
 mod corrupt;
+mod crashes;
 mod faults;
 mod http;
 mod invalid_input;
