@@ -33,8 +33,20 @@ pub struct HistoryEntry {
     pub summary: String,
 }
 
+/// Longest summary an entry takes, in bytes. A summary is one line for people, and every
+/// history listing reads every entry body: a huge one would slow each reader, forever.
+pub const MAX_SUMMARY_BYTES: usize = 64 * 1024;
+
 /// The entry body: Go's encoding of the entry struct, fields in declaration order.
+/// A summary over [`MAX_SUMMARY_BYTES`] is invalid input.
 pub fn entry_body(render_ref: &str, synced_at: SyncTime, summary: &str) -> Result<Vec<u8>> {
+    if summary.len() > MAX_SUMMARY_BYTES {
+        return Err(crate::error::invalid(format!(
+            "the summary is {} bytes, over the limit of {MAX_SUMMARY_BYTES}: a summary is one \
+             line for people",
+            summary.len()
+        )));
+    }
     let mut out = Vec::with_capacity(128 + summary.len());
     out.extend_from_slice(b"{\"renderRef\":");
     encode_string(render_ref, &mut out);
