@@ -11,6 +11,7 @@ mod faults;
 mod http;
 mod invalid_input;
 mod limits;
+mod load;
 mod observer;
 mod operations;
 mod support;
