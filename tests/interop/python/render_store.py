@@ -1,0 +1,1417 @@
+"""A Python host of the render-store WebAssembly component.
+
+The component (``render-store component --out FILE.wasm``) is run with wasmtime-py's
+dynamic component API. It is granted one capability, the WIT ``bucket`` interface,
+served by a Python bucket and scoped to the release being served exactly as the Rust
+host scopes it; nothing else (no WASI) is linked.
+
+Every piece of render-store logic -- canonical JSON, hashing, keys, history, GC, diffs
+-- runs inside the component. This module only converts values, serves bucket calls
+and, for traces (TRACES.md), records and answers them.
+
+Errors of the WIT ``error`` variant are raised as :class:`RenderStoreError` with
+``kind`` set to the variant case (``invalid-input``, ``invalid-object``, ``not-found``,
+``corrupt``, ``bucket``) and ``message`` its text (``index`` too for
+``invalid-object``). A call wasmtime stopped (trap, memory cap, fuel, the
+data-transfer cap below) is ``kind == "trap"``.
+
+A Python bucket reports failures by raising :class:`NotFound`, :class:`Denied` or
+:class:`Failed` (the WIT ``bucket-error`` cases); any other exception becomes
+``failed("<call> <key>: <exception>")``, as the Rust host words backend failures.
+
+Speed: wasmtime-py converts a ``list<u8>`` one element at a time through Python
+(about 0.5 MiB/s). This module replaces that conversion for byte lists with a bulk
+copy into the same C structures (see ``_install_fast_byte_lists``), 10 to 25 times
+faster. wasmtime caps what one call may copy from the guest to the host at 128 MiB of
+"hostcall fuel", and its dynamic API charges 48 bytes per list element, so a
+``list<u8>`` coming out of the component (``canonical``, ``get_render``, the value of
+a bucket ``put``) is limited to 2,796,201 bytes. Inputs are not capped.
+"""
+
+from __future__ import annotations
+
+import base64
+import ctypes
+import json
+import os
+import stat
+import threading
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import wasmtime
+import wasmtime.component as wc
+from wasmtime import _ffi as _wffi
+from wasmtime.component import _types as _wtypes
+
+__all__ = [
+    "RenderStoreError", "BucketError", "NotFound", "Denied", "Failed", "TraceError",
+    "Release", "SyncTime", "NewEntry", "HistoryEntry", "HistoryKey", "GcPlan",
+    "ObjectId", "ChangedObject", "RenderDiff", "Replay",
+    "Runtime", "RenderStore", "MemoryBucket", "FolderBucket",
+    "default_runtime", "set_default_runtime", "set_fast_byte_lists",
+    "canonical", "render_ref", "validate_render_ref", "sha256_hex", "release_prefix",
+    "render_key", "history_key", "parse_key", "format_key_time", "parse_key_time",
+    "format_synced_at", "parse_synced_at", "plan_gc", "diff_renders",
+    "put_render", "get_render", "has_history_ref", "record_history", "list_history",
+    "gc", "delete_release", "record", "arguments_json", "replay", "parse_trace",
+    "rust_debug_str", "object_key_error", "OPERATIONS", "MAX_LIFTED_BYTES",
+]
+
+PACKAGE = "convoy:render-store"
+VERSION = "0.1.0"
+BUCKET_INTERFACE = f"{PACKAGE}/bucket@{VERSION}"
+
+#: The Rust host's per-call limits (host/src/runtime.rs, ``Limits``).
+DEFAULT_MEMORY_BYTES = 1 << 30
+DEFAULT_FUEL = 100_000_000_000
+
+#: The longest ``list<u8>`` wasmtime-py 50 can lift from the guest in one call:
+#: 128 MiB of hostcall fuel at 48 bytes (one ``Val``) per element, less one ``Val``.
+MAX_LIFTED_BYTES = (128 << 20) // 48 - 1
+
+TRACE_FORMAT = "render-store-trace"
+TRACE_VERSION = 1
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+
+
+class RenderStoreError(Exception):
+    """The component's WIT ``error`` variant, or ``kind == "trap"`` for a stopped call.
+
+    ``kind``: ``invalid-input``, ``invalid-object``, ``not-found``, ``corrupt``,
+    ``bucket`` or ``trap``; ``message``: the text; ``index``: the bad object's position
+    (``invalid-object`` only).
+    """
+
+    KINDS = ("invalid-input", "invalid-object", "not-found", "corrupt", "bucket", "trap")
+
+    def __init__(self, kind: str, message: str, index: Optional[int] = None):
+        super().__init__(f"{kind}: {message}" if index is None else f"{kind} (object {index}): {message}")
+        self.kind = kind
+        self.message = message
+        self.index = index
+
+    def to_json(self) -> Dict[str, Any]:
+        """The error as a trace's result records it (TRACES.md)."""
+        if self.kind == "invalid-object":
+            return {"kind": self.kind, "index": self.index, "message": self.message}
+        return {"kind": self.kind, "message": self.message}
+
+
+class BucketError(Exception):
+    """Raised by a bucket: one of the WIT ``bucket-error`` cases."""
+
+    kind = "failed"
+
+    def __init__(self, message: str = ""):
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(BucketError):
+    """``not-found``: the key does not exist (``get``)."""
+
+    kind = "not-found"
+
+
+class Denied(BucketError):
+    """``denied(message)``: the host refused the call."""
+
+    kind = "denied"
+
+
+class Failed(BucketError):
+    """``failed(message)``: the backend failed."""
+
+    kind = "failed"
+
+
+class TraceError(ValueError):
+    """A trace that does not follow TRACES.md."""
+
+    def __init__(self, line: int, message: str):
+        super().__init__(f"trace line {line}: {message}")
+        self.line = line
+
+
+# --------------------------------------------------------------------------------------
+# Values
+
+
+@dataclass(frozen=True)
+class Release:
+    """A Release: its keys lie under ``<namespace>/<name>/``."""
+
+    namespace: str
+    name: str
+
+    @classmethod
+    def parse(cls, text: str) -> "Release":
+        """``NAMESPACE/NAME``, split at the first ``/`` (the names are checked by each call)."""
+        if "/" not in text:
+            raise ValueError(f"{text!r} is not NAMESPACE/NAME")
+        namespace, name = text.split("/", 1)
+        return cls(namespace, name)
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class SyncTime:
+    """Seconds since 1970-01-01T00:00:00Z and nanoseconds (< 10^9)."""
+
+    seconds: int
+    nanoseconds: int = 0
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    """A history entry to record."""
+
+    render_ref: str
+    synced_at: SyncTime
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """A stored history entry."""
+
+    key: str
+    render_ref: str
+    synced_at: SyncTime
+    summary: str
+
+
+@dataclass(frozen=True)
+class HistoryKey:
+    """A history key's parts."""
+
+    synced_at: SyncTime
+    render_ref: str
+
+
+@dataclass(frozen=True)
+class GcPlan:
+    """What a garbage collection deletes and keeps (full keys, lexical order)."""
+
+    delete_history: List[str]
+    keep_history: List[str]
+    delete_renders: List[str]
+    keep_renders: List[str]
+    ignored: List[str]
+
+    def to_json(self) -> Dict[str, List[str]]:
+        return {
+            "deleteHistory": list(self.delete_history),
+            "keepHistory": list(self.keep_history),
+            "deleteRenders": list(self.delete_renders),
+            "keepRenders": list(self.keep_renders),
+            "ignored": list(self.ignored),
+        }
+
+
+@dataclass(frozen=True)
+class ObjectId:
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ChangedObject:
+    id: ObjectId
+    lines: List[str]
+
+
+@dataclass(frozen=True)
+class RenderDiff:
+    added: List[ObjectId]
+    removed: List[ObjectId]
+    changed: List[ChangedObject]
+    unchanged: int
+
+
+ReleaseLike = Union[Release, str, Tuple[str, str]]
+TimeLike = Union[SyncTime, str]
+BytesLike = Union[bytes, bytearray, memoryview, str]
+
+
+def _release(r: ReleaseLike) -> Release:
+    if isinstance(r, Release):
+        return r
+    if isinstance(r, str):
+        return Release.parse(r)
+    namespace, name = r
+    return Release(namespace, name)
+
+
+def _bytes(b: BytesLike) -> bytes:
+    if isinstance(b, str):
+        return b.encode("utf-8")
+    return bytes(b)
+
+
+def _objects(objects: Iterable[BytesLike]) -> List[bytes]:
+    if isinstance(objects, (bytes, bytearray, str)):
+        raise TypeError("objects must be a sequence of objects, each one JSON object's bytes")
+    return [_bytes(o) for o in objects]
+
+
+# --------------------------------------------------------------------------------------
+# wasmtime-py: fast byte lists
+#
+# wasmtime-py 50 lowers a list<u8> by converting each byte to a C `wasmtime_component_val_t`
+# from Python, and lifts it back the same way: about 0.5 MiB/s. The patch below keeps the
+# same C structures but fills and reads them with two strided memoryview copies (kind byte,
+# value byte) instead of a Python loop. Any other list goes through the original code.
+
+_V = _wffi.wasmtime_component_val
+_KIND_U8 = _wffi.WASMTIME_COMPONENT_U8.value
+_KIND_LIST = _wffi.WASMTIME_COMPONENT_LIST.value
+_FAST = {"enabled": True, "installed": False, "why_not": ""}
+
+
+def _fast_layout_ok() -> str:
+    """Why the bulk copy cannot be used with this wasmtime build ('' when it can)."""
+    try:
+        if _V.kind.offset != 0 or ctypes.sizeof(_V) < 9:
+            return "unexpected wasmtime_component_val_t layout"
+        if _wffi.wasmtime_component_valunion.u8.offset != 0:
+            return "unexpected wasmtime_component_valunion layout"
+        for name in ("_is_bytes", "convert_to_c", "convert_from_c"):
+            if not hasattr(_wtypes.ListType, name):
+                return f"wasmtime.component.ListType has no {name}"
+        for name in ("wasmtime_component_vallist_new_uninit", "wasmtime_component_vallist_delete"):
+            if not hasattr(_wffi, name):
+                return f"wasmtime has no {name}"
+    except AttributeError as e:
+        return str(e)
+    return ""
+
+
+def _install_fast_byte_lists() -> None:
+    if _FAST["installed"]:
+        return
+    why = _fast_layout_ok()
+    if why:
+        _FAST["why_not"] = why
+        _FAST["enabled"] = False
+        return
+    size = ctypes.sizeof(_V)
+    value_at = _V.of.offset
+    original_to_c = _wtypes.ListType.convert_to_c
+    original_from_c = _wtypes.ListType.convert_from_c
+
+    def convert_to_c(self, store, val, ptr):  # type: ignore[no-untyped-def]
+        if not (_FAST["enabled"] and self._is_bytes()):
+            return original_to_c(self, store, val, ptr)
+        if not isinstance(val, (bytes, bytearray, memoryview)):
+            raise TypeError("expected bytes value")
+        data = bytes(val)
+        n = len(data)
+        raw = _wffi.wasmtime_component_vallist_t()
+        _wffi.wasmtime_component_vallist_new_uninit(raw, n)
+        if n:
+            area = (ctypes.c_uint8 * (n * size)).from_address(ctypes.addressof(raw.data.contents))
+            view = memoryview(area).cast("B")
+            view[0::size] = bytes((_KIND_U8,)) * n
+            view[value_at::size] = data
+            del view, area
+        ptr.contents.kind = _wffi.WASMTIME_COMPONENT_LIST
+        ptr.contents.of.list = raw
+
+    def convert_from_c(self, c):  # type: ignore[no-untyped-def]
+        if not (_FAST["enabled"] and self._is_bytes()):
+            return original_from_c(self, c)
+        assert c.kind == _KIND_LIST
+        try:
+            n = c.of.list.size
+            if n == 0:
+                return b""
+            area = (ctypes.c_uint8 * (n * size)).from_address(ctypes.addressof(c.of.list.data.contents))
+            view = memoryview(area).cast("B")
+            if view[0::size] != bytes((_KIND_U8,)) * n:
+                raise TypeError("a list<u8> holds a value that is not a u8")
+            data = bytes(view[value_at::size])
+            del view, area
+            return data
+        finally:
+            # u8 elements own nothing: the list is freed whole.
+            _wffi.wasmtime_component_vallist_delete(ctypes.byref(c.of.list))
+
+    _wtypes.ListType.convert_to_c = convert_to_c
+    _wtypes.ListType.convert_from_c = convert_from_c
+    _FAST["installed"] = True
+
+
+def set_fast_byte_lists(enabled: bool) -> bool:
+    """Turns the bulk list<u8> conversion on or off (for measurements); returns the old
+    setting. Off means wasmtime-py's own per-element conversion."""
+    old = bool(_FAST["enabled"])
+    if enabled and not _FAST["installed"]:
+        raise RuntimeError(f"the fast byte lists are unavailable: {_FAST['why_not']}")
+    _FAST["enabled"] = bool(enabled)
+    return old
+
+
+_install_fast_byte_lists()
+
+
+# --------------------------------------------------------------------------------------
+# Rust's `{:?}` of a string, for the messages the Rust host writes with it.
+
+_GRAPHEME_EXTEND_EXTRA = {0x200C} | set(range(0xFF9E, 0xFFA0)) | set(range(0xE0020, 0xE0080)) | set(range(0x1F3FB, 0x1F400))
+
+
+def rust_debug_str(s: str) -> str:
+    """``format!("{:?}", s)`` of Rust: quotes, ``\\t \\r \\n \\\\ \\" \\0`` escapes, and
+    ``\\u{..}`` for grapheme extenders and unprintable characters (Python's Unicode
+    tables stand in for Rust's; they agree on ASCII and common text)."""
+    out = ['"']
+    for ch in s:
+        cp = ord(ch)
+        if ch == "\0":
+            out.append("\\0")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif cp < 0x80:
+            out.append(ch if 0x20 <= cp < 0x7F else f"\\u{{{cp:x}}}")
+        elif unicodedata.category(ch) in ("Mn", "Me") or cp in _GRAPHEME_EXTEND_EXTRA:
+            out.append(f"\\u{{{cp:x}}}")
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(f"\\u{{{cp:x}}}")
+    out.append('"')
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------------------
+# Buckets
+
+_CONTROL = {chr(c) for c in range(0x20)} | {"\x7f"}
+
+
+def object_key_error(key: str) -> Optional[str]:
+    """Why ``key`` is not a clean object key, the Rust host's check (``None`` if it is):
+    no leading or trailing ``/``, no empty, ``.`` or ``..`` segment, no ASCII control
+    character."""
+    message = f"{rust_debug_str(key)} is not a valid object key"
+    if not key or key.startswith("/") or key.endswith("/"):
+        return message
+    for segment in key.split("/"):
+        if segment in ("", ".", "..") or any(c in _CONTROL for c in segment):
+            return message
+    return None
+
+
+def _check_key(key: str) -> None:
+    why = object_key_error(key)
+    if why:
+        raise Denied(why)
+
+
+def _list_parent(prefix: str) -> Optional[str]:
+    """The segment-aligned parent a listing starts from (checked like a key)."""
+    i = prefix.rfind("/")
+    if i < 0:
+        return None
+    parent = prefix[:i]
+    _check_key(parent)
+    return parent
+
+
+class MemoryBucket:
+    """Blobs in a dict, with the bucket contract (like the Rust host's ``mem://``)."""
+
+    def __init__(self, blobs: Optional[Dict[str, bytes]] = None):
+        self.blobs: Dict[str, bytes] = dict(blobs or {})
+
+    def get(self, key: str) -> bytes:
+        _check_key(key)
+        try:
+            return self.blobs[key]
+        except KeyError:
+            raise NotFound(f"{key} does not exist") from None
+
+    def put(self, key: str, value: bytes) -> None:
+        _check_key(key)
+        self.blobs[key] = bytes(value)
+
+    def exists(self, key: str) -> bool:
+        _check_key(key)
+        return key in self.blobs
+
+    def list(self, prefix: str) -> List[str]:
+        _list_parent(prefix)
+        return sorted(k for k in self.blobs if k.startswith(prefix))
+
+    def delete(self, key: str) -> None:
+        _check_key(key)
+        self.blobs.pop(key, None)
+
+
+def _is_temp_name(filename: str) -> bool:
+    """object_store's staged uploads are ``<name>#<digits>``: never listed or addressed."""
+    if "#" not in filename:
+        return False
+    suffix = filename.split("#", 1)[1]
+    return suffix != "" and all(c in "0123456789" for c in suffix)
+
+
+class FolderBucket:
+    """Blobs as files under a folder, the layout of the Rust host's ``file://ROOT``:
+    key ``a/b/c`` is the file ``ROOT/a/b/c``.
+
+    As object_store's local store does: ``put`` writes ``<file>#<n>`` and renames it
+    over the file; listings skip such temp files and broken symlinks and follow other
+    symlinks; ``delete`` removes the folders it leaves empty (up to ROOT); a key whose
+    file name ends in ``#<digits>`` cannot be addressed.
+    """
+
+    def __init__(self, root: Union[str, os.PathLike], create_dir: bool = False):
+        root = os.fspath(root)
+        if create_dir:
+            os.makedirs(root, exist_ok=True)
+        elif not os.path.isdir(root):
+            raise FileNotFoundError(f"directory {root} does not exist; create it or pass create_dir=True")
+        self.root = os.path.realpath(root)
+
+    @classmethod
+    def from_url(cls, url: str) -> "FolderBucket":
+        """``file:///abs/path[?create_dir=true]``."""
+        from urllib.parse import parse_qs, unquote, urlsplit
+
+        parts = urlsplit(url)
+        if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
+            raise ValueError(f"{url!r} is not a file:///abs/path URL")
+        query = parse_qs(parts.query)
+        create = query.pop("create_dir", ["false"])[-1] == "true"
+        if query:
+            raise ValueError(f"{url!r}: unknown parameters {sorted(query)}")
+        return cls(unquote(parts.path), create_dir=create)
+
+    def _path(self, call: str, key: str) -> str:
+        _check_key(key)
+        if _is_temp_name(key.rsplit("/", 1)[-1]):
+            raise Failed(f"{call} {key}: file names ending in '#' and digits are the local store's temp files")
+        return os.path.join(self.root, *key.split("/"))
+
+    def get(self, key: str) -> bytes:
+        path = self._path("get", key)
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except (FileNotFoundError, IsADirectoryError):
+            raise NotFound(f"{key} does not exist") from None
+        except OSError as e:
+            raise Failed(f"get {key}: {e}") from None
+
+    def put(self, key: str, value: bytes) -> None:
+        path = self._path("put", key)
+        n = 1
+        while True:
+            temp = f"{path}#{n}"
+            try:
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                n += 1
+            except FileNotFoundError:
+                try:
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                except OSError as e:
+                    raise Failed(f"put {key}: {e}") from None
+            except OSError as e:
+                raise Failed(f"put {key}: {e}") from None
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(value)
+            os.replace(temp, path)
+        except OSError as e:
+            try:
+                os.remove(temp)
+            except OSError:
+                pass
+            raise Failed(f"put {key}: {e}") from None
+
+    def exists(self, key: str) -> bool:
+        path = self._path("exists", key)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return False
+        except OSError as e:
+            raise Failed(f"exists {key}: {e}") from None
+        return not stat.S_ISDIR(st.st_mode)
+
+    def list(self, prefix: str) -> List[str]:
+        parent = _list_parent(prefix)
+        start = self.root if parent is None else os.path.join(self.root, *parent.split("/"))
+        base = [] if parent is None else parent.split("/")
+        keys: List[str] = []
+        try:
+            self._walk(start, base, prefix, keys, set())
+        except OSError as e:
+            raise Failed(f"list {prefix}: {e}") from None
+        keys.sort()
+        return keys
+
+    def _walk(self, folder: str, parts: List[str], prefix: str, keys: List[str], seen: set) -> None:
+        try:
+            st = os.stat(folder)
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        ident = (st.st_dev, st.st_ino)
+        if ident in seen:
+            raise Failed(f"list {prefix}: file system loop at {folder}")
+        seen = seen | {ident}
+        for entry in entries:
+            name = os.fsdecode(entry.name)
+            try:
+                is_dir = entry.is_dir()  # follows symlinks
+                is_file = entry.is_file()
+            except OSError:
+                continue
+            if is_dir:
+                self._walk(entry.path, parts + [name], prefix, keys, seen)
+                continue
+            if not is_file or _is_temp_name(name):
+                continue  # broken symlinks, sockets, ...; staged uploads
+            key = "/".join(parts + [name])
+            if any(0xDC80 <= ord(c) <= 0xDCFF for c in key):
+                raise Failed(f"list {prefix}: {entry.path!r} is not valid UTF-8")
+            if any(c in _CONTROL for c in key):
+                raise Failed(f"list {prefix}: {entry.path!r} is not a valid object path")
+            if key.startswith(prefix):
+                keys.append(key)
+
+    def delete(self, key: str) -> None:
+        path = self._path("delete", key)
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            raise Failed(f"delete {key}: {e}") from None
+        parent = os.path.dirname(path)
+        while parent != self.root and parent.startswith(self.root + os.sep):
+            try:
+                os.rmdir(parent)
+            except OSError:
+                break
+            parent = os.path.dirname(parent)
+
+
+# --------------------------------------------------------------------------------------
+# Bucket calls: the scope, the answers, the log
+
+# An answer to a bucket call: ("ok", value) or ("error", kind, message-or-None).
+Answer = Tuple[Any, ...]
+
+
+def _answer_json(answer: Answer, call: str) -> Dict[str, Any]:
+    if answer[0] == "ok":
+        value = answer[1]
+        if call == "get":
+            value = base64.b64encode(value).decode("ascii")
+        elif call == "list":
+            value = list(value)
+        return {"ok": value}
+    kind, message = answer[1], answer[2]
+    if kind == "not-found":
+        return {"error": {"kind": kind}}
+    return {"error": {"kind": kind, "message": message}}
+
+
+def _call_json(call: str, key: str, value: Optional[bytes], answer: Answer) -> Dict[str, Any]:
+    line: Dict[str, Any] = {"call": call, "key": key}
+    if value is not None:
+        line["value"] = base64.b64encode(value).decode("ascii")
+    line["answer"] = _answer_json(answer, call)
+    return line
+
+
+class _Scope:
+    """The bucket of one call, confined to the release's prefix (the Rust host's
+    ``Scope``), optionally logging every call and answer for a trace."""
+
+    def __init__(self, bucket: Any, prefix: str, log: Optional[List[Dict[str, Any]]] = None):
+        self.bucket = bucket
+        self.prefix = prefix
+        self.log = log
+
+    def check(self, key: str) -> Optional[Answer]:
+        if key.startswith(self.prefix):
+            return None
+        return ("error", "denied",
+                f"key {rust_debug_str(key)} lies outside {rust_debug_str(self.prefix)}, "
+                "the prefix of the release being served")
+
+    def answer(self, call: str, key: str, value: Optional[bytes] = None) -> Answer:
+        answer = self.check(key)
+        if answer is None:
+            answer = self._ask(call, key, value)
+        if self.log is not None:
+            self.log.append(_call_json(call, key, value if call == "put" else None, answer))
+        return answer
+
+    def _ask(self, call: str, key: str, value: Optional[bytes]) -> Answer:
+        try:
+            if call == "get":
+                got = self.bucket.get(key)
+                if not isinstance(got, (bytes, bytearray, memoryview)):
+                    raise TypeError(f"the bucket's get answered {type(got).__name__}, not bytes")
+                return ("ok", bytes(got))
+            if call == "put":
+                self.bucket.put(key, value)
+                return ("ok", None)
+            if call == "exists":
+                return ("ok", bool(self.bucket.exists(key)))
+            if call == "list":
+                keys = list(self.bucket.list(key))
+                if not all(isinstance(k, str) for k in keys):
+                    raise TypeError("the bucket's list answered something other than strings")
+                return ("ok", keys)
+            if call == "delete":
+                self.bucket.delete(key)
+                return ("ok", None)
+            raise AssertionError(call)
+        except NotFound:
+            return ("error", "not-found", None)
+        except Denied as e:
+            return ("error", "denied", e.message)
+        except Failed as e:
+            return ("error", "failed", e.message)
+        except Exception as e:  # a bucket's own failure: the Rust host's Backend wording
+            return ("error", "failed", f"{call} {key}: {e}")
+
+
+_NO_BUCKET: Answer = ("error", "denied", "this call has no bucket")
+
+
+def _to_wit_answer(answer: Answer) -> Any:
+    if answer[0] == "ok":
+        return answer[1]
+    kind, message = answer[1], answer[2]
+    return wc.Variant(kind) if kind == "not-found" else wc.Variant(kind, message)
+
+
+# --------------------------------------------------------------------------------------
+# WIT values
+
+
+def _rec(**fields: Any) -> wc.Record:
+    r = wc.Record()
+    for name, value in fields.items():
+        setattr(r, name.replace("_", "-"), value)
+    return r
+
+
+def _get(rec: Any, name: str) -> Any:
+    return getattr(rec, name.replace("_", "-"))
+
+
+def _wit_release(r: ReleaseLike) -> wc.Record:
+    r = _release(r)
+    return _rec(namespace=r.namespace, name=r.name)
+
+
+def _wit_time(t: SyncTime) -> wc.Record:
+    return _rec(seconds=int(t.seconds), nanoseconds=int(t.nanoseconds))
+
+
+def _py_time(r: Any) -> SyncTime:
+    return SyncTime(r.seconds, r.nanoseconds)
+
+
+def _py_plan(r: Any) -> GcPlan:
+    return GcPlan(
+        delete_history=list(_get(r, "delete_history")),
+        keep_history=list(_get(r, "keep_history")),
+        delete_renders=list(_get(r, "delete_renders")),
+        keep_renders=list(_get(r, "keep_renders")),
+        ignored=list(r.ignored),
+    )
+
+
+def _py_object_id(r: Any) -> ObjectId:
+    return ObjectId(_get(r, "api_version"), r.kind, r.namespace, r.name)
+
+
+def _error_from_wit(v: Any) -> RenderStoreError:
+    if isinstance(v, wc.Variant):
+        if v.tag == "invalid-object":
+            return RenderStoreError("invalid-object", v.payload.message, int(v.payload.index))
+        return RenderStoreError(v.tag, v.payload)
+    return RenderStoreError("trap", f"unexpected error value {v!r}")
+
+
+# --------------------------------------------------------------------------------------
+# The runtime
+
+
+class Runtime:
+    """The compiled component; every call gets a fresh instance in its own store, with
+    the Rust host's memory cap and fuel budget, and a bucket scope or none."""
+
+    def __init__(self, wasm: Union[str, os.PathLike, bytes, None] = None, *,
+                 memory_bytes: int = DEFAULT_MEMORY_BYTES, fuel: int = DEFAULT_FUEL):
+        if wasm is None:
+            wasm = os.environ.get("RENDER_STORE_WASM")
+            if not wasm:
+                raise RuntimeError(
+                    "no component: pass its path or set RENDER_STORE_WASM "
+                    "(write it with `render-store component --out FILE.wasm`)")
+        config = wasmtime.Config()
+        config.consume_fuel = True
+        self.engine = wasmtime.Engine(config)
+        if isinstance(wasm, (bytes, bytearray)):
+            self.component = wc.Component(self.engine, bytes(wasm))
+        else:
+            self.component = wc.Component.from_file(self.engine, os.fspath(wasm))
+        self._check_imports()
+        self.memory_bytes = memory_bytes
+        self.fuel = fuel
+        self._lock = threading.RLock()
+        self._scope: Optional[_Scope] = None
+        self.linker = wc.Linker(self.engine)
+        with self.linker.root() as root:
+            with root.add_instance(BUCKET_INTERFACE) as bucket:
+                bucket.add_func("get", lambda _s, key: self._serve("get", key))
+                bucket.add_func("put", lambda _s, key, value: self._serve("put", key, value))
+                bucket.add_func("exists", lambda _s, key: self._serve("exists", key))
+                bucket.add_func("list", lambda _s, prefix: self._serve("list", prefix))
+                bucket.add_func("delete", lambda _s, key: self._serve("delete", key))
+
+    def _check_imports(self) -> None:
+        imports = sorted(self.component.type.imports(self.engine))
+        if imports != [BUCKET_INTERFACE]:
+            raise RuntimeError(f"the component imports {imports}, not just {BUCKET_INTERFACE}")
+
+    def _serve(self, call: str, key: str, value: Optional[bytes] = None) -> Any:
+        scope = self._scope
+        answer = _NO_BUCKET if scope is None else scope.answer(call, key, value)
+        return _to_wit_answer(answer)
+
+    def call(self, interface: str, name: str, *args: Any, scope: Optional[_Scope] = None) -> Any:
+        """Calls export ``name`` of ``interface`` (``logic`` or ``store``) in a fresh
+        instance and returns its WIT value as wasmtime-py gives it. A trap raises
+        :class:`RenderStoreError` of kind ``trap``."""
+        with self._lock:
+            store = wasmtime.Store(self.engine)
+            store.set_limits(memory_size=self.memory_bytes)
+            store.set_fuel(self.fuel)
+            previous, self._scope = self._scope, scope  # a bucket may call the runtime again
+            try:
+                instance = self.linker.instantiate(store, self.component)
+                iface = instance.get_export_index(store, f"{PACKAGE}/{interface}@{VERSION}")
+                index = None if iface is None else instance.get_export_index(store, name, iface)
+                func = None if index is None else instance.get_func(store, index)
+                if func is None:
+                    raise RuntimeError(f"the component exports no {interface}.{name}")
+                result = func(store, *args)
+                func.post_return(store)
+                return result
+            except (wasmtime.WasmtimeError, wasmtime.Trap) as e:
+                raise RenderStoreError("trap", _trap_message(e)) from e
+            finally:
+                self._scope = previous
+
+    def _result(self, interface: str, name: str, *args: Any, scope: Optional[_Scope] = None) -> Any:
+        """An export returning ``result<T, error>``: T, or the error raised."""
+        value = self.call(interface, name, *args, scope=scope)
+        if isinstance(value, wc.Variant) and value.tag in RenderStoreError.KINDS:
+            raise _error_from_wit(value)
+        return value
+
+    # -- logic ------------------------------------------------------------------------
+
+    def canonical(self, objects: Iterable[BytesLike]) -> bytes:
+        return self._result("logic", "canonical", _objects(objects))
+
+    def render_ref(self, objects: Iterable[BytesLike]) -> str:
+        return self._result("logic", "render-ref", _objects(objects))
+
+    def validate_render_ref(self, render_ref: str) -> None:
+        self._result("logic", "validate-render-ref", render_ref)
+
+    def sha256_hex(self, data: BytesLike) -> str:
+        return self.call("logic", "sha256-hex", _bytes(data))
+
+    def release_prefix(self, release: ReleaseLike) -> str:
+        return self._result("logic", "release-prefix", _wit_release(release))
+
+    def render_key(self, release: ReleaseLike, render_ref: str) -> str:
+        return self._result("logic", "render-key", _wit_release(release), render_ref)
+
+    def history_key(self, release: ReleaseLike, synced_at: TimeLike, render_ref: str) -> str:
+        t = self._time(synced_at)
+        return self._result("logic", "history-key", _wit_release(release), _wit_time(t), render_ref)
+
+    def parse_key(self, release: ReleaseLike, key: str) -> Optional[Tuple[str, Any]]:
+        """``None``, ``("render", renderRef)`` or ``("history", HistoryKey)``."""
+        v = self.call("logic", "parse-key", _wit_release(release), key)
+        if v is None:
+            return None
+        # parsed-key's cases hold a string and a record: wasmtime-py gives the payload
+        # alone (an untagged variant), or a Variant on versions that tag every variant.
+        if isinstance(v, wc.Variant):
+            v = v.payload
+        if isinstance(v, str):
+            return ("render", v)
+        return ("history", HistoryKey(_py_time(_get(v, "synced_at")), _get(v, "render_ref")))
+
+    def format_key_time(self, t: SyncTime) -> str:
+        return self._result("logic", "format-key-time", _wit_time(t))
+
+    def parse_key_time(self, text: str) -> SyncTime:
+        return _py_time(self._result("logic", "parse-key-time", text))
+
+    def format_synced_at(self, t: SyncTime) -> str:
+        return self._result("logic", "format-synced-at", _wit_time(t))
+
+    def parse_synced_at(self, text: str) -> SyncTime:
+        return _py_time(self._result("logic", "parse-synced-at", text))
+
+    def plan_gc(self, release: ReleaseLike, keep: int, history_keys: Sequence[str],
+                render_keys: Sequence[str], protected: Sequence[str] = ()) -> GcPlan:
+        return _py_plan(self._result("logic", "plan-gc", _wit_release(release), int(keep),
+                                     list(history_keys), list(render_keys), list(protected)))
+
+    def diff_renders(self, old: BytesLike, new: BytesLike) -> RenderDiff:
+        d = self._result("logic", "diff-renders", _bytes(old), _bytes(new))
+        return RenderDiff(
+            added=[_py_object_id(i) for i in d.added],
+            removed=[_py_object_id(i) for i in d.removed],
+            changed=[ChangedObject(_py_object_id(c.id), list(c.lines)) for c in d.changed],
+            unchanged=int(d.unchanged),
+        )
+
+    def _time(self, t: TimeLike) -> SyncTime:
+        return self.parse_synced_at(t) if isinstance(t, str) else t
+
+
+def _trap_message(e: Exception) -> str:
+    text = str(e)
+    if "fuel allocated for hostcalls has been exhausted" in text:
+        text += (f" (wasmtime-py's dynamic component API lifts a list<u8> from the guest at "
+                 f"48 bytes of its 128 MiB hostcall budget per byte: at most {MAX_LIFTED_BYTES} "
+                 "bytes of canonical render per call; use the Rust host for larger renders)")
+    return text
+
+
+_DEFAULT: Dict[str, Optional[Runtime]] = {"runtime": None}
+
+
+def default_runtime() -> Runtime:
+    """The runtime of the module-level functions: the component named by
+    ``RENDER_STORE_WASM``, compiled on first use."""
+    if _DEFAULT["runtime"] is None:
+        _DEFAULT["runtime"] = Runtime()
+    return _DEFAULT["runtime"]  # type: ignore[return-value]
+
+
+def set_default_runtime(runtime: Optional[Runtime]) -> None:
+    _DEFAULT["runtime"] = runtime
+
+
+# --------------------------------------------------------------------------------------
+# The store operations
+
+
+class RenderStore:
+    """The store operations over a bucket. Each runs in a fresh instance whose bucket
+    is scoped to ``<namespace>/<name>/`` of the release (built from the names as given;
+    the component checks them before any bucket call)."""
+
+    def __init__(self, bucket: Any, runtime: Optional[Runtime] = None):
+        self.bucket = bucket
+        self.runtime = runtime or default_runtime()
+
+    def _scope(self, release: Release, log: Optional[List[Dict[str, Any]]]) -> _Scope:
+        return _Scope(self.bucket, f"{release.namespace}/{release.name}/", log)
+
+    def _op(self, name: str, release: ReleaseLike, *args: Any, log: Optional[List[Dict[str, Any]]] = None) -> Any:
+        r = _release(release)
+        return self.runtime._result("store", name, _wit_release(r), *args, scope=self._scope(r, log))
+
+    def put_render(self, release: ReleaseLike, objects: Iterable[BytesLike], *, log=None) -> str:
+        """Stores the render's canonical bytes unless that blob exists; its renderRef."""
+        return self._op("put-render", release, _objects(objects), log=log)
+
+    def get_render(self, release: ReleaseLike, render_ref: str, *, log=None) -> bytes:
+        """The canonical bytes stored for ``render_ref``, verified against it."""
+        return self._op("get-render", release, render_ref, log=log)
+
+    def has_history_ref(self, release: ReleaseLike, render_ref: str, *, log=None) -> bool:
+        return self._op("has-history-ref", release, render_ref, log=log)
+
+    def record_history(self, release: ReleaseLike, entry: Union[NewEntry, None] = None, *,
+                       render_ref: Optional[str] = None, synced_at: Optional[TimeLike] = None,
+                       summary: str = "", log=None) -> bool:
+        """Appends a history entry unless one records the same render; whether it was
+        added. Give ``entry``, or ``render_ref`` and ``synced_at`` (a :class:`SyncTime`
+        or RFC 3339 text, parsed by the component) and ``summary``."""
+        if entry is None:
+            if render_ref is None or synced_at is None:
+                raise TypeError("record_history needs an entry, or render_ref and synced_at")
+            entry = NewEntry(render_ref, self.runtime._time(synced_at), summary)
+        wit_entry = _rec(render_ref=entry.render_ref, synced_at=_wit_time(entry.synced_at), summary=entry.summary)
+        return self._op("record-history", release, wit_entry, log=log)
+
+    def list_history(self, release: ReleaseLike, *, log=None) -> List[HistoryEntry]:
+        entries = self._op("list-history", release, log=log)
+        return [HistoryEntry(e.key, _get(e, "render_ref"), _py_time(_get(e, "synced_at")), e.summary)
+                for e in entries]
+
+    def gc(self, release: ReleaseLike, keep: int, protected: Sequence[str] = (),
+           dry_run: bool = False, *, log=None) -> GcPlan:
+        return _py_plan(self._op("gc", release, int(keep), list(protected), bool(dry_run), log=log))
+
+    def delete_release(self, release: ReleaseLike, *, log=None) -> int:
+        return int(self._op("delete-release", release, log=log))
+
+
+# Module-level functions over the default runtime.
+
+def canonical(objects: Iterable[BytesLike]) -> bytes:
+    """The canonical bytes of a render (each object one JSON object's bytes)."""
+    return default_runtime().canonical(objects)
+
+
+def render_ref(objects: Iterable[BytesLike]) -> str:
+    """``sha256:<hex>`` of the canonical bytes."""
+    return default_runtime().render_ref(objects)
+
+
+def validate_render_ref(ref: str) -> None:
+    default_runtime().validate_render_ref(ref)
+
+
+def sha256_hex(data: BytesLike) -> str:
+    return default_runtime().sha256_hex(data)
+
+
+def release_prefix(release: ReleaseLike) -> str:
+    return default_runtime().release_prefix(release)
+
+
+def render_key(release: ReleaseLike, ref: str) -> str:
+    return default_runtime().render_key(release, ref)
+
+
+def history_key(release: ReleaseLike, synced_at: TimeLike, ref: str) -> str:
+    return default_runtime().history_key(release, synced_at, ref)
+
+
+def parse_key(release: ReleaseLike, key: str) -> Optional[Tuple[str, Any]]:
+    return default_runtime().parse_key(release, key)
+
+
+def format_key_time(t: SyncTime) -> str:
+    return default_runtime().format_key_time(t)
+
+
+def parse_key_time(text: str) -> SyncTime:
+    return default_runtime().parse_key_time(text)
+
+
+def format_synced_at(t: SyncTime) -> str:
+    return default_runtime().format_synced_at(t)
+
+
+def parse_synced_at(text: str) -> SyncTime:
+    return default_runtime().parse_synced_at(text)
+
+
+def plan_gc(release: ReleaseLike, keep: int, history_keys: Sequence[str],
+            render_keys: Sequence[str], protected: Sequence[str] = ()) -> GcPlan:
+    """The GC decision from listings alone (no bucket call)."""
+    return default_runtime().plan_gc(release, keep, history_keys, render_keys, protected)
+
+
+def diff_renders(old: BytesLike, new: BytesLike) -> RenderDiff:
+    return default_runtime().diff_renders(old, new)
+
+
+def put_render(bucket: Any, release: ReleaseLike, objects: Iterable[BytesLike]) -> str:
+    return RenderStore(bucket).put_render(release, objects)
+
+
+def get_render(bucket: Any, release: ReleaseLike, ref: str) -> bytes:
+    return RenderStore(bucket).get_render(release, ref)
+
+
+def has_history_ref(bucket: Any, release: ReleaseLike, ref: str) -> bool:
+    return RenderStore(bucket).has_history_ref(release, ref)
+
+
+def record_history(bucket: Any, release: ReleaseLike, entry: Optional[NewEntry] = None, **kw: Any) -> bool:
+    return RenderStore(bucket).record_history(release, entry, **kw)
+
+
+def list_history(bucket: Any, release: ReleaseLike) -> List[HistoryEntry]:
+    return RenderStore(bucket).list_history(release)
+
+
+def gc(bucket: Any, release: ReleaseLike, keep: int, protected: Sequence[str] = (), dry_run: bool = False) -> GcPlan:
+    return RenderStore(bucket).gc(release, keep, protected, dry_run)
+
+
+def delete_release(bucket: Any, release: ReleaseLike) -> int:
+    return RenderStore(bucket).delete_release(release)
+
+
+# --------------------------------------------------------------------------------------
+# Traces (TRACES.md)
+
+OPERATIONS = ("put-render", "get-render", "has-history-ref", "record-history",
+              "list-history", "gc", "delete-release")
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _unb64(text: Any, what: str, line: int) -> bytes:
+    if not isinstance(text, str):
+        raise TraceError(line, f"{what} must be a base64 string")
+    try:
+        return base64.b64decode(text.encode("ascii"), validate=True)
+    except Exception as e:
+        raise TraceError(line, f"{what} is not standard base64: {e}") from None
+
+
+def _ok_json(operation: str, value: Any) -> Dict[str, Any]:
+    """An operation's result as a trace's ``ok`` records it."""
+    if operation == "put-render":
+        return {"renderRef": value}
+    if operation == "get-render":
+        return {"render": _b64(value)}
+    if operation == "has-history-ref":
+        return {"recorded": value}
+    if operation == "record-history":
+        return {"added": value}
+    if operation == "list-history":
+        return {"entries": [{
+            "key": e.key, "renderRef": e.render_ref,
+            "syncedAt": {"seconds": e.synced_at.seconds, "nanoseconds": e.synced_at.nanoseconds},
+            "summary": e.summary} for e in value]}
+    if operation == "gc":
+        return value.to_json()
+    if operation == "delete-release":
+        return {"deleted": value}
+    raise ValueError(operation)
+
+
+def _run_operation(store: RenderStore, operation: str, arguments: Dict[str, Any],
+                   log: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """Runs an operation given as a trace header gives it; its result line's value."""
+    rel = arguments["release"]
+    release = Release(rel["namespace"], rel["name"])
+    try:
+        if operation == "put-render":
+            value = store.put_render(release, [base64.b64decode(o) for o in arguments["objects"]], log=log)
+        elif operation == "get-render":
+            value = store.get_render(release, arguments["renderRef"], log=log)
+        elif operation == "has-history-ref":
+            value = store.has_history_ref(release, arguments["renderRef"], log=log)
+        elif operation == "record-history":
+            e = arguments["entry"]
+            t = SyncTime(e["syncedAt"]["seconds"], e["syncedAt"]["nanoseconds"])
+            value = store.record_history(release, NewEntry(e["renderRef"], t, e["summary"]), log=log)
+        elif operation == "list-history":
+            value = store.list_history(release, log=log)
+        elif operation == "gc":
+            value = store.gc(release, arguments["keep"], arguments["protected"], arguments["dryRun"], log=log)
+        elif operation == "delete-release":
+            value = store.delete_release(release, log=log)
+        else:
+            raise ValueError(f"unknown operation {operation!r}")
+    except RenderStoreError as e:
+        return {"error": e.to_json()}
+    return {"ok": _ok_json(operation, value)}
+
+
+def arguments_json(operation: str, release: ReleaseLike, **args: Any) -> Dict[str, Any]:
+    """A trace header's ``arguments`` from Python values: ``objects`` (bytes),
+    ``render_ref``, ``entry`` (:class:`NewEntry`), ``keep``, ``protected``, ``dry_run``."""
+    r = _release(release)
+    out: Dict[str, Any] = {"release": {"namespace": r.namespace, "name": r.name}}
+    if operation == "put-render":
+        out["objects"] = [_b64(o) for o in _objects(args["objects"])]
+    elif operation in ("get-render", "has-history-ref"):
+        out["renderRef"] = args["render_ref"]
+    elif operation == "record-history":
+        e: NewEntry = args["entry"]
+        out["entry"] = {"renderRef": e.render_ref,
+                        "syncedAt": {"seconds": e.synced_at.seconds, "nanoseconds": e.synced_at.nanoseconds},
+                        "summary": e.summary}
+    elif operation == "gc":
+        out.update(keep=int(args["keep"]), protected=list(args.get("protected", ())),
+                   dryRun=bool(args.get("dry_run", False)))
+    elif operation not in OPERATIONS:
+        raise ValueError(f"unknown operation {operation!r}")
+    return out
+
+
+def record(store: RenderStore, operation: str, arguments: Dict[str, Any]) -> Tuple[Dict[str, Any], str]:
+    """Runs one store operation (``arguments`` as a trace header has them, see
+    :func:`arguments_json`) and returns its result (``{"ok": ...}`` or
+    ``{"error": ...}``) and its trace, as text."""
+    log: List[Dict[str, Any]] = []
+    result = _run_operation(store, operation, arguments, log)
+    header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "operation": operation, "arguments": arguments}
+    lines = [header, *log, {"result": result}]
+    # Compact, keys sorted, UTF-8: the form the Rust host writes.
+    text = "".join(json.dumps(line, separators=(",", ":"), ensure_ascii=False, sort_keys=True) + "\n"
+                   for line in lines)
+    return result, text
+
+
+@dataclass
+class _Trace:
+    operation: str
+    arguments: Dict[str, Any]
+    calls: List[Dict[str, Any]]
+    result: Dict[str, Any]
+
+
+def _obj(v: Any, what: str, line: int) -> Dict[str, Any]:
+    if not isinstance(v, dict):
+        raise TraceError(line, f"{what} must be a JSON object")
+    return v
+
+
+def _field(o: Dict[str, Any], name: str, line: int) -> Any:
+    if name not in o:
+        raise TraceError(line, f"field {name!r} is missing")
+    return o[name]
+
+
+def _str(o: Dict[str, Any], name: str, line: int) -> str:
+    v = _field(o, name, line)
+    if not isinstance(v, str):
+        raise TraceError(line, f"field {name!r} must be a string")
+    return v
+
+
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _parse_arguments(operation: str, args: Dict[str, Any], line: int) -> Dict[str, Any]:
+    rel = _obj(_field(args, "release", line), '"release"', line)
+    out: Dict[str, Any] = {"release": {"namespace": _str(rel, "namespace", line), "name": _str(rel, "name", line)}}
+    if operation == "put-render":
+        objects = _field(args, "objects", line)
+        if not isinstance(objects, list):
+            raise TraceError(line, '"objects" must be an array')
+        out["objects"] = [_b64(_unb64(o, "an object", line)) for o in objects]
+    elif operation in ("get-render", "has-history-ref"):
+        out["renderRef"] = _str(args, "renderRef", line)
+    elif operation == "record-history":
+        e = _obj(_field(args, "entry", line), '"entry"', line)
+        at = _obj(_field(e, "syncedAt", line), '"syncedAt"', line)
+        s, n = _field(at, "seconds", line), _field(at, "nanoseconds", line)
+        if not _int(s) or not -(1 << 63) <= s < (1 << 63):
+            raise TraceError(line, '"seconds" must be a 64-bit integer')
+        if not _int(n) or not 0 <= n < (1 << 32):
+            raise TraceError(line, '"nanoseconds" must be a 32-bit unsigned integer')
+        out["entry"] = {"renderRef": _str(e, "renderRef", line), "syncedAt": {"seconds": s, "nanoseconds": n},
+                        "summary": _str(e, "summary", line)}
+    elif operation == "gc":
+        keep, protected, dry = _field(args, "keep", line), _field(args, "protected", line), _field(args, "dryRun", line)
+        if not _int(keep) or not -(1 << 63) <= keep < (1 << 63):
+            raise TraceError(line, '"keep" must be an integer')
+        if not isinstance(protected, list) or not all(isinstance(p, str) for p in protected):
+            raise TraceError(line, '"protected" must be an array of strings')
+        if not isinstance(dry, bool):
+            raise TraceError(line, '"dryRun" must be true or false')
+        out.update(keep=keep, protected=list(protected), dryRun=dry)
+    elif operation not in OPERATIONS:
+        raise TraceError(line, f"unknown operation {operation!r}")
+    return out
+
+
+def _parse_answer(call: str, answer: Any, line: int) -> Answer:
+    answer = _obj(answer, '"answer"', line)
+    if "ok" in answer and "error" not in answer:
+        v = answer["ok"]
+        if call == "get":
+            return ("ok", _unb64(v, "a get answer", line))
+        if call in ("put", "delete"):
+            if v is not None:
+                raise TraceError(line, f"the ok answer of {call} must be null")
+            return ("ok", None)
+        if call == "exists":
+            if not isinstance(v, bool):
+                raise TraceError(line, "the ok answer of exists must be true or false")
+            return ("ok", v)
+        if not isinstance(v, list) or not all(isinstance(k, str) for k in v):
+            raise TraceError(line, "the ok answer of list must be an array of strings")
+        return ("ok", list(v))
+    if "error" in answer and "ok" not in answer:
+        e = _obj(answer["error"], '"error"', line)
+        kind = _str(e, "kind", line)
+        if kind == "not-found":
+            if call != "get":
+                raise TraceError(line, f"{call} cannot answer not-found")
+            return ("error", "not-found", None)
+        if kind in ("denied", "failed"):
+            return ("error", kind, _str(e, "message", line))
+        raise TraceError(line, f"unknown bucket error kind {kind!r}")
+    raise TraceError(line, 'an answer is {"ok": ...} or {"error": ...}')
+
+
+def _parse_result(v: Any, line: int) -> Dict[str, Any]:
+    r = _obj(_field(_obj(v, "the result line", line), "result", line), '"result"', line)
+    if ("ok" in r) == ("error" in r):
+        raise TraceError(line, 'the result is {"ok": ...} or {"error": ...}')
+    if "error" in r:
+        e = _obj(r["error"], '"error"', line)
+        kind = _str(e, "kind", line)
+        if kind not in RenderStoreError.KINDS:
+            raise TraceError(line, f"unknown error kind {kind!r}")
+        _str(e, "message", line)
+        if kind == "invalid-object" and not _int(e.get("index")):
+            raise TraceError(line, 'an invalid-object error has an integer "index"')
+    return r
+
+
+def parse_trace(text: str) -> _Trace:
+    """Reads a trace, checking every line against TRACES.md (raises :class:`TraceError`)."""
+    lines: List[Tuple[int, Any]] = []
+    for i, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            lines.append((i, json.loads(raw)))
+        except json.JSONDecodeError as e:
+            raise TraceError(i, f"not JSON: {e}") from None
+    if not lines:
+        raise TraceError(1, "the trace is empty")
+    at, header = lines[0]
+    header = _obj(header, "the header", at)
+    if header.get("format") != TRACE_FORMAT:
+        raise TraceError(at, f'not a render-store trace: the first line must have "format":"{TRACE_FORMAT}"')
+    if not (_int(header.get("version")) and header.get("version") == TRACE_VERSION):
+        raise TraceError(at, f"trace version {json.dumps(header.get('version'))} is not supported: "
+                             f"this reader reads version {TRACE_VERSION}")
+    operation = _str(header, "operation", at)
+    arguments = _parse_arguments(operation, _obj(_field(header, "arguments", at), '"arguments"', at), at)
+    if len(lines) < 2:
+        raise TraceError(at, "the trace ends after its header: the result line is missing")
+    calls = []
+    for line, v in lines[1:-1]:
+        o = _obj(v, "a call line", line)
+        call = _str(o, "call", line)
+        if call not in ("get", "put", "exists", "list", "delete"):
+            raise TraceError(line, f"unknown call {call!r}")
+        key = _str(o, "key", line)
+        value = None
+        if call == "put":
+            value = _unb64(_field(o, "value", line), "a put value", line)
+        elif "value" in o:
+            raise TraceError(line, f"only put has a value, not {call}")
+        calls.append(_call_json(call, key, value, _parse_answer(call, _field(o, "answer", line), line)))
+    at, last = lines[-1]
+    return _Trace(operation, arguments, calls, _parse_result(last, at))
+
+
+class _ReplayBucket:
+    """Answers from a trace and performs nothing (TRACES.md, Replay): a read gets the
+    recorded answer of the same call on the same key, the first not yet used, then the
+    last again; a read the trace never saw fails ``not in the trace``; a write or delete
+    gets its recorded answer if there is one, else ok."""
+
+    def __init__(self, calls: List[Dict[str, Any]]):
+        self.answers: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
+        self.used: Dict[Tuple[str, str], int] = {}
+        for c in calls:
+            self.answers.setdefault((c["call"], c["key"]), []).append(c["answer"])
+
+    def _next(self, call: str, key: str) -> Any:
+        recorded = self.answers.get((call, key))
+        if not recorded:
+            if call in ("put", "delete"):
+                return None
+            raise Failed("not in the trace")
+        used = self.used.get((call, key), 0)
+        self.used[(call, key)] = used + 1
+        answer = recorded[min(used, len(recorded) - 1)]
+        if "error" in answer:
+            e = answer["error"]
+            if e["kind"] == "not-found":
+                raise NotFound("")
+            raise (Denied if e["kind"] == "denied" else Failed)(e["message"])
+        return answer["ok"]
+
+    def get(self, key: str) -> bytes:
+        return base64.b64decode(self._next("get", key))
+
+    def put(self, key: str, value: bytes) -> None:
+        self._next("put", key)
+
+    def exists(self, key: str) -> bool:
+        return self._next("exists", key)
+
+    def list(self, prefix: str) -> List[str]:
+        return list(self._next("list", prefix))
+
+    def delete(self, key: str) -> None:
+        self._next("delete", key)
+
+
+class Replay(NamedTuple):
+    """What a replay found: ``matches`` (every call and the result), the first differing
+    call (``{"position": n, "recorded": call-or-None, "replayed": call-or-None}``, n from
+    1; ``None`` when the calls agree) and the replayed ``result`` (``{"ok": ...}`` or
+    ``{"error": ...}``)."""
+
+    matches: bool
+    first_difference: Optional[Dict[str, Any]]
+    result: Dict[str, Any]
+
+
+def _same_result(recorded: Dict[str, Any], replayed: Dict[str, Any]) -> bool:
+    kinds = [r["error"].get("kind") if "error" in r else None for r in (recorded, replayed)]
+    if "trap" in kinds:
+        return kinds[0] == kinds[1]
+    return recorded == replayed
+
+
+def replay(trace_text: str, runtime: Optional[Runtime] = None) -> Replay:
+    """Re-runs a traced operation against the trace's answers alone and compares every
+    call (``call``, ``key``, ``value``, ``answer``) and the result (for a ``trap``, its
+    kind only) with the trace."""
+    trace = parse_trace(trace_text)
+    store = RenderStore(_ReplayBucket(trace.calls), runtime)
+    log: List[Dict[str, Any]] = []
+    result = _run_operation(store, trace.operation, trace.arguments, log)
+    difference = None
+    for i in range(max(len(trace.calls), len(log))):
+        recorded = trace.calls[i] if i < len(trace.calls) else None
+        again = log[i] if i < len(log) else None
+        if recorded != again:
+            difference = {"position": i + 1, "recorded": recorded, "replayed": again}
+            break
+    matches = difference is None and _same_result(trace.result, result)
+    return Replay(matches, difference, result)

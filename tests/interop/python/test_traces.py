@@ -1,0 +1,345 @@
+"""Traces (TRACES.md) between the hosts: what the Rust CLI records with --trace replays
+in Python to the same calls and result; an edited trace replays in Python to the same
+different decision as `render-store replay --json`; what Python records replays in Rust;
+the replay rules on traces written by hand."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import render_store as rs
+from conftest import configmap, write_objects
+
+APP = "ns/app"
+TIMES = ["2024-05-01T08:00:00Z", "2024-05-01T09:00:00Z", "2024-05-01T10:00:00Z", "2024-05-01T11:00:00Z"]
+ZERO_REF = "sha256:" + "0" * 64
+
+
+@pytest.fixture
+def populated(cli, tmp_path):
+    """A file:// store written by the Rust CLI: four renders, recorded an hour apart."""
+    root = tmp_path / "store"
+    refs = []
+    for n in range(4):
+        files = write_objects(tmp_path / f"r{n}", [configmap(f"cm-{n}"), configmap("common")])
+        refs.append(cli.text("put", APP, *files, store=root).strip())
+        cli.run("record", APP, refs[-1], "--synced-at", TIMES[n], "--summary", f"sync {n}", store=root)
+    return root, refs
+
+
+def traced(cli, root: Path, tmp_path: Path, name: str, *args: str) -> str:
+    """Runs a CLI store operation with --trace and returns the trace's text."""
+    path = tmp_path / f"{name}.jsonl"
+    cli.run("--trace", str(path), *args, store=root, check=False)
+    return path.read_text(encoding="utf-8")
+
+
+def lines(text: str):
+    return [json.loads(l) for l in text.splitlines() if l.strip()]
+
+
+def rust_replay(cli, tmp_path: Path, text: str, name: str = "replayed"):
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text(text, encoding="utf-8")
+    out = cli.run("--json", "replay", str(path), check=False)
+    report = json.loads(out.stdout)
+    assert (out.returncode == 0) == report["matches"], out.stderr
+    return report
+
+
+def assert_same_replay(cli, tmp_path, text: str):
+    """Python's replay and the Rust CLI's agree on matches, the first difference and the
+    result; returns Python's."""
+    py = rs.replay(text)
+    rust = rust_replay(cli, tmp_path, text)
+    assert py.matches == rust["matches"]
+    assert py.first_difference == rust["firstDifference"]
+    assert py.result == rust["result"]
+    return py
+
+
+def test_every_cli_trace_replays_in_python(cli, populated, tmp_path):
+    root, refs = populated
+    new = write_objects(tmp_path / "new", [configmap("brand-new"), configmap("common")])
+    bad = write_objects(tmp_path / "bad", [configmap("fine"), b'{"x": [1, 2,]}'])
+    runs = {
+        "put-new": ["put", APP, *new],
+        "put-existing": ["put", APP, *write_objects(tmp_path / "again", [configmap("cm-0"), configmap("common")])],
+        "put-invalid": ["put", APP, *bad],
+        "get": ["get", APP, refs[1]],
+        "get-missing": ["get", APP, ZERO_REF],
+        "get-bad-ref": ["get", APP, "sha256:nope"],
+        "history": ["history", APP],
+        "record-new": ["record", APP, refs[0], "--synced-at", "2024-05-02T00:00:00.000000001Z", "--summary", "é"],
+        "record-duplicate": ["record", APP, refs[3], "--synced-at", "2024-05-03T00:00:00Z"],
+        "gc-dry-run": ["gc", APP, "--keep", "2", "--dry-run"],
+        "gc-off": ["gc", APP, "--keep", "0"],
+        "gc": ["gc", APP, "--keep", "2", "--protect", refs[0]],
+        "history-after-gc": ["history", APP],
+        "delete-release": ["delete-release", APP],
+        "history-after-delete": ["history", APP],
+    }
+    operations = set()
+    for name, args in runs.items():
+        text = traced(cli, root, tmp_path, name, *args)
+        recorded = lines(text)
+        operations.add(recorded[0]["operation"])
+        result = rs.replay(text)
+        assert result.matches, (name, result.first_difference)
+        assert result.first_difference is None
+        assert result.result == recorded[-1]["result"], name
+        assert rust_replay(cli, tmp_path, text, f"{name}-replay")["result"] == result.result
+    assert operations == {"put-render", "get-render", "list-history", "record-history", "gc", "delete-release"}
+
+
+def test_the_recorded_results_are_what_python_computes(cli, populated, tmp_path, runtime):
+    root, refs = populated
+    text = traced(cli, root, tmp_path, "gc", "gc", APP, "--keep", "2", "--dry-run")
+    plan = rs.RenderStore(rs.FolderBucket(root)).gc(APP, 2, dry_run=True)
+    assert lines(text)[-1]["result"] == {"ok": plan.to_json()}
+    text = traced(cli, root, tmp_path, "get", "get", APP, refs[2])
+    render = base64.b64decode(lines(text)[-1]["result"]["ok"]["render"])
+    assert render == rs.RenderStore(rs.FolderBucket(root)).get_render(APP, refs[2])
+
+
+def edit_first_listing(text: str, suffix: str, extra: str) -> str:
+    out = lines(text)
+    for line in out[1:-1]:
+        if line["call"] == "list" and line["key"].endswith(suffix):
+            line["answer"]["ok"] = sorted(line["answer"]["ok"] + [extra])
+            break
+    else:
+        raise AssertionError(f"no listing of {suffix}")
+    return "".join(json.dumps(l) + "\n" for l in out)
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_gc_trace_with_one_more_listed_entry(cli, populated, tmp_path, dry_run):
+    root, refs = populated
+    args = ["gc", APP, "--keep", "2"] + (["--dry-run"] if dry_run else [])
+    text = traced(cli, root, tmp_path, "gc", *args)
+    assert rs.replay(text).matches
+    old_key = f"ns/app/history/19991231T235959.000000000Z-{refs[3]}"
+    edited = edit_first_listing(text, "/history/", old_key)
+    py = assert_same_replay(cli, tmp_path, edited)
+    assert not py.matches
+    assert old_key in py.result["ok"]["deleteHistory"]
+    original = lines(text)[-1]["result"]["ok"]
+    assert py.result["ok"]["deleteHistory"] == sorted(original["deleteHistory"] + [old_key])
+    if dry_run:
+        # Only the two listings, given as recorded: the calls agree, the result does not.
+        assert py.first_difference is None
+    else:
+        # The first call that differs is the deletion of the listed entry.
+        d = py.first_difference
+        assert d["replayed"]["call"] == "delete" and d["replayed"]["key"] == old_key
+        assert d["replayed"]["answer"] == {"ok": None}
+
+
+def test_gc_trace_with_one_more_listed_render(cli, populated, tmp_path):
+    root, _ = populated
+    text = traced(cli, root, tmp_path, "gc", "gc", APP, "--keep", "2")
+    orphan = f"ns/app/renders/{ZERO_REF}"
+    edited = edit_first_listing(text, "/renders/", orphan)
+    py = assert_same_replay(cli, tmp_path, edited)
+    assert not py.matches and orphan in py.result["ok"]["deleteRenders"]
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_gc_trace_without_its_protected_ref(cli, populated, tmp_path, dry_run):
+    root, refs = populated
+    args = ["gc", APP, "--keep", "2", "--protect", refs[0]] + (["--dry-run"] if dry_run else [])
+    text = traced(cli, root, tmp_path, "gc", *args)
+    recorded = lines(text)
+    assert f"ns/app/renders/{refs[0]}" in recorded[-1]["result"]["ok"]["keepRenders"]
+    recorded[0]["arguments"]["protected"] = []
+    edited = "".join(json.dumps(l) + "\n" for l in recorded)
+    py = assert_same_replay(cli, tmp_path, edited)
+    assert not py.matches
+    assert f"ns/app/renders/{refs[0]}" in py.result["ok"]["deleteRenders"]
+    if not dry_run:
+        assert py.first_difference["replayed"] == {
+            "call": "delete", "key": f"ns/app/renders/{refs[0]}", "answer": {"ok": None}}
+
+
+def test_edited_blob_replays_to_corrupt(cli, populated, tmp_path):
+    root, refs = populated
+    recorded = lines(traced(cli, root, tmp_path, "get", "get", APP, refs[1]))
+    recorded[1]["answer"]["ok"] = base64.b64encode(b'{"tampered":true}\n').decode()
+    edited = "".join(json.dumps(l) + "\n" for l in recorded)
+    py = assert_same_replay(cli, tmp_path, edited)
+    assert py.first_difference is None and py.result["error"]["kind"] == "corrupt"
+
+
+def test_python_traces_replay_in_rust(cli, runtime, tmp_path):
+    bucket = rs.MemoryBucket()
+    store = rs.RenderStore(bucket, runtime)
+    refs = [store.put_render(APP, [configmap(f"p{n}")]) for n in range(3)]
+    for n, ref in enumerate(refs):
+        store.record_history(APP, render_ref=ref, synced_at=TIMES[n], summary=f"py {n}")
+    ops = [
+        ("put-render", dict(objects=[configmap("p9"), configmap("p0")])),
+        ("put-render", dict(objects=[b"[]"])),
+        ("get-render", dict(render_ref=refs[1])),
+        ("has-history-ref", dict(render_ref=refs[2])),
+        ("has-history-ref", dict(render_ref=ZERO_REF)),
+        ("record-history", dict(entry=rs.NewEntry(refs[0], rs.SyncTime(1_800_000_000, 7), "ü"))),
+        ("list-history", {}),
+        ("gc", dict(keep=1, protected=[refs[0], ""], dry_run=True)),
+        ("gc", dict(keep=1, protected=[refs[0]])),
+        ("delete-release", {}),
+    ]
+    for n, (op, args) in enumerate(ops):
+        result, text = rs.record(store, op, rs.arguments_json(op, APP, **args))
+        assert lines(text)[-1] == {"result": result}
+        report = rust_replay(cli, tmp_path, text, f"py-{n}")
+        assert report["matches"], (op, report["firstDifference"])
+        assert report["result"] == result
+        assert rs.replay(text).matches
+    assert bucket.blobs == {}
+
+
+# Traces written by hand, per TRACES.md.
+
+HEADER = {"format": "render-store-trace", "version": 1}
+
+
+def trace_text(operation: str, arguments: dict, calls: list, result: dict) -> str:
+    args = {"release": {"namespace": "ns", "name": "app"}, **arguments}
+    out = [{**HEADER, "operation": operation, "arguments": args}, *calls, {"result": result}]
+    return "".join(json.dumps(l) + "\n" for l in out)
+
+
+def test_a_read_the_trace_never_saw_fails(cli, runtime, tmp_path):
+    ref = runtime.render_ref([b"{}"])
+    text = trace_text("get-render", {"renderRef": ref}, [], {"ok": {"render": base64.b64encode(b"{}\n").decode()}})
+    py = assert_same_replay(cli, tmp_path, text)
+    assert not py.matches
+    assert py.first_difference == {
+        "position": 1, "recorded": None,
+        "replayed": {"call": "get", "key": f"ns/app/renders/{ref}",
+                     "answer": {"error": {"kind": "failed", "message": "not in the trace"}}}}
+    assert py.result["error"]["kind"] == "bucket" and "not in the trace" in py.result["error"]["message"]
+
+
+def test_writes_are_answered_as_recorded_or_ok(cli, runtime, tmp_path):
+    objects = [b'{"b":2,"a":1}']
+    ref = runtime.render_ref(objects)
+    key = f"ns/app/renders/{ref}"
+    value = base64.b64encode(runtime.canonical(objects)).decode()
+    exists = {"call": "exists", "key": key, "answer": {"ok": False}}
+    failed_put = {"call": "put", "key": key, "value": value,
+                  "answer": {"error": {"kind": "failed", "message": "put: disk full"}}}
+    args = {"objects": [base64.b64encode(o).decode() for o in objects]}
+    # The recorded failure is given again, and the error it led to is reproduced.
+    first = rs.replay(trace_text("put-render", args, [exists, failed_put], {"ok": {"renderRef": ref}}))
+    assert first.result["error"]["kind"] == "bucket" and "disk full" in first.result["error"]["message"]
+    assert first.first_difference is None and not first.matches
+    # Without the put line the write is answered ok (and not performed: nothing to perform it on).
+    text = trace_text("put-render", args, [exists], {"ok": {"renderRef": ref}})
+    py = assert_same_replay(cli, tmp_path, text)
+    assert py.result == {"ok": {"renderRef": ref}}
+    assert py.first_difference == {"position": 2, "recorded": None,
+                                   "replayed": {"call": "put", "key": key, "value": value, "answer": {"ok": None}}}
+
+
+def test_answers_are_used_in_order_then_the_last_again():
+    bucket = rs._ReplayBucket([
+        {"call": "list", "key": "ns/app/history/", "answer": {"ok": ["a"]}},
+        {"call": "get", "key": "ns/app/x", "answer": {"error": {"kind": "not-found"}}},
+        {"call": "list", "key": "ns/app/history/", "answer": {"ok": ["b"]}},
+        {"call": "delete", "key": "ns/app/y", "answer": {"error": {"kind": "denied", "message": "no"}}},
+    ])
+    assert [bucket.list("ns/app/history/") for _ in range(4)] == [["a"], ["b"], ["b"], ["b"]]
+    for _ in range(2):
+        with pytest.raises(rs.NotFound):
+            bucket.get("ns/app/x")
+        with pytest.raises(rs.Denied):
+            bucket.delete("ns/app/y")
+    with pytest.raises(rs.Failed, match="not in the trace"):
+        bucket.exists("ns/app/x")  # same key, another call
+    with pytest.raises(rs.Failed, match="not in the trace"):
+        bucket.list("ns/app/renders/")
+    bucket.put("ns/app/z", b"anything")
+    bucket.delete("ns/app/z")
+
+
+def test_gc_listings_are_answered_first_unused_then_last(cli, runtime, tmp_path):
+    refs = [runtime.render_ref([configmap(f"g{n}")]) for n in range(3)]
+    hist = [f"ns/app/history/2024050{n + 1}T000000.000000000Z-{r}" for n, r in enumerate(refs)]
+    renders = [f"ns/app/renders/{r}" for r in refs]
+    calls = [
+        {"call": "list", "key": "ns/app/history/", "answer": {"ok": hist}},
+        {"call": "list", "key": "ns/app/renders/", "answer": {"ok": renders}},
+    ]
+    text = trace_text("gc", {"keep": 1, "protected": [], "dryRun": False}, calls,
+                      {"ok": {"deleteHistory": [], "keepHistory": [], "deleteRenders": [], "keepRenders": [],
+                              "ignored": []}})
+    py = assert_same_replay(cli, tmp_path, text)
+    assert not py.matches
+    assert py.result["ok"]["deleteHistory"] == hist[:2]
+
+
+def test_a_trap_compares_by_kind_only(runtime, tmp_path):
+    small = rs.Runtime(os.environ["RENDER_STORE_WASM"], memory_bytes=1 << 20)
+    store = rs.RenderStore(rs.MemoryBucket(), small)
+    big = b'{"data":"' + b"x" * (2 << 20) + b'"}'
+    result, text = rs.record(store, "put-render", rs.arguments_json("put-render", APP, objects=[big]))
+    assert result["error"]["kind"] == "trap"
+    recorded = lines(text)
+    recorded[-1]["result"]["error"]["message"] = "some other host's words"
+    edited = "".join(json.dumps(l) + "\n" for l in recorded)
+    assert rs.replay(edited, small).matches
+    # Without the memory cap the call gets as far as its first bucket call, which the
+    # trace never saw: another kind of error, so no match.
+    unbounded = rs.replay(edited, runtime)
+    assert not unbounded.matches and unbounded.result["error"]["kind"] == "bucket"
+
+
+@pytest.mark.parametrize("mangle,message", [
+    (lambda t: t.replace('"version": 1', '"version": 2'), "version 2 is not supported"),
+    (lambda t: t.replace('"render-store-trace"', '"other"'), "not a render-store trace"),
+    (lambda t: t.replace('"call": "list"', '"call": "rename"'), "unknown call"),
+    (lambda t: t.replace('"list-history"', '"compact"'), "unknown operation"),
+    (lambda t: t.splitlines()[0], "result line is missing"),
+    (lambda t: "", "empty"),
+])
+def test_a_bad_trace_is_refused(mangle, message):
+    text = trace_text("list-history", {}, [{"call": "list", "key": "ns/app/history/", "answer": {"ok": []}}],
+                      {"ok": {"entries": []}})
+    assert rs.replay(text).matches
+    with pytest.raises(rs.TraceError, match=message):
+        rs.replay(mangle(text))
+
+
+def test_both_hosts_write_the_same_trace_of_the_same_operation(cli, populated, tmp_path, runtime):
+    """The same operation on two copies of one store: the Rust CLI's trace and Python's
+    are the same text, byte for byte."""
+    import shutil
+
+    root, refs = populated
+    new = [configmap("same-trace", {"ü": "✓"}), configmap("common")]
+    new_files = write_objects(tmp_path / "same", new)
+    runs = [
+        (["put", APP, *new_files], "put-render", dict(objects=new)),
+        (["get", APP, refs[2]], "get-render", dict(render_ref=refs[2])),
+        (["history", APP], "list-history", {}),
+        (["record", APP, refs[0], "--synced-at", "2024-06-01T00:00:00.25Z", "--summary", "again ✓"],
+         "record-history", dict(entry=rs.NewEntry(refs[0], rs.SyncTime(1_717_200_000, 250_000_000), "again ✓"))),
+        (["gc", APP, "--keep", "1", "--protect", refs[1], "--dry-run"], "gc", dict(keep=1, protected=[refs[1]], dry_run=True)),
+        (["gc", APP, "--keep", "2"], "gc", dict(keep=2)),
+        (["delete-release", APP], "delete-release", {}),
+    ]
+    python_root = tmp_path / "python-copy"
+    shutil.copytree(root, python_root)
+    store = rs.RenderStore(rs.FolderBucket(python_root), runtime)
+    for n, (args, operation, py_args) in enumerate(runs):
+        from_rust = traced(cli, root, tmp_path, f"same-{n}", *args)
+        _, from_python = rs.record(store, operation, rs.arguments_json(operation, APP, **py_args))
+        assert from_python == from_rust, operation
+    assert sorted(rs.FolderBucket(python_root).list("")) == cli.json("ls", store=root)
