@@ -1,0 +1,237 @@
+// The Node host over JS buckets: the in-memory bucket through every store operation,
+// error mapping (WIT error variant → RenderStoreError.kind), JS buckets that fail, and
+// the release scope.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import * as rs from '../render-store.mjs';
+import { cli, manifest } from './helpers.mjs';
+
+const { BucketError, MemoryBucket, RenderStoreError } = rs;
+const release = { namespace: 'default', name: 'guestbook' };
+const P = 'default/guestbook/';
+const t0 = 1_700_000_000;
+
+/** A bucket that records the calls it gets and passes them on. */
+function recording(inner) {
+  const calls = [];
+  const bucket = {};
+  for (const call of ['get', 'put', 'exists', 'list', 'delete']) {
+    bucket[call] = (key, value) => {
+      calls.push(`${call} ${key}`);
+      return inner[call](key, value);
+    };
+  }
+  return { bucket, calls };
+}
+
+const isError = (kind, pattern) => (e) => {
+  assert.ok(e instanceof RenderStoreError, `expected a RenderStoreError, got ${e}`);
+  assert.equal(e.kind, kind, e.message);
+  if (pattern) assert.match(e.message, pattern);
+  return true;
+};
+
+test('the in-memory bucket serves every store operation', () => {
+  const mem = new MemoryBucket();
+  const { bucket, calls } = recording(mem);
+  const s = rs.store(bucket);
+  const renders = [[manifest('a')], [manifest('b'), manifest('c')], [manifest('d', { x: '1' })]];
+  const refs = renders.map((objects) => s.putRender(release, objects));
+  assert.deepEqual(refs, renders.map((objects) => rs.renderRef(objects)));
+  assert.deepEqual(calls.splice(0), refs.flatMap((r) => [`exists ${P}renders/${r}`, `put ${P}renders/${r}`]));
+  // put-render is write-once: a second put only asks exists.
+  assert.equal(s.putRender(release, renders[0]), refs[0]);
+  assert.deepEqual(calls.splice(0), [`exists ${P}renders/${refs[0]}`]);
+
+  for (const [i, r] of refs.entries()) {
+    assert.deepEqual(Buffer.from(s.getRender(release, r)), Buffer.from(rs.canonical(renders[i])));
+    assert.equal(s.hasHistoryRef(release, r), false);
+    assert.equal(s.recordHistory(release, { renderRef: r, syncedAt: { seconds: t0 + i * 60, nanoseconds: i }, summary: `v${i}` }), true);
+  }
+  assert.equal(s.recordHistory(release, { renderRef: refs[1], syncedAt: { seconds: t0 + 999, nanoseconds: 0 }, summary: 'again' }), false);
+  assert.equal(s.hasHistoryRef(release, refs[2]), true);
+
+  const history = s.listHistory(release);
+  assert.deepEqual(history.map((e) => [e.renderRef, e.syncedAt, e.summary]), refs.map((r, i) => [r, { seconds: t0 + i * 60, nanoseconds: i }, `v${i}`]));
+  for (const e of history) {
+    assert.equal(e.key, rs.historyKey(release, e.syncedAt, e.renderRef));
+    assert.deepEqual(rs.parseKey(release, e.key), { history: { syncedAt: e.syncedAt, renderRef: e.renderRef } });
+  }
+
+  // GC keeping one entry, protecting the first render: the dry run plans, plan-gc agrees
+  // from the listings alone, the real run deletes exactly the plan.
+  calls.splice(0);
+  const dry = s.gc(release, 1, [refs[0]], true);
+  assert.deepEqual(calls.splice(0), [`list ${P}history/`, `list ${P}renders/`]);
+  const historyKeys = mem.list(`${P}history/`);
+  const renderKeys = mem.list(`${P}renders/`);
+  assert.deepEqual(rs.planGc(release, 1, historyKeys, renderKeys, [refs[0]]), dry);
+  assert.deepEqual(dry, {
+    deleteHistory: history.slice(0, 2).map((e) => e.key),
+    keepHistory: [history[2].key],
+    deleteRenders: [`${P}renders/${refs[1]}`],
+    keepRenders: [refs[0], refs[2]].map((r) => `${P}renders/${r}`).sort(),
+    ignored: [],
+  });
+  assert.deepEqual(s.gc(release, 1, [refs[0]], false), dry);
+  // The real run deletes the old entries, lists the history again, then the renders.
+  assert.deepEqual(calls.splice(0), [
+    `list ${P}history/`,
+    ...dry.deleteHistory.map((k) => `delete ${k}`),
+    `list ${P}history/`,
+    `list ${P}renders/`,
+    ...dry.deleteRenders.map((k) => `delete ${k}`),
+  ]);
+  assert.deepEqual([...mem.objects.keys()].sort(), [...dry.keepHistory, ...dry.keepRenders].sort());
+  assert.throws(() => s.getRender(release, refs[1]), isError('not-found', /is not in the store/));
+  // keep <= 0 makes no call at all.
+  calls.splice(0);
+  assert.deepEqual(s.gc(release, 0), { deleteHistory: [], keepHistory: [], deleteRenders: [], keepRenders: [], ignored: [] });
+  assert.deepEqual(calls, []);
+
+  // A foreign key under the prefix is left alone by GC and deleted by delete-release.
+  mem.put(`${P}notes/readme`, new TextEncoder().encode('hi'));
+  mem.put('other/app/renders/x', new Uint8Array([1]));
+  assert.equal(s.deleteRelease(release), 1 + 2 + 1);
+  assert.deepEqual([...mem.objects.keys()], ['other/app/renders/x']);
+  assert.deepEqual(s.listHistory(release), []);
+});
+
+test('WIT errors map to RenderStoreError kinds', () => {
+  const mem = new MemoryBucket();
+  const { bucket, calls } = recording(mem);
+  // invalid-input: rejected before any bucket call.
+  assert.throws(() => rs.putRender(bucket, { namespace: 'Default', name: 'x' }, [manifest('a')]), isError('invalid-input', /namespace "Default"/));
+  assert.throws(() => rs.getRender(bucket, release, 'sha256:abc'), isError('invalid-input'));
+  assert.throws(() => rs.recordHistory(bucket, release, { renderRef: rs.renderRef([]), syncedAt: { seconds: 400_000_000_000, nanoseconds: 0 }, summary: '' }), isError('invalid-input'));
+  assert.throws(() => rs.gc(bucket, release, 3, ['nope']), isError('invalid-input'));
+  assert.deepEqual(calls, []);
+  // invalid-object, with the index of the first bad object.
+  assert.throws(() => rs.putRender(bucket, release, [manifest('a'), '{"a":', manifest('b')]), (e) => isError('invalid-object')(e) && e.index === 1);
+  assert.deepEqual(calls, []);
+  // not-found and corrupt.
+  const ref = rs.putRender(bucket, release, [manifest('a')]);
+  assert.throws(() => rs.getRender(bucket, release, rs.renderRef([manifest('zzz')])), isError('not-found'));
+  mem.objects.set(`${P}renders/${ref}`, new TextEncoder().encode('{"tampered":true}\n'));
+  assert.throws(() => rs.getRender(bucket, release, ref), isError('corrupt', new RegExp(`blob ${P}renders/${ref} hashes to sha256:`)));
+  mem.put(`${P}history/20240101T000000.000000000Z-${ref}`, new TextEncoder().encode('not json'));
+  assert.throws(() => rs.listHistory(bucket, release), isError('corrupt'));
+  // JS argument mistakes are TypeErrors, before the component.
+  assert.throws(() => rs.putRender(bucket, release, 'not an array'), TypeError);
+  assert.throws(() => rs.gc(bucket, release, 1.5), TypeError);
+  assert.throws(() => rs.gc(bucket, release, 2n ** 63n), TypeError);
+  assert.throws(() => rs.getRender(bucket, 'no-slash', ref), TypeError);
+});
+
+test('a JS bucket that throws gives the bucket error kind', () => {
+  const boom = (call) => ({
+    get: () => new Uint8Array(),
+    put: () => {},
+    exists: () => false,
+    list: () => [],
+    delete: () => {},
+    [call]: () => {
+      throw new Error(`disk on fire during ${call}`);
+    },
+  });
+  const ref = rs.renderRef([manifest('a')]);
+  const cases = [
+    ['exists', () => rs.putRender(boom('exists'), release, [manifest('a')]), `exists ${P}renders/${ref}`],
+    ['put', () => rs.putRender(boom('put'), release, [manifest('a')]), `put ${P}renders/${ref}`],
+    ['get', () => rs.getRender(boom('get'), release, ref), `get ${P}renders/${ref}`],
+    ['list', () => rs.listHistory(boom('list'), release), `list ${P}history/`],
+    ['list', () => rs.gc(boom('list'), release, 1), `list ${P}history/`],
+    ['list', () => rs.deleteRelease(boom('list'), release), `list ${P}`],
+  ];
+  for (const [call, run, named] of cases) {
+    // The component names the call and the key; the text is the thrown error's message.
+    assert.throws(run, isError('bucket', new RegExp(`^${named}: disk on fire during ${call}$`)));
+  }
+  const mem = new MemoryBucket();
+  rs.putRender(mem, release, [manifest('a')]);
+  const failingDelete = { ...boom('delete'), list: (p) => mem.list(p) };
+  assert.throws(() => rs.deleteRelease(failingDelete, release), isError('bucket', /^delete default\/guestbook\/renders\/sha256:[0-9a-f]{64}: disk on fire during delete$/));
+
+  // A BucketError keeps its variant: denied and failed carry their text, not-found is
+  // the component's not-found.
+  const answering = (err) => ({ ...boom('none'), get: () => { throw err; } });
+  assert.throws(() => rs.getRender(answering(new BucketError('denied', 'read-only')), release, ref), isError('bucket', /: denied: read-only$/));
+  assert.throws(() => rs.getRender(answering(new BucketError('failed', 'timeout')), release, ref), isError('bucket', /: timeout$/));
+  assert.throws(() => rs.getRender(answering(new BucketError('not-found')), release, ref), isError('not-found', /is not in the store/));
+  assert.throws(() => rs.getRender({ get: () => undefined }, release, ref), isError('not-found'));
+  // Things a bucket must not answer.
+  assert.throws(() => rs.getRender({ get: async () => new Uint8Array() }, release, ref), isError('bucket', /synchronously/));
+  assert.throws(() => rs.getRender({ get: () => 'text' }, release, ref), isError('bucket', /not bytes/));
+  assert.throws(() => rs.putRender({ exists: () => 'yes' }, release, [manifest('a')]), isError('bucket', /not a boolean/));
+  assert.throws(() => rs.listHistory({ list: () => [1, 2] }, release), isError('bucket', /array of strings/));
+  assert.throws(() => rs.listHistory({}, release), isError('bucket', /has no list method/));
+  // Throwing something that is not an Error.
+  assert.throws(() => rs.listHistory({ list: () => { throw 'plain string'; } }, release), isError('bucket', /plain string$/));
+});
+
+test('a key outside the release prefix is denied before the bucket, as the Rust host words it', () => {
+  const { bucket, calls } = recording(new MemoryBucket());
+  const imports = rs.scopedBucket(bucket, 'ns/app');
+  // The keys of the Rust host's own test (runtime.rs).
+  for (const key of ['ns/app2/renders/x', 'ns/ap', 'other/app/x', '', 'ns/app']) {
+    for (const [call, args] of [['get', []], ['put', [new Uint8Array([1])]], ['exists', []], ['list', []], ['delete', []]]) {
+      assert.throws(() => imports[call](key, ...args), (e) => {
+        assert.deepEqual(e.payload, { tag: 'denied', val: `key ${JSON.stringify(key)} lies outside "ns/app/", the prefix of the release being served` });
+        return true;
+      }, `${call} ${JSON.stringify(key)}`);
+    }
+  }
+  assert.deepEqual(calls, []);
+  imports.put('ns/app/renders/x', new Uint8Array([120]));
+  assert.deepEqual(imports.list('ns/app/'), ['ns/app/renders/x']);
+  assert.deepEqual(calls, ['put ns/app/renders/x', 'list ns/app/']);
+  // Keys are quoted as Rust's {:?} does: the CLI quotes a bad release name that way.
+  const odd = 'x"\n\t\\\u0001\u200b\u0301é\u00a0 \u{1F600}\u2028\ue000\u007f';
+  assert.equal(cli(['history', odd], { url: 'mem://', status: 1 }).stderr, `render-store: ${rs.rustDebug(odd)} is not NAMESPACE/NAME\n`);
+  assert.equal(rs.rustDebug(odd), '"x\\"\\n\\t\\\\\\u{1}\\u{200b}\\u{301}é\\u{a0} \u{1F600}\\u{2028}\\u{e000}\\u{7f}"');
+  assert.throws(() => imports.get(odd), (e) => e.payload.val === `key ${rs.rustDebug(odd)} lies outside "ns/app/", the prefix of the release being served`);
+});
+
+test('the memory bucket keeps the bucket contract of the Rust host', () => {
+  const mem = new MemoryBucket();
+  assert.throws(() => mem.get('a/b'), (e) => e instanceof BucketError && e.kind === 'not-found');
+  mem.delete('a/b'); // absent: fine
+  for (const key of ['a/é', 'a/b', 'a/B', 'a/\u{1F600}', 'a/\uFFFD', 'ab', 'a/b/c']) mem.put(key, new Uint8Array([1]));
+  // Sorted by UTF-8 bytes (not UTF-16 units: U+1F600 sorts after U+FFFD).
+  assert.deepEqual(mem.list('a/'), ['a/B', 'a/b', 'a/b/c', 'a/é', 'a/\uFFFD', 'a/\u{1F600}']);
+  assert.deepEqual(mem.list('a'), ['a/B', 'a/b', 'a/b/c', 'a/é', 'a/\uFFFD', 'a/\u{1F600}', 'ab']);
+  assert.deepEqual(mem.list('a/b'), ['a/b', 'a/b/c']);
+  // Keys object_store refuses are denied, as in ObjectStoreBucket.
+  for (const key of ['', '/a', 'a/', 'a//b', 'a/./b', 'a/../b', 'a/\u0007']) {
+    assert.throws(() => mem.put(key, new Uint8Array()), (e) => e.kind === 'denied' && e.message === `${rs.rustDebug(key)} is not a valid object key`, key);
+  }
+  assert.throws(() => mem.list('a//b/'), (e) => e.kind === 'denied');
+  // Stored bytes are copies.
+  const value = new Uint8Array([1, 2, 3]);
+  mem.put('c', value);
+  value[0] = 9;
+  assert.deepEqual([...mem.get('c')], [1, 2, 3]);
+});
+
+test('the pure logic export', () => {
+  const t = { seconds: 1_700_000_000, nanoseconds: 120_000_000 };
+  assert.equal(rs.formatKeyTime(t), '20231114T221320.120000000Z');
+  assert.deepEqual(rs.parseKeyTime('20231114T221320.120000000Z'), t);
+  assert.equal(rs.formatSyncedAt(t), '2023-11-14T22:13:20.12Z');
+  assert.deepEqual(rs.parseSyncedAt('2023-11-14T23:13:20.12+01:00'), t);
+  assert.equal(rs.releasePrefix(release), P);
+  const ref = rs.renderRef([manifest('a')]);
+  assert.equal(rs.renderKey(release, ref), `${P}renders/${ref}`);
+  assert.deepEqual(rs.parseKey(release, `${P}renders/${ref}`), { render: ref });
+  assert.equal(rs.parseKey(release, `${P}renders/${ref}#1`), undefined);
+  assert.equal(rs.validateRenderRef(ref), undefined);
+  assert.throws(() => rs.validateRenderRef(ref.toUpperCase()), isError('invalid-input'));
+  const diff = rs.diffRenders(rs.canonical([manifest('a'), manifest('b')]), rs.canonical([manifest('a', { k: 'v' }), manifest('c')]));
+  assert.deepEqual(diff.added.map((o) => o.name), ['c']);
+  assert.deepEqual(diff.removed.map((o) => o.name), ['b']);
+  assert.deepEqual(diff.changed.map((c) => c.id.name), ['a']);
+  assert.ok(diff.changed[0].lines.some((l) => l.startsWith('+') && l.includes('"k": "v"')), diff.changed[0].lines.join('\n'));
+  assert.equal(diff.unchanged, 0);
+  assert.throws(() => rs.diffRenders('not json\n', ''), isError('invalid-input'));
+});

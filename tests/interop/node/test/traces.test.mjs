@@ -1,0 +1,300 @@
+// Traces recorded by the Rust CLI (--trace) replayed in the Node host: the same report
+// as `render-store replay --json`, field for field; edited traces lead both hosts to the
+// same different decision; hand-written traces exercise each replay rule of TRACES.md.
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import * as rs from '../render-store.mjs';
+import { cli, fileUrl, manifest, objectFiles, tempDir } from './helpers.mjs';
+
+const NAME = 'default/guestbook';
+const P = `${NAME}/`;
+const release = { namespace: 'default', name: 'guestbook' };
+
+/** A file store with three renders and three history entries, written by the Rust CLI. */
+function rustStore(t) {
+  const dir = tempDir(t);
+  const work = tempDir(t);
+  const url = fileUrl(dir);
+  const renders = [[manifest('web')], [manifest('web', { v: '2' }), manifest('db')], [manifest('web', { v: '3' })]];
+  const refs = renders.map((objects, i) => {
+    const ref = cli(['put', NAME, ...objectFiles(work, objects, `r${i}`)], { url }).stdout.toString().trim();
+    cli(['record', NAME, ref, '--synced-at', `2024-05-0${i + 1}T08:00:00.00${i}Z`, '--summary', `v${i}`], { url });
+    return ref;
+  });
+  let n = 0;
+  /** Runs a CLI store command with --trace; returns the trace's text and its file. */
+  const trace = (args, status = 0) => {
+    const file = join(work, `trace-${(n += 1)}.jsonl`);
+    cli([...args, '--trace', file], { url, status });
+    return { file, text: readFileSync(file, 'utf8') };
+  };
+  return { dir, work, url, refs, renders, trace };
+}
+
+/** `render-store replay --json FILE` (exit 0 when it matches, 1 when not). */
+function rustReplay(file, extra = []) {
+  const r = cli(['replay', '--json', ...extra, file], { status: null });
+  assert.ok(r.status === 0 || r.status === 1, r.stderr);
+  const report = JSON.parse(r.stdout.toString());
+  assert.equal(r.status === 0, report.matches);
+  return report;
+}
+
+const lines = (text) => text.trimEnd().split('\n').map((l) => JSON.parse(l));
+const unlines = (values) => `${values.map((v) => JSON.stringify(v)).join('\n')}\n`;
+/** Edits a trace's parsed lines with `edit` and writes it beside the original. */
+function edited(trace, name, edit) {
+  const values = lines(trace.text);
+  edit(values);
+  const file = trace.file.replace(/\.jsonl$/, `-${name}.jsonl`);
+  const text = unlines(values);
+  writeFileSync(file, text);
+  return { file, text };
+}
+
+/** Replays in Node and in Rust; both reports must be equal. Returns Node's. */
+function bothReplay(trace) {
+  const node = rs.replay(trace.text);
+  assert.deepEqual(node, rustReplay(trace.file));
+  return node;
+}
+
+test('traces of every CLI store operation replay in Node as they were recorded', async (t) => {
+  const s = rustStore(t);
+  const fresh = [manifest('fresh')];
+  const freshFiles = objectFiles(s.work, fresh, 'fresh');
+  const cases = {
+    'put (new render)': s.trace(['put', NAME, ...freshFiles]),
+    'put (already stored)': s.trace(['put', NAME, ...freshFiles]),
+    'put (invalid object)': s.trace(['put', NAME, ...objectFiles(s.work, [manifest('ok'), '{"bad":'], 'bad')], 1),
+    'record (added)': s.trace(['record', NAME, rs.renderRef(fresh), '--synced-at', '2024-06-01T00:00:00+02:00', '--summary', 'fresh ✓']),
+    'record (already recorded)': s.trace(['record', NAME, s.refs[0], '--synced-at', '2024-06-02T00:00:00Z']),
+    'record (invalid renderRef)': s.trace(['record', NAME, 'sha256:nope', '--synced-at', '2024-06-02T00:00:00Z'], 1),
+    history: s.trace(['history', NAME]),
+    get: s.trace(['get', NAME, s.refs[1]]),
+    'get (not stored)': s.trace(['get', NAME, rs.renderRef([manifest('never')])], 1),
+    'gc (dry run)': s.trace(['gc', NAME, '--keep', '2', '--dry-run']),
+    'gc (keep <= 0)': s.trace(['gc', NAME, '--keep', '0']),
+    gc: s.trace(['gc', NAME, '--keep', '2', '--protect', s.refs[0]]),
+    'delete-release': s.trace(['delete-release', NAME]),
+    'history (empty)': s.trace(['history', NAME]),
+  };
+  const operations = new Set();
+  for (const [name, trace] of Object.entries(cases)) {
+    await t.test(name, () => {
+      const recorded = lines(trace.text);
+      operations.add(recorded[0].operation);
+      const report = bothReplay(trace);
+      assert.equal(report.matches, true, JSON.stringify(report.firstDifference));
+      assert.equal(report.resultMatches, true);
+      assert.equal(report.firstDifference, null);
+      assert.equal(report.calls, recorded.length - 2);
+      assert.deepEqual(report.result, recorded.at(-1).result);
+    });
+  }
+  assert.deepEqual([...operations].sort(), ['delete-release', 'gc', 'get-render', 'list-history', 'put-render', 'record-history']);
+  // A few of the results, to be sure the traces hold what they claim.
+  assert.deepEqual(lines(cases['put (invalid object)'].text).at(-1).result.error.kind, 'invalid-object');
+  assert.equal(lines(cases['get (not stored)'].text).at(-1).result.error.kind, 'not-found');
+  assert.equal(lines(cases.gc.text).at(-1).result.ok.deleteHistory.length, 2);
+  const deleting = lines(cases['delete-release'].text);
+  assert.deepEqual(deleting.at(-1).result, { ok: { deleted: deleting[1].answer.ok.length } });
+});
+
+test('an edited GC trace: one more key in a list answer', (t) => {
+  const s = rustStore(t);
+  const dry = s.trace(['gc', NAME, '--keep', '2', '--dry-run']);
+  const gc = s.trace(['gc', NAME, '--keep', '2']);
+  const original = rs.replay(gc.text);
+  assert.equal(original.matches, true);
+  assert.equal(original.result.ok.deleteHistory.length, 1);
+
+  // A newer entry in the first history listing: keeping 2 now deletes two entries, so the
+  // third call (the listing, as recorded) is now a delete.
+  const newer = `${P}history/20240509T000000.000000000Z-${s.refs[2]}`;
+  const moreHistory = edited(gc, 'history', (v) => v[1].answer.ok.push(newer));
+  const a = bothReplay(moreHistory);
+  assert.equal(a.matches, false);
+  assert.equal(a.resultMatches, false);
+  assert.equal(a.firstDifference.position, 3);
+  assert.equal(a.firstDifference.recorded.call, 'list');
+  assert.deepEqual(a.firstDifference.replayed, { call: 'delete', key: lines(gc.text)[1].answer.ok[1], answer: { ok: null } });
+  assert.equal(a.result.ok.deleteHistory.length, 2);
+
+  // An extra blob in the render listing: nothing names it, so it is deleted, a call past
+  // the end of the trace (answered ok, as an unrecorded delete is).
+  const stray = `${P}renders/${rs.renderRef([manifest('stray')])}`;
+  const renderList = lines(gc.text).findIndex((l) => l.call === 'list' && l.key === `${P}renders/`);
+  const moreRenders = edited(gc, 'renders', (v) => v[renderList].answer.ok.push(stray));
+  const b = bothReplay(moreRenders);
+  assert.equal(b.matches, false);
+  // Blobs are deleted in key order: the stray one's delete lands where its key sorts.
+  const deletes = [...original.result.ok.deleteRenders, stray].sort();
+  assert.equal(b.firstDifference.position, renderList + 1 + deletes.indexOf(stray));
+  assert.deepEqual(b.firstDifference.replayed, { call: 'delete', key: stray, answer: { ok: null } });
+  const recordedThere = lines(gc.text)[renderList + 1 + deletes.indexOf(stray)];
+  assert.deepEqual(b.firstDifference.recorded, recordedThere.call === 'delete' ? recordedThere : null);
+  assert.ok(b.result.ok.deleteRenders.includes(stray));
+
+  // The same edit on a dry run (recorded before the GC): the same calls, another plan.
+  const c = bothReplay(edited(dry, 'history', (v) => v[1].answer.ok.push(newer)));
+  assert.equal(c.matches, false);
+  assert.equal(c.firstDifference, null);
+  assert.equal(c.resultMatches, false);
+  assert.equal(c.result.ok.deleteHistory.length, 2);
+});
+
+test('an edited GC trace: a protected ref removed', (t) => {
+  const s = rustStore(t);
+  // Keeping one entry, refs[0] survives only because it is protected.
+  const gc = s.trace(['gc', NAME, '--keep', '1', '--protect', s.refs[0]]);
+  const recorded = lines(gc.text);
+  assert.ok(recorded.at(-1).result.ok.keepRenders.includes(`${P}renders/${s.refs[0]}`));
+  const unprotected = edited(gc, 'unprotected', (v) => {
+    v[0].arguments.protected = [];
+  });
+  const report = bothReplay(unprotected);
+  assert.equal(report.matches, false);
+  assert.equal(report.resultMatches, false);
+  assert.deepEqual(report.result.ok.deleteRenders, [s.refs[0], s.refs[1]].map((r) => `${P}renders/${r}`).sort());
+  // The first call that differs is the first delete of a render: the recorded trace has
+  // the other render's delete there, or nothing.
+  const position = report.firstDifference.position;
+  assert.deepEqual(report.firstDifference.replayed.call, 'delete');
+  assert.equal(report.firstDifference.replayed.key, report.result.ok.deleteRenders[0]);
+  assert.ok(position > recorded.findIndex((l) => l.call === 'list' && l.key === `${P}renders/`));
+});
+
+test('a trap is compared by its kind only', (t) => {
+  const s = rustStore(t);
+  const big = [JSON.stringify({ kind: 'ConfigMap', data: { x: 'y'.repeat(3 << 20) } })];
+  const trap = s.trace(['--memory-cap-mib', '4', 'put', NAME, ...objectFiles(s.work, big, 'big')], 1);
+  const result = lines(trap.text).at(-1).result;
+  assert.equal(result.error.kind, 'trap');
+  // Without a memory cap neither host traps: both report the same other result.
+  const report = bothReplay(trap);
+  assert.equal(report.resultMatches, false);
+  assert.equal(report.result.error.kind, 'bucket');
+  // Under a cap both trap, and the messages (each host's own) are not compared.
+  assert.equal(rustReplay(trap.file, ['--memory-cap-mib', '4']).matches, true);
+  const module = fileURLToPath(new URL('../render-store.mjs', import.meta.url));
+  const child = spawnSync(process.execPath, [
+    '--wasm-max-mem-pages=64', // 4 MiB per linear memory
+    '--input-type=module', '-e',
+    `import { replay } from ${JSON.stringify(module)}; import { readFileSync } from 'node:fs';
+     process.stdout.write(JSON.stringify(replay(readFileSync(${JSON.stringify(trap.file)}, 'utf8'))));`,
+  ], { encoding: 'utf8' });
+  assert.equal(child.status, 0, child.stderr);
+  const capped = JSON.parse(child.stdout);
+  assert.equal(capped.result.error.kind, 'trap');
+  assert.notEqual(capped.result.error.message, result.error.message);
+  assert.equal(capped.matches, true);
+});
+
+/** A hand-written trace, per TRACES.md, written to a file for the Rust CLI too. */
+function handTrace(t, operation, args, calls, result) {
+  const header = { format: 'render-store-trace', version: 1, operation, arguments: { release: { namespace: 'default', name: 'guestbook' }, ...args } };
+  const text = unlines([header, ...calls, { result }]);
+  const file = join(tempDir(t), `${operation}.jsonl`);
+  writeFileSync(file, text);
+  return { file, text };
+}
+
+const b64 = (s) => Buffer.from(s).toString('base64');
+
+test('hand-written traces: each replay rule, in both hosts', (t) => {
+  const objects = [manifest('a')];
+  const ref = rs.renderRef(objects);
+  const blob = Buffer.from(rs.canonical(objects));
+  const renderKey = `${P}renders/${ref}`;
+
+  // A recorded put answer is given back: a failed put fails the operation.
+  const failedPut = handTrace(t, 'put-render', { objects: objects.map(b64) }, [
+    { call: 'exists', key: renderKey, answer: { ok: false } },
+    { call: 'put', key: renderKey, value: blob.toString('base64'), answer: { error: { kind: 'failed', message: 'disk full' } } },
+  ], { error: { kind: 'bucket', message: `put ${renderKey}: disk full` } });
+  const a = bothReplay(failedPut);
+  assert.equal(a.matches, true, JSON.stringify(a));
+
+  // A read the trace never saw fails with "not in the trace".
+  const unseen = handTrace(t, 'get-render', { renderRef: ref }, [], { ok: { render: blob.toString('base64') } });
+  const b = bothReplay(unseen);
+  assert.equal(b.matches, false);
+  assert.deepEqual(b.firstDifference, { position: 1, recorded: null, replayed: { call: 'get', key: renderKey, answer: { error: { kind: 'failed', message: 'not in the trace' } } } });
+  assert.deepEqual(b.result, { error: { kind: 'bucket', message: `get ${renderKey}: not in the trace` } });
+
+  // Answers of the same call and key are used in trace order, then the last again: a
+  // real GC lists history twice; with one recorded listing, the second call gets it
+  // again, so the entry deleted in between still counts as live.
+  const old = `${P}history/20240101T000000.000000000Z-${ref}`;
+  const other = rs.renderRef([manifest('b')]);
+  const newer = `${P}history/20240102T000000.000000000Z-${other}`;
+  const gcOnce = handTrace(t, 'gc', { keep: 1, protected: [], dryRun: false }, [
+    { call: 'list', key: `${P}history/`, answer: { ok: [old, newer] } },
+    { call: 'delete', key: old, answer: { ok: null } },
+    { call: 'list', key: `${P}renders/`, answer: { ok: [renderKey, `${P}renders/${other}`] } },
+  ], { ok: { deleteHistory: [old], keepHistory: [newer], deleteRenders: [renderKey], keepRenders: [`${P}renders/${other}`], ignored: [] } });
+  const c = bothReplay(gcOnce);
+  assert.equal(c.matches, false);
+  assert.deepEqual(c.firstDifference.position, 3);
+  assert.deepEqual(c.firstDifference.replayed, { call: 'list', key: `${P}history/`, answer: { ok: [old, newer] } });
+  assert.deepEqual(c.result.ok.keepHistory, [old, newer]);
+  assert.deepEqual(c.result.ok.deleteRenders, []);
+
+  // The same GC with both listings recorded: the second listing is used second.
+  const gcTwice = handTrace(t, 'gc', { keep: 1, protected: [], dryRun: false }, [
+    { call: 'list', key: `${P}history/`, answer: { ok: [old, newer] } },
+    { call: 'delete', key: old, answer: { ok: null } },
+    { call: 'list', key: `${P}history/`, answer: { ok: [newer] } },
+    { call: 'list', key: `${P}renders/`, answer: { ok: [renderKey, `${P}renders/${other}`] } },
+    { call: 'delete', key: renderKey, answer: { ok: null } },
+  ], { ok: { deleteHistory: [old], keepHistory: [newer], deleteRenders: [renderKey], keepRenders: [`${P}renders/${other}`], ignored: [] } });
+  assert.equal(bothReplay(gcTwice).matches, true);
+
+  // An unrecorded delete is answered ok; a recorded failing one fails the GC.
+  const failingDelete = edited(gcTwice, 'failing-delete', (v) => {
+    v[2].answer = { error: { kind: 'denied', message: 'read-only bucket' } };
+  });
+  const d = bothReplay(failingDelete);
+  assert.deepEqual(d.result, { error: { kind: 'bucket', message: `delete ${old}: denied: read-only bucket` } });
+  assert.equal(d.firstDifference.position, 3);
+  assert.equal(d.firstDifference.replayed, null);
+
+  // Integers beyond 2^53 in the header are read exactly (keep = i64::MAX keeps all).
+  const hugeKeep = handTrace(t, 'gc', { keep: 0, protected: [], dryRun: true }, [
+    { call: 'list', key: `${P}history/`, answer: { ok: [old, newer] } },
+    { call: 'list', key: `${P}renders/`, answer: { ok: [renderKey] } },
+  ], { ok: { deleteHistory: [], keepHistory: [old, newer], deleteRenders: [], keepRenders: [renderKey], ignored: [] } });
+  hugeKeep.text = hugeKeep.text.replace('"keep":0', '"keep":9223372036854775807');
+  writeFileSync(hugeKeep.file, hugeKeep.text);
+  assert.equal(bothReplay(hugeKeep).matches, true);
+});
+
+test('malformed traces are refused, as the Rust CLI refuses them', (t) => {
+  const good = handTrace(t, 'list-history', {}, [{ call: 'list', key: `${P}history/`, answer: { ok: [] } }], { ok: { entries: [] } });
+  assert.equal(bothReplay(good).matches, true);
+  // Blank lines and CRLF are fine.
+  assert.equal(rs.replay(`\n${good.text.replace(/\n/g, '\r\n')}\n\n`).matches, true);
+  const bad = {
+    'another version': (v) => { v[0].version = 2; },
+    'another format': (v) => { v[0].format = 'x'; },
+    'unknown operation': (v) => { v[0].operation = 'copy'; },
+    'unknown call': (v) => { v[1].call = 'head'; },
+    'value on a list': (v) => { v[1].value = ''; },
+    'wrong answer shape': (v) => { v[1].answer = { ok: true }; },
+    'unknown bucket error': (v) => { v[1].answer = { error: { kind: 'gone' } }; },
+    'no result line': (v) => { v.pop(); v.pop(); },
+  };
+  for (const [name, edit] of Object.entries(bad)) {
+    const trace = edited(good, name.replace(/ /g, '-'), edit);
+    assert.throws(() => rs.replay(trace.text), /^Error: trace line \d+: /, name);
+    const r = cli(['replay', '--json', trace.file], { status: null });
+    assert.notEqual(r.status, 0, name);
+    assert.match(r.stderr, /trace line \d+: /, name);
+  }
+});
