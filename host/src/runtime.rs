@@ -186,10 +186,7 @@ fn to_wit(e: BucketError) -> wit_bucket::BucketError {
 
 impl wit_bucket::Host for CallState {
     async fn get(&mut self, key: String) -> Result<Vec<u8>, wit_bucket::BucketError> {
-        let answer = match self.scope(&key) {
-            Ok(scope) => scope.bucket.get(&key).await.map_err(to_wit),
-            Err(e) => Err(e),
-        };
+        let answer = async { self.scope(&key)?.bucket.get(&key).await.map_err(to_wit) }.await;
         self.log(CallKind::Get, key, None, &answer, |b| {
             Reply::Bytes(b.clone())
         });
@@ -199,10 +196,14 @@ impl wit_bucket::Host for CallState {
     async fn put(&mut self, key: String, value: Vec<u8>) -> Result<(), wit_bucket::BucketError> {
         let logged = self.bucket.as_ref().is_some_and(|s| s.log.is_some());
         let copy = logged.then(|| value.clone());
-        let answer = match self.scope(&key) {
-            Ok(scope) => scope.bucket.put(&key, value).await.map_err(to_wit),
-            Err(e) => Err(e),
-        };
+        let answer = async {
+            self.scope(&key)?
+                .bucket
+                .put(&key, value)
+                .await
+                .map_err(to_wit)
+        }
+        .await;
         self.log(CallKind::Put, key, copy.as_deref(), &answer, |_| {
             Reply::Done
         });
@@ -210,19 +211,20 @@ impl wit_bucket::Host for CallState {
     }
 
     async fn exists(&mut self, key: String) -> Result<bool, wit_bucket::BucketError> {
-        let answer = match self.scope(&key) {
-            Ok(scope) => scope.bucket.exists(&key).await.map_err(to_wit),
-            Err(e) => Err(e),
-        };
+        let answer = async { self.scope(&key)?.bucket.exists(&key).await.map_err(to_wit) }.await;
         self.log(CallKind::Exists, key, None, &answer, |b| Reply::Exists(*b));
         answer
     }
 
     async fn list(&mut self, prefix: String) -> Result<Vec<String>, wit_bucket::BucketError> {
-        let answer = match self.scope(&prefix) {
-            Ok(scope) => scope.bucket.list(&prefix).await.map_err(to_wit),
-            Err(e) => Err(e),
-        };
+        let answer = async {
+            self.scope(&prefix)?
+                .bucket
+                .list(&prefix)
+                .await
+                .map_err(to_wit)
+        }
+        .await;
         self.log(CallKind::List, prefix, None, &answer, |k| {
             Reply::Keys(k.clone())
         });
@@ -230,10 +232,7 @@ impl wit_bucket::Host for CallState {
     }
 
     async fn delete(&mut self, key: String) -> Result<(), wit_bucket::BucketError> {
-        let answer = match self.scope(&key) {
-            Ok(scope) => scope.bucket.delete(&key).await.map_err(to_wit),
-            Err(e) => Err(e),
-        };
+        let answer = async { self.scope(&key)?.bucket.delete(&key).await.map_err(to_wit) }.await;
         self.log(CallKind::Delete, key, None, &answer, |_| Reply::Done);
         answer
     }
