@@ -41,9 +41,11 @@ fn main() {
         .args(["--", "-C", "target-feature=+simd128"])
         // A 64 KiB shadow stack (the default is 1 MiB): the guest's parser, encoder and
         // diff are iterative, so it never needs more, and an overflow runs below address
-        // 0 and traps. Stack, data and the heap's start then share the first pages of
-        // memory, which the host keeps resident between calls (runtime.rs).
-        .args(["-C", "link-arg=-zstack-size=65536"]);
+        // 0 and traps. Stack, data and a heap of ~160 KiB that small calls never outgrow
+        // then fit in an initial memory of 256 KiB, which the host keeps resident
+        // between calls (runtime.rs).
+        .args(["-C", "link-arg=-zstack-size=65536"])
+        .args(["-C", "link-arg=--initial-memory=262144"]);
     // The outer build's flags, target dir and wrappers (clippy's among them) are for the
     // host; the guest must build the same way whatever the outer command was.
     for var in [

@@ -26,7 +26,7 @@ if [ "$node_major" -lt 20 ]; then
   exit 1
 fi
 
-bin="${RENDER_STORE_BIN:-$(dirname "$0")/../../../target/debug/render-store}"
+bin="${RENDER_STORE_BIN:-$here/../../../target/debug/render-store}"
 if [ ! -x "$bin" ]; then
   echo "run.sh: the render-store CLI is not at $bin" >&2
   echo "run.sh: build it with 'cargo build -p render-store --bin render-store' or set RENDER_STORE_BIN" >&2
