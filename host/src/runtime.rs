@@ -241,11 +241,10 @@ impl wit_bucket::Host for CallState {
 /// The process-wide runtime of [`Runtime::shared`].
 static SHARED: OnceLock<Arc<Runtime>> = OnceLock::new();
 
-/// Bytes of a freed slot's memory zeroed in place rather than returned to the kernel.
-/// The guest's 64 KiB stack, its data and the first pages its allocator grows (from
-/// 128 KiB) fit in it, so a small call neither faults pages in nor makes the kernel
-/// flush them out again: a call took ~60 µs with a 1 MiB stack and 64 KiB kept, ~45 µs
-/// like this (BENCHMARKS.md).
+/// Bytes of a freed slot's memory zeroed in place rather than returned to the kernel:
+/// the guest's whole initial memory (its 64 KiB stack, its data and the heap a small call
+/// uses; host/build.rs), so a small call neither faults pages in nor makes the kernel
+/// flush them out again (BENCHMARKS.md, call cost).
 const KEEP_RESIDENT: usize = 256 * 1024;
 
 /// The compiled component and its template, shared by every call.
