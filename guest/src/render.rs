@@ -8,27 +8,44 @@ use crate::error::{Error, Result};
 use crate::json::{decode_object, encode_document};
 use sha2::{Digest, Sha256};
 
+/// Appends each object's canonical bytes (its re-encoding and `\n`) to `out`, handing
+/// `out` to `emit` after each one.
+///
+/// Fails with [`Error::InvalidObject`] naming the first object that does not decode.
+fn each_canonical_object<O: AsRef<[u8]>>(
+    objects: &[O],
+    out: &mut Vec<u8>,
+    mut emit: impl FnMut(&mut Vec<u8>),
+) -> Result<()> {
+    for (index, object) in objects.iter().enumerate() {
+        let doc = decode_object(object.as_ref()).map_err(|e| Error::InvalidObject {
+            index,
+            message: e.to_string(),
+        })?;
+        encode_document(&doc, out);
+        out.push(b'\n');
+        emit(out);
+    }
+    Ok(())
+}
+
 /// The canonical bytes of a render given as its objects' JSON bytes.
 ///
 /// Fails with [`Error::InvalidObject`] naming the first object that does not decode.
 pub fn canonical<O: AsRef<[u8]>>(objects: &[O]) -> Result<Vec<u8>> {
     let capacity = objects.iter().map(|o| o.as_ref().len() + 1).sum();
     let mut out = Vec::with_capacity(capacity);
-    for (index, object) in objects.iter().enumerate() {
-        let doc = decode_object(object.as_ref()).map_err(|e| Error::InvalidObject {
-            index,
-            message: e.to_string(),
-        })?;
-        encode_document(&doc, &mut out);
-        out.push(b'\n');
-    }
+    each_canonical_object(objects, &mut out, |_| {})?;
     Ok(out)
 }
 
 /// The 64 lowercase hex digits of SHA-256 over `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(digest: &[u8]) -> String {
+    let mut out = String::with_capacity(2 * digest.len());
     for byte in digest {
         out.push(char::from_digit((byte >> 4) as u32, 16).expect("nibble"));
         out.push(char::from_digit((byte & 0xf) as u32, 16).expect("nibble"));
@@ -42,8 +59,18 @@ pub fn render_ref_of_canonical(canonical: &[u8]) -> String {
 }
 
 /// The renderRef of a render given as its objects' JSON bytes.
+///
+/// The canonical bytes are hashed object by object from one reused buffer, never held
+/// whole: no allocation the size of the render, and each object is hashed while it is
+/// still in cache.
 pub fn render_ref<O: AsRef<[u8]>>(objects: &[O]) -> Result<String> {
-    Ok(render_ref_of_canonical(&canonical(objects)?))
+    let mut hasher = Sha256::new();
+    let mut buffer = Vec::new();
+    each_canonical_object(objects, &mut buffer, |object| {
+        hasher.update(&object[..]);
+        object.clear();
+    })?;
+    Ok(format!("sha256:{}", hex(&hasher.finalize())))
 }
 
 #[cfg(test)]
@@ -58,6 +85,23 @@ mod tests {
             render_ref(&none).unwrap(),
             "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
+    }
+
+    #[test]
+    fn render_ref_hashes_the_canonical_bytes() {
+        let objects = [
+            &br#"{"b":1,"a":[1.50,"\u00e9"]}"#[..],
+            b"{}",
+            b"{\"z\":null}",
+        ];
+        assert_eq!(
+            render_ref(&objects).unwrap(),
+            render_ref_of_canonical(&canonical(&objects).unwrap())
+        );
+        assert!(matches!(
+            render_ref(&[&b"{}"[..], b"[]"]),
+            Err(Error::InvalidObject { index: 1, .. })
+        ));
     }
 
     #[test]
