@@ -41,7 +41,10 @@ async fn traced(store: &RenderStore, op: Operation) -> Trace {
     let (_, trace) = record(store, op).await;
     let text = trace.to_jsonl();
     assert_eq!(Trace::parse(&text).unwrap(), trace, "{text}");
-    assert!(text.starts_with(r#"{"arguments":"#) || text.contains(r#""version":1"#));
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["format"], "render-store-trace");
+    assert_eq!(header["version"], 1);
+    assert_eq!(header["operation"], trace.operation.name());
     trace
 }
 
