@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileS
 import { join } from 'node:path';
 import { test } from 'node:test';
 import * as rs from '../render-store.mjs';
-import { cli, cliJson, fileUrl, manifest, objectFiles, tempDir } from './helpers.mjs';
+import { cli, cliJson, fileUrl, manifest, objectFiles, putAndRecordWithCli, tempDir } from './helpers.mjs';
 
 const release = { namespace: 'default', name: 'guestbook' };
 const NAME = 'default/guestbook';
@@ -86,12 +86,8 @@ test('a store written by the Rust CLI is read back by the Node host', (t) => {
   const work = tempDir(t);
   const url = fileUrl(dir);
   const renders = [[manifest('api')], [manifest('api', { v: '2' }), manifest('cache')], [manifest('api', { v: '3' })]];
-  const refs = renders.map((objects, i) => {
-    const ref = cli(['put', NAME, ...objectFiles(work, objects, `r${i}`)], { url }).stdout.toString().trim();
-    assert.equal(ref, rs.renderRef(objects));
-    cli(['record', NAME, ref, '--synced-at', `2024-03-0${i + 1}T12:00:00.${i}Z`, '--summary', `release ${i}`], { url });
-    return ref;
-  });
+  const refs = putAndRecordWithCli(url, work, NAME, renders, (i) => [`2024-03-0${i + 1}T12:00:00.${i}Z`, `release ${i}`]);
+  assert.deepEqual(refs, renders.map((objects) => rs.renderRef(objects)));
   const bucket = new rs.FolderBucket(url);
   // Before GC: the same keys, bytes and history.
   assert.deepEqual(bucket.list(''), cliJson(['ls'], { url }));

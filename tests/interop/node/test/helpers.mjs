@@ -63,6 +63,20 @@ export function objectFiles(dir, objects, stem = 'object') {
   });
 }
 
+/**
+ * Stores each render of `renders` for `release` (NAMESPACE/NAME) with the Rust CLI's `put`
+ * and records it with `record`, at `entry(i)` = [RFC 3339 time, summary]; object files go
+ * to `work`. Returns the renderRefs the CLI printed.
+ */
+export function putAndRecordWithCli(url, work, release, renders, entry) {
+  return renders.map((objects, i) => {
+    const ref = cli(['put', release, ...objectFiles(work, objects, `r${i}`)], { url }).stdout.toString().trim();
+    const [syncedAt, summary] = entry(i);
+    cli(['record', release, ref, '--synced-at', syncedAt, '--summary', summary], { url });
+    return ref;
+  });
+}
+
 /** tests/vectors/render-ref.json, with each vector's objects as bytes. */
 export function vectors() {
   const all = JSON.parse(readFileSync(join(REPO, 'tests/vectors/render-ref.json'), 'utf8'));

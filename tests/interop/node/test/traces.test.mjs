@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as rs from '../render-store.mjs';
-import { cli, fileUrl, manifest, objectFiles, tempDir } from './helpers.mjs';
+import { cli, fileUrl, manifest, objectFiles, putAndRecordWithCli, tempDir } from './helpers.mjs';
 
 const NAME = 'default/guestbook';
 const P = `${NAME}/`;
@@ -21,11 +21,7 @@ function rustStore(t) {
   const work = tempDir(t);
   const url = fileUrl(dir);
   const renders = [[manifest('web')], [manifest('web', { v: '2' }), manifest('db')], [manifest('web', { v: '3' })]];
-  const refs = renders.map((objects, i) => {
-    const ref = cli(['put', NAME, ...objectFiles(work, objects, `r${i}`)], { url }).stdout.toString().trim();
-    cli(['record', NAME, ref, '--synced-at', `2024-05-0${i + 1}T08:00:00.00${i}Z`, '--summary', `v${i}`], { url });
-    return ref;
-  });
+  const refs = putAndRecordWithCli(url, work, NAME, renders, (i) => [`2024-05-0${i + 1}T08:00:00.00${i}Z`, `v${i}`]);
   let n = 0;
   /** Runs a CLI store command with --trace; returns the trace's text and its file. */
   const trace = (args, status = 0) => {
