@@ -20,16 +20,22 @@ pub async fn history_json(rt: &Runtime, entries: &[HistoryEntry]) -> Result<Valu
     Ok(Value::Array(items))
 }
 
-/// A GC plan or report.
-pub fn gc_json(plan: &GcPlan, dry_run: bool) -> Value {
+/// A GC plan: its five key lists (the `ok` result of a `gc` trace, TRACES.md).
+pub fn plan_json(plan: &GcPlan) -> Value {
     json!({
-        "dryRun": dry_run,
         "deleteHistory": plan.delete_history,
         "keepHistory": plan.keep_history,
         "deleteRenders": plan.delete_renders,
         "keepRenders": plan.keep_renders,
         "ignored": plan.ignored,
     })
+}
+
+/// A GC plan or report: [`plan_json`] and whether it was a dry run.
+pub fn gc_json(plan: &GcPlan, dry_run: bool) -> Value {
+    let mut value = plan_json(plan);
+    value["dryRun"] = json!(dry_run);
+    value
 }
 
 fn id_json(id: &ObjectId) -> Value {

@@ -159,13 +159,7 @@ impl Output {
                     "summary": e.summary,
                 })).collect::<Vec<_>>()
             }),
-            Output::Plan(plan) => json!({
-                "deleteHistory": plan.delete_history,
-                "keepHistory": plan.keep_history,
-                "deleteRenders": plan.delete_renders,
-                "keepRenders": plan.keep_renders,
-                "ignored": plan.ignored,
-            }),
+            Output::Plan(plan) => crate::json_view::plan_json(plan),
             Output::Deleted(n) => json!({ "deleted": n }),
         }
     }

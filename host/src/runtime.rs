@@ -148,6 +148,11 @@ impl CallState {
         Ok(scope)
     }
 
+    /// Where this call's bucket calls are recorded, when it is traced.
+    fn call_log(&self) -> Option<&Arc<CallLog>> {
+        self.bucket.as_ref().and_then(|s| s.log.as_ref())
+    }
+
     /// Records a call and the answer the component is given, when tracing. `reply`
     /// makes the trace's copy of a successful answer, so nothing is copied otherwise.
     fn log<T>(
@@ -158,7 +163,7 @@ impl CallState {
         answer: &Result<T, wit_bucket::BucketError>,
         reply: impl FnOnce(&T) -> Reply,
     ) {
-        let Some(log) = self.bucket.as_ref().and_then(|s| s.log.as_ref()) else {
+        let Some(log) = self.call_log() else {
             return;
         };
         log.push(TracedCall {
@@ -194,8 +199,7 @@ impl wit_bucket::Host for CallState {
     }
 
     async fn put(&mut self, key: String, value: Vec<u8>) -> Result<(), wit_bucket::BucketError> {
-        let logged = self.bucket.as_ref().is_some_and(|s| s.log.is_some());
-        let copy = logged.then(|| value.clone());
+        let copy = self.call_log().map(|_| value.clone());
         let answer = async {
             self.scope(&key)?
                 .bucket

@@ -137,7 +137,7 @@ pub async fn record(store: &RenderStore, operation: Operation) -> (crate::Result
 }
 
 /// An operation's result as a trace records it.
-pub fn outcome(output: &crate::Result<Output>) -> Outcome {
+fn outcome(output: &crate::Result<Output>) -> Outcome {
     match output {
         Ok(o) => Ok(o.to_json()),
         Err(e) => Err(error_json(e)),
