@@ -2,8 +2,26 @@
 //! imported WIT `bucket`; natively, anything implementing [`Bucket`], such as
 //! [`MemoryBucket`] for tests and benchmarks.
 
+use crate::time::SyncTime;
 use std::collections::BTreeMap;
 use std::fmt;
+
+/// One object of a listing: its key, size and last-modified time (by the bucket's
+/// clock).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectMeta {
+    /// The full key.
+    pub key: String,
+    /// The size in bytes.
+    pub size: u64,
+    /// When it was last written.
+    pub modified: SyncTime,
+}
+
+/// The keys of a listing, in its order.
+pub fn keys(objects: Vec<ObjectMeta>) -> Vec<String> {
+    objects.into_iter().map(|o| o.key).collect()
+}
 
 /// Why a bucket call failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,16 +46,17 @@ impl fmt::Display for BucketError {
 
 /// Byte blobs under string keys, with the contract of DESIGN.md section 2: `get` of an
 /// absent key is [`BucketError::NotFound`], `delete` of an absent key succeeds, `list`
-/// returns every key starting with the prefix in lexical byte order, `put` is atomic.
+/// returns every object whose key starts with the prefix in lexical byte order of the
+/// keys, `put` is atomic.
 pub trait Bucket {
     /// The whole content of `key`.
     fn get(&mut self, key: &str) -> Result<Vec<u8>, BucketError>;
     /// Stores `value` under `key`, atomically.
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), BucketError>;
-    /// Whether `key` exists (a metadata request).
-    fn exists(&mut self, key: &str) -> Result<bool, BucketError>;
-    /// Every key starting with `prefix`, sorted.
-    fn list(&mut self, prefix: &str) -> Result<Vec<String>, BucketError>;
+    /// The size of `key`, or `None` if it does not exist (a metadata request).
+    fn exists(&mut self, key: &str) -> Result<Option<u64>, BucketError>;
+    /// Every object whose key starts with `prefix`, sorted by key.
+    fn list(&mut self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError>;
     /// Deletes `key`; an absent key is not an error.
     fn delete(&mut self, key: &str) -> Result<(), BucketError>;
 }
@@ -47,6 +66,11 @@ pub trait Bucket {
 pub struct MemoryBucket {
     /// The stored blobs.
     pub objects: BTreeMap<String, Vec<u8>>,
+    /// When each blob was put, by [`MemoryBucket::clock`]; a blob inserted into
+    /// `objects` directly lists as modified at the epoch.
+    pub modified: BTreeMap<String, SyncTime>,
+    /// The time a `put` records.
+    pub clock: SyncTime,
     /// Every call made, in order, as `"get k"`, `"put k"`, `"exists k"`, `"list p"`,
     /// `"delete k"`.
     pub calls: Vec<String>,
@@ -77,27 +101,33 @@ impl Bucket for MemoryBucket {
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), BucketError> {
         self.record("put", key);
         self.objects.insert(key.to_string(), value.to_vec());
+        self.modified.insert(key.to_string(), self.clock);
         Ok(())
     }
 
-    fn exists(&mut self, key: &str) -> Result<bool, BucketError> {
+    fn exists(&mut self, key: &str) -> Result<Option<u64>, BucketError> {
         self.record("exists", key);
-        Ok(self.objects.contains_key(key))
+        Ok(self.objects.get(key).map(|v| v.len() as u64))
     }
 
-    fn list(&mut self, prefix: &str) -> Result<Vec<String>, BucketError> {
+    fn list(&mut self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
         self.record("list", prefix);
         Ok(self
             .objects
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(k, _)| k.clone())
+            .map(|(k, v)| ObjectMeta {
+                key: k.clone(),
+                size: v.len() as u64,
+                modified: self.modified.get(k).copied().unwrap_or_default(),
+            })
             .collect())
     }
 
     fn delete(&mut self, key: &str) -> Result<(), BucketError> {
         self.record("delete", key);
         self.objects.remove(key);
+        self.modified.remove(key);
         Ok(())
     }
 }

@@ -1,8 +1,8 @@
 //! The wit-bindgen glue: WIT types to and from the library's, the imported bucket as a
 //! [`Bucket`], and the exports. No logic lives here.
 
-use crate::bucket::{Bucket, BucketError};
-use crate::{Error, GcPlan, Release, SyncTime};
+use crate::bucket::{Bucket, BucketError, ObjectMeta};
+use crate::{Error, GcPlan, Grace, Release, SyncTime};
 
 wit_bindgen::generate!({
     world: "render-store",
@@ -43,11 +43,22 @@ impl Bucket for Host {
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), BucketError> {
         imported::put(key, value).map_err(Into::into)
     }
-    fn exists(&mut self, key: &str) -> Result<bool, BucketError> {
+    fn exists(&mut self, key: &str) -> Result<Option<u64>, BucketError> {
         imported::exists(key).map_err(Into::into)
     }
-    fn list(&mut self, prefix: &str) -> Result<Vec<String>, BucketError> {
-        imported::list(prefix).map_err(Into::into)
+    fn list(&mut self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
+        let listed = imported::list(prefix)?;
+        Ok(listed
+            .into_iter()
+            .map(|o| ObjectMeta {
+                key: o.key,
+                size: o.size,
+                modified: SyncTime {
+                    seconds: o.modified.seconds,
+                    nanoseconds: o.modified.nanoseconds,
+                },
+            })
+            .collect())
     }
     fn delete(&mut self, key: &str) -> Result<(), BucketError> {
         imported::delete(key).map_err(Into::into)
@@ -99,6 +110,7 @@ fn wit_plan(p: GcPlan) -> types::GcPlan {
         delete_renders: p.delete_renders,
         keep_renders: p.keep_renders,
         ignored: p.ignored,
+        recent_renders: p.recent_renders,
     }
 }
 
@@ -256,13 +268,20 @@ impl store::Guest for Component {
         keep: i64,
         protected: Vec<String>,
         dry_run: bool,
+        now: types::SyncTime,
+        grace_seconds: u64,
     ) -> WitResult<types::GcPlan> {
+        let grace = Grace {
+            now: time(now),
+            seconds: grace_seconds,
+        };
         Ok(wit_plan(crate::gc(
             &mut Host,
             &release(r),
             keep,
             &protected,
             dry_run,
+            grace,
         )?))
     }
 

@@ -3,12 +3,18 @@
 //!
 //! The decision is a pure function of the two listings and the protected set
 //! ([`plan_gc`]), so it can be shown (`--dry-run`) or replayed without a store.
+//!
+//! A writer puts a blob before it records the entry that names it; a GC that lists the
+//! history in between sees the blob unreferenced. So no blob younger than the [`Grace`]
+//! period is deleted (DESIGN.md section 13), judged by the listing's modification times
+//! against a `now` the host passes in: the component has no clock.
 
-use crate::bucket::Bucket;
+use crate::bucket::{Bucket, ObjectMeta};
 use crate::error::Result;
 use crate::history::{list_entries, split_history_keys};
 use crate::keys::{Release, ReleasePrefix, validate_render_ref};
 use crate::store::call_failed;
+use crate::time::SyncTime;
 use std::collections::BTreeSet;
 
 /// What a GC deletes and keeps (full keys).
@@ -24,6 +30,39 @@ pub struct GcPlan {
     pub keep_renders: Vec<String>,
     /// Keys under `history/` or `renders/` that do not parse; GC leaves them alone.
     pub ignored: Vec<String>,
+    /// Render blobs referenced by nothing kept, kept only because they are younger
+    /// than the grace period.
+    pub recent_renders: Vec<String>,
+}
+
+/// GC's grace period: a render blob modified less than `seconds` before `now` (or
+/// after it, by a skewed clock) is not deleted. `seconds == 0` is no grace at all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Grace {
+    /// The host's current time.
+    pub now: SyncTime,
+    /// The period, in seconds.
+    pub seconds: u64,
+}
+
+impl Grace {
+    /// No grace period: every unreferenced blob is deleted, whatever its age.
+    pub const NONE: Grace = Grace {
+        now: SyncTime {
+            seconds: 0,
+            nanoseconds: 0,
+        },
+        seconds: 0,
+    };
+
+    /// Whether a blob modified at `modified` is still within the period.
+    pub fn protects(&self, modified: SyncTime) -> bool {
+        if self.seconds == 0 {
+            return false;
+        }
+        let nanos = |t: SyncTime| i128::from(t.seconds) * 1_000_000_000 + i128::from(t.nanoseconds);
+        nanos(self.now) - nanos(modified) < i128::from(self.seconds) * 1_000_000_000
+    }
 }
 
 /// Checks the protected renderRefs, dropping empty ones.
@@ -58,32 +97,67 @@ fn select_history(
     live
 }
 
-/// Step 4: which blobs go (those whose renderRef is not live).
+/// Step 4: which blobs go (those whose renderRef is not live and that are older than
+/// the grace period).
 fn select_renders(
     prefix: &ReleasePrefix,
-    mut keys: Vec<String>,
+    mut listed: Vec<ObjectMeta>,
     live: &BTreeSet<String>,
+    grace: Grace,
     plan: &mut GcPlan,
 ) {
-    keys.sort_unstable();
-    for key in keys {
+    listed.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+    for object in listed {
+        let key = object.key;
         match prefix.parse_render_key(&key) {
             Some(r) if live.contains(&r) => plan.keep_renders.push(key),
+            Some(_) if grace.protects(object.modified) => plan.recent_renders.push(key),
             Some(_) => plan.delete_renders.push(key),
             None => plan.ignored.push(key),
         }
     }
 }
 
+/// Keys without their metadata, as [`plan_gc`] takes them: no grace period applies.
+fn unlisted(keys: Vec<String>) -> Vec<ObjectMeta> {
+    keys.into_iter()
+        .map(|key| ObjectMeta {
+            key,
+            size: 0,
+            modified: SyncTime::default(),
+        })
+        .collect()
+}
+
 /// The GC decision from listings: `history_keys` as listed under `<prefix>history/`,
 /// `render_keys` under `<prefix>renders/`, and the protected renderRefs (empty strings
-/// ignored). `keep <= 0` deletes nothing and keeps everything.
+/// ignored). `keep <= 0` deletes nothing and keeps everything. The keys carry no
+/// modification times, so no grace period applies.
 pub fn plan_gc(
     release: &Release,
     keep: i64,
     history_keys: Vec<String>,
     render_keys: Vec<String>,
     protected: &[String],
+) -> Result<GcPlan> {
+    plan_listed(
+        release,
+        keep,
+        history_keys,
+        unlisted(render_keys),
+        protected,
+        Grace::NONE,
+    )
+}
+
+/// [`plan_gc`] over a listing of the renders with their modification times.
+fn plan_listed(
+    release: &Release,
+    keep: i64,
+    history_keys: Vec<String>,
+    renders: Vec<ObjectMeta>,
+    protected: &[String],
+    grace: Grace,
 ) -> Result<GcPlan> {
     let prefix = ReleasePrefix::new(release)?;
     let mut live = protected_set(protected)?;
@@ -92,23 +166,23 @@ pub fn plan_gc(
         let (entries, ignored) = split_history_keys(&prefix, history_keys);
         plan.keep_history = entries.into_iter().map(|e| e.key).collect();
         plan.ignored = ignored;
-        for key in render_keys {
-            match prefix.parse_render_key(&key) {
-                Some(_) => plan.keep_renders.push(key),
-                None => plan.ignored.push(key),
+        for object in renders {
+            match prefix.parse_render_key(&object.key) {
+                Some(_) => plan.keep_renders.push(object.key),
+                None => plan.ignored.push(object.key),
             }
         }
         return Ok(plan);
     }
     live.extend(select_history(&prefix, history_keys, keep, &mut plan));
-    select_renders(&prefix, render_keys, &live, &mut plan);
+    select_renders(&prefix, renders, &live, grace, &mut plan);
     Ok(plan)
 }
 
 /// Runs GC on the store. `keep <= 0` makes no bucket call. Otherwise:
 /// `list(P/history/)` and `delete` of the oldest entries until `keep` remain;
 /// `list(P/history/)` again for the live renderRefs, plus `protected`;
-/// `list(P/renders/)` and `delete` of every blob not live.
+/// `list(P/renders/)` and `delete` of every blob neither live nor within `grace`.
 ///
 /// With `dry_run` only the two listings are made and the plan of a real run returned.
 pub fn gc<B: Bucket>(
@@ -117,6 +191,7 @@ pub fn gc<B: Bucket>(
     keep: i64,
     protected: &[String],
     dry_run: bool,
+    grace: Grace,
 ) -> Result<GcPlan> {
     let prefix = ReleasePrefix::new(release)?;
     let protected = protected_set(protected)?;
@@ -128,14 +203,21 @@ pub fn gc<B: Bucket>(
     let list = |bucket: &mut B, p: &str| bucket.list(p).map_err(|e| call_failed("list", p, e));
 
     if dry_run {
-        let history_keys = list(bucket, &history)?;
-        let render_keys = list(bucket, &renders)?;
+        let history_keys = crate::bucket::keys(list(bucket, &history)?);
+        let render_listing = list(bucket, &renders)?;
         let protected: Vec<String> = protected.into_iter().collect();
-        return plan_gc(release, keep, history_keys, render_keys, &protected);
+        return plan_listed(
+            release,
+            keep,
+            history_keys,
+            render_listing,
+            &protected,
+            grace,
+        );
     }
 
     let mut plan = GcPlan::default();
-    let history_keys = list(bucket, &history)?;
+    let history_keys = crate::bucket::keys(list(bucket, &history)?);
     select_history(&prefix, history_keys, keep, &mut plan);
     for key in &plan.delete_history {
         bucket
@@ -151,12 +233,76 @@ pub fn gc<B: Bucket>(
     plan.keep_history = entries.into_iter().map(|e| e.key).collect();
     plan.ignored = ignored_history;
 
-    let render_keys = list(bucket, &renders)?;
-    select_renders(&prefix, render_keys, &live, &mut plan);
+    let render_listing = list(bucket, &renders)?;
+    select_renders(&prefix, render_listing, &live, grace, &mut plan);
     for key in &plan.delete_renders {
         bucket
             .delete(key)
             .map_err(|e| call_failed("delete", key, e))?;
     }
     Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{MemoryBucket, put_render};
+
+    fn at(seconds: i64) -> SyncTime {
+        SyncTime {
+            seconds,
+            nanoseconds: 0,
+        }
+    }
+
+    /// A blob put at `put_at` and referenced by no entry, collected at `now`.
+    fn collect(put_at: i64, now: i64, grace_seconds: u64) -> GcPlan {
+        let release = Release::new("ns", "app");
+        let mut bucket = MemoryBucket::new();
+        bucket.clock = at(put_at);
+        put_render(&mut bucket, &release, &[b"{}"]).unwrap();
+        let grace = Grace {
+            now: at(now),
+            seconds: grace_seconds,
+        };
+        let plan = gc(&mut bucket, &release, 3, &[], false, grace).unwrap();
+        let left = bucket.objects.len();
+        assert_eq!(left, plan.recent_renders.len(), "{plan:?}");
+        plan
+    }
+
+    #[test]
+    fn a_blob_younger_than_the_grace_period_is_kept_and_reported() {
+        let plan = collect(1_000, 1_000 + 599, 600);
+        assert_eq!(plan.recent_renders.len(), 1);
+        assert!(plan.delete_renders.is_empty());
+    }
+
+    #[test]
+    fn a_blob_as_old_as_the_grace_period_is_deleted() {
+        let plan = collect(1_000, 1_000 + 600, 600);
+        assert_eq!(plan.delete_renders.len(), 1);
+        assert!(plan.recent_renders.is_empty());
+    }
+
+    #[test]
+    fn a_blob_from_the_future_is_young_and_no_grace_deletes_everything() {
+        assert_eq!(collect(5_000, 1_000, 600).recent_renders.len(), 1);
+        assert_eq!(collect(5_000, 1_000, 0).delete_renders.len(), 1);
+    }
+
+    #[test]
+    fn the_dry_run_plans_with_the_grace_period() {
+        let release = Release::new("ns", "app");
+        let mut bucket = MemoryBucket::new();
+        bucket.clock = at(100);
+        put_render(&mut bucket, &release, &[b"{}"]).unwrap();
+        let grace = Grace {
+            now: at(110),
+            seconds: 60,
+        };
+        let plan = gc(&mut bucket, &release, 3, &[], true, grace).unwrap();
+        assert_eq!(plan.recent_renders.len(), 1);
+        assert_eq!(bucket.objects.len(), 1);
+    }
 }

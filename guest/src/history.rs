@@ -72,10 +72,10 @@ pub(crate) fn list_entries<B: Bucket>(
     prefix: &ReleasePrefix,
 ) -> Result<(Vec<ListedEntry>, Vec<String>)> {
     let history = prefix.history();
-    let keys = bucket
+    let listed = bucket
         .list(&history)
         .map_err(|e| call_failed("list", &history, e))?;
-    Ok(split_history_keys(prefix, keys))
+    Ok(split_history_keys(prefix, crate::bucket::keys(listed)))
 }
 
 pub(crate) fn split_history_keys(

@@ -28,10 +28,10 @@ pub mod time;
 #[cfg(target_arch = "wasm32")]
 mod component;
 
-pub use bucket::{Bucket, BucketError, MemoryBucket};
+pub use bucket::{Bucket, BucketError, MemoryBucket, ObjectMeta};
 pub use diff::{ChangedObject, ObjectId, RenderDiff, diff_canonical};
 pub use error::{Error, Result};
-pub use gc::{GcPlan, gc, plan_gc};
+pub use gc::{GcPlan, Grace, gc, plan_gc};
 pub use history::{
     HistoryEntry, NewEntry, entry_body, has_history_ref, list_history, record_history,
 };

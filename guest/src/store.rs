@@ -15,7 +15,10 @@ pub(crate) fn call_failed(call: &str, key: &str, err: BucketError) -> Error {
 }
 
 /// Stores a render: `exists(P/renders/ref)`, then `put` of the canonical bytes only if
-/// absent (blobs are write-once). Returns the renderRef.
+/// absent or stored with another size. Blobs are write-once, so a blob of the right
+/// size is never rewritten; one of another size was torn or truncated (a crash, an
+/// operator) and would be `corrupt` forever if `exists` were trusted. Returns the
+/// renderRef.
 pub fn put_render<B: Bucket, O: AsRef<[u8]>>(
     bucket: &mut B,
     release: &Release,
@@ -25,10 +28,10 @@ pub fn put_render<B: Bucket, O: AsRef<[u8]>>(
     let bytes = canonical(objects)?;
     let render_ref = render_ref_of_canonical(&bytes);
     let key = prefix.render_key(&render_ref)?;
-    let exists = bucket
+    let stored = bucket
         .exists(&key)
         .map_err(|e| call_failed("exists", &key, e))?;
-    if !exists {
+    if stored != Some(bytes.len() as u64) {
         bucket
             .put(&key, &bytes)
             .map_err(|e| call_failed("put", &key, e))?;
@@ -66,13 +69,44 @@ pub fn get_render<B: Bucket>(
 pub fn delete_release<B: Bucket>(bucket: &mut B, release: &Release) -> Result<u32> {
     let prefix = ReleasePrefix::new(release)?;
     let p = prefix.as_str();
-    let keys = bucket.list(p).map_err(|e| call_failed("list", p, e))?;
+    let listed = bucket.list(p).map_err(|e| call_failed("list", p, e))?;
     let mut deleted = 0;
-    for key in keys.iter().filter(|k| k.starts_with(p)) {
+    for key in listed.iter().map(|o| &o.key).filter(|k| k.starts_with(p)) {
         bucket
             .delete(key)
             .map_err(|e| call_failed("delete", key, e))?;
         deleted += 1;
     }
     Ok(deleted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MemoryBucket;
+
+    #[test]
+    fn a_truncated_blob_is_rewritten_by_the_next_put_and_a_whole_one_is_not() {
+        let release = Release::new("ns", "app");
+        let mut bucket = MemoryBucket::new();
+        let objects = [br#"{"kind":"ConfigMap","data":{"a":"b"}}"#];
+        let r = put_render(&mut bucket, &release, &objects).unwrap();
+        let key = format!("ns/app/renders/{r}");
+        let whole = bucket.objects[&key].clone();
+        bucket.objects.insert(key.clone(), whole[..5].to_vec());
+        assert!(matches!(
+            get_render(&mut bucket, &release, &r),
+            Err(Error::Corrupt(_))
+        ));
+        bucket.take_calls();
+        put_render(&mut bucket, &release, &objects).unwrap();
+        assert_eq!(
+            bucket.take_calls(),
+            [format!("exists {key}"), format!("put {key}")]
+        );
+        assert_eq!(get_render(&mut bucket, &release, &r).unwrap(), whole);
+        bucket.take_calls();
+        put_render(&mut bucket, &release, &objects).unwrap();
+        assert_eq!(bucket.take_calls(), [format!("exists {key}")]);
+    }
 }

@@ -5,7 +5,7 @@
 use crate::error::{Result, invalid};
 
 /// A UTC instant: seconds since the Unix epoch and nanoseconds (< 10^9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SyncTime {
     /// Seconds since 1970-01-01T00:00:00Z (negative before).
     pub seconds: i64,

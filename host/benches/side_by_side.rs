@@ -3,8 +3,8 @@
 //! shared and noisy). `cargo bench -p render-store --bench side_by_side`.
 
 use render_store::{
-    Bucket, BucketCall, NewEntry, ObjectStoreBucket, RecordingBucket, Release, RenderStore,
-    Runtime, SyncTime, open_backend,
+    Bucket, BucketCall, NewEntry, RecordingBucket, Release, RenderStore, Runtime, SyncTime,
+    open_bucket,
 };
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
@@ -91,7 +91,7 @@ struct Direct {
 impl render_store_guest::Bucket for Direct {
     fn get(&mut self, key: &str) -> Result<Vec<u8>, render_store_guest::BucketError> {
         self.handle
-            .block_on(self.bucket.get(key))
+            .block_on(self.bucket.get(key, u64::MAX))
             .map_err(|e| match e {
                 render_store::BucketError::NotFound { .. } => {
                     render_store_guest::BucketError::NotFound
@@ -104,15 +104,30 @@ impl render_store_guest::Bucket for Direct {
             .block_on(self.bucket.put(key, value.to_vec()))
             .map_err(|e| render_store_guest::BucketError::Failed(e.to_string()))
     }
-    fn exists(&mut self, key: &str) -> Result<bool, render_store_guest::BucketError> {
+    fn exists(&mut self, key: &str) -> Result<Option<u64>, render_store_guest::BucketError> {
         self.handle
             .block_on(self.bucket.exists(key))
             .map_err(|e| render_store_guest::BucketError::Failed(e.to_string()))
     }
-    fn list(&mut self, prefix: &str) -> Result<Vec<String>, render_store_guest::BucketError> {
-        self.handle
+    fn list(
+        &mut self,
+        prefix: &str,
+    ) -> Result<Vec<render_store_guest::ObjectMeta>, render_store_guest::BucketError> {
+        let listed = self
+            .handle
             .block_on(self.bucket.list(prefix))
-            .map_err(|e| render_store_guest::BucketError::Failed(e.to_string()))
+            .map_err(|e| render_store_guest::BucketError::Failed(e.to_string()))?;
+        Ok(listed
+            .into_iter()
+            .map(|o| render_store_guest::ObjectMeta {
+                key: o.key,
+                size: o.size,
+                modified: render_store_guest::SyncTime {
+                    seconds: o.modified.seconds,
+                    nanoseconds: o.modified.nanoseconds,
+                },
+            })
+            .collect())
     }
     fn delete(&mut self, key: &str) -> Result<(), render_store_guest::BucketError> {
         self.handle
@@ -122,9 +137,7 @@ impl render_store_guest::Bucket for Direct {
 }
 
 fn bucket(url: &str) -> Arc<dyn Bucket> {
-    Arc::new(ObjectStoreBucket::new(
-        open_backend(url).unwrap().expect("a URL"),
-    ))
+    open_bucket(url).unwrap().expect("a URL")
 }
 
 fn main() {
@@ -215,7 +228,8 @@ fn main() {
         ("file", format!("file://{}", dir.path().display())),
     ] {
         let b = bucket(&url);
-        let store = RenderStore::new(rt.clone(), b.clone());
+        let store =
+            RenderStore::new(rt.clone(), b.clone()).with_gc_grace(std::time::Duration::ZERO);
         let mut direct = Direct {
             bucket: b.clone(),
             handle: tokio.handle().clone(),
@@ -291,7 +305,15 @@ fn main() {
             populate(&tokio, &store, &g, 100);
             let guest_g = render_store_guest::Release::new("bench", format!("gc-n{round}"));
             let t = Instant::now();
-            render_store_guest::gc(&mut direct, &guest_g, 10, &[], false).unwrap();
+            render_store_guest::gc(
+                &mut direct,
+                &guest_g,
+                10,
+                &[],
+                false,
+                render_store_guest::Grace::NONE,
+            )
+            .unwrap();
             nat_total += t.elapsed();
         }
         row(
@@ -312,7 +334,8 @@ fn main() {
     for n in [100usize, 1_000, 10_000, 100_000] {
         let rt = Arc::new(Runtime::new(Default::default()).unwrap());
         let b = bucket("mem://");
-        let store = RenderStore::new(rt.clone(), b.clone());
+        let store =
+            RenderStore::new(rt.clone(), b.clone()).with_gc_grace(std::time::Duration::ZERO);
         let app = Release::new("bench", "gc");
         tokio.block_on(async {
             // Entries and blobs written straight into the bucket: the set-up is not timed.
@@ -367,7 +390,8 @@ fn main() {
     // 6. Bucket calls per operation.
     println!("\n## bucket calls per operation (counted) vs DESIGN.md §5");
     let recorder = Arc::new(RecordingBucket::new(bucket("mem://")));
-    let store = RenderStore::new(rt.clone(), recorder.clone());
+    let store =
+        RenderStore::new(rt.clone(), recorder.clone()).with_gc_grace(std::time::Duration::ZERO);
     let app = Release::new("bench", "calls");
     let refs = populate(&tokio, &store, &app, 20);
     recorder.take_calls();

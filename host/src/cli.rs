@@ -7,8 +7,8 @@ use render_store::operation::{Operation, Output};
 use render_store::replay::ReplayReport;
 use render_store::trace::Trace;
 use render_store::{
-    GcPlan, HistoryEntry, Limits, NewEntry, Observer, Release, RenderDiff, RenderStore, Runtime,
-    SyncTime,
+    GcPlan, Grace, HistoryEntry, Limits, NewEntry, Observer, Release, RenderDiff, RenderStore,
+    Runtime, SyncTime,
 };
 use serde_json::json;
 use std::io::Write;
@@ -90,6 +90,11 @@ pub enum Command {
         /// Only say what would be deleted.
         #[arg(long)]
         dry_run: bool,
+        /// Never delete a render blob written less than this long ago (a sync may
+        /// not have recorded its entry yet): seconds, or a number with s, m or h;
+        /// 0 deletes every unreferenced blob whatever its age.
+        #[arg(long, default_value = "10m", value_parser = parse_duration)]
+        grace: std::time::Duration,
     },
     /// Delete everything stored for a release.
     DeleteRelease { release: String },
@@ -129,6 +134,31 @@ pub enum Command {
 }
 
 const MIB: usize = 1 << 20;
+
+/// A duration as `--grace` takes it: whole seconds, or a number followed by `s`, `m`
+/// or `h`.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => text.split_at(i),
+        None => (text, "s"),
+    };
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        _ => {
+            return Err(format!(
+                "{text:?} is not a duration: use seconds, or 30s, 10m, 1h"
+            ));
+        }
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .map(std::time::Duration::from_secs)
+        .ok_or_else(|| format!("{text:?} is not a duration: use seconds, or 30s, 10m, 1h"))
+}
 
 /// Keep this many history entries when `--keep` is not given.
 pub const DEFAULT_KEEP_HISTORY: i64 = 10;
@@ -189,6 +219,9 @@ pub(crate) fn print_gc(plan: &GcPlan, dry_run: bool, as_json: bool) -> Result<()
     }
     for key in &plan.ignored {
         println!("left alone (not a render or entry) {key}");
+    }
+    for key in &plan.recent_renders {
+        println!("kept (younger than the grace period) {key}");
     }
     println!(
         "{verb} {} history entries and {} renders; kept {} entries and {} renders",
@@ -283,11 +316,13 @@ async fn store_operation(command: Command) -> Result<Operation> {
             keep,
             protect,
             dry_run,
+            grace,
         } => Operation::Gc {
             release: parse_release(&release)?,
             keep: keep.unwrap_or(DEFAULT_KEEP_HISTORY),
             protected: protect,
             dry_run,
+            grace: Grace::ending_now(grace),
         },
         Command::DeleteRelease { release } => Operation::DeleteRelease {
             release: parse_release(&release)?,
@@ -414,7 +449,8 @@ pub async fn run(args: Args) -> Result<()> {
             print_output(store.runtime(), &operation, &output, args.json).await?;
         }
         Command::Ls { prefix } => {
-            let keys = open(url)?.bucket().list(&prefix).await?;
+            let listed = open(url)?.bucket().list(&prefix).await?;
+            let keys: Vec<String> = listed.into_iter().map(|o| o.key).collect();
             if args.json {
                 print_json(&json!(keys))?;
             } else {

@@ -62,7 +62,10 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
 
     let rollback_target = store.put_render(&release, &render(1)).await?;
     println!("\nGC keeping 2 entries, protecting the rollback target v1:");
+    // The demo is the only writer and just wrote every blob: without a grace period
+    // GC shows at once what it deletes.
     let plan = store
+        .with_gc_grace(std::time::Duration::ZERO)
         .gc(&release, 2, std::slice::from_ref(&rollback_target), false)
         .await?;
     print_gc(&plan, false, as_json)?;
@@ -75,8 +78,8 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
     )
     .await?;
     println!("\nkeys:");
-    for key in store.bucket().list("demo/guestbook/").await? {
-        println!("  {key}");
+    for object in store.bucket().list("demo/guestbook/").await? {
+        println!("  {}", object.key);
     }
     Ok(())
 }

@@ -20,7 +20,7 @@ pub async fn history_json(rt: &Runtime, entries: &[HistoryEntry]) -> Result<Valu
     Ok(Value::Array(items))
 }
 
-/// A GC plan: its five key lists (the `ok` result of a `gc` trace, TRACES.md).
+/// A GC plan: its six key lists (the `ok` result of a `gc` trace, TRACES.md).
 pub fn plan_json(plan: &GcPlan) -> Value {
     json!({
         "deleteHistory": plan.delete_history,
@@ -28,6 +28,7 @@ pub fn plan_json(plan: &GcPlan) -> Value {
         "deleteRenders": plan.delete_renders,
         "keepRenders": plan.keep_renders,
         "ignored": plan.ignored,
+        "recentRenders": plan.recent_renders,
     })
 }
 

@@ -36,13 +36,14 @@ pub mod trace;
 mod types;
 
 pub use bucket::{
-    Bucket, BucketCall, BucketError, ObjectStoreBucket, ReadOnlyBucket, RecordingBucket,
+    Bucket, BucketCall, BucketError, FolderBucket, ObjectMeta, ObjectStoreBucket, ReadOnlyBucket,
+    RecordingBucket,
 };
 pub use error::{Error, Result};
 pub use observer::{Observer, ObserverError, RenderRead};
 pub use runtime::{COMPONENT, Limits, Runtime};
-pub use store::RenderStore;
-pub use store_url::{SCHEMES, accepted_params, open_backend};
+pub use store::{Grace, RenderStore};
+pub use store_url::{SCHEMES, accepted_params, open_bucket};
 pub use types::{
     ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectId, ParsedKey, Release,
     RenderDiff, SyncTime,

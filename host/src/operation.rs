@@ -3,7 +3,7 @@
 //! and its result onto the JSON of TRACES.md.
 
 use crate::error::{Error, Result};
-use crate::store::RenderStore;
+use crate::store::{Grace, RenderStore};
 use crate::types::{GcPlan, HistoryEntry, NewEntry, Release};
 use serde_json::{Value, json};
 
@@ -53,6 +53,8 @@ pub enum Operation {
         protected: Vec<String>,
         /// Only plan.
         dry_run: bool,
+        /// The grace period and the time it is judged against.
+        grace: Grace,
     },
     /// `delete-release`.
     DeleteRelease {
@@ -132,7 +134,12 @@ impl Operation {
                 keep,
                 protected,
                 dry_run,
-            } => Output::Plan(store.gc(release, *keep, protected, *dry_run).await?),
+                grace,
+            } => Output::Plan(
+                store
+                    .gc_with(release, *keep, protected, *dry_run, *grace)
+                    .await?,
+            ),
             Operation::DeleteRelease { release } => {
                 Output::Deleted(store.delete_release(release).await?)
             }

@@ -1,7 +1,7 @@
 //! Replay (TRACES.md): re-runs a traced operation in the sandbox against the recorded
 //! answers alone, then compares every call and the result with the trace.
 
-use crate::bucket::{Bucket, BucketError};
+use crate::bucket::{Bucket, BucketError, ObjectMeta};
 use crate::runtime::Runtime;
 use crate::store::RenderStore;
 use crate::trace::{CallError, CallKind, Outcome, Reply, Trace, TracedCall, call_json, record};
@@ -84,7 +84,7 @@ fn wrong_shape(kind: CallKind, key: &str) -> BucketError {
 
 #[async_trait]
 impl Bucket for ReplayBucket {
-    async fn get(&self, key: &str) -> Result<Vec<u8>, BucketError> {
+    async fn get(&self, key: &str, _limit: u64) -> Result<Vec<u8>, BucketError> {
         match self.answer(CallKind::Get, key)? {
             Reply::Bytes(b) => Ok(b),
             _ => Err(wrong_shape(CallKind::Get, key)),
@@ -96,15 +96,15 @@ impl Bucket for ReplayBucket {
             _ => Err(wrong_shape(CallKind::Put, key)),
         }
     }
-    async fn exists(&self, key: &str) -> Result<bool, BucketError> {
+    async fn exists(&self, key: &str) -> Result<Option<u64>, BucketError> {
         match self.answer(CallKind::Exists, key)? {
-            Reply::Exists(b) => Ok(b),
+            Reply::Size(s) => Ok(s),
             _ => Err(wrong_shape(CallKind::Exists, key)),
         }
     }
-    async fn list(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
         match self.answer(CallKind::List, prefix)? {
-            Reply::Keys(k) => Ok(k),
+            Reply::Listing(o) => Ok(o),
             _ => Err(wrong_shape(CallKind::List, prefix)),
         }
     }

@@ -5,7 +5,7 @@
 //! counts only guest work, not time spent waiting on the bucket), and a bucket scoped
 //! to the prefix of the release it serves: the guest can reach no other key.
 
-use crate::bucket::{Bucket, BucketError};
+use crate::bucket::{Bucket, BucketError, ObjectMeta};
 use crate::error::{Error, Result};
 use crate::trace::{CallError, CallKind, CallLog, Reply, TracedCall};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -191,7 +191,16 @@ fn to_wit(e: BucketError) -> wit_bucket::BucketError {
 
 impl wit_bucket::Host for CallState {
     async fn get(&mut self, key: String) -> Result<Vec<u8>, wit_bucket::BucketError> {
-        let answer = async { self.scope(&key)?.bucket.get(&key).await.map_err(to_wit) }.await;
+        // Nothing larger than the call's memory could take is read at all.
+        let limit = self.limiter.memory_cap as u64;
+        let answer = async {
+            self.scope(&key)?
+                .bucket
+                .get(&key, limit)
+                .await
+                .map_err(to_wit)
+        }
+        .await;
         self.log(CallKind::Get, key, None, &answer, |b| {
             Reply::Bytes(b.clone())
         });
@@ -214,14 +223,17 @@ impl wit_bucket::Host for CallState {
         answer
     }
 
-    async fn exists(&mut self, key: String) -> Result<bool, wit_bucket::BucketError> {
+    async fn exists(&mut self, key: String) -> Result<Option<u64>, wit_bucket::BucketError> {
         let answer = async { self.scope(&key)?.bucket.exists(&key).await.map_err(to_wit) }.await;
-        self.log(CallKind::Exists, key, None, &answer, |b| Reply::Exists(*b));
+        self.log(CallKind::Exists, key, None, &answer, |s| Reply::Size(*s));
         answer
     }
 
-    async fn list(&mut self, prefix: String) -> Result<Vec<String>, wit_bucket::BucketError> {
-        let answer = async {
+    async fn list(
+        &mut self,
+        prefix: String,
+    ) -> Result<Vec<wit_bucket::ObjectMeta>, wit_bucket::BucketError> {
+        let listed = async {
             self.scope(&prefix)?
                 .bucket
                 .list(&prefix)
@@ -229,9 +241,27 @@ impl wit_bucket::Host for CallState {
                 .map_err(to_wit)
         }
         .await;
-        self.log(CallKind::List, prefix, None, &answer, |k| {
-            Reply::Keys(k.clone())
+        let answer = listed.as_ref().map(|objects| {
+            objects
+                .iter()
+                .map(|o| wit_bucket::ObjectMeta {
+                    key: o.key.clone(),
+                    size: o.size,
+                    modified: wit_bucket::Instant {
+                        seconds: o.modified.seconds,
+                        nanoseconds: o.modified.nanoseconds,
+                    },
+                })
+                .collect()
         });
+        let answer = answer.map_err(Clone::clone);
+        self.log(
+            CallKind::List,
+            prefix,
+            None,
+            &listed,
+            |o: &Vec<ObjectMeta>| Reply::Listing(o.clone()),
+        );
         answer
     }
 
@@ -485,10 +515,9 @@ mod tests {
         s.put("ns/app/renders/x".into(), b"x".to_vec())
             .await
             .unwrap();
-        assert_eq!(
-            s.list("ns/app/".into()).await.unwrap(),
-            ["ns/app/renders/x"]
-        );
+        let listed = s.list("ns/app/".into()).await.unwrap();
+        let keys: Vec<_> = listed.iter().map(|o| o.key.as_str()).collect();
+        assert_eq!(keys, ["ns/app/renders/x"]);
         assert_eq!(recorder.take_calls().len(), 2);
     }
 

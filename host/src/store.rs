@@ -1,13 +1,50 @@
 //! The async API of the render store: the operations of DESIGN.md section 5, each one
 //! call into a fresh sandboxed instance of the component.
 
-use crate::bucket::{Bucket, ObjectStoreBucket};
+use crate::bucket::Bucket;
 use crate::error::Result;
 use crate::runtime::{Runtime, Scope};
-use crate::store_url::open_backend;
+use crate::store_url::open_bucket;
 use crate::trace::CallLog;
+use crate::types::SyncTime;
 use crate::types::{GcPlan, HistoryEntry, NewEntry, Release};
 use std::sync::Arc;
+use std::time::Duration;
+
+/// GC's grace period (DESIGN.md section 13): no render blob modified less than
+/// `seconds` before `now` is deleted, so a blob a concurrent writer has put but not yet
+/// recorded in the history survives. History retention does not depend on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grace {
+    /// The time ages are judged against (the component has no clock).
+    pub now: SyncTime,
+    /// The period; 0 deletes every unreferenced blob, whatever its age.
+    pub seconds: u64,
+}
+
+impl Grace {
+    /// The default period: 10 minutes, far longer than a sync takes from put-render to
+    /// record-history.
+    pub const DEFAULT: Duration = Duration::from_secs(600);
+
+    /// No grace period: the exact steps of DESIGN.md section 5.
+    pub const NONE: Grace = Grace {
+        now: SyncTime {
+            seconds: 0,
+            nanoseconds: 0,
+        },
+        seconds: 0,
+    };
+
+    /// A period of `period` (whole seconds, rounded up) ending now, by this machine's
+    /// clock.
+    pub fn ending_now(period: Duration) -> Grace {
+        Grace {
+            now: SyncTime::now(),
+            seconds: period.as_secs() + u64::from(period.subsec_nanos() > 0),
+        }
+    }
+}
 
 /// A render store: a bucket and the runtime that runs the component over it.
 ///
@@ -17,6 +54,7 @@ pub struct RenderStore {
     runtime: Arc<Runtime>,
     bucket: Arc<dyn Bucket>,
     log: Option<Arc<CallLog>>,
+    gc_grace: Duration,
 }
 
 impl std::fmt::Debug for RenderStore {
@@ -31,12 +69,9 @@ impl RenderStore {
     /// Opens the store a render-store URL names, with the shared runtime. An empty URL
     /// gives `Ok(None)`: no render store, which every caller must handle.
     pub fn open(url: &str) -> Result<Option<RenderStore>> {
-        match open_backend(url)? {
+        match open_bucket(url)? {
             None => Ok(None),
-            Some(backend) => Ok(Some(RenderStore::new(
-                Runtime::shared()?,
-                Arc::new(ObjectStoreBucket::new(backend)),
-            ))),
+            Some(bucket) => Ok(Some(RenderStore::new(Runtime::shared()?, bucket))),
         }
     }
 
@@ -46,6 +81,16 @@ impl RenderStore {
             runtime,
             bucket,
             log: None,
+            gc_grace: Grace::DEFAULT,
+        }
+    }
+
+    /// This store, with another grace period for [`RenderStore::gc`] (default
+    /// [`Grace::DEFAULT`]; zero deletes unreferenced blobs whatever their age).
+    pub fn with_gc_grace(&self, period: Duration) -> Self {
+        RenderStore {
+            gc_grace: period,
+            ..self.clone()
         }
     }
 
@@ -132,8 +177,9 @@ impl RenderStore {
     }
 
     /// Garbage collection: keeps the newest `keep` entries and the renders they and
-    /// `protected` name (empty strings ignored); `keep <= 0` does nothing. With
-    /// `dry_run` nothing is deleted and the plan of a real run is returned.
+    /// `protected` name (empty strings ignored), and every blob younger than the
+    /// store's grace period ([`RenderStore::with_gc_grace`]); `keep <= 0` does nothing.
+    /// With `dry_run` nothing is deleted and the plan of a real run is returned.
     pub async fn gc(
         &self,
         release: &Release,
@@ -141,10 +187,32 @@ impl RenderStore {
         protected: &[String],
         dry_run: bool,
     ) -> Result<GcPlan> {
+        let grace = Grace::ending_now(self.gc_grace);
+        self.gc_with(release, keep, protected, dry_run, grace).await
+    }
+
+    /// [`RenderStore::gc`] with an explicit grace period and "now" (a replay passes the
+    /// recorded ones).
+    pub async fn gc_with(
+        &self,
+        release: &Release,
+        keep: i64,
+        protected: &[String],
+        dry_run: bool,
+        grace: Grace,
+    ) -> Result<GcPlan> {
         let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
         let result = instance
             .convoy_render_store_store()
-            .call_gc(&mut store, release, keep, protected, dry_run)
+            .call_gc(
+                &mut store,
+                release,
+                keep,
+                protected,
+                dry_run,
+                grace.now,
+                grace.seconds,
+            )
             .await;
         self.runtime.finish(store, result)
     }

@@ -2,7 +2,9 @@
 //! the answer it was given, and the result, as JSON lines. Recorded at the WIT boundary,
 //! so a trace holds everything the component's decisions depended on.
 
+use crate::bucket::ObjectMeta;
 use crate::operation::{Operation, Output, error_json};
+use crate::store::Grace;
 use crate::store::RenderStore;
 use crate::types::{NewEntry, Release, SyncTime};
 use base64::Engine as _;
@@ -11,8 +13,10 @@ use std::sync::{Arc, Mutex};
 
 /// The `format` of a trace's header line.
 pub const FORMAT: &str = "render-store-trace";
-/// The version of the format this build writes and reads.
-pub const VERSION: u64 = 1;
+/// The version of the format this build writes and reads. Version 2: `exists` answers
+/// a size or `null`, `list` answers objects with their size and modification time, and
+/// `gc` records the `now` and grace period it ran with.
+pub const VERSION: u64 = 2;
 
 /// The five bucket calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -61,10 +65,10 @@ pub enum Reply {
     Bytes(Vec<u8>),
     /// `put`, `delete`: done.
     Done,
-    /// `exists`.
-    Exists(bool),
-    /// `list`: the keys.
-    Keys(Vec<String>),
+    /// `exists`: the size, or `None` when absent.
+    Size(Option<u64>),
+    /// `list`: the objects.
+    Listing(Vec<ObjectMeta>),
 }
 
 /// A failed answer to a bucket call: the WIT `bucket-error`.
@@ -173,21 +177,32 @@ fn operation_arguments(op: &Operation) -> Value {
         }
         Operation::RecordHistory { entry, .. } => json!({ "entry": {
             "renderRef": entry.render_ref,
-            "syncedAt": { "seconds": entry.synced_at.seconds, "nanoseconds": entry.synced_at.nanoseconds },
+            "syncedAt": time_json(entry.synced_at),
             "summary": entry.summary,
         }}),
         Operation::Gc {
             keep,
             protected,
             dry_run,
+            grace,
             ..
-        } => json!({ "keep": keep, "protected": protected, "dryRun": dry_run }),
+        } => json!({
+            "keep": keep,
+            "protected": protected,
+            "dryRun": dry_run,
+            "now": time_json(grace.now),
+            "graceSeconds": grace.seconds,
+        }),
         Operation::ListHistory { .. } | Operation::DeleteRelease { .. } => json!({}),
     };
     if let (Some(args), Value::Object(extra)) = (args.as_object_mut(), extra) {
         args.extend(extra);
     }
     args
+}
+
+fn time_json(t: SyncTime) -> Value {
+    json!({ "seconds": t.seconds, "nanoseconds": t.nanoseconds })
 }
 
 /// A call's line, without the newline.
@@ -199,8 +214,12 @@ pub fn call_json(call: &TracedCall) -> Value {
     line["answer"] = match &call.answer {
         Ok(Reply::Bytes(b)) => json!({ "ok": base64_encode(b) }),
         Ok(Reply::Done) => json!({ "ok": null }),
-        Ok(Reply::Exists(b)) => json!({ "ok": b }),
-        Ok(Reply::Keys(keys)) => json!({ "ok": keys }),
+        Ok(Reply::Size(size)) => json!({ "ok": size }),
+        Ok(Reply::Listing(objects)) => json!({ "ok": objects.iter().map(|o| json!({
+            "key": o.key,
+            "size": o.size,
+            "modified": time_json(o.modified),
+        })).collect::<Vec<_>>() }),
         Err(CallError::NotFound) => json!({ "error": { "kind": "not-found" } }),
         Err(CallError::Denied(m)) => json!({ "error": { "kind": "denied", "message": m } }),
         Err(CallError::Failed(m)) => json!({ "error": { "kind": "failed", "message": m } }),
@@ -318,6 +337,46 @@ impl Reader {
             .ok_or_else(|| self.error(format!("{what} must be an array of strings")))
     }
 
+    fn u64(&self, v: &Value, what: &str) -> Result<u64, TraceError> {
+        v.as_u64()
+            .ok_or_else(|| self.error(format!("{what} must be a 64-bit unsigned integer")))
+    }
+
+    fn time(&self, v: &Value, what: &str) -> Result<SyncTime, TraceError> {
+        let at = self.object(v, what)?;
+        Ok(SyncTime {
+            seconds: self
+                .field(at, "seconds")?
+                .as_i64()
+                .ok_or_else(|| self.error("\"seconds\" must be a 64-bit integer".into()))?,
+            nanoseconds: self
+                .field(at, "nanoseconds")?
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .filter(|n| *n < 1_000_000_000)
+                .ok_or_else(|| {
+                    self.error("\"nanoseconds\" must be an integer below 1000000000".into())
+                })?,
+        })
+    }
+
+    fn listing(&self, v: &Value) -> Result<Vec<ObjectMeta>, TraceError> {
+        let items = v
+            .as_array()
+            .ok_or_else(|| self.error("a list's answer must be an array of objects".into()))?;
+        items
+            .iter()
+            .map(|item| {
+                let o = self.object(item, "an object of a listing")?;
+                Ok(ObjectMeta {
+                    key: self.str(o, "key")?.to_string(),
+                    size: self.u64(self.field(o, "size")?, "\"size\"")?,
+                    modified: self.time(self.field(o, "modified")?, "\"modified\"")?,
+                })
+            })
+            .collect()
+    }
+
     fn header(&self, v: &Value) -> Result<Operation, TraceError> {
         let o = self.object(v, "the header")?;
         if o.get("format").and_then(Value::as_str) != Some(FORMAT) {
@@ -357,20 +416,7 @@ impl Reader {
             },
             "record-history" => {
                 let entry = self.object(self.field(args, "entry")?, "\"entry\"")?;
-                let at = self.object(self.field(entry, "syncedAt")?, "\"syncedAt\"")?;
-                let synced_at = SyncTime {
-                    seconds: self
-                        .field(at, "seconds")?
-                        .as_i64()
-                        .ok_or_else(|| self.error("\"seconds\" must be a 64-bit integer".into()))?,
-                    nanoseconds: self
-                        .field(at, "nanoseconds")?
-                        .as_u64()
-                        .and_then(|n| u32::try_from(n).ok())
-                        .ok_or_else(|| {
-                            self.error("\"nanoseconds\" must be a 32-bit unsigned integer".into())
-                        })?,
-                };
+                let synced_at = self.time(self.field(entry, "syncedAt")?, "\"syncedAt\"")?;
                 Operation::RecordHistory {
                     release,
                     entry: NewEntry {
@@ -392,6 +438,10 @@ impl Reader {
                     .field(args, "dryRun")?
                     .as_bool()
                     .ok_or_else(|| self.error("\"dryRun\" must be true or false".into()))?,
+                grace: Grace {
+                    now: self.time(self.field(args, "now")?, "\"now\"")?,
+                    seconds: self.u64(self.field(args, "graceSeconds")?, "\"graceSeconds\"")?,
+                },
             },
             "delete-release" => Operation::DeleteRelease { release },
             other => {
@@ -423,8 +473,11 @@ impl Reader {
             (Some(ok), None) => Ok(match (kind, ok) {
                 (CallKind::Get, v) => Reply::Bytes(self.bytes(v, "a get's answer")?),
                 (CallKind::Put | CallKind::Delete, Value::Null) => Reply::Done,
-                (CallKind::Exists, Value::Bool(b)) => Reply::Exists(*b),
-                (CallKind::List, v) => Reply::Keys(self.strings(v, "a list's answer")?),
+                (CallKind::Exists, Value::Null) => Reply::Size(None),
+                (CallKind::Exists, v @ Value::Number(_)) => {
+                    Reply::Size(Some(self.u64(v, "an exists answer")?))
+                }
+                (CallKind::List, v) => Reply::Listing(self.listing(v)?),
                 _ => {
                     return Err(self.error(format!(
                         "{ok} is not an answer to {name}: see TRACES.md for each call's answer"

@@ -168,6 +168,8 @@ fn put_get_history_gc_delete_on_a_file_store() {
         "1",
         "--protect",
         &refs[0],
+        "--grace",
+        "0",
         "--dry-run",
     ]))
     .unwrap();
@@ -183,7 +185,16 @@ fn put_get_history_gc_delete_on_a_file_store() {
     assert!(out.contains("GC is off"), "{out}");
     assert_eq!(files_under(&cli.store_dir()), before);
 
-    let out = cli.ok(&["gc", "ns/app", "--keep", "1", "--protect", &refs[0]]);
+    let out = cli.ok(&[
+        "gc",
+        "ns/app",
+        "--keep",
+        "1",
+        "--protect",
+        &refs[0],
+        "--grace",
+        "0",
+    ]);
     assert!(
         out.contains("deleted 3 history entries and 2 renders"),
         "{out}"
@@ -199,7 +210,7 @@ fn put_get_history_gc_delete_on_a_file_store() {
     );
 
     // gc without --keep keeps 10 entries; refs[0], no longer protected, goes.
-    let out = cli.ok(&["gc", "ns/app"]);
+    let out = cli.ok(&["gc", "ns/app", "--grace", "0"]);
     assert!(
         out.contains("deleted 0 history entries and 1 renders"),
         "{out}"
@@ -423,7 +434,7 @@ fn the_same_commands_work_on_every_cloud_backend() {
             history.contains("one") && history.contains("two"),
             "{name}: {history}"
         );
-        let out = cli.ok(&["gc", &release, "--keep", "1"]);
+        let out = cli.ok(&["gc", &release, "--keep", "1", "--grace", "0"]);
         assert!(
             out.contains("deleted 1 history entries and 1 renders"),
             "{name}: {out}"

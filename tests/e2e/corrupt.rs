@@ -30,7 +30,8 @@ async fn a_changed_blob_on_disk_is_corrupt() {
 #[tokio::test]
 async fn an_unreadable_history_entry_is_corrupt() {
     let bucket = bucket_from_url("mem://");
-    let store = RenderStore::new(runtime(), bucket.clone());
+    let store =
+        RenderStore::new(runtime(), bucket.clone()).with_gc_grace(std::time::Duration::ZERO);
     let app = release("app");
     let render_ref = store.put_render(&app, &render(1)).await.unwrap();
     let key = format!("ns/app/history/20260101T000000.000000000Z-{render_ref}");

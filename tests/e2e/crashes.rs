@@ -227,7 +227,14 @@ fn sigkill_during_put_and_gc_keeps_the_invariants() {
                     std::fs::write(root.join(&key), body).unwrap();
                 }
             }
-            let mut a = args(&["gc", "ns/app", "--keep", &(1 + rng.below(3)).to_string()]);
+            let mut a = args(&[
+                "gc",
+                "ns/app",
+                "--keep",
+                &(1 + rng.below(3)).to_string(),
+                "--grace",
+                "0",
+            ]);
             for r in &protected {
                 a.extend(args(&["--protect", r]));
             }

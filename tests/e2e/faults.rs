@@ -3,7 +3,7 @@
 //! uninterrupted run leaves.
 
 use super::support::*;
-use render_store::{Bucket, BucketError, NewEntry, Release, RenderStore};
+use render_store::{Bucket, BucketError, NewEntry, ObjectMeta, Release, RenderStore};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -41,11 +41,11 @@ fn injected() -> BucketError {
 
 #[async_trait::async_trait]
 impl Bucket for KthCallFails {
-    async fn get(&self, key: &str) -> Result<Vec<u8>, BucketError> {
+    async fn get(&self, key: &str, limit: u64) -> Result<Vec<u8>, BucketError> {
         if self.hit() {
             return Err(injected());
         }
-        self.inner.get(key).await
+        self.inner.get(key, limit).await
     }
     async fn put(&self, key: &str, value: Vec<u8>) -> Result<(), BucketError> {
         if self.hit() {
@@ -56,13 +56,13 @@ impl Bucket for KthCallFails {
         }
         self.inner.put(key, value).await
     }
-    async fn exists(&self, key: &str) -> Result<bool, BucketError> {
+    async fn exists(&self, key: &str) -> Result<Option<u64>, BucketError> {
         if self.hit() {
             return Err(injected());
         }
         self.inner.exists(key).await
     }
-    async fn list(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
         if self.hit() {
             return Err(injected());
         }
@@ -85,7 +85,8 @@ const T0: i64 = 1_767_225_600;
 /// foreign file; returns the bucket and the protected refs.
 async fn populated() -> (Arc<dyn Bucket>, Vec<String>) {
     let bucket = bucket_from_url("mem://");
-    let store = RenderStore::new(runtime(), bucket.clone());
+    let store =
+        RenderStore::new(runtime(), bucket.clone()).with_gc_grace(std::time::Duration::ZERO);
     let mut refs = Vec::new();
     for (name, n) in [("app", 6), ("other", 2)] {
         for i in 0..n {
@@ -115,8 +116,8 @@ async fn populated() -> (Arc<dyn Bucket>, Vec<String>) {
 
 async fn snapshot(bucket: &Arc<dyn Bucket>) -> BTreeMap<String, Vec<u8>> {
     let mut all = BTreeMap::new();
-    for key in bucket.list("").await.unwrap() {
-        let value = bucket.get(&key).await.unwrap();
+    for key in keys(bucket.list("").await.unwrap()) {
+        let value = bucket.get(&key, u64::MAX).await.unwrap();
         all.insert(key, value);
     }
     all
@@ -196,7 +197,8 @@ async fn run(op: Op, store: &RenderStore, protected: &[String]) -> render_store:
 async fn starting_state(op: Op) -> (Arc<dyn Bucket>, Vec<String>) {
     let (bucket, protected) = populated().await;
     if matches!(op, Op::RecordHistory) {
-        let store = RenderStore::new(runtime(), bucket.clone());
+        let store =
+            RenderStore::new(runtime(), bucket.clone()).with_gc_grace(std::time::Duration::ZERO);
         store
             .put_render(&release("app"), &render(99))
             .await
@@ -219,7 +221,7 @@ async fn a_fault_at_every_call_keeps_the_invariants_and_a_retry_completes() {
         });
         run(
             op,
-            &RenderStore::new(runtime(), counter.clone()),
+            &RenderStore::new(runtime(), counter.clone()).with_gc_grace(std::time::Duration::ZERO),
             &protected,
         )
         .await
@@ -239,7 +241,12 @@ async fn a_fault_at_every_call_keeps_the_invariants_and_a_retry_completes() {
                     fault,
                     calls: AtomicUsize::new(0),
                 });
-                let result = run(op, &RenderStore::new(runtime(), faulty), &protected).await;
+                let result = run(
+                    op,
+                    &RenderStore::new(runtime(), faulty).with_gc_grace(std::time::Duration::ZERO),
+                    &protected,
+                )
+                .await;
                 assert!(result.is_err(), "{case}: the fault was not reported");
                 let check_protected = if matches!(op, Op::DeleteRelease) {
                     &[][..]
@@ -248,9 +255,14 @@ async fn a_fault_at_every_call_keeps_the_invariants_and_a_retry_completes() {
                 };
                 check_invariants(&snapshot(&bucket).await, &before, check_protected, &case);
 
-                run(op, &RenderStore::new(runtime(), bucket.clone()), &protected)
-                    .await
-                    .unwrap_or_else(|e| panic!("{case}: the retry failed: {e}"));
+                run(
+                    op,
+                    &RenderStore::new(runtime(), bucket.clone())
+                        .with_gc_grace(std::time::Duration::ZERO),
+                    &protected,
+                )
+                .await
+                .unwrap_or_else(|e| panic!("{case}: the retry failed: {e}"));
                 let after = snapshot(&bucket).await;
                 check_invariants(&after, &before, check_protected, &case);
                 assert_eq!(after, want, "{case}: the retry left another state");

@@ -14,6 +14,8 @@ mod limits;
 mod load;
 mod observer;
 mod operations;
+mod race;
+mod shared_machine;
 mod support;
 mod traces;
 mod urls;

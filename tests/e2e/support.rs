@@ -1,8 +1,7 @@
 //! Shared fixtures: stores on every local backend, recording buckets, renders.
 
 use render_store::{
-    Bucket, BucketCall, ObjectStoreBucket, RecordingBucket, Release, RenderStore, Runtime,
-    open_backend,
+    Bucket, BucketCall, ObjectMeta, RecordingBucket, Release, RenderStore, Runtime, open_bucket,
 };
 use std::sync::Arc;
 use tempfile::TempDir;
@@ -95,8 +94,8 @@ impl PrefixedBucket {
 
 #[async_trait::async_trait]
 impl Bucket for PrefixedBucket {
-    async fn get(&self, key: &str) -> Result<Vec<u8>, render_store::BucketError> {
-        match self.inner.get(&format!("{}{key}", self.root)).await {
+    async fn get(&self, key: &str, limit: u64) -> Result<Vec<u8>, render_store::BucketError> {
+        match self.inner.get(&format!("{}{key}", self.root), limit).await {
             Err(render_store::BucketError::NotFound { .. }) => {
                 Err(render_store::BucketError::NotFound { key: key.into() })
             }
@@ -110,14 +109,17 @@ impl Bucket for PrefixedBucket {
         }
         self.inner.put(&format!("{}{key}", self.root), value).await
     }
-    async fn exists(&self, key: &str) -> Result<bool, render_store::BucketError> {
+    async fn exists(&self, key: &str) -> Result<Option<u64>, render_store::BucketError> {
         self.inner.exists(&format!("{}{key}", self.root)).await
     }
-    async fn list(&self, prefix: &str) -> Result<Vec<String>, render_store::BucketError> {
-        let keys = self.inner.list(&format!("{}{prefix}", self.root)).await?;
-        Ok(keys
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, render_store::BucketError> {
+        let listed = self.inner.list(&format!("{}{prefix}", self.root)).await?;
+        Ok(listed
             .into_iter()
-            .filter_map(|k| k.strip_prefix(&self.root).map(String::from))
+            .filter_map(|o| {
+                let key = o.key.strip_prefix(&self.root)?.to_string();
+                Some(ObjectMeta { key, ..o })
+            })
             .collect())
     }
     async fn delete(&self, key: &str) -> Result<(), render_store::BucketError> {
@@ -126,8 +128,12 @@ impl Bucket for PrefixedBucket {
 }
 
 pub fn bucket_from_url(url: &str) -> Arc<dyn Bucket> {
-    let backend = open_backend(url).expect("opens").expect("not empty");
-    Arc::new(ObjectStoreBucket::new(backend))
+    open_bucket(url).expect("opens").expect("not empty")
+}
+
+/// The keys of a listing.
+pub fn keys(listed: Vec<ObjectMeta>) -> Vec<String> {
+    listed.into_iter().map(|o| o.key).collect()
 }
 
 /// A store over `bucket` whose calls are recorded.
@@ -139,7 +145,9 @@ pub struct Recorded {
 impl Recorded {
     pub fn new(bucket: Arc<dyn Bucket>) -> Self {
         let recorder = Arc::new(RecordingBucket::new(bucket));
-        let store = RenderStore::new(runtime(), recorder.clone());
+        // These tests check the exact steps of GC, on blobs they have just written.
+        let store =
+            RenderStore::new(runtime(), recorder.clone()).with_gc_grace(std::time::Duration::ZERO);
         Recorded { store, recorder }
     }
 
@@ -219,19 +227,19 @@ impl FaultyBucket {
 
 #[async_trait::async_trait]
 impl Bucket for FaultyBucket {
-    async fn get(&self, key: &str) -> Result<Vec<u8>, render_store::BucketError> {
+    async fn get(&self, key: &str, limit: u64) -> Result<Vec<u8>, render_store::BucketError> {
         self.check(BucketCall::Get(key.into()))?;
-        self.inner.get(key).await
+        self.inner.get(key, limit).await
     }
     async fn put(&self, key: &str, value: Vec<u8>) -> Result<(), render_store::BucketError> {
         self.check(BucketCall::Put(key.into()))?;
         self.inner.put(key, value).await
     }
-    async fn exists(&self, key: &str) -> Result<bool, render_store::BucketError> {
+    async fn exists(&self, key: &str) -> Result<Option<u64>, render_store::BucketError> {
         self.check(BucketCall::Exists(key.into()))?;
         self.inner.exists(key).await
     }
-    async fn list(&self, prefix: &str) -> Result<Vec<String>, render_store::BucketError> {
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, render_store::BucketError> {
         self.check(BucketCall::List(prefix.into()))?;
         self.inner.list(prefix).await
     }

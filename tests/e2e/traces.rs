@@ -6,7 +6,7 @@ use crate::support::{bucket_from_url, release, render, runtime, time};
 use render_store::operation::Operation;
 use render_store::replay::replay;
 use render_store::trace::{CallKind, Reply, Trace, record};
-use render_store::{NewEntry, RenderStore};
+use render_store::{Grace, NewEntry, ObjectMeta, RenderStore};
 use serde_json::json;
 use std::process::Command;
 
@@ -33,6 +33,7 @@ fn gc(keep: i64, protected: &[&str], dry_run: bool) -> Operation {
         keep,
         protected: protected.iter().map(|s| s.to_string()).collect(),
         dry_run,
+        grace: Grace::NONE,
     }
 }
 
@@ -43,7 +44,7 @@ async fn traced(store: &RenderStore, op: Operation) -> Trace {
     assert_eq!(Trace::parse(&text).unwrap(), trace, "{text}");
     let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(header["format"], "render-store-trace");
-    assert_eq!(header["version"], 1);
+    assert_eq!(header["version"], 2);
     assert_eq!(header["operation"], trace.operation.name());
     trace
 }
@@ -117,7 +118,7 @@ async fn a_trace_holds_the_answers_and_the_writes() {
     };
     assert_eq!(
         (exists.kind, &exists.answer),
-        (CallKind::Exists, &Ok(Reply::Exists(false)))
+        (CallKind::Exists, &Ok(Reply::Size(None)))
     );
     assert_eq!(put.kind, CallKind::Put);
     let render_ref = trace.result.as_ref().unwrap()["renderRef"]
@@ -145,10 +146,17 @@ async fn a_gc_trace_with_one_more_listed_entry_replays_to_its_deletion() {
         .iter_mut()
         .find(|c| c.kind == CallKind::List && c.key == "ns/app/history/")
         .expect("GC lists the history");
-    let Ok(Reply::Keys(keys)) = &mut listing.answer else {
+    let Ok(Reply::Listing(objects)) = &mut listing.answer else {
         panic!("{listing:?}")
     };
-    keys.insert(0, old_entry.clone());
+    let listed = objects[0].clone();
+    objects.insert(
+        0,
+        ObjectMeta {
+            key: old_entry.clone(),
+            ..listed
+        },
+    );
 
     let report = replay(runtime(), &trace).await;
     assert!(!report.matches());
@@ -221,7 +229,7 @@ async fn an_edited_blob_replays_to_corrupt() {
 
 #[test]
 fn a_bad_trace_is_refused_naming_the_line() {
-    let header = r#"{"format":"render-store-trace","version":1,"operation":"list-history","arguments":{"release":{"namespace":"ns","name":"app"}}}"#;
+    let header = r#"{"format":"render-store-trace","version":2,"operation":"list-history","arguments":{"release":{"namespace":"ns","name":"app"}}}"#;
     let list = r#"{"call":"list","key":"ns/app/history/","answer":{"ok":[]}}"#;
     let result = r#"{"result":{"ok":{"entries":[]}}}"#;
     let ok = format!("{header}\n{list}\n{result}\n");
@@ -229,9 +237,9 @@ fn a_bad_trace_is_refused_naming_the_line() {
     let cases = [
         (String::new(), "line 1", "empty"),
         (
-            ok.replace(r#""version":1"#, r#""version":2"#),
+            ok.replace(r#""version":2"#, r#""version":1"#),
             "line 1",
-            "version 2",
+            "version 1",
         ),
         (
             ok.replace("render-store-trace", "other"),
@@ -327,7 +335,16 @@ fn cli_records_and_replays() {
             &path(&format!("record{n}.jsonl")),
         ]);
     }
-    ok(&["gc", "ns/app", "--keep", "1", "--trace", &path("gc.jsonl")]);
+    ok(&[
+        "gc",
+        "ns/app",
+        "--keep",
+        "1",
+        "--grace",
+        "0",
+        "--trace",
+        &path("gc.jsonl"),
+    ]);
     // A failed operation is traced too: get of a render GC deleted.
     let put0 = std::fs::read_to_string(path("put0.jsonl")).unwrap();
     let gone = Trace::parse(&put0).unwrap().result.unwrap()["renderRef"]
@@ -360,8 +377,8 @@ fn cli_records_and_replays() {
         "b".repeat(64)
     );
     let edited = text.replacen(
-        r#""ok":["ns/app/history/"#,
-        &format!(r#""ok":["{old}","ns/app/history/"#),
+        r#""ok":[{"key":"ns/app/history/"#,
+        &format!(r#""ok":[{{"key":"{old}","size":2,"modified":{{"seconds":0,"nanoseconds":0}}}},{{"key":"ns/app/history/"#),
         1,
     );
     assert_ne!(edited, text);

@@ -1,6 +1,6 @@
 //! The README's table of render-store URLs matches what the code accepts.
 
-use render_store::{Error, SCHEMES, accepted_params, open_backend};
+use render_store::{Error, SCHEMES, accepted_params, open_bucket};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Parameter names per scheme, read from the README's URL table.
@@ -61,7 +61,7 @@ fn every_accepted_parameter_is_documented_and_every_other_one_refused_by_name() 
             .iter()
             .filter(|n| !accepted_params(scheme).contains(&n.as_str()))
         {
-            match open_backend(&url_with(scheme, name)) {
+            match open_bucket(&url_with(scheme, name)) {
                 Err(Error::Url { reason, .. }) => {
                     assert!(
                         reason.contains(&format!("{name:?}")),
@@ -74,7 +74,7 @@ fn every_accepted_parameter_is_documented_and_every_other_one_refused_by_name() 
                 ),
             }
         }
-        match open_backend(&url_with(scheme, "no_such_parameter")) {
+        match open_bucket(&url_with(scheme, "no_such_parameter")) {
             Err(Error::Url { reason, .. }) => {
                 assert!(reason.contains("no_such_parameter"), "{reason}")
             }

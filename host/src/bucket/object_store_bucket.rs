@@ -1,6 +1,7 @@
 //! The bucket over an `object_store` backend, normalized to the bucket contract.
 
-use super::{Bucket, BucketError};
+use super::{Bucket, BucketError, ObjectMeta};
+use crate::types::SyncTime;
 use async_trait::async_trait;
 use futures::TryStreamExt;
 use object_store::path::Path;
@@ -45,7 +46,7 @@ fn backend(call: &'static str, key: &str, e: object_store::Error) -> BucketError
 
 #[async_trait]
 impl Bucket for ObjectStoreBucket {
-    async fn get(&self, key: &str) -> Result<Vec<u8>, BucketError> {
+    async fn get(&self, key: &str, limit: u64) -> Result<Vec<u8>, BucketError> {
         let location = path(key)?;
         let result = match self.store.get(&location).await {
             Ok(result) => result,
@@ -56,6 +57,14 @@ impl Bucket for ObjectStoreBucket {
             }
             Err(e) => return Err(backend("get", key, e)),
         };
+        // The size comes with the response headers, before the body is read.
+        if result.meta.size > limit {
+            return Err(BucketError::TooLarge {
+                key: key.to_string(),
+                size: result.meta.size,
+                limit,
+            });
+        }
         let bytes = result.bytes().await.map_err(|e| backend("get", key, e))?;
         Ok(bytes.to_vec())
     }
@@ -69,16 +78,16 @@ impl Bucket for ObjectStoreBucket {
         Ok(())
     }
 
-    async fn exists(&self, key: &str) -> Result<bool, BucketError> {
+    async fn exists(&self, key: &str) -> Result<Option<u64>, BucketError> {
         let location = path(key)?;
         match self.store.head(&location).await {
-            Ok(_) => Ok(true),
-            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Ok(meta) => Ok(Some(meta.size)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(backend("exists", key, e)),
         }
     }
 
-    async fn list(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
         // object_store lists by whole path segments; list the segment-aligned parent
         // and filter by the string prefix, so every backend has plain prefix semantics.
         let parent = match prefix.rfind('/') {
@@ -91,14 +100,21 @@ impl Bucket for ObjectStoreBucket {
             .try_collect()
             .await
             .map_err(|e| backend("list", prefix, e))?;
-        let mut keys: Vec<String> = objects
+        let mut listed: Vec<ObjectMeta> = objects
             .into_iter()
-            .map(|meta| meta.location.to_string())
-            .filter(|key| key.starts_with(prefix))
+            .map(|meta| ObjectMeta {
+                key: meta.location.to_string(),
+                size: meta.size,
+                modified: SyncTime {
+                    seconds: meta.last_modified.timestamp(),
+                    nanoseconds: meta.last_modified.timestamp_subsec_nanos(),
+                },
+            })
+            .filter(|meta| meta.key.starts_with(prefix))
             .collect();
-        // The local store lists in directory order.
-        keys.sort_unstable();
-        Ok(keys)
+        // Not every backend lists in key order.
+        listed.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        Ok(listed)
     }
 
     async fn delete(&self, key: &str) -> Result<(), BucketError> {

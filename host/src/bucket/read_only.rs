@@ -1,6 +1,6 @@
 //! A bucket that can only be read: the observer's.
 
-use super::{Bucket, BucketError};
+use super::{Bucket, BucketError, ObjectMeta};
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -22,16 +22,16 @@ fn refused(call: &str, key: &str) -> BucketError {
 
 #[async_trait]
 impl Bucket for ReadOnlyBucket {
-    async fn get(&self, key: &str) -> Result<Vec<u8>, BucketError> {
-        self.inner.get(key).await
+    async fn get(&self, key: &str, limit: u64) -> Result<Vec<u8>, BucketError> {
+        self.inner.get(key, limit).await
     }
     async fn put(&self, key: &str, _value: Vec<u8>) -> Result<(), BucketError> {
         Err(refused("put", key))
     }
-    async fn exists(&self, key: &str) -> Result<bool, BucketError> {
+    async fn exists(&self, key: &str) -> Result<Option<u64>, BucketError> {
         self.inner.exists(key).await
     }
-    async fn list(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
         self.inner.list(prefix).await
     }
     async fn delete(&self, key: &str) -> Result<(), BucketError> {

@@ -1,7 +1,7 @@
 //! A bucket wrapper that records every call, for tests and for inspecting what an
 //! operation did.
 
-use super::{Bucket, BucketError};
+use super::{Bucket, BucketError, ObjectMeta};
 use async_trait::async_trait;
 use std::sync::{Arc, Mutex};
 
@@ -47,19 +47,19 @@ impl RecordingBucket {
 
 #[async_trait]
 impl Bucket for RecordingBucket {
-    async fn get(&self, key: &str) -> Result<Vec<u8>, BucketError> {
+    async fn get(&self, key: &str, limit: u64) -> Result<Vec<u8>, BucketError> {
         self.record(BucketCall::Get(key.to_string()));
-        self.inner.get(key).await
+        self.inner.get(key, limit).await
     }
     async fn put(&self, key: &str, value: Vec<u8>) -> Result<(), BucketError> {
         self.record(BucketCall::Put(key.to_string()));
         self.inner.put(key, value).await
     }
-    async fn exists(&self, key: &str) -> Result<bool, BucketError> {
+    async fn exists(&self, key: &str) -> Result<Option<u64>, BucketError> {
         self.record(BucketCall::Exists(key.to_string()));
         self.inner.exists(key).await
     }
-    async fn list(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
         self.record(BucketCall::List(prefix.to_string()));
         self.inner.list(prefix).await
     }

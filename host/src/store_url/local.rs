@@ -1,10 +1,11 @@
 //! `file:///abs/path[?create_dir=true]` and `mem://`.
 
 use super::params::Params;
+use crate::bucket::FolderBucket;
 use crate::error::Error;
 use object_store::ObjectStore;
-use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
+use std::os::unix::fs::DirBuilderExt;
 use std::sync::Arc;
 use url::Url;
 
@@ -18,7 +19,7 @@ pub(crate) fn open_mem(parsed: &Url, params: Params) -> Result<Arc<dyn ObjectSto
     Ok(Arc::new(InMemory::new()))
 }
 
-pub(crate) fn open_file(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectStore>, Error> {
+pub(crate) fn open_file(parsed: &Url, mut params: Params) -> Result<FolderBucket, Error> {
     if parsed
         .host_str()
         .is_some_and(|h| !h.is_empty() && h != "localhost")
@@ -37,7 +38,10 @@ pub(crate) fn open_file(parsed: &Url, mut params: Params) -> Result<Arc<dyn Obje
     params.finish(FILE_PARAMS)?;
     let error = |reason: String| super::params::url_error(parsed.as_str(), reason);
     if create_dir {
-        std::fs::create_dir_all(&dir)
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
             .map_err(|e| error(format!("cannot create directory {}: {e}", dir.display())))?;
     } else if !dir.is_dir() {
         return Err(error(format!(
@@ -45,9 +49,5 @@ pub(crate) fn open_file(parsed: &Url, mut params: Params) -> Result<Arc<dyn Obje
             dir.display()
         )));
     }
-    let store = LocalFileSystem::new_with_prefix(&dir)
-        .map_err(|e| error(format!("cannot open {}: {e}", dir.display())))?
-        // Deleting a blob also removes the folders it leaves empty.
-        .with_automatic_cleanup(true);
-    Ok(Arc::new(store))
+    FolderBucket::open(&dir).map_err(|e| error(format!("cannot open {}: {e}", dir.display())))
 }

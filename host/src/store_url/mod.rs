@@ -9,8 +9,8 @@ mod local;
 mod params;
 mod s3;
 
+use crate::bucket::{Bucket, ObjectStoreBucket};
 use crate::error::Result;
-use object_store::ObjectStore;
 use params::{Params, url_error};
 use std::sync::Arc;
 use url::Url;
@@ -29,18 +29,19 @@ pub fn accepted_params(scheme: &str) -> &'static [&'static str] {
     }
 }
 
-/// Opens the backend a render-store URL names; `None` for an empty URL.
+/// Opens the bucket a render-store URL names; `None` for an empty URL.
 ///
 /// - `s3://bucket` — Amazon S3 or an S3-compatible server.
 /// - `gs://bucket` — Google Cloud Storage (`STORAGE_EMULATOR_HOST` honoured).
 /// - `azblob://container` — Azure Blob Storage.
 /// - `file:///abs/path` — a folder; `create_dir=true` creates it when missing,
-///   otherwise it must exist. Writes go through a temporary file and a rename.
+///   otherwise it must exist. Never follows a symbolic link beneath it
+///   ([`crate::bucket::FolderBucket`]).
 /// - `mem://` — memory private to this process, gone when it exits.
 ///
 /// README.md lists every parameter. An unknown scheme or parameter is an error naming
 /// it.
-pub fn open_backend(url: &str) -> Result<Option<Arc<dyn ObjectStore>>> {
+pub fn open_bucket(url: &str) -> Result<Option<Arc<dyn Bucket>>> {
     let url = url.trim();
     if url.is_empty() {
         return Ok(None);
@@ -56,7 +57,7 @@ pub fn open_backend(url: &str) -> Result<Option<Arc<dyn ObjectStore>>> {
         "s3" => s3::open(&parsed, params)?,
         "gs" => gcs::open(&parsed, params)?,
         "azblob" => azure::open(&parsed, params)?,
-        "file" => local::open_file(&parsed, params)?,
+        "file" => return Ok(Some(Arc::new(local::open_file(&parsed, params)?))),
         "mem" => local::open_mem(&parsed, params)?,
         other => {
             return Err(url_error(
@@ -68,7 +69,7 @@ pub fn open_backend(url: &str) -> Result<Option<Arc<dyn ObjectStore>>> {
             ));
         }
     };
-    Ok(Some(store))
+    Ok(Some(Arc::new(ObjectStoreBucket::new(store))))
 }
 
 fn schemes_hint() -> String {
@@ -85,7 +86,7 @@ mod tests {
     use crate::error::Error;
 
     fn reason(url: &str) -> String {
-        match open_backend(url) {
+        match open_bucket(url) {
             Err(Error::Url { reason, .. }) => reason,
             Err(other) => panic!("{url}: unexpected error {other}"),
             Ok(_) => panic!("{url}: opened"),
@@ -94,8 +95,8 @@ mod tests {
 
     #[test]
     fn empty_means_no_store() {
-        assert!(open_backend("").unwrap().is_none());
-        assert!(open_backend("  ").unwrap().is_none());
+        assert!(open_bucket("").unwrap().is_none());
+        assert!(open_bucket("  ").unwrap().is_none());
     }
 
     #[test]
@@ -132,7 +133,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a/b");
         let url = format!("file://{}?create_dir=true", path.display());
-        assert!(open_backend(&url).unwrap().is_some());
+        assert!(open_bucket(&url).unwrap().is_some());
         assert!(path.is_dir());
     }
 }

@@ -1,0 +1,601 @@
+//! The `file://` bucket: one file per key under a root folder, reached only through
+//! descriptors, never through a symbolic link.
+//!
+//! The store holds every Secret a release applies and often runs as root, so a link
+//! planted in the folder by another user must not let it read, write, list or delete
+//! anything outside the root. Every path is walked one component at a time from the
+//! root's descriptor with `openat(O_NOFOLLOW)`: a component that is a link fails the
+//! open itself, so there is no window between a check and a use. A key that crosses a
+//! link is refused, naming the key; a listing leaves links (and names that are not
+//! keys) out and says so in the log, instead of failing the whole release.
+//!
+//! Blobs are written to a staging file `<name>#<pid>.<n>` (created exclusively, mode
+//! 0600) and renamed over the key, so a reader sees the old content or the new. A
+//! writer killed mid-put leaves its staging file behind: staging files are listed like
+//! any other file, so GC leaves them alone (they do not parse as keys) and
+//! delete-release removes them. Folders are created 0700.
+
+use super::{Bucket, BucketError, ObjectMeta};
+use crate::types::SyncTime;
+use async_trait::async_trait;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::collections::HashSet;
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A bucket over a local folder that never follows a symbolic link.
+#[derive(Clone)]
+pub struct FolderBucket {
+    inner: Arc<Folder>,
+}
+
+struct Folder {
+    root: OwnedFd,
+    /// Shown in log lines only: errors returned to callers never carry local paths.
+    path: PathBuf,
+    staging: AtomicU64,
+    /// Entries a listing left out that were already reported, so the log names each
+    /// once per process.
+    reported: Mutex<HashSet<String>>,
+}
+
+impl std::fmt::Debug for FolderBucket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FolderBucket")
+            .field("path", &self.inner.path)
+            .finish_non_exhaustive()
+    }
+}
+
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
+/// Separates a key's file name from the staging suffix of its writer.
+const STAGING_MARK: char = '#';
+
+/// Why a walk to a key's folder stopped.
+enum WalkError {
+    /// A folder on the way does not exist.
+    Missing,
+    /// A component is a link or not a folder: the walk would leave the tree.
+    Link(String),
+    Io(std::io::Error),
+}
+
+impl FolderBucket {
+    /// Opens the folder at `path` (which must exist). The root itself is the operator's
+    /// choice and may be reached through links; nothing beneath it is.
+    pub fn open(path: &Path) -> std::io::Result<FolderBucket> {
+        let root = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(FolderBucket {
+            inner: Arc::new(Folder {
+                root,
+                path: path.to_path_buf(),
+                staging: AtomicU64::new(0),
+                reported: Mutex::new(HashSet::new()),
+            }),
+        })
+    }
+
+    /// Runs blocking file-system work off the async workers.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Folder) -> Result<T, BucketError> + Send + 'static,
+    ) -> Result<T, BucketError> {
+        let folder = self.inner.clone();
+        tokio::task::spawn_blocking(move || work(&folder))
+            .await
+            .map_err(|e| BucketError::Failed(format!("file-system task failed: {e}")))?
+    }
+}
+
+/// A key's components: clean `/`-separated names, or a refusal naming the key.
+fn components(key: &str) -> Result<Vec<&str>, BucketError> {
+    let parts: Vec<&str> = key.split('/').collect();
+    let clean = !key.is_empty()
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && *p != "." && *p != ".." && representable(p));
+    if clean {
+        Ok(parts)
+    } else {
+        Err(BucketError::Denied(format!(
+            "{} is not a valid object key (empty, `.` or `..` components, or control \
+             characters)",
+            quote(key)
+        )))
+    }
+}
+
+/// Whether a file name can be part of a key: no control characters (they would let a
+/// name forge lines in human output and are never made by the store).
+fn representable(name: &str) -> bool {
+    !name.chars().any(char::is_control)
+}
+
+/// A key quoted as a JSON string.
+fn quote(key: &str) -> String {
+    serde_json::Value::from(key).to_string()
+}
+
+fn io(call: &'static str, key: &str, e: impl Into<std::io::Error>) -> BucketError {
+    BucketError::Backend {
+        call,
+        key: key.to_string(),
+        source: Box::new(e.into()),
+    }
+}
+
+fn crosses_link(key: &str, component: &str) -> BucketError {
+    BucketError::Denied(format!(
+        "key {} crosses {}, which is a symbolic link or not a folder; a file:// store \
+         never follows links: remove it",
+        quote(key),
+        quote(component)
+    ))
+}
+
+fn modified(st: &rustix::fs::Stat) -> SyncTime {
+    SyncTime {
+        seconds: st.st_mtime as i64,
+        nanoseconds: st.st_mtime_nsec as u32,
+    }
+}
+
+impl Folder {
+    /// Opens the folders of `dirs` one by one from the root, never following a link;
+    /// with `create`, makes the missing ones (mode 0700). Returns every folder opened,
+    /// the root first.
+    fn walk(&self, dirs: &[&str], create: bool) -> Result<Vec<OwnedFd>, WalkError> {
+        let mut fds = vec![rustix::io::dup(&self.root).map_err(|e| WalkError::Io(e.into()))?];
+        for dir in dirs {
+            let here = fds.last().expect("the root is first");
+            let opened = match rustix::fs::openat(here, *dir, DIR_FLAGS, Mode::empty()) {
+                Err(Errno::NOENT) if create => {
+                    match rustix::fs::mkdirat(here, *dir, Mode::from_raw_mode(0o700)) {
+                        Ok(()) | Err(Errno::EXIST) => {}
+                        Err(e) => return Err(WalkError::Io(e.into())),
+                    }
+                    rustix::fs::openat(here, *dir, DIR_FLAGS, Mode::empty())
+                }
+                other => other,
+            };
+            match opened {
+                Ok(fd) => fds.push(fd),
+                Err(Errno::NOENT) => return Err(WalkError::Missing),
+                Err(Errno::LOOP | Errno::NOTDIR) => return Err(WalkError::Link(dir.to_string())),
+                Err(e) => return Err(WalkError::Io(e.into())),
+            }
+        }
+        Ok(fds)
+    }
+
+    /// The descriptor of a key's folder and the key's file name; `None` when a folder
+    /// on the way is missing.
+    fn parent<'k>(
+        &self,
+        call: &'static str,
+        key: &'k str,
+        create: bool,
+    ) -> Result<Option<(Vec<OwnedFd>, &'k str)>, BucketError> {
+        let parts = components(key)?;
+        let (name, dirs) = parts.split_last().expect("a key has a component");
+        match self.walk(dirs, create) {
+            Ok(fds) => Ok(Some((fds, name))),
+            Err(WalkError::Missing) => Ok(None),
+            Err(WalkError::Link(at)) => Err(crosses_link(key, &at)),
+            Err(WalkError::Io(e)) => Err(io(call, key, e)),
+        }
+    }
+
+    fn get(&self, key: &str, limit: u64) -> Result<Vec<u8>, BucketError> {
+        let not_found = || BucketError::NotFound {
+            key: key.to_string(),
+        };
+        let Some((fds, name)) = self.parent("get", key, false)? else {
+            return Err(not_found());
+        };
+        let dir = fds.last().expect("the key's folder");
+        // NONBLOCK: opening a FIFO planted at a key must not hang the call.
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let fd = match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Err(not_found()),
+            Err(Errno::LOOP) => return Err(crosses_link(key, name)),
+            Err(e) => return Err(io("get", key, e)),
+        };
+        let st = rustix::fs::fstat(&fd).map_err(|e| io("get", key, e))?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(BucketError::Denied(format!(
+                "{} is not a regular file; a file:// store keeps blobs in plain files only",
+                quote(key)
+            )));
+        }
+        let size = st.st_size as u64;
+        if size > limit {
+            return Err(BucketError::TooLarge {
+                key: key.to_string(),
+                size,
+                limit,
+            });
+        }
+        // Bounded again while reading: the file may grow after the fstat.
+        let mut bytes = Vec::with_capacity(size as usize);
+        std::fs::File::from(fd)
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| io("get", key, e))?;
+        if bytes.len() as u64 > limit {
+            return Err(BucketError::TooLarge {
+                key: key.to_string(),
+                size: bytes.len() as u64,
+                limit,
+            });
+        }
+        Ok(bytes)
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), BucketError> {
+        if key.contains(STAGING_MARK) {
+            return Err(BucketError::Denied(format!(
+                "{} holds {STAGING_MARK:?}, which a file:// store reserves for staging files",
+                quote(key)
+            )));
+        }
+        // A concurrent delete may remove a folder this walk opened (it removes folders
+        // it leaves empty): then the staging file cannot be created, and the walk is
+        // made again.
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let Some((fds, name)) = self.parent("put", key, true)? else {
+                return Err(io("put", key, Errno::NOENT));
+            };
+            let dir = fds.last().expect("the key's folder");
+            let n = self.staging.fetch_add(1, Ordering::Relaxed);
+            let staging = format!("{name}{STAGING_MARK}{}.{n}", std::process::id());
+            let flags =
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let fd = match rustix::fs::openat(dir, &staging, flags, Mode::from_raw_mode(0o600)) {
+                Ok(fd) => fd,
+                Err(Errno::NOENT) if attempts < 3 => continue,
+                Err(e) => return Err(io("put", key, e)),
+            };
+            let written = std::io::Write::write_all(&mut std::fs::File::from(fd), value);
+            // rename replaces a link at the key itself, never what it points to.
+            let renamed = written
+                .and_then(|()| rustix::fs::renameat(dir, &staging, dir, name).map_err(Into::into));
+            return match renamed {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    let _ = rustix::fs::unlinkat(dir, &staging, AtFlags::empty());
+                    Err(io("put", key, e))
+                }
+            };
+        }
+    }
+
+    fn exists(&self, key: &str) -> Result<Option<u64>, BucketError> {
+        let Some((fds, name)) = self.parent("exists", key, false)? else {
+            return Ok(None);
+        };
+        let dir = fds.last().expect("the key's folder");
+        match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => match FileType::from_raw_mode(st.st_mode) {
+                FileType::RegularFile => Ok(Some(st.st_size as u64)),
+                FileType::Symlink => Err(crosses_link(key, name)),
+                // A folder made by a deeper key is not a key.
+                FileType::Directory => Ok(None),
+                _ => Err(BucketError::Denied(format!(
+                    "{} is not a regular file; a file:// store keeps blobs in plain files only",
+                    quote(key)
+                ))),
+            },
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(io("exists", key, e)),
+        }
+    }
+
+    fn delete(&self, key: &str) -> Result<(), BucketError> {
+        let parts = components(key)?;
+        let (name, dirs) = parts.split_last().expect("a key has a component");
+        let fds = match self.walk(dirs, false) {
+            Ok(fds) => fds,
+            Err(WalkError::Missing) => return Ok(()),
+            Err(WalkError::Link(at)) => return Err(crosses_link(key, &at)),
+            Err(WalkError::Io(e)) => return Err(io("delete", key, e)),
+        };
+        // unlinkat removes a link itself, never its target; a folder is refused.
+        match rustix::fs::unlinkat(
+            fds.last().expect("the key's folder"),
+            *name,
+            AtFlags::empty(),
+        ) {
+            Ok(()) | Err(Errno::NOENT) => {}
+            Err(Errno::ISDIR) => {
+                return Err(BucketError::Denied(format!(
+                    "{} is a folder, not a blob",
+                    quote(key)
+                )));
+            }
+            Err(e) => return Err(io("delete", key, e)),
+        }
+        // Folders left empty go too, deepest first, so a deleted release leaves no trace;
+        // a folder that is not empty (or already gone) ends the climb.
+        for (i, dir) in dirs.iter().enumerate().rev() {
+            if rustix::fs::unlinkat(&fds[i], *dir, AtFlags::REMOVEDIR).is_err() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
+        // Walk to the deepest folder the prefix names whole; filter by the string prefix.
+        let (dir_part, _) = prefix.rsplit_once('/').unwrap_or(("", prefix));
+        let dirs: Vec<&str> = if dir_part.is_empty() {
+            Vec::new()
+        } else {
+            components(dir_part)?
+        };
+        let start = match self.walk(&dirs, false) {
+            Ok(mut fds) => fds.pop().expect("the root is first"),
+            Err(WalkError::Missing) => return Ok(Vec::new()),
+            Err(WalkError::Link(at)) => {
+                self.report(&format!("{dir_part} (at {at})"), "a symbolic link");
+                return Ok(Vec::new());
+            }
+            Err(WalkError::Io(e)) => return Err(io("list", prefix, e)),
+        };
+        let mut listed = Vec::new();
+        let base = if dir_part.is_empty() {
+            String::new()
+        } else {
+            format!("{dir_part}/")
+        };
+        // An explicit stack: depth is bounded by the file system, not by our stack.
+        let mut pending = vec![(start, base)];
+        while let Some((fd, base)) = pending.pop() {
+            let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|e| io("list", prefix, e))?;
+            while let Some(entry) = dir.read() {
+                let entry = entry.map_err(|e| io("list", prefix, e))?;
+                let raw = entry.file_name().to_bytes();
+                if raw == b"." || raw == b".." {
+                    continue;
+                }
+                let Some(name) = std::str::from_utf8(raw).ok().filter(|n| representable(n)) else {
+                    let shown = format!("{base}{}", String::from_utf8_lossy(raw).escape_debug());
+                    self.report(
+                        &shown,
+                        "a name that is not UTF-8 or holds control characters",
+                    );
+                    continue;
+                };
+                let key = format!("{base}{name}");
+                if !key.starts_with(prefix) && !prefix.starts_with(&format!("{key}/")) {
+                    continue;
+                }
+                let st = match rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) => st,
+                    // Deleted since the folder was read.
+                    Err(Errno::NOENT) => continue,
+                    Err(e) => return Err(io("list", &key, e)),
+                };
+                match FileType::from_raw_mode(st.st_mode) {
+                    FileType::RegularFile if key.starts_with(prefix) => listed.push(ObjectMeta {
+                        key,
+                        size: st.st_size as u64,
+                        modified: modified(&st),
+                    }),
+                    FileType::RegularFile => {}
+                    FileType::Directory => {
+                        match rustix::fs::openat(&fd, name, DIR_FLAGS, Mode::empty()) {
+                            Ok(sub) => pending.push((sub, format!("{key}/"))),
+                            Err(Errno::NOENT) => {}
+                            // Swapped for a link since the stat: never followed.
+                            Err(Errno::LOOP | Errno::NOTDIR) => {
+                                self.report(&key, "a symbolic link")
+                            }
+                            Err(e) => return Err(io("list", &key, e)),
+                        }
+                    }
+                    FileType::Symlink => self.report(&key, "a symbolic link"),
+                    _ => self.report(&key, "not a regular file"),
+                }
+            }
+        }
+        listed.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        Ok(listed)
+    }
+
+    /// Logs, once per process, an entry a listing left out.
+    fn report(&self, what: &str, why: &str) {
+        let first = self
+            .reported
+            .lock()
+            .map(|mut seen| seen.insert(what.to_string()))
+            .unwrap_or(true);
+        if first {
+            tracing::warn!(
+                store = %self.path.display(),
+                "left out of listings: {what} is {why}; a file:// store never follows links \
+                 or lists what is not a plain file with a clean name"
+            );
+        }
+    }
+}
+
+#[async_trait]
+impl Bucket for FolderBucket {
+    async fn get(&self, key: &str, limit: u64) -> Result<Vec<u8>, BucketError> {
+        let key = key.to_string();
+        self.blocking(move |f| f.get(&key, limit)).await
+    }
+
+    async fn put(&self, key: &str, value: Vec<u8>) -> Result<(), BucketError> {
+        let key = key.to_string();
+        self.blocking(move |f| f.put(&key, &value)).await
+    }
+
+    async fn exists(&self, key: &str) -> Result<Option<u64>, BucketError> {
+        let key = key.to_string();
+        self.blocking(move |f| f.exists(&key)).await
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
+        let prefix = prefix.to_string();
+        self.blocking(move |f| f.list(&prefix)).await
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), BucketError> {
+        let key = key.to_string();
+        self.blocking(move |f| f.delete(&key)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{PermissionsExt, symlink};
+
+    fn bucket() -> (tempfile::TempDir, FolderBucket) {
+        let dir = tempfile::tempdir().unwrap();
+        let bucket = FolderBucket::open(dir.path()).unwrap();
+        (dir, bucket)
+    }
+
+    #[tokio::test]
+    async fn a_key_through_a_planted_link_is_refused_and_the_target_survives() {
+        let (dir, bucket) = bucket();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("victim"), b"keep").unwrap();
+        std::fs::create_dir(dir.path().join("ns")).unwrap();
+        symlink(outside.path(), dir.path().join("ns/app")).unwrap();
+        for result in [
+            bucket.get("ns/app/victim", 1 << 20).await.map(|_| ()),
+            bucket.put("ns/app/victim", b"x".to_vec()).await,
+            bucket.exists("ns/app/victim").await.map(|_| ()),
+            bucket.delete("ns/app/victim").await,
+        ] {
+            match result {
+                Err(BucketError::Denied(m)) => assert!(m.contains("symbolic link"), "{m}"),
+                other => panic!("expected a refusal, got {other:?}"),
+            }
+        }
+        assert!(bucket.list("ns/").await.unwrap().is_empty());
+        assert!(bucket.list("ns/app/").await.unwrap().is_empty());
+        assert_eq!(
+            std::fs::read(outside.path().join("victim")).unwrap(),
+            b"keep"
+        );
+    }
+
+    #[tokio::test]
+    async fn listing_leaves_out_links_loops_and_odd_names_and_keeps_the_rest() {
+        let (dir, bucket) = bucket();
+        bucket.put("ns/app/history/a", b"1".to_vec()).await.unwrap();
+        let history = dir.path().join("ns/app/history");
+        symlink("/proc", history.join("proc")).unwrap();
+        symlink("loop", history.join("loop")).unwrap();
+        std::fs::write(history.join("tab\there"), b"x").unwrap();
+        let listed = bucket.list("ns/app/").await.unwrap();
+        let keys: Vec<_> = listed.iter().map(|o| o.key.as_str()).collect();
+        assert_eq!(keys, ["ns/app/history/a"]);
+        assert_eq!(listed[0].size, 1);
+    }
+
+    #[tokio::test]
+    async fn files_are_private_and_staging_files_are_listed() {
+        let (dir, bucket) = bucket();
+        bucket
+            .put("ns/app/renders/r", b"secret".to_vec())
+            .await
+            .unwrap();
+        let mode = |p: &str| {
+            std::fs::metadata(dir.path().join(p))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode("ns/app/renders/r") & 0o077, 0);
+        assert_eq!(mode("ns") & 0o077, 0);
+        assert_eq!(mode("ns/app/renders") & 0o077, 0);
+        std::fs::write(dir.path().join("ns/app/renders/r#1.0"), b"torn").unwrap();
+        let keys: Vec<_> = bucket
+            .list("ns/app/")
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|o| o.key)
+            .collect();
+        assert_eq!(keys, ["ns/app/renders/r", "ns/app/renders/r#1.0"]);
+        assert!(matches!(
+            bucket.put("ns/app/renders/r#2", vec![]).await,
+            Err(BucketError::Denied(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_read_larger_than_the_limit_is_refused_before_it_is_read() {
+        let (dir, bucket) = bucket();
+        bucket
+            .put("ns/app/history/e", b"{}".to_vec())
+            .await
+            .unwrap();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("ns/app/history/e"))
+            .unwrap();
+        file.set_len(1 << 40).unwrap();
+        match bucket.get("ns/app/history/e", 1 << 30).await {
+            Err(BucketError::TooLarge { size, limit, .. }) => {
+                assert_eq!((size, limit), (1 << 40, 1 << 30))
+            }
+            other => panic!("expected TooLarge, got {:?}", other.map(|v| v.len())),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_fifo_at_a_key_does_not_hang_a_read() {
+        let (dir, bucket) = bucket();
+        std::fs::create_dir_all(dir.path().join("ns/app/renders")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            dir.path().join("ns/app/renders/fifo"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert!(matches!(
+            bucket.get("ns/app/renders/fifo", 1 << 20).await,
+            Err(BucketError::Denied(_))
+        ));
+        assert!(bucket.list("ns/").await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn delete_removes_the_folders_it_empties() {
+        let (dir, bucket) = bucket();
+        bucket.put("ns/app/renders/r", b"x".to_vec()).await.unwrap();
+        bucket
+            .put("ns/other/renders/r", b"x".to_vec())
+            .await
+            .unwrap();
+        bucket.delete("ns/app/renders/r").await.unwrap();
+        bucket.delete("ns/app/renders/r").await.unwrap();
+        assert!(!dir.path().join("ns/app").exists());
+        assert!(dir.path().join("ns/other/renders/r").exists());
+    }
+}

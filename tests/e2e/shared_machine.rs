@@ -1,0 +1,302 @@
+//! Safety on a shared machine (DESIGN.md section 12), tried as another local user or a
+//! careless operator would: links planted in a `file://` store, huge and odd files,
+//! damaged blobs, and who may read what the store writes. Each test runs the real CLI.
+
+use render_store::{Observer, RenderStore};
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A `file://` store in a fresh folder, with a place for input files beside it.
+struct Store {
+    dir: tempfile::TempDir,
+}
+
+impl Store {
+    fn new() -> Store {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("store")).unwrap();
+        Store { dir }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("store")
+    }
+
+    fn url(&self) -> String {
+        format!("file://{}", self.root().display())
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_render-store"))
+            .args(args)
+            .env("RENDER_STORE_URL", self.url())
+            .output()
+            .expect("the CLI runs")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        String::from_utf8(out.stderr).unwrap()
+    }
+
+    fn object(&self, n: u32) -> String {
+        let path = self.dir.path().join(format!("{n}.json"));
+        std::fs::write(
+            &path,
+            format!(r#"{{"apiVersion":"v1","kind":"Secret","metadata":{{"name":"s"}},"data":{{"n":"{n}"}}}}"#),
+        )
+        .unwrap();
+        path.display().to_string()
+    }
+
+    /// Puts and records render `n` of `release`; returns its renderRef.
+    fn sync(&self, release: &str, n: u32) -> String {
+        let render_ref = self
+            .ok(&["put", release, &self.object(n)])
+            .trim()
+            .to_string();
+        self.ok(&[
+            "record",
+            release,
+            &render_ref,
+            "--summary",
+            &format!("v{n}"),
+        ]);
+        render_ref
+    }
+}
+
+/// A folder outside the store with a file that must survive.
+fn victim() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("precious");
+    std::fs::write(&file, b"not the store's").unwrap();
+    std::fs::create_dir_all(dir.path().join("history")).unwrap();
+    std::fs::write(dir.path().join("history/also-precious"), b"x").unwrap();
+    (dir, file)
+}
+
+fn assert_survived(dir: &Path) {
+    assert_eq!(
+        std::fs::read(dir.join("precious")).unwrap(),
+        b"not the store's"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("history/also-precious")).unwrap(),
+        b"x"
+    );
+}
+
+#[test]
+fn a_link_planted_in_the_store_reaches_nothing_outside_it() {
+    let store = Store::new();
+    let (outside, _) = victim();
+    // Another user plants the release's namespace as a link to their victim folder.
+    symlink(outside.path(), store.root().join("ns")).unwrap();
+    let r = format!("sha256:{}", "a".repeat(64));
+    for args in [
+        vec!["put", "ns/app", &store.object(1)],
+        vec!["get", "ns/app", &r],
+        vec!["record", "ns/app", &r],
+    ] {
+        let err = store.fails(&args);
+        assert!(err.contains("symbolic link"), "{args:?}: {err}");
+    }
+    // Listing operations see nothing through the link, delete nothing, and say so.
+    assert_eq!(store.ok(&["history", "ns/app"]).trim(), "(no history)");
+    store.ok(&["gc", "ns/app", "--keep", "1", "--grace", "0"]);
+    store.ok(&["delete-release", "ns/app"]);
+    assert_eq!(store.ok(&["ls"]).trim(), "");
+    assert_survived(outside.path());
+
+    // A link deeper down, at the release folder, and one at a history entry.
+    std::fs::remove_file(store.root().join("ns")).unwrap();
+    store.sync("ns/app", 1);
+    let history = store.root().join("ns/app/history");
+    symlink(outside.path().join("precious"), history.join("20260101T000000.000000000Z-sha256:0000000000000000000000000000000000000000000000000000000000000000")).unwrap();
+    symlink("/proc", history.join("proc")).unwrap();
+    symlink(outside.path(), store.root().join("ns/other")).unwrap();
+    let listed = store.ok(&["history", "ns/app"]);
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+    store.ok(&["gc", "ns/app", "--keep", "1", "--grace", "0"]);
+    store.ok(&["delete-release", "ns/other"]);
+    let deleted: serde_json::Value =
+        serde_json::from_str(&store.ok(&["--json", "delete-release", "ns/app"])).unwrap();
+    assert_eq!(deleted["deleted"], 2, "{deleted}");
+    assert_survived(outside.path());
+    // The planted links themselves are left where they were: never followed, never
+    // counted as the release's keys.
+    assert!(history.join("proc").symlink_metadata().is_ok());
+}
+
+#[test]
+fn the_demo_ignores_a_link_planted_in_the_temporary_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (outside, _) = victim();
+    // The fixed folder an older demo used, planted by another user.
+    std::fs::create_dir_all(tmp.path().join("render-store-demo/demo")).unwrap();
+    symlink(
+        outside.path(),
+        tmp.path().join("render-store-demo/demo/guestbook"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_render-store"))
+        .arg("demo")
+        .env("TMPDIR", tmp.path())
+        .env_remove("RENDER_STORE_URL")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_survived(outside.path());
+}
+
+#[test]
+fn odd_files_leave_the_release_usable() {
+    let store = Store::new();
+    let first = store.sync("ns/app", 1);
+    store.sync("ns/app", 2);
+    let history = store.root().join("ns/app/history");
+    std::fs::write(history.join("tab\tname"), b"x").unwrap();
+    symlink("loop", history.join("loop")).unwrap();
+    let listed = store.ok(&["history", "ns/app"]);
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+    let gc = store.ok(&["gc", "ns/app", "--keep", "1", "--grace", "0"]);
+    assert!(gc.contains(&first), "{gc}");
+    store.ok(&["delete-release", "ns/app"]);
+    // What the store cannot represent as a key is left where it is.
+    assert!(history.join("tab\tname").exists());
+    assert!(history.join("loop").symlink_metadata().is_ok());
+}
+
+#[test]
+fn blobs_entries_and_folders_are_private() {
+    let store = Store::new();
+    let render_ref = store.sync("ns/app", 1);
+    let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777;
+    let blob = store.root().join(format!("ns/app/renders/{render_ref}"));
+    assert_eq!(mode(&blob) & 0o077, 0, "blob mode {:o}", mode(&blob));
+    let entries: Vec<_> = std::fs::read_dir(store.root().join("ns/app/history"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(mode(&entries[0]) & 0o077, 0);
+    for dir in ["ns", "ns/app", "ns/app/renders", "ns/app/history"] {
+        let m = mode(&store.root().join(dir));
+        assert_eq!(m & 0o077, 0, "{dir} mode {m:o}");
+    }
+}
+
+#[test]
+fn a_truncated_blob_is_corrupt_until_the_next_put_repairs_it() {
+    let store = Store::new();
+    let object = store.object(7);
+    let render_ref = store.ok(&["put", "ns/app", &object]).trim().to_string();
+    let blob = store.root().join(format!("ns/app/renders/{render_ref}"));
+    let whole = std::fs::read(&blob).unwrap();
+    for damaged in [&whole[..whole.len() / 2], &b""[..]] {
+        std::fs::write(&blob, damaged).unwrap();
+        let err = store.fails(&["get", "ns/app", &render_ref]);
+        assert!(err.contains("corrupt"), "{err}");
+        assert_eq!(store.ok(&["put", "ns/app", &object]).trim(), render_ref);
+        assert_eq!(std::fs::read(&blob).unwrap(), whole);
+        assert_eq!(
+            store.ok(&["get", "ns/app", &render_ref]).as_bytes(),
+            &whole[..]
+        );
+    }
+}
+
+#[test]
+fn delete_release_removes_staging_files_a_killed_put_left() {
+    let store = Store::new();
+    store.sync("ns/app", 1);
+    let staging = store.root().join("ns/app/renders/sha256:abc#4242.0");
+    std::fs::write(&staging, b"half a render").unwrap();
+    // GC leaves it alone (it is no render); delete-release takes it.
+    store.ok(&["gc", "ns/app", "--keep", "1", "--grace", "0"]);
+    assert!(staging.exists());
+    store.ok(&["delete-release", "ns/app"]);
+    assert!(!staging.exists());
+    assert!(!store.root().join("ns/app").exists());
+}
+
+/// A 1 TiB sparse history entry: `history` fails naming both sizes instead of trying
+/// to allocate it.
+#[test]
+fn a_huge_entry_is_refused_before_it_is_read() {
+    let store = Store::new();
+    store.sync("ns/app", 1);
+    let entry = std::fs::read_dir(store.root().join("ns/app/history"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&entry)
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+    let err = store.fails(&["history", "ns/app"]);
+    assert!(
+        err.contains("1099511627776 bytes") && err.contains("1073741824 bytes"),
+        "{err}"
+    );
+}
+
+/// The same entry under the server: the request fails, the server keeps answering.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_huge_entry_does_not_take_the_server_down() {
+    let store = Store::new();
+    store.sync("ns/app", 1);
+    let entry = std::fs::read_dir(store.root().join("ns/app/history"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&entry)
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+    let opened = RenderStore::open(&store.url()).unwrap();
+    let observer = Arc::new(Observer::new(opened).unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(render_store::serve::serve(listener, observer));
+    let client = reqwest::Client::new();
+    for _ in 0..3 {
+        let started = Instant::now();
+        let history = client
+            .get(format!("{base}/history?namespace=ns&name=app"))
+            .send()
+            .await
+            .unwrap();
+        assert!(history.status().is_server_error(), "{}", history.status());
+        let health = client.get(format!("{base}/healthz")).send().await.unwrap();
+        assert_eq!(health.status().as_u16(), 200);
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
+}
