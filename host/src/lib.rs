@@ -42,7 +42,7 @@ pub use error::{Error, Result};
 pub use observer::{Observer, ObserverError, RenderRead};
 pub use runtime::{COMPONENT, Limits, Runtime};
 pub use store::RenderStore;
-pub use store_url::{SCHEMES, accepted_params, open_backend};
+pub use store_url::{REDACTED, SCHEMES, accepted_params, open_backend, redact_url, redact_urls_in};
 pub use types::{
     ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectId, ParsedKey, Release,
     RenderDiff, SyncTime,

@@ -7,11 +7,13 @@ mod azure;
 mod gcs;
 mod local;
 mod params;
+mod redact;
 mod s3;
 
 use crate::error::Result;
 use object_store::ObjectStore;
 use params::{Params, url_error};
+pub use redact::{REDACTED, redact_url, redact_urls_in};
 use std::sync::Arc;
 use url::Url;
 
@@ -39,7 +41,8 @@ pub fn accepted_params(scheme: &str) -> &'static [&'static str] {
 /// - `mem://` — memory private to this process, gone when it exits.
 ///
 /// README.md lists every parameter. An unknown scheme or parameter is an error naming
-/// it.
+/// it. Credentials are read from the environment: a URL with a user or password is
+/// refused, and the URL in an error is redacted ([`redact_url`]).
 pub fn open_backend(url: &str) -> Result<Option<Arc<dyn ObjectStore>>> {
     let url = url.trim();
     if url.is_empty() {
@@ -51,6 +54,7 @@ pub fn open_backend(url: &str) -> Result<Option<Arc<dyn ObjectStore>>> {
             format!("not a URL ({e}); expected one of {}", schemes_hint()),
         )
     })?;
+    redact::refuse_credentials(url, &parsed)?;
     let params = Params::new(url, &parsed)?;
     let store = match parsed.scheme() {
         "s3" => s3::open(&parsed, params)?,
