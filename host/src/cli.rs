@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use render_store::json_view::{diff_json, gc_json, history_json};
 use render_store::operation::{Operation, Output};
 use render_store::replay::ReplayReport;
+use render_store::terminal::escape_for_terminal as esc;
 use render_store::trace::Trace;
 use render_store::{
     GcPlan, HistoryEntry, Limits, NewEntry, Observer, Release, RenderDiff, RenderStore, Runtime,
@@ -174,7 +175,8 @@ pub(crate) async fn print_history(
     }
     for e in entries {
         let time = rt.format_synced_at(e.synced_at).await?;
-        println!("{time}  {}  {}", e.render_ref, e.summary);
+        // One line per entry, whatever the summary holds.
+        println!("{time}  {}  {}", esc(&e.render_ref), esc(&e.summary));
     }
     Ok(())
 }
@@ -185,10 +187,10 @@ pub(crate) fn print_gc(plan: &GcPlan, dry_run: bool, as_json: bool) -> Result<()
     }
     let verb = if dry_run { "would delete" } else { "deleted" };
     for key in plan.delete_history.iter().chain(&plan.delete_renders) {
-        println!("{verb} {key}");
+        println!("{verb} {}", esc(key));
     }
     for key in &plan.ignored {
-        println!("left alone (not a render or entry) {key}");
+        println!("left alone (not a render or entry) {}", esc(key));
     }
     println!(
         "{verb} {} history entries and {} renders; kept {} entries and {} renders",
@@ -207,7 +209,8 @@ fn print_diff(diff: &RenderDiff) {
         } else {
             format!("{}/", i.namespace)
         };
-        format!("{} {} {ns}{}", i.api_version, i.kind, i.name)
+        let text = format!("{} {} {ns}{}", i.api_version, i.kind, i.name);
+        esc(&text).into_owned()
     };
     for a in &diff.added {
         println!("added    {}", id(a));
@@ -218,7 +221,7 @@ fn print_diff(diff: &RenderDiff) {
     for c in &diff.changed {
         println!("changed  {}", id(&c.id));
         for line in &c.lines {
-            println!("    {line}");
+            println!("    {}", esc(line));
         }
     }
     println!(
@@ -337,14 +340,17 @@ fn print_replay(report: &ReplayReport, as_json: bool) -> Result<()> {
     println!(
         "replayed {} of {}: {} bucket calls",
         trace.operation.name(),
-        trace.operation.release(),
+        esc(&trace.operation.release().to_string()),
         trace.calls.len()
     );
     let result = report.to_json()["result"].clone();
-    println!("result: {}", serde_json::to_string_pretty(&result)?);
+    // JSON escapes C0 controls but leaves DEL and C1 controls as they are.
+    let result = serde_json::to_string_pretty(&result)?;
+    let lines: Vec<_> = result.lines().map(esc).collect();
+    println!("result: {}", lines.join("\n"));
     if let Some(d) = &report.first_difference {
         let line = |c: &Option<render_store::trace::TracedCall>| match c {
-            Some(c) => render_store::trace::call_json(c).to_string(),
+            Some(c) => esc(&render_store::trace::call_json(c).to_string()).into_owned(),
             None => "(no call)".to_string(),
         };
         println!("call {} differs from the trace:", d.position);
@@ -420,7 +426,7 @@ pub async fn run(args: Args) -> Result<()> {
             } else {
                 let mut out = std::io::stdout().lock();
                 for key in keys {
-                    writeln!(out, "{key}")?;
+                    writeln!(out, "{}", esc(&key))?;
                 }
             }
         }

@@ -32,6 +32,7 @@ mod runtime;
 pub mod serve;
 mod store;
 mod store_url;
+pub mod terminal;
 pub mod trace;
 mod types;
 

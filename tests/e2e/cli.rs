@@ -438,3 +438,42 @@ fn the_same_commands_work_on_every_cloud_backend() {
         assert_eq!(cli.ok(&["ls", &prefix]), "", "{name}");
     }
 }
+
+#[test]
+fn human_output_escapes_what_came_from_the_store() {
+    let cli = Cli::file_store();
+    let obj = cli.object("o.json", "{}");
+    let r = cli.ok(&["put", "ns/app", &obj]).trim().to_string();
+    let summary =
+        "v1\n2026-01-01T00:00:00Z  sha256:forged\u{1b}]0;owned\u{7}\u{1b}[2J\r\u{7f}\u{9b}1m";
+    cli.ok(&[
+        "record",
+        "ns/app",
+        &r,
+        "--summary",
+        summary,
+        "--synced-at",
+        "2026-01-01T00:00:00Z",
+    ]);
+    let raw = |text: &str| text.chars().any(|c| c.is_control() && c != '\n');
+
+    let out = cli.ok(&["history", "ns/app"]);
+    assert_eq!(out.lines().count(), 1, "one line per entry: {out:?}");
+    assert!(!raw(&out), "{out:?}");
+    assert!(
+        out.contains("v1\\n2026-01-01T00:00:00Z  sha256:forged\\u{1b}]0;owned"),
+        "{out:?}"
+    );
+
+    let json: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["--json", "history", "ns/app"])).unwrap();
+    assert_eq!(json[0]["summary"], summary, "--json is exact");
+
+    // A replay prints the trace's calls and result, where JSON leaves DEL and C1 raw.
+    let trace = cli.dir.path().join("history.jsonl");
+    cli.ok(&["--trace", trace.to_str().unwrap(), "history", "ns/app"]);
+    let out = cli.ok(&["replay", trace.to_str().unwrap()]);
+    assert!(out.contains("every call and the result match"), "{out}");
+    assert!(out.contains("\\u{7f}\\u{9b}1m"), "{out:?}");
+    assert!(!raw(&out), "{out:?}");
+}
