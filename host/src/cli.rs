@@ -156,6 +156,36 @@ fn open(url: &str) -> Result<RenderStore> {
 }
 
 pub(crate) fn print_json(value: &serde_json::Value) -> Result<()> {
+/// Writes a file only its owner can read: a trace holds whole renders, and renders hold
+/// Secrets. A symbolic link at `path` is refused rather than followed (in a shared
+/// folder, someone else may have put it there to have the trace written over a file of
+/// their choosing), and so is a file with other hard links.
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => anyhow::anyhow!("it is a symbolic link, which is not followed"),
+            _ => e.into(),
+        })?;
+    let meta = file.metadata()?;
+    // Devices and pipes (/dev/null, a FIFO) are written as they are.
+    if meta.is_file() {
+        if meta.nlink() > 1 {
+            bail!("it has other hard links, which would see the trace");
+        }
+        // An existing file keeps its mode when opened; a trace must not.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        file.set_len(0)?;
+    }
+    file.write_all(bytes)?;
+    Ok(())
+}
+
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value)?;
     writeln!(out)?;
@@ -411,7 +441,7 @@ pub async fn run(args: Args) -> Result<()> {
                 Some(path) => {
                     let (output, trace) =
                         render_store::trace::record(&store, operation.clone()).await;
-                    std::fs::write(path, trace.to_jsonl())
+                    write_private(path, trace.to_jsonl().as_bytes())
                         .with_context(|| format!("writing the trace {}", path.display()))?;
                     output
                 }

@@ -477,3 +477,36 @@ fn human_output_escapes_what_came_from_the_store() {
     assert!(out.contains("\\u{7f}\\u{9b}1m"), "{out:?}");
     assert!(!raw(&out), "{out:?}");
 }
+
+#[test]
+fn a_trace_file_is_private_and_no_link_is_followed() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let cli = Cli::file_store();
+    let trace = cli.dir.path().join("trace.jsonl");
+    let trace_arg = trace.to_str().unwrap();
+    cli.ok(&["--trace", trace_arg, "history", "ns/app"]);
+    let mode = std::fs::metadata(&trace).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "mode {mode:o}");
+
+    // An existing file readable by others is made private too.
+    std::fs::set_permissions(&trace, std::fs::Permissions::from_mode(0o644)).unwrap();
+    cli.ok(&["--trace", trace_arg, "history", "ns/app"]);
+    let mode = std::fs::metadata(&trace).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "mode {mode:o}");
+
+    // A link planted at FILE is refused and what it points at left alone.
+    let victim = cli.dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let link = cli.dir.path().join("link.jsonl");
+    symlink(&victim, &link).unwrap();
+    let err = cli.fails(&["--trace", link.to_str().unwrap(), "history", "ns/app"]);
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+
+    // So is a hard link, which would let the other name read the trace.
+    let hard = cli.dir.path().join("hard.jsonl");
+    std::fs::hard_link(&victim, &hard).unwrap();
+    let err = cli.fails(&["--trace", hard.to_str().unwrap(), "history", "ns/app"]);
+    assert!(err.contains("hard links"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
