@@ -125,7 +125,8 @@ pub enum Command {
         file: PathBuf,
     },
     /// Store a few renders, record history, run GC and print the history, on
-    /// --render-store-url or a file:// store in a temporary folder.
+    /// --render-store-url or a file:// store in a new private temporary folder, removed
+    /// at the end.
     Demo,
 }
 
@@ -155,7 +156,6 @@ fn open(url: &str) -> Result<RenderStore> {
     }
 }
 
-pub(crate) fn print_json(value: &serde_json::Value) -> Result<()> {
 /// Writes a file only its owner can read: a trace holds whole renders, and renders hold
 /// Secrets. A symbolic link at `path` is refused rather than followed (in a shared
 /// folder, someone else may have put it there to have the trace written over a file of
@@ -186,6 +186,7 @@ fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+pub(crate) fn print_json(value: &serde_json::Value) -> Result<()> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value)?;
     writeln!(out)?;

@@ -510,3 +510,49 @@ fn a_trace_file_is_private_and_no_link_is_followed() {
     assert!(err.contains("hard links"), "{err}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
 }
+
+#[test]
+fn demo_without_a_url_uses_a_fresh_private_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Another user's trap at the folder the demo used to share with everyone.
+    let victim = tmp.path().join("victim");
+    std::fs::create_dir_all(victim.join("history")).unwrap();
+    std::fs::write(victim.join("precious.txt"), "keep me").unwrap();
+    std::fs::write(victim.join("history/entry"), "keep me too").unwrap();
+    std::fs::create_dir_all(tmp.path().join("render-store-demo/demo")).unwrap();
+    std::os::unix::fs::symlink(&victim, tmp.path().join("render-store-demo/demo/guestbook"))
+        .unwrap();
+
+    let out = Command::new(env!("CARGO_BIN_EXE_render-store"))
+        .arg("demo")
+        .env_remove("RENDER_STORE_URL")
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(victim.join("precious.txt")).unwrap(),
+        "keep me"
+    );
+    assert_eq!(
+        std::fs::read_to_string(victim.join("history/entry")).unwrap(),
+        "keep me too"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("deleted 2 history entries and 1 renders"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("render-store-demo-"), "{stdout}");
+    // The demo's own folder is gone when it ends.
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("render-store-demo-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
