@@ -43,8 +43,9 @@ pub const CACHE_DIR_VAR: &str = "RENDER_STORE_CACHE_DIR";
 /// a compiled component takes minutes.
 pub const STALE_AFTER: Duration = Duration::from_secs(10 * 60);
 
-/// Every temporary file of the cache starts with this; nothing else does.
-const TEMP_PREFIX: &str = ".tmp-";
+/// Every temporary file of the cache starts with this; nothing else does. Earlier
+/// versions wrote `.tmpXXXXXX` (tempfile's names), which it covers too.
+const TEMP_PREFIX: &str = ".tmp";
 
 /// Where compiled components are kept: `$RENDER_STORE_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/render-store`, else `$HOME/.cache/render-store`.
@@ -364,7 +365,7 @@ fn temp_name() -> String {
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     format!(
-        "{TEMP_PREFIX}{}-{}-{nanos:x}",
+        "{TEMP_PREFIX}-{}-{}-{nanos:x}",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )
@@ -563,8 +564,8 @@ mod tests {
         let root = root();
         let cache = root.path().join("cache");
         assert_eq!(load(&cache), Outcome::Compiled);
-        let stale = cache.join(format!("{TEMP_PREFIX}1-0-0"));
-        let fresh = cache.join(format!("{TEMP_PREFIX}2-0-0"));
+        let stale = cache.join(format!("{TEMP_PREFIX}-1-0-0"));
+        let fresh = cache.join(format!("{TEMP_PREFIX}-2-0-0"));
         let other = cache.join("notes");
         for path in [&stale, &fresh, &other] {
             std::fs::write(path, b"x").unwrap();
