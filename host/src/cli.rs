@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use render_store::json_view::{diff_json, gc_json, history_json};
 use render_store::operation::{Operation, Output};
 use render_store::replay::ReplayReport;
+use render_store::terminal::escape_for_terminal as esc;
 use render_store::trace::Trace;
 use render_store::{
     GcPlan, Grace, HistoryEntry, Limits, NewEntry, Observer, Release, RenderDiff, RenderStore,
@@ -129,7 +130,8 @@ pub enum Command {
         file: PathBuf,
     },
     /// Store a few renders, record history, run GC and print the history, on
-    /// --render-store-url or a file:// store in a temporary folder.
+    /// --render-store-url or a file:// store in a new private temporary folder, removed
+    /// at the end.
     Demo,
 }
 
@@ -184,6 +186,36 @@ fn open(url: &str) -> Result<RenderStore> {
     }
 }
 
+/// Writes a file only its owner can read: a trace holds whole renders, and renders hold
+/// Secrets. A symbolic link at `path` is refused rather than followed (in a shared
+/// folder, someone else may have put it there to have the trace written over a file of
+/// their choosing), and so is a file with other hard links.
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => anyhow::anyhow!("it is a symbolic link, which is not followed"),
+            _ => e.into(),
+        })?;
+    let meta = file.metadata()?;
+    // Devices and pipes (/dev/null, a FIFO) are written as they are.
+    if meta.is_file() {
+        if meta.nlink() > 1 {
+            bail!("it has other hard links, which would see the trace");
+        }
+        // An existing file keeps its mode when opened; a trace must not.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        file.set_len(0)?;
+    }
+    file.write_all(bytes)?;
+    Ok(())
+}
+
 pub(crate) fn print_json(value: &serde_json::Value) -> Result<()> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value)?;
@@ -204,7 +236,8 @@ pub(crate) async fn print_history(
     }
     for e in entries {
         let time = rt.format_synced_at(e.synced_at).await?;
-        println!("{time}  {}  {}", e.render_ref, e.summary);
+        // One line per entry, whatever the summary holds.
+        println!("{time}  {}  {}", esc(&e.render_ref), esc(&e.summary));
     }
     Ok(())
 }
@@ -215,10 +248,10 @@ pub(crate) fn print_gc(plan: &GcPlan, dry_run: bool, as_json: bool) -> Result<()
     }
     let verb = if dry_run { "would delete" } else { "deleted" };
     for key in plan.delete_history.iter().chain(&plan.delete_renders) {
-        println!("{verb} {key}");
+        println!("{verb} {}", esc(key));
     }
     for key in &plan.ignored {
-        println!("left alone (not a render or entry) {key}");
+        println!("left alone (not a render or entry) {}", esc(key));
     }
     for key in &plan.recent_renders {
         println!("kept (younger than the grace period) {key}");
@@ -240,7 +273,8 @@ fn print_diff(diff: &RenderDiff) {
         } else {
             format!("{}/", i.namespace)
         };
-        format!("{} {} {ns}{}", i.api_version, i.kind, i.name)
+        let text = format!("{} {} {ns}{}", i.api_version, i.kind, i.name);
+        esc(&text).into_owned()
     };
     for a in &diff.added {
         println!("added    {}", id(a));
@@ -251,7 +285,7 @@ fn print_diff(diff: &RenderDiff) {
     for c in &diff.changed {
         println!("changed  {}", id(&c.id));
         for line in &c.lines {
-            println!("    {line}");
+            println!("    {}", esc(line));
         }
     }
     println!(
@@ -372,14 +406,17 @@ fn print_replay(report: &ReplayReport, as_json: bool) -> Result<()> {
     println!(
         "replayed {} of {}: {} bucket calls",
         trace.operation.name(),
-        trace.operation.release(),
+        esc(&trace.operation.release().to_string()),
         trace.calls.len()
     );
     let result = report.to_json()["result"].clone();
-    println!("result: {}", serde_json::to_string_pretty(&result)?);
+    // JSON escapes C0 controls but leaves DEL and C1 controls as they are.
+    let result = serde_json::to_string_pretty(&result)?;
+    let lines: Vec<_> = result.lines().map(esc).collect();
+    println!("result: {}", lines.join("\n"));
     if let Some(d) = &report.first_difference {
         let line = |c: &Option<render_store::trace::TracedCall>| match c {
-            Some(c) => render_store::trace::call_json(c).to_string(),
+            Some(c) => esc(&render_store::trace::call_json(c).to_string()).into_owned(),
             None => "(no call)".to_string(),
         };
         println!("call {} differs from the trace:", d.position);
@@ -440,7 +477,7 @@ pub async fn run(args: Args) -> Result<()> {
                 Some(path) => {
                     let (output, trace) =
                         render_store::trace::record(&store, operation.clone()).await;
-                    std::fs::write(path, trace.to_jsonl())
+                    write_private(path, trace.to_jsonl().as_bytes())
                         .with_context(|| format!("writing the trace {}", path.display()))?;
                     output
                 }
@@ -456,7 +493,7 @@ pub async fn run(args: Args) -> Result<()> {
             } else {
                 let mut out = std::io::stdout().lock();
                 for key in keys {
-                    writeln!(out, "{key}")?;
+                    writeln!(out, "{}", esc(&key))?;
                 }
             }
         }

@@ -1,20 +1,51 @@
 //! A cache of the compiled component, so a process starts in about a millisecond
 //! instead of spending ~100 ms (release) to ~500 ms (debug) in cranelift.
 //!
-//! Loading compiled code runs it, so the cache is only trusted when it cannot have been
-//! written by anyone else: the folder and the file must belong to this user and be
-//! writable by nobody else. Files are written to a temporary name and renamed, so a
-//! reader never sees half a file; a file wasmtime refuses (another version or
-//! configuration) is compiled again and replaced.
+//! Loading compiled code runs it, so a cached file is only used when nobody else can
+//! have written it or swapped it in. Checking paths and then opening them races (a
+//! rename in between wins), so every check is made on an open descriptor instead:
+//!
+//! - the folder is reached one component at a time with `openat` and `O_NOFOLLOW`;
+//!   every folder on the way must belong to root or this user and be writable by
+//!   nobody else, unless it has the sticky bit (like `/tmp`), where others cannot
+//!   rename what is ours. A folder others can write without the sticky bit lets them
+//!   rename ours away and put their own in its place.
+//! - the cache folder itself, opened without following a link, must belong to this
+//!   user and be writable by nobody else; a missing one is made with mode 0700.
+//! - a cached file is opened inside it without following a link, must be a regular
+//!   file of this user that nobody else can read or write, and its bytes are read from
+//!   that descriptor before wasmtime sees them.
+//! - new files are created under a temporary name with `O_EXCL`, `O_NOFOLLOW` and mode
+//!   0600, then renamed into place, so a reader never sees half a file; temporary
+//!   files a killed writer left behind are removed after [`STALE_AFTER`].
+//!
+//! A cache that fails these checks is not used: the component is compiled in memory
+//! and a warning is logged. The cache never makes a command fail.
 
 use sha2::{Digest, Sha256};
+use std::fs::{File, Metadata};
 use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component as PathPart, Path, PathBuf};
+use std::time::Duration;
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::io::Errno;
+
 /// The variable naming the cache folder; set and empty, it turns the cache off.
 pub const CACHE_DIR_VAR: &str = "RENDER_STORE_CACHE_DIR";
+
+/// Temporary files older than this were left by a writer that was killed: no write of
+/// a compiled component takes minutes.
+pub const STALE_AFTER: Duration = Duration::from_secs(10 * 60);
+
+/// Every temporary file of the cache starts with this; nothing else does. Earlier
+/// versions wrote `.tmpXXXXXX` (tempfile's names), which it covers too.
+const TEMP_PREFIX: &str = ".tmp";
 
 /// Where compiled components are kept: `$RENDER_STORE_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/render-store`, else `$HOME/.cache/render-store`.
@@ -32,26 +63,101 @@ pub fn cache_dir() -> Option<PathBuf> {
 
 /// The component compiled for `engine`, from the cache when a trusted entry exists.
 pub fn load_or_compile(engine: &Engine, wasm: &[u8]) -> wasmtime::Result<Component> {
-    let Some(dir) = cache_dir() else {
-        return Component::new(engine, wasm);
+    match cache_dir() {
+        None => Component::new(engine, wasm),
+        Some(dir) => load_or_compile_in(engine, wasm, &dir).map(|(component, _)| component),
+    }
+}
+
+/// What the cache did for one load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Outcome {
+    /// The cached file was used.
+    Hit,
+    /// The component was compiled (no usable entry) and, if possible, cached.
+    Compiled,
+    /// The cache folder is not safe to use; the component was compiled in memory.
+    Refused(String),
+}
+
+/// Why the cache cannot be used.
+#[derive(Debug)]
+enum CacheError {
+    /// Someone else could have written it: using it could run their code.
+    Unsafe(String),
+    /// It could not be read or written (a read-only home, a full disk).
+    Io(std::io::Error),
+}
+
+impl From<Errno> for CacheError {
+    fn from(e: Errno) -> Self {
+        CacheError::Io(e.into())
+    }
+}
+
+impl From<std::io::Error> for CacheError {
+    fn from(e: std::io::Error) -> Self {
+        CacheError::Io(e)
+    }
+}
+
+impl std::fmt::Display for CacheError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CacheError::Unsafe(why) => f.write_str(why),
+            CacheError::Io(e) => e.fmt(f),
+        }
+    }
+}
+
+fn load_or_compile_in(
+    engine: &Engine,
+    wasm: &[u8],
+    dir: &Path,
+) -> wasmtime::Result<(Component, Outcome)> {
+    let name = entry_name(engine, wasm);
+    let folder = match open_cache_dir(dir) {
+        Ok(folder) => folder,
+        Err(CacheError::Unsafe(why)) => {
+            tracing::warn!(
+                folder = %dir.display(),
+                "not using the compiled-component cache: {why}; compiling in memory \
+                 (set {CACHE_DIR_VAR} to a private folder, or empty to turn the cache off)"
+            );
+            return Ok((Component::new(engine, wasm)?, Outcome::Refused(why)));
+        }
+        Err(CacheError::Io(e)) => {
+            tracing::debug!(error = %e, folder = %dir.display(), "no compiled-component cache");
+            return Ok((Component::new(engine, wasm)?, Outcome::Compiled));
+        }
     };
-    let path = dir.join(entry_name(engine, wasm));
-    if trusted(&dir, &path) {
-        // SAFETY: the file was written by this user (checked by `trusted`) from
-        // `Engine::precompile_component` of the same component and engine
-        // configuration (both are in its name); wasmtime itself refuses a file made by
-        // another version or configuration, and then it is compiled again.
-        if let Ok(component) = unsafe { Component::deserialize_file(engine, &path) } {
-            return Ok(component);
+    remove_stale_temporaries(&folder);
+    match read_entry(&folder, &name) {
+        Ok(Some(bytes)) => {
+            // SAFETY: the bytes were read from a descriptor of a regular file that
+            // belongs to this user, that nobody else can read or write, in a folder
+            // only this user can write (checked on the open descriptors). Such a file
+            // was written from `Engine::precompile_component` of the same component
+            // and engine configuration (both are in its name); wasmtime itself refuses
+            // a file made by another version or configuration, and then it is compiled
+            // again.
+            if let Ok(component) = unsafe { Component::deserialize(engine, &bytes) } {
+                return Ok((component, Outcome::Hit));
+            }
+        }
+        Ok(None) => {}
+        Err(e) => {
+            tracing::warn!(folder = %dir.display(), file = %name, "not using a cached component: {e}")
         }
     }
     let compiled = engine.precompile_component(wasm)?;
     // The cache is an optimisation: failing to write it changes nothing else.
-    if let Err(e) = store(&dir, &path, &compiled) {
-        tracing::debug!(error = %e, path = %path.display(), "not caching the compiled component");
+    if let Err(e) = write_entry(&folder, &name, &compiled) {
+        tracing::debug!(error = %e, folder = %dir.display(), "not caching the compiled component");
     }
     // SAFETY: these bytes were produced by `precompile_component` just above.
-    unsafe { Component::deserialize(engine, &compiled) }
+    let component = unsafe { Component::deserialize(engine, &compiled) }?;
+    Ok((component, Outcome::Compiled))
 }
 
 fn entry_name(engine: &Engine, wasm: &[u8]) -> String {
@@ -65,97 +171,427 @@ fn entry_name(engine: &Engine, wasm: &[u8]) -> String {
     format!("{name}-{:016x}.cwasm", hasher.finish())
 }
 
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The metadata of an open descriptor (fstat), not of whatever a path names now.
+fn metadata(fd: &OwnedFd) -> std::io::Result<Metadata> {
+    File::from(fd.try_clone()?).metadata()
+}
+
+/// Flags to walk through a folder: `O_PATH` needs no read permission on it (a home
+/// folder may be 0711).
 #[cfg(target_os = "linux")]
-fn own_uid() -> Option<u32> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").ok().map(|m| m.uid())
+fn walk_flags() -> OFlags {
+    OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
 #[cfg(not(target_os = "linux"))]
-fn own_uid() -> Option<u32> {
-    None
+fn walk_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
-/// Owned by this user and writable by nobody else.
-#[cfg(unix)]
-fn private(path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::symlink_metadata(path), own_uid()) {
-        (Ok(meta), Some(uid)) => meta.uid() == uid && meta.mode() & 0o022 == 0,
-        _ => false,
-    }
+/// Opens `name` in `parent` as a folder without following a link, making it (mode
+/// 0700) when it is missing.
+fn open_or_make_dir(parent: &OwnedFd, name: &Path, flags: OFlags) -> Result<OwnedFd, CacheError> {
+    let open = || rustix::fs::openat(parent, name, flags, Mode::empty());
+    let fd = match open() {
+        Err(Errno::NOENT) => {
+            match rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(0o700)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(e) => return Err(e.into()),
+            }
+            open()
+        }
+        other => other,
+    };
+    fd.map_err(|e| match e {
+        Errno::LOOP | Errno::NOTDIR => CacheError::Unsafe(format!(
+            "{} is a symbolic link or not a folder",
+            name.display()
+        )),
+        other => other.into(),
+    })
 }
 
-#[cfg(not(unix))]
-fn private(_path: &Path) -> bool {
-    false
-}
-
-fn trusted(dir: &Path, path: &Path) -> bool {
-    private(dir) && private(path) && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
-}
-
-fn store(dir: &Path, path: &Path, compiled: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-    }
-    if !private(dir) {
-        return Err(std::io::Error::other(format!(
-            "{} is not private to this user",
-            dir.display()
+/// A folder on the way to the cache: others must not be able to rename what is in it.
+fn check_ancestor(meta: &Metadata, path: &Path) -> Result<(), CacheError> {
+    let uid = meta.uid();
+    if uid != 0 && uid != euid() {
+        return Err(CacheError::Unsafe(format!(
+            "{} belongs to another user (uid {uid})",
+            path.display()
         )));
     }
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(compiled)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
+    let sticky = meta.mode() & 0o1000 != 0;
+    if meta.mode() & 0o022 != 0 && !sticky {
+        return Err(CacheError::Unsafe(format!(
+            "others can write {} (mode {:o}), so they could replace the cache folder",
+            path.display(),
+            meta.mode() & 0o7777
+        )));
+    }
     Ok(())
+}
+
+/// Opens the cache folder, checking every folder on the way on its descriptor.
+fn open_cache_dir(dir: &Path) -> Result<OwnedFd, CacheError> {
+    let dir = if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(dir)
+    };
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Err(CacheError::Unsafe(format!(
+            "{} cannot be a cache folder",
+            dir.display()
+        )));
+    };
+    // Links above the cache folder are resolved once, here (such as a /tmp that is a
+    // link); the walk below then follows none, so a link swapped in later is refused,
+    // and the folders it passes are checked on their descriptors.
+    let (existing, missing) = split_existing(parent)?;
+    let mut path = existing.canonicalize()?;
+    path.extend(&missing);
+    let mut fd = rustix::fs::openat(rustix::fs::CWD, "/", walk_flags(), Mode::empty())?;
+    let mut walked = PathBuf::from("/");
+    for part in path.components() {
+        match part {
+            PathPart::RootDir => continue,
+            PathPart::Normal(part) => {
+                check_ancestor(&metadata(&fd)?, &walked)?;
+                walked.push(part);
+                fd = open_or_make_dir(&fd, Path::new(part), walk_flags())?;
+            }
+            _ => {
+                return Err(CacheError::Unsafe(format!(
+                    "{} is not a plain path",
+                    dir.display()
+                )));
+            }
+        }
+    }
+    check_ancestor(&metadata(&fd)?, &walked)?;
+    let folder = open_or_make_dir(
+        &fd,
+        Path::new(name),
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+    )?;
+    let meta = metadata(&folder)?;
+    if meta.uid() != euid() {
+        return Err(CacheError::Unsafe(format!(
+            "{} belongs to another user (uid {})",
+            dir.display(),
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(CacheError::Unsafe(format!(
+            "others can write {} (mode {:o})",
+            dir.display(),
+            meta.mode() & 0o7777
+        )));
+    }
+    Ok(folder)
+}
+
+/// The longest part of `path` that exists, and the names below it that do not (yet).
+fn split_existing(path: &Path) -> Result<(PathBuf, Vec<PathBuf>), CacheError> {
+    let mut missing = Vec::new();
+    let mut existing = path;
+    while std::fs::symlink_metadata(existing).is_err() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(PathBuf::from(name));
+                existing = parent;
+            }
+            _ => break,
+        }
+    }
+    missing.reverse();
+    Ok((existing.to_path_buf(), missing))
+}
+
+/// The bytes of a cached entry; `None` when there is none.
+fn read_entry(folder: &OwnedFd, name: &str) -> Result<Option<Vec<u8>>, CacheError> {
+    let fd = match rustix::fs::openat(
+        folder,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(None),
+        Err(Errno::LOOP) => {
+            return Err(CacheError::Unsafe(
+                "the cached file is a symbolic link".into(),
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut file = File::from(fd);
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(CacheError::Unsafe(
+            "the cached file is not a regular file".into(),
+        ));
+    }
+    if meta.uid() != euid() {
+        return Err(CacheError::Unsafe(format!(
+            "the cached file belongs to another user (uid {})",
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(CacheError::Unsafe(format!(
+            "others can read or write the cached file (mode {:o})",
+            meta.mode() & 0o7777
+        )));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
+/// A name no other writer uses at the same time: the process and a counter, plus the
+/// time for processes whose ids are reused.
+fn temp_name() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "{TEMP_PREFIX}-{}-{}-{nanos:x}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn write_entry(folder: &OwnedFd, name: &str, compiled: &[u8]) -> Result<(), CacheError> {
+    let tmp = temp_name();
+    let fd = rustix::fs::openat(
+        folder,
+        tmp.as_str(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )?;
+    let mut file = File::from(fd);
+    let written = file
+        .write_all(compiled)
+        .and_then(|()| file.sync_all())
+        .map_err(CacheError::from)
+        .and_then(|()| Ok(rustix::fs::renameat(folder, tmp.as_str(), folder, name)?));
+    if written.is_err() {
+        let _ = rustix::fs::unlinkat(folder, tmp.as_str(), AtFlags::empty());
+    }
+    written
+}
+
+/// Removes temporary files older than [`STALE_AFTER`]; younger ones may be a write in
+/// progress.
+fn remove_stale_temporaries(folder: &OwnedFd) {
+    let Ok(dir) = rustix::fs::Dir::read_from(folder) else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let Ok(name) = entry.file_name().to_str() else {
+            continue;
+        };
+        if !name.starts_with(TEMP_PREFIX) {
+            continue;
+        }
+        let Ok(fd) = rustix::fs::openat(
+            folder,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            continue;
+        };
+        let stale = File::from(fd)
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|modified| modified.elapsed().ok())
+            .is_some_and(|age| age > STALE_AFTER);
+        if stale {
+            let _ = rustix::fs::unlinkat(folder, name, AtFlags::empty());
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::{PermissionsExt, symlink};
+
+    fn chmod(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// A small component: compiling the real one in every test is slow.
+    fn wasm() -> Vec<u8> {
+        wat::parse_str("(component (core module (func (export \"f\"))))").unwrap()
+    }
+
+    fn load(dir: &Path) -> Outcome {
+        load_or_compile_in(&Engine::default(), &wasm(), dir)
+            .unwrap()
+            .1
+    }
+
+    fn entry(dir: &Path) -> PathBuf {
+        dir.join(entry_name(&Engine::default(), &wasm()))
+    }
+
+    /// A private folder for the test, in a folder only root and this user can write.
+    fn root() -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        chmod(root.path(), 0o700);
+        root
+    }
 
     #[test]
-    fn a_file_writable_by_others_is_not_trusted() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-        let file = dir.path().join("c.cwasm");
-        std::fs::write(&file, b"x").unwrap();
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert!(trusted(dir.path(), &file));
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
-        assert!(!trusted(dir.path(), &file));
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-        assert!(!trusted(dir.path(), &file));
+    fn a_good_cache_round_trips() {
+        let root = root();
+        let cache = root.path().join("a/b/cache");
+        assert_eq!(load(&cache), Outcome::Compiled);
+        let meta = std::fs::symlink_metadata(entry(&cache)).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(&cache).unwrap().mode() & 0o777,
+            0o700,
+            "a missing cache folder is made private"
+        );
+        assert_eq!(load(&cache), Outcome::Hit);
+    }
+
+    #[test]
+    fn a_symlinked_cache_folder_is_not_followed() {
+        let root = root();
+        let real = root.path().join("real");
+        assert_eq!(load(&real), Outcome::Compiled);
+        let link = root.path().join("link");
+        symlink(&real, &link).unwrap();
+        assert!(matches!(load(&link), Outcome::Refused(why) if why.contains("symbolic link")));
+        // A link above the cache folder that is fixed before the walk is resolved, then
+        // its target checked like any other folder.
+        let above = root.path().join("above");
+        symlink(root.path(), &above).unwrap();
+        assert_eq!(load(&above.join("real")), Outcome::Hit);
+    }
+
+    #[test]
+    fn a_symlinked_cache_file_is_not_followed() {
+        let root = root();
+        let elsewhere = root.path().join("elsewhere");
+        assert_eq!(load(&elsewhere), Outcome::Compiled);
+        let cache = root.path().join("cache");
+        std::fs::create_dir(&cache).unwrap();
+        chmod(&cache, 0o700);
+        symlink(entry(&elsewhere), entry(&cache)).unwrap();
+        assert_eq!(load(&cache), Outcome::Compiled, "the link is not read");
+        // The new entry replaced the link, not the file it pointed at.
+        let meta = std::fs::symlink_metadata(entry(&cache)).unwrap();
+        assert!(meta.is_file());
+        assert_eq!(load(&cache), Outcome::Hit);
+    }
+
+    #[test]
+    fn a_folder_others_can_write_is_refused() {
+        let root = root();
+        let cache = root.path().join("cache");
+        assert_eq!(load(&cache), Outcome::Compiled);
+        chmod(&cache, 0o770);
+        assert!(matches!(load(&cache), Outcome::Refused(why) if why.contains("mode 770")));
+        chmod(&cache, 0o700);
+        assert_eq!(load(&cache), Outcome::Hit);
+
+        // A parent others can write lets them rename the cache folder away...
+        chmod(root.path(), 0o777);
+        assert!(matches!(load(&cache), Outcome::Refused(why) if why.contains("replace")));
+        // ...unless it is sticky, like /tmp.
+        chmod(root.path(), 0o1777);
+        assert_eq!(load(&cache), Outcome::Hit);
+        chmod(root.path(), 0o700);
+    }
+
+    #[test]
+    fn entries_of_other_users_are_refused() {
+        let root = root();
+        let cache = root.path().join("cache");
+        assert_eq!(load(&cache), Outcome::Compiled);
+        if euid() != 0 {
+            // Only root can give files away; the check itself is the same.
+            return;
+        }
+        let nobody = Some(rustix::fs::Uid::from_raw(65534));
+        let file = File::open(entry(&cache)).unwrap();
+        rustix::fs::fchown(&file, nobody, None).unwrap();
+        assert_eq!(
+            load(&cache),
+            Outcome::Compiled,
+            "another user's file is not read"
+        );
+        assert_eq!(std::fs::metadata(entry(&cache)).unwrap().uid(), 0);
+        assert_eq!(load(&cache), Outcome::Hit);
+
+        let folder = File::open(&cache).unwrap();
+        rustix::fs::fchown(&folder, nobody, None).unwrap();
+        assert!(matches!(load(&cache), Outcome::Refused(why) if why.contains("uid 65534")));
+        let parent = File::open(root.path()).unwrap();
+        rustix::fs::fchown(&folder, Some(rustix::fs::Uid::ROOT), None).unwrap();
+        rustix::fs::fchown(&parent, nobody, None).unwrap();
+        assert!(matches!(load(&cache), Outcome::Refused(why) if why.contains("uid 65534")));
+    }
+
+    #[test]
+    fn a_readable_entry_is_not_trusted() {
+        let root = root();
+        let cache = root.path().join("cache");
+        assert_eq!(load(&cache), Outcome::Compiled);
+        chmod(&entry(&cache), 0o666);
+        assert_eq!(load(&cache), Outcome::Compiled);
+        assert_eq!(load(&cache), Outcome::Hit);
+    }
+
+    #[test]
+    fn stale_temporary_files_are_removed() {
+        let root = root();
+        let cache = root.path().join("cache");
+        assert_eq!(load(&cache), Outcome::Compiled);
+        let stale = cache.join(format!("{TEMP_PREFIX}-1-0-0"));
+        let fresh = cache.join(format!("{TEMP_PREFIX}-2-0-0"));
+        let other = cache.join("notes");
+        for path in [&stale, &fresh, &other] {
+            std::fs::write(path, b"x").unwrap();
+        }
+        let old = std::time::SystemTime::now() - STALE_AFTER - Duration::from_secs(60);
+        for path in [&stale, &other] {
+            File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        assert_eq!(load(&cache), Outcome::Hit);
+        assert!(!stale.exists(), "a killed writer's file is removed");
+        assert!(fresh.exists(), "a write in progress is left alone");
+        assert!(other.exists(), "only temporary files are removed");
     }
 
     #[test]
     fn a_damaged_entry_is_compiled_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let cache = dir.path().join("cache");
-        let engine = Engine::default();
-        let wasm = crate::COMPONENT;
-        let path = cache.join(entry_name(&engine, wasm));
-        // SAFETY-relevant path under test: a garbage file in a private folder must be
-        // refused by wasmtime and replaced, not executed.
-        store(&cache, &path, b"not a compiled component").unwrap();
-        let component = {
-            // `load_or_compile` reads the folder from the environment; call the parts.
-            assert!(trusted(&cache, &path));
-            assert!(unsafe { Component::deserialize_file(&engine, &path) }.is_err());
-            let compiled = engine.precompile_component(wasm).unwrap();
-            store(&cache, &path, &compiled).unwrap();
-            unsafe { Component::deserialize_file(&engine, &path) }
-        };
-        assert!(component.is_ok());
+        let root = root();
+        let cache = root.path().join("cache");
+        assert_eq!(load(&cache), Outcome::Compiled);
+        std::fs::write(entry(&cache), b"not a compiled component").unwrap();
+        assert_eq!(load(&cache), Outcome::Compiled);
+        assert_eq!(load(&cache), Outcome::Hit);
     }
 }

@@ -1,8 +1,9 @@
 //! `render-store demo`: the main job end to end on a local store, for a first look.
 
 use crate::cli::{print_gc, print_history};
-use anyhow::Result;
-use render_store::{NewEntry, Release, RenderStore, SyncTime};
+use anyhow::{Context, Result};
+use render_store::terminal::escape_for_terminal as esc;
+use render_store::{NewEntry, Release, RenderStore, SyncTime, redact_url};
 
 /// A ConfigMap and a Deployment of `image`, as a controller would render them.
 fn render(version: u32) -> Vec<Vec<u8>> {
@@ -15,17 +16,34 @@ fn render(version: u32) -> Vec<Vec<u8>> {
     vec![config.into_bytes(), deployment.into_bytes()]
 }
 
+/// Runs the demo on `url`, or without one in a new folder of the temporary directory
+/// that only this user can enter and that is removed when the demo ends.
 pub async fn run(url: &str, as_json: bool) -> Result<()> {
-    let url = if url.is_empty() {
-        let dir = std::env::temp_dir().join("render-store-demo");
-        format!("file://{}?create_dir=true", dir.display())
+    // A fixed folder under the temporary directory would be shared with every user of
+    // the machine: one could plant a link there and have the demo delete what it points
+    // at. A fresh folder made with mode 0700 cannot be prepared by anyone else.
+    let (url, temp_dir) = if url.is_empty() {
+        let dir = tempfile::Builder::new()
+            .prefix("render-store-demo-")
+            .tempdir()
+            .context("making a temporary folder for the demo")?;
+        let mut url = url::Url::from_file_path(dir.path().join("store"))
+            .map_err(|()| anyhow::anyhow!("the temporary folder is not an absolute path"))?;
+        url.set_query(Some("create_dir=true"));
+        (url.to_string(), Some(dir))
     } else {
-        url.to_string()
+        (url.to_string(), None)
     };
     let store = RenderStore::open(&url)?.expect("the URL is not empty");
     let release = Release::new("demo", "guestbook");
     let deleted = store.delete_release(&release).await?;
-    println!("store: {url}");
+    match &temp_dir {
+        Some(_) => println!(
+            "store: {} (a new temporary folder, removed when the demo ends)",
+            esc(&url)
+        ),
+        None => println!("store: {}", esc(&redact_url(&url))),
+    }
     println!("release {release}: cleared {deleted} keys left by an earlier run");
 
     // Five syncs, one a minute; the fourth re-applies v2, which the history keeps once.
@@ -79,7 +97,7 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
     .await?;
     println!("\nkeys:");
     for object in store.bucket().list("demo/guestbook/").await? {
-        println!("  {}", object.key);
+        println!("  {}", esc(&object.key));
     }
     Ok(())
 }

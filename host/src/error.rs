@@ -34,7 +34,8 @@ pub enum Error {
     /// The render-store URL cannot be opened.
     #[error("render-store URL {url:?}: {reason}")]
     Url {
-        /// The URL as given.
+        /// The URL without its user, password and query values
+        /// ([`redact_url`](crate::redact_url)).
         url: String,
         /// What is wrong with it and what to do.
         reason: String,

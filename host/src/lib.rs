@@ -32,6 +32,7 @@ mod runtime;
 pub mod serve;
 mod store;
 mod store_url;
+pub mod terminal;
 pub mod trace;
 mod types;
 
@@ -43,7 +44,7 @@ pub use error::{Error, Result};
 pub use observer::{Observer, ObserverError, RenderRead};
 pub use runtime::{COMPONENT, Limits, Runtime};
 pub use store::{Grace, RenderStore};
-pub use store_url::{SCHEMES, accepted_params, open_bucket};
+pub use store_url::{REDACTED, SCHEMES, accepted_params, open_bucket, redact_url, redact_urls_in};
 pub use types::{
     ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectId, ParsedKey, Release,
     RenderDiff, SyncTime,

@@ -28,7 +28,13 @@ fn main() -> ExitCode {
     match runtime.block_on(cli::run(args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("render-store: {e:#}");
+            // Errors carry keys and text from the store, and other libraries' messages
+            // may name a request URL with its signature.
+            let message = render_store::redact_urls_in(&format!("{e:#}"));
+            eprintln!(
+                "render-store: {}",
+                render_store::terminal::escape_for_terminal(&message)
+            );
             ExitCode::FAILURE
         }
     }

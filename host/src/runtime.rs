@@ -185,7 +185,10 @@ fn to_wit(e: BucketError) -> wit_bucket::BucketError {
         BucketError::NotFound { .. } => wit_bucket::BucketError::NotFound,
         BucketError::Denied(m) => wit_bucket::BucketError::Denied(m),
         BucketError::Failed(m) => wit_bucket::BucketError::Failed(m),
-        other => wit_bucket::BucketError::Failed(other.to_string()),
+        // A backend's error may quote the request URL, and a signed (SAS) URL carries
+        // its signature in the query: the component and everything it reports get it
+        // redacted.
+        other => wit_bucket::BucketError::Failed(crate::redact_urls_in(&other.to_string())),
     }
 }
 

@@ -449,3 +449,121 @@ fn the_same_commands_work_on_every_cloud_backend() {
         assert_eq!(cli.ok(&["ls", &prefix]), "", "{name}");
     }
 }
+
+#[test]
+fn human_output_escapes_what_came_from_the_store() {
+    let cli = Cli::file_store();
+    let obj = cli.object("o.json", "{}");
+    let r = cli.ok(&["put", "ns/app", &obj]).trim().to_string();
+    let summary =
+        "v1\n2026-01-01T00:00:00Z  sha256:forged\u{1b}]0;owned\u{7}\u{1b}[2J\r\u{7f}\u{9b}1m";
+    cli.ok(&[
+        "record",
+        "ns/app",
+        &r,
+        "--summary",
+        summary,
+        "--synced-at",
+        "2026-01-01T00:00:00Z",
+    ]);
+    let raw = |text: &str| text.chars().any(|c| c.is_control() && c != '\n');
+
+    let out = cli.ok(&["history", "ns/app"]);
+    assert_eq!(out.lines().count(), 1, "one line per entry: {out:?}");
+    assert!(!raw(&out), "{out:?}");
+    assert!(
+        out.contains("v1\\n2026-01-01T00:00:00Z  sha256:forged\\u{1b}]0;owned"),
+        "{out:?}"
+    );
+
+    let json: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["--json", "history", "ns/app"])).unwrap();
+    assert_eq!(json[0]["summary"], summary, "--json is exact");
+
+    // A replay prints the trace's calls and result, where JSON leaves DEL and C1 raw.
+    let trace = cli.dir.path().join("history.jsonl");
+    cli.ok(&["--trace", trace.to_str().unwrap(), "history", "ns/app"]);
+    let out = cli.ok(&["replay", trace.to_str().unwrap()]);
+    assert!(out.contains("every call and the result match"), "{out}");
+    assert!(out.contains("\\u{7f}\\u{9b}1m"), "{out:?}");
+    assert!(!raw(&out), "{out:?}");
+}
+
+#[test]
+fn a_trace_file_is_private_and_no_link_is_followed() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let cli = Cli::file_store();
+    let trace = cli.dir.path().join("trace.jsonl");
+    let trace_arg = trace.to_str().unwrap();
+    cli.ok(&["--trace", trace_arg, "history", "ns/app"]);
+    let mode = std::fs::metadata(&trace).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "mode {mode:o}");
+
+    // An existing file readable by others is made private too.
+    std::fs::set_permissions(&trace, std::fs::Permissions::from_mode(0o644)).unwrap();
+    cli.ok(&["--trace", trace_arg, "history", "ns/app"]);
+    let mode = std::fs::metadata(&trace).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "mode {mode:o}");
+
+    // A link planted at FILE is refused and what it points at left alone.
+    let victim = cli.dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let link = cli.dir.path().join("link.jsonl");
+    symlink(&victim, &link).unwrap();
+    let err = cli.fails(&["--trace", link.to_str().unwrap(), "history", "ns/app"]);
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+
+    // So is a hard link, which would let the other name read the trace.
+    let hard = cli.dir.path().join("hard.jsonl");
+    std::fs::hard_link(&victim, &hard).unwrap();
+    let err = cli.fails(&["--trace", hard.to_str().unwrap(), "history", "ns/app"]);
+    assert!(err.contains("hard links"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
+
+#[test]
+fn demo_without_a_url_uses_a_fresh_private_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Another user's trap at the folder the demo used to share with everyone.
+    let victim = tmp.path().join("victim");
+    std::fs::create_dir_all(victim.join("history")).unwrap();
+    std::fs::write(victim.join("precious.txt"), "keep me").unwrap();
+    std::fs::write(victim.join("history/entry"), "keep me too").unwrap();
+    std::fs::create_dir_all(tmp.path().join("render-store-demo/demo")).unwrap();
+    std::os::unix::fs::symlink(&victim, tmp.path().join("render-store-demo/demo/guestbook"))
+        .unwrap();
+
+    let out = Command::new(env!("CARGO_BIN_EXE_render-store"))
+        .arg("demo")
+        .env_remove("RENDER_STORE_URL")
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(victim.join("precious.txt")).unwrap(),
+        "keep me"
+    );
+    assert_eq!(
+        std::fs::read_to_string(victim.join("history/entry")).unwrap(),
+        "keep me too"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("deleted 2 history entries and 1 renders"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("render-store-demo-"), "{stdout}");
+    // The demo's own folder is gone when it ends.
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("render-store-demo-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

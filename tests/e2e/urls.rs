@@ -85,3 +85,100 @@ fn every_accepted_parameter_is_documented_and_every_other_one_refused_by_name() 
         }
     }
 }
+
+/// Strings that stand for credentials in the tests below; none may appear in a message.
+const SECRETS: &[&str] = &[
+    "AKIAUSERSECRET",
+    "PASSWORDSECRET",
+    "REGIONSECRET",
+    "QUERYSECRET",
+    "SIGSECRET",
+];
+
+fn assert_no_secret(message: &str) {
+    for secret in SECRETS {
+        assert!(!message.contains(secret), "{secret} shown in: {message}");
+    }
+}
+
+fn url_error(url: &str) -> String {
+    match open_bucket(url) {
+        Err(e @ Error::Url { .. }) => e.to_string(),
+        Err(other) => panic!("{url}: unexpected error {other}"),
+        Ok(_) => panic!("{url}: opened"),
+    }
+}
+
+#[test]
+fn credentials_in_a_url_are_refused_and_never_shown() {
+    let err =
+        url_error("s3://AKIAUSERSECRET:PASSWORDSECRET@bucket?region=REGIONSECRET&x=QUERYSECRET");
+    assert_no_secret(&err);
+    assert!(
+        err.contains("credentials do not belong in the URL") && err.contains("AWS_ACCESS_KEY_ID"),
+        "{err}"
+    );
+    assert!(
+        err.contains("s3://REDACTED@bucket?region=REDACTED&x=REDACTED"),
+        "{err}"
+    );
+    let err = url_error("azblob://AKIAUSERSECRET@container");
+    assert_no_secret(&err);
+    assert!(err.contains("AZURE_STORAGE_KEY"), "{err}");
+
+    // Errors about something else still hide every query value.
+    for url in [
+        // A pasted Azure SAS URL.
+        "https://account.blob.core.windows.net/c?sv=2024&sig=SIGSECRET&se=QUERYSECRET",
+        "azblob://c?sv=2024&sig=SIGSECRET&se=QUERYSECRET",
+        "s3://bucket?region=REGIONSECRET&sig=SIGSECRET",
+        "mem://?token=QUERYSECRET",
+        "file:///surely/not/here?x=QUERYSECRET",
+        // URLs that do not even parse.
+        "s3://AKIAUSERSECRET:PASS WORDSECRET@bu cket?k=QUERYSECRET",
+        "s3://AKIAUSERSECRET:PASSWORDSECRET@bucket:port?k=QUERYSECRET",
+    ] {
+        let err = url_error(url);
+        assert_no_secret(&err);
+        assert!(err.contains("REDACTED"), "{err}");
+    }
+}
+
+#[test]
+fn the_cli_shows_no_credentials() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_render-store"))
+        .args([
+            "--render-store-url",
+            "s3://AKIAUSERSECRET:PASSWORDSECRET@bucket?region=REGIONSECRET&x=QUERYSECRET",
+            "ls",
+        ])
+        .env_remove("RENDER_STORE_URL")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_no_secret(&stderr);
+    assert!(stderr.contains("credentials do not belong"), "{stderr}");
+}
+
+#[test]
+fn a_bad_connection_string_does_not_show_its_key() {
+    for connection in [
+        "AccountName=dev;AccountKey=QUERYSECRET;Colour=red",
+        "AccountName=dev;QUERYSECRET",
+        "AccountName=dev;AccountKey=QUERYSECRET;SharedAccessSignature=sv=1&sig=SIGSECRET;Bad",
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_render-store"))
+            .args(["--render-store-url", "azblob://container", "ls"])
+            .env("AZURE_STORAGE_CONNECTION_STRING", connection)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{connection}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_no_secret(&stderr);
+        assert!(
+            stderr.contains("AZURE_STORAGE_CONNECTION_STRING"),
+            "{stderr}"
+        );
+    }
+}

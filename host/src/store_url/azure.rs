@@ -25,15 +25,15 @@ struct ConnectionString {
     suffix: Option<String>,
 }
 
+/// Errors name a part by its position and key, never by its text: a malformed part
+/// may be a piece of the account key.
 fn parse_connection_string(text: &str) -> Result<ConnectionString, String> {
     let mut c = ConnectionString::default();
-    for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
-        let (k, v) = part.split_once('=').ok_or_else(|| {
-            format!(
-                "connection string part {k:?} is not key=value",
-                k = part.split('=').next().unwrap_or(part)
-            )
-        })?;
+    let parts = text.split(';').map(str::trim).filter(|p| !p.is_empty());
+    for (n, part) in parts.enumerate() {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("connection string part {} is not key=value", n + 1))?;
         let v = v.to_string();
         match k {
             "AccountName" => c.account = Some(v),
@@ -44,7 +44,12 @@ fn parse_connection_string(text: &str) -> Result<ConnectionString, String> {
             "EndpointSuffix" => c.suffix = Some(v),
             // Endpoints of the other storage services.
             "QueueEndpoint" | "TableEndpoint" | "FileEndpoint" => {}
-            other => return Err(format!("connection string key {other:?} is not understood")),
+            other => {
+                return Err(format!(
+                    "connection string key {other:?} (part {}) is not understood",
+                    n + 1
+                ));
+            }
         }
     }
     Ok(c)
@@ -160,6 +165,11 @@ mod tests {
             Some("http://127.0.0.1:10000/dev")
         );
         assert!(parse_connection_string("AccountName").is_err());
+        let err = parse_connection_string("AccountName=a;c2VjcmV0a2V5").unwrap_err();
+        assert!(
+            err.contains("part 2") && !err.contains("c2VjcmV0a2V5"),
+            "{err}"
+        );
         assert!(
             parse_connection_string("Color=red")
                 .unwrap_err()

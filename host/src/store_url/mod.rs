@@ -7,11 +7,13 @@ mod azure;
 mod gcs;
 mod local;
 mod params;
+mod redact;
 mod s3;
 
 use crate::bucket::{Bucket, ObjectStoreBucket};
 use crate::error::Result;
 use params::{Params, url_error};
+pub use redact::{REDACTED, redact_url, redact_urls_in};
 use std::sync::Arc;
 use url::Url;
 
@@ -40,7 +42,8 @@ pub fn accepted_params(scheme: &str) -> &'static [&'static str] {
 /// - `mem://` — memory private to this process, gone when it exits.
 ///
 /// README.md lists every parameter. An unknown scheme or parameter is an error naming
-/// it.
+/// it. Credentials are read from the environment: a URL with a user or password is
+/// refused, and the URL in an error is redacted ([`redact_url`]).
 pub fn open_bucket(url: &str) -> Result<Option<Arc<dyn Bucket>>> {
     let url = url.trim();
     if url.is_empty() {
@@ -52,6 +55,7 @@ pub fn open_bucket(url: &str) -> Result<Option<Arc<dyn Bucket>>> {
             format!("not a URL ({e}); expected one of {}", schemes_hint()),
         )
     })?;
+    redact::refuse_credentials(url, &parsed)?;
     let params = Params::new(url, &parsed)?;
     let store = match parsed.scheme() {
         "s3" => s3::open(&parsed, params)?,

@@ -112,9 +112,10 @@ impl Params {
     }
 }
 
+/// Every error about a URL is made here, so none shows its credentials.
 pub(crate) fn url_error(url: &str, reason: impl Into<String>) -> Error {
     Error::Url {
-        url: url.to_string(),
+        url: super::redact::redact_url(url),
         reason: reason.into(),
     }
 }

@@ -49,8 +49,12 @@ pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectSto
         } else {
             format!("https://{endpoint}")
         };
-        let parsed_endpoint = Url::parse(&endpoint)
-            .map_err(|e| params.error(format!("endpoint {endpoint:?} is not a URL: {e}")))?;
+        let parsed_endpoint = Url::parse(&endpoint).map_err(|e| {
+            params.error(format!(
+                "endpoint {:?} is not a URL: {e}",
+                super::redact_url(&endpoint)
+            ))
+        })?;
         if parsed_endpoint.scheme() == "http" {
             builder = builder.with_allow_http(true);
         }
@@ -63,7 +67,9 @@ pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectSto
             let host = parsed_endpoint.host_str().unwrap_or_default();
             hosted
                 .set_host(Some(&format!("{bucket}.{host}")))
-                .map_err(|e| params.error(format!("endpoint {endpoint:?}: {e}")))?;
+                .map_err(|e| {
+                    params.error(format!("endpoint {:?}: {e}", super::redact_url(&endpoint)))
+                })?;
             builder
                 .with_endpoint(hosted.as_str().trim_end_matches('/'))
                 .with_virtual_hosted_style_request(true)
