@@ -26,8 +26,9 @@ impl Rng {
     }
 }
 
-/// Every file of the store as key → bytes, without object_store's staging files
-/// (`<key>#<n>`), which its listings never show.
+/// Every file of the store as key → bytes, without the staging files a killed put
+/// leaves (`<key>#<pid>.<n>`): they are no render or entry, GC leaves them alone and
+/// only delete-release removes them.
 fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
         for entry in std::fs::read_dir(dir).into_iter().flatten() {
@@ -44,7 +45,7 @@ fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
                 .to_string();
             let staging = key
                 .rsplit_once('#')
-                .is_some_and(|(_, n)| n.chars().all(|c| c.is_ascii_digit()));
+                .is_some_and(|(_, n)| n.chars().all(|c| c.is_ascii_digit() || c == '.'));
             if !staging {
                 out.insert(key, std::fs::read(&path).unwrap());
             }

@@ -144,31 +144,6 @@ fn a_link_planted_in_the_store_reaches_nothing_outside_it() {
 }
 
 #[test]
-fn the_demo_ignores_a_link_planted_in_the_temporary_folder() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (outside, _) = victim();
-    // The fixed folder an older demo used, planted by another user.
-    std::fs::create_dir_all(tmp.path().join("render-store-demo/demo")).unwrap();
-    symlink(
-        outside.path(),
-        tmp.path().join("render-store-demo/demo/guestbook"),
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_render-store"))
-        .arg("demo")
-        .env("TMPDIR", tmp.path())
-        .env_remove("RENDER_STORE_URL")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_survived(outside.path());
-}
-
-#[test]
 fn odd_files_leave_the_release_usable() {
     let store = Store::new();
     let first = store.sync("ns/app", 1);
