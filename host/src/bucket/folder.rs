@@ -147,7 +147,7 @@ fn crosses_link(key: &str, component: &str) -> BucketError {
 
 fn modified(st: &rustix::fs::Stat) -> SyncTime {
     SyncTime {
-        seconds: st.st_mtime as i64,
+        seconds: st.st_mtime,
         nanoseconds: st.st_mtime_nsec as u32,
     }
 }

@@ -23,16 +23,19 @@
 // Buckets are synchronous objects with get/put/exists/list/delete (the component model
 // call is synchronous): get returns the bytes (a Uint8Array) or throws
 // BucketError('not-found') (returning undefined/null also means not found); exists
-// returns a boolean; list returns every key starting with the prefix. A BucketError
-// thrown by a bucket becomes the same bucket-error variant (not-found, denied(message),
-// failed(message)); anything else thrown, or a wrong answer (a Promise, a non-boolean
-// from exists, …), becomes failed(message). The component then reports a `bucket` error
-// (or `not-found` for a missing render). MemoryBucket and FolderBucket below follow the
-// contract of host/src/bucket/ (the Rust ObjectStoreBucket over object_store's InMemory
-// and LocalFileSystem).
+// returns the object's size (a non-negative integer, number or bigint) or null/undefined
+// when it is absent; list returns every object whose key starts with the prefix, as
+// {key, size, modified: {seconds, nanoseconds}} (modified by the bucket's clock), in
+// lexical byte order of the keys. A BucketError thrown by a bucket becomes the same
+// bucket-error variant (not-found, denied(message), failed(message)); anything else
+// thrown, or a wrong answer (a Promise, a boolean from exists, …), becomes
+// failed(message). The component then reports a `bucket` error (or `not-found` for a
+// missing render). MemoryBucket and FolderBucket below follow the contract of
+// host/src/bucket/ (the Rust ObjectStoreBucket over object_store's InMemory, and the
+// Rust FolderBucket of file://).
 
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 let instantiate;
@@ -142,11 +145,64 @@ function bucketImports(prefix, answer, record) {
       const { kind, message } = ans.error;
       throw { payload: kind === 'not-found' ? { tag: kind } : { tag: kind, val: message } };
     }
-    return call === 'put' || call === 'delete' ? undefined : ans.ok;
+    return witAnswer(call, ans.ok);
   };
   const functions = Object.fromEntries(CALLS.map((call) => [call, fn(call)]));
   // jco 1.35 reads the unversioned name; its .d.ts documents the versioned one.
   return { [BUCKET_INTERFACE]: functions, [BUCKET_INTERFACE.replace(/@.*$/, '')]: functions };
+}
+
+/** An answer's `ok` value (the TRACES.md shape, bytes unencoded) as the component takes it:
+ *  sizes and times as bigints, none as undefined. */
+function witAnswer(call, ok) {
+  switch (call) {
+    case 'exists':
+      return ok === null ? undefined : BigInt(ok);
+    case 'list':
+      return ok.map((o) => ({ key: o.key, size: BigInt(o.size), modified: { seconds: BigInt(o.modified.seconds), nanoseconds: o.modified.nanoseconds } }));
+    case 'put':
+    case 'delete':
+      return undefined;
+    default:
+      return ok;
+  }
+}
+
+const U64_MAX = (1n << 64n) - 1n;
+/** An integer as JSON holds it: a number when it is safe, else a bigint. */
+const jsInteger = (big) => (Number.isSafeInteger(Number(big)) ? Number(big) : big);
+
+/** A u64 (number or bigint) as jsInteger gives it, or undefined if `v` is not one. */
+function asU64(v) {
+  let big;
+  if (typeof v === 'bigint') big = v;
+  else if (Number.isInteger(v)) big = BigInt(v);
+  else return undefined;
+  return big >= 0n && big <= U64_MAX ? jsInteger(big) : undefined;
+}
+
+/** An instant {seconds (s64), nanoseconds (< 10^9)} as {seconds, nanoseconds} numbers
+ *  (seconds a bigint beyond 2^53), or undefined if `t` is not one. */
+function asInstant(t) {
+  if (t === null || typeof t !== 'object') return undefined;
+  const { seconds, nanoseconds } = t;
+  let big;
+  if (typeof seconds === 'bigint') big = seconds;
+  else if (Number.isInteger(seconds)) big = BigInt(seconds);
+  else return undefined;
+  if (big !== BigInt.asIntN(64, big)) return undefined;
+  const ns = typeof nanoseconds === 'bigint' ? Number(nanoseconds) : nanoseconds;
+  if (!Number.isInteger(ns) || ns < 0 || ns >= 1e9) return undefined;
+  return { seconds: jsInteger(big), nanoseconds: ns };
+}
+
+/** A listing entry {key, size, modified} normalized, or undefined if `o` is not one. */
+function asObjectMeta(o) {
+  if (o === null || typeof o !== 'object' || typeof o.key !== 'string') return undefined;
+  const size = asU64(o.size);
+  const modified = asInstant(o.modified);
+  if (size === undefined || modified === undefined) return undefined;
+  return { key: o.key, size, modified };
 }
 
 /** Asks a JS bucket, turning whatever it does into an answer. */
@@ -172,11 +228,16 @@ function askBucket(bucket, call, key, value) {
       if (got instanceof Uint8Array) return { ok: got };
       if (got instanceof ArrayBuffer) return { ok: new Uint8Array(got) };
       return failed(`the bucket's get returned ${typeof got}, not bytes`);
-    case 'exists':
-      return typeof got === 'boolean' ? { ok: got } : failed(`the bucket's exists returned ${typeof got}, not a boolean`);
-    case 'list':
-      if (Array.isArray(got) && got.every((k) => typeof k === 'string')) return { ok: [...got] };
-      return failed("the bucket's list did not return an array of strings");
+    case 'exists': {
+      if (got === undefined || got === null) return { ok: null };
+      const size = asU64(got);
+      return size === undefined ? failed(`the bucket's exists returned ${typeof got} ${String(got)}, not a size or null`) : { ok: size };
+    }
+    case 'list': {
+      const listed = Array.isArray(got) ? got.map(asObjectMeta) : [undefined];
+      if (listed.includes(undefined)) return failed("the bucket's list did not return an array of {key, size, modified: {seconds, nanoseconds}}");
+      return { ok: listed };
+    }
     default:
       return { ok: null };
   }
@@ -278,6 +339,7 @@ function jsPlan(p) {
     deleteRenders: [...p.deleteRenders],
     keepRenders: [...p.keepRenders],
     ignored: [...p.ignored],
+    recentRenders: [...p.recentRenders],
   };
 }
 
@@ -390,7 +452,7 @@ const OPERATIONS = {
     trace: (v) => ({ entries: v }),
   },
   gc: {
-    call: (s, r, a) => s.gc(r, a.keep, a.protected, a.dryRun),
+    call: (s, r, a) => s.gc(r, a.keep, a.protected, a.dryRun, a.now, a.graceSeconds),
     js: jsPlan,
     trace: (v) => v,
   },
@@ -415,7 +477,8 @@ function storeCall(bucket, operation, release, args) {
   return runOperation(operation, witRelease(release), args, (call, key, value) => askBucket(bucket, call, key, value));
 }
 
-/** Stores a render unless its blob exists; returns its renderRef. */
+/** Stores a render unless its blob exists with the canonical size (a torn or truncated
+ *  blob is written again); returns its renderRef. */
 export const putRender = (bucket, release, objects) => storeCall(bucket, 'put-render', release, { objects: objectList(objects) });
 /** The verified canonical bytes of a stored render. */
 export const getRender = (bucket, release, ref) => storeCall(bucket, 'get-render', release, { renderRef: String(ref) });
@@ -425,12 +488,43 @@ export const hasHistoryRef = (bucket, release, ref) => storeCall(bucket, 'has-hi
 export const recordHistory = (bucket, release, entry) => storeCall(bucket, 'record-history', release, { entry: witEntry(entry) });
 /** The history, oldest first: [{key, renderRef, syncedAt: {seconds, nanoseconds}, summary}]. */
 export const listHistory = (bucket, release) => storeCall(bucket, 'list-history', release, {});
-/** Garbage collection; returns the plan {deleteHistory, keepHistory, deleteRenders, keepRenders, ignored}. */
-export const gc = (bucket, release, keep, protectedRefs = [], dryRun = false) => storeCall(bucket, 'gc', release, {
-  keep: s64(keep, 'keep'),
-  protected: stringList(protectedRefs, 'protected'),
-  dryRun: Boolean(dryRun),
-});
+/** GC's default grace period, as the Rust host's (`--grace 10m`): no render blob written
+ *  less than this many seconds ago is deleted. */
+export const GC_GRACE_SECONDS = 600;
+
+/** This machine's clock as a sync-time {seconds, nanoseconds}. */
+export function now() {
+  const ms = Date.now();
+  const seconds = Math.floor(ms / 1000);
+  return { seconds, nanoseconds: (ms - seconds * 1000) * 1_000_000 };
+}
+
+/** A u64 argument as the component takes it (a bigint). */
+function u64(value, what) {
+  const v = asU64(value);
+  if (v === undefined) throw new TypeError(`${what}: expected an integer from 0 to 2^64 - 1`);
+  return BigInt(v);
+}
+
+/**
+ * Garbage collection; returns the plan {deleteHistory, keepHistory, deleteRenders,
+ * keepRenders, ignored, recentRenders}. `options.graceSeconds` (default
+ * GC_GRACE_SECONDS; 0: none) keeps every unreferenced blob modified less than that long
+ * before `options.now` (default: this machine's clock, now()) and lists it in
+ * recentRenders.
+ */
+export const gc = (bucket, release, keep, protectedRefs = [], dryRun = false, options = {}) => {
+  const { now: at = now(), graceSeconds = GC_GRACE_SECONDS } = options ?? {};
+  if (asInstant(at) === undefined) throw new TypeError('now: expected {seconds, nanoseconds}: integers, nanoseconds below 10^9');
+  const t = witTime(at, 'now');
+  return storeCall(bucket, 'gc', release, {
+    keep: s64(keep, 'keep'),
+    protected: stringList(protectedRefs, 'protected'),
+    dryRun: Boolean(dryRun),
+    now: t,
+    graceSeconds: u64(graceSeconds, 'graceSeconds'),
+  });
+};
 /** Deletes every key of the release; returns how many. */
 export const deleteRelease = (bucket, release) => storeCall(bucket, 'delete-release', release, {});
 
@@ -476,11 +570,16 @@ function listParent(prefix) {
 
 const byBytes = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
-/** A bucket in memory (the Rust host's mem://). */
+/** A bucket in memory (the Rust host's mem://): each object keeps its bytes and the time
+ *  `clock()` ({seconds, nanoseconds}; default this machine's clock) gave at its put. */
 export class MemoryBucket {
-  constructor() {
+  constructor({ clock = now } = {}) {
     /** key → Uint8Array */
     this.objects = new Map();
+    /** key → {seconds, nanoseconds}: when it was put (an object set in `objects` directly
+     *  lists as modified at 1970-01-01T00:00:00Z). */
+    this.modified = new Map();
+    this.clock = clock;
   }
 
   get(key) {
@@ -492,46 +591,108 @@ export class MemoryBucket {
 
   put(key, value) {
     checkKey(key);
+    const at = asInstant(this.clock());
+    if (at === undefined) throw new BucketError('failed', `put ${key}: the bucket's clock did not give {seconds, nanoseconds}`);
     this.objects.set(key, Uint8Array.from(value));
+    this.modified.set(key, at);
   }
 
   exists(key) {
     checkKey(key);
-    return this.objects.has(key);
+    const value = this.objects.get(key);
+    return value === undefined ? null : value.length;
   }
 
   list(prefix) {
     listParent(prefix);
-    return [...this.objects.keys()].filter((k) => k.startsWith(prefix)).sort(byBytes);
+    return [...this.objects.keys()].filter((k) => k.startsWith(prefix)).sort(byBytes).map((key) => ({
+      key,
+      size: this.objects.get(key).length,
+      modified: { ...(this.modified.get(key) ?? { seconds: 0, nanoseconds: 0 }) },
+    }));
   }
 
   delete(key) {
     checkKey(key);
     this.objects.delete(key);
+    this.modified.delete(key);
   }
 }
 
-/** object_store's LocalFileSystem never lists, and refuses to address, a file whose name
- *  has `#` followed by digits only after its first `#`: its staged uploads (`name#1`). */
-function isStagingName(name) {
-  const hash = name.indexOf('#');
-  return hash >= 0 && /^[0-9]+$/.test(name.slice(hash + 1));
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const O = fsConstants;
+const DIR_FLAGS = O.O_RDONLY | (O.O_DIRECTORY ?? 0) | (O.O_NOFOLLOW ?? 0);
+/** Where a descriptor's folder can be named as a path (Linux): `/proc/self/fd/N/name`
+ *  then resolves `name` inside that very folder, as openat(2) does. Elsewhere each
+ *  folder is reached by its path, every component checked on the way. */
+const PROC_FD = existsSync('/proc/self/fd') ? '/proc/self/fd' : null;
+/** A name that is not part of a key: Unicode control characters (Rust's char::is_control). */
+const CONTROL_CHAR = /\p{Cc}/u;
+/** Separates a key's file name from the staging suffix of its writer. */
+const STAGING_MARK = '#';
+
+/** A key quoted as a JSON string (the Rust FolderBucket's messages). */
+const quote = (key) => JSON.stringify(key);
+
+/** A key's components, or `denied` naming the key (the Rust FolderBucket's check). */
+function components(key) {
+  const parts = key.split('/');
+  const clean = key !== '' && parts.every((p) => p !== '' && p !== '.' && p !== '..' && !CONTROL_CHAR.test(p));
+  if (!clean) {
+    throw new BucketError('denied', `${quote(key)} is not a valid object key (empty, \`.\` or \`..\` components, or control characters)`);
+  }
+  return parts;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+function crossesLink(key, component) {
+  return new BucketError('denied', `key ${quote(key)} crosses ${quote(component)}, which is a symbolic link or not a folder; a file:// store never follows links: remove it`);
+}
+
+function notPlainFile(key) {
+  return new BucketError('denied', `${quote(key)} is not a regular file; a file:// store keeps blobs in plain files only`);
+}
+
+function io(call, key, e) {
+  return new BucketError('failed', `${call} ${key}: ${e?.message ?? String(e)}`);
+}
+
+/** A file's modification time (stat with bigint: true) as {seconds, nanoseconds}. */
+function mtimeOf(st) {
+  const billion = 1_000_000_000n;
+  let seconds = st.mtimeNs / billion;
+  let nanoseconds = st.mtimeNs % billion;
+  if (nanoseconds < 0n) {
+    nanoseconds += billion;
+    seconds -= 1n;
+  }
+  return { seconds: jsInteger(seconds), nanoseconds: Number(nanoseconds) };
+}
 
 /**
- * A bucket in a folder, with the layout of the Rust host's file:// store (object_store's
- * LocalFileSystem, with automatic cleanup): key `a/b/c` is the file ROOT/a/b/c; a put
- * writes `ROOT/a/b/c#N` and renames it; listings skip such staging files and follow
- * symlinks; a delete removes the folders it leaves empty.
+ * A bucket in a folder, with the layout and rules of the Rust host's file:// store
+ * (host/src/bucket/folder.rs): key `a/b/c` is the file ROOT/a/b/c. Nothing beneath the
+ * root is reached through a symbolic link: every folder is opened one component at a
+ * time with O_NOFOLLOW | O_DIRECTORY from its parent's descriptor (through
+ * /proc/self/fd on Linux), and files with O_NOFOLLOW; a key that crosses a link is
+ * denied, naming the key. Folders are created 0700 and files 0600. A put writes the
+ * staging file `<name>#<pid>.<n>` (created exclusively) and renames it over the key;
+ * staging files are listed like any other file (GC leaves them alone, delete-release
+ * removes them), and a key holding `#` cannot be put. A listing reports each object's
+ * size and modification time, and leaves out (with a warning, once per entry) symbolic
+ * links, what is not a plain file, and names that are not UTF-8 or hold control
+ * characters. A delete removes the folders it leaves empty.
  */
 export class FolderBucket {
-  /** `folder`: a path or a file:// URL; it must exist unless `createDir`. */
-  constructor(folder, { createDir = false } = {}) {
+  #root;
+  #staging = 0;
+  #reported = new Set();
+
+  /** `folder`: a path or a file:// URL; it must exist unless `createDir` (then it is
+   *  made, 0700). `warn(message)`: where left-out entries are reported (console.warn). */
+  constructor(folder, { createDir = false, warn = (m) => console.warn(m) } = {}) {
     let dir = folder instanceof URL || /^file:/i.test(String(folder)) ? fileURLToPath(folder) : String(folder);
     if (!isAbsolute(dir)) dir = resolve(dir);
-    if (createDir) mkdirSync(dir, { recursive: true });
+    if (createDir) mkdirSync(dir, { recursive: true, mode: 0o700 });
     let isDir = false;
     try {
       isDir = statSync(dir).isDirectory();
@@ -539,161 +700,298 @@ export class FolderBucket {
       // reported below
     }
     if (!isDir) throw new Error(`directory ${dir} does not exist; create it or pass {createDir: true}`);
+    /** The root is the operator's choice and may be reached through links; nothing beneath it is. */
     this.root = realpathSync(dir);
+    this.#root = openSync(this.root, O.O_RDONLY | (O.O_DIRECTORY ?? 0));
+    this.warn = warn;
   }
 
-  #failed(call, key, e) {
-    return new BucketError('failed', `${call} ${key}: ${e.message}`);
+  /** Closes the root's descriptor; the bucket cannot be used after. */
+  close() {
+    if (this.#root !== null) closeSync(this.#root);
+    this.#root = null;
   }
 
-  #path(call, key) {
-    checkKey(key);
-    if (isStagingName(key.slice(key.lastIndexOf('/') + 1))) {
-      throw new BucketError('failed', `${call} ${key}: Generic LocalFileSystem error: Filenames containing trailing '/#\\d+/' are not supported: ${key}`);
-    }
-    return join(this.root, ...key.split('/'));
+  /** The path of `name` inside the opened folder `dir` ({fd, path}). */
+  #at(dir, name) {
+    return PROC_FD ? `${PROC_FD}/${dir.fd}/${name}` : join(dir.path, name);
   }
 
-  /** The open file of `key`, or null if it does not exist (a folder does not). */
-  #open(call, key) {
-    const path = this.#path(call, key);
-    let fd;
+  #close(chain) {
+    for (const dir of chain.slice(1)) closeSync(dir.fd);
+  }
+
+  /**
+   * Opens the folders `dirs` one by one from the root, never following a link; with
+   * `create`, makes the missing ones (0700). Returns {chain} (every folder opened, the
+   * root first: close it with #close), {missing: true} or {link: component}; throws
+   * an I/O error as is.
+   */
+  #walk(dirs, create) {
+    if (this.#root === null) throw new Error('the FolderBucket was closed');
+    const chain = [{ fd: this.#root, path: this.root }];
     try {
-      fd = openSync(path, 'r');
-      if (fstatSync(fd).isDirectory()) {
-        closeSync(fd);
-        return null;
+      for (const name of dirs) {
+        const here = chain.at(-1);
+        const target = this.#at(here, name);
+        let fd;
+        try {
+          fd = openSync(target, DIR_FLAGS);
+        } catch (e) {
+          if (e.code !== 'ENOENT' || !create) throw e;
+          try {
+            mkdirSync(target, { mode: 0o700 });
+          } catch (m) {
+            if (m.code !== 'EEXIST') throw m;
+          }
+          fd = openSync(target, DIR_FLAGS);
+        }
+        chain.push({ fd, path: join(here.path, name) });
       }
-      return fd;
+      return { chain };
     } catch (e) {
-      if (fd !== undefined) closeSync(fd);
-      if (e.code === 'ENOENT') return null;
-      throw this.#failed(call, key, e);
+      this.#close(chain);
+      if (e.code === 'ENOENT') return { missing: true };
+      if (e.code === 'ELOOP' || e.code === 'ENOTDIR') return { link: dirs[chain.length - 1] };
+      throw e;
     }
+  }
+
+  /** The opened folders down to a key's folder and the key's file name; null when a
+   *  folder on the way is missing. */
+  #parent(call, key, create) {
+    const parts = components(key);
+    const name = parts.pop();
+    let walked;
+    try {
+      walked = this.#walk(parts, create);
+    } catch (e) {
+      throw io(call, key, e);
+    }
+    if (walked.missing) return null;
+    if (walked.link !== undefined) throw crossesLink(key, walked.link);
+    return { chain: walked.chain, name };
   }
 
   get(key) {
-    const fd = this.#open('get', key);
-    if (fd === null) throw new BucketError('not-found', `${key} does not exist`);
+    const parent = this.#parent('get', key, false);
+    if (parent === null) throw new BucketError('not-found', `${key} does not exist`);
+    const { chain, name } = parent;
     try {
-      return readFileSync(fd);
-    } catch (e) {
-      throw this.#failed('get', key, e);
+      let fd;
+      try {
+        // NONBLOCK: opening a FIFO planted at a key must not hang the call.
+        fd = openSync(this.#at(chain.at(-1), name), O.O_RDONLY | (O.O_NOFOLLOW ?? 0) | (O.O_NONBLOCK ?? 0));
+      } catch (e) {
+        if (e.code === 'ENOENT') throw new BucketError('not-found', `${key} does not exist`);
+        if (e.code === 'ELOOP') throw crossesLink(key, name);
+        throw io('get', key, e);
+      }
+      try {
+        if (!fstatSync(fd).isFile()) throw notPlainFile(key);
+        return readFileSync(fd);
+      } catch (e) {
+        throw e instanceof BucketError ? e : io('get', key, e);
+      } finally {
+        closeSync(fd);
+      }
     } finally {
-      closeSync(fd);
+      this.#close(chain);
+    }
+  }
+
+  put(key, value) {
+    if (key.includes(STAGING_MARK)) {
+      throw new BucketError('denied', `${quote(key)} holds '${STAGING_MARK}', which a file:// store reserves for staging files`);
+    }
+    // A concurrent delete may remove a folder this walk opened (it removes the folders
+    // it leaves empty): then the staging file cannot be created, and the walk is made again.
+    for (let attempt = 1; ; attempt += 1) {
+      const parent = this.#parent('put', key, true);
+      if (parent === null) throw io('put', key, new Error('a folder on the way disappeared'));
+      const { chain, name } = parent;
+      try {
+        const dir = chain.at(-1);
+        const staging = this.#at(dir, `${name}${STAGING_MARK}${process.pid}.${this.#staging++}`);
+        let fd;
+        try {
+          fd = openSync(staging, O.O_WRONLY | O.O_CREAT | O.O_EXCL | (O.O_NOFOLLOW ?? 0), 0o600);
+        } catch (e) {
+          if (e.code === 'ENOENT' && attempt < 3) continue;
+          throw io('put', key, e);
+        }
+        try {
+          try {
+            for (let off = 0; off < value.length; ) off += writeSync(fd, value, off);
+          } finally {
+            closeSync(fd);
+          }
+          // rename replaces a link at the key itself, never what it points to.
+          renameSync(staging, this.#at(dir, name));
+        } catch (e) {
+          try {
+            unlinkSync(staging);
+          } catch {
+            // already renamed, or gone
+          }
+          throw io('put', key, e);
+        }
+        return;
+      } finally {
+        this.#close(chain);
+      }
     }
   }
 
   exists(key) {
-    const fd = this.#open('exists', key);
-    if (fd === null) return false;
-    closeSync(fd);
-    return true;
-  }
-
-  put(key, value) {
-    const path = this.#path('put', key);
-    let staging;
+    const parent = this.#parent('exists', key, false);
+    if (parent === null) return null;
+    const { chain, name } = parent;
     try {
-      let fd;
-      for (let n = 1; fd === undefined; ) {
-        staging = `${path}#${n}`;
-        try {
-          fd = openSync(staging, 'wx');
-        } catch (e) {
-          if (e.code === 'EEXIST') n += 1;
-          else if (e.code === 'ENOENT') mkdirSync(dirname(path), { recursive: true });
-          else throw e;
-        }
-      }
+      let st;
       try {
-        for (let off = 0; off < value.length; ) off += writeSync(fd, value, off);
-      } finally {
-        closeSync(fd);
+        st = lstatSync(this.#at(chain.at(-1), name), { bigint: true, throwIfNoEntry: false });
+      } catch (e) {
+        throw io('exists', key, e);
       }
-      renameSync(staging, path);
-    } catch (e) {
-      if (staging !== undefined) {
-        try {
-          unlinkSync(staging);
-        } catch {
-          // already renamed or never created
-        }
-      }
-      throw this.#failed('put', key, e);
+      if (st === undefined) return null;
+      if (st.isFile()) return jsInteger(st.size);
+      if (st.isSymbolicLink()) throw crossesLink(key, name);
+      throw notPlainFile(key);
+    } finally {
+      this.#close(chain);
     }
   }
 
   delete(key) {
-    const path = this.#path('delete', key);
+    const dirs = components(key);
+    const name = dirs.pop();
+    let walked;
     try {
-      unlinkSync(path);
+      walked = this.#walk(dirs, false);
     } catch (e) {
-      if (e.code === 'ENOENT') return;
-      throw this.#failed('delete', key, e);
+      throw io('delete', key, e);
     }
-    for (let dir = dirname(path); dir !== this.root && dir.startsWith(this.root + sep); dir = dirname(dir)) {
+    if (walked.missing) return;
+    if (walked.link !== undefined) throw crossesLink(key, walked.link);
+    const { chain } = walked;
+    try {
+      // unlink removes a link itself, never its target; a folder is refused.
       try {
-        rmdirSync(dir);
-      } catch {
-        break;
+        unlinkSync(this.#at(chain.at(-1), name));
+      } catch (e) {
+        if (e.code === 'EISDIR' || (e.code === 'EPERM' && lstatSync(this.#at(chain.at(-1), name), { throwIfNoEntry: false })?.isDirectory())) {
+          throw new BucketError('denied', `${quote(key)} is a folder, not a blob`);
+        }
+        if (e.code !== 'ENOENT') throw io('delete', key, e);
       }
+      // Folders left empty go too, deepest first, so a deleted release leaves no trace;
+      // a folder that is not empty (or already gone) ends the climb.
+      for (let i = dirs.length - 1; i >= 0; i -= 1) {
+        try {
+          rmdirSync(this.#at(chain[i], dirs[i]));
+        } catch {
+          break;
+        }
+      }
+    } finally {
+      this.#close(chain);
     }
   }
 
   list(prefix) {
-    const parent = listParent(prefix);
-    const start = parent === null ? this.root : join(this.root, ...parent.split('/'));
-    const keys = [];
-    const visit = (dir, rel, ancestors) => {
-      let names;
-      try {
-        names = readdirSync(dir, { encoding: 'buffer' });
-      } catch (e) {
-        if (e.code === 'ENOENT' || (e.code === 'ENOTDIR' && rel === parent)) return;
-        throw this.#failed('list', prefix, e);
-      }
-      for (const raw of names) {
-        let name;
-        try {
-          name = utf8.decode(raw);
-        } catch {
-          throw new BucketError('failed', `list ${prefix}: a file name under ${dir} is not UTF-8`);
-        }
-        const path = join(dir, name);
-        const key = rel === null ? name : `${rel}/${name}`;
-        let st;
-        try {
-          st = statSync(path); // follows symlinks; a broken one is left out
-        } catch (e) {
-          if (e.code === 'ENOENT') continue;
-          throw this.#failed('list', prefix, e);
-        }
-        if (st.isDirectory()) {
-          const id = `${st.dev}:${st.ino}`;
-          if (ancestors.has(id)) throw new BucketError('failed', `list ${prefix}: symlink loop at ${path}`);
-          visit(path, key, new Set(ancestors).add(id));
-        } else if (st.isFile() && !isStagingName(name)) {
-          if (/[\x00-\x1f\x7f]/.test(name)) throw new BucketError('failed', `list ${prefix}: file name ${rustDebug(name)} is not a valid object key`);
-          keys.push(key);
-        }
-      }
-    };
-    let rootStat;
+    // Walk to the deepest folder the prefix names whole; filter by the string prefix.
+    const slash = prefix.lastIndexOf('/');
+    const dirPart = slash < 0 ? '' : prefix.slice(0, slash);
+    const dirs = dirPart === '' ? [] : components(dirPart);
+    let walked;
     try {
-      rootStat = statSync(start);
+      walked = this.#walk(dirs, false);
     } catch (e) {
-      if (e.code === 'ENOENT') return [];
-      throw this.#failed('list', prefix, e);
+      throw io('list', prefix, e);
     }
-    if (!rootStat.isDirectory()) return [];
-    visit(start, parent, new Set([`${rootStat.dev}:${rootStat.ino}`]));
-    return keys.filter((k) => k.startsWith(prefix)).sort(byBytes);
+    if (walked.missing) return [];
+    if (walked.link !== undefined) {
+      this.#report(`${dirPart} (at ${walked.link})`, 'a symbolic link');
+      return [];
+    }
+    const start = walked.chain.pop();
+    this.#close(walked.chain);
+    const listed = [];
+    // An explicit stack: depth is bounded by the file system, not by the JS stack.
+    const pending = [{ dir: start, base: dirPart === '' ? '' : `${dirPart}/`, owned: start.fd !== this.#root }];
+    try {
+      while (pending.length > 0) {
+        const { dir, base, owned } = pending.pop();
+        try {
+          let names;
+          try {
+            names = readdirSync(PROC_FD ? `${PROC_FD}/${dir.fd}` : dir.path, { encoding: 'buffer' });
+          } catch (e) {
+            throw io('list', prefix, e);
+          }
+          for (const raw of names) {
+            let name;
+            try {
+              name = utf8.decode(raw);
+            } catch {
+              name = null;
+            }
+            if (name === null || CONTROL_CHAR.test(name)) {
+              const shown = `${base}${rustDebug(raw.toString('utf8')).slice(1, -1)}`;
+              this.#report(shown, 'a name that is not UTF-8 or holds control characters');
+              continue;
+            }
+            const key = `${base}${name}`;
+            if (!key.startsWith(prefix) && !prefix.startsWith(`${key}/`)) continue;
+            let st;
+            try {
+              // Deleted since the folder was read: left out.
+              st = lstatSync(this.#at(dir, name), { bigint: true, throwIfNoEntry: false });
+            } catch (e) {
+              throw io('list', key, e);
+            }
+            if (st === undefined) continue;
+            if (st.isFile()) {
+              if (key.startsWith(prefix)) listed.push({ key, size: jsInteger(st.size), modified: mtimeOf(st) });
+            } else if (st.isDirectory()) {
+              try {
+                const fd = openSync(this.#at(dir, name), DIR_FLAGS);
+                pending.push({ dir: { fd, path: join(dir.path, name) }, base: `${key}/`, owned: true });
+              } catch (e) {
+                // Swapped for a link since the stat: never followed.
+                if (e.code === 'ELOOP' || e.code === 'ENOTDIR') this.#report(key, 'a symbolic link');
+                else if (e.code !== 'ENOENT') throw io('list', key, e);
+              }
+            } else if (st.isSymbolicLink()) {
+              this.#report(key, 'a symbolic link');
+            } else {
+              this.#report(key, 'not a regular file');
+            }
+          }
+        } finally {
+          if (owned) closeSync(dir.fd);
+        }
+      }
+    } finally {
+      for (const { dir, owned } of pending) if (owned) closeSync(dir.fd);
+    }
+    return listed.sort((a, b) => byBytes(a.key, b.key));
+  }
+
+  /** Reports, once per bucket, an entry a listing left out. */
+  #report(what, why) {
+    if (this.#reported.has(what)) return;
+    this.#reported.add(what);
+    this.warn(`render-store FolderBucket ${this.root}: left out of listings: ${what} is ${why}; a file:// store never follows links or lists what is not a plain file with a clean name`);
   }
 }
 
 // ---------------------------------------------------------------------------------------
-// Traces (TRACES.md, format version 1)
+// Traces (TRACES.md, format version 2)
+
+/** The trace format version this host reads (TRACES.md). */
+export const TRACE_VERSION = 2;
 
 const MARK = '\u0000\u0001int\u0001';
 
@@ -730,24 +1028,56 @@ function traceError(line, message) {
   return new Error(`trace line ${line}: ${message}`);
 }
 
-/** Checks one recorded answer against the call's answer shape. */
+/** Checks one recorded answer against the call's answer shape (TRACES.md) and returns it
+ *  as a trace line holds it, without fields TRACES.md does not define. */
 function checkAnswer(call, answer, line) {
   if (!isObject(answer) || ('ok' in answer) === ('error' in answer)) throw traceError(line, '"answer" must have exactly one of "ok" and "error"');
   if ('error' in answer) {
     const e = answer.error;
     if (!isObject(e) || !BUCKET_ERROR_KINDS.has(e.kind)) throw traceError(line, 'a bucket error has kind not-found, denied or failed');
     if (e.kind !== 'not-found' && typeof e.message !== 'string') throw traceError(line, `a ${e.kind} error needs a message`);
-    return;
+    return { error: e.kind === 'not-found' ? { kind: e.kind } : { kind: e.kind, message: e.message } };
   }
   const ok = answer.ok;
-  const good = {
-    get: () => isBase64(ok),
-    put: () => ok === null,
-    delete: () => ok === null,
-    exists: () => typeof ok === 'boolean',
-    list: () => Array.isArray(ok) && ok.every((k) => typeof k === 'string'),
-  }[call]();
-  if (!good) throw traceError(line, `${JSON.stringify(ok)} is not an answer to ${call}`);
+  const wrong = () => traceError(line, `${JSON.stringify(ok, (_, v) => (typeof v === 'bigint' ? Number(v) : v))} is not an answer to ${call}: see TRACES.md for each call's answer`);
+  switch (call) {
+    case 'get':
+      if (!isBase64(ok)) throw wrong();
+      return { ok };
+    case 'put':
+    case 'delete':
+      if (ok !== null) throw wrong();
+      return { ok: null };
+    case 'exists': {
+      if (ok === null) return { ok: null };
+      const size = asU64(ok);
+      if (size === undefined) throw wrong();
+      return { ok: size };
+    }
+    default: {
+      if (!Array.isArray(ok)) throw traceError(line, "a list's answer must be an array of objects");
+      return {
+        ok: ok.map((o) => {
+          const meta = asObjectMeta(o);
+          if (meta === undefined) {
+            throw traceError(line, 'an object of a listing must be {"key": string, "size": 64-bit unsigned integer, "modified": {"seconds": 64-bit integer, "nanoseconds": integer below 1000000000}}');
+          }
+          return meta;
+        }),
+      };
+    }
+  }
+}
+
+/** {seconds, nanoseconds} of a trace line, checked as the Rust reader checks a time. */
+function traceTime(v, what, line) {
+  if (!isObject(v)) throw traceError(line, `${what} must be a JSON object`);
+  if (!('seconds' in v)) throw traceError(line, 'field "seconds" is missing');
+  if (!('nanoseconds' in v)) throw traceError(line, 'field "nanoseconds" is missing');
+  const t = asInstant({ seconds: v.seconds, nanoseconds: 0 });
+  if (t === undefined) throw traceError(line, '"seconds" must be a 64-bit integer');
+  if (!Number.isInteger(v.nanoseconds) || v.nanoseconds < 0 || v.nanoseconds >= 1e9) throw traceError(line, '"nanoseconds" must be an integer below 1000000000');
+  return { seconds: v.seconds, nanoseconds: v.nanoseconds };
 }
 
 /** The operation's WIT arguments from the header's `arguments`. */
@@ -773,14 +1103,22 @@ function traceArguments(operation, a) {
     case 'record-history': {
       const e = a.entry;
       need(isObject(e) && typeof e.renderRef === 'string' && typeof e.summary === 'string' && isObject(e.syncedAt), '"entry" must be {"renderRef", "syncedAt", "summary"}');
-      int(e.syncedAt.seconds, '"seconds"');
-      int(e.syncedAt.nanoseconds, '"nanoseconds"');
-      return { release, args: { entry: witEntry(e) } };
+      const syncedAt = traceTime(e.syncedAt, '"syncedAt"', 1);
+      return { release, args: { entry: witEntry({ ...e, syncedAt }) } };
     }
-    case 'gc':
+    case 'gc': {
       need(Array.isArray(a.protected) && a.protected.every((r) => typeof r === 'string'), '"protected" must be an array of strings');
       need(typeof a.dryRun === 'boolean', '"dryRun" must be true or false');
-      return { release, args: { keep: s64(int(a.keep, '"keep"'), 'keep'), protected: a.protected, dryRun: a.dryRun } };
+      need('now' in a, 'field "now" is missing');
+      const now = witTime(traceTime(a.now, '"now"', 1), 'now');
+      need('graceSeconds' in a, 'field "graceSeconds" is missing');
+      const grace = asU64(a.graceSeconds);
+      need(grace !== undefined, '"graceSeconds" must be a 64-bit unsigned integer');
+      return {
+        release,
+        args: { keep: s64(int(a.keep, '"keep"'), 'keep'), protected: a.protected, dryRun: a.dryRun, now, graceSeconds: BigInt(grace) },
+      };
+    }
     case 'list-history':
     case 'delete-release':
       return { release, args: {} };
@@ -805,7 +1143,10 @@ export function parseTrace(text) {
   };
   const header = parse(lines[0], true);
   if (!isObject(header) || header.format !== 'render-store-trace') throw traceError(lines[0].line, 'not a render-store trace: the first line must have "format":"render-store-trace"');
-  if (header.version !== 1) throw traceError(lines[0].line, `trace version ${JSON.stringify(header.version)} is not supported: this host reads version 1`);
+  if (header.version !== TRACE_VERSION) {
+    const version = header.version === undefined ? 'null' : JSON.stringify(header.version, (_, v) => (typeof v === 'bigint' ? Number(v) : v));
+    throw traceError(lines[0].line, `trace version ${version} is not supported: this build reads version ${TRACE_VERSION}`);
+  }
   const { release, args } = traceArguments(header.operation, header.arguments);
   if (lines.length < 2) throw traceError(lines[0].line, 'the trace ends after its header: the result line is missing');
   const calls = lines.slice(1, -1).map((l) => {
@@ -813,8 +1154,8 @@ export function parseTrace(text) {
     if (!isObject(c) || !CALLS.includes(c.call) || typeof c.key !== 'string') throw traceError(l.line, 'a call line needs "call" (get, put, exists, list or delete) and "key"');
     if ((c.call === 'put') !== ('value' in c)) throw traceError(l.line, 'a put, and only a put, has a "value"');
     if ('value' in c && !isBase64(c.value)) throw traceError(l.line, 'the value must be standard base64');
-    checkAnswer(c.call, c.answer, l.line);
-    return c.call === 'put' ? { call: c.call, key: c.key, value: c.value, answer: c.answer } : { call: c.call, key: c.key, answer: c.answer };
+    const answer = checkAnswer(c.call, c.answer, l.line);
+    return c.call === 'put' ? { call: c.call, key: c.key, value: c.value, answer } : { call: c.call, key: c.key, answer };
   });
   const last = lines.at(-1);
   const end = parse(last, false);

@@ -15,8 +15,12 @@ Errors of the WIT ``error`` variant are raised as :class:`RenderStoreError` with
 ``invalid-object``). A call wasmtime stopped (trap, memory cap, fuel, the
 data-transfer cap below) is ``kind == "trap"``.
 
-A Python bucket reports failures by raising :class:`NotFound`, :class:`Denied` or
-:class:`Failed` (the WIT ``bucket-error`` cases); any other exception becomes
+A Python bucket is any object with ``get(key) -> bytes``, ``put(key, value)``,
+``exists(key) -> size or None``, ``list(prefix) -> [ObjectMeta(key, size, modified)]``
+(every object whose key starts with ``prefix``, sorted by key, ``modified`` a
+:class:`SyncTime` by the bucket's clock) and ``delete(key)``. It reports failures by
+raising :class:`NotFound`, :class:`Denied` or :class:`Failed` (the WIT ``bucket-error``
+cases); any other exception, or an answer of the wrong type, becomes
 ``failed("<call> <key>: <exception>")``, as the Rust host words backend failures.
 
 Speed: wasmtime-py converts a ``list<u8>`` one element at a time through Python
@@ -32,10 +36,15 @@ from __future__ import annotations
 
 import base64
 import ctypes
+import errno
+import itertools
 import json
+import logging
 import os
+import re
 import stat
 import threading
+import time
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
@@ -47,7 +56,7 @@ from wasmtime.component import _types as _wtypes
 
 __all__ = [
     "RenderStoreError", "BucketError", "NotFound", "Denied", "Failed", "TraceError",
-    "Release", "SyncTime", "NewEntry", "HistoryEntry", "HistoryKey", "GcPlan",
+    "Release", "SyncTime", "ObjectMeta", "NewEntry", "HistoryEntry", "HistoryKey", "GcPlan",
     "ObjectId", "ChangedObject", "RenderDiff", "Replay",
     "Runtime", "RenderStore", "MemoryBucket", "FolderBucket",
     "default_runtime", "set_default_runtime", "set_fast_byte_lists",
@@ -57,6 +66,7 @@ __all__ = [
     "put_render", "get_render", "has_history_ref", "record_history", "list_history",
     "gc", "delete_release", "record", "arguments_json", "replay", "parse_trace",
     "rust_debug_str", "object_key_error", "OPERATIONS", "MAX_LIFTED_BYTES",
+    "GC_GRACE_SECONDS", "TRACE_VERSION", "now",
 ]
 
 PACKAGE = "convoy:render-store"
@@ -72,7 +82,12 @@ DEFAULT_FUEL = 100_000_000_000
 MAX_LIFTED_BYTES = (128 << 20) // 48 - 1
 
 TRACE_FORMAT = "render-store-trace"
-TRACE_VERSION = 1
+#: The trace format version this host reads and writes (TRACES.md).
+TRACE_VERSION = 2
+
+#: GC's default grace period, as the Rust host's (``--grace 10m``): no render blob
+#: written less than this many seconds before ``now`` is deleted.
+GC_GRACE_SECONDS = 600
 
 
 # --------------------------------------------------------------------------------------
@@ -169,6 +184,29 @@ class SyncTime:
     nanoseconds: int = 0
 
 
+def now() -> "SyncTime":
+    """This machine's clock as a :class:`SyncTime`."""
+    return SyncTime(*divmod(time.time_ns(), 1_000_000_000))
+
+
+_now = now  # for functions whose `now` parameter hides it
+
+
+@dataclass(frozen=True)
+class ObjectMeta:
+    """One object of a listing: its key, its size in bytes and when it was last
+    written, by the bucket's clock (the WIT ``object-meta``)."""
+
+    key: str
+    size: int
+    modified: SyncTime
+
+    def to_json(self) -> Dict[str, Any]:
+        """The object as a trace's ``list`` answer holds it."""
+        return {"key": self.key, "size": self.size,
+                "modified": {"seconds": self.modified.seconds, "nanoseconds": self.modified.nanoseconds}}
+
+
 @dataclass(frozen=True)
 class NewEntry:
     """A history entry to record."""
@@ -205,6 +243,8 @@ class GcPlan:
     delete_renders: List[str]
     keep_renders: List[str]
     ignored: List[str]
+    #: Unreferenced blobs kept only because they are younger than the grace period.
+    recent_renders: List[str]
 
     def to_json(self) -> Dict[str, List[str]]:
         return {
@@ -213,6 +253,7 @@ class GcPlan:
             "deleteRenders": list(self.delete_renders),
             "keepRenders": list(self.keep_renders),
             "ignored": list(self.ignored),
+            "recentRenders": list(self.recent_renders),
         }
 
 
@@ -365,6 +406,46 @@ _install_fast_byte_lists()
 
 
 # --------------------------------------------------------------------------------------
+# wasmtime-py: results whose case is said, not guessed
+#
+# wasmtime-py lowers a `result` a host function returns by guessing the case from the
+# value's Python type. For `result<option<u64>, bucket-error>` the guess cannot work: an
+# option's `none` matches any value, so an error would be taken for an `ok`. A bucket
+# function therefore returns `_Result(ok, value)`, lowered with the case it names; any
+# other value keeps wasmtime-py's guess.
+
+
+class _Result(NamedTuple):
+    ok: bool
+    value: Any
+
+
+def _install_explicit_results() -> None:
+    original = _wtypes.ResultType.convert_to_c
+    if getattr(original, "_render_store", False):
+        return
+
+    def convert_to_c(self, store, val, ptr):  # type: ignore[no-untyped-def]
+        if not isinstance(val, _Result):
+            return original(self, store, val, ptr)
+        ty = self.ok if val.ok else self.err
+        raw = None
+        if ty is not None:
+            c = _wffi.wasmtime_component_val_t()
+            ty.convert_to_c(store, val.value, ctypes.pointer(c))
+            raw = _wffi.wasmtime_component_val_new(ctypes.byref(c))
+        ptr.contents.kind = _wffi.WASMTIME_COMPONENT_RESULT
+        ptr.contents.of.result.is_ok = bool(val.ok)
+        ptr.contents.of.result.val = raw
+
+    convert_to_c._render_store = True  # type: ignore[attr-defined]
+    _wtypes.ResultType.convert_to_c = convert_to_c
+
+
+_install_explicit_results()
+
+
+# --------------------------------------------------------------------------------------
 # Rust's `{:?}` of a string, for the messages the Rust host writes with it.
 
 _GRAPHEME_EXTEND_EXTRA = {0x200C} | set(range(0xFF9E, 0xFFA0)) | set(range(0xE0020, 0xE0080)) | set(range(0x1F3FB, 0x1F400))
@@ -437,10 +518,15 @@ def _list_parent(prefix: str) -> Optional[str]:
 
 
 class MemoryBucket:
-    """Blobs in a dict, with the bucket contract (like the Rust host's ``mem://``)."""
+    """Blobs in a dict, with the bucket contract (like the Rust host's ``mem://``). Each
+    blob's modification time is what ``clock()`` (a :class:`SyncTime`; default this
+    machine's clock) gave at its put; a blob set in ``blobs`` directly lists as modified
+    at 1970-01-01T00:00:00Z."""
 
-    def __init__(self, blobs: Optional[Dict[str, bytes]] = None):
+    def __init__(self, blobs: Optional[Dict[str, bytes]] = None, clock: Optional[Any] = None):
         self.blobs: Dict[str, bytes] = dict(blobs or {})
+        self.modified: Dict[str, SyncTime] = {}
+        self.clock = clock or now
 
     def get(self, key: str) -> bytes:
         _check_key(key)
@@ -452,45 +538,112 @@ class MemoryBucket:
     def put(self, key: str, value: bytes) -> None:
         _check_key(key)
         self.blobs[key] = bytes(value)
+        self.modified[key] = self.clock()
 
-    def exists(self, key: str) -> bool:
+    def exists(self, key: str) -> Optional[int]:
         _check_key(key)
-        return key in self.blobs
+        value = self.blobs.get(key)
+        return None if value is None else len(value)
 
-    def list(self, prefix: str) -> List[str]:
+    def list(self, prefix: str) -> List[ObjectMeta]:
         _list_parent(prefix)
-        return sorted(k for k in self.blobs if k.startswith(prefix))
+        return [ObjectMeta(k, len(self.blobs[k]), self.modified.get(k, SyncTime(0, 0)))
+                for k in sorted(k for k in self.blobs if k.startswith(prefix))]
 
     def delete(self, key: str) -> None:
         _check_key(key)
         self.blobs.pop(key, None)
+        self.modified.pop(key, None)
 
 
-def _is_temp_name(filename: str) -> bool:
-    """object_store's staged uploads are ``<name>#<digits>``: never listed or addressed."""
-    if "#" not in filename:
-        return False
-    suffix = filename.split("#", 1)[1]
-    return suffix != "" and all(c in "0123456789" for c in suffix)
+#: A name that cannot be part of a file:// key: Unicode control characters (Rust's
+#: ``char::is_control``, category Cc).
+_CC = re.compile("[\x00-\x1f\x7f-\x9f]")
+#: Separates a key's file name from the staging suffix of its writer.
+_STAGING_MARK = "#"
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_LOG = logging.getLogger("render_store")
+
+
+def _quote(key: str) -> str:
+    """A key quoted as a JSON string (the Rust FolderBucket's messages)."""
+    return json.dumps(key, ensure_ascii=False)
+
+
+def _components(key: str) -> List[str]:
+    """A key's components, or ``denied`` naming the key (the Rust FolderBucket's check)."""
+    parts = key.split("/")
+    if not key or any(p in ("", ".", "..") or _CC.search(p) for p in parts):
+        raise Denied(f"{_quote(key)} is not a valid object key (empty, `.` or `..` components, "
+                     "or control characters)")
+    return parts
+
+
+def _crosses_link(key: str, component: str) -> Denied:
+    return Denied(f"key {_quote(key)} crosses {_quote(component)}, which is a symbolic link or not a "
+                  "folder; a file:// store never follows links: remove it")
+
+
+def _not_plain_file(key: str) -> Denied:
+    return Denied(f"{_quote(key)} is not a regular file; a file:// store keeps blobs in plain files only")
+
+
+def _not_utf8(name: str) -> bool:
+    return any("\udc80" <= c <= "\udcff" for c in name)
+
+
+class _Missing(Exception):
+    """A folder on a key's way does not exist."""
+
+
+class _Link(Exception):
+    """A component on a key's way is a link or not a folder."""
+
+    def __init__(self, component: str):
+        super().__init__(component)
+        self.component = component
 
 
 class FolderBucket:
-    """Blobs as files under a folder, the layout of the Rust host's ``file://ROOT``:
-    key ``a/b/c`` is the file ``ROOT/a/b/c``.
+    """Blobs as files under a folder, with the layout and rules of the Rust host's
+    ``file://ROOT`` (host/src/bucket/folder.rs): key ``a/b/c`` is the file ``ROOT/a/b/c``.
 
-    As object_store's local store does: ``put`` writes ``<file>#<n>`` and renames it
-    over the file; listings skip such temp files and broken symlinks and follow other
-    symlinks; ``delete`` removes the folders it leaves empty (up to ROOT); a key whose
-    file name ends in ``#<digits>`` cannot be addressed.
+    Nothing beneath the root is reached through a symbolic link: every path is walked
+    one component at a time from the root's descriptor with ``openat(O_NOFOLLOW)``
+    (``dir_fd``), so a component that is a link fails the open itself; a key that
+    crosses a link is denied, naming the key. Folders are created 0700, files 0600. A
+    ``put`` writes the staging file ``<name>#<pid>.<n>`` (created exclusively) and
+    renames it over the key; staging files are listed like any other file (GC leaves
+    them alone, ``delete_release`` removes them), and a key holding ``#`` cannot be
+    put. A listing gives each object's size and modification time and leaves out, with
+    a warning (once per entry; ``warn``, default the ``render_store`` logger), links,
+    what is not a plain file, and names that are not UTF-8 or hold control characters.
+    ``delete`` removes the folders it leaves empty (up to ROOT).
     """
 
-    def __init__(self, root: Union[str, os.PathLike], create_dir: bool = False):
-        root = os.fspath(root)
+    def __init__(self, root: Union[str, os.PathLike], create_dir: bool = False,
+                 warn: Optional[Any] = None):
+        root = os.path.abspath(os.fspath(root))
         if create_dir:
-            os.makedirs(root, exist_ok=True)
+            missing = []
+            while not os.path.isdir(root) and os.path.dirname(root) != root:
+                missing.append(root)
+                root = os.path.dirname(root)
+            for folder in reversed(missing):
+                try:
+                    os.mkdir(folder, 0o700)
+                except FileExistsError:
+                    pass
+            root = missing[0] if missing else root
         elif not os.path.isdir(root):
             raise FileNotFoundError(f"directory {root} does not exist; create it or pass create_dir=True")
+        # The root is the operator's choice and may be reached through links; nothing
+        # beneath it is.
         self.root = os.path.realpath(root)
+        self._root: Optional[int] = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self._staging = itertools.count()
+        self._reported: set = set()
+        self.warn = warn or _LOG.warning
 
     @classmethod
     def from_url(cls, url: str) -> "FolderBucket":
@@ -506,117 +659,273 @@ class FolderBucket:
             raise ValueError(f"{url!r}: unknown parameters {sorted(query)}")
         return cls(unquote(parts.path), create_dir=create)
 
-    def _path(self, call: str, key: str) -> str:
-        _check_key(key)
-        if _is_temp_name(key.rsplit("/", 1)[-1]):
-            raise Failed(f"{call} {key}: file names ending in '#' and digits are the local store's temp files")
-        return os.path.join(self.root, *key.split("/"))
+    def close(self) -> None:
+        """Closes the root's descriptor; the bucket cannot be used after."""
+        if self._root is not None:
+            os.close(self._root)
+            self._root = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> "FolderBucket":
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
+
+    def _close(self, fds: List[int]) -> None:
+        for fd in fds[1:]:
+            os.close(fd)
+
+    def _walk(self, dirs: Sequence[str], create: bool) -> List[int]:
+        """Opens the folders ``dirs`` one by one from the root, never following a link;
+        with ``create``, makes the missing ones (0700). Returns every folder opened, the
+        root first (close them with ``_close``). Raises _Missing, _Link or OSError."""
+        if self._root is None:
+            raise ValueError("the FolderBucket was closed")
+        fds = [self._root]
+        try:
+            for name in dirs:
+                here = fds[-1]
+                try:
+                    fd = os.open(name, _DIR_FLAGS, dir_fd=here)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    try:
+                        os.mkdir(name, 0o700, dir_fd=here)
+                    except FileExistsError:
+                        pass
+                    fd = os.open(name, _DIR_FLAGS, dir_fd=here)
+                fds.append(fd)
+            return fds
+        except FileNotFoundError:
+            self._close(fds)
+            raise _Missing() from None
+        except OSError as e:
+            self._close(fds)
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise _Link(dirs[len(fds) - 1]) from None
+            raise
+
+    def _parent(self, call: str, key: str, create: bool) -> Optional[Tuple[List[int], str]]:
+        """The opened folders down to a key's folder and its file name; ``None`` when a
+        folder on the way is missing."""
+        parts = _components(key)
+        try:
+            return self._walk(parts[:-1], create), parts[-1]
+        except _Missing:
+            return None
+        except _Link as e:
+            raise _crosses_link(key, e.component) from None
+        except OSError as e:
+            raise Failed(f"{call} {key}: {e}") from None
 
     def get(self, key: str) -> bytes:
-        path = self._path("get", key)
+        parent = self._parent("get", key, False)
+        if parent is None:
+            raise NotFound(f"{key} does not exist")
+        fds, name = parent
         try:
-            with open(path, "rb") as f:
-                return f.read()
-        except (FileNotFoundError, IsADirectoryError):
-            raise NotFound(f"{key} does not exist") from None
-        except OSError as e:
-            raise Failed(f"get {key}: {e}") from None
+            # NONBLOCK: opening a FIFO planted at a key must not hang the call.
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+            try:
+                fd = os.open(name, flags, dir_fd=fds[-1])
+            except FileNotFoundError:
+                raise NotFound(f"{key} does not exist") from None
+            except OSError as e:
+                if e.errno == errno.ELOOP:
+                    raise _crosses_link(key, name) from None
+                raise Failed(f"get {key}: {e}") from None
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise _not_plain_file(key)
+                chunks = []
+                while True:
+                    chunk = os.read(fd, 1 << 20)
+                    if not chunk:
+                        return b"".join(chunks)
+                    chunks.append(chunk)
+            except OSError as e:
+                raise Failed(f"get {key}: {e}") from None
+            finally:
+                os.close(fd)
+        finally:
+            self._close(fds)
 
     def put(self, key: str, value: bytes) -> None:
-        path = self._path("put", key)
-        n = 1
-        while True:
-            temp = f"{path}#{n}"
+        if _STAGING_MARK in key:
+            raise Denied(f"{_quote(key)} holds '{_STAGING_MARK}', which a file:// store reserves for staging files")
+        # A concurrent delete may remove a folder this walk opened (it removes the
+        # folders it leaves empty): then the staging file cannot be created, and the
+        # walk is made again.
+        for attempt in (1, 2, 3):
+            parent = self._parent("put", key, True)
+            if parent is None:
+                raise Failed(f"put {key}: a folder on the way disappeared")
+            fds, name = parent
             try:
-                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                break
-            except FileExistsError:
-                n += 1
-            except FileNotFoundError:
+                dir_fd = fds[-1]
+                staging = f"{name}{_STAGING_MARK}{os.getpid()}.{next(self._staging)}"
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
                 try:
-                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    fd = os.open(staging, flags, 0o600, dir_fd=dir_fd)
+                except FileNotFoundError as e:
+                    if attempt < 3:
+                        continue
+                    raise Failed(f"put {key}: {e}") from None
                 except OSError as e:
                     raise Failed(f"put {key}: {e}") from None
+                try:
+                    with os.fdopen(fd, "wb") as f:
+                        f.write(value)
+                    # rename replaces a link at the key itself, never what it points to.
+                    os.rename(staging, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                except OSError as e:
+                    try:
+                        os.unlink(staging, dir_fd=dir_fd)
+                    except OSError:
+                        pass
+                    raise Failed(f"put {key}: {e}") from None
+                return
+            finally:
+                self._close(fds)
+
+    def exists(self, key: str) -> Optional[int]:
+        parent = self._parent("exists", key, False)
+        if parent is None:
+            return None
+        fds, name = parent
+        try:
+            try:
+                st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
+            except FileNotFoundError:
+                return None
             except OSError as e:
-                raise Failed(f"put {key}: {e}") from None
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(value)
-            os.replace(temp, path)
-        except OSError as e:
-            try:
-                os.remove(temp)
-            except OSError:
-                pass
-            raise Failed(f"put {key}: {e}") from None
-
-    def exists(self, key: str) -> bool:
-        path = self._path("exists", key)
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            return False
-        except OSError as e:
-            raise Failed(f"exists {key}: {e}") from None
-        return not stat.S_ISDIR(st.st_mode)
-
-    def list(self, prefix: str) -> List[str]:
-        parent = _list_parent(prefix)
-        start = self.root if parent is None else os.path.join(self.root, *parent.split("/"))
-        base = [] if parent is None else parent.split("/")
-        keys: List[str] = []
-        try:
-            self._walk(start, base, prefix, keys, set())
-        except OSError as e:
-            raise Failed(f"list {prefix}: {e}") from None
-        keys.sort()
-        return keys
-
-    def _walk(self, folder: str, parts: List[str], prefix: str, keys: List[str], seen: set) -> None:
-        try:
-            st = os.stat(folder)
-            entries = list(os.scandir(folder))
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        ident = (st.st_dev, st.st_ino)
-        if ident in seen:
-            raise Failed(f"list {prefix}: file system loop at {folder}")
-        seen = seen | {ident}
-        for entry in entries:
-            name = os.fsdecode(entry.name)
-            try:
-                is_dir = entry.is_dir()  # follows symlinks
-                is_file = entry.is_file()
-            except OSError:
-                continue
-            if is_dir:
-                self._walk(entry.path, parts + [name], prefix, keys, seen)
-                continue
-            if not is_file or _is_temp_name(name):
-                continue  # broken symlinks, sockets, ...; staged uploads
-            key = "/".join(parts + [name])
-            if any(0xDC80 <= ord(c) <= 0xDCFF for c in key):
-                raise Failed(f"list {prefix}: {entry.path!r} is not valid UTF-8")
-            if any(c in _CONTROL for c in key):
-                raise Failed(f"list {prefix}: {entry.path!r} is not a valid object path")
-            if key.startswith(prefix):
-                keys.append(key)
+                raise Failed(f"exists {key}: {e}") from None
+            if stat.S_ISREG(st.st_mode):
+                return st.st_size
+            if stat.S_ISLNK(st.st_mode):
+                raise _crosses_link(key, name)
+            raise _not_plain_file(key)
+        finally:
+            self._close(fds)
 
     def delete(self, key: str) -> None:
-        path = self._path("delete", key)
+        parts = _components(key)
+        dirs, name = parts[:-1], parts[-1]
         try:
-            os.remove(path)
-        except FileNotFoundError:
+            fds = self._walk(dirs, False)
+        except _Missing:
             return
+        except _Link as e:
+            raise _crosses_link(key, e.component) from None
         except OSError as e:
             raise Failed(f"delete {key}: {e}") from None
-        parent = os.path.dirname(path)
-        while parent != self.root and parent.startswith(self.root + os.sep):
+        try:
+            # unlink removes a link itself, never its target; a folder is refused.
             try:
-                os.rmdir(parent)
-            except OSError:
-                break
-            parent = os.path.dirname(parent)
+                os.unlink(name, dir_fd=fds[-1])
+            except FileNotFoundError:
+                pass
+            except IsADirectoryError:
+                raise Denied(f"{_quote(key)} is a folder, not a blob") from None
+            except OSError as e:
+                raise Failed(f"delete {key}: {e}") from None
+            # Folders left empty go too, deepest first, so a deleted release leaves no
+            # trace; a folder that is not empty (or already gone) ends the climb.
+            for i in range(len(dirs) - 1, -1, -1):
+                try:
+                    os.rmdir(dirs[i], dir_fd=fds[i])
+                except OSError:
+                    break
+        finally:
+            self._close(fds)
+
+    def list(self, prefix: str) -> List[ObjectMeta]:
+        # Walk to the deepest folder the prefix names whole; filter by the string prefix.
+        i = prefix.rfind("/")
+        dir_part = prefix[:i] if i >= 0 else ""
+        dirs = _components(dir_part) if dir_part else []
+        try:
+            fds = self._walk(dirs, False)
+        except _Missing:
+            return []
+        except _Link as e:
+            self._report(f"{dir_part} (at {e.component})", "a symbolic link")
+            return []
+        except OSError as e:
+            raise Failed(f"list {prefix}: {e}") from None
+        start = fds.pop()
+        self._close(fds)
+        listed: List[ObjectMeta] = []
+        # An explicit stack: depth is bounded by the file system, not by Python's stack.
+        pending = [(start, f"{dir_part}/" if dir_part else "", start != self._root)]
+        try:
+            while pending:
+                fd, base, owned = pending.pop()
+                try:
+                    self._list_folder(fd, base, prefix, listed, pending)
+                finally:
+                    if owned:
+                        os.close(fd)
+        finally:
+            for fd, _, owned in pending:
+                if owned:
+                    os.close(fd)
+        listed.sort(key=lambda o: o.key)
+        return listed
+
+    def _list_folder(self, fd: int, base: str, prefix: str, listed: List[ObjectMeta],
+                     pending: List[Tuple[int, str, bool]]) -> None:
+        try:
+            with os.scandir(fd) as it:
+                names = [entry.name for entry in it]
+        except OSError as e:
+            raise Failed(f"list {prefix}: {e}") from None
+        for name in names:
+            if _not_utf8(name) or _CC.search(name):
+                shown = rust_debug_str(os.fsencode(name).decode("utf-8", "replace"))[1:-1]
+                self._report(f"{base}{shown}", "a name that is not UTF-8 or holds control characters")
+                continue
+            key = f"{base}{name}"
+            if not key.startswith(prefix) and not prefix.startswith(f"{key}/"):
+                continue
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # deleted since the folder was read
+            except OSError as e:
+                raise Failed(f"list {key}: {e}") from None
+            if stat.S_ISREG(st.st_mode):
+                if key.startswith(prefix):
+                    listed.append(ObjectMeta(key, st.st_size, SyncTime(*divmod(st.st_mtime_ns, 1_000_000_000))))
+            elif stat.S_ISDIR(st.st_mode):
+                try:
+                    pending.append((os.open(name, _DIR_FLAGS, dir_fd=fd), f"{key}/", True))
+                except FileNotFoundError:
+                    pass
+                except OSError as e:
+                    # Swapped for a link since the stat: never followed.
+                    if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+                        raise Failed(f"list {key}: {e}") from None
+                    self._report(key, "a symbolic link")
+            elif stat.S_ISLNK(st.st_mode):
+                self._report(key, "a symbolic link")
+            else:
+                self._report(key, "not a regular file")
+
+    def _report(self, what: str, why: str) -> None:
+        """Reports, once per bucket, an entry a listing left out."""
+        if what in self._reported:
+            return
+        self._reported.add(what)
+        self.warn(f"render-store FolderBucket {self.root}: left out of listings: {what} is {why}; a "
+                  "file:// store never follows links or lists what is not a plain file with a clean name")
 
 
 # --------------------------------------------------------------------------------------
@@ -632,7 +941,7 @@ def _answer_json(answer: Answer, call: str) -> Dict[str, Any]:
         if call == "get":
             value = base64.b64encode(value).decode("ascii")
         elif call == "list":
-            value = list(value)
+            value = [o.to_json() for o in value]
         return {"ok": value}
     kind, message = answer[1], answer[2]
     if kind == "not-found":
@@ -683,12 +992,13 @@ class _Scope:
                 self.bucket.put(key, value)
                 return ("ok", None)
             if call == "exists":
-                return ("ok", bool(self.bucket.exists(key)))
+                size = self.bucket.exists(key)
+                if size is not None and not _is_u64(size):
+                    raise TypeError(f"the bucket's exists answered {size!r}, not a size or None")
+                return ("ok", size)
             if call == "list":
-                keys = list(self.bucket.list(key))
-                if not all(isinstance(k, str) for k in keys):
-                    raise TypeError("the bucket's list answered something other than strings")
-                return ("ok", keys)
+                listed = [_object_meta(o) for o in self.bucket.list(key)]
+                return ("ok", listed)
             if call == "delete":
                 self.bucket.delete(key)
                 return ("ok", None)
@@ -703,14 +1013,45 @@ class _Scope:
             return ("error", "failed", f"{call} {key}: {e}")
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_u64(v: Any) -> bool:
+    return _is_int(v) and 0 <= v < (1 << 64)
+
+
+def _instant(t: Any) -> Optional[SyncTime]:
+    """A time with ``seconds`` (s64) and ``nanoseconds`` (< 10^9), or ``None``."""
+    seconds, nanoseconds = getattr(t, "seconds", None), getattr(t, "nanoseconds", None)
+    if not _is_int(seconds) or not -(1 << 63) <= seconds < (1 << 63):
+        return None
+    if not _is_int(nanoseconds) or not 0 <= nanoseconds < 1_000_000_000:
+        return None
+    return SyncTime(seconds, nanoseconds)
+
+
+def _object_meta(o: Any) -> ObjectMeta:
+    """A listing entry a bucket answered, checked."""
+    key, size = getattr(o, "key", None), getattr(o, "size", None)
+    modified = _instant(getattr(o, "modified", None))
+    if not isinstance(key, str) or not _is_u64(size) or modified is None:
+        raise TypeError(f"the bucket's list answered {o!r}, not an ObjectMeta(key, size, modified) "
+                        "with a size from 0 to 2^64 - 1 and nanoseconds below 10^9")
+    return ObjectMeta(key, size, modified)
+
+
 _NO_BUCKET: Answer = ("error", "denied", "this call has no bucket")
 
 
-def _to_wit_answer(answer: Answer) -> Any:
+def _to_wit_answer(call: str, answer: Answer) -> _Result:
     if answer[0] == "ok":
-        return answer[1]
+        value = answer[1]
+        if call == "list":
+            value = [_rec(key=o.key, size=o.size, modified=_wit_time(o.modified)) for o in value]
+        return _Result(True, value)
     kind, message = answer[1], answer[2]
-    return wc.Variant(kind) if kind == "not-found" else wc.Variant(kind, message)
+    return _Result(False, wc.Variant(kind) if kind == "not-found" else wc.Variant(kind, message))
 
 
 # --------------------------------------------------------------------------------------
@@ -748,6 +1089,7 @@ def _py_plan(r: Any) -> GcPlan:
         delete_renders=list(_get(r, "delete_renders")),
         keep_renders=list(_get(r, "keep_renders")),
         ignored=list(r.ignored),
+        recent_renders=list(_get(r, "recent_renders")),
     )
 
 
@@ -808,7 +1150,7 @@ class Runtime:
     def _serve(self, call: str, key: str, value: Optional[bytes] = None) -> Any:
         scope = self._scope
         answer = _NO_BUCKET if scope is None else scope.answer(call, key, value)
-        return _to_wit_answer(answer)
+        return _to_wit_answer(call, answer)
 
     def call(self, interface: str, name: str, *args: Any, scope: Optional[_Scope] = None) -> Any:
         """Calls export ``name`` of ``interface`` (``logic`` or ``store``) in a fresh
@@ -953,7 +1295,8 @@ class RenderStore:
         return self.runtime._result("store", name, _wit_release(r), *args, scope=self._scope(r, log))
 
     def put_render(self, release: ReleaseLike, objects: Iterable[BytesLike], *, log=None) -> str:
-        """Stores the render's canonical bytes unless that blob exists; its renderRef."""
+        """Stores the render's canonical bytes unless that blob exists with their size (a
+        torn or truncated blob is written again); its renderRef."""
         return self._op("put-render", release, _objects(objects), log=log)
 
     def get_render(self, release: ReleaseLike, render_ref: str, *, log=None) -> bytes:
@@ -982,8 +1325,19 @@ class RenderStore:
                 for e in entries]
 
     def gc(self, release: ReleaseLike, keep: int, protected: Sequence[str] = (),
-           dry_run: bool = False, *, log=None) -> GcPlan:
-        return _py_plan(self._op("gc", release, int(keep), list(protected), bool(dry_run), log=log))
+           dry_run: bool = False, *, now: Optional[SyncTime] = None,
+           grace_seconds: int = GC_GRACE_SECONDS, log=None) -> GcPlan:
+        """Garbage collection keeping the newest ``keep`` entries and the renders they
+        and ``protected`` name. A render blob modified less than ``grace_seconds``
+        (default 600; 0: none) before ``now`` (default: this machine's clock) is not
+        deleted: the plan lists it in ``recent_renders``."""
+        at = _instant(now if now is not None else _now())
+        if at is None:
+            raise TypeError("now: expected a SyncTime with nanoseconds below 10^9")
+        if not _is_u64(grace_seconds):
+            raise TypeError("grace_seconds: expected an integer from 0 to 2^64 - 1")
+        return _py_plan(self._op("gc", release, int(keep), list(protected), bool(dry_run),
+                                 _wit_time(at), grace_seconds, log=log))
 
     def delete_release(self, release: ReleaseLike, *, log=None) -> int:
         return int(self._op("delete-release", release, log=log))
@@ -1071,8 +1425,9 @@ def list_history(bucket: Any, release: ReleaseLike) -> List[HistoryEntry]:
     return RenderStore(bucket).list_history(release)
 
 
-def gc(bucket: Any, release: ReleaseLike, keep: int, protected: Sequence[str] = (), dry_run: bool = False) -> GcPlan:
-    return RenderStore(bucket).gc(release, keep, protected, dry_run)
+def gc(bucket: Any, release: ReleaseLike, keep: int, protected: Sequence[str] = (), dry_run: bool = False,
+       *, now: Optional[SyncTime] = None, grace_seconds: int = GC_GRACE_SECONDS) -> GcPlan:
+    return RenderStore(bucket).gc(release, keep, protected, dry_run, now=now, grace_seconds=grace_seconds)
 
 
 def delete_release(bucket: Any, release: ReleaseLike) -> int:
@@ -1140,7 +1495,10 @@ def _run_operation(store: RenderStore, operation: str, arguments: Dict[str, Any]
         elif operation == "list-history":
             value = store.list_history(release, log=log)
         elif operation == "gc":
-            value = store.gc(release, arguments["keep"], arguments["protected"], arguments["dryRun"], log=log)
+            t = arguments["now"]
+            value = store.gc(release, arguments["keep"], arguments["protected"], arguments["dryRun"],
+                             now=SyncTime(t["seconds"], t["nanoseconds"]),
+                             grace_seconds=arguments["graceSeconds"], log=log)
         elif operation == "delete-release":
             value = store.delete_release(release, log=log)
         else:
@@ -1152,7 +1510,9 @@ def _run_operation(store: RenderStore, operation: str, arguments: Dict[str, Any]
 
 def arguments_json(operation: str, release: ReleaseLike, **args: Any) -> Dict[str, Any]:
     """A trace header's ``arguments`` from Python values: ``objects`` (bytes),
-    ``render_ref``, ``entry`` (:class:`NewEntry`), ``keep``, ``protected``, ``dry_run``."""
+    ``render_ref``, ``entry`` (:class:`NewEntry`), ``keep``, ``protected``, ``dry_run``,
+    ``now`` (a :class:`SyncTime`; default this machine's clock) and ``grace_seconds``
+    (default :data:`GC_GRACE_SECONDS`)."""
     r = _release(release)
     out: Dict[str, Any] = {"release": {"namespace": r.namespace, "name": r.name}}
     if operation == "put-render":
@@ -1165,8 +1525,11 @@ def arguments_json(operation: str, release: ReleaseLike, **args: Any) -> Dict[st
                         "syncedAt": {"seconds": e.synced_at.seconds, "nanoseconds": e.synced_at.nanoseconds},
                         "summary": e.summary}
     elif operation == "gc":
+        t = args.get("now") or _now()
         out.update(keep=int(args["keep"]), protected=list(args.get("protected", ())),
-                   dryRun=bool(args.get("dry_run", False)))
+                   dryRun=bool(args.get("dry_run", False)),
+                   now={"seconds": t.seconds, "nanoseconds": t.nanoseconds},
+                   graceSeconds=int(args.get("grace_seconds", GC_GRACE_SECONDS)))
     elif operation not in OPERATIONS:
         raise ValueError(f"unknown operation {operation!r}")
     return out
@@ -1213,8 +1576,18 @@ def _str(o: Dict[str, Any], name: str, line: int) -> str:
     return v
 
 
-def _int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+_int = _is_int
+
+
+def _parse_time(v: Any, what: str, line: int) -> Dict[str, int]:
+    """``{"seconds", "nanoseconds"}`` of a trace line, checked as the Rust reader does."""
+    at = _obj(v, what, line)
+    s, n = _field(at, "seconds", line), _field(at, "nanoseconds", line)
+    if not _int(s) or not -(1 << 63) <= s < (1 << 63):
+        raise TraceError(line, '"seconds" must be a 64-bit integer')
+    if not _int(n) or not 0 <= n < 1_000_000_000:
+        raise TraceError(line, '"nanoseconds" must be an integer below 1000000000')
+    return {"seconds": s, "nanoseconds": n}
 
 
 def _parse_arguments(operation: str, args: Dict[str, Any], line: int) -> Dict[str, Any]:
@@ -1229,13 +1602,8 @@ def _parse_arguments(operation: str, args: Dict[str, Any], line: int) -> Dict[st
         out["renderRef"] = _str(args, "renderRef", line)
     elif operation == "record-history":
         e = _obj(_field(args, "entry", line), '"entry"', line)
-        at = _obj(_field(e, "syncedAt", line), '"syncedAt"', line)
-        s, n = _field(at, "seconds", line), _field(at, "nanoseconds", line)
-        if not _int(s) or not -(1 << 63) <= s < (1 << 63):
-            raise TraceError(line, '"seconds" must be a 64-bit integer')
-        if not _int(n) or not 0 <= n < (1 << 32):
-            raise TraceError(line, '"nanoseconds" must be a 32-bit unsigned integer')
-        out["entry"] = {"renderRef": _str(e, "renderRef", line), "syncedAt": {"seconds": s, "nanoseconds": n},
+        synced_at = _parse_time(_field(e, "syncedAt", line), '"syncedAt"', line)
+        out["entry"] = {"renderRef": _str(e, "renderRef", line), "syncedAt": synced_at,
                         "summary": _str(e, "summary", line)}
     elif operation == "gc":
         keep, protected, dry = _field(args, "keep", line), _field(args, "protected", line), _field(args, "dryRun", line)
@@ -1245,7 +1613,11 @@ def _parse_arguments(operation: str, args: Dict[str, Any], line: int) -> Dict[st
             raise TraceError(line, '"protected" must be an array of strings')
         if not isinstance(dry, bool):
             raise TraceError(line, '"dryRun" must be true or false')
-        out.update(keep=keep, protected=list(protected), dryRun=dry)
+        t = _parse_time(_field(args, "now", line), '"now"', line)
+        grace = _field(args, "graceSeconds", line)
+        if not _is_u64(grace):
+            raise TraceError(line, '"graceSeconds" must be a 64-bit unsigned integer')
+        out.update(keep=keep, protected=list(protected), dryRun=dry, now=t, graceSeconds=grace)
     elif operation not in OPERATIONS:
         raise TraceError(line, f"unknown operation {operation!r}")
     return out
@@ -1262,12 +1634,20 @@ def _parse_answer(call: str, answer: Any, line: int) -> Answer:
                 raise TraceError(line, f"the ok answer of {call} must be null")
             return ("ok", None)
         if call == "exists":
-            if not isinstance(v, bool):
-                raise TraceError(line, "the ok answer of exists must be true or false")
+            if v is not None and not _is_u64(v):
+                raise TraceError(line, "the ok answer of exists must be a size (a 64-bit unsigned integer) or null")
             return ("ok", v)
-        if not isinstance(v, list) or not all(isinstance(k, str) for k in v):
-            raise TraceError(line, "the ok answer of list must be an array of strings")
-        return ("ok", list(v))
+        if not isinstance(v, list):
+            raise TraceError(line, "a list's answer must be an array of objects")
+        listed = []
+        for item in v:
+            o = _obj(item, "an object of a listing", line)
+            size = _field(o, "size", line)
+            if not _is_u64(size):
+                raise TraceError(line, '"size" must be a 64-bit unsigned integer')
+            t = _parse_time(_field(o, "modified", line), '"modified"', line)
+            listed.append(ObjectMeta(_str(o, "key", line), size, SyncTime(t["seconds"], t["nanoseconds"])))
+        return ("ok", listed)
     if "error" in answer and "ok" not in answer:
         e = _obj(answer["error"], '"error"', line)
         kind = _str(e, "kind", line)
@@ -1314,7 +1694,7 @@ def parse_trace(text: str) -> _Trace:
         raise TraceError(at, f'not a render-store trace: the first line must have "format":"{TRACE_FORMAT}"')
     if not (_int(header.get("version")) and header.get("version") == TRACE_VERSION):
         raise TraceError(at, f"trace version {json.dumps(header.get('version'))} is not supported: "
-                             f"this reader reads version {TRACE_VERSION}")
+                             f"this build reads version {TRACE_VERSION}")
     operation = _str(header, "operation", at)
     arguments = _parse_arguments(operation, _obj(_field(header, "arguments", at), '"arguments"', at), at)
     if len(lines) < 2:
@@ -1370,11 +1750,12 @@ class _ReplayBucket:
     def put(self, key: str, value: bytes) -> None:
         self._next("put", key)
 
-    def exists(self, key: str) -> bool:
+    def exists(self, key: str) -> Optional[int]:
         return self._next("exists", key)
 
-    def list(self, prefix: str) -> List[str]:
-        return list(self._next("list", prefix))
+    def list(self, prefix: str) -> List[ObjectMeta]:
+        return [ObjectMeta(o["key"], o["size"], SyncTime(o["modified"]["seconds"], o["modified"]["nanoseconds"]))
+                for o in self._next("list", prefix)]
 
     def delete(self, key: str) -> None:
         self._next("delete", key)

@@ -71,14 +71,16 @@ def test_every_operation_on_the_memory_bucket(runtime):
     assert history[2].synced_at == rs.SyncTime(1_700_000_120, 2)
     assert history[2].key == runtime.history_key(APP, rs.SyncTime(1_700_000_120, 2), refs[2])
 
-    dry = store.gc(APP, keep=2, protected=[refs[0]], dry_run=True)
+    # Without a grace period: the blobs just written may go.
+    dry = store.gc(APP, keep=2, protected=[refs[0]], dry_run=True, grace_seconds=0)
     assert dry.delete_history == [e.key for e in history[:2]]
     assert dry.delete_renders == [f"ns/app/renders/{refs[1]}"]
     assert sorted(dry.keep_renders) == sorted(f"ns/app/renders/{r}" for r in (refs[0], refs[2], refs[3]))
     assert len(bucket.blobs) == 8  # a dry run deletes nothing
-    assert store.gc(APP, keep=2, protected=[refs[0]]) == dry
+    assert dry.recent_renders == []
+    assert store.gc(APP, keep=2, protected=[refs[0]], grace_seconds=0) == dry
     assert len(bucket.blobs) == 5
-    assert store.gc(APP, keep=0) == rs.GcPlan([], [], [], [], [])
+    assert store.gc(APP, keep=0) == rs.GcPlan([], [], [], [], [], [])
 
     bucket.put("ns/app/renders/not-a-ref", b"junk")
     assert store.gc(APP, keep=1, dry_run=True).ignored == ["ns/app/renders/not-a-ref"]
@@ -209,8 +211,12 @@ def test_a_key_outside_the_release_prefix_is_denied():
         "kind": "denied",
         "message": 'key "ns/app2/renders/x" lies outside "ns/app/", the prefix of the release being served'}}}
     assert scope.answer("put", "ns/app/renders/x", b"x") == ("ok", None)
-    assert scope.answer("list", "ns/app/") == ("ok", ["ns/app/renders/x"])
-    assert bucket.calls == [("put", "ns/app/renders/x"), ("list", "ns/app/")]
+    kind, listed = scope.answer("list", "ns/app/")
+    assert kind == "ok" and [(o.key, o.size) for o in listed] == [("ns/app/renders/x", 1)]
+    assert scope.answer("exists", "ns/app/renders/x") == ("ok", 1)
+    assert scope.answer("exists", "ns/app/renders/y") == ("ok", None)
+    assert bucket.calls == [("put", "ns/app/renders/x"), ("list", "ns/app/"), ("exists", "ns/app/renders/x"),
+                            ("exists", "ns/app/renders/y")]
 
 
 def test_every_key_an_operation_reaches_lies_in_its_release(runtime):
@@ -247,3 +253,77 @@ def test_the_memory_cap_stops_one_call_only(runtime):
         small.canonical([b'{"d":"' + b"x" * (4 << 20) + b'"}'])
     assert e.value.kind == "trap"
     assert small.render_ref([b"{}"]).startswith("sha256:")
+
+
+class Answering(rs.MemoryBucket):
+    """A memory bucket whose exists and list answer what they are told to."""
+
+    def __init__(self, exists=None, listed=None):
+        super().__init__()
+        self.exists_answer, self.list_answer = exists, listed
+
+    def exists(self, key):
+        return self.exists_answer
+
+    def list(self, prefix):
+        return self.list_answer
+
+
+@pytest.mark.parametrize("bucket,text", [
+    (Answering(exists=True), "not a size or None"),
+    (Answering(exists=-1), "not a size or None"),
+    (Answering(exists="12"), "not a size or None"),
+    (Answering(listed=["ns/app/history/x"]), "not an ObjectMeta"),
+    (Answering(listed=[rs.ObjectMeta("ns/app/history/x", -1, rs.SyncTime(0))]), "not an ObjectMeta"),
+    (Answering(listed=[rs.ObjectMeta("ns/app/history/x", 1, rs.SyncTime(0, 10**9))]), "not an ObjectMeta"),
+])
+def test_a_bucket_answer_of_the_wrong_type_is_failed(runtime, bucket, text):
+    store = rs.RenderStore(bucket, runtime)
+    call = (lambda: store.put_render(APP, [b"{}"])) if bucket.list_answer is None else (lambda: store.list_history(APP))
+    with pytest.raises(rs.RenderStoreError) as e:
+        call()
+    assert e.value.kind == "bucket" and text in e.value.message
+
+
+def test_gc_spares_a_blob_younger_than_the_grace_period(runtime):
+    t0 = 1_700_000_000
+    clock = [rs.SyncTime(t0)]
+    bucket = Recording()
+    bucket.clock = lambda: clock[0]
+    store = rs.RenderStore(bucket, runtime)
+    old = store.put_render(APP, [configmap("old")])
+    clock[0] = rs.SyncTime(t0 + 500, 1)
+    young = store.put_render(APP, [configmap("young")])
+    live = store.put_render(APP, [configmap("live")])
+    store.record_history(APP, render_ref=live, synced_at=rs.SyncTime(t0))
+    key = lambda ref: f"ns/app/renders/{ref}"  # noqa: E731
+
+    # At t0 + 1000 with 10 minutes of grace: `old` (1000 s) goes, `young` (500 s) stays.
+    bucket.calls.clear()
+    dry = store.gc(APP, 1, dry_run=True, now=rs.SyncTime(t0 + 1000), grace_seconds=600)
+    assert bucket.calls == [("list", "ns/app/history/"), ("list", "ns/app/renders/")]
+    assert (dry.delete_renders, dry.keep_renders, dry.recent_renders) == ([key(old)], [key(live)], [key(young)])
+    # plan-gc has no modification times: no grace period, `young` would go.
+    planned = runtime.plan_gc(APP, 1, [o.key for o in bucket.list("ns/app/history/")],
+                              [o.key for o in bucket.list("ns/app/renders/")])
+    assert planned.recent_renders == [] and planned.delete_renders == sorted([key(old), key(young)])
+    bucket.calls.clear()
+    assert store.gc(APP, 1, now=rs.SyncTime(t0 + 1000), grace_seconds=600) == dry
+    assert [c for c in bucket.calls if c[0] == "delete"] == [("delete", key(old))]
+    assert store.get_render(APP, young) == runtime.canonical([configmap("young")])
+
+    # To the nanosecond: younger than 600 s is spared, 600 s is not; a blob modified
+    # after `now` (a skewed clock) is spared too.
+    at = lambda s, n=0: store.gc(APP, 1, dry_run=True, now=rs.SyncTime(s, n), grace_seconds=600)  # noqa: E731
+    assert at(t0 + 1100, 0).recent_renders == [key(young)]
+    assert at(t0 + 1100, 1).delete_renders == [key(young)]
+    assert at(t0 + 400).recent_renders == [key(young)]
+
+    # Grace 0: every unreferenced blob goes, whatever its age.
+    bucket.calls.clear()
+    plan = store.gc(APP, 1, now=rs.SyncTime(t0 + 500, 1), grace_seconds=0)
+    assert (plan.delete_renders, plan.recent_renders) == ([key(young)], [])
+    assert [c for c in bucket.calls if c[0] == "delete"] == [("delete", key(young))]
+    assert sorted(bucket.blobs) == sorted([key(live), *(k for k in bucket.blobs if "/history/" in k)])
+    with pytest.raises(TypeError):
+        store.gc(APP, 1, grace_seconds=-1)

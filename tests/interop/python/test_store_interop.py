@@ -1,9 +1,12 @@
 """One file:// store, two hosts: what the Python folder bucket writes the Rust CLI reads
-back key for key and byte for byte, and the reverse; listings agree with `render-store ls`."""
+back key for key and byte for byte, and the reverse; listings agree with `render-store ls`;
+links are never followed; GC's grace period; a truncated blob is written again."""
 
 from __future__ import annotations
 
+import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -38,14 +41,14 @@ def test_python_writes_and_rust_reads(runtime, cli, tmp_path):
         refs.append(store.put_render(APP, objects))
         assert store.record_history(APP, render_ref=refs[-1], synced_at=TIMES[n], summary=f"sync {n} ✓")
     store.put_render(OTHER, [configmap("elsewhere")])
-    plan = store.gc(APP, keep=2)
+    plan = store.gc(APP, keep=2, grace_seconds=0)
     assert len(plan.delete_history) == 2 and len(plan.delete_renders) == 2
 
     # The keys: the Rust CLI lists what is on disk, and so does the Python bucket.
     on_disk = files_under(root)
     assert not [k for k in on_disk if "#" in k], "a temp file was left behind"
-    assert cli.json("ls", store=root) == sorted(on_disk) == store.bucket.list("")
-    assert cli.json("ls", "ns/app/", store=root) == store.bucket.list("ns/app/")
+    assert cli.json("ls", store=root) == sorted(on_disk) == keys(store.bucket.list(""))
+    assert cli.json("ls", "ns/app/", store=root) == keys(store.bucket.list("ns/app/"))
 
     # The history, as the Rust CLI reads it.
     entries = store.list_history(APP)
@@ -66,7 +69,7 @@ def test_python_writes_and_rust_reads(runtime, cli, tmp_path):
     assert dry["deleteHistory"] == [] and dry["deleteRenders"] == []
     assert dry["keepHistory"] == [e.key for e in entries]
 
-    # Deleting a release through Python removes its folders too, as object_store does.
+    # Deleting a release through Python removes its folders too, as the Rust host does.
     assert store.delete_release(APP) == 4
     assert not (root / "ns" / "app").exists()
     assert cli.json("ls", store=root) == [f"ns/other/renders/{runtime.render_ref([configmap('elsewhere')])}"]
@@ -79,13 +82,13 @@ def test_rust_writes_and_python_reads(runtime, cli, tmp_path):
         files = write_objects(tmp_path / f"r{n}", objects)
         refs.append(cli.text("put", str(APP), *files, store=root).strip())
         cli.run("record", str(APP), refs[-1], "--synced-at", TIMES[n], "--summary", f"sync {n} ✓", store=root)
-    gc_report = cli.json("gc", str(APP), "--keep", "3", store=root)
+    gc_report = cli.json("gc", str(APP), "--keep", "3", "--grace", "0", store=root)
     assert len(gc_report["deleteHistory"]) == 1
 
     bucket = rs.FolderBucket(root)
     store = rs.RenderStore(bucket, runtime)
     assert refs == [runtime.render_ref(r) for r in renders()]
-    assert bucket.list("") == cli.json("ls", store=root) == sorted(files_under(root))
+    assert keys(bucket.list("")) == cli.json("ls", store=root) == sorted(files_under(root))
 
     entries = store.list_history(APP)
     assert [e.render_ref for e in entries] == refs[1:]
@@ -100,18 +103,25 @@ def test_rust_writes_and_python_reads(runtime, cli, tmp_path):
     assert e.value.kind == "not-found"
     assert not store.has_history_ref(APP, refs[0])
 
-    # The same plan from both hosts.
+    # The same plan from both hosts (with the default grace period, the unreferenced blob
+    # written moments ago is spared by both).
     plan = store.gc(APP, keep=1, protected=[refs[1]], dry_run=True)
     rust_plan = cli.json("gc", str(APP), "--keep", "1", "--protect", refs[1], "--dry-run", store=root)
     assert plan.to_json() == {k: v for k, v in rust_plan.items() if k != "dryRun"}
+    assert plan.recent_renders == [f"ns/app/renders/{refs[2]}"]
 
     # Python records into the Rust store; the Rust CLI sees it.
     assert store.record_history(APP, render_ref=refs[0], synced_at="2024-03-02T00:00:00Z", summary="again")
     assert history_from_cli(cli, root, APP)[-1]["summary"] == "again"
 
 
+def keys(listed):
+    return [o.key for o in listed]
+
+
 def make_junk(root: Path) -> None:
-    """A folder with what a store may hold besides blobs."""
+    """A folder with what a store may hold besides blobs: staging files (listed), links,
+    names that are not UTF-8 or hold control characters (left out)."""
     def put(rel: str, data: bytes = b"x") -> None:
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -126,19 +136,38 @@ def make_junk(root: Path) -> None:
     os.symlink(root / "ns" / "app" / "renders" / "a", root / "ns" / "app" / "link-to-file")
     os.symlink(root / "nowhere", root / "ns" / "app" / "broken-link")
     os.symlink(root / "ns" / "app" / "history", root / "ns" / "linked-dir")
+    os.symlink("loop", root / "ns" / "app" / "loop")
+    put("ns/app/tab\there")
+    put("ns/app/c1\u0085")
+    (root / "ns" / "app").joinpath(os.fsdecode(b"n\xffo")).write_bytes(b"not UTF-8")
+
+
+LEFT_OUT = {"ns/app/link-to-file", "ns/app/broken-link", "ns/linked-dir/h", "ns/app/loop", "ns/app/tab\there",
+            "ns/app/c1\u0085"}
 
 
 @pytest.mark.parametrize("prefix", ["", "ns", "ns/", "ns/app", "ns/app/", "ns/app/renders/", "ns/app/rend",
-                                    "ns/app/renders/a", "ns/ap", "nope/", "nope/deeper/", "top", "ns/app/ü"])
+                                    "ns/app/renders/a", "ns/ap", "nope/", "nope/deeper/", "top", "ns/app/ü",
+                                    "ns/linked-dir/", "ns/app/link", "/x"])
 def test_listing_agrees_with_rust_ls(cli, tmp_path, prefix):
     root = tmp_path / "store"
     make_junk(root)
+    warnings = []
+    listed = rs.FolderBucket(root, warn=warnings.append).list(prefix)
     from_rust = cli.json("ls", prefix, store=root)
-    assert rs.FolderBucket(root).list(prefix) == from_rust
-    assert not {"ns/app/renders/a#1", "ns/app/renders/b#12", "top#3"} & set(from_rust)
+    assert keys(listed) == from_rust
+    assert not LEFT_OUT & set(from_rust) and not [k for k in from_rust if "\ufffd" in k or "n\udcffo" in k]
+    # Staging files are plain files: listed.
+    if prefix == "":
+        assert {"ns/app/renders/a#1", "ns/app/renders/b#12", "top#3", "ns/app/renders/e#1#2"} <= set(from_rust)
+        assert len(warnings) == 7, warnings
+    # Each object's size and modification time, as the file system has them.
+    for o in listed:
+        st = os.stat(root / o.key)
+        assert (o.size, o.modified.seconds * 10**9 + o.modified.nanoseconds) == (st.st_size, st.st_mtime_ns)
 
 
-@pytest.mark.parametrize("prefix", ["ns//x", "/x", "./a/", "ns/../x/"])
+@pytest.mark.parametrize("prefix", ["ns//x", "./a/", "ns/../x/", "ns/\x01/"])
 def test_invalid_list_prefixes_are_refused_by_both(cli, tmp_path, prefix):
     root = tmp_path / "store"
     make_junk(root)
@@ -153,31 +182,154 @@ def test_folder_bucket_contract(tmp_path):
     b = rs.FolderBucket(tmp_path / "s", create_dir=True)
     with pytest.raises(rs.NotFound):
         b.get("ns/app/x")
-    assert not b.exists("ns/app/x")
+    assert b.exists("ns/app/x") is None
     b.delete("ns/app/x")  # absent: fine
     b.put("ns/app/x", b"one")
-    b.put("ns/app/x", b"two")  # replaced whole
-    assert b.get("ns/app/x") == b"two" and b.exists("ns/app/x")
+    b.put("ns/app/x", b"three")  # replaced whole
+    assert b.get("ns/app/x") == b"three" and b.exists("ns/app/x") == 5
     assert sorted(os.listdir(tmp_path / "s" / "ns" / "app")) == ["x"]
+    # Folders 0700, files 0600.
+    mode = lambda p: stat.S_IMODE(os.lstat(tmp_path / "s" / p).st_mode)  # noqa: E731
+    assert (mode("ns"), mode("ns/app"), mode("ns/app/x")) == (0o700, 0o700, 0o600)
     # A folder is no blob.
-    assert not b.exists("ns/app")
-    with pytest.raises(rs.NotFound):
-        b.get("ns/app")
+    for call in (b.exists, b.get, b.delete):
+        with pytest.raises(rs.Denied) as e:
+            call("ns/app")
+        assert "ns/app" in e.value.message
     # Keys that are not clean paths are refused with the Rust host's words.
-    for key in ["", "/a", "a/", "a//b", "a/./b", "a/../b", "a/\x01"]:
+    for key in ["", "/a", "a/", "a//b", "a/./b", "a/../b", "a/\x01", "a/\x85"]:
         with pytest.raises(rs.Denied) as e:
             b.put(key, b"x")
-        assert e.value.message == f"{rs.rust_debug_str(key)} is not a valid object key"
-    # object_store's temp-file names cannot be addressed.
-    with pytest.raises(rs.Failed):
+        assert e.value.message == (f"{json.dumps(key, ensure_ascii=False)} is not a valid object key (empty, "
+                                   "`.` or `..` components, or control characters)")
+    # `#` marks staging files: a key holding it cannot be put, but a staging file is read.
+    with pytest.raises(rs.Denied) as e:
         b.put("ns/app/y#3", b"x")
+    assert e.value.message == '"ns/app/y#3" holds \'#\', which a file:// store reserves for staging files'
+    (tmp_path / "s" / "ns" / "app" / "x#1.0").write_bytes(b"torn")
+    assert b.get("ns/app/x#1.0") == b"torn" and keys(b.list("ns/")) == ["ns/app/x", "ns/app/x#1.0"]
+    b.delete("ns/app/x#1.0")
     b.delete("ns/app/x")
     assert not (tmp_path / "s" / "ns").exists()
     assert (tmp_path / "s").is_dir()
 
 
 def test_from_url(tmp_path):
-    b = rs.FolderBucket.from_url(f"file://{tmp_path}/u?create_dir=true")
-    assert b.root == str((tmp_path / "u").resolve())
+    b = rs.FolderBucket.from_url(f"file://{tmp_path}/u/v?create_dir=true")
+    assert b.root == str((tmp_path / "u" / "v").resolve())
+    assert stat.S_IMODE(os.stat(tmp_path / "u").st_mode) == stat.S_IMODE(os.stat(tmp_path / "u" / "v").st_mode) == 0o700
     with pytest.raises(FileNotFoundError):
         rs.FolderBucket.from_url(f"file://{tmp_path}/missing")
+
+
+def test_a_key_through_a_link_is_refused_by_both_hosts(runtime, cli, tmp_path):
+    root, outside = tmp_path / "store", tmp_path / "outside"
+    (outside / "renders").mkdir(parents=True)
+    (outside / "victim").write_bytes(b"keep")
+    (root / "ns").mkdir(parents=True)
+    os.symlink(outside, root / "ns" / "app")
+    warnings = []
+    bucket = rs.FolderBucket(root, warn=warnings.append)
+    want = ('key "ns/app/victim" crosses "app", which is a symbolic link or not a folder; a file:// store '
+            "never follows links: remove it")
+    for call in (lambda: bucket.get("ns/app/victim"), lambda: bucket.put("ns/app/victim", b"x"),
+                 lambda: bucket.exists("ns/app/victim"), lambda: bucket.delete("ns/app/victim")):
+        with pytest.raises(rs.Denied) as e:
+            call()
+        assert e.value.message == want
+    assert bucket.list("ns/") == [] and bucket.list("ns/app/") == []
+    assert len(warnings) == 2, warnings
+    # Through the component, and in the Rust CLI: the same refusal.
+    store = rs.RenderStore(bucket, runtime)
+    with pytest.raises(rs.RenderStoreError) as e:
+        store.put_render(APP, [configmap("a")])
+    assert e.value.kind == "bucket" and 'crosses "app"' in e.value.message
+    assert store.list_history(APP) == [] and store.delete_release(APP) == 0
+    files = write_objects(tmp_path / "objects", [configmap("a")])
+    rust = cli.run("put", str(APP), *files, store=root, check=False)
+    assert rust.returncode != 0 and 'crosses "app", which is a symbolic link' in rust.stderr.decode()
+    assert cli.json("ls", store=root) == []
+    assert sorted(os.listdir(outside)) == ["renders", "victim"] and os.listdir(outside / "renders") == []
+    assert (outside / "victim").read_bytes() == b"keep"
+
+
+def test_gc_spares_a_blob_younger_than_the_grace_period_as_the_rust_cli_does(runtime, cli, tmp_path):
+    root = tmp_path / "store"
+    bucket = rs.FolderBucket(root, create_dir=True)
+    store = rs.RenderStore(bucket, runtime)
+    kept, young = (store.put_render(APP, [configmap(n)]) for n in ("kept", "young"))
+    store.record_history(APP, render_ref=kept, synced_at="2024-01-01T00:00:00Z")
+    young_key = f"ns/app/renders/{young}"
+    modified = bucket.list(young_key)[0].modified
+
+    # Written just now: the default grace period (10 minutes) spares it, in both hosts.
+    dry = store.gc(APP, 1, dry_run=True)
+    assert (dry.delete_renders, dry.keep_renders, dry.recent_renders) == ([], [f"ns/app/renders/{kept}"], [young_key])
+    assert cli.json("gc", str(APP), "--keep", "1", "--dry-run", store=root) == {"dryRun": True, **dry.to_json()}
+    assert store.gc(APP, 1) == dry
+    assert cli.json("gc", str(APP), "--keep", "1", store=root) == {"dryRun": False, **dry.to_json()}
+    assert bucket.exists(young_key) == len(runtime.canonical([configmap("young")]))
+    # Judged by the file's modification time against `now`: 599 s old is spared, 600 s is not.
+    since = lambda s: rs.SyncTime(modified.seconds + s, modified.nanoseconds)  # noqa: E731
+    assert store.gc(APP, 1, dry_run=True, now=since(599), grace_seconds=600).recent_renders == [young_key]
+    assert store.gc(APP, 1, dry_run=True, now=since(600), grace_seconds=600).delete_renders == [young_key]
+
+    # Grace 0: deleted whatever its age; the Rust CLI then finds nothing more to do.
+    plan = store.gc(APP, 1, grace_seconds=0)
+    assert (plan.delete_renders, plan.recent_renders) == ([young_key], [])
+    assert keys(bucket.list("ns/app/renders/")) == [f"ns/app/renders/{kept}"]
+    after = cli.json("gc", str(APP), "--keep", "1", "--grace", "0", store=root)
+    assert (after["deleteRenders"], after["recentRenders"]) == ([], [])
+
+
+def test_put_render_rewrites_a_truncated_blob_in_both_hosts(runtime, cli, tmp_path):
+    root = tmp_path / "store"
+    bucket = Recording(rs.FolderBucket(root, create_dir=True))
+    store = rs.RenderStore(bucket, runtime)
+    objects = [configmap("web", {"replicas": "3"}), configmap("db")]
+    canonical = runtime.canonical(objects)
+    ref = store.put_render(APP, objects)
+    key = f"ns/app/renders/{ref}"
+    path = root / key
+    assert bucket.calls == [("exists", key), ("put", key)]
+    assert bucket.inner.exists(key) == len(canonical)
+    # A blob of the canonical size is not written again.
+    bucket.calls.clear()
+    assert store.put_render(APP, objects) == ref
+    assert bucket.calls == [("exists", key)]
+
+    # Torn by a crash: half of it is left. Reading it fails as corrupt; exists tells the
+    # size, so put-render writes it again, and it reads back whole.
+    os.truncate(path, len(canonical) // 2)
+    assert bucket.inner.exists(key) == len(canonical) // 2
+    with pytest.raises(rs.RenderStoreError) as e:
+        store.get_render(APP, ref)
+    assert e.value.kind == "corrupt"
+    bucket.calls.clear()
+    assert store.put_render(APP, objects) == ref
+    assert bucket.calls == [("exists", key), ("put", key)]
+    assert store.get_render(APP, ref) == canonical == path.read_bytes()
+    assert cli.run("get", str(APP), ref, store=root).stdout == canonical
+
+    # An empty blob, written again by the Rust CLI's put, read back by Python.
+    os.truncate(path, 0)
+    with pytest.raises(rs.RenderStoreError):
+        store.get_render(APP, ref)
+    files = write_objects(tmp_path / "objects", objects)
+    assert cli.text("put", str(APP), *files, store=root).strip() == ref
+    assert store.get_render(APP, ref) == canonical
+
+
+class Recording:
+    """A bucket that remembers the calls it passes on to `inner`."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, []
+
+    def __getattr__(self, call):
+        method = getattr(self.inner, call)
+
+        def recorded(key, *rest):
+            self.calls.append((call, key))
+            return method(key, *rest)
+        return recorded

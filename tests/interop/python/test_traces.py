@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,7 @@ def test_every_cli_trace_replays_in_python(cli, populated, tmp_path):
         "gc-dry-run": ["gc", APP, "--keep", "2", "--dry-run"],
         "gc-off": ["gc", APP, "--keep", "0"],
         "gc": ["gc", APP, "--keep", "2", "--protect", refs[0]],
+        "gc-no-grace": ["gc", APP, "--keep", "2", "--grace", "0"],
         "history-after-gc": ["history", APP],
         "delete-release": ["delete-release", APP],
         "history-after-delete": ["history", APP],
@@ -95,23 +97,44 @@ def test_every_cli_trace_replays_in_python(cli, populated, tmp_path):
         assert result.result == recorded[-1]["result"], name
         assert rust_replay(cli, tmp_path, text, f"{name}-replay")["result"] == result.result
     assert operations == {"put-render", "get-render", "list-history", "record-history", "gc", "delete-release"}
+    # Version 2: the CLI's GC records its `now` and grace period (default 10 minutes);
+    # the first spared the young unreferenced blobs, the second deleted them.
+    gc, no_grace = (lines((tmp_path / f"{n}.jsonl").read_text(encoding="utf-8")) for n in ("gc", "gc-no-grace"))
+    assert gc[0]["version"] == 2 and gc[0]["arguments"]["graceSeconds"] == 600
+    assert set(gc[0]["arguments"]["now"]) == {"seconds", "nanoseconds"}
+    spared = gc[-1]["result"]["ok"]["recentRenders"]
+    assert f"ns/app/renders/{refs[1]}" in spared and gc[-1]["result"]["ok"]["deleteRenders"] == []
+    # (without --protect, refs[0], whose entry the first GC deleted, goes too)
+    assert no_grace[-1]["result"]["ok"]["deleteRenders"] == sorted(spared + [f"ns/app/renders/{refs[0]}"])
+    assert no_grace[-1]["result"]["ok"]["recentRenders"] == []
+    # exists answers a size; a listing, each object's size and modification time.
+    existing = lines((tmp_path / "put-existing.jsonl").read_text(encoding="utf-8"))
+    assert existing[1]["call"] == "exists" and existing[1]["answer"]["ok"] > 0
+    assert sorted(gc[1]["answer"]["ok"][0]) == ["key", "modified", "size"]
 
 
 def test_the_recorded_results_are_what_python_computes(cli, populated, tmp_path, runtime):
     root, refs = populated
     text = traced(cli, root, tmp_path, "gc", "gc", APP, "--keep", "2", "--dry-run")
-    plan = rs.RenderStore(rs.FolderBucket(root)).gc(APP, 2, dry_run=True)
+    t = lines(text)[0]["arguments"]["now"]
+    plan = rs.RenderStore(rs.FolderBucket(root)).gc(APP, 2, dry_run=True, now=rs.SyncTime(t["seconds"], t["nanoseconds"]))
+    assert plan.recent_renders == [f"ns/app/renders/{r}" for r in sorted(refs[:2])]
     assert lines(text)[-1]["result"] == {"ok": plan.to_json()}
     text = traced(cli, root, tmp_path, "get", "get", APP, refs[2])
     render = base64.b64decode(lines(text)[-1]["result"]["ok"]["render"])
     assert render == rs.RenderStore(rs.FolderBucket(root)).get_render(APP, refs[2])
 
 
+def listed(key: str, seconds: int = 0) -> dict:
+    """A listing entry as a trace holds it (written at `seconds`)."""
+    return {"key": key, "size": 10, "modified": {"seconds": seconds, "nanoseconds": 0}}
+
+
 def edit_first_listing(text: str, suffix: str, extra: str) -> str:
     out = lines(text)
     for line in out[1:-1]:
         if line["call"] == "list" and line["key"].endswith(suffix):
-            line["answer"]["ok"] = sorted(line["answer"]["ok"] + [extra])
+            line["answer"]["ok"] = sorted(line["answer"]["ok"] + [listed(extra)], key=lambda o: o["key"])
             break
     else:
         raise AssertionError(f"no listing of {suffix}")
@@ -153,7 +176,7 @@ def test_gc_trace_with_one_more_listed_render(cli, populated, tmp_path):
 @pytest.mark.parametrize("dry_run", [False, True])
 def test_gc_trace_without_its_protected_ref(cli, populated, tmp_path, dry_run):
     root, refs = populated
-    args = ["gc", APP, "--keep", "2", "--protect", refs[0]] + (["--dry-run"] if dry_run else [])
+    args = ["gc", APP, "--keep", "2", "--protect", refs[0], "--grace", "0"] + (["--dry-run"] if dry_run else [])
     text = traced(cli, root, tmp_path, "gc", *args)
     recorded = lines(text)
     assert f"ns/app/renders/{refs[0]}" in recorded[-1]["result"]["ok"]["keepRenders"]
@@ -192,6 +215,7 @@ def test_python_traces_replay_in_rust(cli, runtime, tmp_path):
         ("list-history", {}),
         ("gc", dict(keep=1, protected=[refs[0], ""], dry_run=True)),
         ("gc", dict(keep=1, protected=[refs[0]])),
+        ("gc", dict(keep=1, protected=[], grace_seconds=0, now=rs.SyncTime(1_900_000_000, 5))),
         ("delete-release", {}),
     ]
     for n, (op, args) in enumerate(ops):
@@ -206,7 +230,9 @@ def test_python_traces_replay_in_rust(cli, runtime, tmp_path):
 
 # Traces written by hand, per TRACES.md.
 
-HEADER = {"format": "render-store-trace", "version": 1}
+HEADER = {"format": "render-store-trace", "version": 2}
+#: A GC's `now` and grace period in a hand-written trace.
+NO_GRACE = {"now": {"seconds": 1_714_608_000, "nanoseconds": 0}, "graceSeconds": 0}
 
 
 def trace_text(operation: str, arguments: dict, calls: list, result: dict) -> str:
@@ -232,7 +258,7 @@ def test_writes_are_answered_as_recorded_or_ok(cli, runtime, tmp_path):
     ref = runtime.render_ref(objects)
     key = f"ns/app/renders/{ref}"
     value = base64.b64encode(runtime.canonical(objects)).decode()
-    exists = {"call": "exists", "key": key, "answer": {"ok": False}}
+    exists = {"call": "exists", "key": key, "answer": {"ok": None}}
     failed_put = {"call": "put", "key": key, "value": value,
                   "answer": {"error": {"kind": "failed", "message": "put: disk full"}}}
     args = {"objects": [base64.b64encode(o).decode() for o in objects]}
@@ -250,12 +276,15 @@ def test_writes_are_answered_as_recorded_or_ok(cli, runtime, tmp_path):
 
 def test_answers_are_used_in_order_then_the_last_again():
     bucket = rs._ReplayBucket([
-        {"call": "list", "key": "ns/app/history/", "answer": {"ok": ["a"]}},
+        {"call": "list", "key": "ns/app/history/", "answer": {"ok": [listed("a", 1)]}},
         {"call": "get", "key": "ns/app/x", "answer": {"error": {"kind": "not-found"}}},
-        {"call": "list", "key": "ns/app/history/", "answer": {"ok": ["b"]}},
+        {"call": "list", "key": "ns/app/history/", "answer": {"ok": [listed("b", 2)]}},
         {"call": "delete", "key": "ns/app/y", "answer": {"error": {"kind": "denied", "message": "no"}}},
+        {"call": "exists", "key": "ns/app/z", "answer": {"ok": 7}},
     ])
-    assert [bucket.list("ns/app/history/") for _ in range(4)] == [["a"], ["b"], ["b"], ["b"]]
+    assert [bucket.list("ns/app/history/") for _ in range(4)] == [
+        [rs.ObjectMeta("a", 10, rs.SyncTime(1))], *[[rs.ObjectMeta("b", 10, rs.SyncTime(2))]] * 3]
+    assert bucket.exists("ns/app/z") == 7
     for _ in range(2):
         with pytest.raises(rs.NotFound):
             bucket.get("ns/app/x")
@@ -274,35 +303,54 @@ def test_gc_listings_are_answered_first_unused_then_last(cli, runtime, tmp_path)
     hist = [f"ns/app/history/2024050{n + 1}T000000.000000000Z-{r}" for n, r in enumerate(refs)]
     renders = [f"ns/app/renders/{r}" for r in refs]
     calls = [
-        {"call": "list", "key": "ns/app/history/", "answer": {"ok": hist}},
-        {"call": "list", "key": "ns/app/renders/", "answer": {"ok": renders}},
+        {"call": "list", "key": "ns/app/history/", "answer": {"ok": [listed(k) for k in hist]}},
+        {"call": "list", "key": "ns/app/renders/", "answer": {"ok": [listed(k) for k in renders]}},
     ]
-    text = trace_text("gc", {"keep": 1, "protected": [], "dryRun": False}, calls,
+    text = trace_text("gc", {"keep": 1, "protected": [], "dryRun": False, **NO_GRACE}, calls,
                       {"ok": {"deleteHistory": [], "keepHistory": [], "deleteRenders": [], "keepRenders": [],
-                              "ignored": []}})
+                              "ignored": [], "recentRenders": []}})
     py = assert_same_replay(cli, tmp_path, text)
     assert not py.matches
     assert py.result["ok"]["deleteHistory"] == hist[:2]
 
 
-def test_a_trap_compares_by_kind_only(runtime, tmp_path):
-    small = rs.Runtime(os.environ["RENDER_STORE_WASM"], memory_bytes=1 << 20)
-    store = rs.RenderStore(rs.MemoryBucket(), small)
-    big = b'{"data":"' + b"x" * (2 << 20) + b'"}'
-    result, text = rs.record(store, "put-render", rs.arguments_json("put-render", APP, objects=[big]))
-    assert result["error"]["kind"] == "trap"
-    recorded = lines(text)
-    recorded[-1]["result"]["error"]["message"] = "some other host's words"
-    edited = "".join(json.dumps(l) + "\n" for l in recorded)
-    assert rs.replay(edited, small).matches
-    # Without the memory cap the call gets as far as its first bucket call, which the
-    # trace never saw: another kind of error, so no match.
-    unbounded = rs.replay(edited, runtime)
-    assert not unbounded.matches and unbounded.result["error"]["kind"] == "bucket"
+def test_a_hand_written_gc_trace_with_a_grace_period(cli, runtime, tmp_path):
+    refs = [runtime.render_ref([configmap(f"g{n}")]) for n in range(3)]
+    hist = [f"ns/app/history/2024050{n + 1}T000000.000000000Z-{r}" for n, r in enumerate(refs)]
+    renders = [f"ns/app/renders/{r}" for r in refs]
+    hour_ago = NO_GRACE["now"]["seconds"] - 3600
+    calls = [
+        {"call": "list", "key": "ns/app/history/", "answer": {"ok": [listed(k) for k in hist]}},
+        {"call": "delete", "key": hist[0], "answer": {"ok": None}},
+        {"call": "delete", "key": hist[1], "answer": {"ok": None}},
+        {"call": "list", "key": "ns/app/history/", "answer": {"ok": [listed(hist[2])]}},
+        {"call": "list", "key": "ns/app/renders/", "answer": {"ok": [listed(k, hour_ago) for k in renders]}},
+    ]
+    plan = {"deleteHistory": hist[:2], "keepHistory": hist[2:], "deleteRenders": [], "keepRenders": renders[2:],
+            "ignored": [], "recentRenders": renders[:2]}
+    # A day of grace: the two unreferenced blobs, an hour old, are spared; the trace
+    # says so and replays as recorded in both hosts.
+    graced = trace_text("gc", {"keep": 1, "protected": [], "dryRun": False, **NO_GRACE, "graceSeconds": 86400},
+                        calls, {"ok": plan})
+    g = assert_same_replay(cli, tmp_path, graced)
+    assert g.matches and g.result == {"ok": plan}
+    # The same trace with half an hour of grace: both blobs are deleted, two calls more.
+    short = graced.replace('"graceSeconds": 86400', '"graceSeconds": 1800')
+    h = assert_same_replay(cli, tmp_path, short)
+    assert not h.matches and h.result["ok"]["deleteRenders"] == renders[:2] and h.result["ok"]["recentRenders"] == []
+    assert h.first_difference == {"position": 6, "recorded": None,
+                                  "replayed": {"call": "delete", "key": renders[0], "answer": {"ok": None}}}
 
 
 @pytest.mark.parametrize("mangle,message", [
-    (lambda t: t.replace('"version": 1', '"version": 2'), "version 2 is not supported"),
+    (lambda t: t.replace('"version": 2', '"version": 1'),
+     "trace line 1: trace version 1 is not supported: this build reads version 2"),
+    (lambda t: t.replace('"ok": []', '"ok": ["ns/app/history/x"]'), "an object of a listing must be a JSON object"),
+    (lambda t: t.replace('"ok": []', '"ok": [{"key": "k", "size": 1}]'), "modified"),
+    (lambda t: t.replace('"ok": []', '"ok": [{"key": "k", "size": -1, "modified": {"seconds": 0, "nanoseconds": 0}}]'),
+     '"size" must be'),
+    (lambda t: t.replace('"ok": []', '"ok": [{"key": "k", "size": 1, "modified": {"seconds": 0, "nanoseconds": 1000000000}}]'),
+     '"nanoseconds" must be an integer below 1000000000'),
     (lambda t: t.replace('"render-store-trace"', '"other"'), "not a render-store trace"),
     (lambda t: t.replace('"call": "list"', '"call": "rename"'), "unknown call"),
     (lambda t: t.replace('"list-history"', '"compact"'), "unknown operation"),
@@ -313,8 +361,26 @@ def test_a_bad_trace_is_refused(mangle, message):
     text = trace_text("list-history", {}, [{"call": "list", "key": "ns/app/history/", "answer": {"ok": []}}],
                       {"ok": {"entries": []}})
     assert rs.replay(text).matches
-    with pytest.raises(rs.TraceError, match=message):
+    with pytest.raises(rs.TraceError, match=re.escape(message)):
         rs.replay(mangle(text))
+
+
+@pytest.mark.parametrize("edit", [
+    lambda a: a.pop("now"),
+    lambda a: a.pop("graceSeconds"),
+    lambda a: a.update(graceSeconds=-1),
+    lambda a: a.update(now={"seconds": 0, "nanoseconds": 1_000_000_000}),
+])
+def test_a_gc_trace_needs_its_now_and_grace_period(cli, tmp_path, edit):
+    args = {"keep": 1, "protected": [], "dryRun": True, **NO_GRACE}
+    edit(args)
+    text = trace_text("gc", args, [], {"ok": {}})
+    with pytest.raises(rs.TraceError, match="trace line 1: "):
+        rs.replay(text)
+    path = tmp_path / "bad.jsonl"
+    path.write_text(text, encoding="utf-8")
+    rust = cli.run("replay", str(path), check=False)
+    assert rust.returncode != 0 and "trace line 1: " in rust.stderr.decode()
 
 
 def test_both_hosts_write_the_same_trace_of_the_same_operation(cli, populated, tmp_path, runtime):
@@ -333,6 +399,7 @@ def test_both_hosts_write_the_same_trace_of_the_same_operation(cli, populated, t
          "record-history", dict(entry=rs.NewEntry(refs[0], rs.SyncTime(1_717_200_000, 250_000_000), "again ✓"))),
         (["gc", APP, "--keep", "1", "--protect", refs[1], "--dry-run"], "gc", dict(keep=1, protected=[refs[1]], dry_run=True)),
         (["gc", APP, "--keep", "2"], "gc", dict(keep=2)),
+        (["gc", APP, "--keep", "1", "--grace", "0"], "gc", dict(keep=1)),
         (["delete-release", APP], "delete-release", {}),
     ]
     python_root = tmp_path / "python-copy"
@@ -340,6 +407,24 @@ def test_both_hosts_write_the_same_trace_of_the_same_operation(cli, populated, t
     store = rs.RenderStore(rs.FolderBucket(python_root), runtime)
     for n, (args, operation, py_args) in enumerate(runs):
         from_rust = traced(cli, root, tmp_path, f"same-{n}", *args)
+        # The bucket's clock is the file system's: each copy's files get the times the
+        # Rust side's have; a GC runs at the `now` and grace period the CLI recorded.
+        copy_mtimes(root, python_root)
+        if operation == "gc":
+            recorded = lines(from_rust)[0]["arguments"]
+            t = recorded["now"]
+            py_args = dict(py_args, now=rs.SyncTime(t["seconds"], t["nanoseconds"]),
+                           grace_seconds=recorded["graceSeconds"])
         _, from_python = rs.record(store, operation, rs.arguments_json(operation, APP, **py_args))
         assert from_python == from_rust, operation
-    assert sorted(rs.FolderBucket(python_root).list("")) == cli.json("ls", store=root)
+    assert [o.key for o in rs.FolderBucket(python_root).list("")] == cli.json("ls", store=root)
+
+
+def copy_mtimes(source: Path, target: Path) -> None:
+    """Gives every file under `target` the modification time of its twin under `source`."""
+    for folder, _, files in os.walk(target):
+        for name in files:
+            twin = source / Path(folder).relative_to(target) / name
+            if twin.exists():
+                st = twin.stat()
+                os.utime(Path(folder) / name, ns=(st.st_atime_ns, st.st_mtime_ns))

@@ -1,9 +1,10 @@
 // The folder bucket against the Rust host's file:// store: a store written by Node is
-// read back by the Rust CLI and the reverse, with the same keys, bytes and history; and
-// the listing agrees with `render-store ls` (staging files, symlinks, prefixes).
+// read back by the Rust CLI and the reverse, with the same keys, bytes and history; the
+// listing agrees with `render-store ls` (staging files, symlinks, odd names, prefixes);
+// links are never followed; GC's grace period and the rewrite of a truncated blob.
 
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import * as rs from '../render-store.mjs';
@@ -19,6 +20,19 @@ function tree(dir, rel = '') {
     const path = rel ? `${rel}/${name}` : name;
     return statSync(join(dir, path)).isDirectory() ? [`${path}/`, ...tree(dir, path)] : [path];
   });
+}
+
+/** `tree` with each entry's permission bits: `path 700`. */
+const modes = (dir) => tree(dir).map((path) => `${path} ${(lstatSync(join(dir, path)).mode & 0o777).toString(8)}`);
+
+/** The keys of a listing. */
+const keysOf = (listed) => listed.map((o) => o.key);
+
+/** A FolderBucket whose warnings are collected in `warnings`. */
+function quietBucket(dir) {
+  const warnings = [];
+  const bucket = new rs.FolderBucket(dir, { warn: (m) => warnings.push(m) });
+  return { bucket, warnings };
 }
 
 /** The Rust CLI's history, with Node's entries put in its shape (syncedAt as RFC 3339). */
@@ -39,13 +53,14 @@ test('a store written by the Node host is read back by the Rust CLI', (t) => {
   refs.forEach((ref, i) => {
     assert.equal(rs.recordHistory(bucket, release, { renderRef: ref, syncedAt: { seconds: 1_704_067_200 + i * 3600, nanoseconds: i * 250_000_000 }, summary: `deploy ${i} ✓` }), true);
   });
-  // Keep two entries and protect the first render (a pin): GC deletes two entries and one render.
-  const plan = rs.gc(bucket, release, 2, [refs[0]]);
+  // Keep two entries and protect the first render (a pin), without a grace period: GC
+  // deletes two entries and one render.
+  const plan = rs.gc(bucket, release, 2, [refs[0]], false, { graceSeconds: 0 });
   assert.equal(plan.deleteHistory.length, 2);
   assert.deepEqual(plan.deleteRenders, [`${P}renders/${refs[1]}`]);
 
   // The same keys: Node's listing, the Rust CLI's, and the plan's kept keys.
-  const keys = bucket.list('');
+  const keys = keysOf(bucket.list(''));
   assert.deepEqual(cliJson(['ls'], { url }), keys);
   assert.deepEqual(keys, [...plan.keepHistory, ...plan.keepRenders].sort());
   // The same bytes: every render through the CLI, every blob on disk as Node reads it.
@@ -90,20 +105,20 @@ test('a store written by the Rust CLI is read back by the Node host', (t) => {
   assert.deepEqual(refs, renders.map((objects) => rs.renderRef(objects)));
   const bucket = new rs.FolderBucket(url);
   // Before GC: the same keys, bytes and history.
-  assert.deepEqual(bucket.list(''), cliJson(['ls'], { url }));
+  assert.deepEqual(keysOf(bucket.list('')), cliJson(['ls'], { url }));
   assert.deepEqual(rs.listHistory(bucket, release).map((e) => [e.renderRef, rs.formatSyncedAt(e.syncedAt), e.summary]), [
     [refs[0], '2024-03-01T12:00:00Z', 'release 0'],
     [refs[1], '2024-03-02T12:00:00.1Z', 'release 1'],
     [refs[2], '2024-03-03T12:00:00.2Z', 'release 2'],
   ]);
   assert.deepEqual(asRust(rs.listHistory(bucket, release)), rustHistory(url));
-  // Node's dry run plans what the Rust GC then does.
-  const planned = rs.gc(bucket, release, 1, [refs[1]], true);
-  const done = cliJson(['gc', NAME, '--keep', '1', '--protect', refs[1]], { url });
+  // Node's dry run plans what the Rust GC then does (both without a grace period).
+  const planned = rs.gc(bucket, release, 1, [refs[1]], true, { graceSeconds: 0 });
+  const done = cliJson(['gc', NAME, '--keep', '1', '--protect', refs[1], '--grace', '0'], { url });
   assert.deepEqual(done, { dryRun: false, ...planned });
   assert.deepEqual(done.deleteRenders, [`${P}renders/${refs[0]}`]);
   // After GC: Node reads what is left, byte for byte.
-  const keys = bucket.list(P);
+  const keys = keysOf(bucket.list(P));
   assert.deepEqual(keys, cliJson(['ls', P], { url }));
   assert.deepEqual(keys, [...done.keepHistory, ...done.keepRenders].sort());
   for (const [i, ref] of refs.entries()) {
@@ -131,16 +146,15 @@ test('the folder listing agrees with `render-store ls`', (t) => {
   const dir = tempDir(t);
   const outside = tempDir(t);
   const url = fileUrl(dir);
-  const bucket = new rs.FolderBucket(dir);
+  const { bucket, warnings } = quietBucket(dir);
   const ref = rs.putRender(bucket, release, [manifest('a')]);
   const file = (rel, text = 'x') => {
     mkdirSync(join(dir, rel, '..'), { recursive: true });
     writeFileSync(join(dir, rel), text);
   };
-  // Staging files of object_store's local store (a name with `#` and digits only after
-  // its first `#`) are not keys; other names with `#` are.
+  // Staging files (`<name>#<pid>.<n>`, or any name with `#`) are plain files: listed.
   file(`${P}renders/${ref}#1`);
-  file(`${P}renders/${ref}#12`);
+  file(`${P}renders/${ref}#4242.7`, 'torn');
   file(`${P}history/x#b#1`);
   file(`${P}history/y#`);
   file(`${P}history/z#1x`);
@@ -150,45 +164,99 @@ test('the folder listing agrees with `render-store ls`', (t) => {
   file('default/guest');
   file('top');
   mkdirSync(join(dir, P, 'empty-dir'), { recursive: true });
-  // Symlinks are followed; a broken one is left out.
+  // Links are never followed nor listed, broken or not; nor are names that are not UTF-8
+  // or hold control characters.
   writeFileSync(join(outside, 'target'), 'linked');
   mkdirSync(join(outside, 'dir'));
   writeFileSync(join(outside, 'dir', 'inside'), 'linked too');
   symlinkSync(join(outside, 'target'), join(dir, P, 'notes', 'link'));
   symlinkSync(join(outside, 'dir'), join(dir, P, 'linked-dir'));
   symlinkSync(join(outside, 'missing'), join(dir, P, 'notes', 'broken'));
+  symlinkSync('loop', join(dir, P, 'notes', 'loop'));
+  file(`${P}notes/tab\there`);
+  file(`${P}notes/c1\u0085`);
+  writeFileSync(Buffer.concat([Buffer.from(join(dir, P, 'notes/')), Buffer.from([0x6e, 0xff, 0x6f])]), 'not UTF-8');
 
-  const prefixes = ['', 'default/', 'default/guest', P, `${P}renders/`, `${P}ren`, `${P}history/`, `${P}notes/a`, `${P}deep/er/`, 'nothing/here/', 'zzz', `${P}renders/${ref}`];
+  const prefixes = ['', 'default/', 'default/guest', P, `${P}renders/`, `${P}ren`, `${P}history/`, `${P}notes/a`, `${P}notes/`, `${P}deep/er/`, `${P}linked-dir/`, `${P}linked-dir/in`, 'nothing/here/', 'zzz', '/x', `${P}renders/${ref}`];
   for (const prefix of prefixes) {
-    assert.deepEqual(bucket.list(prefix), cliJson(['ls', prefix], { url }), `prefix ${JSON.stringify(prefix)}`);
+    assert.deepEqual(keysOf(bucket.list(prefix)), cliJson(['ls', prefix], { url }), `prefix ${JSON.stringify(prefix)}`);
   }
-  const all = bucket.list('');
+  const listed = bucket.list('');
+  const all = keysOf(listed);
   assert.ok(all.includes(`${P}history/x#b#1`) && all.includes(`${P}history/y#`) && all.includes(`${P}history/z#1x`));
-  assert.ok(!all.includes(`${P}renders/${ref}#1`) && !all.includes(`${P}renders/${ref}#12`), all.join('\n'));
-  assert.ok(all.includes(`${P}linked-dir/inside`) && all.includes(`${P}notes/link`) && !all.includes(`${P}notes/broken`));
-  assert.deepEqual(Buffer.from(bucket.get(`${P}notes/link`)).toString(), 'linked');
-  // A folder is not a key; a staging name cannot be addressed.
-  assert.throws(() => bucket.get(`${P}notes`), (e) => e.kind === 'not-found');
-  assert.equal(bucket.exists(`${P}notes`), false);
-  assert.throws(() => bucket.get(`${P}renders/${ref}#1`), (e) => e.kind === 'failed' && /not supported/.test(e.message));
+  assert.ok(all.includes(`${P}renders/${ref}#1`) && all.includes(`${P}renders/${ref}#4242.7`), all.join('\n'));
+  assert.deepEqual(all.filter((k) => /link|broken|loop|tab|c1|n.o$/.test(k)), []);
+  assert.deepEqual(all, [...all].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
+  // Each object's size and modification time, as the file system has them.
+  for (const o of listed) {
+    const st = statSync(join(dir, o.key), { bigint: true });
+    assert.equal(o.size, Number(st.size), o.key);
+    assert.equal(BigInt(o.modified.seconds) * 1_000_000_000n + BigInt(o.modified.nanoseconds), st.mtimeNs, o.key);
+  }
+  assert.equal(listed.find((o) => o.key === `${P}renders/${ref}#4242.7`).size, 4);
+  // Each entry left out is reported once.
+  for (const what of ['notes/link', 'linked-dir', 'notes/broken', 'notes/loop', 'notes/tab\\there', 'notes/c1\\u{85}', 'notes/n\uFFFDo']) {
+    assert.equal(warnings.filter((w) => w.includes(`${P}${what} is `)).length, 1, `${what}\n${warnings.join('\n')}`);
+  }
+  // A folder and a link are not blobs; a staging file can be read, not written.
+  assert.throws(() => bucket.get(`${P}notes`), (e) => e.kind === 'denied' && /not a regular file/.test(e.message));
+  assert.throws(() => bucket.exists(`${P}notes`), (e) => e.kind === 'denied');
+  assert.throws(() => bucket.get(`${P}notes/link`), (e) => e.kind === 'denied' && /symbolic link/.test(e.message));
+  assert.throws(() => bucket.exists(`${P}notes/link`), (e) => e.kind === 'denied' && /symbolic link/.test(e.message));
+  assert.equal(Buffer.from(bucket.get(`${P}renders/${ref}#4242.7`)).toString(), 'torn');
+  assert.throws(() => bucket.put(`${P}renders/${ref}#2`, new Uint8Array()), (e) => e.kind === 'denied'
+    && e.message === `"${P}renders/${ref}#2" holds '#', which a file:// store reserves for staging files`);
   // The component leaves the unparsable keys alone, in both hosts.
-  const { dryRun, ...rustPlan } = cliJson(['gc', NAME, '--keep', '1', '--dry-run'], { url });
+  const { dryRun, ...rustPlan } = cliJson(['gc', NAME, '--keep', '1', '--dry-run', '--grace', '0'], { url });
   assert.equal(dryRun, true);
-  const plan = rs.gc(bucket, release, 1, [], true);
+  const plan = rs.gc(bucket, release, 1, [], true, { graceSeconds: 0 });
   assert.deepEqual(plan, rustPlan);
-  assert.deepEqual(plan.ignored, [`${P}history/x#b#1`, `${P}history/y#`, `${P}history/z#1x`]);
+  assert.deepEqual(plan.ignored, [`${P}history/x#b#1`, `${P}history/y#`, `${P}history/z#1x`, `${P}renders/${ref}#1`, `${P}renders/${ref}#4242.7`]);
+  assert.deepEqual(plan.deleteRenders, [`${P}renders/${ref}`]);
 });
 
-test('put is atomic the way object_store does it; delete removes emptied folders', (t) => {
+test('a key through a symbolic link is refused by both hosts, and the target survives', (t) => {
+  const dir = tempDir(t);
+  const outside = tempDir(t);
+  const work = tempDir(t);
+  const url = fileUrl(dir);
+  writeFileSync(join(outside, 'victim'), 'keep');
+  mkdirSync(join(outside, 'renders'));
+  mkdirSync(join(dir, 'default'));
+  symlinkSync(outside, join(dir, P.slice(0, -1)));
+  const { bucket, warnings } = quietBucket(dir);
+  const crosses = (e) => e instanceof rs.BucketError && e.kind === 'denied' && e.message === `key "${P}victim" crosses "guestbook", which is a symbolic link or not a folder; a file:// store never follows links: remove it`;
+  assert.throws(() => bucket.get(`${P}victim`), crosses);
+  assert.throws(() => bucket.put(`${P}victim`, new Uint8Array([1])), crosses);
+  assert.throws(() => bucket.exists(`${P}victim`), crosses);
+  assert.throws(() => bucket.delete(`${P}victim`), crosses);
+  assert.deepEqual(bucket.list('default/'), []);
+  assert.deepEqual(bucket.list(P), []);
+  assert.equal(warnings.length, 2, warnings.join('\n'));
+  // Through the component: the store operations fail with the bucket's refusal.
+  assert.throws(() => rs.putRender(bucket, release, [manifest('a')]), (e) => e.kind === 'bucket' && /crosses "guestbook"/.test(e.message));
+  assert.deepEqual(rs.listHistory(bucket, release), []);
+  assert.equal(rs.deleteRelease(bucket, release), 0);
+  // The Rust CLI refuses the same way.
+  const rust = cli(['put', NAME, ...objectFiles(work, [manifest('a')])], { url, status: 1 });
+  assert.match(rust.stderr, /crosses "guestbook", which is a symbolic link/);
+  assert.deepEqual(cliJson(['ls'], { url }), []);
+  assert.deepEqual(readdirSync(outside).sort(), ['renders', 'victim']);
+  assert.deepEqual(readdirSync(join(outside, 'renders')), []);
+  assert.equal(readFileSync(join(outside, 'victim'), 'utf8'), 'keep');
+});
+
+test('put is atomic through a staging file, files are private, delete removes emptied folders', (t) => {
   // Two identical stores with a stale staging file, one written by each host.
   const objects = [manifest('a'), manifest('b')];
   const ref = rs.renderRef(objects);
   const stores = ['node', 'rust'].map((who) => {
     const dir = tempDir(t, `render-store-${who}-`);
-    mkdirSync(join(dir, P, 'renders'), { recursive: true });
-    writeFileSync(join(dir, P, 'renders', `${ref}#1`), 'half-written');
-    mkdirSync(join(dir, 'other', 'app'), { recursive: true });
-    writeFileSync(join(dir, 'other', 'app', 'keep'), 'x');
+    mkdirSync(join(dir, P, 'renders'), { recursive: true, mode: 0o700 });
+    mkdirSync(join(dir, 'default'), { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, P, 'renders', `${ref}#1.0`), 'half-written', { mode: 0o600 });
+    mkdirSync(join(dir, 'other', 'app'), { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, 'other', 'app', 'keep'), 'x', { mode: 0o600 });
     return dir;
   });
   const [nodeDir, rustDir] = stores;
@@ -198,26 +266,111 @@ test('put is atomic the way object_store does it; delete removes emptied folders
   const work = tempDir(t);
   assert.equal(cli(['put', NAME, ...objectFiles(work, objects)], { url: fileUrl(rustDir) }).stdout.toString().trim(), ref);
   cli(['record', NAME, ref, '--synced-at', '1970-01-01T00:00:00Z'], { url: fileUrl(rustDir) });
-  // Both hosts wrote beside the stale `#1` (a put stages in the first free `#N`),
-  // leaving it as it was, unlisted: the same files, the same bytes.
+  // Both hosts staged their writes in files of their own and renamed them, leaving the
+  // stale one as it was: the same files, the same bytes, folders 0700 and files 0600.
+  assert.deepEqual(modes(nodeDir), modes(rustDir));
+  assert.deepEqual(modes(nodeDir).filter((m) => m.startsWith(P)), [
+    `${P} 700`,
+    `${P}history/ 700`,
+    `${P}history/19700101T000000.000000000Z-${ref} 600`,
+    `${P}renders/ 700`,
+    `${P}renders/${ref} 600`,
+    `${P}renders/${ref}#1.0 600`,
+  ]);
+  for (const dir of stores) assert.equal(readFileSync(join(dir, P, 'renders', `${ref}#1.0`), 'utf8'), 'half-written');
+  // The stale staging file is listed by both (GC leaves it alone: it is no key).
+  const keys = keysOf(bucket.list(''));
+  assert.deepEqual(keys, cliJson(['ls'], { url: fileUrl(rustDir) }));
+  assert.ok(keys.includes(`${P}renders/${ref}#1.0`), keys.join('\n'));
+  for (const key of keys) assert.deepEqual(readFileSync(join(nodeDir, key)), readFileSync(join(rustDir, key)), key);
+  // delete-release in each: the same count (the staging file too), and the release's
+  // folders all go.
+  assert.equal(rs.deleteRelease(bucket, release), 3);
+  assert.deepEqual(cliJson(['delete-release', NAME], { url: fileUrl(rustDir) }), { deleted: 3 });
   assert.deepEqual(tree(nodeDir), tree(rustDir));
-  for (const dir of stores) assert.equal(readFileSync(join(dir, P, 'renders', `${ref}#1`), 'utf8'), 'half-written');
-  assert.ok(!bucket.list('').some((k) => k.includes('#')));
-  for (const key of bucket.list('')) assert.deepEqual(readFileSync(join(nodeDir, key)), readFileSync(join(rustDir, key)), key);
-  // delete-release in each: the same count, the same folders left (object_store's
-  // automatic cleanup removes the folders a delete empties; the staging file stays).
-  assert.equal(rs.deleteRelease(bucket, release), 2);
-  assert.deepEqual(cliJson(['delete-release', NAME], { url: fileUrl(rustDir) }), { deleted: 2 });
-  assert.deepEqual(tree(nodeDir), tree(rustDir));
-  assert.deepEqual(tree(nodeDir), ['default/', 'default/guestbook/', 'default/guestbook/renders/', `${P}renders/${ref}#1`, 'other/', 'other/app/', 'other/app/keep']);
-  // Without the staging file, the release's folders all go.
-  for (const dir of stores) {
-    const b = new rs.FolderBucket(dir);
-    rs.putRender(b, release, objects);
-  }
-  rs.deleteRelease(new rs.FolderBucket(nodeDir), release);
-  cli(['delete-release', NAME], { url: fileUrl(rustDir) });
-  assert.deepEqual(tree(nodeDir), tree(rustDir));
+  assert.deepEqual(tree(nodeDir), ['other/', 'other/app/', 'other/app/keep']);
+  // A delete stops climbing at the first folder that is not empty.
+  const b = new rs.FolderBucket(nodeDir);
+  b.put(`${P}renders/r`, new Uint8Array([1]));
+  b.put(`${P}history/h`, new Uint8Array([1]));
+  b.delete(`${P}renders/r`);
+  assert.deepEqual(tree(nodeDir), ['default/', `${P}`, `${P}history/`, `${P}history/h`, 'other/', 'other/app/', 'other/app/keep']);
+  assert.throws(() => b.delete(`${P}history`), (e) => e.kind === 'denied' && /is a folder, not a blob/.test(e.message));
+});
+
+test('GC through the component spares a blob younger than the grace period, as the Rust CLI does', (t) => {
+  const dir = tempDir(t);
+  const url = fileUrl(dir);
+  const bucket = new rs.FolderBucket(dir);
+  const [kept, young] = [[manifest('kept')], [manifest('young')]].map((objects) => rs.putRender(bucket, release, objects));
+  rs.recordHistory(bucket, release, { renderRef: kept, syncedAt: { seconds: 1_704_067_200, nanoseconds: 0 }, summary: '' });
+  const youngKey = `${P}renders/${young}`;
+  const modified = bucket.list(youngKey)[0].modified;
+  const sinceWritten = (seconds) => ({ now: { seconds: modified.seconds + seconds, nanoseconds: modified.nanoseconds }, graceSeconds: 600 });
+
+  // Written just now: the default grace period (10 minutes) spares it, in both hosts.
+  const dry = rs.gc(bucket, release, 1, [], true);
+  assert.deepEqual([dry.deleteRenders, dry.keepRenders, dry.recentRenders], [[], [`${P}renders/${kept}`], [youngKey]]);
+  assert.deepEqual(cliJson(['gc', NAME, '--keep', '1', '--dry-run'], { url }), { dryRun: true, ...dry });
+  const real = rs.gc(bucket, release, 1);
+  assert.deepEqual(real, dry);
+  assert.deepEqual(cliJson(['gc', NAME, '--keep', '1'], { url }), { dryRun: false, ...dry });
+  assert.deepEqual(keysOf(bucket.list(`${P}renders/`)), [`${P}renders/${kept}`, youngKey].sort());
+  // Judged by the bucket's modification time against `now`: 599 s old is spared,
+  // 600 s old is not.
+  assert.deepEqual(rs.gc(bucket, release, 1, [], true, sinceWritten(599)).recentRenders, [youngKey]);
+  assert.deepEqual(rs.gc(bucket, release, 1, [], true, sinceWritten(600)).deleteRenders, [youngKey]);
+
+  // Grace 0: deleted whatever its age, by Node; the Rust CLI then finds nothing to do.
+  const none = rs.gc(bucket, release, 1, [], false, { graceSeconds: 0 });
+  assert.deepEqual([none.deleteRenders, none.recentRenders], [[youngKey], []]);
+  assert.deepEqual(keysOf(bucket.list(`${P}renders/`)), [`${P}renders/${kept}`]);
+  assert.throws(() => rs.getRender(bucket, release, young), (e) => e.kind === 'not-found');
+  const after = cliJson(['gc', NAME, '--keep', '1', '--grace', '0'], { url });
+  assert.deepEqual([after.deleteRenders, after.recentRenders], [[], []]);
+});
+
+test('put-render rewrites a truncated blob, in both hosts', (t) => {
+  const dir = tempDir(t);
+  const work = tempDir(t);
+  const url = fileUrl(dir);
+  const objects = [manifest('web', { replicas: '3' }), manifest('db')];
+  const canonical = Buffer.from(rs.canonical(objects));
+  const calls = [];
+  const folder = new rs.FolderBucket(dir);
+  const bucket = {
+    get: (k) => (calls.push(`get ${k}`), folder.get(k)),
+    put: (k, v) => (calls.push(`put ${k}`), folder.put(k, v)),
+    exists: (k) => (calls.push(`exists ${k}`), folder.exists(k)),
+    list: (p) => (calls.push(`list ${p}`), folder.list(p)),
+    delete: (k) => (calls.push(`delete ${k}`), folder.delete(k)),
+  };
+  const ref = rs.putRender(bucket, release, objects);
+  const key = `${P}renders/${ref}`;
+  const path = join(dir, P, 'renders', ref);
+  assert.deepEqual(calls.splice(0), [`exists ${key}`, `put ${key}`]);
+  assert.equal(folder.exists(key), canonical.length);
+  // A blob of the canonical size is not written again.
+  assert.equal(rs.putRender(bucket, release, objects), ref);
+  assert.deepEqual(calls.splice(0), [`exists ${key}`]);
+
+  // Torn by a crash: half of it is left. Reading it fails as corrupt; exists tells the
+  // size, so put-render writes it again, and it reads back whole.
+  truncateSync(path, Math.floor(canonical.length / 2));
+  assert.equal(folder.exists(key), Math.floor(canonical.length / 2));
+  assert.throws(() => rs.getRender(bucket, release, ref), (e) => e.kind === 'corrupt');
+  calls.splice(0);
+  assert.equal(rs.putRender(bucket, release, objects), ref);
+  assert.deepEqual(calls.splice(0), [`exists ${key}`, `put ${key}`]);
+  assert.deepEqual(Buffer.from(rs.getRender(bucket, release, ref)), canonical);
+  assert.deepEqual(readFileSync(path), canonical);
+  assert.deepEqual(cli(['get', NAME, ref], { url }).stdout, canonical);
+
+  // An empty blob, repaired by the Rust CLI's put, read back by Node.
+  truncateSync(path, 0);
+  assert.throws(() => rs.getRender(folder, release, ref), (e) => e.kind === 'corrupt');
+  assert.equal(cli(['put', NAME, ...objectFiles(work, objects)], { url }).stdout.toString().trim(), ref);
+  assert.deepEqual(Buffer.from(rs.getRender(folder, release, ref)), canonical);
 });
 
 test('FolderBucket opens like file:// does', (t) => {
@@ -226,4 +379,5 @@ test('FolderBucket opens like file:// does', (t) => {
   const created = new rs.FolderBucket(`${fileUrl(dir)}/new/store`, { createDir: true });
   assert.ok(statSync(join(dir, 'new', 'store')).isDirectory());
   assert.deepEqual(created.list(''), []);
+  assert.equal(statSync(join(dir, 'new')).mode & 0o777, 0o700);
 });

@@ -59,13 +59,15 @@ test('the in-memory bucket serves every store operation', () => {
     assert.deepEqual(rs.parseKey(release, e.key), { history: { syncedAt: e.syncedAt, renderRef: e.renderRef } });
   }
 
-  // GC keeping one entry, protecting the first render: the dry run plans, plan-gc agrees
-  // from the listings alone, the real run deletes exactly the plan.
+  // GC keeping one entry, protecting the first render, without a grace period: the dry
+  // run plans, plan-gc agrees from the listings alone, the real run deletes exactly the
+  // plan.
   calls.splice(0);
-  const dry = s.gc(release, 1, [refs[0]], true);
+  const noGrace = { graceSeconds: 0 };
+  const dry = s.gc(release, 1, [refs[0]], true, noGrace);
   assert.deepEqual(calls.splice(0), [`list ${P}history/`, `list ${P}renders/`]);
-  const historyKeys = mem.list(`${P}history/`);
-  const renderKeys = mem.list(`${P}renders/`);
+  const historyKeys = mem.list(`${P}history/`).map((o) => o.key);
+  const renderKeys = mem.list(`${P}renders/`).map((o) => o.key);
   assert.deepEqual(rs.planGc(release, 1, historyKeys, renderKeys, [refs[0]]), dry);
   assert.deepEqual(dry, {
     deleteHistory: history.slice(0, 2).map((e) => e.key),
@@ -73,8 +75,9 @@ test('the in-memory bucket serves every store operation', () => {
     deleteRenders: [`${P}renders/${refs[1]}`],
     keepRenders: [refs[0], refs[2]].map((r) => `${P}renders/${r}`).sort(),
     ignored: [],
+    recentRenders: [],
   });
-  assert.deepEqual(s.gc(release, 1, [refs[0]], false), dry);
+  assert.deepEqual(s.gc(release, 1, [refs[0]], false, noGrace), dry);
   // The real run deletes the old entries, lists the history again, then the renders.
   assert.deepEqual(calls.splice(0), [
     `list ${P}history/`,
@@ -87,7 +90,7 @@ test('the in-memory bucket serves every store operation', () => {
   assert.throws(() => s.getRender(release, refs[1]), isError('not-found', /is not in the store/));
   // keep <= 0 makes no call at all.
   calls.splice(0);
-  assert.deepEqual(s.gc(release, 0), { deleteHistory: [], keepHistory: [], deleteRenders: [], keepRenders: [], ignored: [] });
+  assert.deepEqual(s.gc(release, 0), { deleteHistory: [], keepHistory: [], deleteRenders: [], keepRenders: [], ignored: [], recentRenders: [] });
   assert.deepEqual(calls, []);
 
   // A foreign key under the prefix is left alone by GC and deleted by delete-release.
@@ -96,6 +99,48 @@ test('the in-memory bucket serves every store operation', () => {
   assert.equal(s.deleteRelease(release), 1 + 2 + 1);
   assert.deepEqual([...mem.objects.keys()], ['other/app/renders/x']);
   assert.deepEqual(s.listHistory(release), []);
+});
+
+test('GC spares an unreferenced blob younger than the grace period and lists it in recentRenders', () => {
+  let clock = { seconds: t0, nanoseconds: 0 };
+  const mem = new MemoryBucket({ clock: () => clock });
+  const { bucket, calls } = recording(mem);
+  const s = rs.store(bucket);
+  const key = (ref) => `${P}renders/${ref}`;
+  const old = s.putRender(release, [manifest('old')]);
+  clock = { seconds: t0 + 500, nanoseconds: 1 };
+  const young = s.putRender(release, [manifest('young')]);
+  const live = s.putRender(release, [manifest('live')]);
+  s.recordHistory(release, { renderRef: live, syncedAt: { seconds: t0, nanoseconds: 0 }, summary: '' });
+  const at = (seconds, nanoseconds = 0) => ({ now: { seconds, nanoseconds }, graceSeconds: 600 });
+
+  // At t0 + 1000 with 10 minutes of grace: `old` (1000 s) goes, `young` (500 s) stays.
+  calls.splice(0);
+  const dry = s.gc(release, 1, [], true, at(t0 + 1000));
+  assert.deepEqual(calls.splice(0), [`list ${P}history/`, `list ${P}renders/`]);
+  assert.deepEqual([dry.deleteRenders, dry.keepRenders, dry.recentRenders], [[key(old)], [key(live)], [key(young)]]);
+  // plan-gc has no modification times: no grace period, `young` would go.
+  const listedKeys = (prefix) => mem.list(prefix).map((o) => o.key);
+  const planned = rs.planGc(release, 1, listedKeys(`${P}history/`), listedKeys(`${P}renders/`));
+  assert.deepEqual(planned.recentRenders, []);
+  assert.deepEqual(planned.deleteRenders, [key(old), key(young)].sort());
+  // The real run deletes what the dry run planned, and nothing younger.
+  assert.deepEqual(s.gc(release, 1, [], false, at(t0 + 1000)), dry);
+  assert.deepEqual(calls.filter((c) => c.startsWith('delete')), [`delete ${key(old)}`]);
+  assert.deepEqual(Buffer.from(s.getRender(release, young)), Buffer.from(rs.canonical([manifest('young')])));
+
+  // The boundary, to the nanosecond: younger than 600 s is spared, 600 s is not; a blob
+  // modified after `now` (a skewed clock) is spared too.
+  assert.deepEqual(s.gc(release, 1, [], true, at(t0 + 1100, 0)).recentRenders, [key(young)]);
+  assert.deepEqual(s.gc(release, 1, [], true, at(t0 + 1100, 1)).deleteRenders, [key(young)]);
+  assert.deepEqual(s.gc(release, 1, [], true, at(t0 + 400)).recentRenders, [key(young)]);
+
+  // Grace 0: every unreferenced blob goes, whatever its age.
+  calls.splice(0);
+  const none = s.gc(release, 1, [], false, { now: { seconds: t0 + 500, nanoseconds: 1 }, graceSeconds: 0 });
+  assert.deepEqual([none.deleteRenders, none.recentRenders], [[key(young)], []]);
+  assert.deepEqual(calls.filter((c) => c.startsWith('delete')), [`delete ${key(young)}`]);
+  assert.deepEqual(listedKeys(`${P}renders/`), [key(live)]);
 });
 
 test('WIT errors map to RenderStoreError kinds', () => {
@@ -121,6 +166,8 @@ test('WIT errors map to RenderStoreError kinds', () => {
   assert.throws(() => rs.putRender(bucket, release, 'not an array'), TypeError);
   assert.throws(() => rs.gc(bucket, release, 1.5), TypeError);
   assert.throws(() => rs.gc(bucket, release, 2n ** 63n), TypeError);
+  assert.throws(() => rs.gc(bucket, release, 1, [], false, { graceSeconds: -1 }), TypeError);
+  assert.throws(() => rs.gc(bucket, release, 1, [], false, { now: { seconds: 1.5, nanoseconds: 0 } }), TypeError);
   assert.throws(() => rs.getRender(bucket, 'no-slash', ref), TypeError);
 });
 
@@ -128,7 +175,7 @@ test('a JS bucket that throws gives the bucket error kind', () => {
   const boom = (call) => ({
     get: () => new Uint8Array(),
     put: () => {},
-    exists: () => false,
+    exists: () => null,
     list: () => [],
     delete: () => {},
     [call]: () => {
@@ -163,8 +210,14 @@ test('a JS bucket that throws gives the bucket error kind', () => {
   // Things a bucket must not answer.
   assert.throws(() => rs.getRender({ get: async () => new Uint8Array() }, release, ref), isError('bucket', /synchronously/));
   assert.throws(() => rs.getRender({ get: () => 'text' }, release, ref), isError('bucket', /not bytes/));
-  assert.throws(() => rs.putRender({ exists: () => 'yes' }, release, [manifest('a')]), isError('bucket', /not a boolean/));
-  assert.throws(() => rs.listHistory({ list: () => [1, 2] }, release), isError('bucket', /array of strings/));
+  assert.throws(() => rs.putRender({ exists: () => 'yes' }, release, [manifest('a')]), isError('bucket', /not a size or null/));
+  assert.throws(() => rs.putRender({ exists: () => true }, release, [manifest('a')]), isError('bucket', /not a size or null/));
+  assert.throws(() => rs.putRender({ exists: () => -1 }, release, [manifest('a')]), isError('bucket', /not a size or null/));
+  const listingError = /array of \{key, size, modified: \{seconds, nanoseconds\}\}/;
+  assert.throws(() => rs.listHistory({ list: () => [1, 2] }, release), isError('bucket', listingError));
+  assert.throws(() => rs.listHistory({ list: () => [`${P}history/x`] }, release), isError('bucket', listingError));
+  const late = { key: `${P}history/x`, size: 1, modified: { seconds: 0, nanoseconds: 1e9 } };
+  assert.throws(() => rs.listHistory({ list: () => [late] }, release), isError('bucket', listingError));
   assert.throws(() => rs.listHistory({}, release), isError('bucket', /has no list method/));
   // Throwing something that is not an Error.
   assert.throws(() => rs.listHistory({ list: () => { throw 'plain string'; } }, release), isError('bucket', /plain string$/));
@@ -184,8 +237,12 @@ test('a key outside the release prefix is denied before the bucket, as the Rust 
   }
   assert.deepEqual(calls, []);
   imports.put('ns/app/renders/x', new Uint8Array([120]));
-  assert.deepEqual(imports.list('ns/app/'), ['ns/app/renders/x']);
-  assert.deepEqual(calls, ['put ns/app/renders/x', 'list ns/app/']);
+  // What the component is given: sizes and times as bigints, an absent object as none.
+  const listed = imports.list('ns/app/');
+  assert.deepEqual(listed.map((o) => [o.key, o.size, typeof o.modified.seconds, typeof o.modified.nanoseconds]), [['ns/app/renders/x', 1n, 'bigint', 'number']]);
+  assert.equal(imports.exists('ns/app/renders/x'), 1n);
+  assert.equal(imports.exists('ns/app/renders/y'), undefined);
+  assert.deepEqual(calls, ['put ns/app/renders/x', 'list ns/app/', 'exists ns/app/renders/x', 'exists ns/app/renders/y']);
   // Keys are quoted as Rust's {:?} does: the CLI quotes a bad release name that way.
   const odd = 'x"\n\t\\\u0001\u200b\u0301é\u00a0 \u{1F600}\u2028\ue000\u007f';
   assert.equal(cli(['history', odd], { url: 'mem://', status: 1 }).stderr, `render-store: ${rs.rustDebug(odd)} is not NAMESPACE/NAME\n`);
@@ -194,14 +251,25 @@ test('a key outside the release prefix is denied before the bucket, as the Rust 
 });
 
 test('the memory bucket keeps the bucket contract of the Rust host', () => {
-  const mem = new MemoryBucket();
+  let clock = { seconds: t0, nanoseconds: 5 };
+  const mem = new MemoryBucket({ clock: () => clock });
   assert.throws(() => mem.get('a/b'), (e) => e instanceof BucketError && e.kind === 'not-found');
+  assert.equal(mem.exists('a/b'), null);
   mem.delete('a/b'); // absent: fine
   for (const key of ['a/é', 'a/b', 'a/B', 'a/\u{1F600}', 'a/\uFFFD', 'ab', 'a/b/c']) mem.put(key, new Uint8Array([1]));
+  const keys = (prefix) => mem.list(prefix).map((o) => o.key);
   // Sorted by UTF-8 bytes (not UTF-16 units: U+1F600 sorts after U+FFFD).
-  assert.deepEqual(mem.list('a/'), ['a/B', 'a/b', 'a/b/c', 'a/é', 'a/\uFFFD', 'a/\u{1F600}']);
-  assert.deepEqual(mem.list('a'), ['a/B', 'a/b', 'a/b/c', 'a/é', 'a/\uFFFD', 'a/\u{1F600}', 'ab']);
-  assert.deepEqual(mem.list('a/b'), ['a/b', 'a/b/c']);
+  assert.deepEqual(keys('a/'), ['a/B', 'a/b', 'a/b/c', 'a/é', 'a/\uFFFD', 'a/\u{1F600}']);
+  assert.deepEqual(keys('a'), ['a/B', 'a/b', 'a/b/c', 'a/é', 'a/\uFFFD', 'a/\u{1F600}', 'ab']);
+  assert.deepEqual(keys('a/b'), ['a/b', 'a/b/c']);
+  // Each object's size, and its modification time by the bucket's clock at its put.
+  clock = { seconds: t0 + 60, nanoseconds: 0 };
+  mem.put('a/b', new Uint8Array([1, 2, 3]));
+  assert.equal(mem.exists('a/b'), 3);
+  assert.deepEqual(mem.list('a/b'), [
+    { key: 'a/b', size: 3, modified: { seconds: t0 + 60, nanoseconds: 0 } },
+    { key: 'a/b/c', size: 1, modified: { seconds: t0, nanoseconds: 5 } },
+  ]);
   // Keys object_store refuses are denied, as in ObjectStoreBucket.
   for (const key of ['', '/a', 'a/', 'a//b', 'a/./b', 'a/../b', 'a/\u0007']) {
     assert.throws(() => mem.put(key, new Uint8Array()), (e) => e.kind === 'denied' && e.message === `${rs.rustDebug(key)} is not a valid object key`, key);

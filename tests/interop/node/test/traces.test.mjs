@@ -74,9 +74,10 @@ test('traces of every CLI store operation replay in Node as they were recorded',
     history: s.trace(['history', NAME]),
     get: s.trace(['get', NAME, s.refs[1]]),
     'get (not stored)': s.trace(['get', NAME, rs.renderRef([manifest('never')])], 1),
-    'gc (dry run)': s.trace(['gc', NAME, '--keep', '2', '--dry-run']),
+    'gc (dry run, a young blob spared)': s.trace(['gc', NAME, '--keep', '2', '--dry-run']),
     'gc (keep <= 0)': s.trace(['gc', NAME, '--keep', '0']),
-    gc: s.trace(['gc', NAME, '--keep', '2', '--protect', s.refs[0]]),
+    'gc (within the grace period)': s.trace(['gc', NAME, '--keep', '2', '--protect', s.refs[0], '--grace', '1h']),
+    gc: s.trace(['gc', NAME, '--keep', '2', '--protect', s.refs[0], '--grace', '0']),
     'delete-release': s.trace(['delete-release', NAME]),
     'history (empty)': s.trace(['history', NAME]),
   };
@@ -97,15 +98,33 @@ test('traces of every CLI store operation replay in Node as they were recorded',
   // A few of the results, to be sure the traces hold what they claim.
   assert.deepEqual(lines(cases['put (invalid object)'].text).at(-1).result.error.kind, 'invalid-object');
   assert.equal(lines(cases['get (not stored)'].text).at(-1).result.error.kind, 'not-found');
-  assert.equal(lines(cases.gc.text).at(-1).result.ok.deleteHistory.length, 2);
+  // A grace period of an hour spares the young unreferenced blob; without one, it goes.
+  const graced = lines(cases['gc (within the grace period)'].text).at(-1).result.ok;
+  assert.equal(graced.deleteHistory.length, 2);
+  assert.deepEqual([graced.deleteRenders, graced.recentRenders], [[], [`${P}renders/${s.refs[1]}`]]);
+  // The CLI's GC records the time it ran at and its grace period (default 10 minutes).
+  const dryHeader = lines(cases['gc (dry run, a young blob spared)'].text)[0];
+  assert.equal(dryHeader.version, 2);
+  assert.equal(dryHeader.arguments.graceSeconds, 600);
+  assert.ok(Math.abs(dryHeader.arguments.now.seconds - Date.now() / 1000) < 600, JSON.stringify(dryHeader.arguments.now));
+  assert.equal(lines(cases['gc (within the grace period)'].text)[0].arguments.graceSeconds, 3600);
+  assert.deepEqual(lines(cases.gc.text).at(-1).result.ok.deleteRenders, [`${P}renders/${s.refs[1]}`]);
+  // exists answers the size; a listing, each object's size and modification time.
+  const putAgain = lines(cases['put (already stored)'].text);
+  assert.equal(putAgain[1].call, 'exists');
+  assert.equal(putAgain[1].answer.ok, Buffer.from(rs.canonical(fresh)).length);
+  assert.deepEqual(Object.keys(lines(cases.history.text)[1].answer.ok[0]).sort(), ['key', 'modified', 'size']);
   const deleting = lines(cases['delete-release'].text);
   assert.deepEqual(deleting.at(-1).result, { ok: { deleted: deleting[1].answer.ok.length } });
 });
 
+/** A listing entry as a trace holds it. */
+const listed = (key, size = 10, seconds = 1_700_000_000) => ({ key, size, modified: { seconds, nanoseconds: 0 } });
+
 test('an edited GC trace: one more key in a list answer', (t) => {
   const s = rustStore(t);
-  const dry = s.trace(['gc', NAME, '--keep', '2', '--dry-run']);
-  const gc = s.trace(['gc', NAME, '--keep', '2']);
+  const dry = s.trace(['gc', NAME, '--keep', '2', '--dry-run', '--grace', '0']);
+  const gc = s.trace(['gc', NAME, '--keep', '2', '--grace', '0']);
   const original = rs.replay(gc.text);
   assert.equal(original.matches, true);
   assert.equal(original.result.ok.deleteHistory.length, 1);
@@ -113,20 +132,20 @@ test('an edited GC trace: one more key in a list answer', (t) => {
   // A newer entry in the first history listing: keeping 2 now deletes two entries, so the
   // third call (the listing, as recorded) is now a delete.
   const newer = `${P}history/20240509T000000.000000000Z-${s.refs[2]}`;
-  const moreHistory = edited(gc, 'history', (v) => v[1].answer.ok.push(newer));
+  const moreHistory = edited(gc, 'history', (v) => v[1].answer.ok.push(listed(newer)));
   const a = bothReplay(moreHistory);
   assert.equal(a.matches, false);
   assert.equal(a.resultMatches, false);
   assert.equal(a.firstDifference.position, 3);
   assert.equal(a.firstDifference.recorded.call, 'list');
-  assert.deepEqual(a.firstDifference.replayed, { call: 'delete', key: lines(gc.text)[1].answer.ok[1], answer: { ok: null } });
+  assert.deepEqual(a.firstDifference.replayed, { call: 'delete', key: lines(gc.text)[1].answer.ok[1].key, answer: { ok: null } });
   assert.equal(a.result.ok.deleteHistory.length, 2);
 
   // An extra blob in the render listing: nothing names it, so it is deleted, a call past
   // the end of the trace (answered ok, as an unrecorded delete is).
   const stray = `${P}renders/${rs.renderRef([manifest('stray')])}`;
   const renderList = lines(gc.text).findIndex((l) => l.call === 'list' && l.key === `${P}renders/`);
-  const moreRenders = edited(gc, 'renders', (v) => v[renderList].answer.ok.push(stray));
+  const moreRenders = edited(gc, 'renders', (v) => v[renderList].answer.ok.push(listed(stray)));
   const b = bothReplay(moreRenders);
   assert.equal(b.matches, false);
   // Blobs are deleted in key order: the stray one's delete lands where its key sorts.
@@ -138,17 +157,27 @@ test('an edited GC trace: one more key in a list answer', (t) => {
   assert.ok(b.result.ok.deleteRenders.includes(stray));
 
   // The same edit on a dry run (recorded before the GC): the same calls, another plan.
-  const c = bothReplay(edited(dry, 'history', (v) => v[1].answer.ok.push(newer)));
+  const c = bothReplay(edited(dry, 'history', (v) => v[1].answer.ok.push(listed(newer))));
   assert.equal(c.matches, false);
   assert.equal(c.firstDifference, null);
   assert.equal(c.resultMatches, false);
   assert.equal(c.result.ok.deleteHistory.length, 2);
+
+  // The same GC with the default grace period: every unreferenced blob, written moments
+  // (or, the stray one, a second) before the GC's `now`, is spared.
+  const recent = edited(gc, 'recent', (v) => {
+    v[0].arguments.graceSeconds = 600;
+    v[renderList].answer.ok.push({ key: stray, size: 10, modified: { seconds: v[0].arguments.now.seconds - 1, nanoseconds: 0 } });
+  });
+  const d = bothReplay(recent);
+  assert.deepEqual(d.result.ok.recentRenders, deletes);
+  assert.deepEqual(d.result.ok.deleteRenders, []);
 });
 
 test('an edited GC trace: a protected ref removed', (t) => {
   const s = rustStore(t);
   // Keeping one entry, refs[0] survives only because it is protected.
-  const gc = s.trace(['gc', NAME, '--keep', '1', '--protect', s.refs[0]]);
+  const gc = s.trace(['gc', NAME, '--keep', '1', '--protect', s.refs[0], '--grace', '0']);
   const recorded = lines(gc.text);
   assert.ok(recorded.at(-1).result.ok.keepRenders.includes(`${P}renders/${s.refs[0]}`));
   const unprotected = edited(gc, 'unprotected', (v) => {
@@ -194,7 +223,7 @@ test('a trap is compared by its kind only', (t) => {
 
 /** A hand-written trace, per TRACES.md, written to a file for the Rust CLI too. */
 function handTrace(t, operation, args, calls, result) {
-  const header = { format: 'render-store-trace', version: 1, operation, arguments: { release: { namespace: 'default', name: 'guestbook' }, ...args } };
+  const header = { format: 'render-store-trace', version: 2, operation, arguments: { release: { namespace: 'default', name: 'guestbook' }, ...args } };
   const text = unlines([header, ...calls, { result }]);
   const file = join(tempDir(t), `${operation}.jsonl`);
   writeFileSync(file, text);
@@ -211,7 +240,7 @@ test('hand-written traces: each replay rule, in both hosts', (t) => {
 
   // A recorded put answer is given back: a failed put fails the operation.
   const failedPut = handTrace(t, 'put-render', { objects: objects.map(b64) }, [
-    { call: 'exists', key: renderKey, answer: { ok: false } },
+    { call: 'exists', key: renderKey, answer: { ok: null } },
     { call: 'put', key: renderKey, value: blob.toString('base64'), answer: { error: { kind: 'failed', message: 'disk full' } } },
   ], { error: { kind: 'bucket', message: `put ${renderKey}: disk full` } });
   const a = bothReplay(failedPut);
@@ -229,28 +258,40 @@ test('hand-written traces: each replay rule, in both hosts', (t) => {
   // again, so the entry deleted in between still counts as live.
   const old = `${P}history/20240101T000000.000000000Z-${ref}`;
   const other = rs.renderRef([manifest('b')]);
+  const noGrace = { now: { seconds: 1_704_153_600, nanoseconds: 0 }, graceSeconds: 0 };
+  const at = (key) => listed(key, 100, 1_704_067_200);
   const newer = `${P}history/20240102T000000.000000000Z-${other}`;
-  const gcOnce = handTrace(t, 'gc', { keep: 1, protected: [], dryRun: false }, [
-    { call: 'list', key: `${P}history/`, answer: { ok: [old, newer] } },
+  const gcOnce = handTrace(t, 'gc', { keep: 1, protected: [], dryRun: false, ...noGrace }, [
+    { call: 'list', key: `${P}history/`, answer: { ok: [at(old), at(newer)] } },
     { call: 'delete', key: old, answer: { ok: null } },
-    { call: 'list', key: `${P}renders/`, answer: { ok: [renderKey, `${P}renders/${other}`] } },
-  ], { ok: { deleteHistory: [old], keepHistory: [newer], deleteRenders: [renderKey], keepRenders: [`${P}renders/${other}`], ignored: [] } });
+    { call: 'list', key: `${P}renders/`, answer: { ok: [at(renderKey), at(`${P}renders/${other}`)] } },
+  ], { ok: { deleteHistory: [old], keepHistory: [newer], deleteRenders: [renderKey], keepRenders: [`${P}renders/${other}`], ignored: [], recentRenders: [] } });
   const c = bothReplay(gcOnce);
   assert.equal(c.matches, false);
   assert.deepEqual(c.firstDifference.position, 3);
-  assert.deepEqual(c.firstDifference.replayed, { call: 'list', key: `${P}history/`, answer: { ok: [old, newer] } });
+  assert.deepEqual(c.firstDifference.replayed, { call: 'list', key: `${P}history/`, answer: { ok: [at(old), at(newer)] } });
   assert.deepEqual(c.result.ok.keepHistory, [old, newer]);
   assert.deepEqual(c.result.ok.deleteRenders, []);
 
   // The same GC with both listings recorded: the second listing is used second.
-  const gcTwice = handTrace(t, 'gc', { keep: 1, protected: [], dryRun: false }, [
-    { call: 'list', key: `${P}history/`, answer: { ok: [old, newer] } },
+  const gcTwice = handTrace(t, 'gc', { keep: 1, protected: [], dryRun: false, ...noGrace }, [
+    { call: 'list', key: `${P}history/`, answer: { ok: [at(old), at(newer)] } },
     { call: 'delete', key: old, answer: { ok: null } },
-    { call: 'list', key: `${P}history/`, answer: { ok: [newer] } },
-    { call: 'list', key: `${P}renders/`, answer: { ok: [renderKey, `${P}renders/${other}`] } },
+    { call: 'list', key: `${P}history/`, answer: { ok: [at(newer)] } },
+    { call: 'list', key: `${P}renders/`, answer: { ok: [at(renderKey), at(`${P}renders/${other}`)] } },
     { call: 'delete', key: renderKey, answer: { ok: null } },
-  ], { ok: { deleteHistory: [old], keepHistory: [newer], deleteRenders: [renderKey], keepRenders: [`${P}renders/${other}`], ignored: [] } });
+  ], { ok: { deleteHistory: [old], keepHistory: [newer], deleteRenders: [renderKey], keepRenders: [`${P}renders/${other}`], ignored: [], recentRenders: [] } });
   assert.equal(bothReplay(gcTwice).matches, true);
+
+  // The same GC with a grace period of two days at `now`: the blob, a day old, is spared.
+  const gcGrace = edited(gcTwice, 'grace', (v) => {
+    v[0].arguments.graceSeconds = 2 * 86400;
+    v.splice(5, 1);
+    v.at(-1).result.ok = { ...v.at(-1).result.ok, deleteRenders: [], recentRenders: [renderKey] };
+  });
+  const g = bothReplay(gcGrace);
+  assert.equal(g.matches, true, JSON.stringify(g));
+  assert.equal(g.calls, 4);
 
   // An unrecorded delete is answered ok; a recorded failing one fails the GC.
   const failingDelete = edited(gcTwice, 'failing-delete', (v) => {
@@ -262,10 +303,10 @@ test('hand-written traces: each replay rule, in both hosts', (t) => {
   assert.equal(d.firstDifference.replayed, null);
 
   // Integers beyond 2^53 in the header are read exactly (keep = i64::MAX keeps all).
-  const hugeKeep = handTrace(t, 'gc', { keep: 0, protected: [], dryRun: true }, [
-    { call: 'list', key: `${P}history/`, answer: { ok: [old, newer] } },
-    { call: 'list', key: `${P}renders/`, answer: { ok: [renderKey] } },
-  ], { ok: { deleteHistory: [], keepHistory: [old, newer], deleteRenders: [], keepRenders: [renderKey], ignored: [] } });
+  const hugeKeep = handTrace(t, 'gc', { keep: 0, protected: [], dryRun: true, ...noGrace }, [
+    { call: 'list', key: `${P}history/`, answer: { ok: [at(old), at(newer)] } },
+    { call: 'list', key: `${P}renders/`, answer: { ok: [at(renderKey)] } },
+  ], { ok: { deleteHistory: [], keepHistory: [old, newer], deleteRenders: [], keepRenders: [renderKey], ignored: [], recentRenders: [] } });
   hugeKeep.text = hugeKeep.text.replace('"keep":0', '"keep":9223372036854775807');
   writeFileSync(hugeKeep.file, hugeKeep.text);
   assert.equal(bothReplay(hugeKeep).matches, true);
@@ -277,20 +318,41 @@ test('malformed traces are refused, as the Rust CLI refuses them', (t) => {
   // Blank lines and CRLF are fine.
   assert.equal(rs.replay(`\n${good.text.replace(/\n/g, '\r\n')}\n\n`).matches, true);
   const bad = {
-    'another version': (v) => { v[0].version = 2; },
+    'version 1': (v) => { v[0].version = 1; },
     'another format': (v) => { v[0].format = 'x'; },
     'unknown operation': (v) => { v[0].operation = 'copy'; },
     'unknown call': (v) => { v[1].call = 'head'; },
     'value on a list': (v) => { v[1].value = ''; },
     'wrong answer shape': (v) => { v[1].answer = { ok: true }; },
+    'a version 1 listing': (v) => { v[1].answer = { ok: [`${P}history/x`] }; },
+    'a listing without modified': (v) => { v[1].answer = { ok: [{ key: `${P}history/x`, size: 1 }] }; },
+    'nanoseconds of 10^9': (v) => { v[1].answer = { ok: [{ key: `${P}history/x`, size: 1, modified: { seconds: 0, nanoseconds: 1e9 } }] }; },
+    'a negative size': (v) => { v[1].answer = { ok: [{ key: `${P}history/x`, size: -1, modified: { seconds: 0, nanoseconds: 0 } }] }; },
     'unknown bucket error': (v) => { v[1].answer = { error: { kind: 'gone' } }; },
     'no result line': (v) => { v.pop(); v.pop(); },
   };
   for (const [name, edit] of Object.entries(bad)) {
-    const trace = edited(good, name.replace(/ /g, '-'), edit);
+    const trace = edited(good, name.replace(/[ ^]/g, '-'), edit);
     assert.throws(() => rs.replay(trace.text), /^Error: trace line \d+: /, name);
     const r = cli(['replay', '--json', trace.file], { status: null });
     assert.notEqual(r.status, 0, name);
     assert.match(r.stderr, /trace line \d+: /, name);
+  }
+  // A version 1 trace is refused in the same words by both hosts.
+  const v1 = edited(good, 'v1', (v) => { v[0].version = 1; });
+  const message = 'trace line 1: trace version 1 is not supported: this build reads version 2';
+  assert.throws(() => rs.replay(v1.text), (e) => e.message === message);
+  assert.match(cli(['replay', '--json', v1.file], { status: null }).stderr, new RegExp(message));
+  // A GC trace needs the time it ran at and its grace period.
+  const gcTrace = handTrace(t, 'gc', { keep: 1, protected: [], dryRun: true, now: { seconds: 0, nanoseconds: 0 }, graceSeconds: 0 }, [], { ok: {} });
+  for (const [name, edit] of Object.entries({
+    'no now': (v) => { delete v[0].arguments.now; },
+    'no graceSeconds': (v) => { delete v[0].arguments.graceSeconds; },
+    'a negative graceSeconds': (v) => { v[0].arguments.graceSeconds = -1; },
+    'now past its second': (v) => { v[0].arguments.now.nanoseconds = 1e9; },
+  })) {
+    const trace = edited(gcTrace, name.replace(/ /g, '-'), edit);
+    assert.throws(() => rs.replay(trace.text), /^Error: trace line 1: /, name);
+    assert.match(cli(['replay', '--json', trace.file], { status: null }).stderr, /trace line 1: /, name);
   }
 });
