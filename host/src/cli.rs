@@ -48,7 +48,7 @@ pub struct Args {
     pub fuel: u64,
 
     /// Sandboxed calls that may run at once; more wait for a free place. Each place
-    /// reserves address space for two memories of --memory-cap-mib (README.md).
+    /// reserves about 8 GiB of address space, not memory (README.md).
     #[arg(long, global = true, env = "RENDER_STORE_MAX_CONCURRENT_CALLS", value_name = "N",
           default_value_t = Limits::DEFAULT_CONCURRENT_CALLS,
           value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_CONCURRENT_CALLS)))]
@@ -199,10 +199,10 @@ fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
         .ok_or_else(|| format!("{text:?} is not a duration: use seconds, or 30s, 10m, 1h"))
 }
 
-/// The most sandboxed calls at once: beyond, the instance pool's reservation of address
-/// space (two memories a place) no longer fits a 47-bit address space at the default
-/// memory cap.
-const MAX_CONCURRENT_CALLS: u32 = 16_384;
+/// The most sandboxed calls at once. Each place of the instance pool reserves two
+/// linear memories of 4 GiB and a 32 MiB guard, whatever the memory cap: 4,096 places
+/// are 32 TiB, a quarter of a 47-bit address space; at 16,384 the pool cannot be mapped.
+const MAX_CONCURRENT_CALLS: u32 = 4_096;
 
 fn positive(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {

@@ -308,6 +308,35 @@ async fn healthz_answers_while_large_diffs_run() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_over_its_timeout_is_answered_503_and_the_server_goes_on() {
+    let store = RenderStore::open("mem://").unwrap().unwrap();
+    let app = release("app");
+    let old = store.put_render(&app, &large_render(150, 1)).await.unwrap();
+    let new = store.put_render(&app, &large_render(150, 2)).await.unwrap();
+    let s = Server::start_with(
+        Some(store),
+        ServeOptions {
+            request_timeout: Duration::from_millis(300),
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let start = Instant::now();
+    let (status, body) = s
+        .get(&format!(
+            "/diff?namespace=ns&name=app&render={new}&against={old}"
+        ))
+        .await;
+    let took = start.elapsed();
+    assert_eq!(status, 503, "{}", &body[..body.len().min(300)]);
+    assert!(body.contains("request timeout"), "{body}");
+    // The guest call was stopped where it yielded, not run to its end.
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    let (status, body) = s.get("/history?namespace=ns&name=app").await;
+    assert_eq!((status, body.as_str()), (200, "[]\n"));
+}
+
 #[tokio::test]
 async fn half_sent_and_idle_connections_are_closed_by_the_header_timeout() {
     let s = Server::start_with(
