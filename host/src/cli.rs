@@ -597,6 +597,9 @@ pub async fn run(args: Args) -> Result<()> {
                 allowed_hosts: allow_host,
                 token,
             };
+            options
+                .check()
+                .map_err(|m| anyhow::anyhow!("serve --allow-host: {m}"))?;
             let observer = std::sync::Arc::new(Observer::open(url)?);
             if observer.store().is_none() {
                 tracing::warn!("no render store: /history answers 503 and /diff an error");

@@ -78,6 +78,20 @@ impl ServeOptions {
     pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 32;
 }
 
+impl ServeOptions {
+    /// What is wrong with the options, if anything: an `allowed_hosts` entry that is not
+    /// a host name or IP address, or no place for a request.
+    pub fn check(&self) -> Result<(), String> {
+        if self.max_concurrent_requests == 0 {
+            return Err("max_concurrent_requests must be at least 1".to_string());
+        }
+        match self.allowed_hosts.iter().find(|h| host_of(h).is_none()) {
+            Some(bad) => Err(format!("{bad:?} is not a host name or IP address to allow")),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Default for ServeOptions {
     fn default() -> Self {
         ServeOptions {
@@ -208,15 +222,10 @@ pub async fn serve_with(
     observer: Arc<Observer>,
     options: ServeOptions,
 ) -> std::io::Result<()> {
-    if options.max_concurrent_requests == 0 {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "max_concurrent_requests must be at least 1",
-        ));
-    }
-    let guard = Guard::new(listener.local_addr()?, &options)
+    options
+        .check()
         .map_err(|m| std::io::Error::new(std::io::ErrorKind::InvalidInput, m))?;
-    let guard = Arc::new(guard);
+    let guard = Arc::new(Guard::new(listener.local_addr()?, &options));
     let app = routes(App {
         observer,
         max_response_bytes: options.max_response_bytes,
@@ -261,7 +270,8 @@ struct Guard {
 }
 
 impl Guard {
-    fn new(listening_on: SocketAddr, options: &ServeOptions) -> Result<Self, String> {
+    /// The guard for `options`, which [`ServeOptions::check`] accepted.
+    fn new(listening_on: SocketAddr, options: &ServeOptions) -> Self {
         let mut names = HashSet::from(["localhost".to_string()]);
         let mut addresses = HashSet::new();
         if !listening_on.ip().is_unspecified() {
@@ -275,14 +285,11 @@ impl Guard {
                 Some(Host::Name(name)) => {
                     names.insert(name);
                 }
-                None => {
-                    return Err(format!(
-                        "{allowed:?} is not a host name or IP address to allow"
-                    ));
-                }
+                // ServeOptions::check refused it.
+                None => {}
             }
         }
-        Ok(Guard {
+        Guard {
             names,
             addresses,
             token_digest: options
@@ -291,7 +298,7 @@ impl Guard {
                 .map(|t| Sha256::digest(t.as_bytes()).into()),
             places: Semaphore::new(options.max_concurrent_requests),
             request_timeout: options.request_timeout,
-        })
+        }
     }
 
     fn host_allowed(&self, host: &str) -> bool {
@@ -655,7 +662,7 @@ mod tests {
             allowed_hosts: vec!["Observer.Example".into(), "10.1.2.3".into()],
             ..ServeOptions::default()
         };
-        let guard = Guard::new("127.0.0.1:8080".parse().unwrap(), &options).unwrap();
+        let guard = Guard::new("127.0.0.1:8080".parse().unwrap(), &options);
         for ok in [
             "localhost",
             "LOCALHOST:8080",
@@ -687,21 +694,24 @@ mod tests {
             assert!(!guard.host_allowed(refused), "{refused:?}");
         }
         // Listening on every address: the machine's own addresses must be named.
-        let any = Guard::new("0.0.0.0:8080".parse().unwrap(), &ServeOptions::default()).unwrap();
+        let any = Guard::new("0.0.0.0:8080".parse().unwrap(), &ServeOptions::default());
         assert!(!any.host_allowed("0.0.0.0:8080"));
         assert!(any.host_allowed("127.0.0.1:8080"));
-        let v6 = Guard::new("[fd00::1]:80".parse().unwrap(), &ServeOptions::default()).unwrap();
+        let v6 = Guard::new("[fd00::1]:80".parse().unwrap(), &ServeOptions::default());
         assert!(v6.host_allowed("[fd00::1]") && v6.host_allowed("[FD00:0::1]:80"));
         for bad in ["", "evil/x", "a b", "[::1"] {
             let options = ServeOptions {
                 allowed_hosts: vec![bad.into()],
                 ..ServeOptions::default()
             };
-            assert!(
-                Guard::new("127.0.0.1:80".parse().unwrap(), &options).is_err(),
-                "{bad:?}"
-            );
+            assert!(options.check().is_err(), "{bad:?}");
         }
+        let none = ServeOptions {
+            max_concurrent_requests: 0,
+            ..ServeOptions::default()
+        };
+        assert!(none.check().is_err());
+        assert_eq!(ServeOptions::default().check(), Ok(()));
     }
 
     #[test]

@@ -650,6 +650,7 @@ fn the_cli_serves_with_its_flags() {
             !out.status.success() && err.contains(says),
             "{bad:?}: {err}"
         );
+        assert!(!err.contains("serving on"), "{bad:?}: {err}");
     }
 
     let mut child = serve(&[
