@@ -337,6 +337,50 @@ async fn a_request_over_its_timeout_is_answered_503_and_the_server_goes_on() {
     assert_eq!((status, body.as_str()), (200, "[]\n"));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_over_the_concurrency_limit_wait_their_turn() {
+    let store = RenderStore::open("mem://").unwrap().unwrap();
+    let app = release("app");
+    let old = store.put_render(&app, &large_render(100, 1)).await.unwrap();
+    let new = store.put_render(&app, &large_render(100, 2)).await.unwrap();
+    let s = Arc::new(
+        Server::start_with(
+            Some(store),
+            ServeOptions {
+                max_concurrent_requests: 1,
+                request_timeout: Duration::from_secs(300),
+                ..ServeOptions::default()
+            },
+        )
+        .await,
+    );
+    let diff = {
+        let s = s.clone();
+        tokio::spawn(async move {
+            let r = s
+                .get(&format!(
+                    "/diff?namespace=ns&name=app&render={new}&against={old}"
+                ))
+                .await;
+            (r.0, Instant::now())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!diff.is_finished(), "the diff is too quick to test this");
+    let start = Instant::now();
+    let (status, _) = s.get("/history?namespace=ns&name=app").await;
+    let (history_done, waited) = (Instant::now(), start.elapsed());
+    assert_eq!(status, 200);
+    let (diff_status, diff_done) = diff.await.unwrap();
+    assert_eq!(diff_status, 200);
+    assert!(
+        diff_done <= history_done && waited > Duration::from_millis(500),
+        "/history took {waited:?} and did not wait for the diff's place"
+    );
+    // /healthz never queues.
+    assert_eq!(s.get("/healthz").await.0, 200);
+}
+
 #[tokio::test]
 async fn half_sent_and_idle_connections_are_closed_by_the_header_timeout() {
     let s = Server::start_with(
