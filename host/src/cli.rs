@@ -131,15 +131,12 @@ pub enum Command {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: String,
-        /// Time a client has to send a request's headers: seconds, or a number with ms,
-        /// s or m.
-        #[arg(long, value_name = "DURATION", default_value = "10s",
-              value_parser = render_store::serve::parse_duration)]
+        /// Time a client has to send a request's headers: seconds, or 30s, 10m, 1h.
+        #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = timeout)]
         header_timeout: Duration,
         /// Time a request may take, waiting for a free place included; then it is
         /// answered 503.
-        #[arg(long, value_name = "DURATION", default_value = "30s",
-              value_parser = render_store::serve::parse_duration)]
+        #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = timeout)]
         request_timeout: Duration,
         /// Largest response: a render or a diff's JSON over it is refused.
         #[arg(long, value_name = "BYTES",
@@ -197,6 +194,15 @@ fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
         .and_then(|n| n.checked_mul(scale))
         .map(std::time::Duration::from_secs)
         .ok_or_else(|| format!("{text:?} is not a duration: use seconds, or 30s, 10m, 1h"))
+}
+
+/// A timeout: a duration as [`parse_duration`] reads it, more than zero (a zero timeout
+/// would end every connection or request at once).
+fn timeout(text: &str) -> Result<std::time::Duration, String> {
+    match parse_duration(text)? {
+        d if d.is_zero() => Err("must be more than zero".to_string()),
+        d => Ok(d),
+    }
 }
 
 /// The most sandboxed calls at once. Each place of the instance pool reserves two

@@ -152,35 +152,6 @@ pub fn read_token_file(path: &std::path::Path) -> Result<String, String> {
     Ok(token.to_string())
 }
 
-/// Parses a duration: whole or fractional seconds (`30`, `2.5`, `30s`), milliseconds
-/// (`500ms`) or minutes (`2m`). Zero is refused: it would close every connection.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 0.001)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60.0)
-    } else {
-        (t, 1.0)
-    };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-        .ok_or_else(|| {
-            format!("{text:?} is not a duration (seconds, or a number with ms, s or m)")
-        })?;
-    let duration = Duration::try_from_secs_f64(value * scale)
-        .map_err(|_| format!("{text:?} is too long a duration"))?;
-    if duration.is_zero() {
-        return Err(format!("{text:?}: the duration must be more than zero"));
-    }
-    Ok(duration)
-}
-
 /// What the handlers share.
 #[derive(Clone)]
 struct App {
@@ -644,17 +615,6 @@ async fn diff(State(app): State<App>, Query(query): Query<HashMap<String, String
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
-        assert_eq!(parse_duration("2.5s"), Ok(Duration::from_millis(2500)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        for bad in ["", "0", "0s", "-1", "s", "ten", "1h", "NaN", "inf", "1e30"] {
-            assert!(parse_duration(bad).is_err(), "{bad:?}");
-        }
-    }
 
     #[test]
     fn host_headers() {

@@ -2,7 +2,7 @@
 
 use super::support::*;
 use render_store::serve::ServeOptions;
-use render_store::{Bucket, BucketError, NewEntry, Observer, RenderStore};
+use render_store::{Bucket, BucketError, NewEntry, ObjectMeta, Observer, RenderStore};
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -591,7 +591,7 @@ struct LeakyBucket;
 
 #[async_trait::async_trait]
 impl Bucket for LeakyBucket {
-    async fn get(&self, key: &str) -> Result<Vec<u8>, BucketError> {
+    async fn get(&self, key: &str, _limit: u64) -> Result<Vec<u8>, BucketError> {
         Err(BucketError::Backend {
             call: "get",
             key: key.into(),
@@ -603,11 +603,11 @@ impl Bucket for LeakyBucket {
     async fn put(&self, _: &str, _: Vec<u8>) -> Result<(), BucketError> {
         unreachable!("the observer never writes")
     }
-    async fn exists(&self, key: &str) -> Result<bool, BucketError> {
-        self.get(key).await.map(|_| true)
+    async fn exists(&self, key: &str) -> Result<Option<u64>, BucketError> {
+        self.get(key, 0).await.map(|_| None)
     }
-    async fn list(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
-        self.get(prefix).await.map(|_| vec![])
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
+        self.get(prefix, 0).await.map(|_| vec![])
     }
     async fn delete(&self, _: &str) -> Result<(), BucketError> {
         unreachable!("the observer never deletes")
