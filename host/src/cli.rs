@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use render_store::json_view::{diff_json, gc_json, history_json};
 use render_store::operation::{Operation, Output};
 use render_store::replay::ReplayReport;
+use render_store::serve::ServeOptions;
 use render_store::terminal::escape_for_terminal as esc;
 use render_store::trace::Trace;
 use render_store::{
@@ -14,6 +15,7 @@ use render_store::{
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// The convoy render store: the content and history of every render convoy applies,
 /// kept in an object store.
@@ -44,6 +46,13 @@ pub struct Args {
     #[arg(long, global = true, env = "RENDER_STORE_FUEL", value_name = "UNITS",
           default_value_t = Limits::DEFAULT_FUEL)]
     pub fuel: u64,
+
+    /// Sandboxed calls that may run at once; more wait for a free place. Each place
+    /// reserves about 8 GiB of address space, not memory (README.md).
+    #[arg(long, global = true, env = "RENDER_STORE_MAX_CONCURRENT_CALLS", value_name = "N",
+          default_value_t = Limits::DEFAULT_CONCURRENT_CALLS,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_CONCURRENT_CALLS)))]
+    pub max_concurrent_calls: u32,
 
     #[command(subcommand)]
     pub command: Command,
@@ -122,6 +131,31 @@ pub enum Command {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: String,
+        /// Time a client has to send a request's headers: seconds, or 30s, 10m, 1h.
+        #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = timeout)]
+        header_timeout: Duration,
+        /// Time a request may take, waiting for a free place included; then it is
+        /// answered 503.
+        #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = timeout)]
+        request_timeout: Duration,
+        /// Largest response: a render or a diff's JSON over it is refused.
+        #[arg(long, value_name = "BYTES",
+              default_value_t = ServeOptions::DEFAULT_MAX_RESPONSE_BYTES,
+              value_parser = positive)]
+        max_response_bytes: usize,
+        /// Requests handled at once; more wait.
+        #[arg(long, value_name = "N",
+              default_value_t = ServeOptions::DEFAULT_MAX_CONCURRENT_REQUESTS,
+              value_parser = positive)]
+        max_concurrent_requests: usize,
+        /// A name (or IP address) to accept in the Host header besides localhost, the
+        /// loopback addresses and the address listened on (repeatable).
+        #[arg(long = "allow-host", value_name = "NAME")]
+        allow_host: Vec<String>,
+        /// Require `Authorization: Bearer TOKEN` on every endpoint but /healthz, with
+        /// the token read from FILE.
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
     },
     /// Re-run a traced operation in the sandbox against the trace's answers alone (no
     /// store is opened) and report whether every call and the result match.
@@ -160,6 +194,28 @@ fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
         .and_then(|n| n.checked_mul(scale))
         .map(std::time::Duration::from_secs)
         .ok_or_else(|| format!("{text:?} is not a duration: use seconds, or 30s, 10m, 1h"))
+}
+
+/// A timeout: a duration as [`parse_duration`] reads it, more than zero (a zero timeout
+/// would end every connection or request at once).
+fn timeout(text: &str) -> Result<std::time::Duration, String> {
+    match parse_duration(text)? {
+        d if d.is_zero() => Err("must be more than zero".to_string()),
+        d => Ok(d),
+    }
+}
+
+/// The most sandboxed calls at once. Each place of the instance pool reserves two
+/// linear memories of 4 GiB and a 32 MiB guard, whatever the memory cap: 4,096 places
+/// are 32 TiB, a quarter of a 47-bit address space; at 16,384 the pool cannot be mapped.
+const MAX_CONCURRENT_CALLS: u32 = 4_096;
+
+fn positive(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Keep this many history entries when `--keep` is not given.
@@ -441,7 +497,7 @@ pub async fn run(args: Args) -> Result<()> {
             .filter(|&b| b > 0)
             .context("--memory-cap-mib must be at least 1 and fit this machine's address space")?,
         fuel: args.fuel,
-        ..Limits::default()
+        concurrent_calls: args.max_concurrent_calls,
     };
     Runtime::init_shared(limits)?;
     if args.trace.is_some() && !is_store_operation(&args.command) {
@@ -524,7 +580,32 @@ pub async fn run(args: Args) -> Result<()> {
                 print_diff(&diff);
             }
         }
-        Command::Serve { listen } => {
+        Command::Serve {
+            listen,
+            header_timeout,
+            request_timeout,
+            max_response_bytes,
+            max_concurrent_requests,
+            allow_host,
+            token_file,
+        } => {
+            let token = match &token_file {
+                Some(path) => {
+                    Some(render_store::serve::read_token_file(path).map_err(anyhow::Error::msg)?)
+                }
+                None => None,
+            };
+            let options = ServeOptions {
+                header_timeout,
+                request_timeout,
+                max_response_bytes,
+                max_concurrent_requests,
+                allowed_hosts: allow_host,
+                token,
+            };
+            options
+                .check()
+                .map_err(|m| anyhow::anyhow!("serve --allow-host: {m}"))?;
             let observer = std::sync::Arc::new(Observer::open(url)?);
             if observer.store().is_none() {
                 tracing::warn!("no render store: /history answers 503 and /diff an error");
@@ -533,7 +614,7 @@ pub async fn run(args: Args) -> Result<()> {
                 .await
                 .with_context(|| format!("listening on {listen}"))?;
             eprintln!("render-store: serving on http://{}", listener.local_addr()?);
-            render_store::serve::serve(listener, observer).await?;
+            render_store::serve::serve_with(listener, observer, options).await?;
         }
         Command::Replay { file } => {
             let text = std::fs::read_to_string(&file)

@@ -407,6 +407,16 @@ impl Runtime {
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);
         store.set_fuel(self.limits.fuel).map_err(sandbox)?;
+        // Guest code runs inside a future on the async workers: without yield points a
+        // long call (a diff of two large renders takes seconds) holds its worker thread
+        // and stalls every other task on it, /healthz included. 10 million units are a
+        // few milliseconds of guest work (about one unit per instruction): other tasks
+        // wait no longer than that, and the cost of a yield (a fiber switch and a trip
+        // through the scheduler) is lost in the noise.
+        const YIELD_EVERY_FUEL: u64 = 10_000_000;
+        store
+            .fuel_async_yield_interval(Some(YIELD_EVERY_FUEL))
+            .map_err(sandbox)?;
         let instance = self
             .pre
             .instantiate_async(&mut store)

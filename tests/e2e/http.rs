@@ -1,11 +1,16 @@
 //! The observer's HTTP endpoints, with a real client against a server on 127.0.0.1.
 
 use super::support::*;
-use render_store::{NewEntry, Observer, RenderStore};
+use render_store::serve::ServeOptions;
+use render_store::{Bucket, BucketError, NewEntry, ObjectMeta, Observer, RenderStore};
+use std::io::{Read, Write};
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 struct Server {
     base: String,
+    addr: SocketAddr,
     client: reqwest::Client,
 }
 
@@ -13,12 +18,36 @@ impl Server {
     async fn start(store: Option<RenderStore>) -> Server {
         let observer = Arc::new(Observer::new(store).unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
+        let addr = listener.local_addr().unwrap();
         tokio::spawn(render_store::serve::serve(listener, observer));
+        Server::at(addr)
+    }
+
+    async fn start_with(store: Option<RenderStore>, options: ServeOptions) -> Server {
+        let observer = Arc::new(Observer::new(store).unwrap());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(render_store::serve::serve_with(listener, observer, options));
+        Server::at(addr)
+    }
+
+    fn at(addr: SocketAddr) -> Server {
         Server {
-            base,
+            base: format!("http://{addr}"),
+            addr,
             client: reqwest::Client::new(),
         }
+    }
+
+    /// A GET with extra headers.
+    async fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+        let mut request = self.client.get(format!("{}{path}", self.base));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.text().await.unwrap())
     }
 
     async fn get(&self, path: &str) -> (u16, String) {
@@ -187,4 +216,541 @@ async fn without_a_store_history_is_503_and_diff_an_error() {
         .await;
     assert_eq!(status, 503);
     assert!(body.contains("error"), "{body}");
+}
+
+/// What a raw HTTP/1.1 exchange gives back: everything the server sent until it closed
+/// the connection or `wait` passed, and how long that took.
+fn raw_exchange(addr: SocketAddr, request: &[u8], wait: Duration) -> (String, Duration) {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(wait)).unwrap();
+    let start = Instant::now();
+    stream.write_all(request).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    (String::from_utf8_lossy(&got).into_owned(), start.elapsed())
+}
+
+/// A render of `objects` ConfigMaps of 1,000 values each; `version` changes the first
+/// and the last value of every object, so the diff of two versions compares every line
+/// of every object with every other (the component's LCS table: a million cells an
+/// object), which takes seconds of guest work in one call.
+fn large_render(objects: usize, version: u32) -> Vec<Vec<u8>> {
+    (0..objects)
+        .map(|i| {
+            let data: Vec<String> = (0..1000)
+                .map(|k| {
+                    let v = if k == 0 || k == 999 { version } else { 0 };
+                    format!(r#""key-{k:04}":"value-{v}-{}""#, "v".repeat(8))
+                })
+                .collect();
+            format!(
+                r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i}"}},"data":{{{}}}}}"#,
+                data.join(",")
+            )
+            .into_bytes()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_answers_while_large_diffs_run() {
+    const OBJECTS: usize = 100;
+    let store = RenderStore::open("mem://").unwrap().unwrap();
+    let app = release("app");
+    let old = large_render(OBJECTS, 1);
+    let new = large_render(OBJECTS, 2);
+    assert!(old.iter().map(Vec::len).sum::<usize>() > 3_000_000);
+    let old = store.put_render(&app, &old).await.unwrap();
+    let new = store.put_render(&app, &new).await.unwrap();
+    let s = Arc::new(
+        Server::start_with(
+            Some(store),
+            ServeOptions {
+                request_timeout: Duration::from_secs(300),
+                ..ServeOptions::default()
+            },
+        )
+        .await,
+    );
+    let diffs: Vec<_> = (0..4)
+        .map(|_| {
+            let s = s.clone();
+            let path = format!("/diff?namespace=ns&name=app&render={new}&against={old}");
+            tokio::spawn(async move { s.get(&path).await })
+        })
+        .collect();
+    // Give the diffs time to start running in the component.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let start = Instant::now();
+    let health = s.get("/healthz").await;
+    let took = start.elapsed();
+    let still_running = diffs.iter().filter(|d| !d.is_finished()).count();
+    assert_eq!(health.0, 200);
+    assert!(
+        still_running > 0,
+        "the diffs ended before /healthz was asked: the renders are too small to test this"
+    );
+    assert!(
+        took < Duration::from_secs(1),
+        "/healthz took {took:?} while {still_running} diffs ran"
+    );
+    for d in diffs {
+        let (status, body) = d.await.unwrap();
+        assert_eq!(status, 200, "{}", &body[..body.len().min(300)]);
+        let d: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(d["changed"].as_array().unwrap().len(), OBJECTS);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_over_its_timeout_is_answered_503_and_the_server_goes_on() {
+    let store = RenderStore::open("mem://").unwrap().unwrap();
+    let app = release("app");
+    let old = store.put_render(&app, &large_render(150, 1)).await.unwrap();
+    let new = store.put_render(&app, &large_render(150, 2)).await.unwrap();
+    let s = Server::start_with(
+        Some(store),
+        ServeOptions {
+            request_timeout: Duration::from_millis(300),
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let start = Instant::now();
+    let (status, body) = s
+        .get(&format!(
+            "/diff?namespace=ns&name=app&render={new}&against={old}"
+        ))
+        .await;
+    let took = start.elapsed();
+    assert_eq!(status, 503, "{}", &body[..body.len().min(300)]);
+    assert!(body.contains("request timeout"), "{body}");
+    // The guest call was stopped where it yielded, not run to its end.
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    let (status, body) = s.get("/history?namespace=ns&name=app").await;
+    assert_eq!((status, body.as_str()), (200, "[]\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_over_the_concurrency_limit_wait_their_turn() {
+    let store = RenderStore::open("mem://").unwrap().unwrap();
+    let app = release("app");
+    let old = store.put_render(&app, &large_render(100, 1)).await.unwrap();
+    let new = store.put_render(&app, &large_render(100, 2)).await.unwrap();
+    let s = Arc::new(
+        Server::start_with(
+            Some(store),
+            ServeOptions {
+                max_concurrent_requests: 1,
+                request_timeout: Duration::from_secs(300),
+                ..ServeOptions::default()
+            },
+        )
+        .await,
+    );
+    let diff = {
+        let s = s.clone();
+        tokio::spawn(async move {
+            let r = s
+                .get(&format!(
+                    "/diff?namespace=ns&name=app&render={new}&against={old}"
+                ))
+                .await;
+            (r.0, Instant::now())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!diff.is_finished(), "the diff is too quick to test this");
+    let start = Instant::now();
+    let (status, _) = s.get("/history?namespace=ns&name=app").await;
+    let (history_done, waited) = (Instant::now(), start.elapsed());
+    assert_eq!(status, 200);
+    let (diff_status, diff_done) = diff.await.unwrap();
+    assert_eq!(diff_status, 200);
+    assert!(
+        diff_done <= history_done && waited > Duration::from_millis(500),
+        "/history took {waited:?} and did not wait for the diff's place"
+    );
+    // /healthz never queues.
+    assert_eq!(s.get("/healthz").await.0, 200);
+}
+
+#[tokio::test]
+async fn half_sent_and_idle_connections_are_closed_by_the_header_timeout() {
+    let s = Server::start_with(
+        None,
+        ServeOptions {
+            header_timeout: Duration::from_secs(1),
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let addr = s.addr;
+    let (half, idle, whole) = tokio::task::spawn_blocking(move || {
+        (
+            raw_exchange(
+                addr,
+                b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1",
+                Duration::from_secs(10),
+            ),
+            raw_exchange(addr, b"", Duration::from_secs(10)),
+            raw_exchange(
+                addr,
+                b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                Duration::from_secs(10),
+            ),
+        )
+    })
+    .await
+    .unwrap();
+    for (what, &(_, took)) in [("half-sent", &half), ("idle", &idle)] {
+        assert!(
+            took >= Duration::from_millis(900) && took < Duration::from_secs(4),
+            "the {what} connection was closed after {took:?}"
+        );
+    }
+    assert!(!half.0.contains("ok\n"), "{}", half.0);
+    // A complete request is answered, and the kept-alive connection then closed
+    // as idle.
+    assert!(
+        whole.0.starts_with("HTTP/1.1 200") && whole.0.ends_with("ok\n"),
+        "{}",
+        whole.0
+    );
+    assert!(whole.1 < Duration::from_secs(4), "{:?}", whole.1);
+}
+
+#[tokio::test]
+async fn only_expected_host_headers_are_answered() {
+    let (_dir, store, _refs) = populated().await;
+    let s = Server::start_with(
+        Some(store),
+        ServeOptions {
+            allowed_hosts: vec!["observer.example".to_string()],
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let port = s.addr.port();
+    let history = "/history?namespace=ns&name=app";
+    for host in [
+        "evil.example".to_string(),
+        format!("evil.example:{port}"),
+        format!("localhost.evil.example:{port}"),
+        format!("10.0.0.1:{port}"),
+        "observer.example.evil".to_string(),
+    ] {
+        let (status, body) = s.get_with(history, &[("host", &host)]).await;
+        assert_eq!(status, 403, "{host}: {body}");
+        let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert!(error["error"].as_str().unwrap().contains("Host"), "{body}");
+        assert!(!body.contains("renderRef"), "{body}");
+    }
+    for host in [
+        s.addr.to_string(),
+        format!("localhost:{port}"),
+        "localhost".to_string(),
+        format!("[::1]:{port}"),
+        "observer.example".to_string(),
+        format!("Observer.Example:{port}"),
+    ] {
+        let (status, body) = s.get_with(history, &[("host", &host)]).await;
+        assert_eq!(status, 200, "{host}: {body}");
+        assert!(body.contains("renderRef"), "{body}");
+    }
+    // A liveness probe sends the pod's address; /healthz reveals nothing.
+    assert_eq!(s.get_with("/healthz", &[("host", "10.0.0.1")]).await.0, 200);
+
+    // Without a Host header, and with an absolute URI naming another host.
+    let addr = s.addr;
+    let (no_host, other_uri) = tokio::task::spawn_blocking(move || {
+        (
+            raw_exchange(
+                addr,
+                format!("GET {history} HTTP/1.1\r\nConnection: close\r\n\r\n").as_bytes(),
+                Duration::from_secs(5),
+            )
+            .0,
+            raw_exchange(
+                addr,
+                format!(
+                    "GET http://evil.example{history} HTTP/1.1\r\nHost: localhost\r\n\
+                     Connection: close\r\n\r\n"
+                )
+                .as_bytes(),
+                Duration::from_secs(5),
+            )
+            .0,
+        )
+    })
+    .await
+    .unwrap();
+    for response in [no_host, other_uri] {
+        assert!(
+            response.starts_with("HTTP/1.1 403") || response.starts_with("HTTP/1.1 400"),
+            "{response}"
+        );
+        assert!(!response.contains("renderRef"), "{response}");
+    }
+}
+
+#[tokio::test]
+async fn a_bearer_token_guards_every_endpoint_but_healthz() {
+    let (_dir, store, refs) = populated().await;
+    let s = Server::start_with(
+        Some(store),
+        ServeOptions {
+            token: Some("Zm9vYmFyYmF6cXV4".to_string()),
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let paths = [
+        "/history?namespace=ns&name=app".to_string(),
+        format!("/renders/ns/app/{}", refs[0]),
+        format!("/diff?namespace=ns&name=app&render={}", refs[0]),
+    ];
+    for path in &paths {
+        for headers in [
+            vec![],
+            vec![("authorization", "Bearer wrong")],
+            vec![("authorization", "Bearer Zm9vYmFyYmF6cXV4x")],
+            vec![("authorization", "Bearer Zm9vYmFyYmF6cXV")],
+            vec![("authorization", "Basic Zm9vYmFyYmF6cXV4")],
+            vec![("authorization", "Zm9vYmFyYmF6cXV4")],
+        ] {
+            let (status, body) = s.get_with(path, &headers).await;
+            assert_eq!(status, 401, "{path} {headers:?}: {body}");
+            assert!(body.contains("Bearer"), "{body}");
+        }
+        for scheme in ["Bearer", "bearer"] {
+            let auth = format!("{scheme} Zm9vYmFyYmF6cXV4");
+            let (status, body) = s.get_with(path, &[("authorization", &auth)]).await;
+            assert_eq!(status, 200, "{path}: {body}");
+        }
+    }
+    assert_eq!(s.get("/healthz").await.0, 200);
+}
+
+#[tokio::test]
+async fn responses_over_the_cap_are_refused_naming_both_sizes() {
+    let (_dir, store, refs) = populated().await;
+    let render_len = store
+        .get_render(&release("app"), &refs[0])
+        .await
+        .unwrap()
+        .len();
+    let diff = format!("/diff?namespace=ns&name=app&render={}", refs[0]);
+    let open = Server::start(Some(store.clone())).await;
+    let (status, full_diff) = open.get(&diff).await;
+    assert_eq!(status, 200);
+    let cap = 100;
+    assert!(render_len > cap && full_diff.len() > cap);
+
+    let s = Server::start_with(
+        Some(store),
+        ServeOptions {
+            max_response_bytes: cap,
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let (status, body) = s.get(&diff).await;
+    assert_eq!(status, 500, "{body}");
+    let message = serde_json::from_str::<serde_json::Value>(&body).unwrap()["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("the diff is")
+            && message.contains(&format!("{} bytes", full_diff.len()))
+            && message.contains("over the response limit of 100 bytes"),
+        "{message}"
+    );
+
+    let (status, body) = s.get(&format!("/renders/ns/app/{}", refs[0])).await;
+    assert_eq!(status, 500, "{body}");
+    assert!(
+        body.contains(&format!("the render is {render_len} bytes"))
+            && body.contains("over the response limit of 100 bytes"),
+        "{body}"
+    );
+    // A history under the cap is answered.
+    let (status, body) = s.get("/history?namespace=ns&name=other").await;
+    assert_eq!((status, body.as_str()), (200, "[]\n"));
+}
+
+/// A bucket whose reads fail the way a backend would, with the paths in its message.
+struct LeakyBucket;
+
+#[async_trait::async_trait]
+impl Bucket for LeakyBucket {
+    async fn get(&self, key: &str, _limit: u64) -> Result<Vec<u8>, BucketError> {
+        Err(BucketError::Backend {
+            call: "get",
+            key: key.into(),
+            source: Box::new(std::io::Error::other(format!(
+                "open /srv/private/store/{key}: permission denied; see https://admin:pw@internal.example/x"
+            ))),
+        })
+    }
+    async fn put(&self, _: &str, _: Vec<u8>) -> Result<(), BucketError> {
+        unreachable!("the observer never writes")
+    }
+    async fn exists(&self, key: &str) -> Result<Option<u64>, BucketError> {
+        self.get(key, 0).await.map(|_| None)
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
+        self.get(prefix, 0).await.map(|_| vec![])
+    }
+    async fn delete(&self, _: &str) -> Result<(), BucketError> {
+        unreachable!("the observer never deletes")
+    }
+}
+
+#[tokio::test]
+async fn errors_show_no_internal_path() {
+    let s = Server::start(Some(RenderStore::new(runtime(), Arc::new(LeakyBucket)))).await;
+    let r = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    for path in [
+        "/history?namespace=ns&name=app".to_string(),
+        format!("/renders/ns/app/{r}"),
+        format!("/diff?namespace=ns&name=app&render={r}&against={r}"),
+    ] {
+        let (status, body) = s.get(&path).await;
+        assert_eq!(status, 502, "{path}: {body}");
+        assert!(body.contains("see the server log"), "{body}");
+        for secret in [
+            "/srv/private",
+            "internal.example",
+            "permission denied",
+            "pw",
+        ] {
+            assert!(!body.contains(secret), "{path}: {body} shows {secret:?}");
+        }
+    }
+
+    // A file:// store whose render became a folder fails in the backend.
+    let (dir, store, refs) = populated().await;
+    let file = dir.path().join("ns/app/renders").join(&refs[0]);
+    std::fs::remove_file(&file).unwrap();
+    std::fs::create_dir(&file).unwrap();
+    std::fs::write(file.join("x"), b"x").unwrap();
+    let s = Server::start(Some(store)).await;
+    let (status, body) = s.get(&format!("/renders/ns/app/{}", refs[0])).await;
+    assert_ne!(status, 200, "{body}");
+    let root = dir.path().to_str().unwrap();
+    assert!(!body.contains(root), "{body} shows the store's folder");
+    assert!(!body.contains("/ns/app"), "{body}");
+}
+
+#[test]
+fn the_cli_serves_with_its_flags() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    let empty = dir.path().join("empty");
+    std::fs::write(&token_file, "  t0ken-from-file\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::write(&empty, "\n").unwrap();
+    let serve = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_render-store"))
+            .args([
+                "--max-concurrent-calls",
+                "2",
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .args(args)
+            .env("RENDER_STORE_URL", "mem://")
+            .env_remove("RENDER_STORE_MAX_CONCURRENT_CALLS")
+            .env_remove("RENDER_STORE_LOG")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    for (bad, says) in [
+        (vec!["--token-file", empty.to_str().unwrap()], "empty"),
+        (vec!["--header-timeout", "0"], "header-timeout"),
+        (vec!["--request-timeout", "soon"], "request-timeout"),
+        (vec!["--max-response-bytes", "0"], "max-response-bytes"),
+        (
+            vec!["--max-concurrent-requests", "0"],
+            "max-concurrent-requests",
+        ),
+        (vec!["--allow-host", "a/b"], "a/b"),
+    ] {
+        let out = serve(&bad).wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(says),
+            "{bad:?}: {err}"
+        );
+        assert!(!err.contains("serving on"), "{bad:?}: {err}");
+    }
+
+    let mut child = serve(&[
+        "--header-timeout",
+        "1s",
+        "--request-timeout",
+        "20s",
+        "--max-response-bytes",
+        "1000",
+        "--max-concurrent-requests",
+        "4",
+        "--allow-host",
+        "observer.example",
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ]);
+    // The token file is readable by all (as Kubernetes mounts Secrets): a warning.
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut before = String::new();
+    let mut line = String::new();
+    while !line.contains("serving on") {
+        before.push_str(&line);
+        line.clear();
+        assert_ne!(stderr.read_line(&mut line).unwrap(), 0, "{before}");
+    }
+    assert!(before.contains("can be read by other users"), "{before}");
+    let addr: SocketAddr = line
+        .trim()
+        .rsplit("http://")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let get = |host: &str, token: &str| {
+        raw_exchange(
+            addr,
+            format!(
+                "GET /history?namespace=ns&name=app HTTP/1.1\r\nHost: {host}\r\n\
+                 Authorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+            )
+            .as_bytes(),
+            Duration::from_secs(10),
+        )
+        .0
+    };
+    let ok = get("observer.example", "t0ken-from-file");
+    let wrong_token = get("observer.example", "t0ken");
+    let foreign = get("evil.example", "t0ken-from-file");
+    let (_, half_sent) = raw_exchange(addr, b"GET / HTTP/1.1\r\n", Duration::from_secs(10));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        ok.starts_with("HTTP/1.1 200") && ok.ends_with("[]\n"),
+        "{ok}"
+    );
+    assert!(wrong_token.starts_with("HTTP/1.1 401"), "{wrong_token}");
+    assert!(foreign.starts_with("HTTP/1.1 403"), "{foreign}");
+    assert!(half_sent < Duration::from_secs(4), "{half_sent:?}");
 }

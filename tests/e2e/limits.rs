@@ -143,3 +143,43 @@ fn the_cli_takes_its_bounds_from_flags_and_names_them_when_hit() {
         assert!(String::from_utf8_lossy(&out.stderr).contains(bad[0].trim_start_matches('-')));
     }
 }
+
+#[test]
+fn max_concurrent_calls_takes_a_count_of_places() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small.json");
+    std::fs::write(&small, r#"{"kind":"ConfigMap"}"#).unwrap();
+    let small = small.to_str().unwrap();
+    let run = |args: &[&str], env: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_render-store"));
+        c.args(args).env_remove("RENDER_STORE_MAX_CONCURRENT_CALLS");
+        if let Some(v) = env {
+            c.env("RENDER_STORE_MAX_CONCURRENT_CALLS", v);
+        }
+        c.output().unwrap()
+    };
+    for bad in ["0", "-1", "two", "1.5", " ", "99999999"] {
+        let flag = format!("--max-concurrent-calls={bad}");
+        let out = run(&[&flag, "ref", small], None);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("max-concurrent-calls"),
+            "{bad:?}: {err}"
+        );
+        let out = run(&["ref", small], Some(bad));
+        assert!(
+            !out.status.success(),
+            "RENDER_STORE_MAX_CONCURRENT_CALLS={bad:?}"
+        );
+    }
+    for good in ["1", "3"] {
+        let out = run(&["ref", small, "--max-concurrent-calls", good], None);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("sha256:"));
+        assert!(run(&["ref", small], Some(good)).status.success());
+    }
+}
