@@ -284,6 +284,9 @@ static SHARED: OnceLock<Arc<Runtime>> = OnceLock::new();
 /// flush them out again (BENCHMARKS.md, call cost).
 const KEEP_RESIDENT: usize = 256 * 1024;
 
+/// The most address space one linear memory can use: 32-bit WebAssembly addresses.
+const MAX_RESERVATION: usize = 4 << 30;
+
 /// The compiled component and its template, shared by every call.
 pub struct Runtime {
     engine: Engine,
@@ -318,7 +321,14 @@ impl Runtime {
         // slot's memory instead of mapping and unmapping it for every call.
         let slots = limits.concurrent_calls.max(1);
         let page = 64 * 1024;
-        let memory = limits.memory_bytes.div_ceil(page).max(1) * page;
+        // A 32-bit memory cannot grow past 4 GiB: a larger cap only never binds.
+        let memory = (limits.memory_bytes.div_ceil(page).max(1) * page).min(MAX_RESERVATION);
+        // Each memory slot reserves address space for the cap (wasmtime's default is
+        // 4 GiB whatever the cap), so a pool reserves about slots × 2 × (cap + guard):
+        // 64 calls with a 1 GiB cap reserve ~130 GiB, not ~520 GiB. Below 4 GiB the
+        // compiled code checks bounds explicitly instead of relying on the reservation.
+        config.memory_reservation(memory as u64);
+        config.memory_reservation_for_growth(0);
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(slots)
             .total_core_instances(slots * 4)
@@ -565,6 +575,17 @@ mod tests {
         }
         let empty = rt.render_ref(&[b"{}".to_vec()]).await.unwrap();
         assert!(empty.starts_with("sha256:"));
+    }
+
+    #[tokio::test]
+    async fn a_cap_past_what_a_32_bit_memory_can_reach_still_runs() {
+        let rt = Runtime::new(Limits {
+            memory_bytes: 8 << 30,
+            concurrent_calls: 1,
+            ..Limits::default()
+        })
+        .unwrap();
+        assert!(rt.render_ref(&big_render()).await.is_ok());
     }
 
     #[tokio::test]

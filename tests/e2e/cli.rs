@@ -4,23 +4,24 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-struct Cli {
-    url: String,
-    dir: tempfile::TempDir,
+/// The CLI over a `file://` store in a fresh folder, with room for input files beside it.
+pub(crate) struct Cli {
+    pub(crate) url: String,
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Cli {
-    fn file_store() -> Self {
+    pub(crate) fn file_store() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("file://{}/store?create_dir=true", dir.path().display());
         Cli { url, dir }
     }
 
-    fn store_dir(&self) -> PathBuf {
+    pub(crate) fn store_dir(&self) -> PathBuf {
         self.dir.path().join("store")
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_render-store"))
             .args(args)
             .env("RENDER_STORE_URL", &self.url)
@@ -28,7 +29,7 @@ impl Cli {
             .expect("the CLI runs")
     }
 
-    fn ok(&self, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
         assert!(
             out.status.success(),
@@ -38,13 +39,13 @@ impl Cli {
         String::from_utf8(out.stdout).unwrap()
     }
 
-    fn fails(&self, args: &[&str]) -> String {
+    pub(crate) fn fails(&self, args: &[&str]) -> String {
         let out = self.run(args);
         assert!(!out.status.success(), "{args:?} succeeded");
         String::from_utf8(out.stderr).unwrap()
     }
 
-    fn object(&self, name: &str, json: &str) -> String {
+    pub(crate) fn object(&self, name: &str, json: &str) -> String {
         let path = self.dir.path().join(name);
         std::fs::write(&path, json).unwrap();
         path.to_str().unwrap().to_string()

@@ -2,65 +2,44 @@
 //! careless operator would: links planted in a `file://` store, huge and odd files,
 //! damaged blobs, and who may read what the store writes. Each test runs the real CLI.
 
+use super::cli::Cli;
 use render_store::{Observer, RenderStore};
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A `file://` store in a fresh folder, with a place for input files beside it.
-struct Store {
-    dir: tempfile::TempDir,
-}
+/// The CLI over a fresh `file://` store.
+struct Store(Cli);
 
 impl Store {
     fn new() -> Store {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("store")).unwrap();
-        Store { dir }
+        let cli = Cli::file_store();
+        std::fs::create_dir(cli.store_dir()).unwrap();
+        Store(cli)
     }
 
     fn root(&self) -> PathBuf {
-        self.dir.path().join("store")
+        self.0.store_dir()
     }
 
     fn url(&self) -> String {
         format!("file://{}", self.root().display())
     }
 
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_render-store"))
-            .args(args)
-            .env("RENDER_STORE_URL", self.url())
-            .output()
-            .expect("the CLI runs")
-    }
-
     fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "{args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        self.0.ok(args)
     }
 
     fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(!out.status.success(), "{args:?} succeeded");
-        String::from_utf8(out.stderr).unwrap()
+        self.0.fails(args)
     }
 
     fn object(&self, n: u32) -> String {
-        let path = self.dir.path().join(format!("{n}.json"));
-        std::fs::write(
-            &path,
-            format!(r#"{{"apiVersion":"v1","kind":"Secret","metadata":{{"name":"s"}},"data":{{"n":"{n}"}}}}"#),
+        self.0.object(
+            &format!("{n}.json"),
+            &format!(r#"{{"apiVersion":"v1","kind":"Secret","metadata":{{"name":"s"}},"data":{{"n":"{n}"}}}}"#),
         )
-        .unwrap();
-        path.display().to_string()
     }
 
     /// Puts and records render `n` of `release`; returns its renderRef.
@@ -77,6 +56,22 @@ impl Store {
             &format!("v{n}"),
         ]);
         render_ref
+    }
+
+    /// Makes the release's one history entry a 1 TiB sparse file.
+    fn plant_huge_entry(&self, release: &str) {
+        let entry = std::fs::read_dir(self.root().join(release).join("history"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&entry)
+            .unwrap()
+            .set_len(1 << 40)
+            .unwrap();
     }
 }
 
@@ -220,18 +215,7 @@ fn delete_release_removes_staging_files_a_killed_put_left() {
 fn a_huge_entry_is_refused_before_it_is_read() {
     let store = Store::new();
     store.sync("ns/app", 1);
-    let entry = std::fs::read_dir(store.root().join("ns/app/history"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&entry)
-        .unwrap()
-        .set_len(1 << 40)
-        .unwrap();
+    store.plant_huge_entry("ns/app");
     let err = store.fails(&["history", "ns/app"]);
     assert!(
         err.contains("1099511627776 bytes") && err.contains("1073741824 bytes"),
@@ -244,18 +228,7 @@ fn a_huge_entry_is_refused_before_it_is_read() {
 async fn a_huge_entry_does_not_take_the_server_down() {
     let store = Store::new();
     store.sync("ns/app", 1);
-    let entry = std::fs::read_dir(store.root().join("ns/app/history"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&entry)
-        .unwrap()
-        .set_len(1 << 40)
-        .unwrap();
+    store.plant_huge_entry("ns/app");
     let opened = RenderStore::open(&store.url()).unwrap();
     let observer = Arc::new(Observer::new(opened).unwrap());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
