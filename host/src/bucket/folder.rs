@@ -352,7 +352,10 @@ impl Folder {
             Ok(mut fds) => fds.pop().expect("the root is first"),
             Err(WalkError::Missing) => return Ok(Vec::new()),
             Err(WalkError::Link(at)) => {
-                self.report(&format!("{dir_part} (at {at})"), "a symbolic link");
+                self.report(
+                    &format!("{dir_part} (at {at})"),
+                    "a symbolic link or not a folder",
+                );
                 return Ok(Vec::new());
             }
             Err(WalkError::Io(e)) => return Err(io("list", prefix, e)),
