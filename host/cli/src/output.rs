@@ -1,0 +1,57 @@
+//! What the commands print: human lines (every text from the store escaped for the
+//! terminal) or, with `--json`, the JSON shapes the observer's endpoints answer too.
+
+use crate::terminal::escape_for_terminal as esc;
+use anyhow::Result;
+use render_store::json_view::{gc_json, history_json};
+use render_store::{GcPlan, HistoryEntry, Runtime};
+use std::io::Write;
+
+/// Prints `value` as pretty JSON and a newline.
+pub fn print_json(value: &serde_json::Value) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Prints the history, oldest first: one line per entry, or a JSON array.
+pub async fn print_history(rt: &Runtime, entries: &[HistoryEntry], as_json: bool) -> Result<()> {
+    if as_json {
+        return print_json(&history_json(rt, entries).await?);
+    }
+    if entries.is_empty() {
+        println!("(no history)");
+    }
+    for e in entries {
+        let time = rt.format_synced_at(e.synced_at).await?;
+        // One line per entry, whatever the summary holds.
+        println!("{time}  {}  {}", esc(&e.render_ref), esc(&e.summary));
+    }
+    Ok(())
+}
+
+/// Prints what GC deleted (or, with `dry_run`, would delete) and kept.
+pub fn print_gc(plan: &GcPlan, dry_run: bool, as_json: bool) -> Result<()> {
+    if as_json {
+        return print_json(&gc_json(plan, dry_run));
+    }
+    let verb = if dry_run { "would delete" } else { "deleted" };
+    for key in plan.delete_history.iter().chain(&plan.delete_renders) {
+        println!("{verb} {}", esc(key));
+    }
+    for key in &plan.ignored {
+        println!("left alone (not a render or entry) {}", esc(key));
+    }
+    for key in &plan.recent_renders {
+        println!("kept (younger than the grace period) {key}");
+    }
+    println!(
+        "{verb} {} history entries and {} renders; kept {} entries and {} renders",
+        plan.delete_history.len(),
+        plan.delete_renders.len(),
+        plan.keep_history.len(),
+        plan.keep_renders.len()
+    );
+    Ok(())
+}
