@@ -1,4 +1,4 @@
-//! Safety on a shared machine (DESIGN.md section 12), tried as another local user or a
+//! Safety on a shared machine (CONTRACT.md §12), tried as another local user or a
 //! careless operator would: links planted in a `file://` store, huge and odd files,
 //! damaged blobs, and who may read what the store writes. Each test runs the real CLI.
 

@@ -4,7 +4,7 @@
 //! by 0x1E (ASCII record separator: a control byte, so it can be part of no valid JSON
 //! object, and a seed render maps to exactly one input).
 //!
-//! Invariants, when canonical succeeds (DESIGN §4):
+//! Invariants, when canonical succeeds (CONTRACT.md §4):
 //! - the output is UTF-8 with exactly one `\n` per object, each object's line ending it;
 //! - line i is canonical(object i) alone (the render's canonical bytes are the
 //!   concatenation of its objects');

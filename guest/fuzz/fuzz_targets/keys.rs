@@ -4,7 +4,7 @@
 //! lines are used as namespace, name and key; its first 12 bytes are also read as a
 //! `SyncTime` (seconds, nanoseconds). Invariants:
 //! - validate_namespace / validate_name / validate_render_ref agree with the rules of
-//!   DESIGN §3-4 written out again here;
+//!   CONTRACT.md §3 and §4 written out again here;
 //! - ReleasePrefix::new succeeds exactly when both names validate, and is `ns/name/`;
 //! - a key time that parses formats back to the same text; an RFC 3339 time that parses
 //!   is within years 0000-9999, formats to a time that parses back to it, and formats

@@ -1,6 +1,7 @@
 //! JSON decoding and encoding with the exact behaviour of Go's `encoding/json` as a
 //! Kubernetes controller uses it, so that a renderRef computed here equals the one a Go
-//! controller computes. `vectors/README.md` of the shared design states the rules.
+//! controller computes. CONTRACT.md §4 states the rules; `tests/vectors/render-ref.json`
+//! holds the golden cases.
 //!
 //! serde_json is not used: its writer differs from Go in float formatting, HTML and
 //! U+2028 escaping, and in how invalid UTF-8 and lone surrogates are replaced.

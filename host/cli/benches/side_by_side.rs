@@ -388,7 +388,7 @@ fn main() {
     println!("{} per run, cache warm (target ≤ 50 ms)", fmt(cli));
 
     // 6. Bucket calls per operation.
-    println!("\n## bucket calls per operation (counted) vs DESIGN.md §5");
+    println!("\n## bucket calls per operation (counted) vs CONTRACT.md §5");
     let recorder = Arc::new(RecordingBucket::new(bucket("mem://")));
     let store =
         RenderStore::new(rt.clone(), recorder.clone()).with_gc_grace(std::time::Duration::ZERO);

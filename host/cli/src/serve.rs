@@ -9,7 +9,7 @@
 //!
 //! A bad query parameter is a 400 naming it; errors are `{"error": "..."}`.
 //!
-//! The server is meant for a machine other people and other programs share (DESIGN.md
+//! The server is meant for a machine other people and other programs share (CONTRACT.md
 //! §12), so every request passes these checks before a handler runs:
 //!
 //! - its `Host` must be a name the server knows itself by ([`ServeOptions::allowed_hosts`]):

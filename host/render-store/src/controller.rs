@@ -1,4 +1,4 @@
-//! The controller-side rules of DESIGN.md sections 7 and 8, as plain Rust types: no
+//! The controller-side rules of CONTRACT.md §7 and §8, as plain Rust types: no
 //! Kubernetes dependency. The caller's apply step comes in as an [`Applier`].
 //!
 //! Every function takes the store as an `Option`: `None` is "no render store" (an empty
@@ -193,7 +193,7 @@ impl Controller {
         self.store.as_ref()
     }
 
-    /// One sync, in the order of DESIGN.md section 7: dry run; persist (a failure
+    /// One sync, in the order of CONTRACT.md §7: dry run; persist (a failure
     /// applies nothing: `DeployFailed`); apply; then, only after a full success,
     /// record-history and GC, whose errors are logged and never fail the sync.
     pub async fn sync(

@@ -1,4 +1,4 @@
-//! The async API of the render store: the operations of DESIGN.md section 5, each one
+//! The async API of the render store: the operations of CONTRACT.md §5, each one
 //! call into a fresh sandboxed instance of the component.
 
 use crate::bucket::Bucket;
@@ -11,7 +11,7 @@ use crate::types::{GcPlan, HistoryEntry, NewEntry, Release};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// GC's grace period (DESIGN.md section 13): no render blob modified less than
+/// GC's grace period (CONTRACT.md §13): no render blob modified less than
 /// `seconds` before `now` is deleted, so a blob a concurrent writer has put but not yet
 /// recorded in the history survives. History retention does not depend on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +27,7 @@ impl Grace {
     /// record-history.
     pub const DEFAULT: Duration = Duration::from_secs(600);
 
-    /// No grace period: the exact steps of DESIGN.md section 5.
+    /// No grace period: the exact steps of CONTRACT.md §5.
     pub const NONE: Grace = Grace {
         now: SyncTime {
             seconds: 0,

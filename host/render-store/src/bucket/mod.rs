@@ -1,5 +1,5 @@
 //! Buckets: byte blobs under string keys, with one contract for every backend
-//! (DESIGN.md section 2):
+//! (CONTRACT.md §2):
 //!
 //! - `get` of an absent key is [`BucketError::NotFound`]; `get` of an object larger than
 //!   the caller's bound is [`BucketError::TooLarge`], refused before anything is

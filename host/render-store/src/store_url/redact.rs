@@ -1,4 +1,4 @@
-//! URLs as messages show them: credentials never appear (DESIGN.md §12).
+//! URLs as messages show them: credentials never appear (CONTRACT.md §12).
 //!
 //! A URL in a message keeps its scheme, host, port and path, which say which store is
 //! meant; its user and password become `REDACTED@`, every query value becomes
