@@ -31,7 +31,7 @@
 // thrown, or a wrong answer (a Promise, a boolean from exists, …), becomes
 // failed(message). The component then reports a `bucket` error (or `not-found` for a
 // missing render). MemoryBucket and FolderBucket below follow the contract of
-// host/src/bucket/ (the Rust ObjectStoreBucket over object_store's InMemory, and the
+// host/render-store/src/bucket/ (the Rust ObjectStoreBucket over object_store's InMemory, and the
 // Rust FolderBucket of file://).
 
 import { closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
@@ -670,7 +670,7 @@ function mtimeOf(st) {
 
 /**
  * A bucket in a folder, with the layout and rules of the Rust host's file:// store
- * (host/src/bucket/folder.rs): key `a/b/c` is the file ROOT/a/b/c. Nothing beneath the
+ * (host/render-store/src/bucket/folder.rs): key `a/b/c` is the file ROOT/a/b/c. Nothing beneath the
  * root is reached through a symbolic link: every folder is opened one component at a
  * time with O_NOFOLLOW | O_DIRECTORY from its parent's descriptor (through
  * /proc/self/fd on Linux), and files with O_NOFOLLOW; a key that crosses a link is

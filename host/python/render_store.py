@@ -73,7 +73,7 @@ PACKAGE = "convoy:render-store"
 VERSION = "0.1.0"
 BUCKET_INTERFACE = f"{PACKAGE}/bucket@{VERSION}"
 
-#: The Rust host's per-call limits (host/src/runtime.rs, ``Limits``).
+#: The Rust host's per-call limits (host/render-store/src/runtime.rs, ``Limits``).
 DEFAULT_MEMORY_BYTES = 1 << 30
 DEFAULT_FUEL = 100_000_000_000
 
@@ -606,7 +606,7 @@ class _Link(Exception):
 
 class FolderBucket:
     """Blobs as files under a folder, with the layout and rules of the Rust host's
-    ``file://ROOT`` (host/src/bucket/folder.rs): key ``a/b/c`` is the file ``ROOT/a/b/c``.
+    ``file://ROOT`` (host/render-store/src/bucket/folder.rs): key ``a/b/c`` is the file ``ROOT/a/b/c``.
 
     Nothing beneath the root is reached through a symbolic link: every path is walked
     one component at a time from the root's descriptor with ``openat(O_NOFOLLOW)``
