@@ -5,7 +5,7 @@ use render_store::controller::{
     Applier, Controller, Finalization, PinDecision, Reason, ReleaseRefs, SyncError, SyncOutcome,
     SyncRequest, history_count,
 };
-use render_store::{Bucket, BucketCall, RecordingBucket, Release, RenderStore};
+use render_store::{BoxError, Bucket, BucketCall, RecordingBucket, Release, RenderStore};
 use std::sync::Arc;
 
 /// An applier that records what it was asked to apply and fails on demand.
@@ -19,14 +19,14 @@ struct FakeApplier {
 
 #[async_trait::async_trait]
 impl Applier for FakeApplier {
-    async fn dry_run(&mut self, _objects: &[Vec<u8>]) -> Result<(), String> {
+    async fn dry_run(&mut self, _objects: &[Vec<u8>]) -> Result<(), BoxError> {
         self.dry_runs += 1;
         if self.fail_dry_run {
             return Err("admission webhook denied the render".into());
         }
         Ok(())
     }
-    async fn apply(&mut self, objects: &[Vec<u8>]) -> Result<(), String> {
+    async fn apply(&mut self, objects: &[Vec<u8>]) -> Result<(), BoxError> {
         if self.fail_apply {
             return Err("post-sync hook failed".into());
         }

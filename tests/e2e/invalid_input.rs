@@ -188,7 +188,7 @@ async fn a_64_mib_render_is_stored_or_refused_whole() {
         let r = Recorded::new(bucket_from_url("mem://"));
         let store = RenderStore::new(Arc::new(small), r.recorder.clone());
         match store.put_render(&release("app"), &render).await {
-            Err(Error::Sandbox(m)) => assert!(m.contains("memory cap"), "{why}: {m}"),
+            Err(Error::MemoryCap { wanted, cap }) => assert!(wanted > cap, "{why}: {wanted} {cap}"),
             other => panic!("{why}: expected the memory cap, got {other:?}"),
         }
         assert_eq!(r.calls(), [], "{why}");

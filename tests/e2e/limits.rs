@@ -42,7 +42,7 @@ fn looping_component() -> Vec<u8> {
 
 fn stopped_by_cpu_budget<T: std::fmt::Debug>(result: render_store::Result<T>) {
     match result {
-        Err(Error::Sandbox(m)) => assert!(m.contains("CPU budget"), "{m}"),
+        Err(Error::Fuel { budget }) => assert_eq!(budget, 20_000_000),
         other => panic!("expected the CPU bound to stop the call, got {other:?}"),
     }
 }
@@ -87,7 +87,9 @@ async fn the_memory_cap_fails_one_store_call_and_writes_nothing() {
     let store = RenderStore::new(rt.clone(), recorded.recorder.clone());
     let big = vec![format!(r#"{{"data":"{}"}}"#, "y".repeat(6 << 20)).into_bytes()];
     match store.put_render(&release("app"), &big).await {
-        Err(Error::Sandbox(m)) => assert!(m.contains("memory cap") && m.contains("8388608"), "{m}"),
+        Err(Error::MemoryCap { wanted, cap }) => {
+            assert!(cap == 8_388_608 && wanted > cap, "{wanted} {cap}")
+        }
         other => panic!("expected the memory cap, got {other:?}"),
     }
     assert_eq!(recorded.calls(), []);

@@ -84,13 +84,11 @@ async fn a_missing_blob_falls_back_to_the_source() {
     );
 
     let err = observer
-        .render_or_source(&app, &stored, || async {
-            Err("git fetch failed".to_string())
-        })
+        .render_or_source(&app, &stored, || async { Err("git fetch failed".into()) })
         .await
         .unwrap_err();
     assert!(
-        matches!(err, ObserverError::Source(ref m) if m.contains("git fetch")),
+        matches!(err, ObserverError::Source(ref source) if source.to_string() == "git fetch failed"),
         "{err}"
     );
 

@@ -506,7 +506,7 @@ fn observer_error(e: ObserverError) -> Response {
             StatusCode::BAD_GATEWAY,
             "the store failed; see the server log",
         ),
-        ObserverError::Store(Error::Sandbox(_)) => (
+        ObserverError::Store(e) if e.is_stopped() => (
             StatusCode::INTERNAL_SERVER_ERROR,
             "the render-store component was stopped (over its memory cap or CPU budget, \
              or it failed); see the server log",

@@ -4,7 +4,7 @@
 //! Every function takes the store as an `Option`: `None` is "no render store" (an empty
 //! URL), which every rule handles.
 
-use crate::error::Error;
+use crate::error::{BoxError, Error};
 use crate::runtime::Runtime;
 use crate::store::RenderStore;
 use crate::types::{GcPlan, NewEntry, Release, SyncTime};
@@ -94,12 +94,26 @@ pub struct SyncError {
     pub reason: Reason,
     /// What happened.
     pub message: String,
+    /// The error that caused it: the applier's, or the store's ([`Error`]).
+    #[source]
+    pub source: Option<BoxError>,
 }
 
 fn sync_error(reason: Reason, message: impl Into<String>) -> SyncError {
     SyncError {
         reason,
         message: message.into(),
+        source: None,
+    }
+}
+
+/// A failed sync caused by `source`, whose text the message repeats after `context`.
+fn caused(reason: Reason, context: &str, source: impl Into<BoxError>) -> SyncError {
+    let source = source.into();
+    SyncError {
+        reason,
+        message: format!("{context}{source}"),
+        source: Some(source),
     }
 }
 
@@ -107,11 +121,11 @@ fn sync_error(reason: Reason, message: impl Into<String>) -> SyncError {
 #[async_trait]
 pub trait Applier: Send {
     /// The pre-apply dry run; a render that fails it is not stored.
-    async fn dry_run(&mut self, _objects: &[Vec<u8>]) -> Result<(), String> {
+    async fn dry_run(&mut self, _objects: &[Vec<u8>]) -> Result<(), BoxError> {
         Ok(())
     }
     /// Hooks, waves, prune, hooks: the whole apply.
-    async fn apply(&mut self, objects: &[Vec<u8>]) -> Result<(), String>;
+    async fn apply(&mut self, objects: &[Vec<u8>]) -> Result<(), BoxError>;
 }
 
 /// What a sync is asked to do.
@@ -206,26 +220,27 @@ impl Controller {
         applier
             .dry_run(objects)
             .await
-            .map_err(|e| sync_error(Reason::DryRunFailed, e))?;
+            .map_err(|e| caused(Reason::DryRunFailed, "", e))?;
 
         let render_ref = match &self.store {
             Some(store) => store.put_render(release, objects).await.map_err(|e| {
-                sync_error(
+                caused(
                     Reason::DeployFailed,
-                    format!("persisting the render failed, nothing was applied: {e}"),
+                    "persisting the render failed, nothing was applied: ",
+                    e,
                 )
             })?,
             None => self
                 .runtime
                 .render_ref(objects)
                 .await
-                .map_err(|e| sync_error(Reason::DeployFailed, e.to_string()))?,
+                .map_err(|e| caused(Reason::DeployFailed, "", e))?,
         };
 
         applier
             .apply(objects)
             .await
-            .map_err(|e| sync_error(Reason::ApplyFailed, e))?;
+            .map_err(|e| caused(Reason::ApplyFailed, "", e))?;
 
         let mut outcome = SyncOutcome {
             render_ref: render_ref.clone(),
@@ -299,11 +314,11 @@ impl Controller {
         let canonical = store
             .get_render(release, target)
             .await
-            .map_err(|e| sync_error(Reason::RollbackFailed, format!("reading {target}: {e}")))?;
+            .map_err(|e| caused(Reason::RollbackFailed, &format!("reading {target}: "), e))?;
         applier
             .apply(&canonical_objects(&canonical))
             .await
-            .map_err(|e| sync_error(Reason::ApplyFailed, e))?;
+            .map_err(|e| caused(Reason::ApplyFailed, "", e))?;
         Ok(Some(target.to_string()))
     }
 

@@ -4,7 +4,11 @@
 use crate::bucket::BucketError;
 
 /// Why a render-store call failed.
+///
+/// The first five variants are the component's WIT `error`; the next three say the
+/// sandbox stopped the call ([`Error::is_stopped`]); the rest are the host's own.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An argument was rejected before any bucket call (namespace, name, renderRef,
     /// time). Nothing was read or written.
@@ -40,10 +44,60 @@ pub enum Error {
         /// What is wrong with it and what to do.
         reason: String,
     },
-    /// The component was stopped: it exceeded its memory cap or CPU budget, or failed.
-    /// Only this call is affected.
-    #[error("the render-store component was stopped: {0}")]
-    Sandbox(String),
+    /// The call's linear memory would have grown past its cap: the input is too large
+    /// for [`Limits::memory_bytes`](crate::Limits::memory_bytes). Only this call is
+    /// affected.
+    #[error(
+        "the render-store component was stopped: the call exceeded its memory cap: it wanted \
+         {wanted} bytes of memory, over its cap of {cap} bytes; the input is too large \
+         (raise Limits::memory_bytes if it is legitimate)"
+    )]
+    MemoryCap {
+        /// The size the memory would have grown to, in bytes.
+        wanted: u64,
+        /// The cap, in bytes.
+        cap: u64,
+    },
+    /// The call used up its CPU budget ([`Limits::fuel`](crate::Limits::fuel)): the
+    /// input is too large or the guest looped. Only this call is affected.
+    #[error(
+        "the render-store component was stopped: the call used up its CPU budget of \
+         {budget} fuel units; the input is too large or the guest looped (raise \
+         Limits::fuel if the input is legitimate)"
+    )]
+    Fuel {
+        /// The budget, in fuel units.
+        budget: u64,
+    },
+    /// The component trapped (a bug in it, or a host function failed). Only this call
+    /// is affected.
+    #[error("the render-store component was stopped: {message}")]
+    Trap {
+        /// What the trap said, with its context.
+        message: String,
+        /// The trap as wasmtime reported it.
+        #[source]
+        source: BoxError,
+    },
+    /// The sandbox could not be set up or used: the component does not compile, the
+    /// instance pool cannot be reserved, the runtime is shutting down.
+    #[error("the render-store runtime: {0}")]
+    Runtime(String),
+}
+
+/// An error from code outside this crate (an [`Applier`](crate::controller::Applier),
+/// a render source), kept whole as a source.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+impl Error {
+    /// Whether the sandbox stopped the call (memory cap, CPU budget, trap), as opposed
+    /// to the component answering an error or a bucket failing.
+    pub fn is_stopped(&self) -> bool {
+        matches!(
+            self,
+            Error::MemoryCap { .. } | Error::Fuel { .. } | Error::Trap { .. }
+        )
+    }
 }
 
 /// Shorthand for results of this crate.

@@ -43,7 +43,7 @@ pub use bucket::{
     Bucket, BucketCall, BucketError, FolderBucket, ObjectMeta, ObjectStoreBucket, ReadOnlyBucket,
     RecordingBucket,
 };
-pub use error::{Error, Result};
+pub use error::{BoxError, Error, Result};
 pub use observer::{Observer, ObserverError, RenderRead};
 pub use runtime::{COMPONENT, Limits, Runtime};
 pub use store::{Grace, RenderStore};

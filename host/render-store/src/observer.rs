@@ -1,7 +1,7 @@
 //! The observer's read side: its own store, opened from its own URL, read-only.
 
 use crate::bucket::ReadOnlyBucket;
-use crate::error::Error;
+use crate::error::{BoxError, Error};
 use crate::runtime::Runtime;
 use crate::store::RenderStore;
 use crate::types::{HistoryEntry, Release, RenderDiff};
@@ -22,7 +22,7 @@ pub enum ObserverError {
     NoHistory(String),
     /// Rendering the source (the fallback for a missing blob) failed.
     #[error("the render's blob is missing and rendering the source failed: {0}")]
-    Source(String),
+    Source(#[source] BoxError),
 }
 
 /// A render read by the observer.
@@ -104,7 +104,7 @@ impl Observer {
     ) -> Result<RenderRead, ObserverError>
     where
         F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<Vec<Vec<u8>>, String>>,
+        Fut: Future<Output = Result<Vec<Vec<u8>>, BoxError>>,
     {
         if let Some(store) = &self.store {
             match store.get_render(release, render_ref).await {

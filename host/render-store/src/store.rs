@@ -3,7 +3,7 @@
 
 use crate::bucket::Bucket;
 use crate::error::Result;
-use crate::runtime::{Runtime, Scope};
+use crate::runtime::{Runtime, Scope, call_export};
 use crate::store_url::open_bucket;
 use crate::trace::CallLog;
 use crate::types::SyncTime;
@@ -126,54 +126,50 @@ impl RenderStore {
     /// Stores a render (its objects' JSON bytes, in order) unless its blob exists.
     /// Returns its renderRef.
     pub async fn put_render(&self, release: &Release, objects: &[Vec<u8>]) -> Result<String> {
-        let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
-        let result = instance
-            .convoy_render_store_store()
-            .call_put_render(&mut store, release, objects)
-            .await;
-        self.runtime.finish(store, result)
+        call_export!(
+            &self.runtime,
+            Some(self.scope(release)),
+            convoy_render_store_store.call_put_render(&release.into(), objects)
+        )
     }
 
     /// The canonical bytes of a stored render, verified against the renderRef:
     /// [`crate::Error::NotFound`] when absent, [`crate::Error::Corrupt`] when changed.
     pub async fn get_render(&self, release: &Release, render_ref: &str) -> Result<Vec<u8>> {
-        let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
-        let result = instance
-            .convoy_render_store_store()
-            .call_get_render(&mut store, release, render_ref)
-            .await;
-        self.runtime.finish(store, result)
+        call_export!(
+            &self.runtime,
+            Some(self.scope(release)),
+            convoy_render_store_store.call_get_render(&release.into(), render_ref)
+        )
     }
 
     /// Whether a history entry records `render_ref`.
     pub async fn has_history_ref(&self, release: &Release, render_ref: &str) -> Result<bool> {
-        let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
-        let result = instance
-            .convoy_render_store_store()
-            .call_has_history_ref(&mut store, release, render_ref)
-            .await;
-        self.runtime.finish(store, result)
+        call_export!(
+            &self.runtime,
+            Some(self.scope(release)),
+            convoy_render_store_store.call_has_history_ref(&release.into(), render_ref)
+        )
     }
 
     /// Appends a history entry unless one records the same render. Returns whether it
     /// was added.
     pub async fn record_history(&self, release: &Release, entry: &NewEntry) -> Result<bool> {
-        let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
-        let result = instance
-            .convoy_render_store_store()
-            .call_record_history(&mut store, release, entry)
-            .await;
-        self.runtime.finish(store, result)
+        call_export!(
+            &self.runtime,
+            Some(self.scope(release)),
+            convoy_render_store_store.call_record_history(&release.into(), &entry.into())
+        )
     }
 
     /// The history, oldest first.
     pub async fn list_history(&self, release: &Release) -> Result<Vec<HistoryEntry>> {
-        let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
-        let result = instance
-            .convoy_render_store_store()
-            .call_list_history(&mut store, release)
-            .await;
-        self.runtime.finish(store, result)
+        call_export!(
+            &self.runtime,
+            Some(self.scope(release)),
+            convoy_render_store_store.call_list_history(&release.into())
+        )
+        .map(|entries| entries.into_iter().map(HistoryEntry::from).collect())
     }
 
     /// Garbage collection: keeps the newest `keep` entries and the renders they and
@@ -201,29 +197,27 @@ impl RenderStore {
         dry_run: bool,
         grace: Grace,
     ) -> Result<GcPlan> {
-        let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
-        let result = instance
-            .convoy_render_store_store()
-            .call_gc(
-                &mut store,
-                release,
+        call_export!(
+            &self.runtime,
+            Some(self.scope(release)),
+            convoy_render_store_store.call_gc(
+                &release.into(),
                 keep,
                 protected,
                 dry_run,
-                grace.now,
-                grace.seconds,
+                grace.now.into(),
+                grace.seconds
             )
-            .await;
-        self.runtime.finish(store, result)
+        )
+        .map(GcPlan::from)
     }
 
     /// Deletes every key of the release. Returns how many were deleted.
     pub async fn delete_release(&self, release: &Release) -> Result<u32> {
-        let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
-        let result = instance
-            .convoy_render_store_store()
-            .call_delete_release(&mut store, release)
-            .await;
-        self.runtime.finish(store, result)
+        call_export!(
+            &self.runtime,
+            Some(self.scope(release)),
+            convoy_render_store_store.call_delete_release(&release.into())
+        )
     }
 }

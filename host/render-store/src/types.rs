@@ -1,9 +1,121 @@
-//! The data types of the API: the component's WIT records, as bindgen generated them.
+//! The data types of the API. They mirror the records of the WIT `types` interface
+//! field for field; the sandbox converts them at the boundary (`runtime/convert.rs`), so
+//! bindgen's output never shows in this crate's API.
 
-pub use crate::runtime::wit::{
-    ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectId, ParsedKey, Release,
-    RenderDiff, SyncTime,
-};
+/// A Release: the namespace and name its keys live under (`<namespace>/<name>/`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Release {
+    /// The Kubernetes namespace.
+    pub namespace: String,
+    /// The Release's name.
+    pub name: String,
+}
+
+/// A point in time: seconds since the Unix epoch and nanoseconds within the second
+/// (`0..1_000_000_000`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SyncTime {
+    /// Whole seconds since 1970-01-01T00:00:00Z (negative before).
+    pub seconds: i64,
+    /// Nanoseconds past `seconds`.
+    pub nanoseconds: u32,
+}
+
+/// A history entry to record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEntry {
+    /// The render the sync applied.
+    pub render_ref: String,
+    /// When the sync happened.
+    pub synced_at: SyncTime,
+    /// A line for people (at most 65,536 bytes).
+    pub summary: String,
+}
+
+/// A recorded history entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryEntry {
+    /// Its key, `<namespace>/<name>/history/<time>-<renderRef>`.
+    pub key: String,
+    /// The render the sync applied (from the key).
+    pub render_ref: String,
+    /// When the sync happened (from the key).
+    pub synced_at: SyncTime,
+    /// The entry body's summary.
+    pub summary: String,
+}
+
+/// What a key of a release is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParsedKey {
+    /// A render blob: its renderRef.
+    Render(String),
+    /// A history entry.
+    History(HistoryKey),
+}
+
+/// The parts of a history entry's key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryKey {
+    /// When the sync happened.
+    pub synced_at: SyncTime,
+    /// The render it applied.
+    pub render_ref: String,
+}
+
+/// What garbage collection deleted and kept (or, in a dry run, would delete), as keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GcPlan {
+    /// History entries deleted, oldest first.
+    pub delete_history: Vec<String>,
+    /// History entries kept.
+    pub keep_history: Vec<String>,
+    /// Render blobs deleted.
+    pub delete_renders: Vec<String>,
+    /// Render blobs kept.
+    pub keep_renders: Vec<String>,
+    /// Keys under the release that are neither renders nor entries, left alone.
+    pub ignored: Vec<String>,
+    /// Unreferenced render blobs kept because they are younger than the grace period.
+    pub recent_renders: Vec<String>,
+}
+
+/// What identifies an object of a render in a diff.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ObjectId {
+    /// `apiVersion`.
+    pub api_version: String,
+    /// `kind`.
+    pub kind: String,
+    /// `metadata.namespace` (empty when absent).
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+}
+
+/// An object present in both renders with other content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedObject {
+    /// The object.
+    pub id: ObjectId,
+    /// A unified diff of its pretty-printed JSON (Go's `MarshalIndent`, two spaces),
+    /// old to new: `@@ -a,b +c,d @@` hunk headers, then lines starting with ` `
+    /// (context), `-` (old) or `+` (new).
+    pub lines: Vec<String>,
+}
+
+/// The difference between two renders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderDiff {
+    /// Objects only in the new render, in its order.
+    pub added: Vec<ObjectId>,
+    /// Objects only in the old render, in its order.
+    pub removed: Vec<ObjectId>,
+    /// Objects in both with other content, in the new render's order.
+    pub changed: Vec<ChangedObject>,
+    /// How many objects are identical in both.
+    pub unchanged: u32,
+}
 
 impl Release {
     /// A release from its namespace and name (checked by each call).

@@ -17,6 +17,27 @@ use wasmtime::{
     Trap,
 };
 
+mod convert;
+
+/// Instantiates the component with a bucket scope (or none), calls one export and turns
+/// its answer into the host's result: the body every call of the API shares.
+/// `infallible` marks an export whose WIT result is not a `result`.
+macro_rules! call_export {
+    ($rt:expr, $scope:expr, $interface:ident . $export:ident ( $($arg:expr),* $(,)? )) => {{
+        let rt: &$crate::runtime::Runtime = $rt;
+        let (mut store, instance) = rt.instantiate($scope).await?;
+        let result = instance.$interface().$export(&mut store, $($arg),*).await;
+        rt.finish(store, result)
+    }};
+    (infallible $rt:expr, $scope:expr, $interface:ident . $export:ident ( $($arg:expr),* $(,)? )) => {{
+        let rt: &$crate::runtime::Runtime = $rt;
+        let (mut store, instance) = rt.instantiate($scope).await?;
+        let result = instance.$interface().$export(&mut store, $($arg),*).await;
+        rt.finish(store, result.map(Ok))
+    }};
+}
+pub(crate) use call_export;
+
 pub(crate) mod bindings {
     wasmtime::component::bindgen!({
         world: "render-store",
@@ -377,7 +398,7 @@ impl Runtime {
             }
         };
         if rt.limits != limits {
-            return Err(Error::Sandbox(format!(
+            return Err(Error::Runtime(format!(
                 "the shared runtime already runs with {:?}; it cannot change to {limits:?}",
                 rt.limits
             )));
@@ -405,7 +426,7 @@ impl Runtime {
             .clone()
             .acquire_owned()
             .await
-            .map_err(|_| Error::Sandbox("the runtime is shutting down".into()))?;
+            .map_err(|_| Error::Runtime("the runtime is shutting down".into()))?;
         let state = CallState {
             _slot: Some(slot),
             limiter: CallLimiter {
@@ -452,24 +473,25 @@ impl Runtime {
 }
 
 fn sandbox(e: impl std::fmt::Display) -> Error {
-    Error::Sandbox(e.to_string())
+    Error::Runtime(e.to_string())
 }
 
 /// A trap or host failure during a call, in words an operator can act on.
 fn trap(e: wasmtime::Error, limits: Limits) -> Error {
     if let Some(cap) = e.downcast_ref::<MemoryCapExceeded>() {
-        return Error::Sandbox(format!(
-            "the call exceeded its memory cap: {cap}; the input is too large (raise \
-             Limits::memory_bytes if it is legitimate)"
-        ));
+        return Error::MemoryCap {
+            wanted: cap.wanted as u64,
+            cap: cap.cap as u64,
+        };
     }
     match e.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => Error::Sandbox(format!(
-            "the call used up its CPU budget of {} fuel units; the input is too large or \
-             the guest looped (raise Limits::fuel if the input is legitimate)",
-            limits.fuel
-        )),
-        _ => Error::Sandbox(format!("{e:#}")),
+        Some(Trap::OutOfFuel) => Error::Fuel {
+            budget: limits.fuel,
+        },
+        _ => Error::Trap {
+            message: format!("{e:#}"),
+            source: e.into(),
+        },
     }
 }
 
@@ -570,7 +592,7 @@ mod tests {
         })
         .unwrap();
         match rt.canonical(&big_render()).await {
-            Err(Error::Sandbox(m)) => assert!(m.contains("memory cap"), "{m}"),
+            Err(Error::MemoryCap { wanted, cap }) => assert!(wanted > cap, "{wanted} {cap}"),
             other => panic!("expected the memory cap, got {:?}", other.map(|b| b.len())),
         }
         let empty = rt.render_ref(&[b"{}".to_vec()]).await.unwrap();
@@ -596,7 +618,7 @@ mod tests {
         })
         .unwrap();
         match rt.canonical(&big_render()).await {
-            Err(Error::Sandbox(m)) => assert!(m.contains("CPU budget"), "{m}"),
+            Err(Error::Fuel { budget }) => assert_eq!(budget, 5_000_000),
             other => panic!("expected the CPU bound, got {:?}", other.map(|b| b.len())),
         }
         rt.render_ref(&[b"{}".to_vec()]).await.unwrap();

@@ -1,0 +1,111 @@
+//! The one place the API's own types meet bindgen's: every record crossing the WIT
+//! boundary is converted here, field for field, so the public types never depend on
+//! what bindgen generates.
+
+use super::wit;
+use crate::types::{
+    ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectId, ParsedKey, Release,
+    RenderDiff, SyncTime,
+};
+
+impl From<&Release> for wit::Release {
+    fn from(r: &Release) -> Self {
+        wit::Release {
+            namespace: r.namespace.clone(),
+            name: r.name.clone(),
+        }
+    }
+}
+
+impl From<SyncTime> for wit::SyncTime {
+    fn from(t: SyncTime) -> Self {
+        wit::SyncTime {
+            seconds: t.seconds,
+            nanoseconds: t.nanoseconds,
+        }
+    }
+}
+
+impl From<wit::SyncTime> for SyncTime {
+    fn from(t: wit::SyncTime) -> Self {
+        SyncTime {
+            seconds: t.seconds,
+            nanoseconds: t.nanoseconds,
+        }
+    }
+}
+
+impl From<&NewEntry> for wit::NewEntry {
+    fn from(e: &NewEntry) -> Self {
+        wit::NewEntry {
+            render_ref: e.render_ref.clone(),
+            synced_at: e.synced_at.into(),
+            summary: e.summary.clone(),
+        }
+    }
+}
+
+impl From<wit::HistoryEntry> for HistoryEntry {
+    fn from(e: wit::HistoryEntry) -> Self {
+        HistoryEntry {
+            key: e.key,
+            render_ref: e.render_ref,
+            synced_at: e.synced_at.into(),
+            summary: e.summary,
+        }
+    }
+}
+
+impl From<wit::ParsedKey> for ParsedKey {
+    fn from(k: wit::ParsedKey) -> Self {
+        match k {
+            wit::ParsedKey::Render(render_ref) => ParsedKey::Render(render_ref),
+            wit::ParsedKey::History(h) => ParsedKey::History(HistoryKey {
+                synced_at: h.synced_at.into(),
+                render_ref: h.render_ref,
+            }),
+        }
+    }
+}
+
+impl From<wit::GcPlan> for GcPlan {
+    fn from(p: wit::GcPlan) -> Self {
+        GcPlan {
+            delete_history: p.delete_history,
+            keep_history: p.keep_history,
+            delete_renders: p.delete_renders,
+            keep_renders: p.keep_renders,
+            ignored: p.ignored,
+            recent_renders: p.recent_renders,
+        }
+    }
+}
+
+impl From<wit::ObjectId> for ObjectId {
+    fn from(i: wit::ObjectId) -> Self {
+        ObjectId {
+            api_version: i.api_version,
+            kind: i.kind,
+            namespace: i.namespace,
+            name: i.name,
+        }
+    }
+}
+
+impl From<wit::RenderDiff> for RenderDiff {
+    fn from(d: wit::RenderDiff) -> Self {
+        RenderDiff {
+            added: d.added.into_iter().map(Into::into).collect(),
+            removed: d.removed.into_iter().map(Into::into).collect(),
+            changed: d
+                .changed
+                .into_iter()
+                .map(|c| ChangedObject {
+                    id: c.id.into(),
+                    lines: c.lines,
+                })
+                .collect(),
+            unchanged: d.unchanged,
+        }
+    }
+}
