@@ -184,6 +184,13 @@ impl logic::Guest for Component {
         Ok(crate::format_synced_at(time(t))?)
     }
 
+    fn format_synced_at_all(times: Vec<types::SyncTime>) -> WitResult<Vec<String>> {
+        times
+            .into_iter()
+            .map(|t| Ok(crate::format_synced_at(time(t))?))
+            .collect()
+    }
+
     fn parse_synced_at(text: String) -> WitResult<types::SyncTime> {
         Ok(wit_time(crate::parse_synced_at(&text)?))
     }

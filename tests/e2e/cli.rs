@@ -213,7 +213,7 @@ fn put_get_history_gc_delete_on_a_file_store() {
     // gc without --keep keeps 10 entries; refs[0], no longer protected, goes.
     let out = cli.ok(&["gc", "ns/app", "--grace", "0"]);
     assert!(
-        out.contains("deleted 0 history entries and 1 renders"),
+        out.contains("deleted 0 history entries and 1 render"),
         "{out}"
     );
     assert!(out.contains(&refs[0]), "{out}");
@@ -318,7 +318,7 @@ fn demo_runs() {
     let out = cli.ok(&["demo"]);
     assert!(out.contains("already in the history"), "{out}");
     assert!(
-        out.contains("deleted 2 history entries and 1 renders"),
+        out.contains("deleted 2 history entries and 1 render"),
         "{out}"
     );
     assert_eq!(
@@ -437,7 +437,7 @@ fn the_same_commands_work_on_every_cloud_backend() {
         );
         let out = cli.ok(&["gc", &release, "--keep", "1", "--grace", "0"]);
         assert!(
-            out.contains("deleted 1 history entries and 1 renders"),
+            out.contains("deleted 1 history entry and 1 render"),
             "{name}: {out}"
         );
         let prefix = format!("{}/", release);
@@ -556,7 +556,7 @@ fn demo_without_a_url_uses_a_fresh_private_folder() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("deleted 2 history entries and 1 renders"),
+        stdout.contains("deleted 2 history entries and 1 render"),
         "{stdout}"
     );
     assert!(stdout.contains("render-store-demo-"), "{stdout}");
@@ -567,4 +567,38 @@ fn demo_without_a_url_uses_a_fresh_private_folder() {
         .filter(|name| name.starts_with("render-store-demo-"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_closed_output_pipe_ends_the_command_quietly() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let cli = Cli::file_store();
+    // Far more than a pipe holds, so the CLI is still writing when the reader goes.
+    let big = cli.object(
+        "big.json",
+        &format!(r#"{{"data":"{}"}}"#, "x".repeat(4 << 20)),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_render-store"))
+        .args(["canonical", &big])
+        .env("RENDER_STORE_URL", &cli.url)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    // The read end is closed here, as `| head -c 16` closes it.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(&head[..9], br#"{"data":""#);
+    assert!(
+        out.stderr.is_empty(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+        "{:?}",
+        out.status
+    );
 }

@@ -1,10 +1,11 @@
 //! The commands of the CLI: argument parsing and output; the work is the library's.
 
-use crate::output::{print_gc, print_history, print_json};
+use crate::output::{count, print_gc, print_history, print_json};
 use crate::serve::ServeOptions;
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+use render_store::controller::DEFAULT_KEEP_HISTORY;
 use render_store::json_view::diff_json;
 use render_store::operation::{Operation, Output};
 use render_store::replay::ReplayReport;
@@ -68,49 +69,9 @@ pub enum Command {
     Ref { files: Vec<PathBuf> },
     /// Write the canonical bytes of a render to standard output.
     Canonical { files: Vec<PathBuf> },
-    /// Store a render; prints its renderRef.
-    Put {
-        /// NAMESPACE/NAME of the release.
-        release: String,
-        /// One object's JSON per file, in render order.
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-    },
-    /// Write a stored render's canonical bytes to standard output.
-    Get { release: String, render_ref: String },
-    /// Print a release's history, oldest first.
-    History { release: String },
-    /// Record a history entry (nothing is added if the render is already recorded).
-    Record {
-        release: String,
-        render_ref: String,
-        /// A one-line description for people.
-        #[arg(long, default_value = "")]
-        summary: String,
-        /// RFC 3339 time of the sync (default: now).
-        #[arg(long)]
-        synced_at: Option<String>,
-    },
-    /// Delete old history entries and the renders nothing needs any more.
-    Gc {
-        release: String,
-        /// Entries to keep (unset: 10; 0 or less: no GC).
-        #[arg(long, allow_negative_numbers = true)]
-        keep: Option<i64>,
-        /// A renderRef to keep whatever the history says (repeatable).
-        #[arg(long = "protect")]
-        protect: Vec<String>,
-        /// Only say what would be deleted.
-        #[arg(long)]
-        dry_run: bool,
-        /// Never delete a render blob written less than this long ago (a sync may
-        /// not have recorded its entry yet): seconds, or a number with s, m or h;
-        /// 0 deletes every unreferenced blob whatever its age.
-        #[arg(long, default_value = "10m", value_parser = parse_duration)]
-        grace: std::time::Duration,
-    },
-    /// Delete everything stored for a release.
-    DeleteRelease { release: String },
+    /// The store operations (each can be recorded with --trace).
+    #[command(flatten)]
+    Store(StoreCommand),
     /// List the keys of the store (under PREFIX).
     Ls {
         #[arg(default_value = "")]
@@ -172,6 +133,55 @@ pub enum Command {
     Demo,
 }
 
+/// The commands that are store operations: what `--trace` records and `replay` re-runs.
+#[derive(Debug, Subcommand)]
+#[allow(missing_docs)] // the fields' meaning is each command's and flag's help text
+pub enum StoreCommand {
+    /// Store a render; prints its renderRef.
+    Put {
+        /// NAMESPACE/NAME of the release.
+        release: String,
+        /// One object's JSON per file, in render order.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Write a stored render's canonical bytes to standard output.
+    Get { release: String, render_ref: String },
+    /// Print a release's history, oldest first.
+    History { release: String },
+    /// Record a history entry (nothing is added if the render is already recorded).
+    Record {
+        release: String,
+        render_ref: String,
+        /// A one-line description for people.
+        #[arg(long, default_value = "")]
+        summary: String,
+        /// RFC 3339 time of the sync (default: now).
+        #[arg(long)]
+        synced_at: Option<String>,
+    },
+    /// Delete old history entries and the renders nothing needs any more.
+    Gc {
+        release: String,
+        /// Entries to keep (unset: 10; 0 or less: no GC).
+        #[arg(long, allow_negative_numbers = true)]
+        keep: Option<i64>,
+        /// A renderRef to keep whatever the history says (repeatable).
+        #[arg(long = "protect")]
+        protect: Vec<String>,
+        /// Only say what would be deleted.
+        #[arg(long)]
+        dry_run: bool,
+        /// Never delete a render blob written less than this long ago (a sync may
+        /// not have recorded its entry yet): seconds, or a number with s, m or h;
+        /// 0 deletes every unreferenced blob whatever its age.
+        #[arg(long, default_value = "10m", value_parser = parse_duration)]
+        grace: std::time::Duration,
+    },
+    /// Delete everything stored for a release.
+    DeleteRelease { release: String },
+}
+
 const MIB: usize = 1 << 20;
 
 /// A duration as `--grace` takes it: whole seconds, or a number followed by `s`, `m`
@@ -220,9 +230,6 @@ fn positive(text: &str) -> Result<usize, String> {
         Err(e) => Err(e.to_string()),
     }
 }
-
-/// Keep this many history entries when `--keep` is not given.
-pub const DEFAULT_KEEP_HISTORY: i64 = 10;
 
 fn read_objects(files: &[PathBuf]) -> Result<Vec<Vec<u8>>> {
     files
@@ -306,36 +313,24 @@ fn print_diff(diff: &RenderDiff) {
     );
 }
 
-fn is_store_operation(command: &Command) -> bool {
-    matches!(
-        command,
-        Command::Put { .. }
-            | Command::Get { .. }
-            | Command::History { .. }
-            | Command::Record { .. }
-            | Command::Gc { .. }
-            | Command::DeleteRelease { .. }
-    )
-}
-
 /// The store operation a command stands for, with its arguments read and parsed.
-async fn store_operation(command: Command) -> Result<Operation> {
+async fn store_operation(command: StoreCommand) -> Result<Operation> {
     Ok(match command {
-        Command::Put { release, files } => Operation::PutRender {
+        StoreCommand::Put { release, files } => Operation::PutRender {
             release: parse_release(&release)?,
             objects: read_objects(&files)?,
         },
-        Command::Get {
+        StoreCommand::Get {
             release,
             render_ref,
         } => Operation::GetRender {
             release: parse_release(&release)?,
             render_ref,
         },
-        Command::History { release } => Operation::ListHistory {
+        StoreCommand::History { release } => Operation::ListHistory {
             release: parse_release(&release)?,
         },
-        Command::Record {
+        StoreCommand::Record {
             release,
             render_ref,
             summary,
@@ -354,7 +349,7 @@ async fn store_operation(command: Command) -> Result<Operation> {
                 },
             }
         }
-        Command::Gc {
+        StoreCommand::Gc {
             release,
             keep,
             protect,
@@ -367,10 +362,9 @@ async fn store_operation(command: Command) -> Result<Operation> {
             dry_run,
             grace: Grace::ending_now(grace),
         },
-        Command::DeleteRelease { release } => Operation::DeleteRelease {
+        StoreCommand::DeleteRelease { release } => Operation::DeleteRelease {
             release: parse_release(&release)?,
         },
-        other => bail!("{other:?} is not a store operation"),
     })
 }
 
@@ -400,7 +394,7 @@ async fn print_output(
             }
         }
         (Operation::DeleteRelease { release }, Output::Deleted(n)) => {
-            println!("deleted {n} keys of {release}")
+            println!("deleted {} of {release}", count(*n as usize, "key", "keys"))
         }
         (_, output) => print_json(&output.to_json())?,
     }
@@ -454,7 +448,7 @@ pub async fn run(args: Args) -> Result<()> {
         concurrent_calls: args.max_concurrent_calls,
     };
     Runtime::init_shared(limits)?;
-    if args.trace.is_some() && !is_store_operation(&args.command) {
+    if args.trace.is_some() && !matches!(args.command, Command::Store(_)) {
         bail!(
             "--trace records a store operation (put, get, history, record, gc, \
              delete-release); this command is not one"
@@ -475,13 +469,8 @@ pub async fn run(args: Args) -> Result<()> {
             let bytes = Runtime::shared()?.canonical(&read_objects(&files)?).await?;
             std::io::stdout().lock().write_all(&bytes)?;
         }
-        Command::Put { .. }
-        | Command::Get { .. }
-        | Command::History { .. }
-        | Command::Record { .. }
-        | Command::Gc { .. }
-        | Command::DeleteRelease { .. } => {
-            let operation = store_operation(args.command).await?;
+        Command::Store(command) => {
+            let operation = store_operation(command).await?;
             let store = open(url)?;
             let output = match &args.trace {
                 Some(path) => {

@@ -1,6 +1,6 @@
 //! `render-store demo`: the main job end to end on a local store, for a first look.
 
-use crate::output::{print_gc, print_history};
+use crate::output::{count, print_gc, print_history};
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::{Context, Result};
 use render_store::{NewEntry, Release, RenderStore, SyncTime, redact_url};
@@ -44,7 +44,10 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
         ),
         None => println!("store: {}", esc(&redact_url(&url))),
     }
-    println!("release {release}: cleared {deleted} keys left by an earlier run");
+    println!(
+        "release {release}: cleared {} left by an earlier run",
+        count(deleted as usize, "key", "keys")
+    );
 
     // Five syncs, one a minute; the fourth re-applies v2, which the history keeps once.
     let start = 1_767_225_600; // 2026-01-01T00:00:00Z

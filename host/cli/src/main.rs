@@ -6,6 +6,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = cli::Args::parse();
+    if !matches!(args.command, cli::Command::Serve { .. }) {
+        end_quietly_when_output_closes();
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("RENDER_STORE_LOG")
@@ -32,5 +35,17 @@ fn main() -> ExitCode {
             eprintln!("render-store: {}", terminal::escape_for_terminal(&message));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Lets a closed output pipe end the process quietly, as it ends `cat` or `sha256sum`
+/// (`render-store replay t.jsonl | head`): Rust ignores SIGPIPE, so the next write would
+/// fail and `println!` would panic with a backtrace. Not for `serve`, whose writes to a
+/// closed connection must fail that connection alone.
+fn end_quietly_when_output_closes() {
+    // SAFETY: restoring a signal's default disposition at start, before any thread
+    // exists, has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

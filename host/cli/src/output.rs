@@ -23,8 +23,9 @@ pub async fn print_history(rt: &Runtime, entries: &[HistoryEntry], as_json: bool
     if entries.is_empty() {
         println!("(no history)");
     }
-    for e in entries {
-        let time = rt.format_synced_at(e.synced_at).await?;
+    let times: Vec<_> = entries.iter().map(|e| e.synced_at).collect();
+    let times = rt.format_synced_at_all(&times).await?;
+    for (e, time) in entries.iter().zip(times) {
         // One line per entry, whatever the summary holds.
         println!("{time}  {}  {}", esc(&e.render_ref), esc(&e.summary));
     }
@@ -44,14 +45,23 @@ pub fn print_gc(plan: &GcPlan, dry_run: bool, as_json: bool) -> Result<()> {
         println!("left alone (not a render or entry) {}", esc(key));
     }
     for key in &plan.recent_renders {
-        println!("kept (younger than the grace period) {key}");
+        println!("kept (younger than the grace period) {}", esc(key));
     }
     println!(
-        "{verb} {} history entries and {} renders; kept {} entries and {} renders",
-        plan.delete_history.len(),
-        plan.delete_renders.len(),
-        plan.keep_history.len(),
-        plan.keep_renders.len()
+        "{verb} {} and {}; kept {} and {}",
+        count(
+            plan.delete_history.len(),
+            "history entry",
+            "history entries"
+        ),
+        count(plan.delete_renders.len(), "render", "renders"),
+        count(plan.keep_history.len(), "entry", "entries"),
+        count(plan.keep_renders.len(), "render", "renders"),
     );
     Ok(())
+}
+
+/// `n` and the noun in the number English wants: "1 render", "0 renders".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }

@@ -160,15 +160,39 @@ fn load_or_compile_in(
     Ok((component, Outcome::Compiled))
 }
 
+/// The cache file of `wasm` compiled by `engine`: SHA-256 of the component and of the
+/// engine's compatibility hash. Both are stable across Rust releases (std's
+/// `DefaultHasher` is not), so a toolchain update never makes a stale entry look current.
 fn entry_name(engine: &Engine, wasm: &[u8]) -> String {
     let component = Sha256::digest(wasm);
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    engine.precompile_compatibility_hash().hash(&mut hasher);
+    let mut engine_hash = Sha256Hasher(Sha256::new());
+    engine
+        .precompile_compatibility_hash()
+        .hash(&mut engine_hash);
+    let engine_digest = engine_hash.0.finalize();
     let mut name = String::from("component-");
     for b in &component[..16] {
         name.push_str(&format!("{b:02x}"));
     }
-    format!("{name}-{:016x}.cwasm", hasher.finish())
+    name.push('-');
+    for b in &engine_digest[..8] {
+        name.push_str(&format!("{b:02x}"));
+    }
+    name + ".cwasm"
+}
+
+/// Feeds what a `Hash` implementation writes into SHA-256.
+struct Sha256Hasher(Sha256);
+
+impl Hasher for Sha256Hasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    fn finish(&self) -> u64 {
+        let digest = self.0.clone().finalize();
+        u64::from_be_bytes(digest[..8].try_into().expect("SHA-256 has 32 bytes"))
+    }
 }
 
 fn euid() -> u32 {

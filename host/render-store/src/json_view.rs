@@ -8,15 +8,20 @@ use serde_json::{Value, json};
 
 /// The history as a JSON array, oldest first; `syncedAt` in RFC 3339.
 pub async fn history_json(rt: &Runtime, entries: &[HistoryEntry]) -> Result<Value> {
-    let mut items = Vec::with_capacity(entries.len());
-    for e in entries {
-        items.push(json!({
-            "key": e.key,
-            "renderRef": e.render_ref,
-            "syncedAt": rt.format_synced_at(e.synced_at).await?,
-            "summary": e.summary,
-        }));
-    }
+    let times: Vec<_> = entries.iter().map(|e| e.synced_at).collect();
+    let times = rt.format_synced_at_all(&times).await?;
+    let items = entries
+        .iter()
+        .zip(times)
+        .map(|(e, synced_at)| {
+            json!({
+                "key": e.key,
+                "renderRef": e.render_ref,
+                "syncedAt": synced_at,
+                "summary": e.summary,
+            })
+        })
+        .collect();
     Ok(Value::Array(items))
 }
 

@@ -91,6 +91,16 @@ impl Runtime {
         )
     }
 
+    /// [`Runtime::format_synced_at`] of each time, in order, in one sandbox call.
+    pub async fn format_synced_at_all(&self, times: &[SyncTime]) -> Result<Vec<String>> {
+        let times: Vec<_> = times.iter().map(|&t| t.into()).collect();
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_format_synced_at_all(&times)
+        )
+    }
+
     /// The GC decision from listings alone (see [`crate::RenderStore::gc`]).
     pub async fn plan_gc(
         &self,

@@ -513,6 +513,7 @@ pub(crate) fn from_wit(e: wit::Error) -> Error {
 mod tests {
     use super::*;
     use crate::bucket::{ObjectStoreBucket, RecordingBucket};
+    use crate::types::SyncTime;
     use wit_bucket::Host as _;
 
     fn limiter() -> CallLimiter {
@@ -622,5 +623,43 @@ mod tests {
             other => panic!("expected the CPU bound, got {:?}", other.map(|b| b.len())),
         }
         rt.render_ref(&[b"{}".to_vec()]).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn times_format_alike_one_by_one_and_all_at_once() {
+        let rt = Runtime::new(Limits::default()).unwrap();
+        let times = [
+            SyncTime {
+                seconds: 0,
+                nanoseconds: 0,
+            },
+            SyncTime {
+                seconds: 1_767_225_600,
+                nanoseconds: 120_000_000,
+            },
+            SyncTime {
+                seconds: -62_135_596_800,
+                nanoseconds: 1,
+            },
+        ];
+        let all = rt.format_synced_at_all(&times).await.unwrap();
+        let mut one_by_one = Vec::new();
+        for t in times {
+            one_by_one.push(rt.format_synced_at(t).await.unwrap());
+        }
+        assert_eq!(all, one_by_one);
+        assert_eq!(all[1], "2026-01-01T00:00:00.12Z");
+        let year_10000 = SyncTime {
+            seconds: 253_402_300_800,
+            nanoseconds: 0,
+        };
+        assert!(matches!(
+            rt.format_synced_at_all(&[times[0], year_10000]).await,
+            Err(Error::InvalidInput(_))
+        ));
+        assert_eq!(
+            rt.format_synced_at_all(&[]).await.unwrap(),
+            Vec::<String>::new()
+        );
     }
 }
