@@ -211,14 +211,22 @@ impl logic::Guest for Component {
         )?))
     }
 
-    fn diff_renders(old: Vec<u8>, new: Vec<u8>) -> WitResult<types::RenderDiff> {
-        Component::diff(&old, &new)
+    fn diff_renders(
+        old: Vec<u8>,
+        new: Vec<u8>,
+        form: types::ObjectForm,
+    ) -> WitResult<types::RenderDiff> {
+        let form = match form {
+            types::ObjectForm::Yaml => crate::ObjectForm::Yaml,
+            types::ObjectForm::Json => crate::ObjectForm::Json,
+        };
+        Component::diff(&old, &new, form)
     }
 }
 
 impl Component {
-    fn diff(old: &[u8], new: &[u8]) -> WitResult<types::RenderDiff> {
-        let d = crate::diff_canonical(old, new)?;
+    fn diff(old: &[u8], new: &[u8], form: crate::ObjectForm) -> WitResult<types::RenderDiff> {
+        let d = crate::diff_canonical(old, new, form)?;
         Ok(types::RenderDiff {
             added: d.added.into_iter().map(wit_id).collect(),
             removed: d.removed.into_iter().map(wit_id).collect(),

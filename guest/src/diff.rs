@@ -1,9 +1,11 @@
 //! The difference between two renders: objects matched by apiVersion, kind, namespace
 //! and name; added, removed and changed; for a changed object, a unified line diff of
-//! its pretty-printed JSON.
+//! its YAML form (as `kubectl get -o yaml` shows objects) or its pretty-printed JSON.
 
 use crate::error::{Result, invalid};
-use crate::json::{Document, Node, decode_object, encode_document, encode_document_pretty};
+use crate::json::{
+    Document, Node, decode_object, encode_document, encode_document_pretty, encode_document_yaml,
+};
 use std::collections::{HashMap, VecDeque};
 
 /// What identifies an object in a render. Absent fields are empty.
@@ -24,8 +26,9 @@ pub struct ObjectId {
 pub struct ChangedObject {
     /// The object.
     pub id: ObjectId,
-    /// A unified diff of its pretty-printed JSON, old to new: `@@ -a,b +c,d @@` hunk
-    /// headers, then lines starting with ` ` (context), `-` (old) or `+` (new).
+    /// A unified diff of its [`ObjectForm`], old to new: `@@ -a,b +c,d @@` hunk
+    /// headers, then lines starting with ` ` (context), `-` (old) or `+` (new); within
+    /// a run of changes, removed lines come before added ones.
     pub lines: Vec<String>,
 }
 
@@ -40,6 +43,17 @@ pub struct RenderDiff {
     pub changed: Vec<ChangedObject>,
     /// How many objects are identical in both.
     pub unchanged: u32,
+}
+
+/// How a changed object's lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ObjectForm {
+    /// YAML as `kubectl get -o yaml` shows objects: keys sorted, two-space indent,
+    /// block style, strings quoted only when needed.
+    #[default]
+    Yaml,
+    /// Go's `json.MarshalIndent(v, "", "  ")`.
+    Json,
 }
 
 /// Lines of context around each change.
@@ -95,15 +109,18 @@ fn compact(doc: &Document<'_>) -> Vec<u8> {
     out
 }
 
-fn pretty(doc: &Document<'_>) -> String {
+fn pretty(doc: &Document<'_>, form: ObjectForm) -> String {
     let mut out = Vec::new();
-    encode_document_pretty(doc, &mut out);
-    String::from_utf8(out).expect("the encoder writes UTF-8")
+    match form {
+        ObjectForm::Yaml => encode_document_yaml(doc, &mut out),
+        ObjectForm::Json => encode_document_pretty(doc, &mut out),
+    }
+    String::from_utf8(out).expect("the encoders write UTF-8")
 }
 
 /// The difference from `old` to `new`, both canonical renders (one object a line, as
-/// stored by put-render).
-pub fn diff_canonical(old: &[u8], new: &[u8]) -> Result<RenderDiff> {
+/// stored by put-render), changed objects shown in `form`.
+pub fn diff_canonical(old: &[u8], new: &[u8], form: ObjectForm) -> Result<RenderDiff> {
     let old = objects(old, "old")?;
     let new = objects(new, "new")?;
     let mut unmatched: HashMap<&ObjectId, VecDeque<usize>> = HashMap::new();
@@ -124,7 +141,7 @@ pub fn diff_canonical(old: &[u8], new: &[u8]) -> Result<RenderDiff> {
         } else {
             diff.changed.push(ChangedObject {
                 id: n.id.clone(),
-                lines: unified(&pretty(&old[i].doc), &pretty(&n.doc)),
+                lines: unified(&pretty(&old[i].doc, form), &pretty(&n.doc, form)),
             });
         }
     }
@@ -189,7 +206,20 @@ fn edit_script(a: &[&str], b: &[&str]) -> Vec<Op> {
         }
     }
     ops.extend(std::iter::repeat_n(Op::Same, suffix));
+    removed_before_added(&mut ops);
     ops
+}
+
+/// Within each run of changes, puts the removed lines before the added ones, as people
+/// read a change (old, then new). The run covers the same lines of `a` and of `b`
+/// either way, so positions stay right.
+fn removed_before_added(ops: &mut [Op]) {
+    for run in ops.split_mut(|op| *op == Op::Same) {
+        let removed = run.iter().filter(|op| **op == Op::Removed).count();
+        let (old, new) = run.split_at_mut(removed);
+        old.fill(Op::Removed);
+        new.fill(Op::Added);
+    }
 }
 
 /// A unified diff with [`CONTEXT`] lines of context, hunks headed `@@ -a,b +c,d @@`.
@@ -266,7 +296,7 @@ mod tests {
             r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"ns","name":"a"},"data":{"x":"same","k":"2"}}"#,
             r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"}}"#,
         ]);
-        let d = diff_canonical(&old, &new).unwrap();
+        let d = diff_canonical(&old, &new, ObjectForm::Json).unwrap();
         assert_eq!(d.unchanged, 1);
         assert_eq!(d.added.len(), 1);
         assert_eq!(d.added[0].kind, "Deployment");
@@ -292,7 +322,7 @@ mod tests {
     #[test]
     fn identical_renders_have_no_difference() {
         let r = canonical(&[r#"{"kind":"A"}"#, r#"{"kind":"B"}"#]);
-        let d = diff_canonical(&r, &r).unwrap();
+        let d = diff_canonical(&r, &r, ObjectForm::Yaml).unwrap();
         assert_eq!(
             d,
             RenderDiff {
@@ -317,5 +347,32 @@ mod tests {
         );
         assert!(lines.contains(&"-line 17".to_string()));
         assert!(unified(&old, &old).is_empty());
+    }
+
+    #[test]
+    fn yaml_form_shows_changed_lines_removed_first() {
+        let old = canonical(&[
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"template":{"spec":{"containers":[{"image":"app:v1","name":"app"}]}}}}"#,
+        ]);
+        let new = canonical(&[
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"template":{"spec":{"containers":[{"image":"app:v9","name":"app"}]}}}}"#,
+        ]);
+        let d = diff_canonical(&old, &new, ObjectForm::default()).unwrap();
+        let lines = &d.changed[0].lines;
+        let removed = lines.iter().position(|l| l == "-      - image: app:v1");
+        let added = lines.iter().position(|l| l == "+      - image: app:v9");
+        assert!(
+            matches!((removed, added), (Some(r), Some(a)) if r < a),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn every_run_of_changes_lists_removed_lines_first() {
+        let old = "a\nb\nc\nd\ne\n";
+        let new = "x\nb\ny\nz\ne\nw\n";
+        let lines = unified(old, new);
+        let body: Vec<&str> = lines.iter().skip(1).map(String::as_str).collect();
+        assert_eq!(body, ["-a", "+x", " b", "-c", "-d", "+y", "+z", " e", "+w"]);
     }
 }

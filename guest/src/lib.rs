@@ -29,7 +29,7 @@ pub mod time;
 mod component;
 
 pub use bucket::{Bucket, BucketError, MemoryBucket, ObjectMeta};
-pub use diff::{ChangedObject, ObjectId, RenderDiff, diff_canonical};
+pub use diff::{ChangedObject, ObjectForm, ObjectId, RenderDiff, diff_canonical};
 pub use error::{Error, Result};
 pub use gc::{GcPlan, Grace, gc, plan_gc};
 pub use history::{

@@ -411,11 +411,17 @@ export const planGc = (release, keep, historyKeys, renderKeys, protectedRefs = [
   ];
   return jsPlan(logicCall((l) => l.planGc(...args)));
 };
-/** The difference between two canonical renders (logic.diff-renders). */
-export const diffRenders = (oldRender, newRender) => {
+/**
+ * The difference between two canonical renders (logic.diff-renders); changed objects'
+ * lines in `form`: 'yaml' (as `kubectl get -o yaml` shows objects) or 'json'.
+ */
+export const diffRenders = (oldRender, newRender, form = 'yaml') => {
   const a = bytes(oldRender, 'old');
   const b = bytes(newRender, 'new');
-  return logicCall((l) => l.diffRenders(a, b));
+  if (form !== 'yaml' && form !== 'json') {
+    throw new RenderStoreError('invalid-input', `form ${JSON.stringify(form)}: expected 'yaml' or 'json'`);
+  }
+  return logicCall((l) => l.diffRenders(a, b, form));
 };
 
 // ---------------------------------------------------------------------------------------

@@ -1237,8 +1237,12 @@ class Runtime:
         return _py_plan(self._result("logic", "plan-gc", _wit_release(release), int(keep),
                                      list(history_keys), list(render_keys), list(protected)))
 
-    def diff_renders(self, old: BytesLike, new: BytesLike) -> RenderDiff:
-        d = self._result("logic", "diff-renders", _bytes(old), _bytes(new))
+    def diff_renders(self, old: BytesLike, new: BytesLike, form: str = "yaml") -> RenderDiff:
+        """Changed objects' lines in ``form``: ``"yaml"`` (as ``kubectl get -o yaml``
+        shows objects) or ``"json"``."""
+        if form not in ("yaml", "json"):
+            raise RenderStoreError("invalid-input", f"form {form!r}: expected 'yaml' or 'json'")
+        d = self._result("logic", "diff-renders", _bytes(old), _bytes(new), form)
         return RenderDiff(
             added=[_py_object_id(i) for i in d.added],
             removed=[_py_object_id(i) for i in d.removed],
@@ -1401,8 +1405,8 @@ def plan_gc(release: ReleaseLike, keep: int, history_keys: Sequence[str],
     return default_runtime().plan_gc(release, keep, history_keys, render_keys, protected)
 
 
-def diff_renders(old: BytesLike, new: BytesLike) -> RenderDiff:
-    return default_runtime().diff_renders(old, new)
+def diff_renders(old: BytesLike, new: BytesLike, form: str = "yaml") -> RenderDiff:
+    return default_runtime().diff_renders(old, new, form)
 
 
 def put_render(bucket: Any, release: ReleaseLike, objects: Iterable[BytesLike]) -> str:

@@ -110,7 +110,11 @@ def test_the_logic_exports(runtime):
     diff = runtime.diff_renders(old, new)
     assert [i.name for i in diff.added] == ["c"] and [i.name for i in diff.removed] == ["b"]
     assert diff.changed[0].id == rs.ObjectId("v1", "ConfigMap", "", "a")
-    assert any(line.startswith("-") and '"1"' in line for line in diff.changed[0].lines)
+    assert any(line.startswith("-") and "x: '1'" in line for line in diff.changed[0].lines)
+    as_json = runtime.diff_renders(old, new, "json")
+    assert any(line.startswith("-") and '"1"' in line for line in as_json.changed[0].lines)
+    with pytest.raises(rs.RenderStoreError):
+        runtime.diff_renders(old, new, "toml")
     assert diff.unchanged == 0
     # The module-level functions use the same component.
     assert rs.render_ref([b'{"a":1}']) == ref

@@ -342,9 +342,21 @@ fn diff_between_stored_renders() {
     let rb = cli.ok(&["put", "ns/app", &b]).trim().to_string();
     let out = cli.ok(&["diff", "ns/app", &rb, &ra]);
     assert!(out.contains("changed  v1 ConfigMap a"), "{out}");
+    // YAML by default, the old line before the new one, no colour into a pipe.
+    let removed = out.find("    -  k: '1'\n");
+    let added = out.find("    +  k: '2'\n");
     assert!(
-        out.contains("-    \"k\": \"1\"") && out.contains("+    \"k\": \"2\""),
+        matches!((removed, added), (Some(r), Some(a)) if r < a),
         "{out}"
+    );
+    assert!(!out.contains('\x1b'), "{out}");
+    let json = cli.ok(&[
+        "diff", "ns/app", &rb, &ra, "--output", "json", "--color", "always",
+    ]);
+    assert!(
+        json.contains("\x1b[31m-    \"k\": \"1\"\x1b[0m")
+            && json.contains("\x1b[32m+    \"k\": \"2\"\x1b[0m"),
+        "{json}"
     );
     assert!(
         out.contains("0 added, 0 removed, 1 changed, 0 unchanged"),

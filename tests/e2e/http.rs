@@ -162,7 +162,27 @@ async fn diff_endpoint() {
     let (_dir, store, refs) = populated().await;
     let s = Server::start(Some(store)).await;
     let (status, body) = s
-        .get(&format!("/diff?namespace=ns&name=app&render={}", refs[0]))
+        .get(&format!(
+            "/diff?namespace=ns&name=app&render={}&output=yaml",
+            refs[0]
+        ))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let d: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let yaml = d["changed"][0]["diff"].to_string();
+    assert!(yaml.contains(r#""-  port: 2","+  port: 1""#), "{yaml}");
+    let (status, body) = s
+        .get(&format!(
+            "/diff?namespace=ns&name=app&render={}&output=toml",
+            refs[0]
+        ))
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = s
+        .get(&format!(
+            "/diff?namespace=ns&name=app&render={}&output=json",
+            refs[0]
+        ))
         .await;
     assert_eq!(status, 200, "{body}");
     let d: serde_json::Value = serde_json::from_str(&body).unwrap();
@@ -283,7 +303,8 @@ async fn healthz_answers_while_large_diffs_run() {
     let diffs: Vec<_> = (0..4)
         .map(|_| {
             let s = s.clone();
-            let path = format!("/diff?namespace=ns&name=app&render={new}&against={old}");
+            let path =
+                format!("/diff?namespace=ns&name=app&render={new}&against={old}&output=json");
             tokio::spawn(async move { s.get(&path).await })
         })
         .collect();

@@ -1,7 +1,7 @@
 //! The observer: read-only, and falling back to the source when a blob is missing.
 
 use super::support::*;
-use render_store::{Error, NewEntry, Observer, ObserverError, RenderStore};
+use render_store::{Error, NewEntry, ObjectForm, Observer, ObserverError, RenderStore};
 
 #[tokio::test]
 async fn the_observer_cannot_write() {
@@ -123,14 +123,20 @@ async fn diff_defaults_to_the_newest_entry() {
         refs.push(r);
     }
     let observer = Observer::new(Some(writer)).unwrap();
-    let d = observer.diff(&app, &refs[0], None).await.unwrap();
+    let d = observer
+        .diff(&app, &refs[0], None, ObjectForm::Yaml)
+        .await
+        .unwrap();
     assert_eq!(
         (d.added.len(), d.removed.len(), d.changed.len(), d.unchanged),
         (1, 1, 0, 1)
     );
     assert_eq!(d.added[0].name, "c1");
     assert_eq!(d.removed[0].name, "c2");
-    let same = observer.diff(&app, &refs[1], None).await.unwrap();
+    let same = observer
+        .diff(&app, &refs[1], None, ObjectForm::Json)
+        .await
+        .unwrap();
     assert_eq!(same.unchanged, 2);
     assert!(same.added.is_empty() && same.removed.is_empty() && same.changed.is_empty());
 }

@@ -9,6 +9,8 @@
 mod decode;
 mod encode;
 mod scan;
+mod yaml_form;
 
 pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object};
 pub use encode::{encode_document, encode_document_pretty, encode_string};
+pub use yaml_form::encode_document_yaml;

@@ -1,6 +1,6 @@
 //! The commands of the CLI: argument parsing and output; the work is the library's.
 
-use crate::output::{count, print_gc, print_history, print_json};
+use crate::output::{count, print_diff, print_gc, print_history, print_json};
 use crate::serve::ServeOptions;
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::{Context, Result, bail};
@@ -11,7 +11,7 @@ use render_store::operation::{Operation, Output};
 use render_store::replay::ReplayReport;
 use render_store::trace::Trace;
 use render_store::{
-    Grace, Limits, NewEntry, Observer, Release, RenderDiff, RenderStore, Runtime, SyncTime,
+    Grace, Limits, NewEntry, ObjectForm, Observer, Release, RenderStore, Runtime, SyncTime,
 };
 use serde_json::json;
 use std::io::Write;
@@ -88,6 +88,14 @@ pub enum Command {
         release: String,
         render: String,
         against: Option<String>,
+        /// How changed objects are shown: yaml (as `kubectl get -o yaml` shows them) or
+        /// json (pretty JSON).
+        #[arg(long, value_enum, default_value_t = DiffOutput::Yaml)]
+        output: DiffOutput,
+        /// Colour removed and added lines: auto (when standard output is a terminal),
+        /// always or never.
+        #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+        color: ColorChoice,
     },
     /// Serve the observer's read-only HTTP endpoints (/history, /renders, /diff,
     /// /healthz).
@@ -180,6 +188,38 @@ pub enum StoreCommand {
     },
     /// Delete everything stored for a release.
     DeleteRelease { release: String },
+}
+
+/// How `diff` shows changed objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffOutput {
+    /// YAML, as `kubectl get -o yaml` shows objects.
+    Yaml,
+    /// Pretty JSON (Go's `MarshalIndent`, two spaces).
+    Json,
+}
+
+/// Whether to colour output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// When standard output is a terminal.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether output gets colour: `auto` asks whether standard output is a terminal.
+    pub fn enabled(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            ColorChoice::Auto => std::io::stdout().is_terminal(),
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+        }
+    }
 }
 
 const MIB: usize = 1 << 20;
@@ -280,37 +320,6 @@ fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     }
     file.write_all(bytes)?;
     Ok(())
-}
-
-fn print_diff(diff: &RenderDiff) {
-    let id = |i: &render_store::ObjectId| {
-        let ns = if i.namespace.is_empty() {
-            String::new()
-        } else {
-            format!("{}/", i.namespace)
-        };
-        let text = format!("{} {} {ns}{}", i.api_version, i.kind, i.name);
-        esc(&text).into_owned()
-    };
-    for a in &diff.added {
-        println!("added    {}", id(a));
-    }
-    for r in &diff.removed {
-        println!("removed  {}", id(r));
-    }
-    for c in &diff.changed {
-        println!("changed  {}", id(&c.id));
-        for line in &c.lines {
-            println!("    {}", esc(line));
-        }
-    }
-    println!(
-        "{} added, {} removed, {} changed, {} unchanged",
-        diff.added.len(),
-        diff.removed.len(),
-        diff.changed.len(),
-        diff.unchanged
-    );
 }
 
 /// The store operation a command stands for, with its arguments read and parsed.
@@ -513,14 +522,22 @@ pub async fn run(args: Args) -> Result<()> {
             release,
             render,
             against,
+            output,
+            color,
         } => {
             let release = parse_release(&release)?;
             let observer = Observer::new(Some(open(url)?))?;
-            let diff = observer.diff(&release, &render, against.as_deref()).await?;
+            let form = match output {
+                DiffOutput::Yaml => ObjectForm::Yaml,
+                DiffOutput::Json => ObjectForm::Json,
+            };
+            let diff = observer
+                .diff(&release, &render, against.as_deref(), form)
+                .await?;
             if args.json {
                 print_json(&diff_json(&diff))?;
             } else {
-                print_diff(&diff);
+                print_diff(&diff, color.enabled())?;
             }
         }
         Command::Serve {

@@ -4,7 +4,7 @@
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::Result;
 use render_store::json_view::{gc_json, history_json};
-use render_store::{GcPlan, HistoryEntry, Runtime};
+use render_store::{GcPlan, HistoryEntry, ObjectId, RenderDiff, Runtime};
 use std::io::Write;
 
 /// Prints `value` as pretty JSON and a newline.
@@ -65,3 +65,52 @@ pub fn print_gc(plan: &GcPlan, dry_run: bool, as_json: bool) -> Result<()> {
 pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
+
+/// Prints a diff: the objects added, removed and changed, each changed object's hunks,
+/// and a count. With `color`, removed lines are red, added green, hunk headers cyan.
+pub fn print_diff(diff: &RenderDiff, color: bool) -> Result<()> {
+    let id = |i: &ObjectId| {
+        let ns = if i.namespace.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", i.namespace)
+        };
+        let text = format!("{} {} {ns}{}", i.api_version, i.kind, i.name);
+        esc(&text).into_owned()
+    };
+    let mut out = std::io::stdout().lock();
+    for a in &diff.added {
+        writeln!(out, "added    {}", id(a))?;
+    }
+    for r in &diff.removed {
+        writeln!(out, "removed  {}", id(r))?;
+    }
+    for c in &diff.changed {
+        writeln!(out, "changed  {}", id(&c.id))?;
+        for line in &c.lines {
+            let paint = match line.as_bytes().first() {
+                _ if !color => "",
+                Some(b'-') => RED,
+                Some(b'+') => GREEN,
+                Some(b'@') => CYAN,
+                _ => "",
+            };
+            let reset = if paint.is_empty() { "" } else { RESET };
+            writeln!(out, "    {paint}{}{reset}", esc(line))?;
+        }
+    }
+    writeln!(
+        out,
+        "{} added, {} removed, {} changed, {} unchanged",
+        diff.added.len(),
+        diff.removed.len(),
+        diff.changed.len(),
+        diff.unchanged
+    )?;
+    Ok(())
+}
+
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const CYAN: &str = "\x1b[36m";
+const RESET: &str = "\x1b[0m";

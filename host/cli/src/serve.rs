@@ -34,8 +34,8 @@ use axum::routing::get;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use render_store::Error;
-use render_store::Release;
 use render_store::json_view::{diff_json, history_json};
+use render_store::{ObjectForm, Release};
 use render_store::{Observer, ObserverError};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -589,14 +589,28 @@ async fn render(
 }
 
 async fn diff(State(app): State<App>, Query(query): Query<HashMap<String, String>>) -> Response {
-    let p = match params(&query, &["namespace", "name", "render"], &["against"]) {
+    let p = match params(
+        &query,
+        &["namespace", "name", "render"],
+        &["against", "output"],
+    ) {
         Ok(p) => p,
         Err(m) => return error(StatusCode::BAD_REQUEST, m),
+    };
+    let form = match p[4] {
+        None | Some("yaml") => ObjectForm::Yaml,
+        Some("json") => ObjectForm::Json,
+        Some(other) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("output={other:?}: expected yaml or json"),
+            );
+        }
     };
     let release = Release::new(p[0].unwrap_or_default(), p[1].unwrap_or_default());
     let d = match app
         .observer
-        .diff(&release, p[2].unwrap_or_default(), p[3])
+        .diff(&release, p[2].unwrap_or_default(), p[3], form)
         .await
     {
         Ok(d) => d,

@@ -299,7 +299,10 @@ test('the pure logic export', () => {
   assert.deepEqual(diff.added.map((o) => o.name), ['c']);
   assert.deepEqual(diff.removed.map((o) => o.name), ['b']);
   assert.deepEqual(diff.changed.map((c) => c.id.name), ['a']);
-  assert.ok(diff.changed[0].lines.some((l) => l.startsWith('+') && l.includes('"k": "v"')), diff.changed[0].lines.join('\n'));
+  assert.ok(diff.changed[0].lines.some((l) => l.startsWith('+') && l.includes('k: v')), diff.changed[0].lines.join('\n'));
+  const asJson = rs.diffRenders(rs.canonical([manifest('a')]), rs.canonical([manifest('a', { k: 'v' })]), 'json');
+  assert.ok(asJson.changed[0].lines.some((l) => l.startsWith('+') && l.includes('"k": "v"')), asJson.changed[0].lines.join('\n'));
+  assert.throws(() => rs.diffRenders('', '', 'toml'), isError('invalid-input'));
   assert.equal(diff.unchanged, 0);
   assert.throws(() => rs.diffRenders('not json\n', ''), isError('invalid-input'));
 });

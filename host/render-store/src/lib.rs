@@ -49,6 +49,6 @@ pub use runtime::{COMPONENT, Limits, Runtime};
 pub use store::{Grace, RenderStore};
 pub use store_url::{REDACTED, SCHEMES, accepted_params, open_bucket, redact_url, redact_urls_in};
 pub use types::{
-    ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectId, ParsedKey, Release,
-    RenderDiff, SyncTime,
+    ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectForm, ObjectId, ParsedKey,
+    Release, RenderDiff, SyncTime,
 };

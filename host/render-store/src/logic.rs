@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::runtime::{Runtime, call_export};
-use crate::types::{GcPlan, ParsedKey, Release, RenderDiff, SyncTime};
+use crate::types::{GcPlan, ObjectForm, ParsedKey, Release, RenderDiff, SyncTime};
 
 impl Runtime {
     /// The canonical bytes of a render given as its objects' JSON bytes.
@@ -125,11 +125,16 @@ impl Runtime {
     }
 
     /// The difference between two canonical renders.
-    pub async fn diff_renders(&self, old: &[u8], new: &[u8]) -> Result<RenderDiff> {
+    pub async fn diff_renders(
+        &self,
+        old: &[u8],
+        new: &[u8],
+        form: ObjectForm,
+    ) -> Result<RenderDiff> {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_diff_renders(old, new)
+            convoy_render_store_logic.call_diff_renders(old, new, form.into())
         )
         .map(RenderDiff::from)
     }

@@ -4,7 +4,7 @@ use crate::bucket::ReadOnlyBucket;
 use crate::error::{BoxError, Error};
 use crate::runtime::Runtime;
 use crate::store::RenderStore;
-use crate::types::{HistoryEntry, Release, RenderDiff};
+use crate::types::{HistoryEntry, ObjectForm, Release, RenderDiff};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -129,12 +129,14 @@ impl Observer {
         })
     }
 
-    /// The difference from `against` (default: the newest history entry) to `render`.
+    /// The difference from `against` (default: the newest history entry) to `render`,
+    /// changed objects shown in `form`.
     pub async fn diff(
         &self,
         release: &Release,
         render: &str,
         against: Option<&str>,
+        form: ObjectForm,
     ) -> Result<RenderDiff, ObserverError> {
         let store = self.require()?;
         let against = match against {
@@ -149,6 +151,6 @@ impl Observer {
         };
         let new = store.get_render(release, render).await?;
         let old = store.get_render(release, &against).await?;
-        Ok(self.runtime.diff_renders(&old, &new).await?)
+        Ok(self.runtime.diff_renders(&old, &new, form).await?)
     }
 }

@@ -93,6 +93,17 @@ pub struct ObjectId {
     pub name: String,
 }
 
+/// How a diff writes a changed object's lines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum ObjectForm {
+    /// YAML as `kubectl get -o yaml` shows objects (keys sorted, two-space indent,
+    /// block style, strings quoted only when needed).
+    #[default]
+    Yaml,
+    /// Go's `json.MarshalIndent(v, "", "  ")`.
+    Json,
+}
+
 /// An object present in both renders with other content.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangedObject {

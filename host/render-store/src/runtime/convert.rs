@@ -4,9 +4,18 @@
 
 use super::wit;
 use crate::types::{
-    ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectId, ParsedKey, Release,
-    RenderDiff, SyncTime,
+    ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectForm, ObjectId, ParsedKey,
+    Release, RenderDiff, SyncTime,
 };
+
+impl From<ObjectForm> for wit::ObjectForm {
+    fn from(f: ObjectForm) -> Self {
+        match f {
+            ObjectForm::Yaml => wit::ObjectForm::Yaml,
+            ObjectForm::Json => wit::ObjectForm::Json,
+        }
+    }
+}
 
 impl From<&Release> for wit::Release {
     fn from(r: &Release) -> Self {
