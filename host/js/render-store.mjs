@@ -863,6 +863,9 @@ export class FolderBucket {
       if (st === undefined) return null;
       if (st.isFile()) return jsInteger(st.size);
       if (st.isSymbolicLink()) throw crossesLink(key, name);
+      // A folder made by a deeper key is not a key (as in the Rust FolderBucket and
+      // every object store).
+      if (st.isDirectory()) return null;
       throw notPlainFile(key);
     } finally {
       this.#close(chain);

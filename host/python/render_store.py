@@ -811,6 +811,10 @@ class FolderBucket:
                 return st.st_size
             if stat.S_ISLNK(st.st_mode):
                 raise _crosses_link(key, name)
+            if stat.S_ISDIR(st.st_mode):
+                # A folder made by a deeper key is not a key (as in the Rust FolderBucket
+                # and every object store).
+                return None
             raise _not_plain_file(key)
         finally:
             self._close(fds)

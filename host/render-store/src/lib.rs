@@ -8,7 +8,8 @@
 //!
 //! `file://` and `mem://` stores need nothing more; `s3://`, `gs://` and `azblob://`
 //! need the `cloud` feature, which brings object_store's cloud backends and their HTTP
-//! client.
+//! client. The `conformance` feature adds the module `conformance`: the bucket
+//! contract's cases, runnable on any [`Bucket`].
 //!
 //! ```no_run
 //! # async fn demo() -> render_store::Result<()> {
@@ -26,6 +27,8 @@
 
 pub mod bucket;
 mod component_cache;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 pub mod controller;
 mod error;
 pub mod json_view;

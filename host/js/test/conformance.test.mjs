@@ -1,0 +1,214 @@
+// The bucket contract (CONTRACT.md §2) as data: every case of
+// tests/conformance/bucket.json (format in tests/conformance/README.md) on MemoryBucket
+// and FolderBucket, the cases the Rust buckets run in tests/e2e/conformance.rs.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import * as rs from '../render-store.mjs';
+import { REPO, tempDir } from './helpers.mjs';
+
+const FILE = JSON.parse(readFileSync(join(REPO, 'tests/conformance/bucket.json'), 'utf8'));
+
+/** A listing or value longer than this is described by its length and first difference. */
+const SHOWN = 64;
+
+let next = 0;
+/** `conformance/<case>-<pid>-<ms>-<n>/`: unique, as the Rust runner's. */
+const uniquePrefix = (name) => `conformance/${name}-${process.pid}-${Date.now()}-${next++}/`;
+
+/** The bytes of a value of the file: text or base64, repeated to `length` when given. */
+function valueBytes({ text, base64, length }) {
+  const unit = text !== undefined ? Buffer.from(text, 'utf8') : Buffer.from(base64, 'base64');
+  if (length === undefined) return unit;
+  const out = Buffer.alloc(length);
+  for (let i = 0; i < length; i += 1) out[i] = unit[i % unit.length];
+  return out;
+}
+
+/** The keys a generator names, first to last. */
+function generated({ prefix, count, digits }) {
+  return Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(digits, '0')}`);
+}
+
+const quote = (key) => JSON.stringify(key);
+const seconds = () => Math.floor(Date.now() / 1000);
+
+/** The kind of what a bucket threw: a BucketError's kind, else an exception of its own. */
+function kindOf(e) {
+  if (e instanceof rs.BucketError) return e.kind;
+  throw e;
+}
+
+/** Calls `call`; returns {ok: answer} or {error: kind, message}. */
+function answer(call) {
+  try {
+    return { ok: call() };
+  } catch (e) {
+    return { error: kindOf(e), message: e.message };
+  }
+}
+
+/** Throws when `got` (from `answer`) is not the expected error; `shown` describes a success. */
+function checkError(expect, got, shown) {
+  if (expect.error !== undefined) {
+    if (got.error === expect.error) return;
+    if (got.error !== undefined) throw new Error(`expected ${expect.error}, got ${got.error}: ${got.message}`);
+    throw new Error(`expected ${expect.error}, got ${shown(got.ok)}`);
+  }
+  if (got.error !== undefined) throw new Error(`expected success, got ${got.error}: ${got.message}`);
+  throw new Error(`unexpected answer ${shown(got.ok)}`);
+}
+
+function describeBytes(b) {
+  return b.length <= SHOWN ? `${b.length} bytes ${quote(b.toString('utf8'))}` : `${b.length} bytes`;
+}
+
+function checkValue(want, got) {
+  const g = Buffer.from(got);
+  if (Buffer.compare(want, g) === 0) return;
+  if (want.length <= SHOWN && g.length <= SHOWN) throw new Error(`expected ${describeBytes(want)}, got ${describeBytes(g)}`);
+  let at = 0;
+  while (at < want.length && at < g.length && want[at] === g[at]) at += 1;
+  throw new Error(`expected ${want.length} bytes, got ${g.length}; the first difference is at byte ${at}`);
+}
+
+function checkListed(entries, prefix, started, listed) {
+  const want = [];
+  const recent = [];
+  for (const entry of entries) {
+    if (entry.keys !== undefined) {
+      for (const key of generated(entry.keys)) want.push(`${quote(key)} (${entry.size} bytes)`);
+    } else {
+      if (entry.modified === 'recent') recent.push(want.length);
+      want.push(`${quote(entry.key)} (${entry.size} bytes)`);
+    }
+  }
+  const seen = listed.map((o) => {
+    const key = o.key.startsWith(prefix) ? quote(o.key.slice(prefix.length)) : `${quote(o.key)} (outside the case's prefix)`;
+    return `${key} (${Number(o.size)} bytes)`;
+  });
+  const at = want.findIndex((w, i) => w !== seen[i]);
+  if (at >= 0 || seen.length !== want.length) {
+    if (want.length <= 10 && seen.length <= 10) throw new Error(`expected [${want.join(', ')}], got [${seen.join(', ')}]`);
+    const i = at >= 0 ? at : want.length;
+    throw new Error(`expected ${want.length} objects, got ${seen.length}; the first difference is at #${i}: expected ${want[i] ?? 'nothing'}, got ${seen[i] ?? 'nothing'}`);
+  }
+  const tolerance = FILE.recent_seconds;
+  const now = seconds();
+  for (const i of recent) {
+    const modified = Number(listed[i].modified.seconds);
+    if (modified < started - tolerance || modified > now + tolerance) {
+      throw new Error(`${quote(listed[i].key)}: modified at ${modified} s, not within ${tolerance} s of this case's time (${started} to ${now} s)`);
+    }
+  }
+}
+
+/** Runs one step; throws an Error saying what was expected and what came. */
+function runStep(bucket, step, prefix, started) {
+  const key = step.key !== undefined ? `${prefix}${step.key}` : (step.raw_key ?? '').replaceAll('{prefix}', prefix);
+  const { expect } = step;
+  switch (step.op) {
+    case 'put': {
+      const value = valueBytes(step.value);
+      // Generated keys are put last to first: a listing in write order is then out of order.
+      const keys = step.keys !== undefined ? generated(step.keys).reverse().map((k) => `${prefix}${k}`) : [key];
+      for (const k of keys) {
+        const got = answer(() => bucket.put(k, value));
+        if (!(expect === 'ok' && got.error === undefined)) {
+          try {
+            checkError(expect, got, () => 'success');
+          } catch (e) {
+            throw new Error(`put ${quote(k)} (${value.length} bytes): ${e.message}`);
+          }
+        }
+      }
+      return;
+    }
+    case 'delete': {
+      const got = answer(() => bucket.delete(key));
+      if (expect === 'ok' && got.error === undefined) return;
+      return checkError(expect, got, () => 'success');
+    }
+    case 'get': {
+      const got = answer(() => bucket.get(key));
+      if (expect.value !== undefined && got.error === undefined) return checkValue(valueBytes(expect.value), got.ok);
+      return checkError(expect, got, (v) => `the value ${describeBytes(Buffer.from(v))}`);
+    }
+    case 'exists': {
+      const got = answer(() => bucket.exists(key));
+      const shown = (size) => (size === null || size === undefined ? 'absent' : `size ${size}`);
+      if (expect.size !== undefined && got.error === undefined) {
+        const size = got.ok === null || got.ok === undefined ? null : Number(got.ok);
+        if (size === expect.size) return;
+        throw new Error(`expected ${shown(expect.size)}, got ${shown(size)}`);
+      }
+      return checkError(expect, got, shown);
+    }
+    case 'list': {
+      const got = answer(() => bucket.list(`${prefix}${step.prefix}`));
+      if (expect.listed !== undefined && got.error === undefined) return checkListed(expect.listed, prefix, started, got.ok);
+      return checkError(expect, got, (v) => `a listing of ${v.length} objects`);
+    }
+    default:
+      throw new Error(`unknown op ${quote(step.op)}`);
+  }
+}
+
+/** What a step asks of the bucket, for a failure's message. */
+function callOf(step, prefix) {
+  if (step.op === 'list') return `list ${quote(`${prefix}${step.prefix}`)}`;
+  if (step.keys !== undefined) return `put ${step.keys.count} generated keys`;
+  const key = step.key !== undefined ? `${prefix}${step.key}` : step.raw_key.replaceAll('{prefix}', prefix);
+  return `${step.op} ${quote(key)}`;
+}
+
+/** Runs `testCase` under a fresh prefix, then deletes what is left under it. */
+function runCase(bucket, testCase) {
+  const prefix = uniquePrefix(testCase.name);
+  const started = seconds();
+  try {
+    testCase.steps.forEach((step, i) => {
+      try {
+        runStep(bucket, step, prefix, started);
+      } catch (e) {
+        throw new Error(`case ${testCase.name}, step ${i + 1} (${callOf(step, prefix)}): ${e.message}`, { cause: e });
+      }
+    });
+  } finally {
+    try {
+      for (const o of bucket.list(prefix)) bucket.delete(o.key);
+    } catch {
+      // Cleaning up is best effort: the case's outcome does not depend on it.
+    }
+  }
+}
+
+const buckets = {
+  MemoryBucket: () => new rs.MemoryBucket(),
+  FolderBucket: (t) => {
+    const bucket = new rs.FolderBucket(tempDir(t, 'render-store-conformance-'));
+    t.after(() => bucket.close());
+    return bucket;
+  },
+};
+
+test('the conformance file has cases with unique names', () => {
+  const names = FILE.cases.map((c) => c.name);
+  assert.ok(names.length > 0);
+  assert.deepEqual(names, [...new Set(names)]);
+});
+
+for (const [bucketName, make] of Object.entries(buckets)) {
+  for (const testCase of FILE.cases) {
+    test(`${bucketName}: ${testCase.name} (CONTRACT.md ${testCase.section})`, (t) => {
+      try {
+        runCase(make(t), testCase);
+      } catch (e) {
+        e.message = `${bucketName}: ${e.message}`;
+        throw e;
+      }
+    });
+  }
+}

@@ -1,0 +1,217 @@
+"""The bucket contract (CONTRACT.md §2) as data: every case of
+tests/conformance/bucket.json (format in tests/conformance/README.md) on MemoryBucket and
+FolderBucket, the cases the Rust buckets run in tests/e2e/conformance.rs."""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+import pytest
+
+import render_store as rs
+
+FILE = json.loads((Path(__file__).resolve().parent / ".." / ".." / "tests" / "conformance" / "bucket.json")
+                  .read_text(encoding="utf-8"))
+
+#: A listing or value longer than this is described by its length and first difference.
+SHOWN = 64
+
+_next = itertools.count()
+
+
+class StepFailed(Exception):
+    """A step's answer was not the expected one."""
+
+
+def unique_prefix(name: str) -> str:
+    """``conformance/<case>-<pid>-<ns>-<n>/``: unique, as the Rust runner's."""
+    return f"conformance/{name}-{os.getpid()}-{time.time_ns()}-{next(_next)}/"
+
+
+def value_bytes(value: Dict[str, Any]) -> bytes:
+    """A value of the file: text or base64, repeated to ``length`` when given."""
+    unit = value["text"].encode() if "text" in value else base64.b64decode(value["base64"], validate=True)
+    if "length" not in value:
+        return unit
+    n = value["length"]
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+def generated(spec: Dict[str, Any]) -> List[str]:
+    """The keys a generator names, first to last."""
+    return [f"{spec['prefix']}{i:0{spec['digits']}d}" for i in range(spec["count"])]
+
+
+def quote(key: str) -> str:
+    return json.dumps(key, ensure_ascii=False)
+
+
+def answer(call: Callable[[], Any]) -> Dict[str, Any]:
+    """``{"ok": answer}`` or ``{"error": kind, "message": ...}``; an exception that is not
+    a BucketError propagates."""
+    try:
+        return {"ok": call()}
+    except rs.BucketError as e:
+        return {"error": e.kind, "message": e.message}
+
+
+def check_error(expect: Any, got: Dict[str, Any], shown: Callable[[Any], str]) -> None:
+    if isinstance(expect, dict) and "error" in expect:
+        if got.get("error") == expect["error"]:
+            return
+        if "error" in got:
+            raise StepFailed(f"expected {expect['error']}, got {got['error']}: {got['message']}")
+        raise StepFailed(f"expected {expect['error']}, got {shown(got['ok'])}")
+    if "error" in got:
+        raise StepFailed(f"expected success, got {got['error']}: {got['message']}")
+    raise StepFailed(f"unexpected answer {shown(got['ok'])}")
+
+
+def describe(b: bytes) -> str:
+    return f"{len(b)} bytes {quote(b.decode(errors='replace'))}" if len(b) <= SHOWN else f"{len(b)} bytes"
+
+
+def check_value(want: bytes, got: bytes) -> None:
+    got = bytes(got)
+    if got == want:
+        return
+    if len(want) <= SHOWN and len(got) <= SHOWN:
+        raise StepFailed(f"expected {describe(want)}, got {describe(got)}")
+    at = next((i for i, (w, g) in enumerate(zip(want, got)) if w != g), min(len(want), len(got)))
+    raise StepFailed(f"expected {len(want)} bytes, got {len(got)}; the first difference is at byte {at}")
+
+
+def check_listed(entries: List[Dict[str, Any]], prefix: str, started: int, listed: List[rs.ObjectMeta]) -> None:
+    want: List[str] = []
+    recent: List[int] = []
+    for entry in entries:
+        if "keys" in entry:
+            want += [f"{quote(k)} ({entry['size']} bytes)" for k in generated(entry["keys"])]
+        else:
+            if entry.get("modified") == "recent":
+                recent.append(len(want))
+            want.append(f"{quote(entry['key'])} ({entry['size']} bytes)")
+    def relative(key: str) -> str:
+        return quote(key[len(prefix):]) if key.startswith(prefix) else f"{quote(key)} (outside the case's prefix)"
+
+    seen = [f"{relative(o.key)} ({o.size} bytes)" for o in listed]
+    if seen != want:
+        if len(want) <= 10 and len(seen) <= 10:
+            raise StepFailed(f"expected [{', '.join(want)}], got [{', '.join(seen)}]")
+        at = next((i for i, (w, s) in enumerate(zip(want, seen)) if w != s), min(len(want), len(seen)))
+        raise StepFailed(f"expected {len(want)} objects, got {len(seen)}; the first difference is at #{at}: "
+                         f"expected {want[at] if at < len(want) else 'nothing'}, "
+                         f"got {seen[at] if at < len(seen) else 'nothing'}")
+    tolerance = FILE["recent_seconds"]
+    now = int(time.time())
+    for i in recent:
+        modified = listed[i].modified.seconds
+        if not started - tolerance <= modified <= now + tolerance:
+            raise StepFailed(f"{quote(listed[i].key)}: modified at {modified} s, not within {tolerance} s of this "
+                             f"case's time ({started} to {now} s)")
+
+
+def run_step(bucket: Any, step: Dict[str, Any], prefix: str, started: int) -> None:
+    if "key" in step:
+        key = prefix + step["key"]
+    else:
+        key = step.get("raw_key", "").replace("{prefix}", prefix)
+    expect = step["expect"]
+    op = step["op"]
+    if op == "put":
+        value = value_bytes(step["value"])
+        # Generated keys are put last to first: a listing in write order is then out of order.
+        keys = [prefix + k for k in reversed(generated(step["keys"]))] if "keys" in step else [key]
+        for k in keys:
+            got = answer(lambda: bucket.put(k, value))
+            if expect == "ok" and "error" not in got:
+                continue
+            try:
+                check_error(expect, got, lambda _: "success")
+            except StepFailed as e:
+                raise StepFailed(f"put {quote(k)} ({len(value)} bytes): {e}") from None
+    elif op == "delete":
+        got = answer(lambda: bucket.delete(key))
+        if not (expect == "ok" and "error" not in got):
+            check_error(expect, got, lambda _: "success")
+    elif op == "get":
+        got = answer(lambda: bucket.get(key))
+        if isinstance(expect, dict) and "value" in expect and "error" not in got:
+            check_value(value_bytes(expect["value"]), got["ok"])
+        else:
+            check_error(expect, got, lambda v: f"the value {describe(bytes(v))}")
+    elif op == "exists":
+        got = answer(lambda: bucket.exists(key))
+
+        def shown(size: Any) -> str:
+            return "absent" if size is None else f"size {size}"
+
+        if isinstance(expect, dict) and "size" in expect and "error" not in got:
+            if got["ok"] != expect["size"]:
+                raise StepFailed(f"expected {shown(expect['size'])}, got {shown(got['ok'])}")
+        else:
+            check_error(expect, got, shown)
+    elif op == "list":
+        got = answer(lambda: bucket.list(prefix + step["prefix"]))
+        if isinstance(expect, dict) and "listed" in expect and "error" not in got:
+            check_listed(expect["listed"], prefix, started, got["ok"])
+        else:
+            check_error(expect, got, lambda v: f"a listing of {len(v)} objects")
+    else:
+        raise StepFailed(f"unknown op {quote(op)}")
+
+
+def call_of(step: Dict[str, Any], prefix: str) -> str:
+    """What a step asks of the bucket, for a failure's message."""
+    if step["op"] == "list":
+        return f"list {quote(prefix + step['prefix'])}"
+    if "keys" in step:
+        return f"put {step['keys']['count']} generated keys"
+    key = prefix + step["key"] if "key" in step else step["raw_key"].replace("{prefix}", prefix)
+    return f"{step['op']} {quote(key)}"
+
+
+def run_case(bucket: Any, case: Dict[str, Any]) -> None:
+    """Runs ``case`` under a fresh prefix, then deletes what is left under it."""
+    prefix = unique_prefix(case["name"])
+    started = int(time.time())
+    try:
+        for i, step in enumerate(case["steps"], start=1):
+            try:
+                run_step(bucket, step, prefix, started)
+            except StepFailed as e:
+                raise StepFailed(f"case {case['name']}, step {i} ({call_of(step, prefix)}): {e}") from None
+    finally:
+        # Cleaning up is best effort: the case's outcome does not depend on it.
+        try:
+            for o in bucket.list(prefix):
+                bucket.delete(o.key)
+        except rs.BucketError:
+            pass
+
+
+def test_the_cases_have_unique_names():
+    names = [c["name"] for c in FILE["cases"]]
+    assert names and len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("case", FILE["cases"], ids=[c["name"] for c in FILE["cases"]])
+@pytest.mark.parametrize("bucket_kind", ["MemoryBucket", "FolderBucket"])
+def test_case(bucket_kind: str, case: Dict[str, Any], tmp_path: Path):
+    if bucket_kind == "MemoryBucket":
+        bucket = rs.MemoryBucket()
+    else:
+        bucket = rs.FolderBucket(tmp_path)
+    try:
+        run_case(bucket, case)
+    except StepFailed as e:
+        pytest.fail(f"{bucket_kind}: {e}", pytrace=False)
+    finally:
+        if isinstance(bucket, rs.FolderBucket):
+            bucket.close()
