@@ -87,6 +87,62 @@ function fromWitError(e) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Messages
+
+/** A text quoted as a JSON string, the quoting of every key, prefix or file name in a
+ *  message (wit/render-store.wit, bucket-error): `"`, `\` and U+0000 to U+001F escaped,
+ *  everything else as it is, byte for byte as serde_json and Python's
+ *  json.dumps(ensure_ascii=False) quote it. A lone surrogate, which a JS string can hold
+ *  but a key from the component never does, comes out as `\udXXX`. */
+const quote = (text) => JSON.stringify(text);
+
+/**
+ * Every message this host gives the component in a bucket-error, and the line it logs
+ * for an entry a file:// listing leaves out, worded as wit/render-store.wit specifies
+ * them (the Rust host's render_store::bucket::messages, the Python host's Messages):
+ * tests/vectors/messages.json holds the same words for all three.
+ */
+export const messages = Object.freeze({
+  quote,
+  /** denied: a bucket call from a call that was given no bucket (the pure logic). */
+  NO_BUCKET: 'this call has no bucket',
+  /** denied: `key` does not start with the prefix of the release being served. */
+  outsidePrefix: (key, prefix) => `key ${quote(key)} lies outside ${quote(prefix)}, the prefix of the release being served`,
+  /** denied: `key` is not a clean `/`-separated path. */
+  invalidKey: (key) => `${quote(key)} is not a valid object key (empty, \`.\` or \`..\` components, or control characters)`,
+  /** denied: a put or delete (`call`) on a read-only bucket. */
+  readOnly: (call, key) => `${call} ${quote(key)}: this bucket is read-only`,
+  /** failed: a get of an object over the call's memory cap (the Rust host's; this host
+   *  does not bound reads). */
+  tooLarge: (key, size, limit) => `get ${quote(key)}: the object is ${size} bytes, over the call's memory cap of ${limit} bytes; raise the cap (--memory-cap-mib) if the object is legitimate`,
+  /** failed: the backend failed `call`; `description` is its own text. */
+  backend: (call, key, description) => `${call} ${quote(key)}: ${description}`,
+  /** denied (file://): a folder on the way to `key`, `component`, is a link or a file. */
+  crossesLink: (key, component) => `key ${quote(key)} crosses ${quote(component)}, which is a symbolic link or not a folder; a file:// store never follows links: remove it`,
+  /** denied (file://): `key` names a FIFO, a socket or a device. */
+  notPlainFile: (key) => `${quote(key)} is not a regular file; a file:// store keeps blobs in plain files only`,
+  /** denied (file://): a put of a key holding `#`, which marks staging files. */
+  stagingMark: (key) => `${quote(key)} holds "#", which a file:// store reserves for staging files`,
+  /** denied (file://): a delete of a key that names a folder. */
+  folderNotBlob: (key) => `${quote(key)} is a folder, not a blob`,
+  /** Why a file:// listing left an entry out (the `why` of leftOut). */
+  LEFT_OUT: Object.freeze({
+    link: 'a symbolic link',
+    linkOrFile: 'a symbolic link or not a folder',
+    notPlainFile: 'not a regular file',
+    oddName: 'a name that is not UTF-8 or holds control characters',
+  }),
+  /** The path a listing left out, quoted: a string, or bytes that need not be UTF-8
+   *  (each invalid sequence becomes U+FFFD, as TextDecoder, Rust's from_utf8_lossy and
+   *  Python's "replace" decode). */
+  entry: (path) => quote(typeof path === 'string' ? path : Buffer.from(path).toString('utf8')),
+  /** The path a listing left out when the folder `dir` it names crosses `component`. */
+  entryAt: (dir, component) => `${quote(dir)} (at ${quote(component)})`,
+  /** The log line (after the host's own lead-in) for an entry a listing left out. */
+  leftOut: (entry, why) => `left out of listings: ${entry} is ${why}; a file:// store never follows links or lists what is not a plain file with a clean name`,
+});
+
+// ---------------------------------------------------------------------------------------
 // Instances
 
 const coreModules = new Map();
@@ -97,28 +153,6 @@ function getCoreModule(path) {
     coreModules.set(path, module);
   }
   return module;
-}
-
-/** Rust's `{:?}` of a string, for messages that must read as the Rust host's do. */
-export function rustDebug(text) {
-  let out = '"';
-  for (const ch of text) {
-    switch (ch) {
-      case '\0': out += '\\0'; break;
-      case '\t': out += '\\t'; break;
-      case '\r': out += '\\r'; break;
-      case '\n': out += '\\n'; break;
-      case '\\': out += '\\\\'; break;
-      case '"': out += '\\"'; break;
-      default:
-        // char::escape_debug: grapheme extenders and what Rust deems unprintable
-        // (categories Zs but ' ', Zl, Zp, Cc, Cf, Cs, Co, Cn) become \u{…}.
-        out += ch !== ' ' && /[\p{Zs}\p{Zl}\p{Zp}\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Grapheme_Extend}]/u.test(ch)
-          ? `\\u{${ch.codePointAt(0).toString(16)}}`
-          : ch;
-    }
-  }
-  return `${out}"`;
 }
 
 /** The answer a bucket call gets, before it is given to the component:
@@ -136,9 +170,9 @@ function denied(message) {
 function bucketImports(prefix, answer, record) {
   const fn = (call) => (key, value) => {
     let ans;
-    if (prefix === null) ans = denied('this call has no bucket');
+    if (prefix === null) ans = denied(messages.NO_BUCKET);
     else if (!key.startsWith(prefix)) {
-      ans = denied(`key ${rustDebug(key)} lies outside ${rustDebug(prefix)}, the prefix of the release being served`);
+      ans = denied(messages.outsidePrefix(key, prefix));
     } else ans = answer(call, key, value);
     if (record) record(call, key, value, ans);
     if (ans.error) {
@@ -562,7 +596,7 @@ export function scopedBucket(bucket, release) {
 function checkKey(key) {
   const valid = key !== '' && !key.startsWith('/') && !key.endsWith('/')
     && key.split('/').every((s) => s !== '' && s !== '.' && s !== '..' && !/[\x00-\x1f\x7f]/.test(s));
-  if (!valid) throw new BucketError('denied', `${rustDebug(key)} is not a valid object key`);
+  if (!valid) throw new BucketError('denied', messages.invalidKey(key));
 }
 
 /** list(prefix) lists the segment-aligned parent of the prefix: it must be a valid key. */
@@ -598,7 +632,7 @@ export class MemoryBucket {
   put(key, value) {
     checkKey(key);
     const at = asInstant(this.clock());
-    if (at === undefined) throw new BucketError('failed', `put ${key}: the bucket's clock did not give {seconds, nanoseconds}`);
+    if (at === undefined) throw new BucketError('failed', messages.backend('put', key, "the bucket's clock did not give {seconds, nanoseconds}"));
     this.objects.set(key, Uint8Array.from(value));
     this.modified.set(key, at);
   }
@@ -637,29 +671,26 @@ const CONTROL_CHAR = /\p{Cc}/u;
 /** Separates a key's file name from the staging suffix of its writer. */
 const STAGING_MARK = '#';
 
-/** A key quoted as a JSON string (the Rust FolderBucket's messages). */
-const quote = (key) => JSON.stringify(key);
-
 /** A key's components, or `denied` naming the key (the Rust FolderBucket's check). */
 function components(key) {
   const parts = key.split('/');
   const clean = key !== '' && parts.every((p) => p !== '' && p !== '.' && p !== '..' && !CONTROL_CHAR.test(p));
   if (!clean) {
-    throw new BucketError('denied', `${quote(key)} is not a valid object key (empty, \`.\` or \`..\` components, or control characters)`);
+    throw new BucketError('denied', messages.invalidKey(key));
   }
   return parts;
 }
 
 function crossesLink(key, component) {
-  return new BucketError('denied', `key ${quote(key)} crosses ${quote(component)}, which is a symbolic link or not a folder; a file:// store never follows links: remove it`);
+  return new BucketError('denied', messages.crossesLink(key, component));
 }
 
 function notPlainFile(key) {
-  return new BucketError('denied', `${quote(key)} is not a regular file; a file:// store keeps blobs in plain files only`);
+  return new BucketError('denied', messages.notPlainFile(key));
 }
 
 function io(call, key, e) {
-  return new BucketError('failed', `${call} ${key}: ${e?.message ?? String(e)}`);
+  return new BucketError('failed', messages.backend(call, key, e?.message ?? String(e)));
 }
 
 /** A file's modification time (stat with bigint: true) as {seconds, nanoseconds}. */
@@ -808,7 +839,7 @@ export class FolderBucket {
 
   put(key, value) {
     if (key.includes(STAGING_MARK)) {
-      throw new BucketError('denied', `${quote(key)} holds '${STAGING_MARK}', which a file:// store reserves for staging files`);
+      throw new BucketError('denied', messages.stagingMark(key));
     }
     // A concurrent delete may remove a folder this walk opened (it removes the folders
     // it leaves empty): then the staging file cannot be created, and the walk is made again.
@@ -890,7 +921,7 @@ export class FolderBucket {
         unlinkSync(this.#at(chain.at(-1), name));
       } catch (e) {
         if (e.code === 'EISDIR' || (e.code === 'EPERM' && lstatSync(this.#at(chain.at(-1), name), { throwIfNoEntry: false })?.isDirectory())) {
-          throw new BucketError('denied', `${quote(key)} is a folder, not a blob`);
+          throw new BucketError('denied', messages.folderNotBlob(key));
         }
         if (e.code !== 'ENOENT') throw io('delete', key, e);
       }
@@ -921,7 +952,7 @@ export class FolderBucket {
     }
     if (walked.missing) return [];
     if (walked.link !== undefined) {
-      this.#report(`${dirPart} (at ${walked.link})`, 'a symbolic link');
+      this.#report(messages.entryAt(dirPart, walked.link), messages.LEFT_OUT.linkOrFile);
       return [];
     }
     const start = walked.chain.pop();
@@ -947,8 +978,7 @@ export class FolderBucket {
               name = null;
             }
             if (name === null || CONTROL_CHAR.test(name)) {
-              const shown = `${base}${rustDebug(raw.toString('utf8')).slice(1, -1)}`;
-              this.#report(shown, 'a name that is not UTF-8 or holds control characters');
+              this.#report(messages.entry(Buffer.concat([Buffer.from(base), raw])), messages.LEFT_OUT.oddName);
               continue;
             }
             const key = `${base}${name}`;
@@ -969,13 +999,13 @@ export class FolderBucket {
                 pending.push({ dir: { fd, path: join(dir.path, name) }, base: `${key}/`, owned: true });
               } catch (e) {
                 // Swapped for a link since the stat: never followed.
-                if (e.code === 'ELOOP' || e.code === 'ENOTDIR') this.#report(key, 'a symbolic link');
+                if (e.code === 'ELOOP' || e.code === 'ENOTDIR') this.#report(messages.entry(key), messages.LEFT_OUT.link);
                 else if (e.code !== 'ENOENT') throw io('list', key, e);
               }
             } else if (st.isSymbolicLink()) {
-              this.#report(key, 'a symbolic link');
+              this.#report(messages.entry(key), messages.LEFT_OUT.link);
             } else {
-              this.#report(key, 'not a regular file');
+              this.#report(messages.entry(key), messages.LEFT_OUT.notPlainFile);
             }
           }
         } finally {
@@ -988,11 +1018,12 @@ export class FolderBucket {
     return listed.sort((a, b) => byBytes(a.key, b.key));
   }
 
-  /** Reports, once per bucket, an entry a listing left out. */
-  #report(what, why) {
-    if (this.#reported.has(what)) return;
-    this.#reported.add(what);
-    this.warn(`render-store FolderBucket ${this.root}: left out of listings: ${what} is ${why}; a file:// store never follows links or lists what is not a plain file with a clean name`);
+  /** Reports, once per bucket, an entry (messages.entry or entryAt: quoted, so a name
+   *  cannot forge a line) a listing left out. */
+  #report(entry, why) {
+    if (this.#reported.has(entry)) return;
+    this.#reported.add(entry);
+    this.warn(`render-store FolderBucket ${this.root}: ${messages.leftOut(entry, why)}`);
   }
 }
 

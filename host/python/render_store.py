@@ -21,7 +21,8 @@ A Python bucket is any object with ``get(key) -> bytes``, ``put(key, value)``,
 :class:`SyncTime` by the bucket's clock) and ``delete(key)``. It reports failures by
 raising :class:`NotFound`, :class:`Denied` or :class:`Failed` (the WIT ``bucket-error``
 cases); any other exception, or an answer of the wrong type, becomes
-``failed("<call> <key>: <exception>")``, as the Rust host words backend failures.
+``failed('<call> "<key>": <exception>')``, worded as every host words a backend
+failure (wit/render-store.wit, ``bucket-error``; :class:`Messages`).
 
 Speed: wasmtime-py converts a ``list<u8>`` one element at a time through Python
 (about 0.5 MiB/s). This module replaces that conversion for byte lists with a bulk
@@ -45,7 +46,6 @@ import re
 import stat
 import threading
 import time
-import unicodedata
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -65,7 +65,7 @@ __all__ = [
     "format_synced_at", "parse_synced_at", "plan_gc", "diff_renders",
     "put_render", "get_render", "has_history_ref", "record_history", "list_history",
     "gc", "delete_release", "record", "arguments_json", "replay", "parse_trace",
-    "rust_debug_str", "object_key_error", "OPERATIONS", "MAX_LIFTED_BYTES",
+    "Messages", "object_key_error", "OPERATIONS", "MAX_LIFTED_BYTES",
     "GC_GRACE_SECONDS", "TRACE_VERSION", "now",
 ]
 
@@ -446,40 +446,107 @@ _install_explicit_results()
 
 
 # --------------------------------------------------------------------------------------
-# Rust's `{:?}` of a string, for the messages the Rust host writes with it.
+# Messages
 
-_GRAPHEME_EXTEND_EXTRA = {0x200C} | set(range(0xFF9E, 0xFFA0)) | set(range(0xE0020, 0xE0080)) | set(range(0x1F3FB, 0x1F400))
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def rust_debug_str(s: str) -> str:
-    """``format!("{:?}", s)`` of Rust: quotes, ``\\t \\r \\n \\\\ \\" \\0`` escapes, and
-    ``\\u{..}`` for grapheme extenders and unprintable characters (Python's Unicode
-    tables stand in for Rust's; they agree on ASCII and common text)."""
-    out = ['"']
-    for ch in s:
-        cp = ord(ch)
-        if ch == "\0":
-            out.append("\\0")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif cp < 0x80:
-            out.append(ch if 0x20 <= cp < 0x7F else f"\\u{{{cp:x}}}")
-        elif unicodedata.category(ch) in ("Mn", "Me") or cp in _GRAPHEME_EXTEND_EXTRA:
-            out.append(f"\\u{{{cp:x}}}")
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            out.append(f"\\u{{{cp:x}}}")
-    out.append('"')
-    return "".join(out)
+class Messages:
+    """Every message this host gives the component in a ``bucket-error``, and the line
+    it logs for an entry a ``file://`` listing leaves out, worded as
+    wit/render-store.wit specifies them (the Rust host's ``render_store::bucket::messages``,
+    the Node host's ``messages``): tests/vectors/messages.json holds the same words for
+    all three. Keys, prefixes and file names are quoted with :meth:`quote`."""
+
+    #: ``denied``: a bucket call from a call that was given no bucket (the pure logic).
+    NO_BUCKET = "this call has no bucket"
+
+    #: Why a ``file://`` listing left an entry out (the ``why`` of :meth:`left_out`).
+    LINK = "a symbolic link"
+    LINK_OR_FILE = "a symbolic link or not a folder"
+    NOT_PLAIN_FILE = "not a regular file"
+    ODD_NAME = "a name that is not UTF-8 or holds control characters"
+
+    @staticmethod
+    def quote(text: str) -> str:
+        """``text`` as a JSON string: ``json.dumps(text, ensure_ascii=False)``, which
+        escapes ``"``, ``\\`` and U+0000 to U+001F and nothing else, byte for byte as
+        serde_json and ``JSON.stringify`` do. A lone surrogate (a ``str`` can hold one,
+        a key from the component never does) is written ``\\udXXX`` as
+        ``JSON.stringify`` writes it, where ``json.dumps`` would leave a message that
+        cannot be encoded as UTF-8."""
+        quoted = json.dumps(text, ensure_ascii=False)
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+
+    @staticmethod
+    def outside_prefix(key: str, prefix: str) -> str:
+        """``denied``: ``key`` does not start with the prefix of the release being served."""
+        return (f"key {Messages.quote(key)} lies outside {Messages.quote(prefix)}, "
+                "the prefix of the release being served")
+
+    @staticmethod
+    def invalid_key(key: str) -> str:
+        """``denied``: ``key`` is not a clean ``/``-separated path."""
+        return (f"{Messages.quote(key)} is not a valid object key (empty, `.` or `..` components, "
+                "or control characters)")
+
+    @staticmethod
+    def read_only(call: str, key: str) -> str:
+        """``denied``: a ``put`` or ``delete`` (``call``) on a read-only bucket."""
+        return f"{call} {Messages.quote(key)}: this bucket is read-only"
+
+    @staticmethod
+    def too_large(key: str, size: int, limit: int) -> str:
+        """``failed``: a ``get`` of an object over the call's memory cap (the Rust
+        host's; this host does not bound reads)."""
+        return (f"get {Messages.quote(key)}: the object is {size} bytes, over the call's memory cap "
+                f"of {limit} bytes; raise the cap (--memory-cap-mib) if the object is legitimate")
+
+    @staticmethod
+    def backend(call: str, key: str, description: Any) -> str:
+        """``failed``: the backend failed ``call``; ``description`` is its own text."""
+        return f"{call} {Messages.quote(key)}: {description}"
+
+    @staticmethod
+    def crosses_link(key: str, component: str) -> str:
+        """``denied`` (``file://``): a folder on the way to ``key``, ``component``, is a
+        link or a file."""
+        return (f"key {Messages.quote(key)} crosses {Messages.quote(component)}, which is a symbolic "
+                "link or not a folder; a file:// store never follows links: remove it")
+
+    @staticmethod
+    def not_plain_file(key: str) -> str:
+        """``denied`` (``file://``): ``key`` names a FIFO, a socket or a device."""
+        return f"{Messages.quote(key)} is not a regular file; a file:// store keeps blobs in plain files only"
+
+    @staticmethod
+    def staging_mark(key: str) -> str:
+        """``denied`` (``file://``): a ``put`` of a key holding ``#``, which marks
+        staging files."""
+        return f'{Messages.quote(key)} holds "#", which a file:// store reserves for staging files'
+
+    @staticmethod
+    def folder_not_blob(key: str) -> str:
+        """``denied`` (``file://``): a ``delete`` of a key that names a folder."""
+        return f"{Messages.quote(key)} is a folder, not a blob"
+
+    @staticmethod
+    def entry(path: Union[str, bytes]) -> str:
+        """The path a listing left out, quoted: a ``str``, or ``bytes`` that need not
+        be UTF-8 (each invalid sequence becomes U+FFFD, as Rust's ``from_utf8_lossy``
+        and ``TextDecoder`` decode)."""
+        return Messages.quote(path.decode("utf-8", "replace") if isinstance(path, bytes) else path)
+
+    @staticmethod
+    def entry_at(dir_part: str, component: str) -> str:
+        """The path a listing left out when the folder it names crosses ``component``."""
+        return f"{Messages.quote(dir_part)} (at {Messages.quote(component)})"
+
+    @staticmethod
+    def left_out(entry: str, why: str) -> str:
+        """The log line (after the host's own lead-in) for an entry a listing left out."""
+        return (f"left out of listings: {entry} is {why}; a file:// store never follows links or "
+                "lists what is not a plain file with a clean name")
 
 
 # --------------------------------------------------------------------------------------
@@ -492,7 +559,7 @@ def object_key_error(key: str) -> Optional[str]:
     """Why ``key`` is not a clean object key, the Rust host's check (``None`` if it is):
     no leading or trailing ``/``, no empty, ``.`` or ``..`` segment, no ASCII control
     character."""
-    message = f"{rust_debug_str(key)} is not a valid object key"
+    message = Messages.invalid_key(key)
     if not key or key.startswith("/") or key.endswith("/"):
         return message
     for segment in key.split("/"):
@@ -565,27 +632,20 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _LOG = logging.getLogger("render_store")
 
 
-def _quote(key: str) -> str:
-    """A key quoted as a JSON string (the Rust FolderBucket's messages)."""
-    return json.dumps(key, ensure_ascii=False)
-
-
 def _components(key: str) -> List[str]:
     """A key's components, or ``denied`` naming the key (the Rust FolderBucket's check)."""
     parts = key.split("/")
     if not key or any(p in ("", ".", "..") or _CC.search(p) for p in parts):
-        raise Denied(f"{_quote(key)} is not a valid object key (empty, `.` or `..` components, "
-                     "or control characters)")
+        raise Denied(Messages.invalid_key(key))
     return parts
 
 
 def _crosses_link(key: str, component: str) -> Denied:
-    return Denied(f"key {_quote(key)} crosses {_quote(component)}, which is a symbolic link or not a "
-                  "folder; a file:// store never follows links: remove it")
+    return Denied(Messages.crosses_link(key, component))
 
 
 def _not_plain_file(key: str) -> Denied:
-    return Denied(f"{_quote(key)} is not a regular file; a file:// store keeps blobs in plain files only")
+    return Denied(Messages.not_plain_file(key))
 
 
 def _not_utf8(name: str) -> bool:
@@ -723,7 +783,7 @@ class FolderBucket:
         except _Link as e:
             raise _crosses_link(key, e.component) from None
         except OSError as e:
-            raise Failed(f"{call} {key}: {e}") from None
+            raise Failed(Messages.backend(call, key, e)) from None
 
     def get(self, key: str) -> bytes:
         parent = self._parent("get", key, False)
@@ -740,7 +800,7 @@ class FolderBucket:
             except OSError as e:
                 if e.errno == errno.ELOOP:
                     raise _crosses_link(key, name) from None
-                raise Failed(f"get {key}: {e}") from None
+                raise Failed(Messages.backend("get", key, e)) from None
             try:
                 if not stat.S_ISREG(os.fstat(fd).st_mode):
                     raise _not_plain_file(key)
@@ -751,7 +811,7 @@ class FolderBucket:
                         return b"".join(chunks)
                     chunks.append(chunk)
             except OSError as e:
-                raise Failed(f"get {key}: {e}") from None
+                raise Failed(Messages.backend("get", key, e)) from None
             finally:
                 os.close(fd)
         finally:
@@ -759,14 +819,14 @@ class FolderBucket:
 
     def put(self, key: str, value: bytes) -> None:
         if _STAGING_MARK in key:
-            raise Denied(f"{_quote(key)} holds '{_STAGING_MARK}', which a file:// store reserves for staging files")
+            raise Denied(Messages.staging_mark(key))
         # A concurrent delete may remove a folder this walk opened (it removes the
         # folders it leaves empty): then the staging file cannot be created, and the
         # walk is made again.
         for attempt in (1, 2, 3):
             parent = self._parent("put", key, True)
             if parent is None:
-                raise Failed(f"put {key}: a folder on the way disappeared")
+                raise Failed(Messages.backend("put", key, "a folder on the way disappeared"))
             fds, name = parent
             try:
                 dir_fd = fds[-1]
@@ -777,9 +837,9 @@ class FolderBucket:
                 except FileNotFoundError as e:
                     if attempt < 3:
                         continue
-                    raise Failed(f"put {key}: {e}") from None
+                    raise Failed(Messages.backend("put", key, e)) from None
                 except OSError as e:
-                    raise Failed(f"put {key}: {e}") from None
+                    raise Failed(Messages.backend("put", key, e)) from None
                 try:
                     with os.fdopen(fd, "wb") as f:
                         f.write(value)
@@ -790,7 +850,7 @@ class FolderBucket:
                         os.unlink(staging, dir_fd=dir_fd)
                     except OSError:
                         pass
-                    raise Failed(f"put {key}: {e}") from None
+                    raise Failed(Messages.backend("put", key, e)) from None
                 return
             finally:
                 self._close(fds)
@@ -806,7 +866,7 @@ class FolderBucket:
             except FileNotFoundError:
                 return None
             except OSError as e:
-                raise Failed(f"exists {key}: {e}") from None
+                raise Failed(Messages.backend("exists", key, e)) from None
             if stat.S_ISREG(st.st_mode):
                 return st.st_size
             if stat.S_ISLNK(st.st_mode):
@@ -829,7 +889,7 @@ class FolderBucket:
         except _Link as e:
             raise _crosses_link(key, e.component) from None
         except OSError as e:
-            raise Failed(f"delete {key}: {e}") from None
+            raise Failed(Messages.backend("delete", key, e)) from None
         try:
             # unlink removes a link itself, never its target; a folder is refused.
             try:
@@ -837,9 +897,9 @@ class FolderBucket:
             except FileNotFoundError:
                 pass
             except IsADirectoryError:
-                raise Denied(f"{_quote(key)} is a folder, not a blob") from None
+                raise Denied(Messages.folder_not_blob(key)) from None
             except OSError as e:
-                raise Failed(f"delete {key}: {e}") from None
+                raise Failed(Messages.backend("delete", key, e)) from None
             # Folders left empty go too, deepest first, so a deleted release leaves no
             # trace; a folder that is not empty (or already gone) ends the climb.
             for i in range(len(dirs) - 1, -1, -1):
@@ -860,10 +920,10 @@ class FolderBucket:
         except _Missing:
             return []
         except _Link as e:
-            self._report(f"{dir_part} (at {e.component})", "a symbolic link")
+            self._report(Messages.entry_at(dir_part, e.component), Messages.LINK_OR_FILE)
             return []
         except OSError as e:
-            raise Failed(f"list {prefix}: {e}") from None
+            raise Failed(Messages.backend("list", prefix, e)) from None
         start = fds.pop()
         self._close(fds)
         listed: List[ObjectMeta] = []
@@ -890,11 +950,10 @@ class FolderBucket:
             with os.scandir(fd) as it:
                 names = [entry.name for entry in it]
         except OSError as e:
-            raise Failed(f"list {prefix}: {e}") from None
+            raise Failed(Messages.backend("list", prefix, e)) from None
         for name in names:
             if _not_utf8(name) or _CC.search(name):
-                shown = rust_debug_str(os.fsencode(name).decode("utf-8", "replace"))[1:-1]
-                self._report(f"{base}{shown}", "a name that is not UTF-8 or holds control characters")
+                self._report(Messages.entry(os.fsencode(f"{base}{name}")), Messages.ODD_NAME)
                 continue
             key = f"{base}{name}"
             if not key.startswith(prefix) and not prefix.startswith(f"{key}/"):
@@ -904,7 +963,7 @@ class FolderBucket:
             except FileNotFoundError:
                 continue  # deleted since the folder was read
             except OSError as e:
-                raise Failed(f"list {key}: {e}") from None
+                raise Failed(Messages.backend("list", key, e)) from None
             if stat.S_ISREG(st.st_mode):
                 if key.startswith(prefix):
                     listed.append(ObjectMeta(key, st.st_size, SyncTime(*divmod(st.st_mtime_ns, 1_000_000_000))))
@@ -916,20 +975,21 @@ class FolderBucket:
                 except OSError as e:
                     # Swapped for a link since the stat: never followed.
                     if e.errno not in (errno.ELOOP, errno.ENOTDIR):
-                        raise Failed(f"list {key}: {e}") from None
-                    self._report(key, "a symbolic link")
+                        raise Failed(Messages.backend("list", key, e)) from None
+                    self._report(Messages.entry(key), Messages.LINK)
             elif stat.S_ISLNK(st.st_mode):
-                self._report(key, "a symbolic link")
+                self._report(Messages.entry(key), Messages.LINK)
             else:
-                self._report(key, "not a regular file")
+                self._report(Messages.entry(key), Messages.NOT_PLAIN_FILE)
 
-    def _report(self, what: str, why: str) -> None:
-        """Reports, once per bucket, an entry a listing left out."""
-        if what in self._reported:
+    def _report(self, entry: str, why: str) -> None:
+        """Reports, once per bucket, an entry (:meth:`Messages.entry` or
+        :meth:`Messages.entry_at`: quoted, so a name cannot forge a line) a listing left
+        out."""
+        if entry in self._reported:
             return
-        self._reported.add(what)
-        self.warn(f"render-store FolderBucket {self.root}: left out of listings: {what} is {why}; a "
-                  "file:// store never follows links or lists what is not a plain file with a clean name")
+        self._reported.add(entry)
+        self.warn(f"render-store FolderBucket {self.root}: {Messages.left_out(entry, why)}")
 
 
 # --------------------------------------------------------------------------------------
@@ -973,9 +1033,7 @@ class _Scope:
     def check(self, key: str) -> Optional[Answer]:
         if key.startswith(self.prefix):
             return None
-        return ("error", "denied",
-                f"key {rust_debug_str(key)} lies outside {rust_debug_str(self.prefix)}, "
-                "the prefix of the release being served")
+        return ("error", "denied", Messages.outside_prefix(key, self.prefix))
 
     def answer(self, call: str, key: str, value: Optional[bytes] = None) -> Answer:
         answer = self.check(key)
@@ -1013,8 +1071,8 @@ class _Scope:
             return ("error", "denied", e.message)
         except Failed as e:
             return ("error", "failed", e.message)
-        except Exception as e:  # a bucket's own failure: the Rust host's Backend wording
-            return ("error", "failed", f"{call} {key}: {e}")
+        except Exception as e:  # a bucket's own failure: worded as a backend's
+            return ("error", "failed", Messages.backend(call, key, e))
 
 
 def _is_int(v: Any) -> bool:
@@ -1045,7 +1103,7 @@ def _object_meta(o: Any) -> ObjectMeta:
     return ObjectMeta(key, size, modified)
 
 
-_NO_BUCKET: Answer = ("error", "denied", "this call has no bucket")
+_NO_BUCKET: Answer = ("error", "denied", Messages.NO_BUCKET)
 
 
 def _to_wit_answer(call: str, answer: Answer) -> _Result:

@@ -206,7 +206,7 @@ def test_folder_bucket_contract(tmp_path):
     # `#` marks staging files: a key holding it cannot be put, but a staging file is read.
     with pytest.raises(rs.Denied) as e:
         b.put("ns/app/y#3", b"x")
-    assert e.value.message == '"ns/app/y#3" holds \'#\', which a file:// store reserves for staging files'
+    assert e.value.message == '"ns/app/y#3" holds "#", which a file:// store reserves for staging files'
     (tmp_path / "s" / "ns" / "app" / "x#1.0").write_bytes(b"torn")
     assert b.get("ns/app/x#1.0") == b"torn" and keys(b.list("ns/")) == ["ns/app/x", "ns/app/x#1.0"]
     b.delete("ns/app/x#1.0")

@@ -5,6 +5,7 @@ use crate::serve::ServeOptions;
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+use render_store::bucket::messages::quote;
 use render_store::controller::DEFAULT_KEEP_HISTORY;
 use render_store::json_view::diff_json;
 use render_store::operation::{Operation, Output};
@@ -278,8 +279,10 @@ fn read_objects(files: &[PathBuf]) -> Result<Vec<Vec<u8>>> {
         .collect()
 }
 
+/// A release argument. A bad one is quoted as a JSON string, as every message of the
+/// hosts quotes keys: a newline or quote in it cannot bend the message.
 fn parse_release(text: &str) -> Result<Release> {
-    Release::parse(text).with_context(|| format!("{text:?} is not NAMESPACE/NAME"))
+    Release::parse(text).with_context(|| format!("{} is not NAMESPACE/NAME", quote(text)))
 }
 
 fn open(url: &str) -> Result<RenderStore> {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as rs from '../render-store.mjs';
-import { cli, manifest } from './helpers.mjs';
+import { manifest } from './helpers.mjs';
 
 const { BucketError, MemoryBucket, RenderStoreError } = rs;
 const release = { namespace: 'default', name: 'guestbook' };
@@ -243,11 +243,9 @@ test('a key outside the release prefix is denied before the bucket, as the Rust 
   assert.equal(imports.exists('ns/app/renders/x'), 1n);
   assert.equal(imports.exists('ns/app/renders/y'), undefined);
   assert.deepEqual(calls, ['put ns/app/renders/x', 'list ns/app/', 'exists ns/app/renders/x', 'exists ns/app/renders/y']);
-  // Keys are quoted as Rust's {:?} does: the CLI quotes a bad release name that way.
-  const odd = 'x"\n\t\\\u0001\u200b\u0301é\u00a0 \u{1F600}\u2028\ue000\u007f';
-  assert.equal(cli(['history', odd], { url: 'mem://', status: 1 }).stderr, `render-store: ${rs.rustDebug(odd)} is not NAMESPACE/NAME\n`);
-  assert.equal(rs.rustDebug(odd), '"x\\"\\n\\t\\\\\\u{1}\\u{200b}\\u{301}é\\u{a0} \u{1F600}\\u{2028}\\u{e000}\\u{7f}"');
-  assert.throws(() => imports.get(odd), (e) => e.payload.val === `key ${rs.rustDebug(odd)} lies outside "ns/app/", the prefix of the release being served`);
+  // Keys are quoted as JSON strings (messages.test.mjs checks hostile ones in every host).
+  const odd = 'x"\n\t\\\u0001\u200b\u2028\u007f';
+  assert.throws(() => imports.get(odd), (e) => e.payload.val === 'key "x\\"\\n\\t\\\\\\u0001\u200b\u2028\u007f" lies outside "ns/app/", the prefix of the release being served');
 });
 
 test('the memory bucket keeps the bucket contract of the Rust host', () => {
@@ -272,7 +270,7 @@ test('the memory bucket keeps the bucket contract of the Rust host', () => {
   ]);
   // Keys object_store refuses are denied, as in ObjectStoreBucket.
   for (const key of ['', '/a', 'a/', 'a//b', 'a/./b', 'a/../b', 'a/\u0007']) {
-    assert.throws(() => mem.put(key, new Uint8Array()), (e) => e.kind === 'denied' && e.message === `${rs.rustDebug(key)} is not a valid object key`, key);
+    assert.throws(() => mem.put(key, new Uint8Array()), (e) => e.kind === 'denied' && e.message === `${JSON.stringify(key)} is not a valid object key (empty, \`.\` or \`..\` components, or control characters)`, key);
   }
   assert.throws(() => mem.list('a//b/'), (e) => e.kind === 'denied');
   // Stored bytes are copies.

@@ -15,6 +15,7 @@
 //! any other file, so GC leaves them alone (they do not parse as keys) and
 //! delete-release removes them. Folders are created 0700.
 
+use super::messages::{self, LeftOut};
 use super::{Bucket, BucketError, ObjectMeta};
 use crate::types::SyncTime;
 use async_trait::async_trait;
@@ -109,11 +110,7 @@ fn components(key: &str) -> Result<Vec<&str>, BucketError> {
     if clean {
         Ok(parts)
     } else {
-        Err(BucketError::Denied(format!(
-            "{} is not a valid object key (empty, `.` or `..` components, or control \
-             characters)",
-            quote(key)
-        )))
+        Err(BucketError::Denied(messages::invalid_key(key)))
     }
 }
 
@@ -121,11 +118,6 @@ fn components(key: &str) -> Result<Vec<&str>, BucketError> {
 /// name forge lines in human output and are never made by the store).
 fn representable(name: &str) -> bool {
     !name.chars().any(char::is_control)
-}
-
-/// A key quoted as a JSON string.
-fn quote(key: &str) -> String {
-    serde_json::Value::from(key).to_string()
 }
 
 fn io(call: &'static str, key: &str, e: impl Into<std::io::Error>) -> BucketError {
@@ -137,12 +129,7 @@ fn io(call: &'static str, key: &str, e: impl Into<std::io::Error>) -> BucketErro
 }
 
 fn crosses_link(key: &str, component: &str) -> BucketError {
-    BucketError::Denied(format!(
-        "key {} crosses {}, which is a symbolic link or not a folder; a file:// store \
-         never follows links: remove it",
-        quote(key),
-        quote(component)
-    ))
+    BucketError::Denied(messages::crosses_link(key, component))
 }
 
 fn modified(st: &rustix::fs::Stat) -> SyncTime {
@@ -216,10 +203,7 @@ impl Folder {
         };
         let st = rustix::fs::fstat(&fd).map_err(|e| io("get", key, e))?;
         if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-            return Err(BucketError::Denied(format!(
-                "{} is not a regular file; a file:// store keeps blobs in plain files only",
-                quote(key)
-            )));
+            return Err(BucketError::Denied(messages::not_plain_file(key)));
         }
         let size = st.st_size as u64;
         if size > limit {
@@ -247,10 +231,7 @@ impl Folder {
 
     fn put(&self, key: &str, value: &[u8]) -> Result<(), BucketError> {
         if key.contains(STAGING_MARK) {
-            return Err(BucketError::Denied(format!(
-                "{} holds {STAGING_MARK:?}, which a file:// store reserves for staging files",
-                quote(key)
-            )));
+            return Err(BucketError::Denied(messages::staging_mark(key)));
         }
         // A concurrent delete may remove a folder this walk opened (it removes folders
         // it leaves empty): then the staging file cannot be created, and the walk is
@@ -296,10 +277,7 @@ impl Folder {
                 FileType::Symlink => Err(crosses_link(key, name)),
                 // A folder made by a deeper key is not a key.
                 FileType::Directory => Ok(None),
-                _ => Err(BucketError::Denied(format!(
-                    "{} is not a regular file; a file:// store keeps blobs in plain files only",
-                    quote(key)
-                ))),
+                _ => Err(BucketError::Denied(messages::not_plain_file(key))),
             },
             Err(Errno::NOENT) => Ok(None),
             Err(e) => Err(io("exists", key, e)),
@@ -323,10 +301,7 @@ impl Folder {
         ) {
             Ok(()) | Err(Errno::NOENT) => {}
             Err(Errno::ISDIR) => {
-                return Err(BucketError::Denied(format!(
-                    "{} is a folder, not a blob",
-                    quote(key)
-                )));
+                return Err(BucketError::Denied(messages::folder_not_blob(key)));
             }
             Err(e) => return Err(io("delete", key, e)),
         }
@@ -352,10 +327,7 @@ impl Folder {
             Ok(mut fds) => fds.pop().expect("the root is first"),
             Err(WalkError::Missing) => return Ok(Vec::new()),
             Err(WalkError::Link(at)) => {
-                self.report(
-                    &format!("{dir_part} (at {at})"),
-                    "a symbolic link or not a folder",
-                );
+                self.report(messages::entry_at(dir_part, &at), LeftOut::LinkOrFile);
                 return Ok(Vec::new());
             }
             Err(WalkError::Io(e)) => return Err(io("list", prefix, e)),
@@ -377,11 +349,8 @@ impl Folder {
                     continue;
                 }
                 let Some(name) = std::str::from_utf8(raw).ok().filter(|n| representable(n)) else {
-                    let shown = format!("{base}{}", String::from_utf8_lossy(raw).escape_debug());
-                    self.report(
-                        &shown,
-                        "a name that is not UTF-8 or holds control characters",
-                    );
+                    let path = [base.as_bytes(), raw].concat();
+                    self.report(messages::entry(&path), LeftOut::OddName);
                     continue;
                 };
                 let key = format!("{base}{name}");
@@ -407,13 +376,15 @@ impl Folder {
                             Err(Errno::NOENT) => {}
                             // Swapped for a link since the stat: never followed.
                             Err(Errno::LOOP | Errno::NOTDIR) => {
-                                self.report(&key, "a symbolic link")
+                                self.report(messages::entry(key.as_bytes()), LeftOut::Link)
                             }
                             Err(e) => return Err(io("list", &key, e)),
                         }
                     }
-                    FileType::Symlink => self.report(&key, "a symbolic link"),
-                    _ => self.report(&key, "not a regular file"),
+                    FileType::Symlink => {
+                        self.report(messages::entry(key.as_bytes()), LeftOut::Link)
+                    }
+                    _ => self.report(messages::entry(key.as_bytes()), LeftOut::NotPlainFile),
                 }
             }
         }
@@ -421,19 +392,17 @@ impl Folder {
         Ok(listed)
     }
 
-    /// Logs, once per process, an entry a listing left out.
-    fn report(&self, what: &str, why: &str) {
+    /// Logs, once per process, an entry a listing left out; `entry` is quoted
+    /// ([`messages::entry`]), so a name cannot forge a log line.
+    fn report(&self, entry: String, why: LeftOut) {
+        let line = messages::left_out(&entry, why);
         let first = self
             .reported
             .lock()
-            .map(|mut seen| seen.insert(what.to_string()))
+            .map(|mut seen| seen.insert(entry))
             .unwrap_or(true);
         if first {
-            tracing::warn!(
-                store = %self.path.display(),
-                "left out of listings: {what} is {why}; a file:// store never follows links \
-                 or lists what is not a plain file with a clean name"
-            );
+            tracing::warn!(store = %self.path.display(), "{line}");
         }
     }
 }

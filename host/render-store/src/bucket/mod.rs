@@ -13,6 +13,7 @@
 //! - `exists` is a metadata request, not a download; it answers the size.
 
 mod folder;
+pub mod messages;
 mod object_store_bucket;
 mod read_only;
 mod recording;
@@ -46,15 +47,13 @@ pub enum BucketError {
         key: String,
     },
     /// The call was refused before reaching the backend: a key outside the release
-    /// being served, a key the backend cannot store, or a write to a read-only bucket.
+    /// being served, a key the backend cannot store, or a write to a read-only bucket;
+    /// the text is one of [`messages`].
     #[error("{0}")]
     Denied(String),
     /// `get` of an object larger than the caller can take (the call's memory cap),
     /// refused before it was read.
-    #[error(
-        "get {key}: the object is {size} bytes, over the call's memory cap of {limit} bytes; \
-         raise the cap (--memory-cap-mib) if the object is legitimate"
-    )]
+    #[error("{}", messages::too_large(.key, *.size, *.limit))]
     TooLarge {
         /// The key.
         key: String,
@@ -64,7 +63,7 @@ pub enum BucketError {
         limit: u64,
     },
     /// The backend failed.
-    #[error("{call} {key}: {source}")]
+    #[error("{}", messages::backend(.call, .key, .source))]
     Backend {
         /// The call: get, put, exists, list or delete.
         call: &'static str,

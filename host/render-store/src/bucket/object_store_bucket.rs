@@ -1,6 +1,6 @@
 //! The bucket over an `object_store` backend, normalized to the bucket contract.
 
-use super::{Bucket, BucketError, ObjectMeta};
+use super::{Bucket, BucketError, ObjectMeta, messages};
 use crate::types::SyncTime;
 use async_trait::async_trait;
 use futures::TryStreamExt;
@@ -24,7 +24,7 @@ impl ObjectStoreBucket {
 /// A key as an object path; keys that are not clean `/`-separated paths (empty
 /// segments, `.` or `..`, control characters) are refused, not rewritten.
 fn path(key: &str) -> Result<Path, BucketError> {
-    let invalid = || BucketError::Denied(format!("{key:?} is not a valid object key"));
+    let invalid = || BucketError::Denied(messages::invalid_key(key));
     if key.is_empty() || key.starts_with('/') || key.ends_with('/') {
         return Err(invalid());
     }

@@ -1,6 +1,6 @@
 //! A bucket that can only be read: the observer's.
 
-use super::{Bucket, BucketError, ObjectMeta};
+use super::{Bucket, BucketError, ObjectMeta, messages};
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -17,7 +17,7 @@ impl ReadOnlyBucket {
 }
 
 fn refused(call: &str, key: &str) -> BucketError {
-    BucketError::Denied(format!("{call} {key}: this bucket is read-only"))
+    BucketError::Denied(messages::read_only(call, key))
 }
 
 #[async_trait]

@@ -5,7 +5,7 @@
 //! counts only guest work, not time spent waiting on the bucket), and a bucket scoped
 //! to the prefix of the release it serves: the guest can reach no other key.
 
-use crate::bucket::{Bucket, BucketError, ObjectMeta};
+use crate::bucket::{Bucket, BucketError, ObjectMeta, messages};
 use crate::error::{Error, Result};
 use crate::trace::{CallError, CallKind, CallLog, Reply, TracedCall};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -152,9 +152,9 @@ impl Scope {
         if key.starts_with(&self.prefix) {
             Ok(())
         } else {
-            Err(wit_bucket::BucketError::Denied(format!(
-                "key {key:?} lies outside {:?}, the prefix of the release being served",
-                self.prefix
+            Err(wit_bucket::BucketError::Denied(messages::outside_prefix(
+                key,
+                &self.prefix,
             )))
         }
     }
@@ -162,9 +162,10 @@ impl Scope {
 
 impl CallState {
     fn scope(&self, key: &str) -> Result<&Scope, wit_bucket::BucketError> {
-        let scope = self.bucket.as_ref().ok_or_else(|| {
-            wit_bucket::BucketError::Denied("this call has no bucket".to_string())
-        })?;
+        let scope = self
+            .bucket
+            .as_ref()
+            .ok_or_else(|| wit_bucket::BucketError::Denied(messages::NO_BUCKET.to_string()))?;
         scope.check(key)?;
         Ok(scope)
     }
@@ -567,6 +568,29 @@ mod tests {
         assert_eq!(recorder.take_calls().len(), 2);
     }
 
+    /// The scope's refusal is worded as tests/vectors/messages.json (and so as the Node
+    /// and Python hosts) word it, for hostile keys too.
+    #[tokio::test]
+    async fn the_scope_refuses_in_the_shared_words() {
+        let vectors: serde_json::Value =
+            serde_json::from_str(include_str!("../../../../tests/vectors/messages.json")).unwrap();
+        let recorder = recorder();
+        let mut s = state(&recorder);
+        let mut checked = 0;
+        for case in vectors["cases"].as_array().unwrap() {
+            if case["message"] != "outside-prefix" || case["prefix"] != "ns/app/" {
+                continue;
+            }
+            let key = case["key"].as_str().unwrap();
+            let want = wit_bucket::BucketError::Denied(case["want"].as_str().unwrap().into());
+            assert_eq!(s.get(key.into()).await.unwrap_err(), want);
+            assert_eq!(s.delete(key.into()).await.unwrap_err(), want);
+            checked += 1;
+        }
+        assert!(checked >= 4, "{checked}");
+        assert_eq!(recorder.take_calls(), []);
+    }
+
     #[tokio::test]
     async fn a_call_without_a_bucket_can_reach_none() {
         let mut s = CallState {
@@ -574,10 +598,10 @@ mod tests {
             bucket: None,
             _slot: None,
         };
-        assert!(matches!(
-            s.get("ns/app/x".into()).await,
-            Err(wit_bucket::BucketError::Denied(_))
-        ));
+        assert_eq!(
+            s.get("ns/app/x".into()).await.unwrap_err(),
+            wit_bucket::BucketError::Denied(messages::NO_BUCKET.into())
+        );
     }
 
     fn big_render() -> Vec<Vec<u8>> {
