@@ -2,12 +2,20 @@
 //! Kubernetes controller uses it, so that a renderRef computed here equals the one a Go
 //! controller computes. `vectors/README.md` of the shared design states the rules.
 //!
+//! The same decoder and encoder read and write the crate's own JSON (traces, replay
+//! reports: [`decode_value`], [`Builder`], [`Escape::Minimal`]).
+//!
 //! serde_json is not used: its writer differs from Go in float formatting, HTML and
 //! U+2028 escaping, and in how invalid UTF-8 and lone surrogates are replaced.
 
+mod build;
 mod decode;
 mod encode;
 mod scan;
 
-pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object};
-pub use encode::{encode_document, encode_document_pretty, encode_string};
+pub use build::Builder;
+pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object, decode_value};
+pub use encode::{
+    Escape, encode_document, encode_document_pretty, encode_node, encode_string,
+    encode_string_minimal,
+};
