@@ -27,7 +27,6 @@ pub mod json_view;
 mod logic;
 mod observer;
 pub mod operation;
-pub mod replay;
 mod runtime;
 pub mod serve;
 mod store;
