@@ -44,7 +44,7 @@ impl fmt::Display for BucketError {
     }
 }
 
-/// Byte blobs under string keys, with the contract of DESIGN.md section 2: `get` of an
+/// Byte blobs under string keys, with the contract of CONTRACT.md §2: `get` of an
 /// absent key is [`BucketError::NotFound`], `delete` of an absent key succeeds, `list`
 /// returns every object whose key starts with the prefix in lexical byte order of the
 /// keys, `put` is atomic.

@@ -6,7 +6,7 @@
 //!
 //! A writer puts a blob before it records the entry that names it; a GC that lists the
 //! history in between sees the blob unreferenced. So no blob younger than the [`Grace`]
-//! period is deleted (DESIGN.md section 13), judged by the listing's modification times
+//! period is deleted (CONTRACT.md §13), judged by the listing's modification times
 //! against a `now` the host passes in: the component has no clock.
 
 use crate::bucket::{Bucket, ObjectMeta};

@@ -41,16 +41,7 @@ pub fn canonical<O: AsRef<[u8]>>(objects: &[O]) -> Result<Vec<u8>> {
 
 /// The 64 lowercase hex digits of SHA-256 over `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(digest: &[u8]) -> String {
-    let mut out = String::with_capacity(2 * digest.len());
-    for byte in digest {
-        out.push(char::from_digit((byte >> 4) as u32, 16).expect("nibble"));
-        out.push(char::from_digit((byte & 0xf) as u32, 16).expect("nibble"));
-    }
-    out
+    hex::encode(Sha256::digest(bytes))
 }
 
 /// `sha256:` and the 64 lowercase hex digits of SHA-256 over `canonical`.
@@ -70,7 +61,7 @@ pub fn render_ref<O: AsRef<[u8]>>(objects: &[O]) -> Result<String> {
         hasher.update(&object[..]);
         object.clear();
     })?;
-    Ok(format!("sha256:{}", hex(&hasher.finalize())))
+    Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The bucket contract (DESIGN.md section 2): one function per behaviour, run on every
+//! The bucket contract (CONTRACT.md §2): one function per behaviour, run on every
 //! backend this build opens without a server.
 
 use super::support::{Backend, backends, keys};

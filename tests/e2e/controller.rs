@@ -1,4 +1,4 @@
-//! The controller-side rules of DESIGN.md sections 7 and 8, with injected failures.
+//! The controller-side rules of CONTRACT.md §7 and §8, with injected failures.
 
 use super::support::*;
 use render_store::controller::{

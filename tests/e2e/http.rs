@@ -1,8 +1,8 @@
 //! The observer's HTTP endpoints, with a real client against a server on 127.0.0.1.
 
 use super::support::*;
-use render_store::serve::ServeOptions;
 use render_store::{Bucket, BucketError, NewEntry, ObjectMeta, Observer, RenderStore};
+use render_store_cli::serve::ServeOptions;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -19,7 +19,7 @@ impl Server {
         let observer = Arc::new(Observer::new(store).unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        tokio::spawn(render_store::serve::serve(listener, observer));
+        tokio::spawn(render_store_cli::serve::serve(listener, observer));
         Server::at(addr)
     }
 
@@ -27,7 +27,9 @@ impl Server {
         let observer = Arc::new(Observer::new(store).unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        tokio::spawn(render_store::serve::serve_with(listener, observer, options));
+        tokio::spawn(render_store_cli::serve::serve_with(
+            listener, observer, options,
+        ));
         Server::at(addr)
     }
 

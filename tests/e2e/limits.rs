@@ -13,7 +13,7 @@ use std::sync::Arc;
 fn looping_component() -> Vec<u8> {
     let mut resolve = wit_parser::Resolve::new();
     let (package, _) = resolve
-        .push_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit"))
+        .push_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../wit"))
         .unwrap();
     let world = resolve.select_world(&[package], None).unwrap();
     let dummy = wit_component::dummy_module(

@@ -1,5 +1,5 @@
 //! Each operation through the component, with its bucket calls recorded and compared
-//! with DESIGN.md section 5, on every local backend.
+//! with CONTRACT.md §5, on every local backend.
 
 use super::support::*;
 use render_store::{NewEntry, Release};

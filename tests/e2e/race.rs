@@ -1,4 +1,4 @@
-//! GC racing a writer (DESIGN.md section 13), as separate CLI processes: a writer that
+//! GC racing a writer (CONTRACT.md §13), as separate CLI processes: a writer that
 //! puts a render, applies it for a while and records it, beside a loop of
 //! `gc --keep 3`. Without a grace period a GC that lists the history between the put
 //! and the record deletes the blob the next entry needs; with one, every entry's blob

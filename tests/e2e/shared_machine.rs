@@ -1,4 +1,4 @@
-//! Safety on a shared machine (DESIGN.md section 12), tried as another local user or a
+//! Safety on a shared machine (CONTRACT.md §12), tried as another local user or a
 //! careless operator would: links planted in a `file://` store, huge and odd files,
 //! damaged blobs, and who may read what the store writes. Each test runs the real CLI.
 
@@ -233,7 +233,7 @@ async fn a_huge_entry_does_not_take_the_server_down() {
     let observer = Arc::new(Observer::new(opened).unwrap());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(render_store::serve::serve(listener, observer));
+    tokio::spawn(render_store_cli::serve::serve(listener, observer));
     let client = reqwest::Client::new();
     for _ in 0..3 {
         let started = Instant::now();

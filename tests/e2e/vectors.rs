@@ -1,4 +1,5 @@
-//! Every golden vector (made by Go's encoding/json), natively and through the component.
+//! Every golden vector (made by Go's encoding/json; tests/vectors/render-ref.json, format in
+//! CONTRACT.md §4), natively and through the component.
 
 use super::support::runtime;
 use base64::Engine as _;
@@ -52,20 +53,6 @@ fn cases() -> Vec<Case> {
             }
         })
         .collect()
-}
-
-#[test]
-fn in_repo_copy_matches_shared_vectors() {
-    // The design's vectors sit beside the checkout; the repo keeps a copy so a clone
-    // alone can run the tests. They must not drift apart.
-    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/vectors/render-ref.json");
-    if let Ok(text) = std::fs::read_to_string(&shared) {
-        assert_eq!(
-            text, VECTORS,
-            "tests/vectors/render-ref.json is stale: copy it again"
-        );
-    }
 }
 
 #[test]

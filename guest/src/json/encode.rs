@@ -148,7 +148,6 @@ const fn ascii_safe_table() -> [bool; 128] {
 }
 
 const ASCII_SAFE: [bool; 128] = ascii_safe_table();
-const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Appends `s` as a Go JSON string literal with HTML escaping: `<`, `>`, `&`, U+2028,
 /// U+2029 and control characters escaped, everything else raw UTF-8.
@@ -177,9 +176,9 @@ pub fn encode_string(s: &str, out: &mut Vec<u8>) {
                 0x08 => out.extend_from_slice(b"\\b"),
                 0x0c => out.extend_from_slice(b"\\f"),
                 _ => {
-                    out.extend_from_slice(b"\\u00");
-                    out.push(HEX[(b >> 4) as usize]);
-                    out.push(HEX[(b & 0xf) as usize]);
+                    let mut escape = *b"\\u0000";
+                    hex::encode_to_slice([b], &mut escape[4..]).expect("two digits, two bytes");
+                    out.extend_from_slice(&escape);
                 }
             }
             i += 1;
@@ -222,9 +221,9 @@ pub fn encode_string_minimal(s: &str, out: &mut Vec<u8>) {
             0x08 => out.extend_from_slice(b"\\b"),
             0x0c => out.extend_from_slice(b"\\f"),
             _ => {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[(b >> 4) as usize]);
-                out.push(HEX[(b & 0xf) as usize]);
+                let mut escape = *b"\\u0000";
+                hex::encode_to_slice([b], &mut escape[4..]).expect("two digits, two bytes");
+                out.extend_from_slice(&escape);
             }
         }
         run = i + 1;

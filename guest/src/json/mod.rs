@@ -1,6 +1,7 @@
 //! JSON decoding and encoding with the exact behaviour of Go's `encoding/json` as a
 //! Kubernetes controller uses it, so that a renderRef computed here equals the one a Go
-//! controller computes. `vectors/README.md` of the shared design states the rules.
+//! controller computes. CONTRACT.md §4 states the rules; `tests/vectors/render-ref.json`
+//! holds the golden cases.
 //!
 //! The same decoder and encoder read and write the crate's own JSON (traces, replay
 //! reports: [`decode_value`], [`Builder`], [`Escape::Minimal`]).

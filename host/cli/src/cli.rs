@@ -1,0 +1,562 @@
+//! The commands of the CLI: argument parsing and output; the work is the library's.
+
+use crate::output::{output_json, print_gc, print_history, print_json};
+use crate::serve::ServeOptions;
+use crate::terminal::escape_for_terminal as esc;
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use render_store::json_view::diff_json;
+use render_store::operation::{Operation, Output};
+use render_store::trace::ReplayError;
+use render_store::{
+    Grace, Limits, NewEntry, Observer, Release, RenderDiff, RenderStore, Runtime, SyncTime,
+};
+use serde_json::json;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The convoy render store: the content and history of every render convoy applies,
+/// kept in an object store.
+#[derive(Debug, Parser)]
+#[command(name = "render-store", version)]
+pub struct Args {
+    /// Where the store is: a gocloud URL (s3://BUCKET, gs://BUCKET, azblob://CONTAINER,
+    /// file:///abs/path, mem://); see README.md for the parameters.
+    #[arg(long, env = "RENDER_STORE_URL", global = true, default_value = "")]
+    pub render_store_url: String,
+
+    /// Print machine-readable JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Record the store operation (put, get, history, record, gc, delete-release) with
+    /// every bucket call and answer into FILE, as JSON lines (TRACES.md).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
+    /// Memory cap of one sandboxed call, in MiB.
+    #[arg(long, global = true, env = "RENDER_STORE_MEMORY_CAP_MIB", value_name = "MIB",
+          default_value_t = Limits::DEFAULT_MEMORY_BYTES / MIB)]
+    pub memory_cap_mib: usize,
+
+    /// CPU bound of one sandboxed call, in fuel units (about one per WebAssembly
+    /// instruction).
+    #[arg(long, global = true, env = "RENDER_STORE_FUEL", value_name = "UNITS",
+          default_value_t = Limits::DEFAULT_FUEL)]
+    pub fuel: u64,
+
+    /// Sandboxed calls that may run at once; more wait for a free place. Each place
+    /// reserves about 8 GiB of address space, not memory (README.md).
+    #[arg(long, global = true, env = "RENDER_STORE_MAX_CONCURRENT_CALLS", value_name = "N",
+          default_value_t = Limits::DEFAULT_CONCURRENT_CALLS,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_CONCURRENT_CALLS)))]
+    pub max_concurrent_calls: u32,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands; each documents its own arguments (`render-store help COMMAND`).
+#[derive(Debug, Subcommand)]
+#[allow(missing_docs)] // the fields' meaning is each command's and flag's help text
+pub enum Command {
+    /// Print the renderRef of a render (each FILE is one object's JSON; none: the empty
+    /// render).
+    Ref { files: Vec<PathBuf> },
+    /// Write the canonical bytes of a render to standard output.
+    Canonical { files: Vec<PathBuf> },
+    /// Store a render; prints its renderRef.
+    Put {
+        /// NAMESPACE/NAME of the release.
+        release: String,
+        /// One object's JSON per file, in render order.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Write a stored render's canonical bytes to standard output.
+    Get { release: String, render_ref: String },
+    /// Print a release's history, oldest first.
+    History { release: String },
+    /// Record a history entry (nothing is added if the render is already recorded).
+    Record {
+        release: String,
+        render_ref: String,
+        /// A one-line description for people.
+        #[arg(long, default_value = "")]
+        summary: String,
+        /// RFC 3339 time of the sync (default: now).
+        #[arg(long)]
+        synced_at: Option<String>,
+    },
+    /// Delete old history entries and the renders nothing needs any more.
+    Gc {
+        release: String,
+        /// Entries to keep (unset: 10; 0 or less: no GC).
+        #[arg(long, allow_negative_numbers = true)]
+        keep: Option<i64>,
+        /// A renderRef to keep whatever the history says (repeatable).
+        #[arg(long = "protect")]
+        protect: Vec<String>,
+        /// Only say what would be deleted.
+        #[arg(long)]
+        dry_run: bool,
+        /// Never delete a render blob written less than this long ago (a sync may
+        /// not have recorded its entry yet): seconds, or a number with s, m or h;
+        /// 0 deletes every unreferenced blob whatever its age.
+        #[arg(long, default_value = "10m", value_parser = parse_duration)]
+        grace: std::time::Duration,
+    },
+    /// Delete everything stored for a release.
+    DeleteRelease { release: String },
+    /// List the keys of the store (under PREFIX).
+    Ls {
+        #[arg(default_value = "")]
+        prefix: String,
+    },
+    /// Write the embedded WebAssembly component, for hosts in other languages.
+    Component {
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Show what changed between two stored renders: from AGAINST (default: the newest
+    /// history entry) to RENDER.
+    Diff {
+        release: String,
+        render: String,
+        against: Option<String>,
+    },
+    /// Serve the observer's read-only HTTP endpoints (/history, /renders, /diff,
+    /// /healthz).
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: String,
+        /// Time a client has to send a request's headers: seconds, or 30s, 10m, 1h.
+        #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = timeout)]
+        header_timeout: Duration,
+        /// Time a request may take, waiting for a free place included; then it is
+        /// answered 503.
+        #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = timeout)]
+        request_timeout: Duration,
+        /// Largest response: a render or a diff's JSON over it is refused.
+        #[arg(long, value_name = "BYTES",
+              default_value_t = ServeOptions::DEFAULT_MAX_RESPONSE_BYTES,
+              value_parser = positive)]
+        max_response_bytes: usize,
+        /// Requests handled at once; more wait.
+        #[arg(long, value_name = "N",
+              default_value_t = ServeOptions::DEFAULT_MAX_CONCURRENT_REQUESTS,
+              value_parser = positive)]
+        max_concurrent_requests: usize,
+        /// A name (or IP address) to accept in the Host header besides localhost, the
+        /// loopback addresses and the address listened on (repeatable).
+        #[arg(long = "allow-host", value_name = "NAME")]
+        allow_host: Vec<String>,
+        /// Require `Authorization: Bearer TOKEN` on every endpoint but /healthz, with
+        /// the token read from FILE.
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
+    },
+    /// Re-run a traced operation in the sandbox against the trace's answers alone (no
+    /// store is opened) and report whether every call and the result match.
+    Replay {
+        /// A trace written by --trace.
+        file: PathBuf,
+    },
+    /// Store a few renders, record history, run GC and print the history, on
+    /// --render-store-url or a file:// store in a new private temporary folder, removed
+    /// at the end.
+    Demo,
+}
+
+const MIB: usize = 1 << 20;
+
+/// A duration as `--grace` takes it: whole seconds, or a number followed by `s`, `m`
+/// or `h`.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => text.split_at(i),
+        None => (text, "s"),
+    };
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        _ => {
+            return Err(format!(
+                "{text:?} is not a duration: use seconds, or 30s, 10m, 1h"
+            ));
+        }
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .map(std::time::Duration::from_secs)
+        .ok_or_else(|| format!("{text:?} is not a duration: use seconds, or 30s, 10m, 1h"))
+}
+
+/// A timeout: a duration as [`parse_duration`] reads it, more than zero (a zero timeout
+/// would end every connection or request at once).
+fn timeout(text: &str) -> Result<std::time::Duration, String> {
+    match parse_duration(text)? {
+        d if d.is_zero() => Err("must be more than zero".to_string()),
+        d => Ok(d),
+    }
+}
+
+/// The most sandboxed calls at once. Each place of the instance pool reserves two
+/// linear memories of 4 GiB and a 32 MiB guard, whatever the memory cap: 4,096 places
+/// are 32 TiB, a quarter of a 47-bit address space; at 16,384 the pool cannot be mapped.
+const MAX_CONCURRENT_CALLS: u32 = 4_096;
+
+fn positive(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Keep this many history entries when `--keep` is not given.
+pub const DEFAULT_KEEP_HISTORY: i64 = 10;
+
+fn read_objects(files: &[PathBuf]) -> Result<Vec<Vec<u8>>> {
+    files
+        .iter()
+        .map(|f| std::fs::read(f).with_context(|| format!("reading {}", f.display())))
+        .collect()
+}
+
+fn parse_release(text: &str) -> Result<Release> {
+    Release::parse(text).with_context(|| format!("{text:?} is not NAMESPACE/NAME"))
+}
+
+fn open(url: &str) -> Result<RenderStore> {
+    match RenderStore::open(url)? {
+        Some(store) => Ok(store),
+        None => bail!(
+            "no render store: pass --render-store-url (s3://, gs://, azblob://, \
+             file:///abs/path or mem://) or set RENDER_STORE_URL"
+        ),
+    }
+}
+
+/// Writes a file only its owner can read: a trace holds whole renders, and renders hold
+/// Secrets. A symbolic link at `path` is refused rather than followed (in a shared
+/// folder, someone else may have put it there to have the trace written over a file of
+/// their choosing), and so is a file with other hard links.
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => anyhow::anyhow!("it is a symbolic link, which is not followed"),
+            _ => e.into(),
+        })?;
+    let meta = file.metadata()?;
+    // Devices and pipes (/dev/null, a FIFO) are written as they are.
+    if meta.is_file() {
+        if meta.nlink() > 1 {
+            bail!("it has other hard links, which would see the trace");
+        }
+        // An existing file keeps its mode when opened; a trace must not.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        file.set_len(0)?;
+    }
+    file.write_all(bytes)?;
+    Ok(())
+}
+
+fn print_diff(diff: &RenderDiff) {
+    let id = |i: &render_store::ObjectId| {
+        let ns = if i.namespace.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", i.namespace)
+        };
+        let text = format!("{} {} {ns}{}", i.api_version, i.kind, i.name);
+        esc(&text).into_owned()
+    };
+    for a in &diff.added {
+        println!("added    {}", id(a));
+    }
+    for r in &diff.removed {
+        println!("removed  {}", id(r));
+    }
+    for c in &diff.changed {
+        println!("changed  {}", id(&c.id));
+        for line in &c.lines {
+            println!("    {}", esc(line));
+        }
+    }
+    println!(
+        "{} added, {} removed, {} changed, {} unchanged",
+        diff.added.len(),
+        diff.removed.len(),
+        diff.changed.len(),
+        diff.unchanged
+    );
+}
+
+fn is_store_operation(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Put { .. }
+            | Command::Get { .. }
+            | Command::History { .. }
+            | Command::Record { .. }
+            | Command::Gc { .. }
+            | Command::DeleteRelease { .. }
+    )
+}
+
+/// The store operation a command stands for, with its arguments read and parsed.
+async fn store_operation(command: Command) -> Result<Operation> {
+    Ok(match command {
+        Command::Put { release, files } => Operation::PutRender {
+            release: parse_release(&release)?,
+            objects: read_objects(&files)?,
+        },
+        Command::Get {
+            release,
+            render_ref,
+        } => Operation::GetRender {
+            release: parse_release(&release)?,
+            render_ref,
+        },
+        Command::History { release } => Operation::ListHistory {
+            release: parse_release(&release)?,
+        },
+        Command::Record {
+            release,
+            render_ref,
+            summary,
+            synced_at,
+        } => {
+            let synced_at = match synced_at {
+                Some(text) => Runtime::shared()?.parse_synced_at(&text).await?,
+                None => SyncTime::now(),
+            };
+            Operation::RecordHistory {
+                release: parse_release(&release)?,
+                entry: NewEntry {
+                    render_ref,
+                    synced_at,
+                    summary,
+                },
+            }
+        }
+        Command::Gc {
+            release,
+            keep,
+            protect,
+            dry_run,
+            grace,
+        } => Operation::Gc {
+            release: parse_release(&release)?,
+            keep: keep.unwrap_or(DEFAULT_KEEP_HISTORY),
+            protected: protect,
+            dry_run,
+            grace: Grace::ending_now(grace),
+        },
+        Command::DeleteRelease { release } => Operation::DeleteRelease {
+            release: parse_release(&release)?,
+        },
+        other => bail!("{other:?} is not a store operation"),
+    })
+}
+
+async fn print_output(
+    rt: &Runtime,
+    operation: &Operation,
+    output: &Output,
+    as_json: bool,
+) -> Result<()> {
+    match (operation, output) {
+        (_, Output::Render(bytes)) => std::io::stdout().lock().write_all(bytes)?,
+        (_, Output::Entries(entries)) => print_history(rt, entries, as_json).await?,
+        (Operation::Gc { keep, dry_run, .. }, Output::Plan(plan)) => {
+            if *keep <= 0 && !as_json {
+                println!("keep is {keep}: GC is off, nothing deleted");
+            } else {
+                print_gc(rt, plan, *dry_run, as_json).await?;
+            }
+        }
+        (_, output) if as_json => print_json(&output_json(rt, output).await?)?,
+        (_, Output::RenderRef(render_ref)) => println!("{render_ref}"),
+        (Operation::RecordHistory { entry, .. }, Output::Added(added)) => {
+            if *added {
+                println!("recorded {}", entry.render_ref);
+            } else {
+                println!("already in the history: {}", entry.render_ref);
+            }
+        }
+        (Operation::DeleteRelease { release }, Output::Deleted(n)) => {
+            println!("deleted {n} keys of {release}")
+        }
+        (_, output) => print_json(&output_json(rt, output).await?)?,
+    }
+    Ok(())
+}
+
+/// Runs the command `args` names, printing its output to standard output.
+pub async fn run(args: Args) -> Result<()> {
+    let url = args.render_store_url.as_str();
+    let limits = Limits {
+        memory_bytes: args
+            .memory_cap_mib
+            .checked_mul(MIB)
+            .filter(|&b| b > 0)
+            .context("--memory-cap-mib must be at least 1 and fit this machine's address space")?,
+        fuel: args.fuel,
+        concurrent_calls: args.max_concurrent_calls,
+    };
+    Runtime::init_shared(limits)?;
+    if args.trace.is_some() && !is_store_operation(&args.command) {
+        bail!(
+            "--trace records a store operation (put, get, history, record, gc, \
+             delete-release); this command is not one"
+        );
+    }
+    match args.command {
+        Command::Ref { files } => {
+            let render_ref = Runtime::shared()?
+                .render_ref(&read_objects(&files)?)
+                .await?;
+            if args.json {
+                print_json(&json!({ "renderRef": render_ref }))?;
+            } else {
+                println!("{render_ref}");
+            }
+        }
+        Command::Canonical { files } => {
+            let bytes = Runtime::shared()?.canonical(&read_objects(&files)?).await?;
+            std::io::stdout().lock().write_all(&bytes)?;
+        }
+        Command::Put { .. }
+        | Command::Get { .. }
+        | Command::History { .. }
+        | Command::Record { .. }
+        | Command::Gc { .. }
+        | Command::DeleteRelease { .. } => {
+            let operation = store_operation(args.command).await?;
+            let store = open(url)?;
+            let output = match &args.trace {
+                Some(path) => {
+                    let (output, trace) = render_store::trace::record(&store, &operation).await;
+                    let trace = trace.context("writing the trace")?;
+                    write_private(path, trace.as_bytes())
+                        .with_context(|| format!("writing the trace {}", path.display()))?;
+                    output
+                }
+                None => operation.run(&store).await,
+            }?;
+            print_output(store.runtime(), &operation, &output, args.json).await?;
+        }
+        Command::Ls { prefix } => {
+            let listed = open(url)?.bucket().list(&prefix).await?;
+            let keys: Vec<String> = listed.into_iter().map(|o| o.key).collect();
+            if args.json {
+                print_json(&json!(keys))?;
+            } else {
+                let mut out = std::io::stdout().lock();
+                for key in keys {
+                    writeln!(out, "{}", esc(&key))?;
+                }
+            }
+        }
+        Command::Component { out } => {
+            std::fs::write(&out, render_store::COMPONENT)
+                .with_context(|| format!("writing {}", out.display()))?;
+            if !args.json {
+                println!(
+                    "wrote {} ({} bytes)",
+                    out.display(),
+                    render_store::COMPONENT.len()
+                );
+            } else {
+                print_json(&json!({ "path": out, "bytes": render_store::COMPONENT.len() }))?;
+            }
+        }
+        Command::Diff {
+            release,
+            render,
+            against,
+        } => {
+            let release = parse_release(&release)?;
+            let observer = Observer::new(Some(open(url)?))?;
+            let diff = observer.diff(&release, &render, against.as_deref()).await?;
+            if args.json {
+                print_json(&diff_json(&diff))?;
+            } else {
+                print_diff(&diff);
+            }
+        }
+        Command::Serve {
+            listen,
+            header_timeout,
+            request_timeout,
+            max_response_bytes,
+            max_concurrent_requests,
+            allow_host,
+            token_file,
+        } => {
+            let token = match &token_file {
+                Some(path) => {
+                    Some(crate::serve::read_token_file(path).map_err(anyhow::Error::msg)?)
+                }
+                None => None,
+            };
+            let options = ServeOptions {
+                header_timeout,
+                request_timeout,
+                max_response_bytes,
+                max_concurrent_requests,
+                allowed_hosts: allow_host,
+                token,
+            };
+            options
+                .check()
+                .map_err(|m| anyhow::anyhow!("serve --allow-host: {m}"))?;
+            let observer = std::sync::Arc::new(Observer::open(url)?);
+            if observer.store().is_none() {
+                tracing::warn!("no render store: /history answers 503 and /diff an error");
+            }
+            let listener = tokio::net::TcpListener::bind(&listen)
+                .await
+                .with_context(|| format!("listening on {listen}"))?;
+            eprintln!("render-store: serving on http://{}", listener.local_addr()?);
+            crate::serve::serve_with(listener, observer, options).await?;
+        }
+        Command::Replay { file } => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            let report = match Runtime::shared()?.replay(&text).await {
+                Ok(report) => report,
+                Err(e @ ReplayError::Trace { .. }) => {
+                    return Err(e).with_context(|| format!("reading {}", file.display()));
+                }
+                // The component could not report: nothing was compared, so it fails.
+                Err(e @ ReplayError::Stopped(_)) => return Err(e.into()),
+            };
+            // Both forms come from the component: every host prints the same report.
+            if args.json {
+                print_json(&serde_json::from_str(&report.json)?)?;
+            } else {
+                print!("{}", report.text);
+            }
+            if !report.matches {
+                bail!("the replay does not match the trace {}", file.display());
+            }
+        }
+        Command::Demo => crate::demo::run(url, args.json).await?,
+    }
+    Ok(())
+}

@@ -1,0 +1,12 @@
+//! The `render-store` command line over the render-store library: the commands
+//! ([`cli`]), what they print ([`output`], [`terminal`]), the observer's HTTP server
+//! ([`serve`]) and the demo ([`demo`]). The binary is `src/main.rs`; everything that
+//! decides anything about a store is in the library and its component.
+
+#![warn(missing_docs)]
+
+pub mod cli;
+pub mod demo;
+pub mod output;
+pub mod serve;
+pub mod terminal;

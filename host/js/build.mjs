@@ -1,0 +1,92 @@
+// Build step of the Node host: writes the component with the Rust CLI
+// (`render-store component --out`), transpiles it with jco in "sync instantiation" mode
+// (the bucket is given at instantiate time, once per call) and checks that the component
+// imports nothing but the bucket interface, so no WASI shim is involved.
+//
+// Usage: node build.mjs            (RENDER_STORE_BIN: the CLI; default ../../target/debug/render-store)
+//
+// The transpiled files go to ./generated/ (gitignored). They are rebuilt only when the
+// component's bytes or the jco version changed (generated/.stamp).
+
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const generated = join(here, 'generated');
+const bin = resolve(here, process.env.RENDER_STORE_BIN || '../../target/debug/render-store');
+const jcoPackage = join(here, 'node_modules', '@bytecodealliance', 'jco');
+const jcoManifest = join(jcoPackage, 'package.json');
+
+/** The only interface the component may import. */
+const BUCKET = 'convoy:render-store/bucket@0.2.0';
+
+function fail(message) {
+  console.error(`build.mjs: ${message}`);
+  process.exit(1);
+}
+
+if (!existsSync(bin)) {
+  fail(`the render-store CLI is not at ${bin}: run \`cargo build -p render-store-cli --bin render-store\` or set RENDER_STORE_BIN`);
+}
+if (!existsSync(jcoManifest)) fail(`jco is not installed (${jcoPackage}): run \`npm ci\` here first`);
+const { version: jcoVersion, bin: jcoBin } = JSON.parse(readFileSync(jcoManifest, 'utf8'));
+const jco = join(jcoPackage, typeof jcoBin === 'string' ? jcoBin : jcoBin.jco);
+
+mkdirSync(generated, { recursive: true });
+const wasm = join(generated, 'render-store.wasm');
+execFileSync(bin, ['component', '--out', wasm], { stdio: ['ignore', 'ignore', 'inherit'] });
+const sha = createHash('sha256').update(readFileSync(wasm)).digest('hex');
+const stamp = `component sha256 ${sha}\njco ${jcoVersion}\n`;
+const stampFile = join(generated, '.stamp');
+if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp && existsSync(join(generated, 'js', 'render-store.js'))) {
+  console.log(`build.mjs: generated/ is up to date (component sha256 ${sha.slice(0, 12)}…, jco ${jcoVersion})`);
+  process.exit(0);
+}
+
+// 1. The component's world: it must import the bucket interface and nothing else.
+const wit = execFileSync(process.execPath, [jco, 'wit', wasm], { encoding: 'utf8' });
+const imports = [...wit.matchAll(/^\s*import\s+([^;]+);/gm)].map((m) => m[1].trim());
+if (imports.length !== 1 || imports[0] !== BUCKET) {
+  fail(`the component imports ${JSON.stringify(imports)}; expected only ${BUCKET}`);
+}
+
+// 2. Transpile into a fresh folder, then swap it in.
+const out = join(generated, 'js.tmp');
+rmSync(out, { recursive: true, force: true });
+execFileSync(process.execPath, [
+  jco, 'transpile', wasm,
+  '--name', 'render-store',
+  '--instantiation', 'sync',
+  '--no-wasi-shim',
+  '--quiet',
+  '-o', out,
+], { stdio: 'inherit' });
+
+// 3. The JS glue must not load anything (no WASI shim, no module at all) and must read
+//    only the bucket from the import object; the core modules must import only bucket
+//    functions from outside (their other imports are jco's own wiring).
+const js = readFileSync(join(out, 'render-store.js'), 'utf8');
+const staticImports = js.match(/^\s*import\s.*$/gm) || [];
+if (staticImports.length || /\brequire\(|\bimport\(|preview2-shim/.test(js)) {
+  fail(`the transpiled JS loads other modules: ${staticImports.join('; ') || 'require/import()/preview2-shim'}`);
+}
+const importKeys = new Set([...js.matchAll(/\bimports\[\s*'([^']+)'\s*\]/g)].map((m) => m[1]));
+const allowed = new Set([BUCKET, BUCKET.replace(/@.*$/, '')]);
+if (importKeys.size === 0 || [...importKeys].some((k) => !allowed.has(k))) {
+  fail(`the transpiled JS reads imports ${JSON.stringify([...importKeys])}; expected only ${BUCKET}`);
+}
+for (const file of readdirSync(out).filter((f) => f.endsWith('.wasm'))) {
+  const module = new WebAssembly.Module(readFileSync(join(out, file)));
+  for (const { module: from, name } of WebAssembly.Module.imports(module)) {
+    const internal = from === 'actual' || from === 'shim';
+    if (!internal && !allowed.has(from)) fail(`${file} imports ${from}#${name}`);
+  }
+}
+
+rmSync(join(generated, 'js'), { recursive: true, force: true });
+renameSync(out, join(generated, 'js'));
+writeFileSync(stampFile, stamp);
+console.log(`build.mjs: transpiled the component (sha256 ${sha.slice(0, 12)}…) with jco ${jcoVersion} into generated/js; it imports only ${BUCKET}`);

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The Node.js host of the render-store component, tested against the Rust host.
+#
+#   host/js/run.sh [node --test options...]
+#
+# 1. `npm ci` (pinned jco) when node_modules is missing or was installed from another
+#    package-lock.json / Node major version;
+# 2. writes the component with the Rust CLI and transpiles it with jco (build.mjs; only
+#    when the component changed);
+# 3. runs every test with node's built-in runner.
+#
+# RENDER_STORE_BIN: the Rust CLI (default: target/debug/render-store of this checkout;
+# build it with `cargo build -p render-store-cli --bin render-store`).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+cd "$here"
+start=$SECONDS
+
+for tool in node npm; do
+  command -v "$tool" >/dev/null || { echo "run.sh: $tool is not installed (Node.js 20 or later is needed)" >&2; exit 1; }
+done
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+if [ "$node_major" -lt 20 ]; then
+  echo "run.sh: Node.js $(node --version) is too old: 20 or later is needed" >&2
+  exit 1
+fi
+
+bin="${RENDER_STORE_BIN:-$here/../../target/debug/render-store}"
+if [ ! -x "$bin" ]; then
+  echo "run.sh: the render-store CLI is not at $bin" >&2
+  echo "run.sh: build it with 'cargo build -p render-store-cli --bin render-store' or set RENDER_STORE_BIN" >&2
+  exit 1
+fi
+RENDER_STORE_BIN="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
+export RENDER_STORE_BIN
+
+# What node_modules was installed from: the lock file and Node's major version.
+wanted="$(node -e '
+  const { createHash } = require("node:crypto");
+  const { readFileSync } = require("node:fs");
+  const h = createHash("sha256");
+  for (const f of ["package.json", "package-lock.json"]) h.update(readFileSync(f));
+  console.log(`${h.digest("hex")} node${process.versions.node.split(".")[0]}`);
+')"
+stamp=node_modules/.render-store-installed
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
+  echo "run.sh: node_modules is up to date"
+else
+  echo "run.sh: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$wanted" > "$stamp"
+fi
+installed=$SECONDS
+
+node build.mjs
+built=$SECONDS
+
+status=0
+node --test "$@" test/*.test.mjs || status=$?
+echo "run.sh: install $((installed - start)) s, build $((built - installed)) s, tests $((SECONDS - built)) s, total $((SECONDS - start)) s"
+exit "$status"

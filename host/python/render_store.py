@@ -1,0 +1,1518 @@
+"""A Python host of the render-store WebAssembly component.
+
+The component (``render-store component --out FILE.wasm``) is run with wasmtime-py's
+dynamic component API. It is granted one capability, the WIT ``bucket`` interface,
+served by a Python bucket and scoped to the release being served exactly as the Rust
+host scopes it; nothing else (no WASI) is linked.
+
+Every piece of render-store logic -- canonical JSON, hashing, keys, history, GC, diffs
+-- runs inside the component. This module only converts values, serves bucket calls
+and, for traces (TRACES.md), records them: the component writes, reads and replays
+traces.
+
+Errors of the WIT ``error`` variant are raised as :class:`RenderStoreError` with
+``kind`` set to the variant case (``invalid-input``, ``invalid-object``, ``not-found``,
+``corrupt``, ``bucket``) and ``message`` its text (``index`` too for
+``invalid-object``). A call wasmtime stopped (trap, memory cap, fuel, the
+data-transfer cap below) is ``kind == "trap"``.
+
+A Python bucket is any object with ``get(key) -> bytes``, ``put(key, value)``,
+``exists(key) -> size or None``, ``list(prefix) -> [ObjectMeta(key, size, modified)]``
+(every object whose key starts with ``prefix``, sorted by key, ``modified`` a
+:class:`SyncTime` by the bucket's clock) and ``delete(key)``. It reports failures by
+raising :class:`NotFound`, :class:`Denied` or :class:`Failed` (the WIT ``bucket-error``
+cases); any other exception, or an answer of the wrong type, becomes
+``failed("<call> <key>: <exception>")``, as the Rust host words backend failures.
+
+Speed: wasmtime-py converts a ``list<u8>`` one element at a time through Python
+(about 0.5 MiB/s). This module replaces that conversion for byte lists with a bulk
+copy into the same C structures (see ``_install_fast_byte_lists``), 10 to 25 times
+faster. wasmtime caps what one call may copy from the guest to the host at 128 MiB of
+"hostcall fuel", and its dynamic API charges 48 bytes per list element, so a
+``list<u8>`` coming out of the component (``canonical``, ``get_render``, the value of
+a bucket ``put``) is limited to 2,796,201 bytes. Inputs are not capped.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import itertools
+import json
+import logging
+import os
+import re
+import stat
+import threading
+import time
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import wasmtime
+import wasmtime.component as wc
+from wasmtime import _ffi as _wffi
+from wasmtime.component import _types as _wtypes
+
+__all__ = [
+    "RenderStoreError", "BucketError", "NotFound", "Denied", "Failed", "TraceError",
+    "Release", "SyncTime", "ObjectMeta", "NewEntry", "HistoryEntry", "HistoryKey", "GcPlan",
+    "ObjectId", "ChangedObject", "RenderDiff", "Replay",
+    "Runtime", "RenderStore", "MemoryBucket", "FolderBucket",
+    "default_runtime", "set_default_runtime", "set_fast_byte_lists",
+    "canonical", "render_ref", "validate_render_ref", "sha256_hex", "release_prefix",
+    "render_key", "history_key", "parse_key", "format_key_time", "parse_key_time",
+    "format_synced_at", "parse_synced_at", "plan_gc", "diff_renders",
+    "put_render", "get_render", "has_history_ref", "record_history", "list_history",
+    "gc", "delete_release", "record", "Recorded", "replay",
+    "rust_debug_str", "object_key_error", "MAX_LIFTED_BYTES",
+    "GC_GRACE_SECONDS", "now",
+]
+
+PACKAGE = "convoy:render-store"
+VERSION = "0.2.0"
+BUCKET_INTERFACE = f"{PACKAGE}/bucket@{VERSION}"
+
+#: The Rust host's per-call limits (host/render-store/src/runtime.rs, ``Limits``).
+DEFAULT_MEMORY_BYTES = 1 << 30
+DEFAULT_FUEL = 100_000_000_000
+
+#: The longest ``list<u8>`` wasmtime-py 50 can lift from the guest in one call:
+#: 128 MiB of hostcall fuel at 48 bytes (one ``Val``) per element, less one ``Val``.
+MAX_LIFTED_BYTES = (128 << 20) // 48 - 1
+
+#: GC's default grace period, as the Rust host's (``--grace 10m``): no render blob
+#: written less than this many seconds before ``now`` is deleted.
+GC_GRACE_SECONDS = 600
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+
+
+class RenderStoreError(Exception):
+    """The component's WIT ``error`` variant, or ``kind == "trap"`` for a stopped call.
+
+    ``kind``: ``invalid-input``, ``invalid-object``, ``not-found``, ``corrupt``,
+    ``bucket`` or ``trap``; ``message``: the text; ``index``: the bad object's position
+    (``invalid-object`` only).
+    """
+
+    KINDS = ("invalid-input", "invalid-object", "not-found", "corrupt", "bucket", "trap")
+
+    def __init__(self, kind: str, message: str, index: Optional[int] = None):
+        super().__init__(f"{kind}: {message}" if index is None else f"{kind} (object {index}): {message}")
+        self.kind = kind
+        self.message = message
+        self.index = index
+
+    def to_json(self) -> Dict[str, Any]:
+        """The error as a trace's result records it (TRACES.md)."""
+        if self.kind == "invalid-object":
+            return {"kind": self.kind, "index": self.index, "message": self.message}
+        return {"kind": self.kind, "message": self.message}
+
+
+class BucketError(Exception):
+    """Raised by a bucket: one of the WIT ``bucket-error`` cases."""
+
+    kind = "failed"
+
+    def __init__(self, message: str = ""):
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(BucketError):
+    """``not-found``: the key does not exist (``get``)."""
+
+    kind = "not-found"
+
+
+class Denied(BucketError):
+    """``denied(message)``: the host refused the call."""
+
+    kind = "denied"
+
+
+class Failed(BucketError):
+    """``failed(message)``: the backend failed."""
+
+    kind = "failed"
+
+
+class TraceError(ValueError):
+    """A trace that does not follow TRACES.md."""
+
+    def __init__(self, line: int, message: str):
+        super().__init__(f"trace line {line}: {message}")
+        self.line = line
+
+
+# --------------------------------------------------------------------------------------
+# Values
+
+
+@dataclass(frozen=True)
+class Release:
+    """A Release: its keys lie under ``<namespace>/<name>/``."""
+
+    namespace: str
+    name: str
+
+    @classmethod
+    def parse(cls, text: str) -> "Release":
+        """``NAMESPACE/NAME``, split at the first ``/`` (the names are checked by each call)."""
+        if "/" not in text:
+            raise ValueError(f"{text!r} is not NAMESPACE/NAME")
+        namespace, name = text.split("/", 1)
+        return cls(namespace, name)
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class SyncTime:
+    """Seconds since 1970-01-01T00:00:00Z and nanoseconds (< 10^9)."""
+
+    seconds: int
+    nanoseconds: int = 0
+
+
+def now() -> "SyncTime":
+    """This machine's clock as a :class:`SyncTime`."""
+    return SyncTime(*divmod(time.time_ns(), 1_000_000_000))
+
+
+_now = now  # for functions whose `now` parameter hides it
+
+
+@dataclass(frozen=True)
+class ObjectMeta:
+    """One object of a listing: its key, its size in bytes and when it was last
+    written, by the bucket's clock (the WIT ``object-meta``)."""
+
+    key: str
+    size: int
+    modified: SyncTime
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    """A history entry to record."""
+
+    render_ref: str
+    synced_at: SyncTime
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """A stored history entry."""
+
+    key: str
+    render_ref: str
+    synced_at: SyncTime
+    summary: str
+
+
+@dataclass(frozen=True)
+class HistoryKey:
+    """A history key's parts."""
+
+    synced_at: SyncTime
+    render_ref: str
+
+
+@dataclass(frozen=True)
+class GcPlan:
+    """What a garbage collection deletes and keeps (full keys, lexical order)."""
+
+    delete_history: List[str]
+    keep_history: List[str]
+    delete_renders: List[str]
+    keep_renders: List[str]
+    ignored: List[str]
+    #: Unreferenced blobs kept only because they are younger than the grace period.
+    recent_renders: List[str]
+
+    def to_json(self) -> Dict[str, List[str]]:
+        return {
+            "deleteHistory": list(self.delete_history),
+            "keepHistory": list(self.keep_history),
+            "deleteRenders": list(self.delete_renders),
+            "keepRenders": list(self.keep_renders),
+            "ignored": list(self.ignored),
+            "recentRenders": list(self.recent_renders),
+        }
+
+
+@dataclass(frozen=True)
+class ObjectId:
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ChangedObject:
+    id: ObjectId
+    lines: List[str]
+
+
+@dataclass(frozen=True)
+class RenderDiff:
+    added: List[ObjectId]
+    removed: List[ObjectId]
+    changed: List[ChangedObject]
+    unchanged: int
+
+
+ReleaseLike = Union[Release, str, Tuple[str, str]]
+TimeLike = Union[SyncTime, str]
+BytesLike = Union[bytes, bytearray, memoryview, str]
+
+
+def _release(r: ReleaseLike) -> Release:
+    if isinstance(r, Release):
+        return r
+    if isinstance(r, str):
+        return Release.parse(r)
+    namespace, name = r
+    return Release(namespace, name)
+
+
+def _bytes(b: BytesLike) -> bytes:
+    if isinstance(b, str):
+        return b.encode("utf-8")
+    return bytes(b)
+
+
+def _objects(objects: Iterable[BytesLike]) -> List[bytes]:
+    if isinstance(objects, (bytes, bytearray, str)):
+        raise TypeError("objects must be a sequence of objects, each one JSON object's bytes")
+    return [_bytes(o) for o in objects]
+
+
+# --------------------------------------------------------------------------------------
+# wasmtime-py: fast byte lists
+#
+# wasmtime-py 50 lowers a list<u8> by converting each byte to a C `wasmtime_component_val_t`
+# from Python, and lifts it back the same way: about 0.5 MiB/s. The patch below keeps the
+# same C structures but fills and reads them with two strided memoryview copies (kind byte,
+# value byte) instead of a Python loop. Any other list goes through the original code.
+
+_V = _wffi.wasmtime_component_val
+_KIND_U8 = _wffi.WASMTIME_COMPONENT_U8.value
+_KIND_LIST = _wffi.WASMTIME_COMPONENT_LIST.value
+_FAST = {"enabled": True, "installed": False, "why_not": ""}
+
+
+def _fast_layout_ok() -> str:
+    """Why the bulk copy cannot be used with this wasmtime build ('' when it can)."""
+    try:
+        if _V.kind.offset != 0 or ctypes.sizeof(_V) < 9:
+            return "unexpected wasmtime_component_val_t layout"
+        if _wffi.wasmtime_component_valunion.u8.offset != 0:
+            return "unexpected wasmtime_component_valunion layout"
+        for name in ("_is_bytes", "convert_to_c", "convert_from_c"):
+            if not hasattr(_wtypes.ListType, name):
+                return f"wasmtime.component.ListType has no {name}"
+        for name in ("wasmtime_component_vallist_new_uninit", "wasmtime_component_vallist_delete"):
+            if not hasattr(_wffi, name):
+                return f"wasmtime has no {name}"
+    except AttributeError as e:
+        return str(e)
+    return ""
+
+
+def _install_fast_byte_lists() -> None:
+    if _FAST["installed"]:
+        return
+    why = _fast_layout_ok()
+    if why:
+        _FAST["why_not"] = why
+        _FAST["enabled"] = False
+        return
+    size = ctypes.sizeof(_V)
+    value_at = _V.of.offset
+    original_to_c = _wtypes.ListType.convert_to_c
+    original_from_c = _wtypes.ListType.convert_from_c
+
+    def convert_to_c(self, store, val, ptr):  # type: ignore[no-untyped-def]
+        if not (_FAST["enabled"] and self._is_bytes()):
+            return original_to_c(self, store, val, ptr)
+        if not isinstance(val, (bytes, bytearray, memoryview)):
+            raise TypeError("expected bytes value")
+        data = bytes(val)
+        n = len(data)
+        raw = _wffi.wasmtime_component_vallist_t()
+        _wffi.wasmtime_component_vallist_new_uninit(raw, n)
+        if n:
+            area = (ctypes.c_uint8 * (n * size)).from_address(ctypes.addressof(raw.data.contents))
+            view = memoryview(area).cast("B")
+            view[0::size] = bytes((_KIND_U8,)) * n
+            view[value_at::size] = data
+            del view, area
+        ptr.contents.kind = _wffi.WASMTIME_COMPONENT_LIST
+        ptr.contents.of.list = raw
+
+    def convert_from_c(self, c):  # type: ignore[no-untyped-def]
+        if not (_FAST["enabled"] and self._is_bytes()):
+            return original_from_c(self, c)
+        assert c.kind == _KIND_LIST
+        try:
+            n = c.of.list.size
+            if n == 0:
+                return b""
+            area = (ctypes.c_uint8 * (n * size)).from_address(ctypes.addressof(c.of.list.data.contents))
+            view = memoryview(area).cast("B")
+            if view[0::size] != bytes((_KIND_U8,)) * n:
+                raise TypeError("a list<u8> holds a value that is not a u8")
+            data = bytes(view[value_at::size])
+            del view, area
+            return data
+        finally:
+            # u8 elements own nothing: the list is freed whole.
+            _wffi.wasmtime_component_vallist_delete(ctypes.byref(c.of.list))
+
+    _wtypes.ListType.convert_to_c = convert_to_c
+    _wtypes.ListType.convert_from_c = convert_from_c
+    _FAST["installed"] = True
+
+
+def set_fast_byte_lists(enabled: bool) -> bool:
+    """Turns the bulk list<u8> conversion on or off (for measurements); returns the old
+    setting. Off means wasmtime-py's own per-element conversion."""
+    old = bool(_FAST["enabled"])
+    if enabled and not _FAST["installed"]:
+        raise RuntimeError(f"the fast byte lists are unavailable: {_FAST['why_not']}")
+    _FAST["enabled"] = bool(enabled)
+    return old
+
+
+_install_fast_byte_lists()
+
+
+# --------------------------------------------------------------------------------------
+# wasmtime-py: results whose case is said, not guessed
+#
+# wasmtime-py lowers a `result` a host function returns by guessing the case from the
+# value's Python type. For `result<option<u64>, bucket-error>` the guess cannot work: an
+# option's `none` matches any value, so an error would be taken for an `ok`. A bucket
+# function therefore returns `_Result(ok, value)`, lowered with the case it names; any
+# other value keeps wasmtime-py's guess.
+
+
+class _Result(NamedTuple):
+    ok: bool
+    value: Any
+
+
+def _install_explicit_results() -> None:
+    original = _wtypes.ResultType.convert_to_c
+    if getattr(original, "_render_store", False):
+        return
+
+    def convert_to_c(self, store, val, ptr):  # type: ignore[no-untyped-def]
+        if not isinstance(val, _Result):
+            return original(self, store, val, ptr)
+        ty = self.ok if val.ok else self.err
+        raw = None
+        if ty is not None:
+            c = _wffi.wasmtime_component_val_t()
+            ty.convert_to_c(store, val.value, ctypes.pointer(c))
+            raw = _wffi.wasmtime_component_val_new(ctypes.byref(c))
+        ptr.contents.kind = _wffi.WASMTIME_COMPONENT_RESULT
+        ptr.contents.of.result.is_ok = bool(val.ok)
+        ptr.contents.of.result.val = raw
+
+    convert_to_c._render_store = True  # type: ignore[attr-defined]
+    _wtypes.ResultType.convert_to_c = convert_to_c
+
+
+_install_explicit_results()
+
+
+# --------------------------------------------------------------------------------------
+# Rust's `{:?}` of a string, for the messages the Rust host writes with it.
+
+_GRAPHEME_EXTEND_EXTRA = {0x200C} | set(range(0xFF9E, 0xFFA0)) | set(range(0xE0020, 0xE0080)) | set(range(0x1F3FB, 0x1F400))
+
+
+def rust_debug_str(s: str) -> str:
+    """``format!("{:?}", s)`` of Rust: quotes, ``\\t \\r \\n \\\\ \\" \\0`` escapes, and
+    ``\\u{..}`` for grapheme extenders and unprintable characters (Python's Unicode
+    tables stand in for Rust's; they agree on ASCII and common text)."""
+    out = ['"']
+    for ch in s:
+        cp = ord(ch)
+        if ch == "\0":
+            out.append("\\0")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif cp < 0x80:
+            out.append(ch if 0x20 <= cp < 0x7F else f"\\u{{{cp:x}}}")
+        elif unicodedata.category(ch) in ("Mn", "Me") or cp in _GRAPHEME_EXTEND_EXTRA:
+            out.append(f"\\u{{{cp:x}}}")
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(f"\\u{{{cp:x}}}")
+    out.append('"')
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------------------
+# Buckets
+
+_CONTROL = {chr(c) for c in range(0x20)} | {"\x7f"}
+
+
+def object_key_error(key: str) -> Optional[str]:
+    """Why ``key`` is not a clean object key, the Rust host's check (``None`` if it is):
+    no leading or trailing ``/``, no empty, ``.`` or ``..`` segment, no ASCII control
+    character."""
+    message = f"{rust_debug_str(key)} is not a valid object key"
+    if not key or key.startswith("/") or key.endswith("/"):
+        return message
+    for segment in key.split("/"):
+        if segment in ("", ".", "..") or any(c in _CONTROL for c in segment):
+            return message
+    return None
+
+
+def _check_key(key: str) -> None:
+    why = object_key_error(key)
+    if why:
+        raise Denied(why)
+
+
+def _list_parent(prefix: str) -> Optional[str]:
+    """The segment-aligned parent a listing starts from (checked like a key)."""
+    i = prefix.rfind("/")
+    if i < 0:
+        return None
+    parent = prefix[:i]
+    _check_key(parent)
+    return parent
+
+
+class MemoryBucket:
+    """Blobs in a dict, with the bucket contract (like the Rust host's ``mem://``). Each
+    blob's modification time is what ``clock()`` (a :class:`SyncTime`; default this
+    machine's clock) gave at its put; a blob set in ``blobs`` directly lists as modified
+    at 1970-01-01T00:00:00Z."""
+
+    def __init__(self, blobs: Optional[Dict[str, bytes]] = None, clock: Optional[Any] = None):
+        self.blobs: Dict[str, bytes] = dict(blobs or {})
+        self.modified: Dict[str, SyncTime] = {}
+        self.clock = clock or now
+
+    def get(self, key: str) -> bytes:
+        _check_key(key)
+        try:
+            return self.blobs[key]
+        except KeyError:
+            raise NotFound(f"{key} does not exist") from None
+
+    def put(self, key: str, value: bytes) -> None:
+        _check_key(key)
+        self.blobs[key] = bytes(value)
+        self.modified[key] = self.clock()
+
+    def exists(self, key: str) -> Optional[int]:
+        _check_key(key)
+        value = self.blobs.get(key)
+        return None if value is None else len(value)
+
+    def list(self, prefix: str) -> List[ObjectMeta]:
+        _list_parent(prefix)
+        return [ObjectMeta(k, len(self.blobs[k]), self.modified.get(k, SyncTime(0, 0)))
+                for k in sorted(k for k in self.blobs if k.startswith(prefix))]
+
+    def delete(self, key: str) -> None:
+        _check_key(key)
+        self.blobs.pop(key, None)
+        self.modified.pop(key, None)
+
+
+#: A name that cannot be part of a file:// key: Unicode control characters (Rust's
+#: ``char::is_control``, category Cc).
+_CC = re.compile("[\x00-\x1f\x7f-\x9f]")
+#: Separates a key's file name from the staging suffix of its writer.
+_STAGING_MARK = "#"
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_LOG = logging.getLogger("render_store")
+
+
+def _quote(key: str) -> str:
+    """A key quoted as a JSON string (the Rust FolderBucket's messages)."""
+    return json.dumps(key, ensure_ascii=False)
+
+
+def _components(key: str) -> List[str]:
+    """A key's components, or ``denied`` naming the key (the Rust FolderBucket's check)."""
+    parts = key.split("/")
+    if not key or any(p in ("", ".", "..") or _CC.search(p) for p in parts):
+        raise Denied(f"{_quote(key)} is not a valid object key (empty, `.` or `..` components, "
+                     "or control characters)")
+    return parts
+
+
+def _crosses_link(key: str, component: str) -> Denied:
+    return Denied(f"key {_quote(key)} crosses {_quote(component)}, which is a symbolic link or not a "
+                  "folder; a file:// store never follows links: remove it")
+
+
+def _not_plain_file(key: str) -> Denied:
+    return Denied(f"{_quote(key)} is not a regular file; a file:// store keeps blobs in plain files only")
+
+
+def _not_utf8(name: str) -> bool:
+    return any("\udc80" <= c <= "\udcff" for c in name)
+
+
+class _Missing(Exception):
+    """A folder on a key's way does not exist."""
+
+
+class _Link(Exception):
+    """A component on a key's way is a link or not a folder."""
+
+    def __init__(self, component: str):
+        super().__init__(component)
+        self.component = component
+
+
+class FolderBucket:
+    """Blobs as files under a folder, with the layout and rules of the Rust host's
+    ``file://ROOT`` (host/render-store/src/bucket/folder.rs): key ``a/b/c`` is the file ``ROOT/a/b/c``.
+
+    Nothing beneath the root is reached through a symbolic link: every path is walked
+    one component at a time from the root's descriptor with ``openat(O_NOFOLLOW)``
+    (``dir_fd``), so a component that is a link fails the open itself; a key that
+    crosses a link is denied, naming the key. Folders are created 0700, files 0600. A
+    ``put`` writes the staging file ``<name>#<pid>.<n>`` (created exclusively) and
+    renames it over the key; staging files are listed like any other file (GC leaves
+    them alone, ``delete_release`` removes them), and a key holding ``#`` cannot be
+    put. A listing gives each object's size and modification time and leaves out, with
+    a warning (once per entry; ``warn``, default the ``render_store`` logger), links,
+    what is not a plain file, and names that are not UTF-8 or hold control characters.
+    ``delete`` removes the folders it leaves empty (up to ROOT).
+    """
+
+    def __init__(self, root: Union[str, os.PathLike], create_dir: bool = False,
+                 warn: Optional[Any] = None):
+        root = os.path.abspath(os.fspath(root))
+        if create_dir:
+            missing = []
+            while not os.path.isdir(root) and os.path.dirname(root) != root:
+                missing.append(root)
+                root = os.path.dirname(root)
+            for folder in reversed(missing):
+                try:
+                    os.mkdir(folder, 0o700)
+                except FileExistsError:
+                    pass
+            root = missing[0] if missing else root
+        elif not os.path.isdir(root):
+            raise FileNotFoundError(f"directory {root} does not exist; create it or pass create_dir=True")
+        # The root is the operator's choice and may be reached through links; nothing
+        # beneath it is.
+        self.root = os.path.realpath(root)
+        self._root: Optional[int] = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self._staging = itertools.count()
+        self._reported: set = set()
+        self.warn = warn or _LOG.warning
+
+    @classmethod
+    def from_url(cls, url: str) -> "FolderBucket":
+        """``file:///abs/path[?create_dir=true]``."""
+        from urllib.parse import parse_qs, unquote, urlsplit
+
+        parts = urlsplit(url)
+        if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
+            raise ValueError(f"{url!r} is not a file:///abs/path URL")
+        query = parse_qs(parts.query)
+        create = query.pop("create_dir", ["false"])[-1] == "true"
+        if query:
+            raise ValueError(f"{url!r}: unknown parameters {sorted(query)}")
+        return cls(unquote(parts.path), create_dir=create)
+
+    def close(self) -> None:
+        """Closes the root's descriptor; the bucket cannot be used after."""
+        if self._root is not None:
+            os.close(self._root)
+            self._root = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> "FolderBucket":
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
+
+    def _close(self, fds: List[int]) -> None:
+        for fd in fds[1:]:
+            os.close(fd)
+
+    def _walk(self, dirs: Sequence[str], create: bool) -> List[int]:
+        """Opens the folders ``dirs`` one by one from the root, never following a link;
+        with ``create``, makes the missing ones (0700). Returns every folder opened, the
+        root first (close them with ``_close``). Raises _Missing, _Link or OSError."""
+        if self._root is None:
+            raise ValueError("the FolderBucket was closed")
+        fds = [self._root]
+        try:
+            for name in dirs:
+                here = fds[-1]
+                try:
+                    fd = os.open(name, _DIR_FLAGS, dir_fd=here)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    try:
+                        os.mkdir(name, 0o700, dir_fd=here)
+                    except FileExistsError:
+                        pass
+                    fd = os.open(name, _DIR_FLAGS, dir_fd=here)
+                fds.append(fd)
+            return fds
+        except FileNotFoundError:
+            self._close(fds)
+            raise _Missing() from None
+        except OSError as e:
+            self._close(fds)
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise _Link(dirs[len(fds) - 1]) from None
+            raise
+
+    def _parent(self, call: str, key: str, create: bool) -> Optional[Tuple[List[int], str]]:
+        """The opened folders down to a key's folder and its file name; ``None`` when a
+        folder on the way is missing."""
+        parts = _components(key)
+        try:
+            return self._walk(parts[:-1], create), parts[-1]
+        except _Missing:
+            return None
+        except _Link as e:
+            raise _crosses_link(key, e.component) from None
+        except OSError as e:
+            raise Failed(f"{call} {key}: {e}") from None
+
+    def get(self, key: str) -> bytes:
+        parent = self._parent("get", key, False)
+        if parent is None:
+            raise NotFound(f"{key} does not exist")
+        fds, name = parent
+        try:
+            # NONBLOCK: opening a FIFO planted at a key must not hang the call.
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+            try:
+                fd = os.open(name, flags, dir_fd=fds[-1])
+            except FileNotFoundError:
+                raise NotFound(f"{key} does not exist") from None
+            except OSError as e:
+                if e.errno == errno.ELOOP:
+                    raise _crosses_link(key, name) from None
+                raise Failed(f"get {key}: {e}") from None
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise _not_plain_file(key)
+                chunks = []
+                while True:
+                    chunk = os.read(fd, 1 << 20)
+                    if not chunk:
+                        return b"".join(chunks)
+                    chunks.append(chunk)
+            except OSError as e:
+                raise Failed(f"get {key}: {e}") from None
+            finally:
+                os.close(fd)
+        finally:
+            self._close(fds)
+
+    def put(self, key: str, value: bytes) -> None:
+        if _STAGING_MARK in key:
+            raise Denied(f"{_quote(key)} holds '{_STAGING_MARK}', which a file:// store reserves for staging files")
+        # A concurrent delete may remove a folder this walk opened (it removes the
+        # folders it leaves empty): then the staging file cannot be created, and the
+        # walk is made again.
+        for attempt in (1, 2, 3):
+            parent = self._parent("put", key, True)
+            if parent is None:
+                raise Failed(f"put {key}: a folder on the way disappeared")
+            fds, name = parent
+            try:
+                dir_fd = fds[-1]
+                staging = f"{name}{_STAGING_MARK}{os.getpid()}.{next(self._staging)}"
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+                try:
+                    fd = os.open(staging, flags, 0o600, dir_fd=dir_fd)
+                except FileNotFoundError as e:
+                    if attempt < 3:
+                        continue
+                    raise Failed(f"put {key}: {e}") from None
+                except OSError as e:
+                    raise Failed(f"put {key}: {e}") from None
+                try:
+                    with os.fdopen(fd, "wb") as f:
+                        f.write(value)
+                    # rename replaces a link at the key itself, never what it points to.
+                    os.rename(staging, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                except OSError as e:
+                    try:
+                        os.unlink(staging, dir_fd=dir_fd)
+                    except OSError:
+                        pass
+                    raise Failed(f"put {key}: {e}") from None
+                return
+            finally:
+                self._close(fds)
+
+    def exists(self, key: str) -> Optional[int]:
+        parent = self._parent("exists", key, False)
+        if parent is None:
+            return None
+        fds, name = parent
+        try:
+            try:
+                st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
+            except FileNotFoundError:
+                return None
+            except OSError as e:
+                raise Failed(f"exists {key}: {e}") from None
+            if stat.S_ISREG(st.st_mode):
+                return st.st_size
+            if stat.S_ISLNK(st.st_mode):
+                raise _crosses_link(key, name)
+            raise _not_plain_file(key)
+        finally:
+            self._close(fds)
+
+    def delete(self, key: str) -> None:
+        parts = _components(key)
+        dirs, name = parts[:-1], parts[-1]
+        try:
+            fds = self._walk(dirs, False)
+        except _Missing:
+            return
+        except _Link as e:
+            raise _crosses_link(key, e.component) from None
+        except OSError as e:
+            raise Failed(f"delete {key}: {e}") from None
+        try:
+            # unlink removes a link itself, never its target; a folder is refused.
+            try:
+                os.unlink(name, dir_fd=fds[-1])
+            except FileNotFoundError:
+                pass
+            except IsADirectoryError:
+                raise Denied(f"{_quote(key)} is a folder, not a blob") from None
+            except OSError as e:
+                raise Failed(f"delete {key}: {e}") from None
+            # Folders left empty go too, deepest first, so a deleted release leaves no
+            # trace; a folder that is not empty (or already gone) ends the climb.
+            for i in range(len(dirs) - 1, -1, -1):
+                try:
+                    os.rmdir(dirs[i], dir_fd=fds[i])
+                except OSError:
+                    break
+        finally:
+            self._close(fds)
+
+    def list(self, prefix: str) -> List[ObjectMeta]:
+        # Walk to the deepest folder the prefix names whole; filter by the string prefix.
+        i = prefix.rfind("/")
+        dir_part = prefix[:i] if i >= 0 else ""
+        dirs = _components(dir_part) if dir_part else []
+        try:
+            fds = self._walk(dirs, False)
+        except _Missing:
+            return []
+        except _Link as e:
+            self._report(f"{dir_part} (at {e.component})", "a symbolic link")
+            return []
+        except OSError as e:
+            raise Failed(f"list {prefix}: {e}") from None
+        start = fds.pop()
+        self._close(fds)
+        listed: List[ObjectMeta] = []
+        # An explicit stack: depth is bounded by the file system, not by Python's stack.
+        pending = [(start, f"{dir_part}/" if dir_part else "", start != self._root)]
+        try:
+            while pending:
+                fd, base, owned = pending.pop()
+                try:
+                    self._list_folder(fd, base, prefix, listed, pending)
+                finally:
+                    if owned:
+                        os.close(fd)
+        finally:
+            for fd, _, owned in pending:
+                if owned:
+                    os.close(fd)
+        listed.sort(key=lambda o: o.key)
+        return listed
+
+    def _list_folder(self, fd: int, base: str, prefix: str, listed: List[ObjectMeta],
+                     pending: List[Tuple[int, str, bool]]) -> None:
+        try:
+            with os.scandir(fd) as it:
+                names = [entry.name for entry in it]
+        except OSError as e:
+            raise Failed(f"list {prefix}: {e}") from None
+        for name in names:
+            if _not_utf8(name) or _CC.search(name):
+                shown = rust_debug_str(os.fsencode(name).decode("utf-8", "replace"))[1:-1]
+                self._report(f"{base}{shown}", "a name that is not UTF-8 or holds control characters")
+                continue
+            key = f"{base}{name}"
+            if not key.startswith(prefix) and not prefix.startswith(f"{key}/"):
+                continue
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # deleted since the folder was read
+            except OSError as e:
+                raise Failed(f"list {key}: {e}") from None
+            if stat.S_ISREG(st.st_mode):
+                if key.startswith(prefix):
+                    listed.append(ObjectMeta(key, st.st_size, SyncTime(*divmod(st.st_mtime_ns, 1_000_000_000))))
+            elif stat.S_ISDIR(st.st_mode):
+                try:
+                    pending.append((os.open(name, _DIR_FLAGS, dir_fd=fd), f"{key}/", True))
+                except FileNotFoundError:
+                    pass
+                except OSError as e:
+                    # Swapped for a link since the stat: never followed.
+                    if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+                        raise Failed(f"list {key}: {e}") from None
+                    self._report(key, "a symbolic link")
+            elif stat.S_ISLNK(st.st_mode):
+                self._report(key, "a symbolic link")
+            else:
+                self._report(key, "not a regular file")
+
+    def _report(self, what: str, why: str) -> None:
+        """Reports, once per bucket, an entry a listing left out."""
+        if what in self._reported:
+            return
+        self._reported.add(what)
+        self.warn(f"render-store FolderBucket {self.root}: left out of listings: {what} is {why}; a "
+                  "file:// store never follows links or lists what is not a plain file with a clean name")
+
+
+# --------------------------------------------------------------------------------------
+# Bucket calls: the scope, the answers, the log
+
+# An answer to a bucket call: ("ok", value) or ("error", kind, message-or-None).
+Answer = Tuple[Any, ...]
+
+
+def _wit_recorded_call(call: str, key: str, value: Optional[bytes], answer: Answer) -> wc.Variant:
+    """A call and the answer the component got, as the WIT ``trace.recorded-call``."""
+    fields: Dict[str, Any] = {"prefix" if call == "list" else "key": key,
+                              "answer": _to_wit_answer(call, answer)}
+    if call == "put":
+        fields["value"] = bytes(value or b"")
+    return wc.Variant(call, _rec(**fields))
+
+
+class _Scope:
+    """The bucket of one call, confined to the release's prefix (the Rust host's
+    ``Scope``), optionally logging every call and answer for a trace (as WIT
+    ``trace.recorded-call`` values)."""
+
+    def __init__(self, bucket: Any, prefix: str, log: Optional[List[Any]] = None):
+        self.bucket = bucket
+        self.prefix = prefix
+        self.log = log
+
+    def check(self, key: str) -> Optional[Answer]:
+        if key.startswith(self.prefix):
+            return None
+        return ("error", "denied",
+                f"key {rust_debug_str(key)} lies outside {rust_debug_str(self.prefix)}, "
+                "the prefix of the release being served")
+
+    def answer(self, call: str, key: str, value: Optional[bytes] = None) -> Answer:
+        answer = self.check(key)
+        if answer is None:
+            answer = self._ask(call, key, value)
+        if self.log is not None:
+            self.log.append(_wit_recorded_call(call, key, value, answer))
+        return answer
+
+    def _ask(self, call: str, key: str, value: Optional[bytes]) -> Answer:
+        try:
+            if call == "get":
+                got = self.bucket.get(key)
+                if not isinstance(got, (bytes, bytearray, memoryview)):
+                    raise TypeError(f"the bucket's get answered {type(got).__name__}, not bytes")
+                return ("ok", bytes(got))
+            if call == "put":
+                self.bucket.put(key, value)
+                return ("ok", None)
+            if call == "exists":
+                size = self.bucket.exists(key)
+                if size is not None and not _is_u64(size):
+                    raise TypeError(f"the bucket's exists answered {size!r}, not a size or None")
+                return ("ok", size)
+            if call == "list":
+                listed = [_object_meta(o) for o in self.bucket.list(key)]
+                return ("ok", listed)
+            if call == "delete":
+                self.bucket.delete(key)
+                return ("ok", None)
+            raise AssertionError(call)
+        except NotFound:
+            return ("error", "not-found", None)
+        except Denied as e:
+            return ("error", "denied", e.message)
+        except Failed as e:
+            return ("error", "failed", e.message)
+        except Exception as e:  # a bucket's own failure: the Rust host's Backend wording
+            return ("error", "failed", f"{call} {key}: {e}")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_u64(v: Any) -> bool:
+    return _is_int(v) and 0 <= v < (1 << 64)
+
+
+def _instant(t: Any) -> Optional[SyncTime]:
+    """A time with ``seconds`` (s64) and ``nanoseconds`` (< 10^9), or ``None``."""
+    seconds, nanoseconds = getattr(t, "seconds", None), getattr(t, "nanoseconds", None)
+    if not _is_int(seconds) or not -(1 << 63) <= seconds < (1 << 63):
+        return None
+    if not _is_int(nanoseconds) or not 0 <= nanoseconds < 1_000_000_000:
+        return None
+    return SyncTime(seconds, nanoseconds)
+
+
+def _object_meta(o: Any) -> ObjectMeta:
+    """A listing entry a bucket answered, checked."""
+    key, size = getattr(o, "key", None), getattr(o, "size", None)
+    modified = _instant(getattr(o, "modified", None))
+    if not isinstance(key, str) or not _is_u64(size) or modified is None:
+        raise TypeError(f"the bucket's list answered {o!r}, not an ObjectMeta(key, size, modified) "
+                        "with a size from 0 to 2^64 - 1 and nanoseconds below 10^9")
+    return ObjectMeta(key, size, modified)
+
+
+_NO_BUCKET: Answer = ("error", "denied", "this call has no bucket")
+
+
+def _to_wit_answer(call: str, answer: Answer) -> _Result:
+    if answer[0] == "ok":
+        value = answer[1]
+        if call == "list":
+            value = [_rec(key=o.key, size=o.size, modified=_wit_time(o.modified)) for o in value]
+        return _Result(True, value)
+    kind, message = answer[1], answer[2]
+    return _Result(False, wc.Variant(kind) if kind == "not-found" else wc.Variant(kind, message))
+
+
+# --------------------------------------------------------------------------------------
+# WIT values
+
+
+def _rec(**fields: Any) -> wc.Record:
+    r = wc.Record()
+    for name, value in fields.items():
+        setattr(r, name.replace("_", "-"), value)
+    return r
+
+
+def _get(rec: Any, name: str) -> Any:
+    return getattr(rec, name.replace("_", "-"))
+
+
+def _wit_release(r: ReleaseLike) -> wc.Record:
+    r = _release(r)
+    return _rec(namespace=r.namespace, name=r.name)
+
+
+def _wit_time(t: SyncTime) -> wc.Record:
+    return _rec(seconds=int(t.seconds), nanoseconds=int(t.nanoseconds))
+
+
+def _py_time(r: Any) -> SyncTime:
+    return SyncTime(r.seconds, r.nanoseconds)
+
+
+def _py_plan(r: Any) -> GcPlan:
+    return GcPlan(
+        delete_history=list(_get(r, "delete_history")),
+        keep_history=list(_get(r, "keep_history")),
+        delete_renders=list(_get(r, "delete_renders")),
+        keep_renders=list(_get(r, "keep_renders")),
+        ignored=list(r.ignored),
+        recent_renders=list(_get(r, "recent_renders")),
+    )
+
+
+def _py_object_id(r: Any) -> ObjectId:
+    return ObjectId(_get(r, "api_version"), r.kind, r.namespace, r.name)
+
+
+def _error_from_wit(v: Any) -> RenderStoreError:
+    if isinstance(v, wc.Variant):
+        if v.tag == "invalid-object":
+            return RenderStoreError("invalid-object", v.payload.message, int(v.payload.index))
+        return RenderStoreError(v.tag, v.payload)
+    return RenderStoreError("trap", f"unexpected error value {v!r}")
+
+
+# --------------------------------------------------------------------------------------
+# The runtime
+
+
+class Runtime:
+    """The compiled component; every call gets a fresh instance in its own store, with
+    the Rust host's memory cap and fuel budget, and a bucket scope or none."""
+
+    def __init__(self, wasm: Union[str, os.PathLike, bytes, None] = None, *,
+                 memory_bytes: int = DEFAULT_MEMORY_BYTES, fuel: int = DEFAULT_FUEL):
+        if wasm is None:
+            wasm = os.environ.get("RENDER_STORE_WASM")
+            if not wasm:
+                raise RuntimeError(
+                    "no component: pass its path or set RENDER_STORE_WASM "
+                    "(write it with `render-store component --out FILE.wasm`)")
+        config = wasmtime.Config()
+        config.consume_fuel = True
+        self.engine = wasmtime.Engine(config)
+        if isinstance(wasm, (bytes, bytearray)):
+            self.component = wc.Component(self.engine, bytes(wasm))
+        else:
+            self.component = wc.Component.from_file(self.engine, os.fspath(wasm))
+        self._check_imports()
+        self.memory_bytes = memory_bytes
+        self.fuel = fuel
+        self._lock = threading.RLock()
+        self._scope: Optional[_Scope] = None
+        self.linker = wc.Linker(self.engine)
+        with self.linker.root() as root:
+            with root.add_instance(BUCKET_INTERFACE) as bucket:
+                bucket.add_func("get", lambda _s, key: self._serve("get", key))
+                bucket.add_func("put", lambda _s, key, value: self._serve("put", key, value))
+                bucket.add_func("exists", lambda _s, key: self._serve("exists", key))
+                bucket.add_func("list", lambda _s, prefix: self._serve("list", prefix))
+                bucket.add_func("delete", lambda _s, key: self._serve("delete", key))
+
+    def _check_imports(self) -> None:
+        imports = sorted(self.component.type.imports(self.engine))
+        if imports != [BUCKET_INTERFACE]:
+            raise RuntimeError(f"the component imports {imports}, not just {BUCKET_INTERFACE}")
+
+    def _serve(self, call: str, key: str, value: Optional[bytes] = None) -> Any:
+        scope = self._scope
+        answer = _NO_BUCKET if scope is None else scope.answer(call, key, value)
+        return _to_wit_answer(call, answer)
+
+    def call(self, interface: str, name: str, *args: Any, scope: Optional[_Scope] = None) -> Any:
+        """Calls export ``name`` of ``interface`` (``logic`` or ``store``) in a fresh
+        instance and returns its WIT value as wasmtime-py gives it. A trap raises
+        :class:`RenderStoreError` of kind ``trap``."""
+        with self._lock:
+            store = wasmtime.Store(self.engine)
+            store.set_limits(memory_size=self.memory_bytes)
+            store.set_fuel(self.fuel)
+            previous, self._scope = self._scope, scope  # a bucket may call the runtime again
+            try:
+                instance = self.linker.instantiate(store, self.component)
+                iface = instance.get_export_index(store, f"{PACKAGE}/{interface}@{VERSION}")
+                index = None if iface is None else instance.get_export_index(store, name, iface)
+                func = None if index is None else instance.get_func(store, index)
+                if func is None:
+                    raise RuntimeError(f"the component exports no {interface}.{name}")
+                result = func(store, *args)
+                func.post_return(store)
+                return result
+            except (wasmtime.WasmtimeError, wasmtime.Trap) as e:
+                raise RenderStoreError("trap", _trap_message(e)) from e
+            finally:
+                self._scope = previous
+
+    def _result(self, interface: str, name: str, *args: Any, scope: Optional[_Scope] = None) -> Any:
+        """An export returning ``result<T, error>``: T, or the error raised."""
+        value = self.call(interface, name, *args, scope=scope)
+        if isinstance(value, wc.Variant) and value.tag in RenderStoreError.KINDS:
+            raise _error_from_wit(value)
+        return value
+
+    # -- logic ------------------------------------------------------------------------
+
+    def canonical(self, objects: Iterable[BytesLike]) -> bytes:
+        return self._result("logic", "canonical", _objects(objects))
+
+    def render_ref(self, objects: Iterable[BytesLike]) -> str:
+        return self._result("logic", "render-ref", _objects(objects))
+
+    def validate_render_ref(self, render_ref: str) -> None:
+        self._result("logic", "validate-render-ref", render_ref)
+
+    def sha256_hex(self, data: BytesLike) -> str:
+        return self.call("logic", "sha256-hex", _bytes(data))
+
+    def release_prefix(self, release: ReleaseLike) -> str:
+        return self._result("logic", "release-prefix", _wit_release(release))
+
+    def render_key(self, release: ReleaseLike, render_ref: str) -> str:
+        return self._result("logic", "render-key", _wit_release(release), render_ref)
+
+    def history_key(self, release: ReleaseLike, synced_at: TimeLike, render_ref: str) -> str:
+        t = self._time(synced_at)
+        return self._result("logic", "history-key", _wit_release(release), _wit_time(t), render_ref)
+
+    def parse_key(self, release: ReleaseLike, key: str) -> Optional[Tuple[str, Any]]:
+        """``None``, ``("render", renderRef)`` or ``("history", HistoryKey)``."""
+        v = self.call("logic", "parse-key", _wit_release(release), key)
+        if v is None:
+            return None
+        # parsed-key's cases hold a string and a record: wasmtime-py gives the payload
+        # alone (an untagged variant), or a Variant on versions that tag every variant.
+        if isinstance(v, wc.Variant):
+            v = v.payload
+        if isinstance(v, str):
+            return ("render", v)
+        return ("history", HistoryKey(_py_time(_get(v, "synced_at")), _get(v, "render_ref")))
+
+    def format_key_time(self, t: SyncTime) -> str:
+        return self._result("logic", "format-key-time", _wit_time(t))
+
+    def parse_key_time(self, text: str) -> SyncTime:
+        return _py_time(self._result("logic", "parse-key-time", text))
+
+    def format_synced_at(self, t: SyncTime) -> str:
+        return self._result("logic", "format-synced-at", _wit_time(t))
+
+    def parse_synced_at(self, text: str) -> SyncTime:
+        return _py_time(self._result("logic", "parse-synced-at", text))
+
+    def plan_gc(self, release: ReleaseLike, keep: int, history_keys: Sequence[str],
+                render_keys: Sequence[str], protected: Sequence[str] = ()) -> GcPlan:
+        return _py_plan(self._result("logic", "plan-gc", _wit_release(release), int(keep),
+                                     list(history_keys), list(render_keys), list(protected)))
+
+    def diff_renders(self, old: BytesLike, new: BytesLike) -> RenderDiff:
+        d = self._result("logic", "diff-renders", _bytes(old), _bytes(new))
+        return RenderDiff(
+            added=[_py_object_id(i) for i in d.added],
+            removed=[_py_object_id(i) for i in d.removed],
+            changed=[ChangedObject(_py_object_id(c.id), list(c.lines)) for c in d.changed],
+            unchanged=int(d.unchanged),
+        )
+
+    def _time(self, t: TimeLike) -> SyncTime:
+        return self.parse_synced_at(t) if isinstance(t, str) else t
+
+
+def _trap_message(e: Exception) -> str:
+    text = str(e)
+    if "fuel allocated for hostcalls has been exhausted" in text:
+        text += (f" (wasmtime-py's dynamic component API lifts a list<u8> from the guest at "
+                 f"48 bytes of its 128 MiB hostcall budget per byte: at most {MAX_LIFTED_BYTES} "
+                 "bytes of canonical render per call; use the Rust host for larger renders)")
+    return text
+
+
+_DEFAULT: Dict[str, Optional[Runtime]] = {"runtime": None}
+
+
+def default_runtime() -> Runtime:
+    """The runtime of the module-level functions: the component named by
+    ``RENDER_STORE_WASM``, compiled on first use."""
+    if _DEFAULT["runtime"] is None:
+        _DEFAULT["runtime"] = Runtime()
+    return _DEFAULT["runtime"]  # type: ignore[return-value]
+
+
+def set_default_runtime(runtime: Optional[Runtime]) -> None:
+    _DEFAULT["runtime"] = runtime
+
+
+# --------------------------------------------------------------------------------------
+# The store operations
+
+
+class RenderStore:
+    """The store operations over a bucket. Each runs in a fresh instance whose bucket
+    is scoped to ``<namespace>/<name>/`` of the release (built from the names as given;
+    the component checks them before any bucket call)."""
+
+    def __init__(self, bucket: Any, runtime: Optional[Runtime] = None):
+        self.bucket = bucket
+        self.runtime = runtime or default_runtime()
+
+    def _scope(self, release: Release, log: Optional[List[Any]] = None) -> _Scope:
+        return _Scope(self.bucket, f"{release.namespace}/{release.name}/", log)
+
+    def _op(self, name: str, release: ReleaseLike, *args: Any) -> Any:
+        r = _release(release)
+        traces = _RECORDING.traces
+        if traces is None:
+            return self.runtime._result("store", name, _wit_release(r), *args, scope=self._scope(r))
+        calls: List[Any] = []
+        failure: Optional[RenderStoreError] = None
+        try:
+            raw = self.runtime._result("store", name, _wit_release(r), *args, scope=self._scope(r, calls))
+            outcome = wc.Variant(name, _Result(True, raw))
+        except RenderStoreError as e:
+            failure, outcome = e, _wit_failure(name, e)
+        operation = _wit_operation(name, _wit_release(r), args)
+        traces.append(self.runtime.call("trace", "write-trace", operation, calls, outcome))
+        if failure is not None:
+            raise failure
+        return raw
+
+    def put_render(self, release: ReleaseLike, objects: Iterable[BytesLike]) -> str:
+        """Stores the render's canonical bytes unless that blob exists with their size (a
+        torn or truncated blob is written again); its renderRef."""
+        return self._op("put-render", release, _objects(objects))
+
+    def get_render(self, release: ReleaseLike, render_ref: str) -> bytes:
+        """The canonical bytes stored for ``render_ref``, verified against it."""
+        return self._op("get-render", release, render_ref)
+
+    def has_history_ref(self, release: ReleaseLike, render_ref: str) -> bool:
+        return self._op("has-history-ref", release, render_ref)
+
+    def record_history(self, release: ReleaseLike, entry: Union[NewEntry, None] = None, *,
+                       render_ref: Optional[str] = None, synced_at: Optional[TimeLike] = None,
+                       summary: str = "") -> bool:
+        """Appends a history entry unless one records the same render; whether it was
+        added. Give ``entry``, or ``render_ref`` and ``synced_at`` (a :class:`SyncTime`
+        or RFC 3339 text, parsed by the component) and ``summary``."""
+        if entry is None:
+            if render_ref is None or synced_at is None:
+                raise TypeError("record_history needs an entry, or render_ref and synced_at")
+            entry = NewEntry(render_ref, self.runtime._time(synced_at), summary)
+        wit_entry = _rec(render_ref=entry.render_ref, synced_at=_wit_time(entry.synced_at), summary=entry.summary)
+        return self._op("record-history", release, wit_entry)
+
+    def list_history(self, release: ReleaseLike) -> List[HistoryEntry]:
+        entries = self._op("list-history", release)
+        return [HistoryEntry(e.key, _get(e, "render_ref"), _py_time(_get(e, "synced_at")), e.summary)
+                for e in entries]
+
+    def gc(self, release: ReleaseLike, keep: int, protected: Sequence[str] = (),
+           dry_run: bool = False, *, now: Optional[SyncTime] = None,
+           grace_seconds: int = GC_GRACE_SECONDS) -> GcPlan:
+        """Garbage collection keeping the newest ``keep`` entries and the renders they
+        and ``protected`` name. A render blob modified less than ``grace_seconds``
+        (default 600; 0: none) before ``now`` (default: this machine's clock) is not
+        deleted: the plan lists it in ``recent_renders``."""
+        at = _instant(now if now is not None else _now())
+        if at is None:
+            raise TypeError("now: expected a SyncTime with nanoseconds below 10^9")
+        if not _is_u64(grace_seconds):
+            raise TypeError("grace_seconds: expected an integer from 0 to 2^64 - 1")
+        return _py_plan(self._op("gc", release, int(keep), list(protected), bool(dry_run),
+                                 _wit_time(at), grace_seconds))
+
+    def delete_release(self, release: ReleaseLike) -> int:
+        return int(self._op("delete-release", release))
+
+
+# Module-level functions over the default runtime.
+
+def canonical(objects: Iterable[BytesLike]) -> bytes:
+    """The canonical bytes of a render (each object one JSON object's bytes)."""
+    return default_runtime().canonical(objects)
+
+
+def render_ref(objects: Iterable[BytesLike]) -> str:
+    """``sha256:<hex>`` of the canonical bytes."""
+    return default_runtime().render_ref(objects)
+
+
+def validate_render_ref(ref: str) -> None:
+    default_runtime().validate_render_ref(ref)
+
+
+def sha256_hex(data: BytesLike) -> str:
+    return default_runtime().sha256_hex(data)
+
+
+def release_prefix(release: ReleaseLike) -> str:
+    return default_runtime().release_prefix(release)
+
+
+def render_key(release: ReleaseLike, ref: str) -> str:
+    return default_runtime().render_key(release, ref)
+
+
+def history_key(release: ReleaseLike, synced_at: TimeLike, ref: str) -> str:
+    return default_runtime().history_key(release, synced_at, ref)
+
+
+def parse_key(release: ReleaseLike, key: str) -> Optional[Tuple[str, Any]]:
+    return default_runtime().parse_key(release, key)
+
+
+def format_key_time(t: SyncTime) -> str:
+    return default_runtime().format_key_time(t)
+
+
+def parse_key_time(text: str) -> SyncTime:
+    return default_runtime().parse_key_time(text)
+
+
+def format_synced_at(t: SyncTime) -> str:
+    return default_runtime().format_synced_at(t)
+
+
+def parse_synced_at(text: str) -> SyncTime:
+    return default_runtime().parse_synced_at(text)
+
+
+def plan_gc(release: ReleaseLike, keep: int, history_keys: Sequence[str],
+            render_keys: Sequence[str], protected: Sequence[str] = ()) -> GcPlan:
+    """The GC decision from listings alone (no bucket call)."""
+    return default_runtime().plan_gc(release, keep, history_keys, render_keys, protected)
+
+
+def diff_renders(old: BytesLike, new: BytesLike) -> RenderDiff:
+    return default_runtime().diff_renders(old, new)
+
+
+def put_render(bucket: Any, release: ReleaseLike, objects: Iterable[BytesLike]) -> str:
+    return RenderStore(bucket).put_render(release, objects)
+
+
+def get_render(bucket: Any, release: ReleaseLike, ref: str) -> bytes:
+    return RenderStore(bucket).get_render(release, ref)
+
+
+def has_history_ref(bucket: Any, release: ReleaseLike, ref: str) -> bool:
+    return RenderStore(bucket).has_history_ref(release, ref)
+
+
+def record_history(bucket: Any, release: ReleaseLike, entry: Optional[NewEntry] = None, **kw: Any) -> bool:
+    return RenderStore(bucket).record_history(release, entry, **kw)
+
+
+def list_history(bucket: Any, release: ReleaseLike) -> List[HistoryEntry]:
+    return RenderStore(bucket).list_history(release)
+
+
+def gc(bucket: Any, release: ReleaseLike, keep: int, protected: Sequence[str] = (), dry_run: bool = False,
+       *, now: Optional[SyncTime] = None, grace_seconds: int = GC_GRACE_SECONDS) -> GcPlan:
+    return RenderStore(bucket).gc(release, keep, protected, dry_run, now=now, grace_seconds=grace_seconds)
+
+
+def delete_release(bucket: Any, release: ReleaseLike) -> int:
+    return RenderStore(bucket).delete_release(release)
+
+
+# --------------------------------------------------------------------------------------
+# Traces (TRACES.md). Only a host sees the bucket calls, so this host records them; the
+# component writes the trace, reads it back, replays it and words the report.
+
+
+class _Recording(threading.local):
+    traces: Optional[List[str]] = None
+
+
+_RECORDING = _Recording()
+
+
+def _wit_operation(name: str, release: wc.Record, args: Tuple[Any, ...]) -> wc.Variant:
+    """The WIT ``trace.operation`` of a store call, from the export's arguments."""
+    if name == "put-render":
+        return wc.Variant(name, _rec(release=release, objects=args[0]))
+    if name in ("get-render", "has-history-ref"):
+        return wc.Variant(name, _rec(release=release, render_ref=args[0]))
+    if name == "record-history":
+        return wc.Variant(name, _rec(release=release, entry=args[0]))
+    if name == "gc":
+        keep, protected, dry_run, now, grace_seconds = args
+        return wc.Variant(name, _rec(release=release, keep=keep, protected=protected, dry_run=dry_run,
+                                     now=now, grace_seconds=grace_seconds))
+    return wc.Variant(name, release)
+
+
+def _wit_failure(name: str, e: RenderStoreError) -> wc.Variant:
+    """The WIT ``trace.outcome`` of a store call that raised ``e``."""
+    if e.kind == "trap":
+        return wc.Variant("trap", e.message)
+    if e.kind == "invalid-object":
+        error = wc.Variant(e.kind, _rec(index=e.index, message=e.message))
+    else:
+        error = wc.Variant(e.kind, e.message)
+    return wc.Variant(name, _Result(False, error))
+
+
+class Recorded(NamedTuple):
+    """A recorded store call: its trace (the text the component wrote), what it
+    returned, or the :class:`RenderStoreError` it raised (a failure is traced too)."""
+
+    trace: str
+    value: Any
+    error: Optional[RenderStoreError]
+
+
+def record(fn: Callable[[], Any]) -> Recorded:
+    """Runs ``fn``, which makes one store call (``store.gc(...)``, ``put_render(...)``,
+    ...), and records it (TRACES.md)."""
+    previous = _RECORDING.traces
+    traces: List[str] = []
+    _RECORDING.traces = traces
+    value, error = None, None
+    try:
+        value = fn()
+    except RenderStoreError as e:
+        error = e
+    finally:
+        _RECORDING.traces = previous
+    if len(traces) != 1:
+        raise RuntimeError(f"record: {len(traces)} store calls were made; a trace records exactly one")
+    return Recorded(traces[0], value, error)
+
+
+class Replay(NamedTuple):
+    """What a replay found (the component's report): ``matches`` (every call and the
+    result), the first differing call (``{"position": n, "recorded": call-or-None,
+    "replayed": call-or-None}``, n from 1; ``None`` when the calls agree), the replayed
+    ``result`` (``{"ok": ...}`` or ``{"error": ...}``), the report for people (``text``,
+    what ``render-store replay`` prints) and the whole JSON report (``report``, as
+    ``render-store replay --json`` prints it)."""
+
+    matches: bool
+    first_difference: Optional[Dict[str, Any]]
+    result: Dict[str, Any]
+    text: str
+    report: Dict[str, Any]
+
+
+def replay(trace_text: str, runtime: Optional[Runtime] = None) -> Replay:
+    """Replays a trace in the component (TRACES.md, Replay). Raises :class:`TraceError`
+    for a malformed trace, :class:`RenderStoreError` of kind ``trap`` when the replay
+    itself was stopped."""
+    value = (runtime or default_runtime()).call("trace", "replay", str(trace_text))
+    if hasattr(value, "line"):
+        raise TraceError(int(value.line), value.message)
+    report = json.loads(value.json)
+    return Replay(bool(value.matches), report["firstDifference"], report["result"], value.text, report)

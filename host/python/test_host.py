@@ -1,0 +1,329 @@
+"""The Python host itself: every operation on the in-memory bucket, the logic exports,
+the error mapping, bucket failures, the release-prefix scope and the sandbox."""
+
+from __future__ import annotations
+
+import pytest
+
+import render_store as rs
+from conftest import configmap
+
+APP = rs.Release("ns", "app")
+
+
+class Recording(rs.MemoryBucket):
+    """A memory bucket that remembers every call."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def get(self, key):
+        self.calls.append(("get", key))
+        return super().get(key)
+
+    def put(self, key, value):
+        self.calls.append(("put", key))
+        super().put(key, value)
+
+    def exists(self, key):
+        self.calls.append(("exists", key))
+        return super().exists(key)
+
+    def list(self, prefix):
+        self.calls.append(("list", prefix))
+        return super().list(prefix)
+
+    def delete(self, key):
+        self.calls.append(("delete", key))
+        super().delete(key)
+
+
+def test_the_component_imports_the_bucket_alone(runtime):
+    imports = runtime.component.type.imports(runtime.engine)
+    assert sorted(imports) == ["convoy:render-store/bucket@0.2.0"]
+    exports = runtime.component.type.exports(runtime.engine)
+    assert sorted(exports) == ["convoy:render-store/logic@0.2.0", "convoy:render-store/store@0.2.0",
+                               "convoy:render-store/trace@0.2.0", "convoy:render-store/types@0.2.0"]
+
+
+def test_every_operation_on_the_memory_bucket(runtime):
+    bucket = Recording()
+    store = rs.RenderStore(bucket, runtime)
+    renders = [[configmap(f"cm-{n}"), configmap("common", {"v": str(n // 2)})] for n in range(4)]
+    refs = [store.put_render(APP, r) for r in renders]
+    assert refs == [runtime.render_ref(r) for r in renders]
+    assert bucket.calls[:2] == [("exists", f"ns/app/renders/{refs[0]}"), ("put", f"ns/app/renders/{refs[0]}")]
+    bucket.calls.clear()
+    assert store.put_render(APP, renders[0]) == refs[0]
+    assert bucket.calls == [("exists", f"ns/app/renders/{refs[0]}")]  # already there: no put
+
+    for n, ref in enumerate(refs):
+        assert store.get_render(APP, ref) == runtime.canonical(renders[n])
+        assert not store.has_history_ref(APP, ref)
+        assert store.record_history(APP, rs.NewEntry(ref, rs.SyncTime(1_700_000_000 + 60 * n, n), f"#{n}"))
+        assert store.has_history_ref(APP, ref)
+    assert not store.record_history(APP, render_ref=refs[1], synced_at="2030-01-01T00:00:00Z")
+
+    history = store.list_history(APP)
+    assert [e.render_ref for e in history] == refs
+    assert [e.summary for e in history] == ["#0", "#1", "#2", "#3"]
+    assert history[2].synced_at == rs.SyncTime(1_700_000_120, 2)
+    assert history[2].key == runtime.history_key(APP, rs.SyncTime(1_700_000_120, 2), refs[2])
+
+    # Without a grace period: the blobs just written may go.
+    dry = store.gc(APP, keep=2, protected=[refs[0]], dry_run=True, grace_seconds=0)
+    assert dry.delete_history == [e.key for e in history[:2]]
+    assert dry.delete_renders == [f"ns/app/renders/{refs[1]}"]
+    assert sorted(dry.keep_renders) == sorted(f"ns/app/renders/{r}" for r in (refs[0], refs[2], refs[3]))
+    assert len(bucket.blobs) == 8  # a dry run deletes nothing
+    assert dry.recent_renders == []
+    assert store.gc(APP, keep=2, protected=[refs[0]], grace_seconds=0) == dry
+    assert len(bucket.blobs) == 5
+    assert store.gc(APP, keep=0) == rs.GcPlan([], [], [], [], [], [])
+
+    bucket.put("ns/app/renders/not-a-ref", b"junk")
+    assert store.gc(APP, keep=1, dry_run=True).ignored == ["ns/app/renders/not-a-ref"]
+    assert store.delete_release(APP) == 6
+    assert bucket.blobs == {}
+    assert store.list_history(APP) == []
+
+
+def test_the_logic_exports(runtime):
+    ref = runtime.render_ref([b'{"a":1}'])
+    runtime.validate_render_ref(ref)
+    assert runtime.release_prefix(APP) == "ns/app/"
+    assert runtime.render_key("ns/app", ref) == f"ns/app/renders/{ref}"
+    t = rs.SyncTime(1_700_000_000, 123_456_789)
+    key = runtime.history_key(APP, t, ref)
+    assert key == f"ns/app/history/{runtime.format_key_time(t)}-{ref}"
+    assert runtime.parse_key(APP, key) == ("history", rs.HistoryKey(t, ref))
+    assert runtime.parse_key(APP, f"ns/app/renders/{ref}") == ("render", ref)
+    assert runtime.parse_key(APP, "ns/other/renders/x") is None
+    assert runtime.parse_key_time(runtime.format_key_time(t)) == t
+    assert runtime.format_synced_at(t) == "2023-11-14T22:13:20.123456789Z"
+    assert runtime.parse_synced_at("2023-11-15T00:13:20.123456789+02:00") == t
+    plan = runtime.plan_gc(APP, 1, [key], [f"ns/app/renders/{ref}", "ns/app/renders/zzz"], [])
+    assert plan.keep_history == [key] and plan.ignored == ["ns/app/renders/zzz"]
+    old = runtime.canonical([configmap("a", {"x": "1"}), configmap("b")])
+    new = runtime.canonical([configmap("a", {"x": "2"}), configmap("c")])
+    diff = runtime.diff_renders(old, new)
+    assert [i.name for i in diff.added] == ["c"] and [i.name for i in diff.removed] == ["b"]
+    assert diff.changed[0].id == rs.ObjectId("v1", "ConfigMap", "", "a")
+    assert any(line.startswith("-") and '"1"' in line for line in diff.changed[0].lines)
+    assert diff.unchanged == 0
+    # The module-level functions use the same component.
+    assert rs.render_ref([b'{"a":1}']) == ref
+    assert rs.canonical([b'{"b":1, "a":1}']) == b'{"a":1,"b":1}\n'
+    assert rs.plan_gc(APP, 1, [key], [], []).keep_history == [key]
+
+
+def test_each_error_kind(runtime):
+    store = rs.RenderStore(rs.MemoryBucket(), runtime)
+    cases = []
+    with pytest.raises(rs.RenderStoreError) as e:
+        store.put_render(rs.Release("Not_A_Label", "app"), [b"{}"])
+    cases.append(e.value)
+    with pytest.raises(rs.RenderStoreError) as e:
+        runtime.render_ref([b"{}", b"{}", b'{"a" 1}'])
+    cases.append(e.value)
+    with pytest.raises(rs.RenderStoreError) as e:
+        store.get_render(APP, "sha256:" + "1" * 64)
+    cases.append(e.value)
+    ref = store.put_render(APP, [b"{}"])
+    store.bucket.blobs[f"ns/app/renders/{ref}"] = b'{"changed":1}\n'
+    with pytest.raises(rs.RenderStoreError) as e:
+        store.get_render(APP, ref)
+    cases.append(e.value)
+    assert [c.kind for c in cases] == ["invalid-input", "invalid-object", "not-found", "corrupt"]
+    assert cases[1].index == 2 and cases[1].to_json()["index"] == 2
+    assert all(c.message for c in cases)
+    assert cases[0].to_json() == {"kind": "invalid-input", "message": cases[0].message}
+
+
+def test_invalid_input_makes_no_bucket_call(runtime):
+    bucket = Recording()
+    store = rs.RenderStore(bucket, runtime)
+    for call in [lambda: store.put_render(rs.Release("ns", "App"), [b"{}"]),
+                 lambda: store.get_render(APP, "sha256:short"),
+                 lambda: store.record_history(APP, render_ref="nope", synced_at=rs.SyncTime(0)),
+                 lambda: store.gc(rs.Release("", "app"), keep=1),
+                 lambda: store.delete_release(rs.Release("ns", "a/b"))]:
+        with pytest.raises(rs.RenderStoreError) as e:
+            call()
+        assert e.value.kind == "invalid-input"
+    assert bucket.calls == []
+
+
+class Exploding:
+    """A bucket whose every call raises `error`."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def _raise(self, *_):
+        raise self.error
+
+    get = put = exists = list = delete = _raise
+
+
+@pytest.mark.parametrize("error,text", [
+    (OSError("disk on fire"), "disk on fire"),
+    (rs.Failed("backend says no"), "backend says no"),
+    (rs.Denied("read-only bucket"), "read-only bucket"),
+    (KeyError("weird"), "weird"),
+])
+def test_a_bucket_that_raises_is_the_bucket_error(runtime, error, text):
+    store = rs.RenderStore(Exploding(error), runtime)
+    ops = [lambda: store.put_render(APP, [b"{}"]),
+           lambda: store.get_render(APP, "sha256:" + "2" * 64),
+           lambda: store.has_history_ref(APP, "sha256:" + "2" * 64),
+           lambda: store.list_history(APP),
+           lambda: store.gc(APP, keep=1),
+           lambda: store.delete_release(APP)]
+    for op in ops:
+        with pytest.raises(rs.RenderStoreError) as e:
+            op()
+        assert e.value.kind == "bucket"
+        assert text in e.value.message and "ns/app/" in e.value.message
+
+
+def test_a_python_exception_is_worded_like_a_rust_backend_failure(runtime):
+    log = []
+    store = rs.RenderStore(Exploding(OSError("boom")), runtime)
+    with pytest.raises(rs.RenderStoreError):
+        store.list_history(APP, log=log)
+    assert log == [{"call": "list", "key": "ns/app/history/",
+                    "answer": {"error": {"kind": "failed", "message": "list ns/app/history/: boom"}}}]
+
+
+def test_a_key_outside_the_release_prefix_is_denied():
+    bucket = Recording()
+    log = []
+    scope = rs._Scope(bucket, "ns/app/", log)
+    for key in ["ns/app2/renders/x", "ns/ap", "other/app/x", "", "ns/app"]:
+        want = ("error", "denied",
+                f'key "{key}" lies outside "ns/app/", the prefix of the release being served')
+        for call in ("get", "put", "exists", "list", "delete"):
+            assert scope.answer(call, key, b"x" if call == "put" else None) == want
+    assert bucket.calls == []
+    assert log[0] == {"call": "get", "key": "ns/app2/renders/x", "answer": {"error": {
+        "kind": "denied",
+        "message": 'key "ns/app2/renders/x" lies outside "ns/app/", the prefix of the release being served'}}}
+    assert scope.answer("put", "ns/app/renders/x", b"x") == ("ok", None)
+    kind, listed = scope.answer("list", "ns/app/")
+    assert kind == "ok" and [(o.key, o.size) for o in listed] == [("ns/app/renders/x", 1)]
+    assert scope.answer("exists", "ns/app/renders/x") == ("ok", 1)
+    assert scope.answer("exists", "ns/app/renders/y") == ("ok", None)
+    assert bucket.calls == [("put", "ns/app/renders/x"), ("list", "ns/app/"), ("exists", "ns/app/renders/x"),
+                            ("exists", "ns/app/renders/y")]
+
+
+def test_every_key_an_operation_reaches_lies_in_its_release(runtime):
+    bucket = Recording()
+    bucket.blobs["ns/other/renders/x"] = b"not ours"
+    store = rs.RenderStore(bucket, runtime)
+    ref = store.put_render(APP, [b"{}"])
+    store.record_history(APP, render_ref=ref, synced_at="2024-01-01T00:00:00Z")
+    store.list_history(APP)
+    store.gc(APP, keep=1)
+    store.delete_release(APP)
+    assert bucket.calls and all(key.startswith("ns/app/") for _, key in bucket.calls)
+    assert bucket.blobs == {"ns/other/renders/x": b"not ours"}
+
+
+@pytest.mark.parametrize("text,debug", [
+    ("plain/key", '"plain/key"'),
+    ('q"uote\\back', '"q\\"uote\\\\back"'),
+    ("tab\tnl\ncr\rnul\0", '"tab\\tnl\\ncr\\rnul\\0"'),
+    ("bell\x07del\x7f", '"bell\\u{7}del\\u{7f}"'),
+    ("it's ünïcode ✓", "\"it's ünïcode ✓\""),
+    ("e\u0301", '"e\\u{301}"'),
+    ("nbsp\u00a0", '"nbsp\\u{a0}"'),
+])
+def test_rust_debug_strings(text, debug):
+    assert rs.rust_debug_str(text) == debug
+
+
+def test_the_memory_cap_stops_one_call_only(runtime):
+    import os
+
+    small = rs.Runtime(os.environ["RENDER_STORE_WASM"], memory_bytes=2 << 20)
+    with pytest.raises(rs.RenderStoreError) as e:
+        small.canonical([b'{"d":"' + b"x" * (4 << 20) + b'"}'])
+    assert e.value.kind == "trap"
+    assert small.render_ref([b"{}"]).startswith("sha256:")
+
+
+class Answering(rs.MemoryBucket):
+    """A memory bucket whose exists and list answer what they are told to."""
+
+    def __init__(self, exists=None, listed=None):
+        super().__init__()
+        self.exists_answer, self.list_answer = exists, listed
+
+    def exists(self, key):
+        return self.exists_answer
+
+    def list(self, prefix):
+        return self.list_answer
+
+
+@pytest.mark.parametrize("bucket,text", [
+    (Answering(exists=True), "not a size or None"),
+    (Answering(exists=-1), "not a size or None"),
+    (Answering(exists="12"), "not a size or None"),
+    (Answering(listed=["ns/app/history/x"]), "not an ObjectMeta"),
+    (Answering(listed=[rs.ObjectMeta("ns/app/history/x", -1, rs.SyncTime(0))]), "not an ObjectMeta"),
+    (Answering(listed=[rs.ObjectMeta("ns/app/history/x", 1, rs.SyncTime(0, 10**9))]), "not an ObjectMeta"),
+])
+def test_a_bucket_answer_of_the_wrong_type_is_failed(runtime, bucket, text):
+    store = rs.RenderStore(bucket, runtime)
+    call = (lambda: store.put_render(APP, [b"{}"])) if bucket.list_answer is None else (lambda: store.list_history(APP))
+    with pytest.raises(rs.RenderStoreError) as e:
+        call()
+    assert e.value.kind == "bucket" and text in e.value.message
+
+
+def test_gc_spares_a_blob_younger_than_the_grace_period(runtime):
+    t0 = 1_700_000_000
+    clock = [rs.SyncTime(t0)]
+    bucket = Recording()
+    bucket.clock = lambda: clock[0]
+    store = rs.RenderStore(bucket, runtime)
+    old = store.put_render(APP, [configmap("old")])
+    clock[0] = rs.SyncTime(t0 + 500, 1)
+    young = store.put_render(APP, [configmap("young")])
+    live = store.put_render(APP, [configmap("live")])
+    store.record_history(APP, render_ref=live, synced_at=rs.SyncTime(t0))
+    key = lambda ref: f"ns/app/renders/{ref}"  # noqa: E731
+
+    # At t0 + 1000 with 10 minutes of grace: `old` (1000 s) goes, `young` (500 s) stays.
+    bucket.calls.clear()
+    dry = store.gc(APP, 1, dry_run=True, now=rs.SyncTime(t0 + 1000), grace_seconds=600)
+    assert bucket.calls == [("list", "ns/app/history/"), ("list", "ns/app/renders/")]
+    assert (dry.delete_renders, dry.keep_renders, dry.recent_renders) == ([key(old)], [key(live)], [key(young)])
+    # plan-gc has no modification times: no grace period, `young` would go.
+    planned = runtime.plan_gc(APP, 1, [o.key for o in bucket.list("ns/app/history/")],
+                              [o.key for o in bucket.list("ns/app/renders/")])
+    assert planned.recent_renders == [] and planned.delete_renders == sorted([key(old), key(young)])
+    bucket.calls.clear()
+    assert store.gc(APP, 1, now=rs.SyncTime(t0 + 1000), grace_seconds=600) == dry
+    assert [c for c in bucket.calls if c[0] == "delete"] == [("delete", key(old))]
+    assert store.get_render(APP, young) == runtime.canonical([configmap("young")])
+
+    # To the nanosecond: younger than 600 s is spared, 600 s is not; a blob modified
+    # after `now` (a skewed clock) is spared too.
+    at = lambda s, n=0: store.gc(APP, 1, dry_run=True, now=rs.SyncTime(s, n), grace_seconds=600)  # noqa: E731
+    assert at(t0 + 1100, 0).recent_renders == [key(young)]
+    assert at(t0 + 1100, 1).delete_renders == [key(young)]
+    assert at(t0 + 400).recent_renders == [key(young)]
+
+    # Grace 0: every unreferenced blob goes, whatever its age.
+    bucket.calls.clear()
+    plan = store.gc(APP, 1, now=rs.SyncTime(t0 + 500, 1), grace_seconds=0)
+    assert (plan.delete_renders, plan.recent_renders) == ([key(young)], [])
+    assert [c for c in bucket.calls if c[0] == "delete"] == [("delete", key(young))]
+    assert sorted(bucket.blobs) == sorted([key(live), *(k for k in bucket.blobs if "/history/" in k)])
+    with pytest.raises(TypeError):
+        store.gc(APP, 1, grace_seconds=-1)

@@ -1,0 +1,97 @@
+//! Buckets: byte blobs under string keys, with one contract for every backend
+//! (CONTRACT.md §2):
+//!
+//! - `get` of an absent key is [`BucketError::NotFound`]; `get` of an object larger than
+//!   the caller's bound is [`BucketError::TooLarge`], refused before anything is
+//!   allocated for it;
+//! - `delete` of an absent key succeeds;
+//! - `list(prefix)` returns every object whose key starts with `prefix` (a plain string
+//!   prefix), with its size and last-modified time, complete and in lexical byte order;
+//!   an entry the backend cannot represent as a key is left out and reported in the
+//!   log, never a reason to fail the whole listing;
+//! - `put` is atomic: a reader sees the old content or the new, never a part;
+//! - `exists` is a metadata request, not a download; it answers the size.
+
+mod folder;
+mod object_store_bucket;
+mod read_only;
+mod recording;
+
+pub use folder::FolderBucket;
+pub use object_store_bucket::ObjectStoreBucket;
+pub use read_only::ReadOnlyBucket;
+pub use recording::{BucketCall, RecordingBucket};
+
+use crate::types::SyncTime;
+use async_trait::async_trait;
+
+/// One object of a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectMeta {
+    /// The full key.
+    pub key: String,
+    /// The size in bytes.
+    pub size: u64,
+    /// When it was last written, by the backend's clock.
+    pub modified: SyncTime,
+}
+
+/// Why a bucket call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BucketError {
+    /// The key does not exist (`get`).
+    #[error("{key} does not exist")]
+    NotFound {
+        /// The key asked for.
+        key: String,
+    },
+    /// The call was refused before reaching the backend: a key outside the release
+    /// being served, a key the backend cannot store, or a write to a read-only bucket.
+    #[error("{0}")]
+    Denied(String),
+    /// `get` of an object larger than the caller can take (the call's memory cap),
+    /// refused before it was read.
+    #[error(
+        "get {key}: the object is {size} bytes, over the call's memory cap of {limit} bytes; \
+         raise the cap (--memory-cap-mib) if the object is legitimate"
+    )]
+    TooLarge {
+        /// The key.
+        key: String,
+        /// The object's size.
+        size: u64,
+        /// The most the caller could take.
+        limit: u64,
+    },
+    /// The backend failed.
+    #[error("{call} {key}: {source}")]
+    Backend {
+        /// The call: get, put, exists, list or delete.
+        call: &'static str,
+        /// The key or prefix.
+        key: String,
+        /// The backend's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A failure known only by its text, passed to the component as is: a replayed
+    /// answer (see [`crate::replay`]).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// A bucket with the contract of this module.
+#[async_trait]
+pub trait Bucket: Send + Sync + 'static {
+    /// The whole content of `key`, if it is at most `limit` bytes: a larger object is
+    /// [`BucketError::TooLarge`], refused before its content is read.
+    async fn get(&self, key: &str, limit: u64) -> Result<Vec<u8>, BucketError>;
+    /// Stores `value` under `key`, atomically.
+    async fn put(&self, key: &str, value: Vec<u8>) -> Result<(), BucketError>;
+    /// The size of `key`, or `None` if it does not exist, by a metadata request.
+    async fn exists(&self, key: &str) -> Result<Option<u64>, BucketError>;
+    /// Every object whose key starts with `prefix`, sorted by key bytes.
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError>;
+    /// Deletes `key`; an absent key is not an error.
+    async fn delete(&self, key: &str) -> Result<(), BucketError>;
+}

@@ -1,0 +1,371 @@
+//! The controller-side rules of CONTRACT.md §7 and §8, as plain Rust types: no
+//! Kubernetes dependency. The caller's apply step comes in as an [`Applier`].
+//!
+//! Every function takes the store as an `Option`: `None` is "no render store" (an empty
+//! URL), which every rule handles.
+
+use crate::error::Error;
+use crate::runtime::Runtime;
+use crate::store::RenderStore;
+use crate::types::{GcPlan, NewEntry, Release, SyncTime};
+use async_trait::async_trait;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// keepHistory when a Release does not set it.
+pub const DEFAULT_KEEP_HISTORY: i64 = 10;
+
+/// The render references a Release carries, read at the start of the reconcile.
+/// Empty strings count as absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReleaseRefs {
+    /// `status.lastSuccessful.renderRef`.
+    pub last_successful: Option<String>,
+    /// `status.lastAttempted.renderRef`: covers a sync that stored its blob but stopped
+    /// at a gate, hook or error (no history entry).
+    pub last_attempted: Option<String>,
+    /// `pin.renderRef`.
+    pub pin: Option<String>,
+    /// `status.lastHealthy.renderRef`: the rollback target.
+    pub last_healthy: Option<String>,
+}
+
+/// The effective keepHistory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retention {
+    /// Keep this many history entries (always > 0).
+    Keep(i64),
+    /// keepHistory ≤ 0: GC is off, everything is kept.
+    Off,
+}
+
+/// unset → 10; `≤ 0` → GC off; `N` → N.
+pub fn effective_keep_history(keep_history: Option<i64>) -> Retention {
+    match keep_history.unwrap_or(DEFAULT_KEEP_HISTORY) {
+        n if n > 0 => Retention::Keep(n),
+        _ => Retention::Off,
+    }
+}
+
+/// `resolvedRetentionPolicy.historyCount`: 0 without a store (nothing is kept);
+/// otherwise the effective keepHistory, with 0 for "GC off, no limit".
+pub fn history_count(store: Option<&RenderStore>, keep_history: Option<i64>) -> i64 {
+    match (store, effective_keep_history(keep_history)) {
+        (None, _) => 0,
+        (Some(_), Retention::Keep(n)) => n,
+        (Some(_), Retention::Off) => 0,
+    }
+}
+
+/// The renders GC must keep whatever the history says: the one this sync applied and
+/// the Release's references, empty ones ignored; sorted, each once.
+pub fn protected_refs(applied: Option<&str>, refs: &ReleaseRefs) -> Vec<String> {
+    let set: BTreeSet<&str> = applied
+        .into_iter()
+        .chain(refs.last_successful.as_deref())
+        .chain(refs.last_attempted.as_deref())
+        .chain(refs.pin.as_deref())
+        .chain(refs.last_healthy.as_deref())
+        .filter(|r| !r.is_empty())
+        .collect();
+    set.into_iter().map(String::from).collect()
+}
+
+/// Why a sync or rollback failed, as the Release's condition reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// The pre-apply dry run rejected the render; it was not stored.
+    DryRunFailed,
+    /// Persisting the render failed, so nothing was applied; retry.
+    DeployFailed,
+    /// The caller's apply failed; no history, no GC.
+    ApplyFailed,
+    /// A pin to a render other than the current one cannot be honoured.
+    Pinned,
+    /// The render to roll back to could not be read.
+    RollbackFailed,
+}
+
+/// A failed sync, pin or rollback.
+#[derive(Debug, thiserror::Error)]
+#[error("{reason:?}: {message}")]
+pub struct SyncError {
+    /// The condition reason.
+    pub reason: Reason,
+    /// What happened.
+    pub message: String,
+}
+
+fn sync_error(reason: Reason, message: impl Into<String>) -> SyncError {
+    SyncError {
+        reason,
+        message: message.into(),
+    }
+}
+
+/// The caller's side of a sync.
+#[async_trait]
+pub trait Applier: Send {
+    /// The pre-apply dry run; a render that fails it is not stored.
+    async fn dry_run(&mut self, _objects: &[Vec<u8>]) -> Result<(), String> {
+        Ok(())
+    }
+    /// Hooks, waves, prune, hooks: the whole apply.
+    async fn apply(&mut self, objects: &[Vec<u8>]) -> Result<(), String>;
+}
+
+/// What a sync is asked to do.
+#[derive(Debug, Clone)]
+pub struct SyncRequest {
+    /// The render: its objects' JSON, in order.
+    pub objects: Vec<Vec<u8>>,
+    /// The Release's references, read at the start of the reconcile.
+    pub refs: ReleaseRefs,
+    /// The Release's keepHistory (`None`: unset).
+    pub keep_history: Option<i64>,
+    /// The history entry's summary.
+    pub summary: String,
+    /// When the sync happens.
+    pub synced_at: SyncTime,
+}
+
+/// What a successful sync did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncOutcome {
+    /// The renderRef of the applied render.
+    pub render_ref: String,
+    /// Whether a history entry was added (false: no store, already recorded, or the
+    /// record failed and was logged).
+    pub recorded: bool,
+    /// What GC did (`None`: no store, GC off, or GC failed and was logged).
+    pub gc: Option<GcPlan>,
+}
+
+/// What to apply given a pin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PinDecision {
+    /// Apply the current render.
+    ApplyCurrent,
+    /// Apply the pinned render, read from the store.
+    ApplyPinned(String),
+}
+
+/// How a Release's finalization went.
+#[derive(Debug)]
+pub enum Finalization {
+    /// Everything is deleted: remove the finalizer.
+    Done {
+        /// Keys deleted by this run (0 on a second run).
+        deleted: u32,
+    },
+    /// A delete failed: keep the finalizer and retry.
+    Retry(Error),
+}
+
+/// The controller's use of the render store.
+#[derive(Debug, Clone)]
+pub struct Controller {
+    store: Option<RenderStore>,
+    runtime: Arc<Runtime>,
+}
+
+/// The objects of a canonical render (one JSON object a line).
+fn canonical_objects(canonical: &[u8]) -> Vec<Vec<u8>> {
+    canonical
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+impl Controller {
+    /// A controller over `store` (`None`: no render store).
+    pub fn new(store: Option<RenderStore>) -> crate::Result<Self> {
+        let runtime = match &store {
+            Some(s) => s.runtime().clone(),
+            None => Runtime::shared()?,
+        };
+        Ok(Controller { store, runtime })
+    }
+
+    /// The store, if there is one.
+    pub fn store(&self) -> Option<&RenderStore> {
+        self.store.as_ref()
+    }
+
+    /// One sync, in the order of CONTRACT.md §7: dry run; persist (a failure
+    /// applies nothing: `DeployFailed`); apply; then, only after a full success,
+    /// record-history and GC, whose errors are logged and never fail the sync.
+    pub async fn sync(
+        &self,
+        release: &Release,
+        request: &SyncRequest,
+        applier: &mut dyn Applier,
+    ) -> Result<SyncOutcome, SyncError> {
+        let objects = &request.objects;
+        applier
+            .dry_run(objects)
+            .await
+            .map_err(|e| sync_error(Reason::DryRunFailed, e))?;
+
+        let render_ref = match &self.store {
+            Some(store) => store.put_render(release, objects).await.map_err(|e| {
+                sync_error(
+                    Reason::DeployFailed,
+                    format!("persisting the render failed, nothing was applied: {e}"),
+                )
+            })?,
+            None => self
+                .runtime
+                .render_ref(objects)
+                .await
+                .map_err(|e| sync_error(Reason::DeployFailed, e.to_string()))?,
+        };
+
+        applier
+            .apply(objects)
+            .await
+            .map_err(|e| sync_error(Reason::ApplyFailed, e))?;
+
+        let mut outcome = SyncOutcome {
+            render_ref: render_ref.clone(),
+            recorded: false,
+            gc: None,
+        };
+        let Some(store) = &self.store else {
+            return Ok(outcome);
+        };
+        let entry = NewEntry {
+            render_ref: render_ref.clone(),
+            synced_at: request.synced_at,
+            summary: request.summary.clone(),
+        };
+        match store.record_history(release, &entry).await {
+            Ok(added) => outcome.recorded = added,
+            Err(e) => tracing::error!(
+                release = %release, render_ref = %render_ref, error = %e,
+                "recording history failed; the sync stays successful and the history has a gap"
+            ),
+        }
+        if let Retention::Keep(keep) = effective_keep_history(request.keep_history) {
+            let protected = protected_refs(Some(&render_ref), &request.refs);
+            match store.gc(release, keep, &protected, false).await {
+                Ok(plan) => outcome.gc = Some(plan),
+                Err(e) => tracing::error!(
+                    release = %release, error = %e,
+                    "render-store GC failed; the reconcile goes on"
+                ),
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// Whether a pin can be honoured: no pin, or a pin to the current render, applies
+    /// the current render; a pin to another render needs the store.
+    pub fn check_pin(
+        &self,
+        pin: Option<&str>,
+        current_ref: &str,
+    ) -> Result<PinDecision, SyncError> {
+        match pin.filter(|p| !p.is_empty()) {
+            None => Ok(PinDecision::ApplyCurrent),
+            Some(p) if p == current_ref => Ok(PinDecision::ApplyCurrent),
+            Some(p) if self.store.is_some() => Ok(PinDecision::ApplyPinned(p.to_string())),
+            Some(p) => Err(sync_error(
+                Reason::Pinned,
+                format!(
+                    "pinned to {p}, which is not the current render {current_ref}, and there \
+                     is no render store to read it from"
+                ),
+            )),
+        }
+    }
+
+    /// Applies the last healthy render (a rollback by failure policy): records no
+    /// history and runs no GC. Without a store, or without a last healthy render,
+    /// returns `Ok(None)` without an apply.
+    pub async fn apply_last_healthy(
+        &self,
+        release: &Release,
+        refs: &ReleaseRefs,
+        applier: &mut dyn Applier,
+    ) -> Result<Option<String>, SyncError> {
+        let (Some(store), Some(target)) = (
+            &self.store,
+            refs.last_healthy.as_deref().filter(|r| !r.is_empty()),
+        ) else {
+            return Ok(None);
+        };
+        let canonical = store
+            .get_render(release, target)
+            .await
+            .map_err(|e| sync_error(Reason::RollbackFailed, format!("reading {target}: {e}")))?;
+        applier
+            .apply(&canonical_objects(&canonical))
+            .await
+            .map_err(|e| sync_error(Reason::ApplyFailed, e))?;
+        Ok(Some(target.to_string()))
+    }
+
+    /// Deletes the Release's renders and history once its inventory is gone. A failed
+    /// delete keeps the finalizer ([`Finalization::Retry`]); a second run is a no-op.
+    pub async fn finalize(&self, release: &Release) -> Finalization {
+        match &self.store {
+            None => Finalization::Done { deleted: 0 },
+            Some(store) => match store.delete_release(release).await {
+                Ok(deleted) => Finalization::Done { deleted },
+                Err(e) => {
+                    tracing::warn!(release = %release, error = %e, "deleting the release's renders failed; will retry");
+                    Finalization::Retry(e)
+                }
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keep_history_rules() {
+        assert_eq!(effective_keep_history(None), Retention::Keep(10));
+        assert_eq!(effective_keep_history(Some(3)), Retention::Keep(3));
+        assert_eq!(effective_keep_history(Some(0)), Retention::Off);
+        assert_eq!(effective_keep_history(Some(-5)), Retention::Off);
+    }
+
+    #[test]
+    fn history_count_is_zero_without_a_store() {
+        assert_eq!(history_count(None, None), 0);
+        assert_eq!(history_count(None, Some(7)), 0);
+        let store = RenderStore::open("mem://").unwrap();
+        assert_eq!(history_count(store.as_ref(), None), 10);
+        assert_eq!(history_count(store.as_ref(), Some(7)), 7);
+        assert_eq!(history_count(store.as_ref(), Some(0)), 0);
+    }
+
+    #[test]
+    fn protected_set_ignores_empty_refs() {
+        let refs = ReleaseRefs {
+            last_successful: Some("a".into()),
+            last_attempted: Some(String::new()),
+            pin: Some("b".into()),
+            last_healthy: Some("a".into()),
+        };
+        assert_eq!(protected_refs(Some("c"), &refs), ["a", "b", "c"]);
+        assert_eq!(
+            protected_refs(None, &ReleaseRefs::default()),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn canonical_splits_into_objects() {
+        assert_eq!(
+            canonical_objects(b"{}\n{\"a\":1}\n"),
+            [b"{}".to_vec(), b"{\"a\":1}".to_vec()]
+        );
+        assert!(canonical_objects(b"").is_empty());
+    }
+}

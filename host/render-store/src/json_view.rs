@@ -1,0 +1,45 @@
+//! The JSON shapes of history entries and diffs, shared by the CLI's `--json` and the
+//! observer's HTTP endpoints. Field names are camelCase, as in the entry body. The
+//! results of store operations are shaped by the component (`Runtime::output_json`).
+
+use crate::error::Result;
+use crate::runtime::Runtime;
+use crate::types::{HistoryEntry, ObjectId, RenderDiff};
+use serde_json::{Value, json};
+
+/// The history as a JSON array, oldest first; `syncedAt` in RFC 3339.
+pub async fn history_json(rt: &Runtime, entries: &[HistoryEntry]) -> Result<Value> {
+    let mut items = Vec::with_capacity(entries.len());
+    for e in entries {
+        items.push(json!({
+            "key": e.key,
+            "renderRef": e.render_ref,
+            "syncedAt": rt.format_synced_at(e.synced_at).await?,
+            "summary": e.summary,
+        }));
+    }
+    Ok(Value::Array(items))
+}
+
+fn id_json(id: &ObjectId) -> Value {
+    json!({
+        "apiVersion": id.api_version,
+        "kind": id.kind,
+        "namespace": id.namespace,
+        "name": id.name,
+    })
+}
+
+/// A render diff.
+pub fn diff_json(diff: &RenderDiff) -> Value {
+    json!({
+        "added": diff.added.iter().map(id_json).collect::<Vec<_>>(),
+        "removed": diff.removed.iter().map(id_json).collect::<Vec<_>>(),
+        "changed": diff.changed.iter().map(|c| {
+            let mut v = id_json(&c.id);
+            v["diff"] = json!(c.lines);
+            v
+        }).collect::<Vec<_>>(),
+        "unchanged": diff.unchanged,
+    })
+}

@@ -1,0 +1,53 @@
+//! The convoy render store, host side.
+//!
+//! The logic runs in a WebAssembly component built from the `guest/` crate ([`COMPONENT`]);
+//! this crate embeds it with wasmtime ([`Runtime`]), gives it a bucket over
+//! `object_store` opened from a render-store URL ([`RenderStore::open`]), and offers the
+//! async API. The `render-store` binary (package `render-store-cli`) is a thin CLI over
+//! it.
+//!
+//! `file://` and `mem://` stores need nothing more; `s3://`, `gs://` and `azblob://`
+//! need the `cloud` feature, which brings object_store's cloud backends and their HTTP
+//! client.
+//!
+//! ```no_run
+//! # async fn demo() -> render_store::Result<()> {
+//! use render_store::{RenderStore, Release};
+//! let store = RenderStore::open("mem://")?.expect("a URL was given");
+//! let release = Release::new("default", "guestbook");
+//! let render_ref = store
+//!     .put_render(&release, &[br#"{"kind":"ConfigMap"}"#.to_vec()])
+//!     .await?;
+//! assert!(render_ref.starts_with("sha256:"));
+//! # Ok(()) }
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod bucket;
+mod component_cache;
+pub mod controller;
+mod error;
+pub mod json_view;
+mod logic;
+mod observer;
+pub mod operation;
+mod runtime;
+mod store;
+mod store_url;
+pub mod trace;
+mod types;
+
+pub use bucket::{
+    Bucket, BucketCall, BucketError, FolderBucket, ObjectMeta, ObjectStoreBucket, ReadOnlyBucket,
+    RecordingBucket,
+};
+pub use error::{Error, Result};
+pub use observer::{Observer, ObserverError, RenderRead};
+pub use runtime::{COMPONENT, Limits, Runtime};
+pub use store::{Grace, RenderStore};
+pub use store_url::{REDACTED, SCHEMES, accepted_params, open_bucket, redact_url, redact_urls_in};
+pub use types::{
+    ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectId, ParsedKey, Release,
+    RenderDiff, SyncTime,
+};

@@ -1,0 +1,603 @@
+//! The wasmtime embedding: one engine, the component compiled once, a pre-instantiated
+//! template, and a fresh sandboxed instance per call.
+//!
+//! Each call gets its own store with a memory cap and a fuel budget (a CPU bound that
+//! counts only guest work, not time spent waiting on the bucket), and a bucket scoped
+//! to the prefix of the release it serves: the guest can reach no other key.
+
+use crate::bucket::{Bucket, BucketError};
+use crate::error::{Error, Result};
+use crate::trace::CallLog;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
+    Trap,
+};
+
+pub(crate) mod bindings {
+    wasmtime::component::bindgen!({
+        world: "render-store",
+        path: "../../wit",
+        imports: { default: async },
+        exports: { default: async },
+        additional_derives: [PartialEq, Eq],
+    });
+}
+
+pub(crate) use bindings::convoy::render_store::bucket as wit_bucket;
+pub(crate) use bindings::exports::convoy::render_store::trace as wit_trace;
+pub(crate) use bindings::exports::convoy::render_store::types as wit;
+
+/// The component, as built from `guest/` by `build.rs`: a WebAssembly component that
+/// imports only the `bucket` interface of `wit/`.
+pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/render_store.wasm"));
+
+/// Per-call limits of the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest linear memory a call may grow to, in bytes.
+    pub memory_bytes: usize,
+    /// Fuel a call may burn (about one unit per WebAssembly instruction).
+    pub fuel: u64,
+    /// Calls that may run at once; more wait for a free instance slot.
+    pub concurrent_calls: u32,
+}
+
+impl Limits {
+    /// 1 GiB of memory: a 64 MiB render needs its objects, its canonical bytes and the
+    /// decoded tree at once, several times its size.
+    pub const DEFAULT_MEMORY_BYTES: usize = 1 << 30;
+    /// 100 billion units: far more than canonicalizing hundreds of MiB takes, yet a
+    /// guest stuck in a loop stops within a minute or so.
+    pub const DEFAULT_FUEL: u64 = 100_000_000_000;
+    /// 64 instance slots: each reserves address space (not memory) for a linear memory.
+    pub const DEFAULT_CONCURRENT_CALLS: u32 = 64;
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory_bytes: Self::DEFAULT_MEMORY_BYTES,
+            fuel: Self::DEFAULT_FUEL,
+            concurrent_calls: Self::DEFAULT_CONCURRENT_CALLS,
+        }
+    }
+}
+
+/// What one call's instance may reach.
+pub(crate) struct CallState {
+    limiter: CallLimiter,
+    bucket: Option<Scope>,
+    /// The instance slot this call holds until its store is dropped.
+    _slot: Option<OwnedSemaphorePermit>,
+}
+
+/// The memory cap of one call, which also remembers the most memory the call asked for.
+struct CallLimiter {
+    memory_cap: usize,
+    peak: usize,
+}
+
+/// A call's linear memory would grow past the cap.
+#[derive(Debug, thiserror::Error)]
+#[error("the call wanted {wanted} bytes of memory, over its cap of {cap} bytes")]
+struct MemoryCapExceeded {
+    wanted: usize,
+    cap: usize,
+}
+
+impl ResourceLimiter for CallLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.memory_cap {
+            // An error here traps the call, with this error as its cause.
+            return Err(MemoryCapExceeded {
+                wanted: desired,
+                cap: self.memory_cap,
+            }
+            .into());
+        }
+        self.peak = self.peak.max(desired);
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        // The guest's tables hold its function pointers: a few thousand entries.
+        Ok(desired <= 1 << 20)
+    }
+}
+
+/// The bucket of one call, confined to one release's prefix.
+pub(crate) struct Scope {
+    pub bucket: Arc<dyn Bucket>,
+    pub prefix: String,
+    /// Where every call and its answer are recorded, for a trace.
+    pub log: Option<Arc<CallLog>>,
+}
+
+impl Scope {
+    fn check(&self, key: &str) -> Result<(), wit_bucket::BucketError> {
+        if key.starts_with(&self.prefix) {
+            Ok(())
+        } else {
+            Err(wit_bucket::BucketError::Denied(format!(
+                "key {key:?} lies outside {:?}, the prefix of the release being served",
+                self.prefix
+            )))
+        }
+    }
+}
+
+impl CallState {
+    fn scope(&self, key: &str) -> Result<&Scope, wit_bucket::BucketError> {
+        let scope = self.bucket.as_ref().ok_or_else(|| {
+            wit_bucket::BucketError::Denied("this call has no bucket".to_string())
+        })?;
+        scope.check(key)?;
+        Ok(scope)
+    }
+
+    /// Where this call's bucket calls are recorded, when it is traced.
+    fn call_log(&self) -> Option<&Arc<CallLog>> {
+        self.bucket.as_ref().and_then(|s| s.log.as_ref())
+    }
+
+    /// Records a call and the answer the component is given, when tracing. `call`
+    /// makes the trace's copy, so nothing is copied otherwise.
+    fn log(&self, call: impl FnOnce() -> wit_trace::RecordedCall) {
+        if let Some(log) = self.call_log() {
+            log.push(call());
+        }
+    }
+}
+
+fn to_wit(e: BucketError) -> wit_bucket::BucketError {
+    match e {
+        BucketError::NotFound { .. } => wit_bucket::BucketError::NotFound,
+        BucketError::Denied(m) => wit_bucket::BucketError::Denied(m),
+        BucketError::Failed(m) => wit_bucket::BucketError::Failed(m),
+        // A backend's error may quote the request URL, and a signed (SAS) URL carries
+        // its signature in the query: the component and everything it reports get it
+        // redacted.
+        other => wit_bucket::BucketError::Failed(crate::redact_urls_in(&other.to_string())),
+    }
+}
+
+impl wit_bucket::Host for CallState {
+    async fn get(&mut self, key: String) -> Result<Vec<u8>, wit_bucket::BucketError> {
+        // Nothing larger than the call's memory could take is read at all.
+        let limit = self.limiter.memory_cap as u64;
+        let answer = async {
+            self.scope(&key)?
+                .bucket
+                .get(&key, limit)
+                .await
+                .map_err(to_wit)
+        }
+        .await;
+        self.log(|| {
+            wit_trace::RecordedCall::Get(wit_trace::GetCall {
+                key,
+                answer: answer.clone(),
+            })
+        });
+        answer
+    }
+
+    async fn put(&mut self, key: String, value: Vec<u8>) -> Result<(), wit_bucket::BucketError> {
+        let copy = self.call_log().map(|_| value.clone());
+        let answer = async {
+            self.scope(&key)?
+                .bucket
+                .put(&key, value)
+                .await
+                .map_err(to_wit)
+        }
+        .await;
+        self.log(|| {
+            wit_trace::RecordedCall::Put(wit_trace::PutCall {
+                key,
+                value: copy.unwrap_or_default(),
+                answer: answer.clone(),
+            })
+        });
+        answer
+    }
+
+    async fn exists(&mut self, key: String) -> Result<Option<u64>, wit_bucket::BucketError> {
+        let answer = async { self.scope(&key)?.bucket.exists(&key).await.map_err(to_wit) }.await;
+        self.log(|| {
+            wit_trace::RecordedCall::Exists(wit_trace::ExistsCall {
+                key,
+                answer: answer.clone(),
+            })
+        });
+        answer
+    }
+
+    async fn list(
+        &mut self,
+        prefix: String,
+    ) -> Result<Vec<wit_bucket::ObjectMeta>, wit_bucket::BucketError> {
+        let listed = async {
+            self.scope(&prefix)?
+                .bucket
+                .list(&prefix)
+                .await
+                .map_err(to_wit)
+        }
+        .await;
+        let answer = listed.as_ref().map(|objects| {
+            objects
+                .iter()
+                .map(|o| wit_bucket::ObjectMeta {
+                    key: o.key.clone(),
+                    size: o.size,
+                    modified: wit_bucket::Instant {
+                        seconds: o.modified.seconds,
+                        nanoseconds: o.modified.nanoseconds,
+                    },
+                })
+                .collect()
+        });
+        let answer = answer.map_err(Clone::clone);
+        self.log(|| {
+            wit_trace::RecordedCall::List(wit_trace::ListCall {
+                prefix,
+                answer: answer.clone(),
+            })
+        });
+        answer
+    }
+
+    async fn delete(&mut self, key: String) -> Result<(), wit_bucket::BucketError> {
+        let answer = async { self.scope(&key)?.bucket.delete(&key).await.map_err(to_wit) }.await;
+        self.log(|| {
+            wit_trace::RecordedCall::Delete(wit_trace::DeleteCall {
+                key,
+                answer: answer.clone(),
+            })
+        });
+        answer
+    }
+}
+
+/// The process-wide runtime of [`Runtime::shared`].
+static SHARED: OnceLock<Arc<Runtime>> = OnceLock::new();
+
+/// Bytes of a freed slot's memory zeroed in place rather than returned to the kernel:
+/// the guest's whole initial memory (its 64 KiB stack, its data and the heap a small call
+/// uses; host/build.rs), so a small call neither faults pages in nor makes the kernel
+/// flush them out again (BENCHMARKS.md, call cost).
+const KEEP_RESIDENT: usize = 256 * 1024;
+
+/// The most address space one linear memory can use: 32-bit WebAssembly addresses.
+const MAX_RESERVATION: usize = 4 << 30;
+
+/// The compiled component and its template, shared by every call.
+pub struct Runtime {
+    engine: Engine,
+    pre: bindings::RenderStorePre<CallState>,
+    limits: Limits,
+    peak_memory: AtomicUsize,
+    slots: Arc<Semaphore>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+impl Runtime {
+    /// Compiles the embedded component with the given limits, or loads it compiled
+    /// from the cache (see [`crate::component_cache`]).
+    pub fn new(limits: Limits) -> Result<Self> {
+        Self::with_component(COMPONENT, limits)
+    }
+
+    /// Runs another build of the component (one `render-store component --out` wrote
+    /// from a different version, or a test's): it must export the same world and
+    /// import nothing but the bucket.
+    pub fn with_component(component: &[u8], limits: Limits) -> Result<Self> {
+        let mut config = Config::new();
+        config.consume_fuel(true);
+        // Instances come from a pool of pre-reserved slots: instantiation reuses a
+        // slot's memory instead of mapping and unmapping it for every call.
+        let slots = limits.concurrent_calls.max(1);
+        let page = 64 * 1024;
+        // A 32-bit memory cannot grow past 4 GiB: a larger cap only never binds.
+        let memory = (limits.memory_bytes.div_ceil(page).max(1) * page).min(MAX_RESERVATION);
+        // Each memory slot reserves address space for the cap (wasmtime's default is
+        // 4 GiB whatever the cap), so a pool reserves about slots × 2 × (cap + guard):
+        // 64 calls with a 1 GiB cap reserve ~130 GiB, not ~520 GiB. Below 4 GiB the
+        // compiled code checks bounds explicitly instead of relying on the reservation.
+        config.memory_reservation(memory as u64);
+        config.memory_reservation_for_growth(0);
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(slots)
+            .total_core_instances(slots * 4)
+            .total_memories(slots * 2)
+            .total_tables(slots * 4)
+            .max_memory_size(memory)
+            .linear_memory_keep_resident(KEEP_RESIDENT)
+            .table_keep_resident(KEEP_RESIDENT);
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&config).map_err(sandbox)?;
+        let component =
+            crate::component_cache::load_or_compile(&engine, component).map_err(sandbox)?;
+        let mut linker = Linker::new(&engine);
+        bindings::RenderStore::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
+            .map_err(sandbox)?;
+        let pre =
+            bindings::RenderStorePre::new(linker.instantiate_pre(&component).map_err(sandbox)?)
+                .map_err(sandbox)?;
+        Ok(Runtime {
+            engine,
+            pre,
+            limits,
+            peak_memory: AtomicUsize::new(0),
+            slots: Arc::new(Semaphore::new(slots as usize)),
+        })
+    }
+
+    /// The process-wide runtime, compiled on first use with the limits given to
+    /// [`Runtime::init_shared`], or the defaults.
+    pub fn shared() -> Result<Arc<Runtime>> {
+        match SHARED.get() {
+            Some(rt) => Ok(rt.clone()),
+            None => Self::init_shared(Limits::default()),
+        }
+    }
+
+    /// Sets the limits of the process-wide runtime and compiles it. Calling it again
+    /// with the same limits returns the same runtime; with others, an error (the
+    /// runtime is already in use).
+    pub fn init_shared(limits: Limits) -> Result<Arc<Runtime>> {
+        let rt = match SHARED.get() {
+            Some(rt) => rt.clone(),
+            None => {
+                let rt = Arc::new(Runtime::new(limits)?);
+                SHARED.get_or_init(|| rt).clone()
+            }
+        };
+        if rt.limits != limits {
+            return Err(Error::Sandbox(format!(
+                "the shared runtime already runs with {:?}; it cannot change to {limits:?}",
+                rt.limits
+            )));
+        }
+        Ok(rt)
+    }
+
+    /// The limits every call gets.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// The most linear memory any call of this runtime has used, in bytes.
+    pub fn peak_memory_bytes(&self) -> usize {
+        self.peak_memory.load(Ordering::Relaxed)
+    }
+
+    /// A fresh instance in its own store, with `bucket` (or none) as its only capability.
+    pub(crate) async fn instantiate(
+        &self,
+        bucket: Option<Scope>,
+    ) -> Result<(Store<CallState>, bindings::RenderStore)> {
+        let slot = self
+            .slots
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| Error::Sandbox("the runtime is shutting down".into()))?;
+        let state = CallState {
+            _slot: Some(slot),
+            limiter: CallLimiter {
+                memory_cap: self.limits.memory_bytes,
+                peak: 0,
+            },
+            bucket,
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limiter);
+        store.set_fuel(self.limits.fuel).map_err(sandbox)?;
+        // Guest code runs inside a future on the async workers: without yield points a
+        // long call (a diff of two large renders takes seconds) holds its worker thread
+        // and stalls every other task on it, /healthz included. 10 million units are a
+        // few milliseconds of guest work (about one unit per instruction): other tasks
+        // wait no longer than that, and the cost of a yield (a fiber switch and a trip
+        // through the scheduler) is lost in the noise.
+        const YIELD_EVERY_FUEL: u64 = 10_000_000;
+        store
+            .fuel_async_yield_interval(Some(YIELD_EVERY_FUEL))
+            .map_err(sandbox)?;
+        let instance = self
+            .pre
+            .instantiate_async(&mut store)
+            .await
+            .map_err(|e| trap(e, self.limits))?;
+        Ok((store, instance))
+    }
+
+    /// Turns what an export returned into the host's result.
+    pub(crate) fn finish<T>(
+        &self,
+        store: Store<CallState>,
+        result: wasmtime::Result<Result<T, wit::Error>>,
+    ) -> Result<T> {
+        self.peak_memory
+            .fetch_max(store.data().limiter.peak, Ordering::Relaxed);
+        match result {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(from_wit(e)),
+            Err(e) => Err(trap(e, self.limits)),
+        }
+    }
+}
+
+fn sandbox(e: impl std::fmt::Display) -> Error {
+    Error::Sandbox(e.to_string())
+}
+
+/// A trap or host failure during a call, in words an operator can act on.
+fn trap(e: wasmtime::Error, limits: Limits) -> Error {
+    if let Some(cap) = e.downcast_ref::<MemoryCapExceeded>() {
+        return Error::Sandbox(format!(
+            "the call exceeded its memory cap: {cap}; the input is too large (raise \
+             Limits::memory_bytes if it is legitimate)"
+        ));
+    }
+    match e.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => Error::Sandbox(format!(
+            "the call used up its CPU budget of {} fuel units; the input is too large or \
+             the guest looped (raise Limits::fuel if the input is legitimate)",
+            limits.fuel
+        )),
+        _ => Error::Sandbox(format!("{e:#}")),
+    }
+}
+
+/// The component's error variant as the host's error.
+pub(crate) fn from_wit(e: wit::Error) -> Error {
+    match e {
+        wit::Error::InvalidInput(m) => Error::InvalidInput(m),
+        wit::Error::InvalidObject(o) => Error::InvalidObject {
+            index: o.index,
+            message: o.message,
+        },
+        wit::Error::NotFound(m) => Error::NotFound(m),
+        wit::Error::Corrupt(m) => Error::Corrupt(m),
+        wit::Error::Bucket(m) => Error::Bucket(m),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bucket::{ObjectStoreBucket, RecordingBucket};
+    use wit_bucket::Host as _;
+
+    fn limiter() -> CallLimiter {
+        CallLimiter {
+            memory_cap: usize::MAX,
+            peak: 0,
+        }
+    }
+
+    fn state(recorder: &Arc<RecordingBucket>) -> CallState {
+        CallState {
+            limiter: limiter(),
+            bucket: Some(Scope {
+                bucket: recorder.clone(),
+                prefix: "ns/app/".to_string(),
+                log: None,
+            }),
+            _slot: None,
+        }
+    }
+
+    fn recorder() -> Arc<RecordingBucket> {
+        let mem = Arc::new(object_store::memory::InMemory::new());
+        Arc::new(RecordingBucket::new(Arc::new(ObjectStoreBucket::new(mem))))
+    }
+
+    #[tokio::test]
+    async fn keys_outside_the_release_prefix_are_refused_before_the_bucket() {
+        let recorder = recorder();
+        let mut s = state(&recorder);
+        for key in ["ns/app2/renders/x", "ns/ap", "other/app/x", "", "ns/app"] {
+            let denied = |r: Result<(), wit_bucket::BucketError>| {
+                assert!(
+                    matches!(r, Err(wit_bucket::BucketError::Denied(ref m)) if m.contains("outside")),
+                    "{key:?}: {r:?}"
+                )
+            };
+            denied(s.get(key.into()).await.map(|_| ()));
+            denied(s.put(key.into(), b"x".to_vec()).await);
+            denied(s.exists(key.into()).await.map(|_| ()));
+            denied(s.list(key.into()).await.map(|_| ()));
+            denied(s.delete(key.into()).await);
+        }
+        assert_eq!(recorder.take_calls(), []);
+        s.put("ns/app/renders/x".into(), b"x".to_vec())
+            .await
+            .unwrap();
+        let listed = s.list("ns/app/".into()).await.unwrap();
+        let keys: Vec<_> = listed.iter().map(|o| o.key.as_str()).collect();
+        assert_eq!(keys, ["ns/app/renders/x"]);
+        assert_eq!(recorder.take_calls().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_call_without_a_bucket_can_reach_none() {
+        let mut s = CallState {
+            limiter: limiter(),
+            bucket: None,
+            _slot: None,
+        };
+        assert!(matches!(
+            s.get("ns/app/x".into()).await,
+            Err(wit_bucket::BucketError::Denied(_))
+        ));
+    }
+
+    fn big_render() -> Vec<Vec<u8>> {
+        let value = "x".repeat(4 << 20);
+        vec![format!(r#"{{"data":"{value}"}}"#).into_bytes()]
+    }
+
+    #[tokio::test]
+    async fn memory_cap_stops_one_call_only() {
+        let rt = Runtime::new(Limits {
+            memory_bytes: 4 << 20,
+            ..Limits::default()
+        })
+        .unwrap();
+        match rt.canonical(&big_render()).await {
+            Err(Error::Sandbox(m)) => assert!(m.contains("memory cap"), "{m}"),
+            other => panic!("expected the memory cap, got {:?}", other.map(|b| b.len())),
+        }
+        let empty = rt.render_ref(&[b"{}".to_vec()]).await.unwrap();
+        assert!(empty.starts_with("sha256:"));
+    }
+
+    #[tokio::test]
+    async fn a_cap_past_what_a_32_bit_memory_can_reach_still_runs() {
+        let rt = Runtime::new(Limits {
+            memory_bytes: 8 << 30,
+            concurrent_calls: 1,
+            ..Limits::default()
+        })
+        .unwrap();
+        assert!(rt.render_ref(&big_render()).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn fuel_bounds_the_cpu_of_one_call_only() {
+        let rt = Runtime::new(Limits {
+            fuel: 5_000_000,
+            ..Limits::default()
+        })
+        .unwrap();
+        match rt.canonical(&big_render()).await {
+            Err(Error::Sandbox(m)) => assert!(m.contains("CPU budget"), "{m}"),
+            other => panic!("expected the CPU bound, got {:?}", other.map(|b| b.len())),
+        }
+        rt.render_ref(&[b"{}".to_vec()]).await.unwrap();
+    }
+}

@@ -1,0 +1,229 @@
+//! The async API of the render store: the operations of CONTRACT.md §5, each one
+//! call into a fresh sandboxed instance of the component.
+
+use crate::bucket::Bucket;
+use crate::error::Result;
+use crate::runtime::{Runtime, Scope};
+use crate::store_url::open_bucket;
+use crate::trace::CallLog;
+use crate::types::SyncTime;
+use crate::types::{GcPlan, HistoryEntry, NewEntry, Release};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// GC's grace period (CONTRACT.md §13): no render blob modified less than
+/// `seconds` before `now` is deleted, so a blob a concurrent writer has put but not yet
+/// recorded in the history survives. History retention does not depend on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grace {
+    /// The time ages are judged against (the component has no clock).
+    pub now: SyncTime,
+    /// The period; 0 deletes every unreferenced blob, whatever its age.
+    pub seconds: u64,
+}
+
+impl Grace {
+    /// The default period: 10 minutes, far longer than a sync takes from put-render to
+    /// record-history.
+    pub const DEFAULT: Duration = Duration::from_secs(600);
+
+    /// No grace period: the exact steps of CONTRACT.md §5.
+    pub const NONE: Grace = Grace {
+        now: SyncTime {
+            seconds: 0,
+            nanoseconds: 0,
+        },
+        seconds: 0,
+    };
+
+    /// A period of `period` (whole seconds, rounded up) ending now, by this machine's
+    /// clock.
+    pub fn ending_now(period: Duration) -> Grace {
+        Grace {
+            now: SyncTime::now(),
+            seconds: period.as_secs() + u64::from(period.subsec_nanos() > 0),
+        }
+    }
+}
+
+/// A render store: a bucket and the runtime that runs the component over it.
+///
+/// Cheap to clone; clones share the bucket and the runtime.
+#[derive(Clone)]
+pub struct RenderStore {
+    runtime: Arc<Runtime>,
+    bucket: Arc<dyn Bucket>,
+    log: Option<Arc<CallLog>>,
+    gc_grace: Duration,
+}
+
+impl std::fmt::Debug for RenderStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RenderStore")
+            .field("runtime", &self.runtime)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RenderStore {
+    /// Opens the store a render-store URL names, with the shared runtime. An empty URL
+    /// gives `Ok(None)`: no render store, which every caller must handle.
+    pub fn open(url: &str) -> Result<Option<RenderStore>> {
+        match open_bucket(url)? {
+            None => Ok(None),
+            Some(bucket) => Ok(Some(RenderStore::new(Runtime::shared()?, bucket))),
+        }
+    }
+
+    /// A store over any bucket, run by `runtime`.
+    pub fn new(runtime: Arc<Runtime>, bucket: Arc<dyn Bucket>) -> Self {
+        RenderStore {
+            runtime,
+            bucket,
+            log: None,
+            gc_grace: Grace::DEFAULT,
+        }
+    }
+
+    /// This store, with another grace period for [`RenderStore::gc`] (default
+    /// [`Grace::DEFAULT`]; zero deletes unreferenced blobs whatever their age).
+    pub fn with_gc_grace(&self, period: Duration) -> Self {
+        RenderStore {
+            gc_grace: period,
+            ..self.clone()
+        }
+    }
+
+    /// This store, recording every bucket call of its operations and the answer the
+    /// component was given into `log` (for traces: [`crate::trace::record`]).
+    pub fn with_call_log(&self, log: Arc<CallLog>) -> Self {
+        RenderStore {
+            log: Some(log),
+            ..self.clone()
+        }
+    }
+
+    /// The runtime, for the pure logic ([`Runtime::render_ref`] and the like).
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+
+    /// The bucket, for listing (`ls`) and repairs outside the operations.
+    pub fn bucket(&self) -> &Arc<dyn Bucket> {
+        &self.bucket
+    }
+
+    /// The bucket scoped to `release`. The prefix is built from the names as given: if
+    /// they are invalid, the component rejects them before any bucket call.
+    fn scope(&self, release: &Release) -> Scope {
+        Scope {
+            bucket: self.bucket.clone(),
+            prefix: format!("{}/{}/", release.namespace, release.name),
+            log: self.log.clone(),
+        }
+    }
+
+    /// Stores a render (its objects' JSON bytes, in order) unless its blob exists.
+    /// Returns its renderRef.
+    pub async fn put_render(&self, release: &Release, objects: &[Vec<u8>]) -> Result<String> {
+        let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
+        let result = instance
+            .convoy_render_store_store()
+            .call_put_render(&mut store, release, objects)
+            .await;
+        self.runtime.finish(store, result)
+    }
+
+    /// The canonical bytes of a stored render, verified against the renderRef:
+    /// [`crate::Error::NotFound`] when absent, [`crate::Error::Corrupt`] when changed.
+    pub async fn get_render(&self, release: &Release, render_ref: &str) -> Result<Vec<u8>> {
+        let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
+        let result = instance
+            .convoy_render_store_store()
+            .call_get_render(&mut store, release, render_ref)
+            .await;
+        self.runtime.finish(store, result)
+    }
+
+    /// Whether a history entry records `render_ref`.
+    pub async fn has_history_ref(&self, release: &Release, render_ref: &str) -> Result<bool> {
+        let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
+        let result = instance
+            .convoy_render_store_store()
+            .call_has_history_ref(&mut store, release, render_ref)
+            .await;
+        self.runtime.finish(store, result)
+    }
+
+    /// Appends a history entry unless one records the same render. Returns whether it
+    /// was added.
+    pub async fn record_history(&self, release: &Release, entry: &NewEntry) -> Result<bool> {
+        let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
+        let result = instance
+            .convoy_render_store_store()
+            .call_record_history(&mut store, release, entry)
+            .await;
+        self.runtime.finish(store, result)
+    }
+
+    /// The history, oldest first.
+    pub async fn list_history(&self, release: &Release) -> Result<Vec<HistoryEntry>> {
+        let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
+        let result = instance
+            .convoy_render_store_store()
+            .call_list_history(&mut store, release)
+            .await;
+        self.runtime.finish(store, result)
+    }
+
+    /// Garbage collection: keeps the newest `keep` entries and the renders they and
+    /// `protected` name (empty strings ignored), and every blob younger than the
+    /// store's grace period ([`RenderStore::with_gc_grace`]); `keep <= 0` does nothing.
+    /// With `dry_run` nothing is deleted and the plan of a real run is returned.
+    pub async fn gc(
+        &self,
+        release: &Release,
+        keep: i64,
+        protected: &[String],
+        dry_run: bool,
+    ) -> Result<GcPlan> {
+        let grace = Grace::ending_now(self.gc_grace);
+        self.gc_with(release, keep, protected, dry_run, grace).await
+    }
+
+    /// [`RenderStore::gc`] with an explicit grace period and "now" (a replay passes the
+    /// recorded ones).
+    pub async fn gc_with(
+        &self,
+        release: &Release,
+        keep: i64,
+        protected: &[String],
+        dry_run: bool,
+        grace: Grace,
+    ) -> Result<GcPlan> {
+        let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
+        let result = instance
+            .convoy_render_store_store()
+            .call_gc(
+                &mut store,
+                release,
+                keep,
+                protected,
+                dry_run,
+                grace.now,
+                grace.seconds,
+            )
+            .await;
+        self.runtime.finish(store, result)
+    }
+
+    /// Deletes every key of the release. Returns how many were deleted.
+    pub async fn delete_release(&self, release: &Release) -> Result<u32> {
+        let (mut store, instance) = self.runtime.instantiate(Some(self.scope(release))).await?;
+        let result = instance
+            .convoy_render_store_store()
+            .call_delete_release(&mut store, release)
+            .await;
+        self.runtime.finish(store, result)
+    }
+}

@@ -1,0 +1,162 @@
+//! Traces (TRACES.md). Only the host sees the component's bucket calls at the WIT
+//! boundary, so the host records them ([`CallLog`]); the component writes the trace,
+//! reads it back, replays it and words the report (the WIT `trace` interface), so every
+//! host writes the same bytes and prints the same report.
+
+use crate::error::{Error, Result};
+use crate::operation::{Operation, Output};
+use crate::runtime::{Runtime, wit, wit_trace};
+use crate::store::RenderStore;
+use std::sync::{Arc, Mutex};
+
+pub use crate::runtime::wit_trace::RecordedCall;
+
+/// Where a store records the bucket calls of its operations, as the component was given
+/// them (see [`RenderStore::with_call_log`]).
+#[derive(Debug, Default)]
+pub struct CallLog(Mutex<Vec<RecordedCall>>);
+
+impl CallLog {
+    /// Appends a call.
+    pub fn push(&self, call: RecordedCall) {
+        self.0.lock().expect("not poisoned").push(call);
+    }
+
+    /// The calls recorded so far, emptying the log.
+    pub fn take(&self) -> Vec<RecordedCall> {
+        std::mem::take(&mut *self.0.lock().expect("not poisoned"))
+    }
+}
+
+/// Runs `operation` on `store` and records it: the operation's own result and the trace
+/// text (TRACES.md, Format), which holds that result too. The trace is `Err` only when
+/// the component could not write it.
+pub async fn record(
+    store: &RenderStore,
+    operation: &Operation,
+) -> (Result<Output>, Result<String>) {
+    let log = Arc::new(CallLog::default());
+    let output = operation.run(&store.with_call_log(log.clone())).await;
+    let trace = store
+        .runtime()
+        .write_trace(operation, log.take(), &output)
+        .await;
+    (output, trace)
+}
+
+/// What a replay found, as the component reported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayReport {
+    /// Every call and the result match the trace.
+    pub matches: bool,
+    /// The report for people, lines ending in newlines, control characters written out:
+    /// what `render-store replay` prints.
+    pub text: String,
+    /// The report as compact JSON: what `render-store replay --json` prints.
+    pub json: String,
+}
+
+/// Why a trace was not replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The trace does not follow TRACES.md.
+    #[error("trace line {line}: {message}")]
+    Trace {
+        /// The first bad line, from 1.
+        line: u32,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The replay itself was stopped by the sandbox (memory cap, CPU budget), so the
+    /// component could not report: the trace is too large for the limits, or its
+    /// operation is.
+    #[error("replay stopped: {0}")]
+    Stopped(Error),
+}
+
+/// The WIT outcome of an operation's result: errors of the component's `error`
+/// variant as they were returned, anything else (the host stopped the call) a `trap`.
+fn wit_outcome(operation: &Operation, output: &Result<Output>) -> wit_trace::Outcome {
+    use wit_trace::Outcome as O;
+    let error = match output {
+        Ok(output) => return output.to_wit(),
+        Err(Error::InvalidInput(m)) => wit::Error::InvalidInput(m.clone()),
+        Err(Error::InvalidObject { index, message }) => {
+            wit::Error::InvalidObject(wit::ObjectError {
+                index: *index,
+                message: message.clone(),
+            })
+        }
+        Err(Error::NotFound(m)) => wit::Error::NotFound(m.clone()),
+        Err(Error::Corrupt(m)) => wit::Error::Corrupt(m.clone()),
+        Err(Error::Bucket(m)) => wit::Error::Bucket(m.clone()),
+        Err(other) => return O::Trap(other.to_string()),
+    };
+    match operation {
+        Operation::PutRender { .. } => O::PutRender(Err(error)),
+        Operation::GetRender { .. } => O::GetRender(Err(error)),
+        Operation::HasHistoryRef { .. } => O::HasHistoryRef(Err(error)),
+        Operation::RecordHistory { .. } => O::RecordHistory(Err(error)),
+        Operation::ListHistory { .. } => O::ListHistory(Err(error)),
+        Operation::Gc { .. } => O::Gc(Err(error)),
+        Operation::DeleteRelease { .. } => O::DeleteRelease(Err(error)),
+    }
+}
+
+impl Runtime {
+    /// The trace of `operation`, which made `calls` and came to `output` (TRACES.md),
+    /// written by the component.
+    pub async fn write_trace(
+        &self,
+        operation: &Operation,
+        calls: Vec<RecordedCall>,
+        output: &Result<Output>,
+    ) -> Result<String> {
+        let (mut store, instance) = self.instantiate(None).await?;
+        let result = instance
+            .convoy_render_store_trace()
+            .call_write_trace(
+                &mut store,
+                &operation.to_wit(),
+                &calls,
+                &wit_outcome(operation, output),
+            )
+            .await;
+        self.finish(store, result.map(Ok))
+    }
+
+    /// An operation's output as JSON, written by the component: `{"ok": …}` with the
+    /// value a trace's result line holds, which is what `--json` prints.
+    pub async fn output_json(&self, output: &Output) -> Result<String> {
+        let (mut store, instance) = self.instantiate(None).await?;
+        let result = instance
+            .convoy_render_store_trace()
+            .call_outcome_json(&mut store, &output.to_wit())
+            .await;
+        self.finish(store, result.map(Ok))
+    }
+
+    /// Replays a trace in the component (TRACES.md, Replay): it answers the operation's
+    /// bucket calls from the trace alone and compares.
+    pub async fn replay(&self, trace: &str) -> Result<ReplayReport, ReplayError> {
+        let (mut store, instance) = self.instantiate(None).await.map_err(ReplayError::Stopped)?;
+        let result = instance
+            .convoy_render_store_trace()
+            .call_replay(&mut store, trace)
+            .await;
+        let report = self
+            .finish(store, result.map(Ok))
+            .map_err(ReplayError::Stopped)?;
+        match report {
+            Ok(r) => Ok(ReplayReport {
+                matches: r.matches,
+                text: r.text,
+                json: r.json,
+            }),
+            Err(e) => Err(ReplayError::Trace {
+                line: e.line,
+                message: e.message,
+            }),
+        }
+    }
+}
