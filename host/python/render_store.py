@@ -1512,6 +1512,10 @@ def replay(trace_text: str, runtime: Optional[Runtime] = None) -> Replay:
     for a malformed trace, :class:`RenderStoreError` of kind ``trap`` when the replay
     itself was stopped."""
     value = (runtime or default_runtime()).call("trace", "replay", str(trace_text))
+    if isinstance(value, wc.Variant):  # result<replay-report, trace-error>, as lifted
+        if value.tag == "err":
+            raise TraceError(int(value.payload.line), value.payload.message)
+        value = value.payload
     if hasattr(value, "line"):
         raise TraceError(int(value.line), value.message)
     report = json.loads(value.json)
