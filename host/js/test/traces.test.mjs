@@ -333,7 +333,7 @@ test('malformed traces are refused, as the Rust CLI refuses them', (t) => {
   };
   for (const [name, edit] of Object.entries(bad)) {
     const trace = edited(good, name.replace(/[ ^]/g, '-'), edit);
-    assert.throws(() => rs.replay(trace.text), /^Error: trace line \d+: /, name);
+    assert.throws(() => rs.replay(trace.text), /^TraceError: trace line \d+: /, name);
     const r = cli(['replay', '--json', trace.file], { status: null });
     assert.notEqual(r.status, 0, name);
     assert.match(r.stderr, /trace line \d+: /, name);
