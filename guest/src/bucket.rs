@@ -61,6 +61,26 @@ pub trait Bucket {
     fn delete(&mut self, key: &str) -> Result<(), BucketError>;
 }
 
+/// A borrowed bucket is a bucket, so a wrapper (a trace's recorder) can be lent one and
+/// the caller keeps it.
+impl<B: Bucket + ?Sized> Bucket for &mut B {
+    fn get(&mut self, key: &str) -> Result<Vec<u8>, BucketError> {
+        (**self).get(key)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), BucketError> {
+        (**self).put(key, value)
+    }
+    fn exists(&mut self, key: &str) -> Result<Option<u64>, BucketError> {
+        (**self).exists(key)
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
+        (**self).list(prefix)
+    }
+    fn delete(&mut self, key: &str) -> Result<(), BucketError> {
+        (**self).delete(key)
+    }
+}
+
 /// An in-memory bucket that also records each call as `"<call> <key>"`.
 #[derive(Debug, Default, Clone)]
 pub struct MemoryBucket {

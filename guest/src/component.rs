@@ -10,7 +10,7 @@ wit_bindgen::generate!({
 });
 
 use convoy::render_store::bucket as imported;
-use exports::convoy::render_store::{logic, store, types};
+use exports::convoy::render_store::{logic, store, trace, types};
 
 struct Component;
 
@@ -302,5 +302,180 @@ impl store::Guest for Component {
 
     fn delete_release(r: types::Release) -> WitResult<u32> {
         Ok(crate::delete_release(&mut Host, &release(r))?)
+    }
+}
+
+fn bucket_error(e: imported::BucketError) -> BucketError {
+    e.into()
+}
+
+fn object_meta(o: imported::ObjectMeta) -> ObjectMeta {
+    ObjectMeta {
+        key: o.key,
+        size: o.size,
+        modified: SyncTime {
+            seconds: o.modified.seconds,
+            nanoseconds: o.modified.nanoseconds,
+        },
+    }
+}
+
+fn recorded_call(c: trace::RecordedCall) -> crate::trace::Call {
+    use crate::trace::{Call, CallKind, Reply};
+    let (kind, key, value, answer) = match c {
+        trace::RecordedCall::Get(c) => (CallKind::Get, c.key, None, c.answer.map(Reply::Bytes)),
+        trace::RecordedCall::Put(c) => (
+            CallKind::Put,
+            c.key,
+            Some(c.value),
+            c.answer.map(|()| Reply::Done),
+        ),
+        trace::RecordedCall::Exists(c) => {
+            (CallKind::Exists, c.key, None, c.answer.map(Reply::Size))
+        }
+        trace::RecordedCall::List(c) => (
+            CallKind::List,
+            c.prefix,
+            None,
+            c.answer
+                .map(|objects| Reply::Listing(objects.into_iter().map(object_meta).collect())),
+        ),
+        trace::RecordedCall::Delete(c) => (
+            CallKind::Delete,
+            c.key,
+            None,
+            c.answer.map(|()| Reply::Done),
+        ),
+    };
+    Call {
+        kind,
+        key,
+        value,
+        answer: answer.map_err(bucket_error),
+    }
+}
+
+fn operation(op: trace::Operation) -> crate::trace::Operation {
+    use crate::trace::Operation;
+    match op {
+        trace::Operation::PutRender(a) => Operation::PutRender {
+            release: release(a.release),
+            objects: a.objects,
+        },
+        trace::Operation::GetRender(a) => Operation::GetRender {
+            release: release(a.release),
+            render_ref: a.render_ref,
+        },
+        trace::Operation::HasHistoryRef(a) => Operation::HasHistoryRef {
+            release: release(a.release),
+            render_ref: a.render_ref,
+        },
+        trace::Operation::RecordHistory(a) => Operation::RecordHistory {
+            release: release(a.release),
+            entry: crate::NewEntry {
+                render_ref: a.entry.render_ref,
+                synced_at: time(a.entry.synced_at),
+                summary: a.entry.summary,
+            },
+        },
+        trace::Operation::ListHistory(r) => Operation::ListHistory {
+            release: release(r),
+        },
+        trace::Operation::Gc(a) => Operation::Gc {
+            release: release(a.release),
+            keep: a.keep,
+            protected: a.protected,
+            dry_run: a.dry_run,
+            grace: Grace {
+                now: time(a.now),
+                seconds: a.grace_seconds,
+            },
+        },
+        trace::Operation::DeleteRelease(r) => Operation::DeleteRelease {
+            release: release(r),
+        },
+    }
+}
+
+impl From<types::Error> for Error {
+    fn from(e: types::Error) -> Self {
+        match e {
+            types::Error::InvalidInput(m) => Error::InvalidInput(m),
+            types::Error::InvalidObject(o) => Error::InvalidObject {
+                index: o.index as usize,
+                message: o.message,
+            },
+            types::Error::NotFound(m) => Error::NotFound(m),
+            types::Error::Corrupt(m) => Error::Corrupt(m),
+            types::Error::Bucket(m) => Error::Bucket(m),
+        }
+    }
+}
+
+fn outcome(o: trace::Outcome) -> crate::trace::Outcome {
+    use crate::trace::{Failure, Output};
+    fn lift<T>(
+        r: Result<T, types::Error>,
+        output: impl FnOnce(T) -> Output,
+    ) -> crate::trace::Outcome {
+        r.map(output).map_err(|e| Failure::Error(e.into()))
+    }
+    match o {
+        trace::Outcome::PutRender(r) => lift(r, Output::RenderRef),
+        trace::Outcome::GetRender(r) => lift(r, Output::Render),
+        trace::Outcome::HasHistoryRef(r) => lift(r, Output::Recorded),
+        trace::Outcome::RecordHistory(r) => lift(r, Output::Added),
+        trace::Outcome::ListHistory(r) => lift(r, |entries| {
+            Output::Entries(
+                entries
+                    .into_iter()
+                    .map(|e| crate::HistoryEntry {
+                        key: e.key,
+                        render_ref: e.render_ref,
+                        synced_at: time(e.synced_at),
+                        summary: e.summary,
+                    })
+                    .collect(),
+            )
+        }),
+        trace::Outcome::Gc(r) => lift(r, |p| {
+            Output::Plan(GcPlan {
+                delete_history: p.delete_history,
+                keep_history: p.keep_history,
+                delete_renders: p.delete_renders,
+                keep_renders: p.keep_renders,
+                ignored: p.ignored,
+                recent_renders: p.recent_renders,
+            })
+        }),
+        trace::Outcome::DeleteRelease(r) => lift(r, Output::Deleted),
+        trace::Outcome::Trap(m) => Err(Failure::Trap(m)),
+    }
+}
+
+impl trace::Guest for Component {
+    fn write_trace(
+        op: trace::Operation,
+        calls: Vec<trace::RecordedCall>,
+        o: trace::Outcome,
+    ) -> String {
+        let calls: Vec<_> = calls.into_iter().map(recorded_call).collect();
+        crate::trace::write_trace(&operation(op), &calls, &outcome(o))
+    }
+
+    fn outcome_json(o: trace::Outcome) -> String {
+        crate::trace::outcome_json(&outcome(o))
+    }
+
+    fn replay(text: String) -> Result<trace::ReplayReport, trace::TraceError> {
+        let report = crate::trace::replay_text(&text).map_err(|e| trace::TraceError {
+            line: e.line,
+            message: e.message,
+        })?;
+        Ok(trace::ReplayReport {
+            matches: report.matches(),
+            text: report.to_text(),
+            json: report.to_json(),
+        })
     }
 }

@@ -4,7 +4,8 @@
 //! Everything that decides anything lives here: the Go-compatible canonical JSON and
 //! renderRef ([`render`], [`json`]), the key layout ([`keys`], [`time`]), the history
 //! ([`history`]), garbage collection ([`gc`]), and the exact order of bucket calls of
-//! every operation ([`store`]). The only I/O is through a [`Bucket`]; there is no clock
+//! every operation ([`store`]), and traces of operations with their replay ([`trace`]).
+//! The only I/O is through a [`Bucket`]; there is no clock
 //! and no randomness, so every operation is a pure function of its arguments and of the
 //! bucket's answers.
 //!
@@ -24,6 +25,7 @@ pub mod keys;
 pub mod render;
 pub mod store;
 pub mod time;
+pub mod trace;
 
 #[cfg(target_arch = "wasm32")]
 mod component;

@@ -1,10 +1,11 @@
 // The Node.js host of the render-store component (wit/render-store.wit,
-// convoy:render-store@0.1.0), transpiled by jco into ./generated/js (run `node build.mjs`).
+// convoy:render-store@0.2.0), transpiled by jco into ./generated/js (run `node build.mjs`).
 //
 // Every render-store decision comes from the component: canonical JSON, hashing, keys,
 // history, GC and diff. This module only gives the component a bucket, scopes it to the
 // release being served (as the Rust host's CallState/Scope does), converts values, and
-// replays traces (TRACES.md). Like the Rust host, it runs each call in a fresh instance
+// records the bucket calls of traced operations (TRACES.md; the component writes,
+// reads and replays traces). Like the Rust host, it runs each call in a fresh instance
 // (the compiled core modules are shared).
 //
 // Errors. An export's `error` variant becomes a RenderStoreError:
@@ -45,7 +46,7 @@ try {
   throw new Error(`render-store.mjs: the transpiled component is missing; run \`node build.mjs\` (or run.sh) first (${e.message})`);
 }
 
-const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.1.0';
+const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.2.0';
 const ERROR_KINDS = new Set(['invalid-input', 'invalid-object', 'not-found', 'corrupt', 'bucket']);
 const BUCKET_ERROR_KINDS = new Set(['not-found', 'denied', 'failed']);
 const CALLS = ['get', 'put', 'exists', 'list', 'delete'];
@@ -463,43 +464,36 @@ export const diffRenders = (oldRender, newRender, form = 'yaml') => {
 
 /**
  * The store operations, by their WIT names: how to turn JS arguments into WIT ones, call
- * the export, and shape the value (`js`) and its TRACES.md result (`trace`).
+ * the export, and shape the value (`js`).
  */
 const OPERATIONS = {
   'put-render': {
     call: (s, r, a) => s.putRender(r, a.objects),
     js: (v) => v,
-    trace: (v) => ({ renderRef: v }),
   },
   'get-render': {
     call: (s, r, a) => s.getRender(r, a.renderRef),
     js: (v) => v,
-    trace: (v) => ({ render: Buffer.from(v).toString('base64') }),
   },
   'has-history-ref': {
     call: (s, r, a) => s.hasHistoryRef(r, a.renderRef),
     js: (v) => v,
-    trace: (v) => ({ recorded: v }),
   },
   'record-history': {
     call: (s, r, a) => s.recordHistory(r, a.entry),
     js: (v) => v,
-    trace: (v) => ({ added: v }),
   },
   'list-history': {
     call: (s, r) => s.listHistory(r),
     js: (v) => v.map(jsEntry),
-    trace: (v) => ({ entries: v }),
   },
   gc: {
     call: (s, r, a) => s.gc(r, a.keep, a.protected, a.dryRun, a.now, a.graceSeconds),
     js: jsPlan,
-    trace: (v) => v,
   },
   'delete-release': {
     call: (s, r) => s.deleteRelease(r),
     js: (v) => v,
-    trace: (v) => ({ deleted: v }),
   },
 };
 
@@ -507,14 +501,16 @@ const OPERATIONS = {
  *  component rejects invalid names before any bucket call). */
 const scopeOf = (r) => `${r.namespace}/${r.name}/`;
 
-function runOperation(operation, release, args, answer, record) {
-  const op = OPERATIONS[operation];
+/** An export's value as the component returns it. */
+function runRaw(operation, release, args, answer, record) {
   const imports = bucketImports(scopeOf(release), answer, record);
-  return op.js(inInstance(imports, (x) => op.call(x.store, release, args)));
+  return inInstance(imports, (x) => OPERATIONS[operation].call(x.store, release, args));
 }
 
 function storeCall(bucket, operation, release, args) {
-  return runOperation(operation, witRelease(release), args, (call, key, value) => askBucket(bucket, call, key, value));
+  const r = witRelease(release);
+  if (recording !== null) return tracedStoreCall(bucket, operation, r, args);
+  return OPERATIONS[operation].js(runRaw(operation, r, args, (call, key, value) => askBucket(bucket, call, key, value)));
 }
 
 /** Stores a render unless its blob exists with the canonical size (a torn or truncated
@@ -1028,271 +1024,114 @@ export class FolderBucket {
 }
 
 // ---------------------------------------------------------------------------------------
-// Traces (TRACES.md, format version 2)
+// Traces (TRACES.md). Only a host sees the bucket calls, so this host records them; the
+// component writes the trace, reads it back, replays it and words the report.
 
-/** The trace format version this host reads (TRACES.md). */
-export const TRACE_VERSION = 2;
-
-const MARK = '\u0000\u0001int\u0001';
-
-/** JSON.parse that keeps integers beyond 2^53 exact (as bigint), for keep and seconds. */
-function parseJsonExact(text) {
-  let out = '';
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i];
-    if (c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      out += text.slice(i, j + 1);
-      i = j + 1;
-    } else if (c === '-' || (c >= '0' && c <= '9')) {
-      const m = /^-?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
-      const token = m ? m[0] : c;
-      out += m && !m[1] && !m[2] && !Number.isSafeInteger(Number(token)) ? JSON.stringify(MARK + token) : token;
-      i += token.length;
-    } else {
-      out += c;
-      i += 1;
-    }
-  }
-  return JSON.parse(out, (_, v) => (typeof v === 'string' && v.startsWith(MARK) ? BigInt(v.slice(MARK.length)) : v));
+/** A recorded call as the WIT `trace.recorded-call` variant: the answer as the
+ *  component got it. */
+function witRecordedCall(call, key, value, ans) {
+  const answer = ans.error
+    ? { tag: 'err', val: ans.error.kind === 'not-found' ? { tag: 'not-found' } : { tag: ans.error.kind, val: ans.error.message } }
+    : { tag: 'ok', val: witAnswer(call, ans.ok) };
+  if (call === 'put') return { tag: call, val: { key, value: new Uint8Array(value), answer } };
+  if (call === 'list') return { tag: call, val: { prefix: key, answer } };
+  return { tag: call, val: { key, answer } };
 }
 
-const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
-/** Standard base64 with padding, canonical (what re-encoding the bytes gives back). */
-const isBase64 = (s) => typeof s === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(s) && s.length % 4 === 0
-  && Buffer.from(s, 'base64').toString('base64') === s;
-
-function traceError(line, message) {
-  return new Error(`trace line ${line}: ${message}`);
-}
-
-/** Checks one recorded answer against the call's answer shape (TRACES.md) and returns it
- *  as a trace line holds it, without fields TRACES.md does not define. */
-function checkAnswer(call, answer, line) {
-  if (!isObject(answer) || ('ok' in answer) === ('error' in answer)) throw traceError(line, '"answer" must have exactly one of "ok" and "error"');
-  if ('error' in answer) {
-    const e = answer.error;
-    if (!isObject(e) || !BUCKET_ERROR_KINDS.has(e.kind)) throw traceError(line, 'a bucket error has kind not-found, denied or failed');
-    if (e.kind !== 'not-found' && typeof e.message !== 'string') throw traceError(line, `a ${e.kind} error needs a message`);
-    return { error: e.kind === 'not-found' ? { kind: e.kind } : { kind: e.kind, message: e.message } };
-  }
-  const ok = answer.ok;
-  const wrong = () => traceError(line, `${JSON.stringify(ok, (_, v) => (typeof v === 'bigint' ? Number(v) : v))} is not an answer to ${call}: see TRACES.md for each call's answer`);
-  switch (call) {
-    case 'get':
-      if (!isBase64(ok)) throw wrong();
-      return { ok };
-    case 'put':
-    case 'delete':
-      if (ok !== null) throw wrong();
-      return { ok: null };
-    case 'exists': {
-      if (ok === null) return { ok: null };
-      const size = asU64(ok);
-      if (size === undefined) throw wrong();
-      return { ok: size };
-    }
-    default: {
-      if (!Array.isArray(ok)) throw traceError(line, "a list's answer must be an array of objects");
-      return {
-        ok: ok.map((o) => {
-          const meta = asObjectMeta(o);
-          if (meta === undefined) {
-            throw traceError(line, 'an object of a listing must be {"key": string, "size": 64-bit unsigned integer, "modified": {"seconds": 64-bit integer, "nanoseconds": integer below 1000000000}}');
-          }
-          return meta;
-        }),
-      };
-    }
-  }
-}
-
-/** {seconds, nanoseconds} of a trace line, checked as the Rust reader checks a time. */
-function traceTime(v, what, line) {
-  if (!isObject(v)) throw traceError(line, `${what} must be a JSON object`);
-  if (!('seconds' in v)) throw traceError(line, 'field "seconds" is missing');
-  if (!('nanoseconds' in v)) throw traceError(line, 'field "nanoseconds" is missing');
-  const t = asInstant({ seconds: v.seconds, nanoseconds: 0 });
-  if (t === undefined) throw traceError(line, '"seconds" must be a 64-bit integer');
-  if (!Number.isInteger(v.nanoseconds) || v.nanoseconds < 0 || v.nanoseconds >= 1e9) throw traceError(line, '"nanoseconds" must be an integer below 1000000000');
-  return { seconds: v.seconds, nanoseconds: v.nanoseconds };
-}
-
-/** The operation's WIT arguments from the header's `arguments`. */
-function traceArguments(operation, a) {
-  const need = (cond, what) => {
-    if (!cond) throw traceError(1, what);
-  };
-  need(isObject(a), '"arguments" must be a JSON object');
-  need(isObject(a.release) && typeof a.release.namespace === 'string' && typeof a.release.name === 'string', '"release" must be {"namespace": …, "name": …}');
-  const release = witRelease(a.release);
-  const int = (v, what) => {
-    need(typeof v === 'bigint' || Number.isInteger(v), `${what} must be an integer`);
-    return v;
-  };
+/** The WIT `trace.operation` of a store call (arguments already in WIT form). */
+function witOperation(operation, release, a) {
   switch (operation) {
     case 'put-render':
-      need(Array.isArray(a.objects) && a.objects.every(isBase64), '"objects" must be an array of standard base64 strings');
-      return { release, args: { objects: a.objects.map((o) => new Uint8Array(Buffer.from(o, 'base64'))) } };
+      return { tag: operation, val: { release, objects: a.objects } };
     case 'get-render':
     case 'has-history-ref':
-      need(typeof a.renderRef === 'string', '"renderRef" must be a string');
-      return { release, args: { renderRef: a.renderRef } };
-    case 'record-history': {
-      const e = a.entry;
-      need(isObject(e) && typeof e.renderRef === 'string' && typeof e.summary === 'string' && isObject(e.syncedAt), '"entry" must be {"renderRef", "syncedAt", "summary"}');
-      const syncedAt = traceTime(e.syncedAt, '"syncedAt"', 1);
-      return { release, args: { entry: witEntry({ ...e, syncedAt }) } };
-    }
-    case 'gc': {
-      need(Array.isArray(a.protected) && a.protected.every((r) => typeof r === 'string'), '"protected" must be an array of strings');
-      need(typeof a.dryRun === 'boolean', '"dryRun" must be true or false');
-      need('now' in a, 'field "now" is missing');
-      const now = witTime(traceTime(a.now, '"now"', 1), 'now');
-      need('graceSeconds' in a, 'field "graceSeconds" is missing');
-      const grace = asU64(a.graceSeconds);
-      need(grace !== undefined, '"graceSeconds" must be a 64-bit unsigned integer');
-      return {
-        release,
-        args: { keep: s64(int(a.keep, '"keep"'), 'keep'), protected: a.protected, dryRun: a.dryRun, now, graceSeconds: BigInt(grace) },
-      };
-    }
-    case 'list-history':
-    case 'delete-release':
-      return { release, args: {} };
+      return { tag: operation, val: { release, renderRef: a.renderRef } };
+    case 'record-history':
+      return { tag: operation, val: { release, entry: a.entry } };
+    case 'gc':
+      return { tag: operation, val: { release, ...a } };
     default:
-      throw traceError(1, `unknown operation ${JSON.stringify(operation)}`);
+      return { tag: operation, val: release };
   }
 }
 
-/** Parses a trace (blank lines are skipped): {operation, release, args, calls, result};
- *  throws an Error naming the line on anything TRACES.md does not allow. */
-export function parseTrace(text) {
-  const lines = String(text).split('\n')
-    .map((l, i) => ({ text: l.replace(/\r$/, ''), line: i + 1 }))
-    .filter((l) => l.text.trim() !== '');
-  if (lines.length === 0) throw traceError(1, 'the trace is empty');
-  const parse = ({ text: l, line }, exact) => {
-    try {
-      return exact ? parseJsonExact(l) : JSON.parse(l);
-    } catch (e) {
-      throw traceError(line, `not JSON: ${e.message}`);
-    }
-  };
-  const header = parse(lines[0], true);
-  if (!isObject(header) || header.format !== 'render-store-trace') throw traceError(lines[0].line, 'not a render-store trace: the first line must have "format":"render-store-trace"');
-  if (header.version !== TRACE_VERSION) {
-    const version = header.version === undefined ? 'null' : JSON.stringify(header.version, (_, v) => (typeof v === 'bigint' ? Number(v) : v));
-    throw traceError(lines[0].line, `trace version ${version} is not supported: this build reads version ${TRACE_VERSION}`);
+/** The WIT `trace.outcome` of a store call that threw `e`. */
+function witFailure(operation, e) {
+  if (e.kind === 'trap') return { tag: 'trap', val: e.message };
+  const val = e.kind === 'invalid-object' ? { tag: e.kind, val: { index: e.index, message: e.message } } : { tag: e.kind, val: e.message };
+  return { tag: operation, val: { tag: 'err', val } };
+}
+
+/** While `record` runs: where each store call leaves its trace. */
+let recording = null;
+
+function tracedStoreCall(bucket, operation, release, args) {
+  const calls = [];
+  const log = (call, key, value, ans) => calls.push(witRecordedCall(call, key, value, ans));
+  let raw;
+  let failure;
+  try {
+    raw = runRaw(operation, release, args, (call, key, value) => askBucket(bucket, call, key, value), log);
+  } catch (e) {
+    if (!(e instanceof RenderStoreError)) throw e;
+    failure = e;
   }
-  const { release, args } = traceArguments(header.operation, header.arguments);
-  if (lines.length < 2) throw traceError(lines[0].line, 'the trace ends after its header: the result line is missing');
-  const calls = lines.slice(1, -1).map((l) => {
-    const c = parse(l, false);
-    if (!isObject(c) || !CALLS.includes(c.call) || typeof c.key !== 'string') throw traceError(l.line, 'a call line needs "call" (get, put, exists, list or delete) and "key"');
-    if ((c.call === 'put') !== ('value' in c)) throw traceError(l.line, 'a put, and only a put, has a "value"');
-    if ('value' in c && !isBase64(c.value)) throw traceError(l.line, 'the value must be standard base64');
-    const answer = checkAnswer(c.call, c.answer, l.line);
-    return c.call === 'put' ? { call: c.call, key: c.key, value: c.value, answer } : { call: c.call, key: c.key, answer };
-  });
-  const last = lines.at(-1);
-  const end = parse(last, false);
-  const result = isObject(end) ? end.result : undefined;
-  if (!isObject(result) || ('ok' in result) === ('error' in result)) throw traceError(last.line, 'the last line must be the result: {"result": {"ok": …} or {"error": …}}');
-  if ('error' in result && (!isObject(result.error) || typeof result.error.kind !== 'string')) throw traceError(last.line, 'a result error needs a "kind"');
-  return { operation: header.operation, release, args, calls, result };
-}
-
-/** The answer of a call as a trace records it. */
-function traceAnswer(call, ans) {
-  if (ans.error) return { error: ans.error.kind === 'not-found' ? { kind: 'not-found' } : { kind: ans.error.kind, message: ans.error.message } };
-  if (call === 'get') return { ok: Buffer.from(ans.ok).toString('base64') };
-  if (call === 'put' || call === 'delete') return { ok: null };
-  return { ok: ans.ok };
-}
-
-/** A recorded answer as the component is given it. */
-function liveAnswer(call, answer) {
-  if (answer.error) return { error: answer.error };
-  return { ok: call === 'get' ? new Uint8Array(Buffer.from(answer.ok, 'base64')) : answer.ok };
-}
-
-/** JSON with keys sorted, to compare values whatever their key order. */
-function stable(v) {
-  if (Array.isArray(v)) return `[${v.map(stable).join(',')}]`;
-  if (isObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stable(v[k])}`).join(',')}}`;
-  return JSON.stringify(typeof v === 'bigint' ? Number(v) : v);
-}
-
-function sameResult(recorded, replayed) {
-  if (recorded.error?.kind === 'trap' || replayed.error?.kind === 'trap') {
-    return recorded.error?.kind === replayed.error?.kind;
-  }
-  return stable(recorded) === stable(replayed);
+  const outcome = failure ? witFailure(operation, failure) : { tag: operation, val: { tag: 'ok', val: raw } };
+  const trace = inInstance(NO_BUCKET, (x) => x.trace.writeTrace(witOperation(operation, release, args), calls, outcome));
+  recording.push(trace);
+  if (failure) throw failure;
+  return OPERATIONS[operation].js(raw);
 }
 
 /**
- * Replays a trace (TRACES.md): runs its operation in a fresh instance whose bucket answers
- * from the trace and performs nothing, then compares. Returns the report in the shape of
- * `render-store replay --json`: {operation, matches, firstDifference, resultMatches,
- * calls, result}. `firstDifference` is null or {position (from 1), recorded, replayed}:
- * the first differing call as trace call lines (null on the side that has no call
- * there); `result` is the replayed result ({ok: …} or {error: …}); `calls` counts the
- * replayed calls; `matches` is true when no call differs and the result matches.
+ * Runs `fn`, which makes one store call (putRender, gc, …), and records it (TRACES.md):
+ * returns {trace, value, error}: the trace text, what `fn` returned, or the
+ * RenderStoreError the call threw (a failed operation is traced too).
  */
-export function replay(traceText) {
-  const trace = parseTrace(traceText);
-  const queues = new Map();
-  for (const c of trace.calls) {
-    const id = `${c.call}\n${c.key}`;
-    if (!queues.has(id)) queues.set(id, { answers: [], next: 0 });
-    queues.get(id).answers.push(c.answer);
+export function record(fn) {
+  const previous = recording;
+  const traces = [];
+  recording = traces;
+  let value;
+  let error;
+  try {
+    value = fn();
+  } catch (e) {
+    error = e;
+  } finally {
+    recording = previous;
   }
-  // The recorded answer of the same call on the same key: the first not yet used, then
-  // the last again; none: put and delete are ok, reads fail.
-  const answer = (call, key) => {
-    const q = queues.get(`${call}\n${key}`);
-    if (!q) return call === 'put' || call === 'delete' ? { ok: null } : { error: { kind: 'failed', message: 'not in the trace' } };
-    const recorded = q.answers[Math.min(q.next, q.answers.length - 1)];
-    q.next += 1;
-    return liveAnswer(call, recorded);
-  };
-  const calls = [];
-  const record = (call, key, value, ans) => {
-    const c = { call, key };
-    if (call === 'put') c.value = Buffer.from(value).toString('base64');
-    c.answer = traceAnswer(call, ans);
-    calls.push(c);
-  };
-  const result = outcome(() => runOperation(trace.operation, trace.release, trace.args, answer, record), trace.operation);
-  let firstDifference = null;
-  for (let i = 0; i < Math.max(calls.length, trace.calls.length); i++) {
-    const recorded = trace.calls[i] ?? null;
-    const replayed = calls[i] ?? null;
-    if (recorded === null || replayed === null || stable(recorded) !== stable(replayed)) {
-      firstDifference = { position: i + 1, recorded, replayed };
-      break;
-    }
-  }
-  const resultMatches = sameResult(trace.result, result);
-  return {
-    operation: trace.operation,
-    matches: firstDifference === null && resultMatches,
-    firstDifference,
-    resultMatches,
-    calls: calls.length,
-    result,
-  };
+  if (error !== undefined && !(error instanceof RenderStoreError)) throw error;
+  if (traces.length !== 1) throw new Error(`record: ${traces.length} store calls were made; a trace records exactly one`);
+  return { trace: traces[0], value, error };
 }
 
-/** An operation's result as a trace's result line holds it: {ok: …} or {error: …}. */
-function outcome(run, operation) {
-  try {
-    return { ok: OPERATIONS[operation].trace(run()) };
-  } catch (e) {
-    if (!(e instanceof RenderStoreError)) throw e;
-    return { error: e.kind === 'invalid-object' ? { kind: e.kind, index: e.index, message: e.message } : { kind: e.kind, message: e.message } };
+/** A trace the component refused: `line` (from 1) and `message`. */
+export class TraceError extends Error {
+  constructor(line, message) {
+    super(`trace line ${line}: ${message}`);
+    this.name = 'TraceError';
+    this.line = line;
   }
 }
+
+/**
+ * Replays a trace in the component (TRACES.md, Replay): {matches, text, json}, `text` the
+ * report for people (what `render-store replay` prints) and `json` the report as
+ * `render-store replay --json` prints it. Throws a TraceError for a malformed trace, a
+ * RenderStoreError of kind 'trap' when the replay itself was stopped.
+ */
+export function replayReport(traceText) {
+  const exports = instantiateFast(NO_BUCKET);
+  try {
+    return exports.trace.replay(String(traceText));
+  } catch (e) {
+    const p = e?.payload;
+    if (p && typeof p.line === 'number') throw new TraceError(p.line, p.message);
+    throw fromWitError(e);
+  }
+}
+
+/** The replay report as an object: {operation, matches, firstDifference, resultMatches,
+ *  calls, result}, as `render-store replay --json` prints it. */
+export const replay = (traceText) => JSON.parse(replayReport(traceText).json);

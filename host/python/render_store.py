@@ -7,7 +7,8 @@ host scopes it; nothing else (no WASI) is linked.
 
 Every piece of render-store logic -- canonical JSON, hashing, keys, history, GC, diffs
 -- runs inside the component. This module only converts values, serves bucket calls
-and, for traces (TRACES.md), records and answers them.
+and, for traces (TRACES.md), records them: the component writes, reads and replays
+traces.
 
 Errors of the WIT ``error`` variant are raised as :class:`RenderStoreError` with
 ``kind`` set to the variant case (``invalid-input``, ``invalid-object``, ``not-found``,
@@ -35,7 +36,6 @@ a bucket ``put``) is limited to 2,796,201 bytes. Inputs are not capped.
 
 from __future__ import annotations
 
-import base64
 import ctypes
 import errno
 import itertools
@@ -47,7 +47,7 @@ import stat
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import wasmtime
 import wasmtime.component as wc
@@ -64,13 +64,13 @@ __all__ = [
     "render_key", "history_key", "parse_key", "format_key_time", "parse_key_time",
     "format_synced_at", "parse_synced_at", "plan_gc", "diff_renders",
     "put_render", "get_render", "has_history_ref", "record_history", "list_history",
-    "gc", "delete_release", "record", "arguments_json", "replay", "parse_trace",
-    "Messages", "object_key_error", "OPERATIONS", "MAX_LIFTED_BYTES",
-    "GC_GRACE_SECONDS", "TRACE_VERSION", "now",
+    "gc", "delete_release", "record", "Recorded", "replay",
+    "Messages", "object_key_error", "MAX_LIFTED_BYTES",
+    "GC_GRACE_SECONDS", "now",
 ]
 
 PACKAGE = "convoy:render-store"
-VERSION = "0.1.0"
+VERSION = "0.2.0"
 BUCKET_INTERFACE = f"{PACKAGE}/bucket@{VERSION}"
 
 #: The Rust host's per-call limits (host/render-store/src/runtime.rs, ``Limits``).
@@ -80,10 +80,6 @@ DEFAULT_FUEL = 100_000_000_000
 #: The longest ``list<u8>`` wasmtime-py 50 can lift from the guest in one call:
 #: 128 MiB of hostcall fuel at 48 bytes (one ``Val``) per element, less one ``Val``.
 MAX_LIFTED_BYTES = (128 << 20) // 48 - 1
-
-TRACE_FORMAT = "render-store-trace"
-#: The trace format version this host reads and writes (TRACES.md).
-TRACE_VERSION = 2
 
 #: GC's default grace period, as the Rust host's (``--grace 10m``): no render blob
 #: written less than this many seconds before ``now`` is deleted.
@@ -200,11 +196,6 @@ class ObjectMeta:
     key: str
     size: int
     modified: SyncTime
-
-    def to_json(self) -> Dict[str, Any]:
-        """The object as a trace's ``list`` answer holds it."""
-        return {"key": self.key, "size": self.size,
-                "modified": {"seconds": self.modified.seconds, "nanoseconds": self.modified.nanoseconds}}
 
 
 @dataclass(frozen=True)
@@ -999,33 +990,21 @@ class FolderBucket:
 Answer = Tuple[Any, ...]
 
 
-def _answer_json(answer: Answer, call: str) -> Dict[str, Any]:
-    if answer[0] == "ok":
-        value = answer[1]
-        if call == "get":
-            value = base64.b64encode(value).decode("ascii")
-        elif call == "list":
-            value = [o.to_json() for o in value]
-        return {"ok": value}
-    kind, message = answer[1], answer[2]
-    if kind == "not-found":
-        return {"error": {"kind": kind}}
-    return {"error": {"kind": kind, "message": message}}
-
-
-def _call_json(call: str, key: str, value: Optional[bytes], answer: Answer) -> Dict[str, Any]:
-    line: Dict[str, Any] = {"call": call, "key": key}
-    if value is not None:
-        line["value"] = base64.b64encode(value).decode("ascii")
-    line["answer"] = _answer_json(answer, call)
-    return line
+def _wit_recorded_call(call: str, key: str, value: Optional[bytes], answer: Answer) -> wc.Variant:
+    """A call and the answer the component got, as the WIT ``trace.recorded-call``."""
+    fields: Dict[str, Any] = {"prefix" if call == "list" else "key": key,
+                              "answer": _to_wit_answer(call, answer)}
+    if call == "put":
+        fields["value"] = bytes(value or b"")
+    return wc.Variant(call, _rec(**fields))
 
 
 class _Scope:
     """The bucket of one call, confined to the release's prefix (the Rust host's
-    ``Scope``), optionally logging every call and answer for a trace."""
+    ``Scope``), optionally logging every call and answer for a trace (as WIT
+    ``trace.recorded-call`` values)."""
 
-    def __init__(self, bucket: Any, prefix: str, log: Optional[List[Dict[str, Any]]] = None):
+    def __init__(self, bucket: Any, prefix: str, log: Optional[List[Any]] = None):
         self.bucket = bucket
         self.prefix = prefix
         self.log = log
@@ -1040,7 +1019,7 @@ class _Scope:
         if answer is None:
             answer = self._ask(call, key, value)
         if self.log is not None:
-            self.log.append(_call_json(call, key, value if call == "put" else None, answer))
+            self.log.append(_wit_recorded_call(call, key, value, answer))
         return answer
 
     def _ask(self, call: str, key: str, value: Optional[bytes]) -> Answer:
@@ -1353,28 +1332,42 @@ class RenderStore:
         self.bucket = bucket
         self.runtime = runtime or default_runtime()
 
-    def _scope(self, release: Release, log: Optional[List[Dict[str, Any]]]) -> _Scope:
+    def _scope(self, release: Release, log: Optional[List[Any]] = None) -> _Scope:
         return _Scope(self.bucket, f"{release.namespace}/{release.name}/", log)
 
-    def _op(self, name: str, release: ReleaseLike, *args: Any, log: Optional[List[Dict[str, Any]]] = None) -> Any:
+    def _op(self, name: str, release: ReleaseLike, *args: Any) -> Any:
         r = _release(release)
-        return self.runtime._result("store", name, _wit_release(r), *args, scope=self._scope(r, log))
+        traces = _RECORDING.traces
+        if traces is None:
+            return self.runtime._result("store", name, _wit_release(r), *args, scope=self._scope(r))
+        calls: List[Any] = []
+        failure: Optional[RenderStoreError] = None
+        try:
+            raw = self.runtime._result("store", name, _wit_release(r), *args, scope=self._scope(r, calls))
+            outcome = wc.Variant(name, _Result(True, raw))
+        except RenderStoreError as e:
+            failure, outcome = e, _wit_failure(name, e)
+        operation = _wit_operation(name, _wit_release(r), args)
+        traces.append(self.runtime.call("trace", "write-trace", operation, calls, outcome))
+        if failure is not None:
+            raise failure
+        return raw
 
-    def put_render(self, release: ReleaseLike, objects: Iterable[BytesLike], *, log=None) -> str:
+    def put_render(self, release: ReleaseLike, objects: Iterable[BytesLike]) -> str:
         """Stores the render's canonical bytes unless that blob exists with their size (a
         torn or truncated blob is written again); its renderRef."""
-        return self._op("put-render", release, _objects(objects), log=log)
+        return self._op("put-render", release, _objects(objects))
 
-    def get_render(self, release: ReleaseLike, render_ref: str, *, log=None) -> bytes:
+    def get_render(self, release: ReleaseLike, render_ref: str) -> bytes:
         """The canonical bytes stored for ``render_ref``, verified against it."""
-        return self._op("get-render", release, render_ref, log=log)
+        return self._op("get-render", release, render_ref)
 
-    def has_history_ref(self, release: ReleaseLike, render_ref: str, *, log=None) -> bool:
-        return self._op("has-history-ref", release, render_ref, log=log)
+    def has_history_ref(self, release: ReleaseLike, render_ref: str) -> bool:
+        return self._op("has-history-ref", release, render_ref)
 
     def record_history(self, release: ReleaseLike, entry: Union[NewEntry, None] = None, *,
                        render_ref: Optional[str] = None, synced_at: Optional[TimeLike] = None,
-                       summary: str = "", log=None) -> bool:
+                       summary: str = "") -> bool:
         """Appends a history entry unless one records the same render; whether it was
         added. Give ``entry``, or ``render_ref`` and ``synced_at`` (a :class:`SyncTime`
         or RFC 3339 text, parsed by the component) and ``summary``."""
@@ -1383,16 +1376,16 @@ class RenderStore:
                 raise TypeError("record_history needs an entry, or render_ref and synced_at")
             entry = NewEntry(render_ref, self.runtime._time(synced_at), summary)
         wit_entry = _rec(render_ref=entry.render_ref, synced_at=_wit_time(entry.synced_at), summary=entry.summary)
-        return self._op("record-history", release, wit_entry, log=log)
+        return self._op("record-history", release, wit_entry)
 
-    def list_history(self, release: ReleaseLike, *, log=None) -> List[HistoryEntry]:
-        entries = self._op("list-history", release, log=log)
+    def list_history(self, release: ReleaseLike) -> List[HistoryEntry]:
+        entries = self._op("list-history", release)
         return [HistoryEntry(e.key, _get(e, "render_ref"), _py_time(_get(e, "synced_at")), e.summary)
                 for e in entries]
 
     def gc(self, release: ReleaseLike, keep: int, protected: Sequence[str] = (),
            dry_run: bool = False, *, now: Optional[SyncTime] = None,
-           grace_seconds: int = GC_GRACE_SECONDS, log=None) -> GcPlan:
+           grace_seconds: int = GC_GRACE_SECONDS) -> GcPlan:
         """Garbage collection keeping the newest ``keep`` entries and the renders they
         and ``protected`` name. A render blob modified less than ``grace_seconds``
         (default 600; 0: none) before ``now`` (default: this machine's clock) is not
@@ -1403,10 +1396,10 @@ class RenderStore:
         if not _is_u64(grace_seconds):
             raise TypeError("grace_seconds: expected an integer from 0 to 2^64 - 1")
         return _py_plan(self._op("gc", release, int(keep), list(protected), bool(dry_run),
-                                 _wit_time(at), grace_seconds, log=log))
+                                 _wit_time(at), grace_seconds))
 
-    def delete_release(self, release: ReleaseLike, *, log=None) -> int:
-        return int(self._op("delete-release", release, log=log))
+    def delete_release(self, release: ReleaseLike) -> int:
+        return int(self._op("delete-release", release))
 
 
 # Module-level functions over the default runtime.
@@ -1501,364 +1494,95 @@ def delete_release(bucket: Any, release: ReleaseLike) -> int:
 
 
 # --------------------------------------------------------------------------------------
-# Traces (TRACES.md)
-
-OPERATIONS = ("put-render", "get-render", "has-history-ref", "record-history",
-              "list-history", "gc", "delete-release")
+# Traces (TRACES.md). Only a host sees the bucket calls, so this host records them; the
+# component writes the trace, reads it back, replays it and words the report.
 
 
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+class _Recording(threading.local):
+    traces: Optional[List[str]] = None
 
 
-def _unb64(text: Any, what: str, line: int) -> bytes:
-    if not isinstance(text, str):
-        raise TraceError(line, f"{what} must be a base64 string")
+_RECORDING = _Recording()
+
+
+def _wit_operation(name: str, release: wc.Record, args: Tuple[Any, ...]) -> wc.Variant:
+    """The WIT ``trace.operation`` of a store call, from the export's arguments."""
+    if name == "put-render":
+        return wc.Variant(name, _rec(release=release, objects=args[0]))
+    if name in ("get-render", "has-history-ref"):
+        return wc.Variant(name, _rec(release=release, render_ref=args[0]))
+    if name == "record-history":
+        return wc.Variant(name, _rec(release=release, entry=args[0]))
+    if name == "gc":
+        keep, protected, dry_run, now, grace_seconds = args
+        return wc.Variant(name, _rec(release=release, keep=keep, protected=protected, dry_run=dry_run,
+                                     now=now, grace_seconds=grace_seconds))
+    return wc.Variant(name, release)
+
+
+def _wit_failure(name: str, e: RenderStoreError) -> wc.Variant:
+    """The WIT ``trace.outcome`` of a store call that raised ``e``."""
+    if e.kind == "trap":
+        return wc.Variant("trap", e.message)
+    if e.kind == "invalid-object":
+        error = wc.Variant(e.kind, _rec(index=e.index, message=e.message))
+    else:
+        error = wc.Variant(e.kind, e.message)
+    return wc.Variant(name, _Result(False, error))
+
+
+class Recorded(NamedTuple):
+    """A recorded store call: its trace (the text the component wrote), what it
+    returned, or the :class:`RenderStoreError` it raised (a failure is traced too)."""
+
+    trace: str
+    value: Any
+    error: Optional[RenderStoreError]
+
+
+def record(fn: Callable[[], Any]) -> Recorded:
+    """Runs ``fn``, which makes one store call (``store.gc(...)``, ``put_render(...)``,
+    ...), and records it (TRACES.md)."""
+    previous = _RECORDING.traces
+    traces: List[str] = []
+    _RECORDING.traces = traces
+    value, error = None, None
     try:
-        return base64.b64decode(text.encode("ascii"), validate=True)
-    except Exception as e:
-        raise TraceError(line, f"{what} is not standard base64: {e}") from None
-
-
-def _ok_json(operation: str, value: Any) -> Dict[str, Any]:
-    """An operation's result as a trace's ``ok`` records it."""
-    if operation == "put-render":
-        return {"renderRef": value}
-    if operation == "get-render":
-        return {"render": _b64(value)}
-    if operation == "has-history-ref":
-        return {"recorded": value}
-    if operation == "record-history":
-        return {"added": value}
-    if operation == "list-history":
-        return {"entries": [{
-            "key": e.key, "renderRef": e.render_ref,
-            "syncedAt": {"seconds": e.synced_at.seconds, "nanoseconds": e.synced_at.nanoseconds},
-            "summary": e.summary} for e in value]}
-    if operation == "gc":
-        return value.to_json()
-    if operation == "delete-release":
-        return {"deleted": value}
-    raise ValueError(operation)
-
-
-def _run_operation(store: RenderStore, operation: str, arguments: Dict[str, Any],
-                   log: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """Runs an operation given as a trace header gives it; its result line's value."""
-    rel = arguments["release"]
-    release = Release(rel["namespace"], rel["name"])
-    try:
-        if operation == "put-render":
-            value = store.put_render(release, [base64.b64decode(o) for o in arguments["objects"]], log=log)
-        elif operation == "get-render":
-            value = store.get_render(release, arguments["renderRef"], log=log)
-        elif operation == "has-history-ref":
-            value = store.has_history_ref(release, arguments["renderRef"], log=log)
-        elif operation == "record-history":
-            e = arguments["entry"]
-            t = SyncTime(e["syncedAt"]["seconds"], e["syncedAt"]["nanoseconds"])
-            value = store.record_history(release, NewEntry(e["renderRef"], t, e["summary"]), log=log)
-        elif operation == "list-history":
-            value = store.list_history(release, log=log)
-        elif operation == "gc":
-            t = arguments["now"]
-            value = store.gc(release, arguments["keep"], arguments["protected"], arguments["dryRun"],
-                             now=SyncTime(t["seconds"], t["nanoseconds"]),
-                             grace_seconds=arguments["graceSeconds"], log=log)
-        elif operation == "delete-release":
-            value = store.delete_release(release, log=log)
-        else:
-            raise ValueError(f"unknown operation {operation!r}")
+        value = fn()
     except RenderStoreError as e:
-        return {"error": e.to_json()}
-    return {"ok": _ok_json(operation, value)}
-
-
-def arguments_json(operation: str, release: ReleaseLike, **args: Any) -> Dict[str, Any]:
-    """A trace header's ``arguments`` from Python values: ``objects`` (bytes),
-    ``render_ref``, ``entry`` (:class:`NewEntry`), ``keep``, ``protected``, ``dry_run``,
-    ``now`` (a :class:`SyncTime`; default this machine's clock) and ``grace_seconds``
-    (default :data:`GC_GRACE_SECONDS`)."""
-    r = _release(release)
-    out: Dict[str, Any] = {"release": {"namespace": r.namespace, "name": r.name}}
-    if operation == "put-render":
-        out["objects"] = [_b64(o) for o in _objects(args["objects"])]
-    elif operation in ("get-render", "has-history-ref"):
-        out["renderRef"] = args["render_ref"]
-    elif operation == "record-history":
-        e: NewEntry = args["entry"]
-        out["entry"] = {"renderRef": e.render_ref,
-                        "syncedAt": {"seconds": e.synced_at.seconds, "nanoseconds": e.synced_at.nanoseconds},
-                        "summary": e.summary}
-    elif operation == "gc":
-        t = args.get("now") or _now()
-        out.update(keep=int(args["keep"]), protected=list(args.get("protected", ())),
-                   dryRun=bool(args.get("dry_run", False)),
-                   now={"seconds": t.seconds, "nanoseconds": t.nanoseconds},
-                   graceSeconds=int(args.get("grace_seconds", GC_GRACE_SECONDS)))
-    elif operation not in OPERATIONS:
-        raise ValueError(f"unknown operation {operation!r}")
-    return out
-
-
-def record(store: RenderStore, operation: str, arguments: Dict[str, Any]) -> Tuple[Dict[str, Any], str]:
-    """Runs one store operation (``arguments`` as a trace header has them, see
-    :func:`arguments_json`) and returns its result (``{"ok": ...}`` or
-    ``{"error": ...}``) and its trace, as text."""
-    log: List[Dict[str, Any]] = []
-    result = _run_operation(store, operation, arguments, log)
-    header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "operation": operation, "arguments": arguments}
-    lines = [header, *log, {"result": result}]
-    # Compact, keys sorted, UTF-8: the form the Rust host writes.
-    text = "".join(json.dumps(line, separators=(",", ":"), ensure_ascii=False, sort_keys=True) + "\n"
-                   for line in lines)
-    return result, text
-
-
-@dataclass
-class _Trace:
-    operation: str
-    arguments: Dict[str, Any]
-    calls: List[Dict[str, Any]]
-    result: Dict[str, Any]
-
-
-def _obj(v: Any, what: str, line: int) -> Dict[str, Any]:
-    if not isinstance(v, dict):
-        raise TraceError(line, f"{what} must be a JSON object")
-    return v
-
-
-def _field(o: Dict[str, Any], name: str, line: int) -> Any:
-    if name not in o:
-        raise TraceError(line, f"field {name!r} is missing")
-    return o[name]
-
-
-def _str(o: Dict[str, Any], name: str, line: int) -> str:
-    v = _field(o, name, line)
-    if not isinstance(v, str):
-        raise TraceError(line, f"field {name!r} must be a string")
-    return v
-
-
-_int = _is_int
-
-
-def _parse_time(v: Any, what: str, line: int) -> Dict[str, int]:
-    """``{"seconds", "nanoseconds"}`` of a trace line, checked as the Rust reader does."""
-    at = _obj(v, what, line)
-    s, n = _field(at, "seconds", line), _field(at, "nanoseconds", line)
-    if not _int(s) or not -(1 << 63) <= s < (1 << 63):
-        raise TraceError(line, '"seconds" must be a 64-bit integer')
-    if not _int(n) or not 0 <= n < 1_000_000_000:
-        raise TraceError(line, '"nanoseconds" must be an integer below 1000000000')
-    return {"seconds": s, "nanoseconds": n}
-
-
-def _parse_arguments(operation: str, args: Dict[str, Any], line: int) -> Dict[str, Any]:
-    rel = _obj(_field(args, "release", line), '"release"', line)
-    out: Dict[str, Any] = {"release": {"namespace": _str(rel, "namespace", line), "name": _str(rel, "name", line)}}
-    if operation == "put-render":
-        objects = _field(args, "objects", line)
-        if not isinstance(objects, list):
-            raise TraceError(line, '"objects" must be an array')
-        out["objects"] = [_b64(_unb64(o, "an object", line)) for o in objects]
-    elif operation in ("get-render", "has-history-ref"):
-        out["renderRef"] = _str(args, "renderRef", line)
-    elif operation == "record-history":
-        e = _obj(_field(args, "entry", line), '"entry"', line)
-        synced_at = _parse_time(_field(e, "syncedAt", line), '"syncedAt"', line)
-        out["entry"] = {"renderRef": _str(e, "renderRef", line), "syncedAt": synced_at,
-                        "summary": _str(e, "summary", line)}
-    elif operation == "gc":
-        keep, protected, dry = _field(args, "keep", line), _field(args, "protected", line), _field(args, "dryRun", line)
-        if not _int(keep) or not -(1 << 63) <= keep < (1 << 63):
-            raise TraceError(line, '"keep" must be an integer')
-        if not isinstance(protected, list) or not all(isinstance(p, str) for p in protected):
-            raise TraceError(line, '"protected" must be an array of strings')
-        if not isinstance(dry, bool):
-            raise TraceError(line, '"dryRun" must be true or false')
-        t = _parse_time(_field(args, "now", line), '"now"', line)
-        grace = _field(args, "graceSeconds", line)
-        if not _is_u64(grace):
-            raise TraceError(line, '"graceSeconds" must be a 64-bit unsigned integer')
-        out.update(keep=keep, protected=list(protected), dryRun=dry, now=t, graceSeconds=grace)
-    elif operation not in OPERATIONS:
-        raise TraceError(line, f"unknown operation {operation!r}")
-    return out
-
-
-def _parse_answer(call: str, answer: Any, line: int) -> Answer:
-    answer = _obj(answer, '"answer"', line)
-    if "ok" in answer and "error" not in answer:
-        v = answer["ok"]
-        if call == "get":
-            return ("ok", _unb64(v, "a get answer", line))
-        if call in ("put", "delete"):
-            if v is not None:
-                raise TraceError(line, f"the ok answer of {call} must be null")
-            return ("ok", None)
-        if call == "exists":
-            if v is not None and not _is_u64(v):
-                raise TraceError(line, "the ok answer of exists must be a size (a 64-bit unsigned integer) or null")
-            return ("ok", v)
-        if not isinstance(v, list):
-            raise TraceError(line, "a list's answer must be an array of objects")
-        listed = []
-        for item in v:
-            o = _obj(item, "an object of a listing", line)
-            size = _field(o, "size", line)
-            if not _is_u64(size):
-                raise TraceError(line, '"size" must be a 64-bit unsigned integer')
-            t = _parse_time(_field(o, "modified", line), '"modified"', line)
-            listed.append(ObjectMeta(_str(o, "key", line), size, SyncTime(t["seconds"], t["nanoseconds"])))
-        return ("ok", listed)
-    if "error" in answer and "ok" not in answer:
-        e = _obj(answer["error"], '"error"', line)
-        kind = _str(e, "kind", line)
-        if kind == "not-found":
-            if call != "get":
-                raise TraceError(line, f"{call} cannot answer not-found")
-            return ("error", "not-found", None)
-        if kind in ("denied", "failed"):
-            return ("error", kind, _str(e, "message", line))
-        raise TraceError(line, f"unknown bucket error kind {kind!r}")
-    raise TraceError(line, 'an answer is {"ok": ...} or {"error": ...}')
-
-
-def _parse_result(v: Any, line: int) -> Dict[str, Any]:
-    r = _obj(_field(_obj(v, "the result line", line), "result", line), '"result"', line)
-    if ("ok" in r) == ("error" in r):
-        raise TraceError(line, 'the result is {"ok": ...} or {"error": ...}')
-    if "error" in r:
-        e = _obj(r["error"], '"error"', line)
-        kind = _str(e, "kind", line)
-        if kind not in RenderStoreError.KINDS:
-            raise TraceError(line, f"unknown error kind {kind!r}")
-        _str(e, "message", line)
-        if kind == "invalid-object" and not _int(e.get("index")):
-            raise TraceError(line, 'an invalid-object error has an integer "index"')
-    return r
-
-
-def parse_trace(text: str) -> _Trace:
-    """Reads a trace, checking every line against TRACES.md (raises :class:`TraceError`)."""
-    lines: List[Tuple[int, Any]] = []
-    for i, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            lines.append((i, json.loads(raw)))
-        except json.JSONDecodeError as e:
-            raise TraceError(i, f"not JSON: {e}") from None
-    if not lines:
-        raise TraceError(1, "the trace is empty")
-    at, header = lines[0]
-    header = _obj(header, "the header", at)
-    if header.get("format") != TRACE_FORMAT:
-        raise TraceError(at, f'not a render-store trace: the first line must have "format":"{TRACE_FORMAT}"')
-    if not (_int(header.get("version")) and header.get("version") == TRACE_VERSION):
-        raise TraceError(at, f"trace version {json.dumps(header.get('version'))} is not supported: "
-                             f"this build reads version {TRACE_VERSION}")
-    operation = _str(header, "operation", at)
-    arguments = _parse_arguments(operation, _obj(_field(header, "arguments", at), '"arguments"', at), at)
-    if len(lines) < 2:
-        raise TraceError(at, "the trace ends after its header: the result line is missing")
-    calls = []
-    for line, v in lines[1:-1]:
-        o = _obj(v, "a call line", line)
-        call = _str(o, "call", line)
-        if call not in ("get", "put", "exists", "list", "delete"):
-            raise TraceError(line, f"unknown call {call!r}")
-        key = _str(o, "key", line)
-        value = None
-        if call == "put":
-            value = _unb64(_field(o, "value", line), "a put value", line)
-        elif "value" in o:
-            raise TraceError(line, f"only put has a value, not {call}")
-        calls.append(_call_json(call, key, value, _parse_answer(call, _field(o, "answer", line), line)))
-    at, last = lines[-1]
-    return _Trace(operation, arguments, calls, _parse_result(last, at))
-
-
-class _ReplayBucket:
-    """Answers from a trace and performs nothing (TRACES.md, Replay): a read gets the
-    recorded answer of the same call on the same key, the first not yet used, then the
-    last again; a read the trace never saw fails ``not in the trace``; a write or delete
-    gets its recorded answer if there is one, else ok."""
-
-    def __init__(self, calls: List[Dict[str, Any]]):
-        self.answers: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
-        self.used: Dict[Tuple[str, str], int] = {}
-        for c in calls:
-            self.answers.setdefault((c["call"], c["key"]), []).append(c["answer"])
-
-    def _next(self, call: str, key: str) -> Any:
-        recorded = self.answers.get((call, key))
-        if not recorded:
-            if call in ("put", "delete"):
-                return None
-            raise Failed("not in the trace")
-        used = self.used.get((call, key), 0)
-        self.used[(call, key)] = used + 1
-        answer = recorded[min(used, len(recorded) - 1)]
-        if "error" in answer:
-            e = answer["error"]
-            if e["kind"] == "not-found":
-                raise NotFound("")
-            raise (Denied if e["kind"] == "denied" else Failed)(e["message"])
-        return answer["ok"]
-
-    def get(self, key: str) -> bytes:
-        return base64.b64decode(self._next("get", key))
-
-    def put(self, key: str, value: bytes) -> None:
-        self._next("put", key)
-
-    def exists(self, key: str) -> Optional[int]:
-        return self._next("exists", key)
-
-    def list(self, prefix: str) -> List[ObjectMeta]:
-        return [ObjectMeta(o["key"], o["size"], SyncTime(o["modified"]["seconds"], o["modified"]["nanoseconds"]))
-                for o in self._next("list", prefix)]
-
-    def delete(self, key: str) -> None:
-        self._next("delete", key)
+        error = e
+    finally:
+        _RECORDING.traces = previous
+    if len(traces) != 1:
+        raise RuntimeError(f"record: {len(traces)} store calls were made; a trace records exactly one")
+    return Recorded(traces[0], value, error)
 
 
 class Replay(NamedTuple):
-    """What a replay found: ``matches`` (every call and the result), the first differing
-    call (``{"position": n, "recorded": call-or-None, "replayed": call-or-None}``, n from
-    1; ``None`` when the calls agree) and the replayed ``result`` (``{"ok": ...}`` or
-    ``{"error": ...}``)."""
+    """What a replay found (the component's report): ``matches`` (every call and the
+    result), the first differing call (``{"position": n, "recorded": call-or-None,
+    "replayed": call-or-None}``, n from 1; ``None`` when the calls agree), the replayed
+    ``result`` (``{"ok": ...}`` or ``{"error": ...}``), the report for people (``text``,
+    what ``render-store replay`` prints) and the whole JSON report (``report``, as
+    ``render-store replay --json`` prints it)."""
 
     matches: bool
     first_difference: Optional[Dict[str, Any]]
     result: Dict[str, Any]
-
-
-def _same_result(recorded: Dict[str, Any], replayed: Dict[str, Any]) -> bool:
-    kinds = [r["error"].get("kind") if "error" in r else None for r in (recorded, replayed)]
-    if "trap" in kinds:
-        return kinds[0] == kinds[1]
-    return recorded == replayed
+    text: str
+    report: Dict[str, Any]
 
 
 def replay(trace_text: str, runtime: Optional[Runtime] = None) -> Replay:
-    """Re-runs a traced operation against the trace's answers alone and compares every
-    call (``call``, ``key``, ``value``, ``answer``) and the result (for a ``trap``, its
-    kind only) with the trace."""
-    trace = parse_trace(trace_text)
-    store = RenderStore(_ReplayBucket(trace.calls), runtime)
-    log: List[Dict[str, Any]] = []
-    result = _run_operation(store, trace.operation, trace.arguments, log)
-    difference = None
-    for i in range(max(len(trace.calls), len(log))):
-        recorded = trace.calls[i] if i < len(trace.calls) else None
-        again = log[i] if i < len(log) else None
-        if recorded != again:
-            difference = {"position": i + 1, "recorded": recorded, "replayed": again}
-            break
-    matches = difference is None and _same_result(trace.result, result)
-    return Replay(matches, difference, result)
+    """Replays a trace in the component (TRACES.md, Replay). Raises :class:`TraceError`
+    for a malformed trace, :class:`RenderStoreError` of kind ``trap`` when the replay
+    itself was stopped."""
+    value = (runtime or default_runtime()).call("trace", "replay", str(trace_text))
+    if isinstance(value, wc.Variant):  # result<replay-report, trace-error>, as lifted
+        if value.tag == "err":
+            raise TraceError(int(value.payload.line), value.payload.message)
+        value = value.payload
+    if hasattr(value, "line"):
+        raise TraceError(int(value.line), value.message)
+    report = json.loads(value.json)
+    return Replay(bool(value.matches), report["firstDifference"], report["result"], value.text, report)

@@ -3,6 +3,8 @@ the error mapping, bucket failures, the release-prefix scope and the sandbox."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import render_store as rs
@@ -41,10 +43,10 @@ class Recording(rs.MemoryBucket):
 
 def test_the_component_imports_the_bucket_alone(runtime):
     imports = runtime.component.type.imports(runtime.engine)
-    assert sorted(imports) == ["convoy:render-store/bucket@0.1.0"]
+    assert sorted(imports) == ["convoy:render-store/bucket@0.2.0"]
     exports = runtime.component.type.exports(runtime.engine)
-    assert sorted(exports) == ["convoy:render-store/logic@0.1.0", "convoy:render-store/store@0.1.0",
-                               "convoy:render-store/types@0.1.0"]
+    assert sorted(exports) == ["convoy:render-store/logic@0.2.0", "convoy:render-store/store@0.2.0",
+                               "convoy:render-store/trace@0.2.0", "convoy:render-store/types@0.2.0"]
 
 
 def test_every_operation_on_the_memory_bucket(runtime):
@@ -193,12 +195,12 @@ def test_a_bucket_that_raises_is_the_bucket_error(runtime, error, text):
 
 
 def test_a_python_exception_is_worded_like_a_rust_backend_failure(runtime):
-    log = []
     store = rs.RenderStore(Exploding(OSError("boom")), runtime)
-    with pytest.raises(rs.RenderStoreError):
-        store.list_history(APP, log=log)
-    assert log == [{"call": "list", "key": "ns/app/history/",
-                    "answer": {"error": {"kind": "failed", "message": 'list "ns/app/history/": boom'}}}]
+    recorded = rs.record(lambda: store.list_history(APP))
+    assert recorded.error is not None and recorded.error.kind == "bucket"
+    assert json.loads(recorded.trace.splitlines()[1]) == {
+        "call": "list", "key": "ns/app/history/",
+        "answer": {"error": {"kind": "failed", "message": 'list "ns/app/history/": boom'}}}
 
 
 def test_a_key_outside_the_release_prefix_is_denied():
@@ -211,9 +213,9 @@ def test_a_key_outside_the_release_prefix_is_denied():
         for call in ("get", "put", "exists", "list", "delete"):
             assert scope.answer(call, key, b"x" if call == "put" else None) == want
     assert bucket.calls == []
-    assert log[0] == {"call": "get", "key": "ns/app2/renders/x", "answer": {"error": {
-        "kind": "denied",
-        "message": 'key "ns/app2/renders/x" lies outside "ns/app/", the prefix of the release being served'}}}
+    assert (log[0].tag, log[0].payload.key) == ("get", "ns/app2/renders/x")
+    assert log[0].payload.answer.value.payload == (
+        'key "ns/app2/renders/x" lies outside "ns/app/", the prefix of the release being served')
     assert scope.answer("put", "ns/app/renders/x", b"x") == ("ok", None)
     kind, listed = scope.answer("list", "ns/app/")
     assert kind == "ok" and [(o.key, o.size) for o in listed] == [("ns/app/renders/x", 1)]

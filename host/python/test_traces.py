@@ -199,6 +199,23 @@ def test_edited_blob_replays_to_corrupt(cli, populated, tmp_path):
     assert py.first_difference is None and py.result["error"]["kind"] == "corrupt"
 
 
+def py_record(store, op, args):
+    """Records one store call of this host: its trace's result and the trace text."""
+    a = dict(args)
+    calls = {
+        "put-render": lambda: store.put_render(APP, a["objects"]),
+        "get-render": lambda: store.get_render(APP, a["render_ref"]),
+        "has-history-ref": lambda: store.has_history_ref(APP, a["render_ref"]),
+        "record-history": lambda: store.record_history(APP, a["entry"]),
+        "list-history": lambda: store.list_history(APP),
+        "gc": lambda: store.gc(APP, a["keep"], a.get("protected", ()), a.get("dry_run", False),
+                               now=a.get("now"), grace_seconds=a.get("grace_seconds", rs.GC_GRACE_SECONDS)),
+        "delete-release": lambda: store.delete_release(APP),
+    }
+    text = rs.record(calls[op]).trace
+    return lines(text)[-1]["result"], text
+
+
 def test_python_traces_replay_in_rust(cli, runtime, tmp_path):
     bucket = rs.MemoryBucket()
     store = rs.RenderStore(bucket, runtime)
@@ -219,7 +236,7 @@ def test_python_traces_replay_in_rust(cli, runtime, tmp_path):
         ("delete-release", {}),
     ]
     for n, (op, args) in enumerate(ops):
-        result, text = rs.record(store, op, rs.arguments_json(op, APP, **args))
+        result, text = py_record(store, op, args)
         assert lines(text)[-1] == {"result": result}
         report = rust_replay(cli, tmp_path, text, f"py-{n}")
         assert report["matches"], (op, report["firstDifference"])
@@ -415,7 +432,7 @@ def test_both_hosts_write_the_same_trace_of_the_same_operation(cli, populated, t
             t = recorded["now"]
             py_args = dict(py_args, now=rs.SyncTime(t["seconds"], t["nanoseconds"]),
                            grace_seconds=recorded["graceSeconds"])
-        _, from_python = rs.record(store, operation, rs.arguments_json(operation, APP, **py_args))
+        _, from_python = py_record(store, operation, py_args)
         assert from_python == from_rust, operation
     assert [o.key for o in rs.FolderBucket(python_root).list("")] == cli.json("ls", store=root)
 

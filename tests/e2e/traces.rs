@@ -4,10 +4,9 @@
 
 use crate::support::{bucket_from_url, release, render, runtime, time};
 use render_store::operation::Operation;
-use render_store::replay::replay;
-use render_store::trace::{CallKind, Reply, Trace, record};
-use render_store::{Grace, NewEntry, ObjectMeta, RenderStore};
-use serde_json::json;
+use render_store::trace::{ReplayError, ReplayReport, record};
+use render_store::{Grace, NewEntry, RenderStore};
+use serde_json::{Value, json};
 use std::process::Command;
 
 /// A mem:// store with four renders recorded an hour apart.
@@ -37,16 +36,30 @@ fn gc(keep: i64, protected: &[&str], dry_run: bool) -> Operation {
     }
 }
 
-/// Records `op` on `store`, checks the trace survives its text form, and returns it.
-async fn traced(store: &RenderStore, op: Operation) -> Trace {
-    let (_, trace) = record(store, op).await;
-    let text = trace.to_jsonl();
-    assert_eq!(Trace::parse(&text).unwrap(), trace, "{text}");
-    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-    assert_eq!(header["format"], "render-store-trace");
-    assert_eq!(header["version"], 2);
-    assert_eq!(header["operation"], trace.operation.name());
-    trace
+/// Records `op` on `store`: the trace's lines, parsed.
+async fn traced(store: &RenderStore, op: Operation) -> Vec<Value> {
+    let (_, trace) = record(store, &op).await;
+    let lines = lines(&trace.unwrap());
+    assert_eq!(lines[0]["format"], "render-store-trace");
+    assert_eq!(lines[0]["version"], 2);
+    assert_eq!(lines[0]["operation"], op.name());
+    lines
+}
+
+fn lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn unlines(lines: &[Value]) -> String {
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+async fn replay(lines: &[Value]) -> (ReplayReport, Value) {
+    let report = runtime().replay(&unlines(lines)).await.unwrap();
+    let json = serde_json::from_str(&report.json).unwrap();
+    (report, json)
 }
 
 #[tokio::test]
@@ -95,10 +108,15 @@ async fn every_operation_replays_to_the_same_calls_and_result() {
     ];
     for op in operations {
         let trace = traced(&store, op.clone()).await;
-        let report = replay(runtime(), &trace).await;
-        assert!(report.matches(), "{op:?}: {:#}", report.to_json());
-        assert_eq!(report.replayed.calls, trace.calls, "{op:?}");
-        assert_eq!(report.replayed.result, trace.result, "{op:?}");
+        let (report, json) = replay(&trace).await;
+        assert!(report.matches, "{op:?}: {}", report.text);
+        assert_eq!(json["calls"], trace.len() - 2, "{op:?}");
+        assert_eq!(json["result"], trace.last().unwrap()["result"], "{op:?}");
+        assert!(
+            report
+                .text
+                .ends_with("every call and the result match the trace\n")
+        );
     }
 }
 
@@ -113,98 +131,84 @@ async fn a_trace_holds_the_answers_and_the_writes() {
         },
     )
     .await;
-    let [exists, put] = &trace.calls[..] else {
-        panic!("{:?}", trace.calls)
+    let [_, exists, put, result] = &trace[..] else {
+        panic!("{trace:?}")
     };
     assert_eq!(
-        (exists.kind, &exists.answer),
-        (CallKind::Exists, &Ok(Reply::Size(None)))
+        (&exists["call"], &exists["answer"]),
+        (&json!("exists"), &json!({ "ok": null }))
     );
-    assert_eq!(put.kind, CallKind::Put);
-    let render_ref = trace.result.as_ref().unwrap()["renderRef"]
-        .as_str()
+    assert_eq!(put["call"], "put");
+    let render_ref = result["result"]["ok"]["renderRef"].as_str().unwrap();
+    assert!(put["key"].as_str().unwrap().ends_with(render_ref));
+    use base64::Engine as _;
+    let value = base64::engine::general_purpose::STANDARD
+        .decode(put["value"].as_str().unwrap())
         .unwrap();
-    assert!(put.key.ends_with(render_ref));
-    assert_eq!(
-        put.value.as_deref(),
-        Some(&runtime().canonical(&render(7)).await.unwrap()[..])
-    );
+    assert_eq!(value, runtime().canonical(&render(7)).await.unwrap());
 }
 
 #[tokio::test]
 async fn a_gc_trace_with_one_more_listed_entry_replays_to_its_deletion() {
     let (store, refs) = populated().await;
     let mut trace = traced(&store, gc(2, &[], false)).await;
-    let deleted = |t: &Trace| t.result.as_ref().unwrap()["deleteHistory"].clone();
-    assert_eq!(deleted(&trace).as_array().unwrap().len(), 2);
+    assert_eq!(
+        trace.last().unwrap()["result"]["ok"]["deleteHistory"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 
     // An older entry (and its render) the real listing did not have.
     let old_ref = format!("sha256:{}", "a".repeat(64));
     let old_entry = format!("ns/app/history/20000101T000000.000000000Z-{old_ref}");
     let listing = trace
-        .calls
         .iter_mut()
-        .find(|c| c.kind == CallKind::List && c.key == "ns/app/history/")
+        .find(|c| c["call"] == "list" && c["key"] == "ns/app/history/")
         .expect("GC lists the history");
-    let Ok(Reply::Listing(objects)) = &mut listing.answer else {
-        panic!("{listing:?}")
-    };
-    let listed = objects[0].clone();
-    objects.insert(
-        0,
-        ObjectMeta {
-            key: old_entry.clone(),
-            ..listed
-        },
-    );
+    let objects = listing["answer"]["ok"].as_array_mut().unwrap();
+    let mut extra = objects[0].clone();
+    extra["key"] = json!(old_entry);
+    objects.insert(0, extra);
 
-    let report = replay(runtime(), &trace).await;
-    assert!(!report.matches());
-    let replayed = report.replayed.result.as_ref().unwrap();
-    let deleted_now = replayed["deleteHistory"].as_array().unwrap();
+    let (report, json) = replay(&trace).await;
+    assert!(!report.matches);
+    let deleted_now = json["result"]["ok"]["deleteHistory"].as_array().unwrap();
     assert_eq!(deleted_now.len(), 3);
     assert_eq!(deleted_now[0], json!(old_entry));
     // The first call that differs is the deletion of the extra entry, before the others.
-    let first = report.first_difference.expect("a difference");
-    let extra = first.replayed.expect("the replay made a call there");
+    let first = &json["firstDifference"];
     assert_eq!(
-        (extra.kind, extra.key.as_str()),
-        (CallKind::Delete, &old_entry[..])
+        first["replayed"],
+        json!({ "call": "delete", "key": old_entry, "answer": { "ok": null } })
     );
-    assert_eq!(first.position, 2);
+    assert_eq!(first["position"], 2);
     assert!(refs.iter().all(|r| !old_entry.contains(r.as_str())));
+    assert!(
+        report.text.contains("call 2 differs from the trace:\n"),
+        "{}",
+        report.text
+    );
 }
 
 #[tokio::test]
 async fn a_gc_trace_without_its_protected_ref_replays_to_that_render_deleted() {
     let (store, refs) = populated().await;
     let mut trace = traced(&store, gc(1, &[&refs[0]], false)).await;
-    let plan = trace.result.clone().unwrap();
     let render_key = format!("ns/app/renders/{}", refs[0]);
-    assert!(
-        plan["keepRenders"]
-            .as_array()
-            .unwrap()
-            .contains(&json!(render_key))
-    );
+    let kept = &trace.last().unwrap()["result"]["ok"]["keepRenders"];
+    assert!(kept.as_array().unwrap().contains(&json!(render_key)));
 
-    let Operation::Gc { protected, .. } = &mut trace.operation else {
-        unreachable!()
-    };
-    protected.clear();
-    let report = replay(runtime(), &trace).await;
-    assert!(!report.matches());
-    let replayed = report.replayed.result.as_ref().unwrap();
-    assert!(
-        replayed["deleteRenders"]
-            .as_array()
-            .unwrap()
-            .contains(&json!(render_key))
-    );
-    let first = report.first_difference.expect("a difference");
+    trace[0]["arguments"]["protected"] = json!([]);
+    let (report, json) = replay(&trace).await;
+    assert!(!report.matches);
+    let deleted = json["result"]["ok"]["deleteRenders"].as_array().unwrap();
+    assert!(deleted.contains(&json!(render_key)));
     // The calls before it (the listings, the history deletions) are the recorded ones.
-    assert!(first.position > 2, "{first:?}");
-    assert_eq!(first.replayed.map(|c| c.key), Some(render_key));
+    let first = &json["firstDifference"];
+    assert!(first["position"].as_u64().unwrap() > 2, "{first}");
+    assert_eq!(first["replayed"]["key"], json!(render_key));
 }
 
 #[tokio::test]
@@ -218,74 +222,67 @@ async fn an_edited_blob_replays_to_corrupt() {
         },
     )
     .await;
-    trace.calls[0].answer = Ok(Reply::Bytes(b"{\"kind\":\"Changed\"}\n".to_vec()));
-    let report = replay(runtime(), &trace).await;
+    use base64::Engine as _;
+    trace[1]["answer"]["ok"] =
+        json!(base64::engine::general_purpose::STANDARD.encode(b"{\"kind\":\"Changed\"}\n"));
+    let (report, json) = replay(&trace).await;
     // The component was given the edited answer, as recorded: the calls agree, the
     // result does not.
-    assert_eq!(report.first_difference, None);
-    assert!(!report.result_matches && !report.matches());
-    assert_eq!(report.replayed.result.unwrap_err()["kind"], "corrupt");
+    assert_eq!(json["firstDifference"], Value::Null);
+    assert_eq!(json["resultMatches"], false);
+    assert!(!report.matches);
+    assert_eq!(json["result"]["error"]["kind"], "corrupt");
 }
 
-#[test]
-fn a_bad_trace_is_refused_naming_the_line() {
+#[tokio::test]
+async fn a_bad_trace_is_refused_naming_the_line() {
     let header = r#"{"format":"render-store-trace","version":2,"operation":"list-history","arguments":{"release":{"namespace":"ns","name":"app"}}}"#;
     let list = r#"{"call":"list","key":"ns/app/history/","answer":{"ok":[]}}"#;
     let result = r#"{"result":{"ok":{"entries":[]}}}"#;
     let ok = format!("{header}\n{list}\n{result}\n");
-    assert_eq!(Trace::parse(&ok).unwrap().calls.len(), 1);
+    assert!(runtime().replay(&ok).await.unwrap().matches);
     let cases = [
-        (String::new(), "line 1", "empty"),
+        (String::new(), 1, "empty"),
         (
             ok.replace(r#""version":2"#, r#""version":1"#),
-            "line 1",
+            1,
             "version 1",
         ),
-        (
-            ok.replace("render-store-trace", "other"),
-            "line 1",
-            "format",
-        ),
-        (format!("{header}\n"), "line 1", "result line is missing"),
-        (
-            ok.replace(r#""ok":[]"#, r#""ok":true"#),
-            "line 2",
-            "list's answer",
-        ),
+        (ok.replace("render-store-trace", "other"), 1, "format"),
+        (format!("{header}\n"), 1, "result line is missing"),
+        (ok.replace(r#""ok":[]"#, r#""ok":true"#), 2, "list's answer"),
         (
             ok.replace(r#""call":"list""#, r#""call":"rename""#),
-            "line 2",
+            2,
             "unknown call",
         ),
-        (
-            ok.replace(r#"{"result":{"ok":{"entries":[]}}}"#, "{}"),
-            "line 3",
-            "result",
-        ),
+        (ok.replace(result, "{}"), 3, "result"),
         (
             ok.replace("list-history", "compact"),
-            "line 1",
+            1,
             "unknown operation",
         ),
         (
             format!(
                 "{header}\n{{\"call\":\"get\",\"key\":\"k\",\"answer\":{{\"ok\":\"%%\"}}}}\n{result}"
             ),
-            "line 2",
+            2,
             "base64",
         ),
-        (
-            format!("{header}\nnot json\n{result}"),
-            "line 2",
-            "not JSON",
-        ),
+        (format!("{header}\nnot json\n{result}"), 2, "not JSON"),
     ];
     for (text, line, what) in cases {
-        let e = Trace::parse(&text).unwrap_err().to_string();
-        assert!(
-            e.starts_with(&format!("trace {line}:")) && e.contains(what),
-            "{e}"
-        );
+        match runtime().replay(&text).await {
+            Err(e @ ReplayError::Trace { line: l, .. }) => {
+                let message = e.to_string();
+                assert_eq!(l, line, "{message}");
+                assert!(
+                    message.starts_with(&format!("trace line {line}:")) && message.contains(what),
+                    "{message}"
+                );
+            }
+            other => panic!("{text}: {other:?}"),
+        }
     }
 }
 
@@ -346,8 +343,8 @@ fn cli_records_and_replays() {
         &path("gc.jsonl"),
     ]);
     // A failed operation is traced too: get of a render GC deleted.
-    let put0 = std::fs::read_to_string(path("put0.jsonl")).unwrap();
-    let gone = Trace::parse(&put0).unwrap().result.unwrap()["renderRef"]
+    let put0 = lines(&std::fs::read_to_string(path("put0.jsonl")).unwrap());
+    let gone = put0.last().unwrap()["result"]["ok"]["renderRef"]
         .as_str()
         .unwrap()
         .to_string();
@@ -356,8 +353,8 @@ fn cli_records_and_replays() {
         &["get", "ns/app", &gone, "--trace", &path("get.jsonl")],
     );
     assert!(!out.status.success());
-    let get = Trace::parse(&std::fs::read_to_string(path("get.jsonl")).unwrap()).unwrap();
-    assert_eq!(get.result.unwrap_err()["kind"], "not-found");
+    let get = lines(&std::fs::read_to_string(path("get.jsonl")).unwrap());
+    assert_eq!(get.last().unwrap()["result"]["error"]["kind"], "not-found");
 
     for name in ["put0", "put2", "record1", "gc", "get"] {
         let report = ok(&["replay", &path(&format!("{name}.jsonl")), "--json"]);

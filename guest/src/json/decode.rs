@@ -20,6 +20,10 @@ pub enum Node<'a> {
     Bool(bool),
     /// A literal without fraction or exponent that fits in an `i64`.
     Int(i64),
+    /// A literal without fraction or exponent above `i64::MAX` that fits in a `u64`,
+    /// kept exact: only [`decode_value`] makes these (Go's decoder would round them to
+    /// a float, so renders never hold one).
+    Uint(u64),
     /// Any other number, rounded to the nearest `f64`.
     Float(f64),
     /// A string, unescaped, with invalid UTF-8 replaced (one U+FFFD per bad byte).
@@ -48,14 +52,19 @@ impl<'a> Node<'a> {
 /// A decoded JSON value: an arena of nodes and the index of the root.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document<'a> {
-    nodes: Vec<Node<'a>>,
-    root: u32,
+    pub(super) nodes: Vec<Node<'a>>,
+    pub(super) root: u32,
 }
 
 impl<'a> Document<'a> {
     /// The root node (an object, for a document from [`decode_object`]).
     pub fn root(&self) -> &Node<'a> {
         self.node(self.root)
+    }
+
+    /// The index of the root node.
+    pub fn root_index(&self) -> u32 {
+        self.root
     }
 
     /// The node at `index`.
@@ -65,11 +74,17 @@ impl<'a> Document<'a> {
 
     /// The value of member `key` of the root object (the last one, as Go keeps).
     pub fn root_member(&self, key: &str) -> Option<&Node<'a>> {
-        match self.root() {
+        self.member(self.root(), key).map(|i| self.node(i))
+    }
+
+    /// The index of member `key` of `object` (the last one, as Go keeps); `None` when
+    /// `object` is not an object or has no such member.
+    pub fn member(&self, object: &Node<'a>, key: &str) -> Option<u32> {
+        match object {
             Node::Object(members) => members
                 .binary_search_by(|(k, _)| k.as_bytes().cmp(key.as_bytes()))
                 .ok()
-                .map(|i| self.node(members[i].1)),
+                .map(|i| members[i].1),
             _ => None,
         }
     }
@@ -95,28 +110,12 @@ impl std::error::Error for DecodeError {}
 /// Decodes exactly one JSON object, as Kubernetes decodes an unstructured object:
 /// whitespace (space, tab, CR, LF) may surround it, nothing else may follow it.
 pub fn decode_object(input: &[u8]) -> Result<Document<'_>, DecodeError> {
-    let mut parser = Parser {
-        input,
-        pos: 0,
-        nodes: Vec::new(),
-    };
-    parser.skip_whitespace();
-    if parser.pos == input.len() {
-        return Err(parser.error("empty input: expected a JSON object"));
-    }
-    let root = parser.parse_value()?;
-    parser.skip_whitespace();
-    if parser.pos != input.len() {
-        return Err(parser.error(&format!(
-            "invalid character {} after top-level value",
-            describe(input[parser.pos])
-        )));
-    }
-    let kind = match &parser.nodes[root as usize] {
+    let doc = decode(input, false, "empty input: expected a JSON object")?;
+    let kind = match doc.root() {
         Node::Object(_) => None,
         Node::Null => Some("null"),
         Node::Bool(_) => Some("a boolean"),
-        Node::Int(_) | Node::Float(_) => Some("a number"),
+        Node::Int(_) | Node::Uint(_) | Node::Float(_) => Some("a number"),
         Node::Str(_) | Node::PlainStr(_) => Some("a string"),
         Node::Array(_) => Some("an array"),
     };
@@ -125,6 +124,39 @@ pub fn decode_object(input: &[u8]) -> Result<Document<'_>, DecodeError> {
             offset: 0,
             message: format!("top-level value is {kind}, not an object"),
         });
+    }
+    Ok(doc)
+}
+
+/// Decodes exactly one JSON value of any kind, for data this crate reads itself (a
+/// trace) rather than renders: integers from `i64::MAX + 1` to `u64::MAX` stay exact
+/// ([`Node::Uint`]), since sizes and periods are `u64`. Otherwise as [`decode_object`].
+pub fn decode_value(input: &[u8]) -> Result<Document<'_>, DecodeError> {
+    decode(input, true, "empty input: expected a JSON value")
+}
+
+fn decode<'a>(
+    input: &'a [u8],
+    exact_unsigned: bool,
+    empty: &str,
+) -> Result<Document<'a>, DecodeError> {
+    let mut parser = Parser {
+        input,
+        pos: 0,
+        nodes: Vec::new(),
+        exact_unsigned,
+    };
+    parser.skip_whitespace();
+    if parser.pos == input.len() {
+        return Err(parser.error(empty));
+    }
+    let root = parser.parse_value()?;
+    parser.skip_whitespace();
+    if parser.pos != input.len() {
+        return Err(parser.error(&format!(
+            "invalid character {} after top-level value",
+            describe(input[parser.pos])
+        )));
     }
     Ok(Document {
         nodes: parser.nodes,
@@ -142,6 +174,8 @@ struct Parser<'a> {
     input: &'a [u8],
     pos: usize,
     nodes: Vec<Node<'a>>,
+    /// Integers above `i64::MAX` that fit a `u64` become [`Node::Uint`], not floats.
+    exact_unsigned: bool,
 }
 
 fn describe(byte: u8) -> String {
@@ -336,6 +370,12 @@ impl<'a> Parser<'a> {
         let text = std::str::from_utf8(&self.input[start..self.pos]).expect("ASCII number");
         if integer && let Ok(i) = text.parse::<i64>() {
             return Ok(Node::Int(i));
+        }
+        if integer
+            && self.exact_unsigned
+            && let Ok(u) = text.parse::<u64>()
+        {
+            return Ok(Node::Uint(u));
         }
         match text.parse::<f64>() {
             Ok(f) if f.is_finite() => Ok(Node::Float(f)),

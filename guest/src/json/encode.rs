@@ -1,20 +1,45 @@
 //! The encoder: a [`Document`] to the bytes Go's `encoding/json` Encoder writes (HTML
-//! escaping on, object keys sorted by their UTF-8 bytes, Go's number formatting).
+//! escaping on, object keys sorted by their UTF-8 bytes, Go's number formatting), or,
+//! for this crate's own data (traces, reports), with only the escapes JSON requires.
 
 use super::decode::{Document, Node};
 use std::borrow::Cow;
+
+/// Which characters of a string are escaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Escape {
+    /// Go's encoder with HTML escaping: renders and entry bodies, whose bytes are
+    /// hashed and must equal a Go controller's.
+    Go,
+    /// Only what JSON requires (`"`, `\` and C0 controls, with the short forms `\b`,
+    /// `\f`, `\n`, `\r`, `\t`): the form serde_json, Python's
+    /// `json.dumps(ensure_ascii=False)` and `JSON.stringify` write.
+    Minimal,
+}
 
 /// Appends the compact Go encoding of the document's root to `out`.
 ///
 /// Iterative, like the decoder: nesting depth costs heap, not stack.
 pub fn encode_document(doc: &Document<'_>, out: &mut Vec<u8>) {
-    encode(doc, out, false);
+    encode(doc, doc.root, out, false, Escape::Go);
 }
 
 /// Appends the document as Go's `json.MarshalIndent(v, "", "  ")` writes it: one member
 /// or element a line, two spaces an indent level, empty containers as `{}` and `[]`.
 pub fn encode_document_pretty(doc: &Document<'_>, out: &mut Vec<u8>) {
-    encode(doc, out, true);
+    encode(doc, doc.root, out, true, Escape::Go);
+}
+
+/// Appends node `index` of `doc` and what it holds, compact or in the indented layout
+/// of [`encode_document_pretty`], escaping strings as `escape` says.
+pub fn encode_node(
+    doc: &Document<'_>,
+    index: u32,
+    out: &mut Vec<u8>,
+    pretty: bool,
+    escape: Escape,
+) {
+    encode(doc, index, out, pretty, escape);
 }
 
 fn newline(out: &mut Vec<u8>, depth: usize) {
@@ -24,13 +49,17 @@ fn newline(out: &mut Vec<u8>, depth: usize) {
     }
 }
 
-fn encode(doc: &Document<'_>, out: &mut Vec<u8>, pretty: bool) {
+fn encode(doc: &Document<'_>, root: u32, out: &mut Vec<u8>, pretty: bool, escape: Escape) {
     enum Work<'d, 'a> {
         Array(&'d [u32], usize),
         Object(&'d [(Cow<'a, str>, u32)], usize),
     }
+    let string = match escape {
+        Escape::Go => encode_string,
+        Escape::Minimal => encode_string_minimal,
+    };
     let mut stack: Vec<Work<'_, '_>> = Vec::new();
-    let mut next = Some(doc.root());
+    let mut next = Some(doc.node(root));
     loop {
         if let Some(node) = next.take() {
             match node {
@@ -38,8 +67,10 @@ fn encode(doc: &Document<'_>, out: &mut Vec<u8>, pretty: bool) {
                 Node::Bool(true) => out.extend_from_slice(b"true"),
                 Node::Bool(false) => out.extend_from_slice(b"false"),
                 Node::Int(i) => push_int(out, *i),
+                Node::Uint(u) => push_uint(out, *u),
                 Node::Float(f) => push_float(out, *f),
-                Node::Str(s) => encode_string(s, out),
+                Node::Str(s) => string(s, out),
+                // Nothing Go escapes, so nothing the minimal form escapes either.
                 Node::PlainStr(s) => {
                     out.push(b'"');
                     out.extend_from_slice(s.as_bytes());
@@ -90,7 +121,7 @@ fn encode(doc: &Document<'_>, out: &mut Vec<u8>, pretty: bool) {
                         newline(out, depth);
                     }
                     *pos += 1;
-                    encode_string(key, out);
+                    string(key, out);
                     out.extend_from_slice(if pretty { b": " } else { b":" });
                     next = Some(doc.node(child));
                 } else {
@@ -170,10 +201,48 @@ pub fn encode_string(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// Appends `s` as a JSON string literal with only the escapes JSON requires
+/// ([`Escape::Minimal`]).
+pub fn encode_string_minimal(s: &str, out: &mut Vec<u8>) {
+    let bytes = s.as_bytes();
+    out.push(b'"');
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b >= 0x20 && b != b'"' && b != b'\\' {
+            continue;
+        }
+        out.extend_from_slice(&bytes[run..i]);
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            _ => {
+                let mut escape = *b"\\u0000";
+                hex::encode_to_slice([b], &mut escape[4..]).expect("two digits, two bytes");
+                out.extend_from_slice(&escape);
+            }
+        }
+        run = i + 1;
+    }
+    out.extend_from_slice(&bytes[run..]);
+    out.push(b'"');
+}
+
 pub(super) fn push_int(out: &mut Vec<u8>, value: i64) {
+    if value < 0 {
+        out.push(b'-');
+    }
+    push_uint(out, value.unsigned_abs());
+}
+
+pub(super) fn push_uint(out: &mut Vec<u8>, value: u64) {
     let mut buf = [0u8; 20];
     let mut pos = buf.len();
-    let mut magnitude = value.unsigned_abs();
+    let mut magnitude = value;
     loop {
         pos -= 1;
         buf[pos] = b'0' + (magnitude % 10) as u8;
@@ -181,9 +250,6 @@ pub(super) fn push_int(out: &mut Vec<u8>, value: i64) {
         if magnitude == 0 {
             break;
         }
-    }
-    if value < 0 {
-        out.push(b'-');
     }
     out.extend_from_slice(&buf[pos..]);
 }

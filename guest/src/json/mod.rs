@@ -3,14 +3,22 @@
 //! controller computes. CONTRACT.md §4 states the rules; `tests/vectors/render-ref.json`
 //! holds the golden cases.
 //!
+//! The same decoder and encoder read and write the crate's own JSON (traces, replay
+//! reports: [`decode_value`], [`Builder`], [`Escape::Minimal`]).
+//!
 //! serde_json is not used: its writer differs from Go in float formatting, HTML and
 //! U+2028 escaping, and in how invalid UTF-8 and lone surrogates are replaced.
 
+mod build;
 mod decode;
 mod encode;
 mod scan;
 mod yaml_form;
 
-pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object};
-pub use encode::{encode_document, encode_document_pretty, encode_string};
+pub use build::Builder;
+pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object, decode_value};
+pub use encode::{
+    Escape, encode_document, encode_document_pretty, encode_node, encode_string,
+    encode_string_minimal,
+};
 pub use yaml_form::encode_document_yaml;

@@ -5,7 +5,7 @@
 //! people reading diffs; nothing parses it back, and long lines are not folded.
 
 use super::decode::{Document, Node};
-use super::encode::{push_float, push_int};
+use super::encode::{push_float, push_int, push_uint};
 use std::borrow::Cow;
 
 /// Appends the YAML form of the document's root to `out`: one line per scalar, each
@@ -98,6 +98,7 @@ fn write_scalar(node: &Node<'_>, block_indent: usize, out: &mut Vec<u8>) {
         Node::Bool(true) => out.extend_from_slice(b"true"),
         Node::Bool(false) => out.extend_from_slice(b"false"),
         Node::Int(i) => push_int(out, *i),
+        Node::Uint(u) => push_uint(out, *u),
         Node::Float(f) => push_float(out, *f),
         Node::Str(s) => write_string(s, block_indent, false, out),
         Node::PlainStr(s) => write_string(s, block_indent, false, out),

@@ -1,6 +1,6 @@
 //! The commands of the CLI: argument parsing and output; the work is the library's.
 
-use crate::output::{count, print_diff, print_gc, print_history, print_json};
+use crate::output::{count, output_json, print_diff, print_gc, print_history, print_json};
 use crate::serve::ServeOptions;
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::{Context, Result, bail};
@@ -9,8 +9,7 @@ use render_store::bucket::messages::quote;
 use render_store::controller::DEFAULT_KEEP_HISTORY;
 use render_store::json_view::diff_json;
 use render_store::operation::{Operation, Output};
-use render_store::replay::ReplayReport;
-use render_store::trace::Trace;
+use render_store::trace::ReplayError;
 use render_store::{
     Grace, Limits, NewEntry, ObjectForm, Observer, Release, RenderStore, Runtime, SyncTime,
 };
@@ -393,10 +392,10 @@ async fn print_output(
             if *keep <= 0 && !as_json {
                 println!("keep is {keep}: GC is off, nothing deleted");
             } else {
-                print_gc(plan, *dry_run, as_json)?;
+                print_gc(rt, plan, *dry_run, as_json).await?;
             }
         }
-        (_, output) if as_json => print_json(&output.to_json())?,
+        (_, output) if as_json => print_json(&output_json(rt, output).await?)?,
         (_, Output::RenderRef(render_ref)) => println!("{render_ref}"),
         (Operation::RecordHistory { entry, .. }, Output::Added(added)) => {
             if *added {
@@ -408,41 +407,7 @@ async fn print_output(
         (Operation::DeleteRelease { release }, Output::Deleted(n)) => {
             println!("deleted {} of {release}", count(*n as usize, "key", "keys"))
         }
-        (_, output) => print_json(&output.to_json())?,
-    }
-    Ok(())
-}
-
-fn print_replay(report: &ReplayReport, as_json: bool) -> Result<()> {
-    if as_json {
-        return print_json(&report.to_json());
-    }
-    let trace = &report.replayed;
-    println!(
-        "replayed {} of {}: {} bucket calls",
-        trace.operation.name(),
-        esc(&trace.operation.release().to_string()),
-        trace.calls.len()
-    );
-    let result = report.to_json()["result"].clone();
-    // JSON escapes C0 controls but leaves DEL and C1 controls as they are.
-    let result = serde_json::to_string_pretty(&result)?;
-    let lines: Vec<_> = result.lines().map(esc).collect();
-    println!("result: {}", lines.join("\n"));
-    if let Some(d) = &report.first_difference {
-        let line = |c: &Option<render_store::trace::TracedCall>| match c {
-            Some(c) => esc(&render_store::trace::call_json(c).to_string()).into_owned(),
-            None => "(no call)".to_string(),
-        };
-        println!("call {} differs from the trace:", d.position);
-        println!("  trace:  {}", line(&d.recorded));
-        println!("  replay: {}", line(&d.replayed));
-    }
-    if !report.result_matches {
-        println!("the result differs from the trace's");
-    }
-    if report.matches() {
-        println!("every call and the result match the trace");
+        (_, output) => print_json(&output_json(rt, output).await?)?,
     }
     Ok(())
 }
@@ -486,9 +451,9 @@ pub async fn run(args: Args) -> Result<()> {
             let store = open(url)?;
             let output = match &args.trace {
                 Some(path) => {
-                    let (output, trace) =
-                        render_store::trace::record(&store, operation.clone()).await;
-                    write_private(path, trace.to_jsonl().as_bytes())
+                    let (output, trace) = render_store::trace::record(&store, &operation).await;
+                    let trace = trace.context("writing the trace")?;
+                    write_private(path, trace.as_bytes())
                         .with_context(|| format!("writing the trace {}", path.display()))?;
                     output
                 }
@@ -582,11 +547,21 @@ pub async fn run(args: Args) -> Result<()> {
         Command::Replay { file } => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("reading {}", file.display()))?;
-            let trace =
-                Trace::parse(&text).with_context(|| format!("reading {}", file.display()))?;
-            let report = render_store::replay::replay(Runtime::shared()?, &trace).await;
-            print_replay(&report, args.json)?;
-            if !report.matches() {
+            let report = match Runtime::shared()?.replay(&text).await {
+                Ok(report) => report,
+                Err(e @ ReplayError::Trace { .. }) => {
+                    return Err(e).with_context(|| format!("reading {}", file.display()));
+                }
+                // The component could not report: nothing was compared, so it fails.
+                Err(e @ ReplayError::Stopped(_)) => return Err(e.into()),
+            };
+            // Both forms come from the component: every host prints the same report.
+            if args.json {
+                print_json(&serde_json::from_str(&report.json)?)?;
+            } else {
+                print!("{}", report.text);
+            }
+            if !report.matches {
                 bail!("the replay does not match the trace {}", file.display());
             }
         }

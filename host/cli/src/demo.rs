@@ -89,7 +89,7 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
         .with_gc_grace(std::time::Duration::ZERO)
         .gc(&release, 2, std::slice::from_ref(&rollback_target), false)
         .await?;
-    print_gc(&plan, false, as_json)?;
+    print_gc(store.runtime(), &plan, false, as_json).await?;
 
     println!("\nhistory after GC:");
     print_history(

@@ -3,7 +3,8 @@
 
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::Result;
-use render_store::json_view::{gc_json, history_json};
+use render_store::json_view::history_json;
+use render_store::operation::Output;
 use render_store::{GcPlan, HistoryEntry, ObjectId, RenderDiff, Runtime};
 use std::io::Write;
 
@@ -32,10 +33,19 @@ pub async fn print_history(rt: &Runtime, entries: &[HistoryEntry], as_json: bool
     Ok(())
 }
 
+/// An operation's output as `--json` prints it: the `ok` value the component writes
+/// for it, as a trace's result line holds it.
+pub async fn output_json(rt: &Runtime, output: &Output) -> Result<serde_json::Value> {
+    let mut outcome: serde_json::Value = serde_json::from_str(&rt.output_json(output).await?)?;
+    Ok(outcome["ok"].take())
+}
+
 /// Prints what GC deleted (or, with `dry_run`, would delete) and kept.
-pub fn print_gc(plan: &GcPlan, dry_run: bool, as_json: bool) -> Result<()> {
+pub async fn print_gc(rt: &Runtime, plan: &GcPlan, dry_run: bool, as_json: bool) -> Result<()> {
     if as_json {
-        return print_json(&gc_json(plan, dry_run));
+        let mut value = output_json(rt, &Output::Plan(plan.clone())).await?;
+        value["dryRun"] = serde_json::json!(dry_run);
+        return print_json(&value);
     }
     let verb = if dry_run { "would delete" } else { "deleted" };
     for key in plan.delete_history.iter().chain(&plan.delete_renders) {

@@ -195,30 +195,33 @@ test('an edited GC trace: a protected ref removed', (t) => {
   assert.ok(position > recorded.findIndex((l) => l.call === 'list' && l.key === `${P}renders/`));
 });
 
-test('a trap is compared by its kind only', (t) => {
-  const s = rustStore(t);
-  const big = [JSON.stringify({ kind: 'ConfigMap', data: { x: 'y'.repeat(3 << 20) } })];
-  const trap = s.trace(['--memory-cap-mib', '4', 'put', NAME, ...objectFiles(s.work, big, 'big')], 1);
-  const result = lines(trap.text).at(-1).result;
-  assert.equal(result.error.kind, 'trap');
-  // Without a memory cap neither host traps: both report the same other result.
+test('a recorded trap is compared by its kind only, and a stopped replay fails in both hosts', (t) => {
+  // A trace whose call the sandbox stopped: its message is the host's own.
+  const objects = [manifest('a')];
+  const trap = handTrace(t, 'put-render', { objects: objects.map((o) => Buffer.from(o).toString('base64')) }, [],
+    { error: { kind: 'trap', message: 'the render-store component was stopped: somewhere else' } });
+  // Replayed without that bound, the call ends otherwise: a difference in both hosts.
   const report = bothReplay(trap);
   assert.equal(report.resultMatches, false);
   assert.equal(report.result.error.kind, 'bucket');
-  // Under a cap both trap, and the messages (each host's own) are not compared.
-  assert.equal(rustReplay(trap.file, ['--memory-cap-mib', '4']).matches, true);
+  // A replay the sandbox stops itself cannot be reported by the component: both hosts
+  // say so and fail.
+  const s = rustStore(t);
+  const big = [JSON.stringify({ kind: 'ConfigMap', data: { x: 'y'.repeat(3 << 20) } })];
+  const traced = s.trace(['put', NAME, ...objectFiles(s.work, big, 'big')]);
+  const rust = cli(['replay', '--memory-cap-mib', '4', traced.file], { status: null });
+  assert.equal(rust.status, 1);
+  assert.match(rust.stderr.toString(), /replay stopped: .*memory cap/);
   const module = fileURLToPath(new URL('../render-store.mjs', import.meta.url));
   const child = spawnSync(process.execPath, [
     '--wasm-max-mem-pages=64', // 4 MiB per linear memory
     '--input-type=module', '-e',
     `import { replay } from ${JSON.stringify(module)}; import { readFileSync } from 'node:fs';
-     process.stdout.write(JSON.stringify(replay(readFileSync(${JSON.stringify(trap.file)}, 'utf8'))));`,
+     try { replay(readFileSync(${JSON.stringify(traced.file)}, 'utf8')); process.exit(0); }
+     catch (e) { process.stdout.write(JSON.stringify({ kind: e.kind })); process.exit(1); }`,
   ], { encoding: 'utf8' });
-  assert.equal(child.status, 0, child.stderr);
-  const capped = JSON.parse(child.stdout);
-  assert.equal(capped.result.error.kind, 'trap');
-  assert.notEqual(capped.result.error.message, result.error.message);
-  assert.equal(capped.matches, true);
+  assert.equal(child.status, 1, child.stderr);
+  assert.deepEqual(JSON.parse(child.stdout), { kind: 'trap' });
 });
 
 /** A hand-written trace, per TRACES.md, written to a file for the Rust CLI too. */
@@ -333,7 +336,7 @@ test('malformed traces are refused, as the Rust CLI refuses them', (t) => {
   };
   for (const [name, edit] of Object.entries(bad)) {
     const trace = edited(good, name.replace(/[ ^]/g, '-'), edit);
-    assert.throws(() => rs.replay(trace.text), /^Error: trace line \d+: /, name);
+    assert.throws(() => rs.replay(trace.text), /^TraceError: trace line \d+: /, name);
     const r = cli(['replay', '--json', trace.file], { status: null });
     assert.notEqual(r.status, 0, name);
     assert.match(r.stderr, /trace line \d+: /, name);

@@ -1,9 +1,10 @@
-//! The JSON shapes of history entries, GC plans and diffs, shared by the CLI's `--json`
-//! and the observer's HTTP endpoints. Field names are camelCase, as in the entry body.
+//! The JSON shapes of history entries and diffs, shared by the CLI's `--json` and the
+//! observer's HTTP endpoints. Field names are camelCase, as in the entry body. The
+//! results of store operations are shaped by the component (`Runtime::output_json`).
 
 use crate::error::Result;
 use crate::runtime::Runtime;
-use crate::types::{GcPlan, HistoryEntry, ObjectId, RenderDiff};
+use crate::types::{HistoryEntry, ObjectId, RenderDiff};
 use serde_json::{Value, json};
 
 /// The history as a JSON array, oldest first; `syncedAt` in RFC 3339.
@@ -23,25 +24,6 @@ pub async fn history_json(rt: &Runtime, entries: &[HistoryEntry]) -> Result<Valu
         })
         .collect();
     Ok(Value::Array(items))
-}
-
-/// A GC plan: its six key lists (the `ok` result of a `gc` trace, TRACES.md).
-pub fn plan_json(plan: &GcPlan) -> Value {
-    json!({
-        "deleteHistory": plan.delete_history,
-        "keepHistory": plan.keep_history,
-        "deleteRenders": plan.delete_renders,
-        "keepRenders": plan.keep_renders,
-        "ignored": plan.ignored,
-        "recentRenders": plan.recent_renders,
-    })
-}
-
-/// A GC plan or report: [`plan_json`] and whether it was a dry run.
-pub fn gc_json(plan: &GcPlan, dry_run: bool) -> Value {
-    let mut value = plan_json(plan);
-    value["dryRun"] = json!(dry_run);
-    value
 }
 
 fn id_json(id: &ObjectId) -> Value {

@@ -35,7 +35,6 @@ pub mod json_view;
 mod logic;
 mod observer;
 pub mod operation;
-pub mod replay;
 mod runtime;
 mod store;
 mod store_url;

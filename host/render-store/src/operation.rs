@@ -1,11 +1,11 @@
-//! A store operation as data: what the CLI runs, what a trace records and what a replay
-//! re-runs. One place maps each operation onto the [`RenderStore`] method that does it
-//! and its result onto the JSON of TRACES.md.
+//! A store operation as data: what the CLI runs and a trace records. One place maps
+//! each operation onto the [`RenderStore`] method that does it, and it and its result
+//! onto the WIT `trace` types the component writes traces and JSON from.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::runtime::wit_trace;
 use crate::store::{Grace, RenderStore};
 use crate::types::{GcPlan, HistoryEntry, NewEntry, Release};
-use serde_json::{Value, json};
 
 /// One operation of the WIT `store` interface with its arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,43 +147,69 @@ impl Operation {
     }
 }
 
-impl Output {
-    /// The `ok` value of a trace's result line (TRACES.md).
-    pub fn to_json(&self) -> Value {
-        match self {
-            Output::RenderRef(r) => json!({ "renderRef": r }),
-            Output::Render(bytes) => json!({ "render": crate::trace::base64_encode(bytes) }),
-            Output::Recorded(b) => json!({ "recorded": b }),
-            Output::Added(b) => json!({ "added": b }),
-            Output::Entries(entries) => json!({
-                "entries": entries.iter().map(|e| json!({
-                    "key": e.key,
-                    "renderRef": e.render_ref,
-                    "syncedAt": {
-                        "seconds": e.synced_at.seconds,
-                        "nanoseconds": e.synced_at.nanoseconds,
-                    },
-                    "summary": e.summary,
-                })).collect::<Vec<_>>()
+impl Operation {
+    /// The operation as the WIT `trace.operation`.
+    pub(crate) fn to_wit(&self) -> wit_trace::Operation {
+        use wit_trace::Operation as O;
+        match self.clone() {
+            Operation::PutRender { release, objects } => O::PutRender(wit_trace::PutRenderArgs {
+                release: (&release).into(),
+                objects,
             }),
-            Output::Plan(plan) => crate::json_view::plan_json(plan),
-            Output::Deleted(n) => json!({ "deleted": n }),
+            Operation::GetRender {
+                release,
+                render_ref,
+            } => O::GetRender(wit_trace::RenderRefArgs {
+                release: (&release).into(),
+                render_ref,
+            }),
+            Operation::HasHistoryRef {
+                release,
+                render_ref,
+            } => O::HasHistoryRef(wit_trace::RenderRefArgs {
+                release: (&release).into(),
+                render_ref,
+            }),
+            Operation::RecordHistory { release, entry } => {
+                O::RecordHistory(wit_trace::RecordHistoryArgs {
+                    release: (&release).into(),
+                    entry: (&entry).into(),
+                })
+            }
+            Operation::ListHistory { release } => O::ListHistory((&release).into()),
+            Operation::Gc {
+                release,
+                keep,
+                protected,
+                dry_run,
+                grace,
+            } => O::Gc(wit_trace::GcArgs {
+                release: (&release).into(),
+                keep,
+                protected,
+                dry_run,
+                now: grace.now.into(),
+                grace_seconds: grace.seconds,
+            }),
+            Operation::DeleteRelease { release } => O::DeleteRelease((&release).into()),
         }
     }
 }
 
-/// The `error` value of a trace's result line: the WIT `error` variant, or `trap` for a
-/// call the host stopped.
-pub fn error_json(e: &Error) -> Value {
-    let (kind, message) = match e {
-        Error::InvalidInput(m) => ("invalid-input", m.clone()),
-        Error::InvalidObject { index, message } => {
-            return json!({ "kind": "invalid-object", "index": index, "message": message });
+impl Output {
+    /// The output as a successful WIT `trace.outcome`.
+    pub(crate) fn to_wit(&self) -> wit_trace::Outcome {
+        use wit_trace::Outcome as O;
+        match self.clone() {
+            Output::RenderRef(r) => O::PutRender(Ok(r)),
+            Output::Render(bytes) => O::GetRender(Ok(bytes)),
+            Output::Recorded(yes) => O::HasHistoryRef(Ok(yes)),
+            Output::Added(yes) => O::RecordHistory(Ok(yes)),
+            Output::Entries(entries) => {
+                O::ListHistory(Ok(entries.iter().map(Into::into).collect()))
+            }
+            Output::Plan(plan) => O::Gc(Ok((&plan).into())),
+            Output::Deleted(n) => O::DeleteRelease(Ok(n)),
         }
-        Error::NotFound(m) => ("not-found", m.clone()),
-        Error::Corrupt(m) => ("corrupt", m.clone()),
-        Error::Bucket(m) => ("bucket", m.clone()),
-        other => ("trap", other.to_string()),
-    };
-    json!({ "kind": kind, "message": message })
+    }
 }

@@ -118,3 +118,27 @@ impl From<wit::RenderDiff> for RenderDiff {
         }
     }
 }
+
+impl From<&HistoryEntry> for wit::HistoryEntry {
+    fn from(e: &HistoryEntry) -> Self {
+        wit::HistoryEntry {
+            key: e.key.clone(),
+            render_ref: e.render_ref.clone(),
+            synced_at: e.synced_at.into(),
+            summary: e.summary.clone(),
+        }
+    }
+}
+
+impl From<&GcPlan> for wit::GcPlan {
+    fn from(p: &GcPlan) -> Self {
+        wit::GcPlan {
+            delete_history: p.delete_history.clone(),
+            keep_history: p.keep_history.clone(),
+            delete_renders: p.delete_renders.clone(),
+            keep_renders: p.keep_renders.clone(),
+            ignored: p.ignored.clone(),
+            recent_renders: p.recent_renders.clone(),
+        }
+    }
+}

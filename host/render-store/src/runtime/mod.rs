@@ -5,9 +5,9 @@
 //! counts only guest work, not time spent waiting on the bucket), and a bucket scoped
 //! to the prefix of the release it serves: the guest can reach no other key.
 
-use crate::bucket::{Bucket, BucketError, ObjectMeta, messages};
+use crate::bucket::{Bucket, BucketError, messages};
 use crate::error::{Error, Result};
-use crate::trace::{CallError, CallKind, CallLog, Reply, TracedCall};
+use crate::trace::CallLog;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -48,7 +48,8 @@ pub(crate) mod bindings {
     });
 }
 
-use bindings::convoy::render_store::bucket as wit_bucket;
+pub(crate) use bindings::convoy::render_store::bucket as wit_bucket;
+pub(crate) use bindings::exports::convoy::render_store::trace as wit_trace;
 pub(crate) use bindings::exports::convoy::render_store::types as wit;
 
 /// The component, as built from `guest/` by `build.rs`: a WebAssembly component that
@@ -175,30 +176,12 @@ impl CallState {
         self.bucket.as_ref().and_then(|s| s.log.as_ref())
     }
 
-    /// Records a call and the answer the component is given, when tracing. `reply`
-    /// makes the trace's copy of a successful answer, so nothing is copied otherwise.
-    fn log<T>(
-        &self,
-        kind: CallKind,
-        key: String,
-        value: Option<&[u8]>,
-        answer: &Result<T, wit_bucket::BucketError>,
-        reply: impl FnOnce(&T) -> Reply,
-    ) {
-        let Some(log) = self.call_log() else {
-            return;
-        };
-        log.push(TracedCall {
-            kind,
-            key,
-            value: value.map(<[u8]>::to_vec),
-            answer: match answer {
-                Ok(v) => Ok(reply(v)),
-                Err(wit_bucket::BucketError::NotFound) => Err(CallError::NotFound),
-                Err(wit_bucket::BucketError::Denied(m)) => Err(CallError::Denied(m.clone())),
-                Err(wit_bucket::BucketError::Failed(m)) => Err(CallError::Failed(m.clone())),
-            },
-        });
+    /// Records a call and the answer the component is given, when tracing. `call`
+    /// makes the trace's copy, so nothing is copied otherwise.
+    fn log(&self, call: impl FnOnce() -> wit_trace::RecordedCall) {
+        if let Some(log) = self.call_log() {
+            log.push(call());
+        }
     }
 }
 
@@ -226,8 +209,11 @@ impl wit_bucket::Host for CallState {
                 .map_err(to_wit)
         }
         .await;
-        self.log(CallKind::Get, key, None, &answer, |b| {
-            Reply::Bytes(b.clone())
+        self.log(|| {
+            wit_trace::RecordedCall::Get(wit_trace::GetCall {
+                key,
+                answer: answer.clone(),
+            })
         });
         answer
     }
@@ -242,15 +228,24 @@ impl wit_bucket::Host for CallState {
                 .map_err(to_wit)
         }
         .await;
-        self.log(CallKind::Put, key, copy.as_deref(), &answer, |_| {
-            Reply::Done
+        self.log(|| {
+            wit_trace::RecordedCall::Put(wit_trace::PutCall {
+                key,
+                value: copy.unwrap_or_default(),
+                answer: answer.clone(),
+            })
         });
         answer
     }
 
     async fn exists(&mut self, key: String) -> Result<Option<u64>, wit_bucket::BucketError> {
         let answer = async { self.scope(&key)?.bucket.exists(&key).await.map_err(to_wit) }.await;
-        self.log(CallKind::Exists, key, None, &answer, |s| Reply::Size(*s));
+        self.log(|| {
+            wit_trace::RecordedCall::Exists(wit_trace::ExistsCall {
+                key,
+                answer: answer.clone(),
+            })
+        });
         answer
     }
 
@@ -280,19 +275,23 @@ impl wit_bucket::Host for CallState {
                 .collect()
         });
         let answer = answer.map_err(Clone::clone);
-        self.log(
-            CallKind::List,
-            prefix,
-            None,
-            &listed,
-            |o: &Vec<ObjectMeta>| Reply::Listing(o.clone()),
-        );
+        self.log(|| {
+            wit_trace::RecordedCall::List(wit_trace::ListCall {
+                prefix,
+                answer: answer.clone(),
+            })
+        });
         answer
     }
 
     async fn delete(&mut self, key: String) -> Result<(), wit_bucket::BucketError> {
         let answer = async { self.scope(&key)?.bucket.delete(&key).await.map_err(to_wit) }.await;
-        self.log(CallKind::Delete, key, None, &answer, |_| Reply::Done);
+        self.log(|| {
+            wit_trace::RecordedCall::Delete(wit_trace::DeleteCall {
+                key,
+                answer: answer.clone(),
+            })
+        });
         answer
     }
 }

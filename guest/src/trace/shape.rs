@@ -1,0 +1,227 @@
+//! The JSON shapes of TRACES.md, in one place: a trace's header arguments, call lines
+//! and result, which are also what a replay report and a host's `--json` show. Keys are
+//! written sorted and strings with the minimal escapes, the form the Rust host wrote
+//! with serde_json before traces moved here.
+
+use super::call::{Call, Reply};
+use super::operation::{Failure, Operation, Outcome, Output};
+use crate::bucket::{BucketError, ObjectMeta};
+use crate::error::Error;
+use crate::json::{Builder, Document, Escape, encode_node};
+use crate::keys::Release;
+use crate::time::SyncTime;
+use base64::Engine as _;
+
+/// Standard base64 with padding, as every byte string of a trace is written.
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The JSON text of node `index` of `doc`: compact, or indented by two spaces.
+pub(crate) fn text(doc: &Document<'_>, index: u32, pretty: bool) -> String {
+    let mut out = Vec::new();
+    encode_node(doc, index, &mut out, pretty, Escape::Minimal);
+    String::from_utf8(out).expect("the encoder writes UTF-8")
+}
+
+fn time<'a>(b: &mut Builder<'a>, t: SyncTime) -> u32 {
+    let seconds = b.int(t.seconds);
+    let nanoseconds = b.uint(t.nanoseconds.into());
+    b.object(vec![("seconds", seconds), ("nanoseconds", nanoseconds)])
+}
+
+fn release<'a>(b: &mut Builder<'a>, r: &'a Release) -> u32 {
+    let namespace = b.string(r.namespace.as_str());
+    let name = b.string(r.name.as_str());
+    b.object(vec![("namespace", namespace), ("name", name)])
+}
+
+/// A header's `arguments`.
+pub(crate) fn arguments<'a>(b: &mut Builder<'a>, op: &'a Operation) -> u32 {
+    let mut members = vec![("release", release(b, op.release()))];
+    match op {
+        Operation::PutRender { objects, .. } => {
+            let objects = b.strings(objects.iter().map(|o| base64(o)));
+            members.push(("objects", objects));
+        }
+        Operation::GetRender { render_ref, .. } | Operation::HasHistoryRef { render_ref, .. } => {
+            members.push(("renderRef", b.string(render_ref.as_str())));
+        }
+        Operation::RecordHistory { entry, .. } => {
+            let render_ref = b.string(entry.render_ref.as_str());
+            let synced_at = time(b, entry.synced_at);
+            let summary = b.string(entry.summary.as_str());
+            let entry = b.object(vec![
+                ("renderRef", render_ref),
+                ("syncedAt", synced_at),
+                ("summary", summary),
+            ]);
+            members.push(("entry", entry));
+        }
+        Operation::Gc {
+            keep,
+            protected,
+            dry_run,
+            grace,
+            ..
+        } => {
+            members.push(("keep", b.int(*keep)));
+            members.push(("protected", b.strings(protected.iter().map(String::as_str))));
+            members.push(("dryRun", b.bool(*dry_run)));
+            members.push(("now", time(b, grace.now)));
+            members.push(("graceSeconds", b.uint(grace.seconds)));
+        }
+        Operation::ListHistory { .. } | Operation::DeleteRelease { .. } => {}
+    }
+    b.object(members)
+}
+
+fn listing<'a>(b: &mut Builder<'a>, objects: &'a [ObjectMeta]) -> u32 {
+    let items = objects
+        .iter()
+        .map(|o| {
+            let key = b.string(o.key.as_str());
+            let size = b.uint(o.size);
+            let modified = time(b, o.modified);
+            b.object(vec![("key", key), ("size", size), ("modified", modified)])
+        })
+        .collect();
+    b.array(items)
+}
+
+/// A call line.
+pub(crate) fn call<'a>(b: &mut Builder<'a>, c: &'a Call) -> u32 {
+    let mut members = vec![
+        ("call", b.string(c.kind.name())),
+        ("key", b.string(c.key.as_str())),
+    ];
+    if let Some(value) = &c.value {
+        members.push(("value", b.string(base64(value))));
+    }
+    let answer = match &c.answer {
+        Ok(reply) => {
+            let ok = match reply {
+                Reply::Bytes(bytes) => b.string(base64(bytes)),
+                Reply::Done | Reply::Size(None) => b.null(),
+                Reply::Size(Some(size)) => b.uint(*size),
+                Reply::Listing(objects) => listing(b, objects),
+            };
+            b.object(vec![("ok", ok)])
+        }
+        Err(e) => {
+            let (kind, message) = match e {
+                BucketError::NotFound => ("not-found", None),
+                BucketError::Denied(m) => ("denied", Some(m)),
+                BucketError::Failed(m) => ("failed", Some(m)),
+            };
+            let mut error = vec![("kind", b.string(kind))];
+            if let Some(m) = message {
+                error.push(("message", b.string(m.as_str())));
+            }
+            let error = b.object(error);
+            b.object(vec![("error", error)])
+        }
+    };
+    members.push(("answer", answer));
+    b.object(members)
+}
+
+/// The `ok` value of an output.
+fn output<'a>(b: &mut Builder<'a>, o: &'a Output) -> u32 {
+    let (name, value) = match o {
+        Output::RenderRef(r) => ("renderRef", b.string(r.as_str())),
+        Output::Render(bytes) => ("render", b.string(base64(bytes))),
+        Output::Recorded(yes) => ("recorded", b.bool(*yes)),
+        Output::Added(yes) => ("added", b.bool(*yes)),
+        Output::Deleted(n) => ("deleted", b.uint((*n).into())),
+        Output::Entries(entries) => {
+            let items = entries
+                .iter()
+                .map(|e| {
+                    let key = b.string(e.key.as_str());
+                    let render_ref = b.string(e.render_ref.as_str());
+                    let synced_at = time(b, e.synced_at);
+                    let summary = b.string(e.summary.as_str());
+                    b.object(vec![
+                        ("key", key),
+                        ("renderRef", render_ref),
+                        ("syncedAt", synced_at),
+                        ("summary", summary),
+                    ])
+                })
+                .collect();
+            ("entries", b.array(items))
+        }
+        Output::Plan(plan) => {
+            let lists = [
+                ("deleteHistory", &plan.delete_history),
+                ("keepHistory", &plan.keep_history),
+                ("deleteRenders", &plan.delete_renders),
+                ("keepRenders", &plan.keep_renders),
+                ("ignored", &plan.ignored),
+                ("recentRenders", &plan.recent_renders),
+            ];
+            let members = lists
+                .into_iter()
+                .map(|(name, keys)| (name, b.strings(keys.iter().map(String::as_str))))
+                .collect();
+            return b.object(members);
+        }
+    };
+    b.object(vec![(name, value)])
+}
+
+/// The `error` value of a failure: the WIT `error` variant, or `trap`.
+fn failure<'a>(b: &mut Builder<'a>, f: &'a Failure) -> u32 {
+    let (kind, message) = match f {
+        Failure::Error(Error::InvalidInput(m)) => ("invalid-input", m),
+        Failure::Error(Error::InvalidObject { index, message }) => {
+            let members = vec![
+                ("kind", b.string("invalid-object")),
+                ("index", b.uint(*index as u64)),
+                ("message", b.string(message.as_str())),
+            ];
+            return b.object(members);
+        }
+        Failure::Error(Error::NotFound(m)) => ("not-found", m),
+        Failure::Error(Error::Corrupt(m)) => ("corrupt", m),
+        Failure::Error(Error::Bucket(m)) => ("bucket", m),
+        Failure::Trap(m) => ("trap", m),
+    };
+    let members = vec![
+        ("kind", b.string(kind)),
+        ("message", b.string(message.as_str())),
+    ];
+    b.object(members)
+}
+
+/// `{"ok": …}` or `{"error": …}`.
+pub(crate) fn outcome<'a>(b: &mut Builder<'a>, o: &'a Outcome) -> u32 {
+    match o {
+        Ok(out) => {
+            let ok = output(b, out);
+            b.object(vec![("ok", ok)])
+        }
+        Err(f) => {
+            let error = failure(b, f);
+            b.object(vec![("error", error)])
+        }
+    }
+}
+
+/// An outcome as a trace's result line and a replay report hold it, compact:
+/// `{"ok": …}` with the operation's value (TRACES.md, Result) or `{"error": {"kind",
+/// "message", and "index" for invalid-object}}`. The `ok` value is what a host's
+/// `--json` prints for the operation.
+pub fn outcome_json(o: &Outcome) -> String {
+    let mut b = Builder::new();
+    let root = outcome(&mut b, o);
+    text(&b.finish(root), root, false)
+}
+
+/// A call line of a trace, compact, without its newline.
+pub fn call_json(c: &Call) -> String {
+    let mut b = Builder::new();
+    let root = call(&mut b, c);
+    text(&b.finish(root), root, false)
+}

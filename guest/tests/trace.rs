@@ -1,0 +1,654 @@
+//! Traces in the guest: what is written is what the Rust host wrote before traces moved
+//! here (byte for byte), what is written reads back, a recorded trace replays to the same
+//! calls and result, an edited one to the first call that differs, and malformed traces
+//! are refused naming their line.
+
+use base64::Engine as _;
+use render_store_guest::trace::{
+    Call, CallKind, Failure, Operation, Reply, Report, parse_trace, record, replay, replay_text,
+    write_trace,
+};
+use render_store_guest::{BucketError, Error, Grace, MemoryBucket, NewEntry, Release, SyncTime};
+use serde_json::{Value, json};
+
+fn app() -> Release {
+    Release::new("ns", "app")
+}
+
+fn at(seconds: i64) -> SyncTime {
+    SyncTime {
+        seconds,
+        nanoseconds: 0,
+    }
+}
+
+fn object(n: usize) -> Vec<u8> {
+    format!(r#"{{"kind":"ConfigMap","metadata":{{"name":"c{n}"}},"data":{{"n":"{n}"}}}}"#)
+        .into_bytes()
+}
+
+/// A bucket with four renders recorded an hour apart, each put an hour before.
+fn populated() -> (MemoryBucket, Vec<String>) {
+    let mut bucket = MemoryBucket::new();
+    let mut refs = Vec::new();
+    for n in 0..4 {
+        bucket.clock = at(1_700_000_000 + 3600 * n as i64);
+        let r = render_store_guest::put_render(&mut bucket, &app(), &[object(n)]).unwrap();
+        let entry = NewEntry {
+            render_ref: r.clone(),
+            synced_at: at(1_700_000_000 + 3600 * n as i64),
+            summary: format!("sync {n}"),
+        };
+        render_store_guest::record_history(&mut bucket, &app(), &entry).unwrap();
+        refs.push(r);
+    }
+    bucket.take_calls();
+    (bucket, refs)
+}
+
+fn gc(keep: i64, protected: &[&str], dry_run: bool) -> Operation {
+    Operation::Gc {
+        release: app(),
+        keep,
+        protected: protected.iter().map(|s| s.to_string()).collect(),
+        dry_run,
+        grace: Grace {
+            now: at(1_700_020_000),
+            seconds: 0,
+        },
+    }
+}
+
+fn operations(refs: &[String]) -> Vec<Operation> {
+    vec![
+        Operation::PutRender {
+            release: app(),
+            objects: vec![object(9)],
+        },
+        Operation::PutRender {
+            release: app(),
+            objects: vec![object(0)],
+        },
+        Operation::PutRender {
+            release: app(),
+            objects: vec![b"{not json".to_vec()],
+        },
+        Operation::GetRender {
+            release: app(),
+            render_ref: refs[1].clone(),
+        },
+        Operation::GetRender {
+            release: app(),
+            render_ref: format!("sha256:{}", "0".repeat(64)),
+        },
+        Operation::HasHistoryRef {
+            release: app(),
+            render_ref: refs[2].clone(),
+        },
+        Operation::RecordHistory {
+            release: app(),
+            entry: NewEntry {
+                render_ref: refs[0].clone(),
+                synced_at: SyncTime {
+                    seconds: 1_800_000_000,
+                    nanoseconds: 5,
+                },
+                summary: "again <&> \u{2028} \"quoted\" \n\u{1b}[31m ünï".into(),
+            },
+        },
+        Operation::ListHistory { release: app() },
+        gc(2, &[], true),
+        Operation::Gc {
+            release: app(),
+            keep: 2,
+            protected: vec![refs[0].clone()],
+            dry_run: false,
+            grace: Grace {
+                now: at(1_700_010_000),
+                seconds: u64::MAX,
+            },
+        },
+        gc(1, &[&refs[0]], false),
+        Operation::DeleteRelease { release: app() },
+        Operation::ListHistory {
+            release: Release::new("Bad_NS", "app"),
+        },
+    ]
+}
+
+/// Records `op` on `bucket` and returns the trace text.
+fn traced(bucket: &mut MemoryBucket, op: &Operation) -> String {
+    let (outcome, calls) = record(&mut *bucket, op);
+    write_trace(op, &calls, &outcome)
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn time_json(t: SyncTime) -> Value {
+    json!({ "seconds": t.seconds, "nanoseconds": t.nanoseconds })
+}
+
+/// The trace as the Rust host wrote it before: serde_json values (keys sorted), one
+/// `to_string` a line.
+fn serde_trace(op: &Operation, calls: &[Call], result: Value) -> String {
+    let r = op.release();
+    let mut args = json!({ "release": { "namespace": r.namespace, "name": r.name } });
+    match op {
+        Operation::PutRender { objects, .. } => {
+            args["objects"] = json!(objects.iter().map(|o| b64(o)).collect::<Vec<_>>())
+        }
+        Operation::GetRender { render_ref, .. } | Operation::HasHistoryRef { render_ref, .. } => {
+            args["renderRef"] = json!(render_ref)
+        }
+        Operation::RecordHistory { entry, .. } => {
+            args["entry"] = json!({
+                "renderRef": entry.render_ref,
+                "syncedAt": time_json(entry.synced_at),
+                "summary": entry.summary,
+            })
+        }
+        Operation::Gc {
+            keep,
+            protected,
+            dry_run,
+            grace,
+            ..
+        } => {
+            args["keep"] = json!(keep);
+            args["protected"] = json!(protected);
+            args["dryRun"] = json!(dry_run);
+            args["now"] = time_json(grace.now);
+            args["graceSeconds"] = json!(grace.seconds);
+        }
+        Operation::ListHistory { .. } | Operation::DeleteRelease { .. } => {}
+    }
+    let mut lines = vec![json!({
+        "format": "render-store-trace",
+        "version": 2,
+        "operation": op.name(),
+        "arguments": args,
+    })];
+    for c in calls {
+        let mut line = json!({ "call": c.kind.name(), "key": c.key });
+        if let Some(v) = &c.value {
+            line["value"] = json!(b64(v));
+        }
+        line["answer"] = match &c.answer {
+            Ok(Reply::Bytes(b)) => json!({ "ok": b64(b) }),
+            Ok(Reply::Done) => json!({ "ok": null }),
+            Ok(Reply::Size(s)) => json!({ "ok": s }),
+            Ok(Reply::Listing(objects)) => json!({ "ok": objects.iter().map(|o| json!({
+                "key": o.key, "size": o.size, "modified": time_json(o.modified),
+            })).collect::<Vec<_>>() }),
+            Err(BucketError::NotFound) => json!({ "error": { "kind": "not-found" } }),
+            Err(BucketError::Denied(m)) => json!({ "error": { "kind": "denied", "message": m } }),
+            Err(BucketError::Failed(m)) => json!({ "error": { "kind": "failed", "message": m } }),
+        };
+        lines.push(line);
+    }
+    lines.push(json!({ "result": result }));
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+#[test]
+fn traces_are_byte_for_byte_what_serde_json_wrote_and_read_back() {
+    let (mut bucket, refs) = populated();
+    for op in operations(&refs) {
+        let (outcome, calls) = record(&mut bucket, &op);
+        let text = write_trace(&op, &calls, &outcome);
+        // The result JSON of the trace, as serde_json reads and writes it again.
+        let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(
+            text,
+            serde_trace(&op, &calls, last["result"].clone()),
+            "{op:?}"
+        );
+        let trace = parse_trace(&text).unwrap();
+        assert_eq!((&trace.operation, &trace.calls), (&op, &calls), "{text}");
+        assert_eq!(
+            trace.result.json,
+            render_store_guest::trace::outcome_json(&outcome)
+        );
+        assert_eq!(
+            trace.result.error_kind.as_deref(),
+            outcome.as_ref().err().map(|f| match f {
+                Failure::Error(Error::InvalidInput(_)) => "invalid-input",
+                Failure::Error(Error::InvalidObject { .. }) => "invalid-object",
+                Failure::Error(Error::NotFound(_)) => "not-found",
+                Failure::Error(Error::Corrupt(_)) => "corrupt",
+                Failure::Error(Error::Bucket(_)) => "bucket",
+                Failure::Trap(_) => "trap",
+            })
+        );
+    }
+}
+
+#[test]
+fn a_put_trace_and_a_gc_trace_byte_for_byte() {
+    let mut bucket = MemoryBucket::new();
+    bucket.clock = at(1_767_225_600);
+    let op = Operation::PutRender {
+        release: app(),
+        objects: vec![br#"{"kind":"A"}"#.to_vec()],
+    };
+    let put = traced(&mut bucket, &op);
+    let r = "sha256:2ae64b3e2f2afc0a2e04f2cc6da22df8dfa4ad11cb9d6a2d6e2b2ab3b52fc0c2";
+    let r = {
+        let actual = render_store_guest::render_ref(&[br#"{"kind":"A"}"#]).unwrap();
+        assert_ne!(actual, r, "the placeholder is not a real renderRef");
+        actual
+    };
+    assert_eq!(
+        put,
+        format!(
+            concat!(
+                r#"{{"arguments":{{"objects":["eyJraW5kIjoiQSJ9"],"release":{{"name":"app","namespace":"ns"}}}},"format":"render-store-trace","operation":"put-render","version":2}}"#,
+                "\n",
+                r#"{{"answer":{{"ok":null}},"call":"exists","key":"ns/app/renders/{r}"}}"#,
+                "\n",
+                r#"{{"answer":{{"ok":null}},"call":"put","key":"ns/app/renders/{r}","value":"eyJraW5kIjoiQSJ9Cg=="}}"#,
+                "\n",
+                r#"{{"result":{{"ok":{{"renderRef":"{r}"}}}}}}"#,
+                "\n",
+            ),
+            r = r
+        )
+    );
+
+    let mut bucket = MemoryBucket::new();
+    bucket.clock = at(1_767_225_600);
+    bucket
+        .put(&format!("ns/app/renders/{r}"), b"{\"kind\":\"A\"}\n")
+        .unwrap();
+    let op = Operation::Gc {
+        release: app(),
+        keep: 1,
+        protected: vec![],
+        dry_run: false,
+        grace: Grace {
+            now: SyncTime {
+                seconds: 1_767_226_199,
+                nanoseconds: 7,
+            },
+            seconds: 600,
+        },
+    };
+    let text = traced(&mut bucket, &op);
+    assert_eq!(
+        text,
+        format!(
+            concat!(
+                r#"{{"arguments":{{"dryRun":false,"graceSeconds":600,"keep":1,"now":{{"nanoseconds":7,"seconds":1767226199}},"protected":[],"release":{{"name":"app","namespace":"ns"}}}},"format":"render-store-trace","operation":"gc","version":2}}"#,
+                "\n",
+                r#"{{"answer":{{"ok":[]}},"call":"list","key":"ns/app/history/"}}"#,
+                "\n",
+                r#"{{"answer":{{"ok":[]}},"call":"list","key":"ns/app/history/"}}"#,
+                "\n",
+                r#"{{"answer":{{"ok":[{{"key":"ns/app/renders/{r}","modified":{{"nanoseconds":0,"seconds":1767225600}},"size":13}}]}},"call":"list","key":"ns/app/renders/"}}"#,
+                "\n",
+                r#"{{"result":{{"ok":{{"deleteHistory":[],"deleteRenders":[],"ignored":[],"keepHistory":[],"keepRenders":[],"recentRenders":["ns/app/renders/{r}"]}}}}}}"#,
+                "\n",
+            ),
+            r = r
+        )
+    );
+}
+
+use render_store_guest::Bucket as _;
+
+#[test]
+fn every_recorded_operation_replays_to_the_same_calls_and_result() {
+    let (mut bucket, refs) = populated();
+    for op in operations(&refs) {
+        let text = traced(&mut bucket, &op);
+        let report = replay_text(&text).unwrap();
+        assert!(report.matches(), "{op:?}: {}", report.to_text());
+        assert_eq!(report.calls, parse_trace(&text).unwrap().calls);
+        assert!(
+            report
+                .to_text()
+                .ends_with("every call and the result match the trace\n")
+        );
+        let json: Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(json["matches"], true);
+        assert_eq!(json["firstDifference"], Value::Null);
+        let recorded: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(json["result"], recorded["result"]);
+        // The human form shows the result as serde_json's pretty printer did.
+        let pretty = serde_json::to_string_pretty(&recorded["result"]).unwrap();
+        assert!(
+            report.to_text().contains(&format!("\nresult: {pretty}\n")),
+            "{}",
+            report.to_text()
+        );
+        assert_eq!(json["calls"], report.calls.len());
+    }
+}
+
+/// The report of `trace` with one more entry, older than all, in its history listing.
+fn with_an_older_entry(text: &str) -> (String, String) {
+    let old = format!(
+        "ns/app/history/19990101T000000.000000000Z-sha256:{}",
+        "b".repeat(64)
+    );
+    let edited = text.replacen(
+        r#""ok":[{"key":"ns/app/history/"#,
+        &format!(
+            r#""ok":[{{"key":"{old}","size":2,"modified":{{"seconds":0,"nanoseconds":0}}}},{{"key":"ns/app/history/"#
+        ),
+        1,
+    );
+    assert_ne!(edited, text);
+    (edited, old)
+}
+
+#[test]
+fn an_edited_answer_replays_to_the_first_call_that_differs() {
+    let (mut bucket, _) = populated();
+    let text = traced(&mut bucket, &gc(2, &[], false));
+    let (edited, old) = with_an_older_entry(&text);
+    let report: Report = replay_text(&edited).unwrap();
+    assert!(!report.matches() && !report.result_matches);
+    let first = report.first_difference.clone().expect("a difference");
+    // The extra entry is deleted first, where the trace deleted the oldest real one.
+    assert_eq!(first.position, 2);
+    let extra = first.replayed.expect("the replay made a call there");
+    assert_eq!(
+        (extra.kind, extra.key.as_str()),
+        (CallKind::Delete, &old[..])
+    );
+    assert_eq!(first.recorded.unwrap().kind, CallKind::Delete);
+    let json: Value = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(json["matches"], false);
+    assert_eq!(json["firstDifference"]["position"], 2);
+    assert_eq!(
+        json["firstDifference"]["replayed"],
+        json!({ "call": "delete", "key": old, "answer": { "ok": null } })
+    );
+    assert_eq!(
+        json["result"]["ok"]["deleteHistory"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    let human = report.to_text();
+    let lines: Vec<&str> = human.lines().collect();
+    assert!(lines[0].starts_with("replayed gc of ns/app: "), "{human}");
+    assert!(human.contains("\ncall 2 differs from the trace:\n  trace:  {\"answer\""));
+    assert!(human.contains(&format!(
+        "  replay: {{\"answer\":{{\"ok\":null}},\"call\":\"delete\",\"key\":\"{old}\"}}\n"
+    )));
+    assert!(
+        human.ends_with("the result differs from the trace's\n"),
+        "{human}"
+    );
+}
+
+#[test]
+fn an_edited_blob_replays_to_corrupt_with_the_calls_agreeing() {
+    let (mut bucket, refs) = populated();
+    let op = Operation::GetRender {
+        release: app(),
+        render_ref: refs[3].clone(),
+    };
+    let (outcome, mut calls) = record(&mut bucket, &op);
+    calls[0].answer = Ok(Reply::Bytes(b"{\"kind\":\"Changed\"}\n".to_vec()));
+    let report = replay(&parse_trace(&write_trace(&op, &calls, &outcome)).unwrap());
+    assert_eq!(report.first_difference, None);
+    assert!(!report.result_matches);
+    assert!(matches!(
+        report.outcome,
+        Err(Failure::Error(Error::Corrupt(_)))
+    ));
+}
+
+#[test]
+fn a_recorded_trap_compares_by_kind_and_replays_to_a_difference() {
+    let (mut bucket, _) = populated();
+    let op = Operation::ListHistory { release: app() };
+    let (_, calls) = record(&mut bucket, &op);
+    let trapped = write_trace(&op, &calls, &Err(Failure::Trap("out of fuel".into())));
+    assert!(
+        trapped.ends_with(
+            "{\"result\":{\"error\":{\"kind\":\"trap\",\"message\":\"out of fuel\"}}}\n"
+        )
+    );
+    // The replay is not stopped, so its result is no trap: only the kinds are compared.
+    let report = replay_text(&trapped).unwrap();
+    assert_eq!(report.first_difference, None);
+    assert!(!report.result_matches);
+    // Another message of a trap would not matter; another kind does.
+    let edited = trapped.replace("out of fuel", "memory cap");
+    assert!(!replay_text(&edited).unwrap().result_matches);
+}
+
+#[test]
+fn replay_answers_by_the_rules_of_traces_md() {
+    let objects = [br#"{"kind":"A"}"#.to_vec()];
+    let r = render_store_guest::render_ref(&objects).unwrap();
+    let key = format!("ns/app/renders/{r}");
+    let header = format!(
+        r#"{{"format":"render-store-trace","version":2,"operation":"get-render","arguments":{{"release":{{"namespace":"ns","name":"app"}},"renderRef":"{r}"}}}}"#
+    );
+    // A read the trace never saw fails with "not in the trace".
+    let unseen =
+        format!("{header}\n{{\"result\":{{\"ok\":{{\"render\":\"eyJraW5kIjoiQSJ9Cg==\"}}}}}}\n");
+    let report = replay_text(&unseen).unwrap();
+    let first = report.first_difference.clone().unwrap();
+    assert_eq!((first.position, first.recorded), (1, None));
+    assert_eq!(
+        first.replayed.unwrap().answer,
+        Err(BucketError::Failed("not in the trace".into()))
+    );
+    assert_eq!(
+        report.outcome,
+        Err(Failure::Error(Error::Bucket(format!(
+            "get {key}: not in the trace"
+        ))))
+    );
+    assert!(report.to_text().contains("  trace:  (no call)\n"));
+
+    // Answers of one call and key are used in order, then the last again.
+    let list = |keys: &[&str]| {
+        let items: Vec<Value> = keys
+            .iter()
+            .map(|k| json!({ "key": k, "size": 1, "modified": { "seconds": 0, "nanoseconds": 0 } }))
+            .collect();
+        json!({ "call": "list", "key": "ns/app/history/", "answer": { "ok": items } }).to_string()
+    };
+    let e1 = format!("ns/app/history/20240101T000000.000000000Z-{r}");
+    let header = r#"{"format":"render-store-trace","version":2,"operation":"list-history","arguments":{"release":{"namespace":"ns","name":"app"}}}"#;
+    let result = r#"{"result":{"ok":{"entries":[]}}}"#;
+    let text = format!("{header}\n{}\n{result}\n", list(&[&e1]));
+    let report = replay_text(&text).unwrap();
+    // The entry's body was never read in the trace: the get fails, as an unseen read.
+    assert_eq!(report.calls[1].kind, CallKind::Get);
+    assert_eq!(report.calls.len(), 2);
+    assert!(!report.matches());
+}
+
+#[test]
+fn malformed_traces_are_refused_naming_the_line() {
+    let header = r#"{"format":"render-store-trace","version":2,"operation":"list-history","arguments":{"release":{"namespace":"ns","name":"app"}}}"#;
+    let list = r#"{"call":"list","key":"ns/app/history/","answer":{"ok":[]}}"#;
+    let result = r#"{"result":{"ok":{"entries":[]}}}"#;
+    let ok = format!("{header}\n{list}\n{result}\n");
+    assert_eq!(parse_trace(&ok).unwrap().calls.len(), 1);
+    // Blank lines and CRLF are fine, and count as lines.
+    let crlf = format!("\r\n{}", ok.replace('\n', "\r\n"));
+    assert_eq!(parse_trace(&crlf).unwrap().calls.len(), 1);
+    let cases = [
+        (String::new(), 1, "the trace is empty"),
+        (
+            ok.replace(r#""version":2"#, r#""version":1"#),
+            1,
+            "trace version 1 is not supported: this build reads version 2",
+        ),
+        (
+            ok.replace(r#","version":2"#, ""),
+            1,
+            "trace version null is not supported",
+        ),
+        (
+            ok.replace("render-store-trace", "other"),
+            1,
+            r#"not a render-store trace: the first line must have "format":"render-store-trace""#,
+        ),
+        (
+            format!("{header}\n"),
+            1,
+            "the trace ends after its header: the result line is missing",
+        ),
+        (
+            ok.replace(r#""ok":[]"#, r#""ok":true"#),
+            2,
+            "a list's answer must be an array of objects",
+        ),
+        (
+            ok.replace(
+                r#""ok":[]"#,
+                r#""ok":[{"key":"k","size":-1,"modified":{"seconds":0,"nanoseconds":0}}]"#,
+            ),
+            2,
+            r#""size" must be a 64-bit unsigned integer"#,
+        ),
+        (
+            ok.replace(
+                r#""ok":[]"#,
+                r#""ok":[{"key":"k","size":1,"modified":{"seconds":0,"nanoseconds":1000000000}}]"#,
+            ),
+            2,
+            r#""nanoseconds" must be an integer below 1000000000"#,
+        ),
+        (
+            ok.replace(r#""call":"list""#, r#""call":"rename""#),
+            2,
+            r#"unknown call "rename": expected get, put, exists, list or delete"#,
+        ),
+        (
+            ok.replace(r#""call":"list""#, r#""call":"list","value":"""#),
+            2,
+            r#"a list has no "value""#,
+        ),
+        (
+            ok.replace(r#"{"ok":[]}"#, r#"{"ok":[],"error":{"kind":"failed"}}"#),
+            2,
+            r#""answer" must have exactly one of "ok" and "error""#,
+        ),
+        (
+            ok.replace(r#"{"ok":[]}"#, r#"{"error":{"kind":"gone"}}"#),
+            2,
+            r#"unknown bucket error "gone": expected not-found, denied or failed"#,
+        ),
+        (
+            ok.replace(result, "{}"),
+            3,
+            r#"the last line must be the result: {"result":{…}}"#,
+        ),
+        (
+            ok.replace(result, r#"{"result":{"error":{"message":"m"}}}"#),
+            3,
+            r#"field "kind" is missing"#,
+        ),
+        (
+            ok.replace("list-history", "compact"),
+            1,
+            r#"unknown operation "compact": expected put-render"#,
+        ),
+        (
+            ok.replace(r#""name":"app""#, r#""name":7"#),
+            1,
+            r#"field "name" must be a string"#,
+        ),
+        (
+            format!(
+                "{header}\n{{\"call\":\"get\",\"key\":\"k\",\"answer\":{{\"ok\":\"%%\"}}}}\n{result}"
+            ),
+            2,
+            "a get's answer is not standard base64: Invalid symbol 37, offset 0.",
+        ),
+        (
+            format!(
+                "{header}\n{{\"call\":\"exists\",\"key\":\"k\",\"answer\":{{\"ok\":\"1\"}}}}\n{result}"
+            ),
+            2,
+            r#""1" is not an answer to exists: see TRACES.md for each call's answer"#,
+        ),
+        (
+            format!(
+                "{header}\n{{\"call\":\"put\",\"key\":\"k\",\"answer\":{{\"ok\":null}}}}\n{result}"
+            ),
+            2,
+            r#"a put needs its "value""#,
+        ),
+        (format!("{header}\nnot json\n{result}"), 2, "not JSON: "),
+        (
+            format!("{header}\n[1]\n{result}"),
+            2,
+            "a call line must be a JSON object",
+        ),
+        (format!("\n\n{header}\n\n{list}\n\n{{"), 7, "not JSON: "),
+    ];
+    for (text, line, what) in cases {
+        let e = parse_trace(&text).unwrap_err();
+        assert_eq!(e.line, line, "{text}: {e}");
+        assert!(e.message.contains(what), "{text}: {e}");
+        assert!(e.to_string().starts_with(&format!("trace line {line}: ")));
+    }
+}
+
+#[test]
+fn gc_trace_integers_past_i64_and_2_53_stay_exact() {
+    let header = r#"{"format":"render-store-trace","version":2,"operation":"gc","arguments":{"release":{"namespace":"ns","name":"app"},"keep":9223372036854775807,"protected":[],"dryRun":true,"now":{"seconds":-9223372036854775808,"nanoseconds":0},"graceSeconds":18446744073709551615}}"#;
+    let text = format!(
+        "{header}\n{}\n{}\n{}\n",
+        r#"{"call":"list","key":"ns/app/history/","answer":{"ok":[]}}"#,
+        r#"{"call":"list","key":"ns/app/renders/","answer":{"ok":[{"key":"ns/app/renders/x","size":18446744073709551615,"modified":{"seconds":0,"nanoseconds":0}}]}}"#,
+        r#"{"result":{"ok":{"deleteHistory":[],"keepHistory":[],"deleteRenders":[],"keepRenders":[],"ignored":["ns/app/renders/x"],"recentRenders":[]}}}"#
+    );
+    let trace = parse_trace(&text).unwrap();
+    let Operation::Gc { keep, grace, .. } = &trace.operation else {
+        panic!("{:?}", trace.operation)
+    };
+    assert_eq!(
+        (*keep, grace.seconds, grace.now.seconds),
+        (i64::MAX, u64::MAX, i64::MIN)
+    );
+    let Ok(Reply::Listing(listed)) = &trace.calls[1].answer else {
+        panic!()
+    };
+    assert_eq!(listed[0].size, u64::MAX);
+    assert!(replay(&trace).matches(), "{}", replay(&trace).to_text());
+    // Written again, the numbers are the same digits.
+    let again = write_trace(
+        &trace.operation,
+        &trace.calls,
+        &Ok(render_store_guest::trace::Output::Deleted(0)),
+    );
+    assert!(again.contains("\"graceSeconds\":18446744073709551615"));
+    assert!(again.contains("\"keep\":9223372036854775807"));
+    assert!(again.contains("\"size\":18446744073709551615"));
+}
+
+#[test]
+fn report_text_writes_control_characters_out() {
+    let (mut bucket, _) = populated();
+    let entry = NewEntry {
+        render_ref: format!("sha256:{}", "c".repeat(64)),
+        synced_at: at(1_800_000_000),
+        summary: "\u{1b}]0;t\u{7}\u{7f}\u{202e}".into(),
+    };
+    render_store_guest::record_history(&mut bucket, &app(), &entry).unwrap();
+    let text = traced(&mut bucket, &Operation::ListHistory { release: app() });
+    let human = replay_text(&text).unwrap().to_text();
+    assert!(
+        !human.contains('\u{1b}') && !human.contains('\u{7f}') && !human.contains('\u{202e}'),
+        "{human}"
+    );
+    // JSON escapes the C0 controls itself; DEL and bidi controls are written out for the
+    // terminal.
+    assert!(human.contains(r"\u001b]0;t\u0007\u{7f}\u{202e}"), "{human}");
+}
