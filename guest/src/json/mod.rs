@@ -10,5 +10,7 @@ mod decode;
 mod encode;
 mod scan;
 
+pub(crate) use decode::push_replacing_invalid;
 pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object};
+pub(crate) use encode::push_float;
 pub use encode::{encode_document, encode_document_pretty, encode_string};
