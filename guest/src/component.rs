@@ -78,6 +78,17 @@ impl From<Error> for types::Error {
             Error::NotFound(m) => types::Error::NotFound(m),
             Error::Corrupt(m) => types::Error::Corrupt(m),
             Error::Bucket(m) => types::Error::Bucket(m),
+            Error::InvalidYaml(e) => types::Error::InvalidYaml(types::YamlError {
+                stage: match e.stage {
+                    crate::Stage::Split => types::YamlStage::Split,
+                    crate::Stage::Yaml => types::YamlStage::Yaml,
+                    crate::Stage::Object => types::YamlStage::Object,
+                },
+                document: saturate(e.document),
+                line: saturate(e.line),
+                column: saturate(e.column),
+                message: e.message,
+            }),
         }
     }
 }
@@ -132,6 +143,18 @@ impl logic::Guest for Component {
 
     fn render_ref(objects: Vec<Vec<u8>>) -> WitResult<String> {
         Ok(crate::render_ref(&objects)?)
+    }
+
+    fn yaml_objects(yaml: Vec<u8>) -> WitResult<Vec<Vec<u8>>> {
+        crate::yaml_objects(&yaml).map_err(|e| Error::from(e).into())
+    }
+
+    fn yaml_canonical(yaml: Vec<u8>) -> WitResult<Vec<u8>> {
+        crate::yaml_canonical(&yaml).map_err(|e| Error::from(e).into())
+    }
+
+    fn yaml_render_ref(yaml: Vec<u8>) -> WitResult<String> {
+        crate::yaml_render_ref(&yaml).map_err(|e| Error::from(e).into())
     }
 
     fn validate_render_ref(render_ref: String) -> WitResult<()> {
@@ -295,4 +318,9 @@ impl store::Guest for Component {
     fn delete_release(r: types::Release) -> WitResult<u32> {
         Ok(crate::delete_release(&mut Host, &release(r))?)
     }
+}
+
+/// A count or position as a WIT `u32` (a stream past 4 GiB lines cannot be passed in).
+fn saturate(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
