@@ -10,7 +10,7 @@
 set -euo pipefail
 
 CARGO_FUZZ_VERSION=0.13.2
-ALL_TARGETS=(canonical_roundtrip decode_encode keys)
+ALL_TARGETS=(canonical_roundtrip decode_encode keys yaml_stream)
 
 if [[ $# -lt 1 || ! $1 =~ ^[0-9]+$ || $1 -lt 1 ]]; then
     echo "usage: $0 SECONDS [TARGET...]   (targets: ${ALL_TARGETS[*]})" >&2

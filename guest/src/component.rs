@@ -78,6 +78,17 @@ impl From<Error> for types::Error {
             Error::NotFound(m) => types::Error::NotFound(m),
             Error::Corrupt(m) => types::Error::Corrupt(m),
             Error::Bucket(m) => types::Error::Bucket(m),
+            Error::InvalidYaml(e) => types::Error::InvalidYaml(types::YamlError {
+                stage: match e.stage {
+                    crate::Stage::Split => types::YamlStage::Split,
+                    crate::Stage::Yaml => types::YamlStage::Yaml,
+                    crate::Stage::Object => types::YamlStage::Object,
+                },
+                document: saturate(e.document),
+                line: saturate(e.line),
+                column: saturate(e.column),
+                message: e.message,
+            }),
         }
     }
 }
@@ -132,6 +143,18 @@ impl logic::Guest for Component {
 
     fn render_ref(objects: Vec<Vec<u8>>) -> WitResult<String> {
         Ok(crate::render_ref(&objects)?)
+    }
+
+    fn yaml_objects(yaml: Vec<u8>) -> WitResult<Vec<Vec<u8>>> {
+        crate::yaml_objects(&yaml).map_err(|e| Error::from(e).into())
+    }
+
+    fn yaml_canonical(yaml: Vec<u8>) -> WitResult<Vec<u8>> {
+        crate::yaml_canonical(&yaml).map_err(|e| Error::from(e).into())
+    }
+
+    fn yaml_render_ref(yaml: Vec<u8>) -> WitResult<String> {
+        crate::yaml_render_ref(&yaml).map_err(|e| Error::from(e).into())
     }
 
     fn validate_render_ref(render_ref: String) -> WitResult<()> {
@@ -408,6 +431,17 @@ impl From<types::Error> for Error {
             types::Error::NotFound(m) => Error::NotFound(m),
             types::Error::Corrupt(m) => Error::Corrupt(m),
             types::Error::Bucket(m) => Error::Bucket(m),
+            types::Error::InvalidYaml(e) => Error::InvalidYaml(crate::yaml::YamlError {
+                stage: match e.stage {
+                    types::YamlStage::Split => crate::Stage::Split,
+                    types::YamlStage::Yaml => crate::Stage::Yaml,
+                    types::YamlStage::Object => crate::Stage::Object,
+                },
+                document: e.document as usize,
+                line: e.line as usize,
+                column: e.column as usize,
+                message: e.message,
+            }),
         }
     }
 }
@@ -478,4 +512,9 @@ impl trace::Guest for Component {
             json: report.to_json(),
         })
     }
+}
+
+/// A count or position as a WIT `u32` (a stream past 4 GiB lines cannot be passed in).
+fn saturate(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }

@@ -20,6 +20,8 @@ pub enum Error {
     Corrupt(String),
     /// A bucket call failed.
     Bucket(String),
+    /// A YAML stream is not a render.
+    InvalidYaml(crate::yaml::YamlError),
 }
 
 impl fmt::Display for Error {
@@ -32,11 +34,18 @@ impl fmt::Display for Error {
             Error::NotFound(m) => write!(f, "not found: {m}"),
             Error::Corrupt(m) => write!(f, "corrupt: {m}"),
             Error::Bucket(m) => write!(f, "bucket call failed: {m}"),
+            Error::InvalidYaml(e) => write!(f, "invalid YAML stream: {e}"),
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+impl From<crate::yaml::YamlError> for Error {
+    fn from(e: crate::yaml::YamlError) -> Self {
+        Error::InvalidYaml(e)
+    }
+}
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

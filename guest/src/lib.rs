@@ -26,6 +26,7 @@ pub mod render;
 pub mod store;
 pub mod time;
 pub mod trace;
+pub mod yaml;
 
 #[cfg(target_arch = "wasm32")]
 mod component;
@@ -43,3 +44,4 @@ pub use keys::{
 pub use render::{canonical, render_ref, render_ref_of_canonical, sha256_hex};
 pub use store::{delete_release, get_render, put_render};
 pub use time::{SyncTime, format_key_time, format_synced_at, parse_key_time, parse_synced_at};
+pub use yaml::{Stage, YamlError, yaml_canonical, yaml_objects, yaml_render_ref};

@@ -218,6 +218,7 @@ fn traces_are_byte_for_byte_what_serde_json_wrote_and_read_back() {
                 Failure::Error(Error::InvalidObject { .. }) => "invalid-object",
                 Failure::Error(Error::NotFound(_)) => "not-found",
                 Failure::Error(Error::Corrupt(_)) => "corrupt",
+                Failure::Error(Error::InvalidYaml(_)) => "invalid-yaml",
                 Failure::Error(Error::Bucket(_)) => "bucket",
                 Failure::Trap(_) => "trap",
             })

@@ -20,3 +20,4 @@ mod support;
 mod traces;
 mod urls;
 mod vectors;
+mod yaml;

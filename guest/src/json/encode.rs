@@ -257,7 +257,7 @@ pub(super) fn push_uint(out: &mut Vec<u8>, value: u64) {
 /// Go's float64 formatting in `encoding/json`: the shortest digits that round-trip,
 /// plain decimal for `1e-6 <= |x| < 1e21`, otherwise `d[.ddd]e±N` with the exponent
 /// sign always written and no leading zeros.
-pub(super) fn push_float(out: &mut Vec<u8>, value: f64) {
+pub(crate) fn push_float(out: &mut Vec<u8>, value: f64) {
     use std::io::Write;
     let magnitude = value.abs();
     if magnitude == 0.0 || (1e-6..1e21).contains(&magnitude) {

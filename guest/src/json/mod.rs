@@ -16,7 +16,9 @@ mod scan;
 mod yaml_form;
 
 pub use build::Builder;
+pub(crate) use decode::push_replacing_invalid;
 pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object, decode_value};
+pub(crate) use encode::push_float;
 pub use encode::{
     Escape, encode_document, encode_document_pretty, encode_node, encode_string,
     encode_string_minimal,

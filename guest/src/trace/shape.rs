@@ -183,6 +183,17 @@ fn failure<'a>(b: &mut Builder<'a>, f: &'a Failure) -> u32 {
             ];
             return b.object(members);
         }
+        Failure::Error(Error::InvalidYaml(e)) => {
+            let members = vec![
+                ("kind", b.string("invalid-yaml")),
+                ("stage", b.string(e.stage.as_str())),
+                ("document", b.uint(e.document as u64)),
+                ("line", b.uint(e.line as u64)),
+                ("column", b.uint(e.column as u64)),
+                ("message", b.string(e.message.as_str())),
+            ];
+            return b.object(members);
+        }
         Failure::Error(Error::NotFound(m)) => ("not-found", m),
         Failure::Error(Error::Corrupt(m)) => ("corrupt", m),
         Failure::Error(Error::Bucket(m)) => ("bucket", m),

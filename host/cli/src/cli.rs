@@ -1,5 +1,6 @@
 //! The commands of the CLI: argument parsing and output; the work is the library's.
 
+use crate::input::RenderInput;
 use crate::output::{count, output_json, print_diff, print_gc, print_history, print_json};
 use crate::serve::ServeOptions;
 use crate::terminal::escape_for_terminal as esc;
@@ -64,11 +65,17 @@ pub struct Args {
 #[derive(Debug, Subcommand)]
 #[allow(missing_docs)] // the fields' meaning is each command's and flag's help text
 pub enum Command {
-    /// Print the renderRef of a render (each FILE is one object's JSON; none: the empty
-    /// render).
-    Ref { files: Vec<PathBuf> },
+    /// Print the renderRef of a render: JSON objects or YAML streams, from FILEs or
+    /// standard input.
+    Ref {
+        #[command(flatten)]
+        input: RenderInput,
+    },
     /// Write the canonical bytes of a render to standard output.
-    Canonical { files: Vec<PathBuf> },
+    Canonical {
+        #[command(flatten)]
+        input: RenderInput,
+    },
     /// The store operations (each can be recorded with --trace).
     #[command(flatten)]
     Store(StoreCommand),
@@ -149,9 +156,8 @@ pub enum StoreCommand {
     Put {
         /// NAMESPACE/NAME of the release.
         release: String,
-        /// One object's JSON per file, in render order.
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
+        #[command(flatten)]
+        input: RenderInput,
     },
     /// Write a stored render's canonical bytes to standard output.
     Get { release: String, render_ref: String },
@@ -271,13 +277,6 @@ fn positive(text: &str) -> Result<usize, String> {
     }
 }
 
-fn read_objects(files: &[PathBuf]) -> Result<Vec<Vec<u8>>> {
-    files
-        .iter()
-        .map(|f| std::fs::read(f).with_context(|| format!("reading {}", f.display())))
-        .collect()
-}
-
 /// A release argument. A bad one is quoted as a JSON string, as every message of the
 /// hosts quotes keys: a newline or quote in it cannot bend the message.
 fn parse_release(text: &str) -> Result<Release> {
@@ -327,9 +326,9 @@ fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
 /// The store operation a command stands for, with its arguments read and parsed.
 async fn store_operation(command: StoreCommand) -> Result<Operation> {
     Ok(match command {
-        StoreCommand::Put { release, files } => Operation::PutRender {
+        StoreCommand::Put { release, input } => Operation::PutRender {
             release: parse_release(&release)?,
-            objects: read_objects(&files)?,
+            objects: input.read(&*Runtime::shared()?).await?,
         },
         StoreCommand::Get {
             release,
@@ -432,18 +431,18 @@ pub async fn run(args: Args) -> Result<()> {
         );
     }
     match args.command {
-        Command::Ref { files } => {
-            let render_ref = Runtime::shared()?
-                .render_ref(&read_objects(&files)?)
-                .await?;
+        Command::Ref { input } => {
+            let rt = Runtime::shared()?;
+            let render_ref = rt.render_ref(&input.read(&rt).await?).await?;
             if args.json {
                 print_json(&json!({ "renderRef": render_ref }))?;
             } else {
                 println!("{render_ref}");
             }
         }
-        Command::Canonical { files } => {
-            let bytes = Runtime::shared()?.canonical(&read_objects(&files)?).await?;
+        Command::Canonical { input } => {
+            let rt = Runtime::shared()?;
+            let bytes = rt.canonical(&input.read(&rt).await?).await?;
             std::io::stdout().lock().write_all(&bytes)?;
         }
         Command::Store(command) => {

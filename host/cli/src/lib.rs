@@ -1,5 +1,5 @@
 //! The `render-store` command line over the render-store library: the commands
-//! ([`cli`]), what they print ([`output`], [`terminal`]), the observer's HTTP server
+//! ([`cli`]), how they read renders ([`input`]), what they print ([`output`], [`terminal`]), the observer's HTTP server
 //! ([`serve`]) and the demo ([`demo`]). The binary is `src/main.rs`; everything that
 //! decides anything about a store is in the library and its component.
 
@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod demo;
+pub mod input;
 pub mod output;
 pub mod serve;
 pub mod terminal;

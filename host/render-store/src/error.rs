@@ -23,6 +23,23 @@ pub enum Error {
         /// What was wrong and where.
         message: String,
     },
+    /// A YAML stream given to a `yaml-*` export is not a render: the first failing
+    /// document (CONTRACT.md §11).
+    #[error(
+        "invalid YAML stream: document {document} (line {line}, column {column}): {stage} error: {message}"
+    )]
+    InvalidYaml {
+        /// The document's index from 0, counting skipped (empty or `null`) documents.
+        document: u32,
+        /// The line in the stream, from 1.
+        line: u32,
+        /// The column, from 1, in characters.
+        column: u32,
+        /// The step that failed.
+        stage: crate::types::YamlStage,
+        /// What was wrong.
+        message: String,
+    },
     /// The render asked for is not in the store.
     #[error("not found: {0}")]
     NotFound(String),

@@ -52,5 +52,5 @@ pub use store::{Grace, RenderStore};
 pub use store_url::{REDACTED, SCHEMES, accepted_params, open_bucket, redact_url, redact_urls_in};
 pub use types::{
     ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectForm, ObjectId, ParsedKey,
-    Release, RenderDiff, SyncTime,
+    Release, RenderDiff, SyncTime, YamlStage,
 };

@@ -24,6 +24,37 @@ impl Runtime {
         )
     }
 
+    /// The objects of a YAML stream (`helm template`, `kustomize build`), each as the
+    /// compact JSON a Go controller reads it as (CONTRACT.md §11): empty and `null`
+    /// documents skipped, every other one an object. [`crate::Error::InvalidYaml`]
+    /// names the first failing document, its line and column.
+    pub async fn yaml_objects(&self, yaml: &[u8]) -> Result<Vec<Vec<u8>>> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_yaml_objects(yaml)
+        )
+    }
+
+    /// [`Runtime::canonical`] of [`Runtime::yaml_objects`], in one sandbox call.
+    pub async fn yaml_canonical(&self, yaml: &[u8]) -> Result<Vec<u8>> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_yaml_canonical(yaml)
+        )
+    }
+
+    /// [`Runtime::render_ref`] of [`Runtime::yaml_objects`], in one sandbox call: the
+    /// renderRef a Go controller computes for the stream.
+    pub async fn yaml_render_ref(&self, yaml: &[u8]) -> Result<String> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_yaml_render_ref(yaml)
+        )
+    }
+
     /// Checks a renderRef (`sha256:` and 64 lowercase hex digits) in the component.
     pub async fn validate_render_ref(&self, render_ref: &str) -> Result<()> {
         call_export!(

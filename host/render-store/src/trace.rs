@@ -87,6 +87,19 @@ fn wit_outcome(operation: &Operation, output: &Result<Output>) -> wit_trace::Out
                 message: message.clone(),
             })
         }
+        Err(Error::InvalidYaml {
+            document,
+            line,
+            column,
+            stage,
+            message,
+        }) => wit::Error::InvalidYaml(wit::YamlError {
+            stage: (*stage).into(),
+            document: *document,
+            line: *line,
+            column: *column,
+            message: message.clone(),
+        }),
         Err(Error::NotFound(m)) => wit::Error::NotFound(m.clone()),
         Err(Error::Corrupt(m)) => wit::Error::Corrupt(m.clone()),
         Err(Error::Bucket(m)) => wit::Error::Bucket(m.clone()),

@@ -93,6 +93,27 @@ pub struct ObjectId {
     pub name: String,
 }
 
+/// The step of the YAML path that rejected a stream (CONTRACT.md §11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum YamlStage {
+    /// Splitting the stream into documents (apimachinery's reader).
+    Split,
+    /// YAML to JSON (go-yaml v2 and sigs.k8s.io/yaml): syntax, tags, keys, aliases.
+    Yaml,
+    /// The document is not a JSON object.
+    Object,
+}
+
+impl std::fmt::Display for YamlStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            YamlStage::Split => "split",
+            YamlStage::Yaml => "yaml",
+            YamlStage::Object => "object",
+        })
+    }
+}
+
 /// How a diff writes a changed object's lines.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum ObjectForm {

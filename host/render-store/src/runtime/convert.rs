@@ -5,7 +5,7 @@
 use super::wit;
 use crate::types::{
     ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectForm, ObjectId, ParsedKey,
-    Release, RenderDiff, SyncTime,
+    Release, RenderDiff, SyncTime, YamlStage,
 };
 
 impl From<ObjectForm> for wit::ObjectForm {
@@ -139,6 +139,26 @@ impl From<&GcPlan> for wit::GcPlan {
             keep_renders: p.keep_renders.clone(),
             ignored: p.ignored.clone(),
             recent_renders: p.recent_renders.clone(),
+        }
+    }
+}
+
+impl From<wit::YamlStage> for YamlStage {
+    fn from(s: wit::YamlStage) -> Self {
+        match s {
+            wit::YamlStage::Split => YamlStage::Split,
+            wit::YamlStage::Yaml => YamlStage::Yaml,
+            wit::YamlStage::Object => YamlStage::Object,
+        }
+    }
+}
+
+impl From<YamlStage> for wit::YamlStage {
+    fn from(s: YamlStage) -> Self {
+        match s {
+            YamlStage::Split => wit::YamlStage::Split,
+            YamlStage::Yaml => wit::YamlStage::Yaml,
+            YamlStage::Object => wit::YamlStage::Object,
         }
     }
 }

@@ -506,6 +506,13 @@ pub(crate) fn from_wit(e: wit::Error) -> Error {
         wit::Error::NotFound(m) => Error::NotFound(m),
         wit::Error::Corrupt(m) => Error::Corrupt(m),
         wit::Error::Bucket(m) => Error::Bucket(m),
+        wit::Error::InvalidYaml(y) => Error::InvalidYaml {
+            document: y.document,
+            line: y.line,
+            column: y.column,
+            stage: y.stage.into(),
+            message: y.message,
+        },
     }
 }
 

@@ -1,0 +1,308 @@
+//! go-yaml v2's `decoder` into an `interface{}`: every node resolved, aliases copied,
+//! merge keys written in place, duplicate keys replaced, and the alias-ratio limit
+//! counted exactly as go-yaml counts it (YAML-RULES.md Y9, Y10, Y13).
+//!
+//! Go recurses; this walks with an explicit stack (the component's stack is 64 KiB) and
+//! keeps values in one arena, so neither building nor dropping a 10,000-deep value
+//! recurses.
+
+use super::compose::{Kind, Tree};
+use super::error::{Located, Pos};
+use super::resolve::{MERGE_TAG, Scalar, decode_scalar};
+use std::collections::BTreeMap;
+
+/// A decoded value: a scalar, or a collection of other values of the arena.
+#[derive(Debug)]
+pub(crate) enum Value {
+    Scalar(Scalar),
+    Sequence(Vec<u32>),
+    Mapping(GoMap),
+}
+
+/// A Go `map[interface{}]interface{}`: entries in first-insertion order, each key once
+/// by Go's equality of interface values.
+#[derive(Debug, Default)]
+pub(crate) struct GoMap {
+    /// Key value and value, both arena indices.
+    pub entries: Vec<(u32, u32)>,
+    index: BTreeMap<KeyId, usize>,
+}
+
+/// A key by Go's `==` on `interface{}`: the type and the value must match; `0.0` and
+/// `-0.0` are one key, and NaN is never equal (it gets no entry here).
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum KeyId {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    Float(u64),
+    Str(String),
+    Bytes(Vec<u8>),
+}
+
+fn key_id(key: &Scalar) -> Option<KeyId> {
+    Some(match key {
+        Scalar::Null => KeyId::Null,
+        Scalar::Bool(b) => KeyId::Bool(*b),
+        Scalar::Int(i) => KeyId::Int(*i),
+        Scalar::Uint(u) => KeyId::Uint(*u),
+        Scalar::Float(f) if f.is_nan() => return None,
+        Scalar::Float(f) => KeyId::Float(if *f == 0.0 { 0 } else { f.to_bits() }),
+        Scalar::Str(s) => KeyId::Str(s.clone()),
+        Scalar::Binary(b) => KeyId::Bytes(b.clone()),
+    })
+}
+
+/// The decoded document: values and, for each, the YAML node it came from.
+#[derive(Debug, Default)]
+pub(crate) struct Values {
+    pub values: Vec<Value>,
+    pub source: Vec<Pos>,
+    pub root: u32,
+}
+
+/// go-yaml's `allowedAliasRatio`.
+fn allowed_alias_ratio(decodes: u64) -> f64 {
+    const LOW: u64 = 400_000;
+    const HIGH: u64 = 4_000_000;
+    if decodes <= LOW {
+        0.99
+    } else if decodes >= HIGH {
+        0.10
+    } else {
+        0.99 - 0.89 * ((decodes - LOW) as f64 / (HIGH - LOW) as f64)
+    }
+}
+
+enum Work {
+    /// go-yaml's `unmarshal` of a node; `into` when a merge writes a mapping into the
+    /// mapping being built rather than into a new one.
+    Visit {
+        node: u32,
+        aliased: bool,
+        into: bool,
+    },
+    /// One key/value pair of a mapping.
+    Pair { key: u32, value: u32, aliased: bool },
+    /// The collection on top of the builder is complete.
+    Close,
+}
+
+enum Open {
+    Sequence(Vec<u32>),
+    Mapping { map: GoMap, key: Option<u32> },
+}
+
+/// Decodes the tree's document; `None` when it has none.
+pub(crate) fn decode(tree: &Tree) -> Result<Option<Values>, Located> {
+    let Some(root) = tree.root else {
+        return Ok(None);
+    };
+    let mut out = Values::default();
+    let mut open: Vec<(Open, Pos)> = Vec::new();
+    let mut root_value = None;
+    // The document node counts as one decode, as in go-yaml.
+    let (mut decodes, mut aliases) = (1u64, 0u64);
+    let mut work = vec![Work::Visit {
+        node: root,
+        aliased: false,
+        into: false,
+    }];
+    while let Some(item) = work.pop() {
+        match item {
+            Work::Visit {
+                node,
+                aliased,
+                into,
+            } => {
+                decodes += 1;
+                if aliased {
+                    aliases += 1;
+                }
+                let n = &tree.nodes[node as usize];
+                if aliases > 100
+                    && decodes > 1000
+                    && aliases as f64 / decodes as f64 > allowed_alias_ratio(decodes)
+                {
+                    return Err(Located::yaml(n.pos, "document contains excessive aliasing"));
+                }
+                match &n.kind {
+                    Kind::Alias { target, .. } => work.push(Work::Visit {
+                        node: *target,
+                        aliased: true,
+                        into,
+                    }),
+                    Kind::Scalar { value, tag, plain } => {
+                        let scalar = decode_scalar(tag.as_deref(), value, *plain)
+                            .map_err(|m| Located::yaml(n.pos, m))?;
+                        let id = push(&mut out, Value::Scalar(scalar), n.pos);
+                        deliver(&mut out, &mut open, &mut root_value, id)?;
+                    }
+                    Kind::Sequence(children) => {
+                        open.push((Open::Sequence(Vec::with_capacity(children.len())), n.pos));
+                        work.push(Work::Close);
+                        work.extend(children.iter().rev().map(|&c| Work::Visit {
+                            node: c,
+                            aliased,
+                            into: false,
+                        }));
+                    }
+                    Kind::Mapping(children) => {
+                        if !into {
+                            open.push((
+                                Open::Mapping {
+                                    map: GoMap::default(),
+                                    key: None,
+                                },
+                                n.pos,
+                            ));
+                            work.push(Work::Close);
+                        }
+                        work.extend(children.chunks(2).rev().map(|pair| Work::Pair {
+                            key: pair[0],
+                            value: pair[1],
+                            aliased,
+                        }));
+                    }
+                }
+            }
+            Work::Pair {
+                key,
+                value,
+                aliased,
+            } => {
+                if is_merge(tree, key) {
+                    merge(tree, value, aliased, &mut work)?;
+                } else {
+                    work.push(Work::Visit {
+                        node: value,
+                        aliased,
+                        into: false,
+                    });
+                    work.push(Work::Visit {
+                        node: key,
+                        aliased,
+                        into: false,
+                    });
+                }
+            }
+            Work::Close => {
+                let (done, pos) = open.pop().expect("a Close follows each open");
+                let value = match done {
+                    Open::Sequence(items) => Value::Sequence(items),
+                    Open::Mapping { map, .. } => Value::Mapping(map),
+                };
+                let id = push(&mut out, value, pos);
+                deliver(&mut out, &mut open, &mut root_value, id)?;
+            }
+        }
+    }
+    out.root = root_value.expect("the root was delivered");
+    Ok(Some(out))
+}
+
+fn push(out: &mut Values, value: Value, pos: Pos) -> u32 {
+    let id = u32::try_from(out.values.len()).expect("under 2^32 values");
+    out.values.push(value);
+    out.source.push(pos);
+    id
+}
+
+/// Hands a finished value to the collection being built: an item of a sequence, or a
+/// mapping's key, then its value (Go's `SetMapIndex`: an equal key is replaced, key and
+/// value).
+fn deliver(
+    out: &mut Values,
+    open: &mut [(Open, Pos)],
+    root: &mut Option<u32>,
+    id: u32,
+) -> Result<(), Located> {
+    match open.last_mut() {
+        None => *root = Some(id),
+        Some((Open::Sequence(items), _)) => items.push(id),
+        Some((
+            Open::Mapping {
+                key: slot @ None, ..
+            },
+            _,
+        )) => {
+            if !matches!(out.values[id as usize], Value::Scalar(_)) {
+                return Err(Located::yaml(
+                    out.source[id as usize],
+                    "invalid map key: a sequence or mapping",
+                ));
+            }
+            *slot = Some(id);
+        }
+        Some((Open::Mapping { map, key }, _)) => {
+            let key = key.take().expect("matched above");
+            let Value::Scalar(scalar) = &out.values[key as usize] else {
+                unreachable!("keys are scalars")
+            };
+            match key_id(scalar) {
+                Some(k) => match map.index.get(&k) {
+                    Some(&at) => map.entries[at] = (key, id),
+                    None => {
+                        map.index.insert(k, map.entries.len());
+                        map.entries.push((key, id));
+                    }
+                },
+                None => map.entries.push((key, id)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// go-yaml's `isMerge`: a `<<` that is plain and untagged, or tagged `!!merge`.
+fn is_merge(tree: &Tree, key: u32) -> bool {
+    match &tree.nodes[key as usize].kind {
+        Kind::Scalar { value, tag, plain } => {
+            value == "<<" && (*plain || tag.as_deref() == Some(MERGE_TAG))
+        }
+        _ => false,
+    }
+}
+
+/// go-yaml's `merge`: the value's mapping(s) written into the mapping being built, a
+/// sequence's from last to first so that earlier maps win.
+fn merge(tree: &Tree, value: u32, aliased: bool, work: &mut Vec<Work>) -> Result<(), Located> {
+    let node = &tree.nodes[value as usize];
+    let is_map = |id: u32| match &tree.nodes[id as usize].kind {
+        Kind::Mapping(_) => true,
+        Kind::Alias { target, .. } => matches!(tree.nodes[*target as usize].kind, Kind::Mapping(_)),
+        _ => false,
+    };
+    let fail = || {
+        Located::yaml(
+            node.pos,
+            "map merge requires map or sequence of maps as the value",
+        )
+    };
+    match &node.kind {
+        Kind::Mapping(_) | Kind::Alias { .. } => {
+            if !is_map(value) {
+                return Err(fail());
+            }
+            work.push(Work::Visit {
+                node: value,
+                aliased,
+                into: true,
+            });
+        }
+        Kind::Sequence(children) => {
+            if !children.iter().all(|&c| is_map(c)) {
+                return Err(fail());
+            }
+            // Pushed first to last, so visited last to first.
+            work.extend(children.iter().map(|&c| Work::Visit {
+                node: c,
+                aliased,
+                into: true,
+            }));
+        }
+        Kind::Scalar { .. } => return Err(fail()),
+    }
+    Ok(())
+}

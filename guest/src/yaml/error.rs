@@ -1,0 +1,97 @@
+//! The error of the YAML path: which stage failed, in which document, and where.
+
+use std::fmt;
+
+/// The step of the YAML path that rejected a stream (CONTRACT.md §11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// apimachinery's document splitter: a `---` line followed by something other than
+    /// white space or a comment.
+    Split,
+    /// `sigs.k8s.io/yaml.YAMLToJSON`: YAML syntax, tags, keys, aliases, Inf/NaN values.
+    Yaml,
+    /// The document is not a JSON object (a top-level scalar or sequence), or is nested
+    /// deeper than the JSON decoder allows.
+    Object,
+}
+
+impl Stage {
+    /// The stage's name as the vectors and the WIT spell it: `split`, `yaml`, `object`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Split => "split",
+            Stage::Yaml => "yaml",
+            Stage::Object => "object",
+        }
+    }
+}
+
+/// Why a YAML stream is not a render.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlError {
+    /// The step that failed.
+    pub stage: Stage,
+    /// The failing document's index from 0, counting every document the splitter
+    /// produced, skipped (empty or `null`) ones included.
+    pub document: usize,
+    /// The line in the stream, from 1.
+    pub line: usize,
+    /// The column in that line, from 1, in characters.
+    pub column: usize,
+    /// What was wrong (our wording; Go's texts differ between versions).
+    pub message: String,
+}
+
+impl fmt::Display for YamlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "document {} (line {}, column {}): {} error: {}",
+            self.document,
+            self.line,
+            self.column,
+            self.stage.as_str(),
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for YamlError {}
+
+/// A problem inside one document, before the document's index and first line are known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Located {
+    pub stage: Stage,
+    /// Line within the document, from 0.
+    pub line: usize,
+    /// Column, from 0.
+    pub column: usize,
+    pub message: String,
+}
+
+impl Located {
+    pub(crate) fn yaml(at: Pos, message: impl Into<String>) -> Self {
+        Located {
+            stage: Stage::Yaml,
+            line: at.line,
+            column: at.column,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn object(at: Pos, message: impl Into<String>) -> Self {
+        Located {
+            stage: Stage::Object,
+            line: at.line,
+            column: at.column,
+            message: message.into(),
+        }
+    }
+}
+
+/// A position in a document: line and column from 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Pos {
+    pub line: usize,
+    pub column: usize,
+}

@@ -1,0 +1,134 @@
+//! Splitting a stream into documents exactly as apimachinery's `YAMLReader` does
+//! (tests/vectors/YAML-RULES.md, rules S1-S5).
+//!
+//! The reader is line based and knows nothing of YAML: a line starting with the bytes
+//! `---` separates documents, whatever YAML would make of it. Its quirks are kept on
+//! purpose, since a Go controller reading the same stream has them too: the separator
+//! line opening a document is kept in it, a final LF is added to the last line, and a CR
+//! is dropped only right before a LF.
+
+/// One document's text as the YAML parser gets it.
+#[derive(Debug)]
+pub(crate) struct Chunk {
+    /// The document's lines, each ending with LF.
+    pub bytes: Vec<u8>,
+    /// The stream line (from 0) of its first line: the parser's lines count from here.
+    pub first_line: usize,
+}
+
+/// A separator line with something other than white space or a comment after `---`.
+#[derive(Debug)]
+pub(crate) struct BadSeparator {
+    /// Index of the document being read when the line was met.
+    pub document: usize,
+    /// The stream line of the separator, from 0.
+    pub line: usize,
+    /// The trimmed rest of the line, as Go reports it.
+    pub rest: String,
+}
+
+/// The documents of `stream`, in order, or the first bad separator line.
+///
+/// Like Go's reader, everything before a bad separator counts (its documents get
+/// indices) but the stream as a whole fails there.
+pub(crate) fn split(stream: &[u8]) -> Result<Vec<Chunk>, BadSeparator> {
+    let mut chunks = Vec::new();
+    let mut current = Chunk {
+        bytes: Vec::new(),
+        first_line: 0,
+    };
+    let mut line_no = 0;
+    let mut rest = stream;
+    while !rest.is_empty() {
+        let (line, after) = match rest.iter().position(|&b| b == b'\n') {
+            // A CR is part of the line break only when a LF follows it.
+            Some(i) => (
+                rest[..i].strip_suffix(b"\r").unwrap_or(&rest[..i]),
+                &rest[i + 1..],
+            ),
+            None => (rest, &rest[rest.len()..]),
+        };
+        rest = after;
+        if let Some(tail) = line.strip_prefix(b"---") {
+            if let Some(bad) = separator_rest(tail) {
+                return Err(BadSeparator {
+                    document: chunks.len(),
+                    line: line_no,
+                    rest: bad,
+                });
+            }
+            if !current.bytes.is_empty() {
+                chunks.push(std::mem::replace(
+                    &mut current,
+                    Chunk {
+                        bytes: Vec::new(),
+                        first_line: 0,
+                    },
+                ));
+                line_no += 1;
+                continue;
+            }
+        }
+        if current.bytes.is_empty() {
+            current.first_line = line_no;
+        }
+        current.bytes.extend_from_slice(line);
+        current.bytes.push(b'\n');
+        line_no += 1;
+    }
+    if !current.bytes.is_empty() {
+        chunks.push(current);
+    }
+    Ok(chunks)
+}
+
+/// `None` when what follows `---` makes a separator (nothing but white space, or a `#`
+/// first), else the rest trimmed as Go's `strings.TrimSpace` trims it.
+fn separator_rest(tail: &[u8]) -> Option<String> {
+    // Go trims Unicode white space and stops at the first byte that is not valid UTF-8
+    // (it decodes as U+FFFD, which is not space), as this lossy decoding does.
+    let text = String::from_utf8_lossy(tail);
+    let trimmed = text.trim_matches(char::is_whitespace);
+    if trimmed.is_empty() || trimmed.starts_with('#') {
+        None
+    } else {
+        Some(trimmed.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn docs(stream: &str) -> Vec<String> {
+        split(stream.as_bytes())
+            .unwrap()
+            .into_iter()
+            .map(|c| String::from_utf8(c.bytes).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn separators_follow_the_reader() {
+        assert_eq!(docs("a: 1\n---\n---\nb: 2"), ["a: 1\n", "---\nb: 2\n"]);
+        assert_eq!(docs("---\n---\n---\n"), ["---\n", "---\n"]);
+        assert_eq!(
+            docs("a: 1\r\n--- # c\r\nb: 2\r\r\n"),
+            ["a: 1\n", "b: 2\r\n"]
+        );
+        assert!(docs("").is_empty());
+        assert_eq!(docs(" ---\n"), [" ---\n"]);
+    }
+
+    #[test]
+    fn bad_separator_names_the_document() {
+        let err = split(b"a: 1\n---\nb: 2\n--- |\n").unwrap_err();
+        assert_eq!((err.document, err.line, err.rest.as_str()), (1, 3, "|"));
+    }
+
+    #[test]
+    fn first_lines() {
+        let chunks = split(b"a: 1\n---\n\nb: 2\n").unwrap();
+        assert_eq!(chunks[1].first_line, 2);
+    }
+}
