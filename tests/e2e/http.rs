@@ -52,6 +52,18 @@ impl Server {
         (status, response.text().await.unwrap())
     }
 
+    async fn post(&self, path: &str, body: &'static str) -> (u16, String) {
+        let response = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.text().await.unwrap())
+    }
+
     async fn get(&self, path: &str) -> (u16, String) {
         let response = self
             .client
@@ -788,4 +800,54 @@ fn the_cli_serves_with_its_flags() {
     assert!(wrong_token.starts_with("HTTP/1.1 401"), "{wrong_token}");
     assert!(foreign.starts_with("HTTP/1.1 403"), "{foreign}");
     assert!(half_sent < Duration::from_secs(4), "{half_sent:?}");
+}
+
+#[tokio::test]
+async fn post_diff_previews_a_yaml_stream_and_writes_nothing() {
+    let (dir, store, _refs) = populated().await;
+    let files = |dir: &std::path::Path| {
+        let mut all = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    all.push((p.clone(), std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        all.sort();
+        all
+    };
+    let before = files(dir.path());
+    let s = Server::start_with(
+        Some(store),
+        ServeOptions {
+            max_request_bytes: 4096,
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let stream = "# Source: app/svc.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n\
+                  spec:\n  port: 7\n---\n";
+    let (status, body) = s.post("/diff?namespace=ns&name=app", stream).await;
+    assert_eq!(status, 200, "{body}");
+    let d: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(d["changed"][0]["kind"], "Service", "{d}");
+    let lines = d["changed"][0]["diff"].to_string();
+    assert!(lines.contains(r#""-  port: 2","+  port: 7""#), "{lines}");
+    let (status, body) = s
+        .post("/diff?namespace=ns&name=app", "kind: A\n  bad: x\n")
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("document 0"), "{body}");
+    let big: &'static str =
+        Box::leak(format!("kind: A\ndata: {}\n", "x".repeat(5000)).into_boxed_str());
+    let (status, _) = s.post("/diff?namespace=ns&name=app", big).await;
+    assert_eq!(status, 413);
+    let (status, _) = s.post("/diff?namespace=ns&name=none", stream).await;
+    assert_eq!(status, 404);
+    assert_eq!(files(dir.path()), before, "a preview wrote to the store");
 }

@@ -221,3 +221,79 @@ fn bad_yaml_writes_nothing_and_says_where() {
     let twice = cli.fails(&["ref", "-", "-"]);
     assert!(twice.contains("once"), "{twice}");
 }
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_preview_diff_compares_a_local_stream_and_writes_nothing() {
+    let cli = Cli::file_store();
+    let v1 = cli.object(
+        "v1.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  image: app:v1\n",
+    );
+    let r1 = cli.ok(&["put", "ns/app", &v1]).trim().to_string();
+    cli.ok(&[
+        "record",
+        "ns/app",
+        &r1,
+        "--synced-at",
+        "2026-01-01T00:00:00Z",
+    ]);
+    let before = snapshot(&cli.store_dir());
+
+    // The same render: exit 0, nothing changed.
+    let same = cli.run(&["diff", "ns/app", "--local", &v1]);
+    assert_eq!(
+        same.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&same.stderr)
+    );
+    assert!(String::from_utf8_lossy(&same.stdout).contains("0 changed, 1 unchanged"));
+
+    // A new image from standard input: exit 1, the change in YAML, old line first.
+    let v2 = "# Source: app/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n\
+              data:\n  image: app:v9\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: app\n";
+    let out = run_with_stdin(&cli, &["diff", "ns/app", "--local", "-"], v2.as_bytes());
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (old, new) = (text.find("-  image: app:v1"), text.find("+  image: app:v9"));
+    assert!(matches!((old, new), (Some(o), Some(n)) if o < n), "{text}");
+    assert!(text.contains("added    v1 Service app"), "{text}");
+
+    // Against a given render, and errors exit 2.
+    let against = cli.run(&["diff", "ns/app", "--local", &v1, "--against", &r1]);
+    assert_eq!(against.status.code(), Some(0));
+    let bad = cli.object("bad.yaml", "kind: A\n  bad: indent\n");
+    let failed = cli.run(&["diff", "ns/app", "--local", &bad]);
+    assert_eq!(failed.status.code(), Some(2));
+    let unknown = cli.run(&["diff", "ns/other", "--local", &v1]);
+    assert_eq!(unknown.status.code(), Some(2));
+
+    assert_eq!(
+        snapshot(&cli.store_dir()),
+        before,
+        "the preview wrote to the store"
+    );
+}

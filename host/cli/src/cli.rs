@@ -1,6 +1,6 @@
 //! The commands of the CLI: argument parsing and output; the work is the library's.
 
-use crate::input::RenderInput;
+use crate::input::{Format, RenderInput, read_render};
 use crate::output::{count, output_json, print_diff, print_gc, print_history, print_json};
 use crate::serve::ServeOptions;
 use crate::terminal::escape_for_terminal as esc;
@@ -89,12 +89,27 @@ pub enum Command {
         #[arg(long)]
         out: PathBuf,
     },
-    /// Show what changed between two stored renders: from AGAINST (default: the newest
-    /// history entry) to RENDER.
+    /// Show what changed from AGAINST (default: the newest history entry) to RENDER, a
+    /// stored render, or to the render in the --local files, which is not stored (exit
+    /// status then 0 when equal, 1 when different, 2 on error, as diff(1)).
     Diff {
         release: String,
-        render: String,
+        /// The stored render to show (a renderRef); not with --local.
+        #[arg(required_unless_present = "local", conflicts_with = "local")]
+        render: Option<String>,
+        /// The render to compare with (default: the newest history entry).
+        #[arg(value_name = "AGAINST", conflicts_with = "against")]
+        against_ref: Option<String>,
+        /// The render to compare with (default: the newest history entry).
+        #[arg(long, value_name = "REF")]
         against: Option<String>,
+        /// Files of a local render (JSON objects or YAML streams, `-` for standard
+        /// input), compared without storing anything.
+        #[arg(long, value_name = "FILE", num_args = 1..)]
+        local: Vec<PathBuf>,
+        /// How each --local file is read: auto, json or yaml (as for put).
+        #[arg(long, value_enum, default_value_t = Format::Auto)]
+        format: Format,
         /// How changed objects are shown: yaml (as `kubectl get -o yaml` shows them) or
         /// json (pretty JSON).
         #[arg(long, value_enum, default_value_t = DiffOutput::Yaml)]
@@ -122,6 +137,11 @@ pub enum Command {
               default_value_t = ServeOptions::DEFAULT_MAX_RESPONSE_BYTES,
               value_parser = positive)]
         max_response_bytes: usize,
+        /// Largest request body: the YAML stream of a POST /diff.
+        #[arg(long, value_name = "BYTES",
+              default_value_t = ServeOptions::DEFAULT_MAX_REQUEST_BYTES,
+              value_parser = positive)]
+        max_request_bytes: usize,
         /// Requests handled at once; more wait.
         #[arg(long, value_name = "N",
               default_value_t = ServeOptions::DEFAULT_MAX_CONCURRENT_REQUESTS,
@@ -411,8 +431,25 @@ async fn print_output(
     Ok(())
 }
 
+/// How a command that did not fail ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finish {
+    /// As asked: exit status 0.
+    Done,
+    /// `diff --local` found differences: exit status 1, as diff(1).
+    Differs,
+}
+
+impl Args {
+    /// Whether this is `diff --local`, whose errors exit with status 2 (1 means "the
+    /// renders differ").
+    pub fn is_preview(&self) -> bool {
+        matches!(&self.command, Command::Diff { local, .. } if !local.is_empty())
+    }
+}
+
 /// Runs the command `args` names, printing its output to standard output.
-pub async fn run(args: Args) -> Result<()> {
+pub async fn run(args: Args) -> Result<Finish> {
     let url = args.render_store_url.as_str();
     let limits = Limits {
         memory_bytes: args
@@ -488,7 +525,10 @@ pub async fn run(args: Args) -> Result<()> {
         Command::Diff {
             release,
             render,
+            against_ref,
             against,
+            local,
+            format,
             output,
             color,
         } => {
@@ -498,13 +538,30 @@ pub async fn run(args: Args) -> Result<()> {
                 DiffOutput::Yaml => ObjectForm::Yaml,
                 DiffOutput::Json => ObjectForm::Json,
             };
-            let diff = observer
-                .diff(&release, &render, against.as_deref(), form)
-                .await?;
+            let against = against.or(against_ref);
+            let diff = match render {
+                Some(render) => {
+                    observer
+                        .diff(&release, &render, against.as_deref(), form)
+                        .await?
+                }
+                None => {
+                    let rt = observer.runtime();
+                    let objects = read_render(rt, &local, format, rt.limits().memory_bytes).await?;
+                    let canonical = rt.canonical(&objects).await?;
+                    observer
+                        .diff_local(&release, &canonical, against.as_deref(), form)
+                        .await?
+                }
+            };
             if args.json {
                 print_json(&diff_json(&diff))?;
             } else {
                 print_diff(&diff, color.enabled())?;
+            }
+            let same = diff.added.is_empty() && diff.removed.is_empty() && diff.changed.is_empty();
+            if !local.is_empty() && !same {
+                return Ok(Finish::Differs);
             }
         }
         Command::Serve {
@@ -512,6 +569,7 @@ pub async fn run(args: Args) -> Result<()> {
             header_timeout,
             request_timeout,
             max_response_bytes,
+            max_request_bytes,
             max_concurrent_requests,
             allow_host,
             token_file,
@@ -526,6 +584,7 @@ pub async fn run(args: Args) -> Result<()> {
                 header_timeout,
                 request_timeout,
                 max_response_bytes,
+                max_request_bytes,
                 max_concurrent_requests,
                 allowed_hosts: allow_host,
                 token,
@@ -566,5 +625,5 @@ pub async fn run(args: Args) -> Result<()> {
         }
         Command::Demo => crate::demo::run(url, args.json).await?,
     }
-    Ok(())
+    Ok(Finish::Done)
 }

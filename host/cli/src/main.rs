@@ -26,14 +26,21 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // diff(1)'s convention: 1 says "different", so trouble is 2.
+    let failure = if args.is_preview() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::FAILURE
+    };
     match runtime.block_on(cli::run(args)) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(cli::Finish::Done) => ExitCode::SUCCESS,
+        Ok(cli::Finish::Differs) => ExitCode::FAILURE,
         Err(e) => {
             // Errors carry keys and text from the store, and other libraries' messages
             // may name a request URL with its signature.
             let message = render_store::redact_urls_in(&format!("{e:#}"));
             eprintln!("render-store: {}", terminal::escape_for_terminal(&message));
-            ExitCode::FAILURE
+            failure
         }
     }
 }

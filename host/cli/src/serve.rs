@@ -26,6 +26,7 @@
 //! URL or backend message: those go to the log.
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
@@ -57,6 +58,9 @@ pub struct ServeOptions {
     pub request_timeout: Duration,
     /// Largest response body; a render or a JSON answer over it is refused with 500.
     pub max_response_bytes: usize,
+    /// Largest request body (the YAML stream of a `POST /diff`); a larger one is
+    /// refused with 413.
+    pub max_request_bytes: usize,
     /// Requests handled at once; more wait, within their request timeout.
     pub max_concurrent_requests: usize,
     /// Names accepted in the `Host` header (without a port) besides `localhost`, the
@@ -74,6 +78,8 @@ impl ServeOptions {
     pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
     /// 64 MiB: the largest render the default memory cap is meant for.
     pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 64 << 20;
+    /// 64 MiB, as for responses.
+    pub const DEFAULT_MAX_REQUEST_BYTES: usize = 64 << 20;
     /// 32 requests at once: each may hold two renders in memory.
     pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 32;
 }
@@ -98,6 +104,7 @@ impl Default for ServeOptions {
             header_timeout: Self::DEFAULT_HEADER_TIMEOUT,
             request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
             max_response_bytes: Self::DEFAULT_MAX_RESPONSE_BYTES,
+            max_request_bytes: Self::DEFAULT_MAX_REQUEST_BYTES,
             max_concurrent_requests: Self::DEFAULT_MAX_CONCURRENT_REQUESTS,
             allowed_hosts: Vec::new(),
             token: None,
@@ -112,6 +119,7 @@ impl std::fmt::Debug for ServeOptions {
             .field("header_timeout", &self.header_timeout)
             .field("request_timeout", &self.request_timeout)
             .field("max_response_bytes", &self.max_response_bytes)
+            .field("max_request_bytes", &self.max_request_bytes)
             .field("max_concurrent_requests", &self.max_concurrent_requests)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("token", &self.token.as_ref().map(|_| "(set)"))
@@ -157,6 +165,7 @@ pub fn read_token_file(path: &std::path::Path) -> Result<String, String> {
 struct App {
     observer: Arc<Observer>,
     max_response_bytes: usize,
+    max_request_bytes: usize,
 }
 
 /// The routes over an observer, without the checks of [`serve_with`] (no `Host`, token,
@@ -165,15 +174,18 @@ pub fn router(observer: Arc<Observer>) -> Router {
     routes(App {
         observer,
         max_response_bytes: ServeOptions::DEFAULT_MAX_RESPONSE_BYTES,
+        max_request_bytes: ServeOptions::DEFAULT_MAX_REQUEST_BYTES,
     })
 }
 
 fn routes(app: App) -> Router {
+    let body_limit = axum::extract::DefaultBodyLimit::max(app.max_request_bytes);
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/history", get(history))
         .route("/renders/{namespace}/{name}/{render_ref}", get(render))
-        .route("/diff", get(diff))
+        .route("/diff", get(diff).post(diff_local))
+        .layer(body_limit)
         .with_state(app)
 }
 
@@ -200,6 +212,7 @@ pub async fn serve_with(
     let app = routes(App {
         observer,
         max_response_bytes: options.max_response_bytes,
+        max_request_bytes: options.max_request_bytes,
     })
     .layer(axum::middleware::from_fn_with_state(guard, check));
     let service = TowerToHyperService::new(app);
@@ -489,7 +502,10 @@ fn observer_error(e: ObserverError) -> Response {
             return error(status, e);
         }
         ObserverError::Store(
-            Error::InvalidInput(_) | Error::InvalidObject { .. } | Error::NotFound(_),
+            Error::InvalidInput(_)
+            | Error::InvalidObject { .. }
+            | Error::InvalidYaml { .. }
+            | Error::NotFound(_),
         ) => {
             let status = match e {
                 ObserverError::Store(Error::NotFound(_)) => StatusCode::NOT_FOUND,
@@ -597,15 +613,9 @@ async fn diff(State(app): State<App>, Query(query): Query<HashMap<String, String
         Ok(p) => p,
         Err(m) => return error(StatusCode::BAD_REQUEST, m),
     };
-    let form = match p[4] {
-        None | Some("yaml") => ObjectForm::Yaml,
-        Some("json") => ObjectForm::Json,
-        Some(other) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("output={other:?}: expected yaml or json"),
-            );
-        }
+    let form = match object_form(p[4]) {
+        Ok(form) => form,
+        Err(response) => return response,
     };
     let release = Release::new(p[0].unwrap_or_default(), p[1].unwrap_or_default());
     let d = match app
@@ -624,6 +634,57 @@ async fn diff(State(app): State<App>, Query(query): Query<HashMap<String, String
             tracing::error!("writing a diff: {e}");
             error(StatusCode::INTERNAL_SERVER_ERROR, "the server failed")
         })
+}
+
+/// `POST /diff?namespace=&name=[&against=][&output=]`: what applying the render in the
+/// body (a YAML stream, as `helm template` writes it) would change against the newest
+/// history entry or `against`. Nothing is stored: the observer's bucket is read-only.
+async fn diff_local(
+    State(app): State<App>,
+    Query(query): Query<HashMap<String, String>>,
+    body: Bytes,
+) -> Response {
+    let p = match params(&query, &["namespace", "name"], &["against", "output"]) {
+        Ok(p) => p,
+        Err(m) => return error(StatusCode::BAD_REQUEST, m),
+    };
+    let form = match object_form(p[3]) {
+        Ok(form) => form,
+        Err(response) => return response,
+    };
+    let release = Release::new(p[0].unwrap_or_default(), p[1].unwrap_or_default());
+    let canonical = match app.observer.runtime().yaml_canonical(&body).await {
+        Ok(c) => c,
+        Err(e) => return observer_error(e.into()),
+    };
+    let d = match app
+        .observer
+        .diff_local(&release, &canonical, p[2], form)
+        .await
+    {
+        Ok(d) => d,
+        Err(e) => return observer_error(e),
+    };
+    let limit = app.max_response_bytes;
+    tokio::task::spawn_blocking(move || capped_json("the diff", &diff_json(&d), limit))
+        .await
+        .unwrap_or_else(|e| {
+            tracing::error!("writing a diff: {e}");
+            error(StatusCode::INTERNAL_SERVER_ERROR, "the server failed")
+        })
+}
+
+/// The `output` parameter of `/diff`: `yaml` (the default) or `json`.
+#[allow(clippy::result_large_err)] // the error is the response itself
+fn object_form(output: Option<&str>) -> Result<ObjectForm, Response> {
+    match output {
+        None | Some("yaml") => Ok(ObjectForm::Yaml),
+        Some("json") => Ok(ObjectForm::Json),
+        Some(other) => Err(error(
+            StatusCode::BAD_REQUEST,
+            format!("output={other:?}: expected yaml or json"),
+        )),
+    }
 }
 
 #[cfg(test)]

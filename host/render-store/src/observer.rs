@@ -139,18 +139,42 @@ impl Observer {
         form: ObjectForm,
     ) -> Result<RenderDiff, ObserverError> {
         let store = self.require()?;
-        let against = match against {
-            Some(r) => r.to_string(),
-            None => {
-                let history = store.list_history(release).await?;
-                match history.last() {
-                    Some(newest) => newest.render_ref.clone(),
-                    None => return Err(ObserverError::NoHistory(release.to_string())),
-                }
-            }
-        };
+        let against = self.against(store, release, against).await?;
         let new = store.get_render(release, render).await?;
         let old = store.get_render(release, &against).await?;
         Ok(self.runtime.diff_renders(&old, &new, form).await?)
+    }
+
+    /// The difference from `against` (default: the newest history entry) to a render
+    /// that is not stored, given as its canonical bytes ([`Runtime::canonical`] or
+    /// [`Runtime::yaml_canonical`]): what applying it would change. Reads only.
+    pub async fn diff_local(
+        &self,
+        release: &Release,
+        canonical: &[u8],
+        against: Option<&str>,
+        form: ObjectForm,
+    ) -> Result<RenderDiff, ObserverError> {
+        let store = self.require()?;
+        let against = self.against(store, release, against).await?;
+        let old = store.get_render(release, &against).await?;
+        Ok(self.runtime.diff_renders(&old, canonical, form).await?)
+    }
+
+    /// `against`, or the renderRef of the newest history entry.
+    async fn against(
+        &self,
+        store: &RenderStore,
+        release: &Release,
+        against: Option<&str>,
+    ) -> Result<String, ObserverError> {
+        if let Some(r) = against {
+            return Ok(r.to_string());
+        }
+        let history = store.list_history(release).await?;
+        match history.last() {
+            Some(newest) => Ok(newest.render_ref.clone()),
+            None => Err(ObserverError::NoHistory(release.to_string())),
+        }
     }
 }

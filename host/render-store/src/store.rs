@@ -3,9 +3,8 @@
 
 use crate::bucket::Bucket;
 use crate::error::Result;
-use crate::runtime::{Runtime, Scope, call_export};
+use crate::runtime::{CallLog, Runtime, Scope, call_export};
 use crate::store_url::open_bucket;
-use crate::trace::CallLog;
 use crate::types::SyncTime;
 use crate::types::{GcPlan, HistoryEntry, NewEntry, Release};
 use std::sync::Arc;
@@ -95,8 +94,8 @@ impl RenderStore {
     }
 
     /// This store, recording every bucket call of its operations and the answer the
-    /// component was given into `log` (for traces: [`crate::trace::record`]).
-    pub fn with_call_log(&self, log: Arc<CallLog>) -> Self {
+    /// component was given into `log` (for traces: `trace::record`).
+    pub(crate) fn with_call_log(&self, log: Arc<CallLog>) -> Self {
         RenderStore {
             log: Some(log),
             ..self.clone()

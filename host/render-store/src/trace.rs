@@ -1,5 +1,5 @@
 //! Traces (TRACES.md). Only the host sees the component's bucket calls at the WIT
-//! boundary, so the host records them ([`CallLog`]); the component writes the trace,
+//! boundary, so the host records them (its call log); the component writes the trace,
 //! reads it back, replays it and words the report (the WIT `trace` interface), so every
 //! host writes the same bytes and prints the same report.
 
@@ -7,26 +7,9 @@ use crate::error::{Error, Result};
 use crate::operation::{Operation, Output};
 use crate::runtime::{Runtime, wit, wit_trace};
 use crate::store::RenderStore;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-pub use crate::runtime::wit_trace::RecordedCall;
-
-/// Where a store records the bucket calls of its operations, as the component was given
-/// them (see [`RenderStore::with_call_log`]).
-#[derive(Debug, Default)]
-pub struct CallLog(Mutex<Vec<RecordedCall>>);
-
-impl CallLog {
-    /// Appends a call.
-    pub fn push(&self, call: RecordedCall) {
-        self.0.lock().expect("not poisoned").push(call);
-    }
-
-    /// The calls recorded so far, emptying the log.
-    pub fn take(&self) -> Vec<RecordedCall> {
-        std::mem::take(&mut *self.0.lock().expect("not poisoned"))
-    }
-}
+use crate::runtime::{CallLog, RecordedCall, call_export};
 
 /// Runs `operation` on `store` and records it: the operation's own result and the trace
 /// text (TRACES.md, Format), which holds that result too. The trace is `Err` only when
@@ -119,34 +102,23 @@ fn wit_outcome(operation: &Operation, output: &Result<Output>) -> wit_trace::Out
 impl Runtime {
     /// The trace of `operation`, which made `calls` and came to `output` (TRACES.md),
     /// written by the component.
-    pub async fn write_trace(
+    pub(crate) async fn write_trace(
         &self,
         operation: &Operation,
         calls: Vec<RecordedCall>,
         output: &Result<Output>,
     ) -> Result<String> {
-        let (mut store, instance) = self.instantiate(None).await?;
-        let result = instance
-            .convoy_render_store_trace()
-            .call_write_trace(
-                &mut store,
-                &operation.to_wit(),
-                &calls,
-                &wit_outcome(operation, output),
-            )
-            .await;
-        self.finish(store, result.map(Ok))
+        call_export!(infallible self, None, convoy_render_store_trace.call_write_trace(
+            &operation.to_wit(),
+            &calls,
+            &wit_outcome(operation, output),
+        ))
     }
 
     /// An operation's output as JSON, written by the component: `{"ok": …}` with the
     /// value a trace's result line holds, which is what `--json` prints.
     pub async fn output_json(&self, output: &Output) -> Result<String> {
-        let (mut store, instance) = self.instantiate(None).await?;
-        let result = instance
-            .convoy_render_store_trace()
-            .call_outcome_json(&mut store, &output.to_wit())
-            .await;
-        self.finish(store, result.map(Ok))
+        call_export!(infallible self, None, convoy_render_store_trace.call_outcome_json(&output.to_wit()))
     }
 
     /// Replays a trace in the component (TRACES.md, Replay): it answers the operation's

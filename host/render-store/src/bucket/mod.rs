@@ -74,7 +74,7 @@ pub enum BucketError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A failure known only by its text, passed to the component as is: a replayed
-    /// answer (see [`crate::replay`]).
+    /// answer (see TRACES.md, Replay).
     #[error("{0}")]
     Failed(String),
 }

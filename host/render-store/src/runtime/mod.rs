@@ -7,7 +7,6 @@
 
 use crate::bucket::{Bucket, BucketError, messages};
 use crate::error::{Error, Result};
-use crate::trace::CallLog;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -17,7 +16,10 @@ use wasmtime::{
     Trap,
 };
 
+mod call_log;
 mod convert;
+
+pub(crate) use call_log::{CallLog, RecordedCall};
 
 /// Instantiates the component with a bucket scope (or none), calls one export and turns
 /// its answer into the host's result: the body every call of the API shares.
@@ -327,7 +329,7 @@ impl std::fmt::Debug for Runtime {
 
 impl Runtime {
     /// Compiles the embedded component with the given limits, or loads it compiled
-    /// from the cache (see [`crate::component_cache`]).
+    /// from the compiled-component cache (README.md, `RENDER_STORE_CACHE_DIR`).
     pub fn new(limits: Limits) -> Result<Self> {
         Self::with_component(COMPONENT, limits)
     }
