@@ -7,9 +7,15 @@ use render_store::{
     open_bucket,
 };
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+/// Finds and builds the Go peer (`go-peer/main.go`) and reads the real renders; shared
+/// with `tests/go_peer.rs`.
+#[path = "go-peer/driver.rs"]
+mod go_peer;
 
 /// Counts the host's heap: current and peak bytes.
 struct CountingAlloc;
@@ -171,25 +177,106 @@ fn main() {
 
     let fresh_call = time(Duration::from_millis(800), one_call);
 
-    // 1. renderRef throughput.
-    println!("\n## renderRef: canonicalize + hash, MiB/s of canonical bytes");
+    // The Go peer, built before anything is timed (its first build compiles Go's
+    // standard library into the target folder's cache).
+    let real = go_peer::real_renders();
+    let go_peer = match go_peer::GoPeer::build() {
+        Ok(peer) => {
+            println!("Go peer: {}", peer.go_version);
+            Some(peer)
+        }
+        Err(why) if go_peer::go_required() => {
+            panic!(
+                "{}=1 but the Go peer is not available: {why}",
+                go_peer::REQUIRE_GO
+            )
+        }
+        Err(why) => {
+            println!("Go peer: not available ({why})");
+            None
+        }
+    };
+
+    // 1. renderRef throughput, from JSON objects: the real renders, then synthetic ones.
+    let min = Duration::from_millis(400);
+    println!("\n## renderRef from JSON objects: canonicalize + hash, MiB/s of canonical bytes");
     println!(
-        "{:<22} {:>9} {:>9} {:>9} {:>9} | {:>10} {:>10} {:>10}",
-        "render", "native", "sha256", "wasm", "wasm sha", "nat/sha", "wasm/wsha", "wasm/nat"
+        "{:<22} {:>6} {:>7} {:>7} {:>7} {:>8} {:>7} | {:>7} {:>9} {:>8} {:>7}",
+        "render",
+        "KB",
+        "native",
+        "sha256",
+        "wasm",
+        "wasm sha",
+        "go",
+        "nat/sha",
+        "wasm/wsha",
+        "wasm/nat",
+        "wasm/go"
     );
+    let files = tempfile::tempdir().unwrap();
+    let mut renders: Vec<JsonRender> = real
+        .iter()
+        .map(|r| JsonRender {
+            name: r.name.clone(),
+            objects: r.objects(),
+            files: r.json_files.clone(),
+            expected: Some(r.render_ref.clone()),
+        })
+        .collect();
     for (name, objects, size) in [
         ("10 objects", 10, 1_500),
         ("1,000 objects (4 MiB)", 1_000, 4_200),
         ("one 32 MiB render", 64, 512 * 1024),
     ] {
+        // The Go peer reads objects from files, one object each.
         let objects = render(objects, size);
-        let canonical = render_store_guest::canonical(&objects).unwrap();
+        let dir = files.path().join(renders.len().to_string());
+        std::fs::create_dir(&dir).unwrap();
+        let paths = objects
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                let p = dir.join(format!("{i:04}.json"));
+                std::fs::write(&p, o).unwrap();
+                p
+            })
+            .collect();
+        renders.push(JsonRender {
+            name: name.to_string(),
+            objects,
+            files: paths,
+            expected: None,
+        });
+    }
+    for JsonRender {
+        name,
+        objects,
+        files: paths,
+        expected,
+    } in &renders
+    {
+        let canonical = render_store_guest::canonical(objects).unwrap();
         let bytes = canonical.len();
-        let min = Duration::from_millis(400);
-        let native = time(min, || render_store_guest::render_ref(&objects).unwrap());
+        let native_ref = render_store_guest::render_ref(objects).unwrap();
+        if let Some(expected) = expected {
+            assert_eq!(&native_ref, expected, "{name}: native renderRef");
+        }
+        assert_eq!(
+            tokio.block_on(rt.render_ref(objects)).unwrap(),
+            native_ref,
+            "{name}: component renderRef"
+        );
+        let native = time(min, || render_store_guest::render_ref(objects).unwrap());
         let sha = time(min, || render_store_guest::sha256_hex(&canonical));
-        let wasm = time(min, || tokio.block_on(rt.render_ref(&objects)).unwrap());
+        let wasm = time(min, || tokio.block_on(rt.render_ref(objects)).unwrap());
         let wasm_sha = time(min, || tokio.block_on(rt.sha256_hex(&canonical)).unwrap());
+        let go = go_peer.as_ref().map(|peer| {
+            let run = peer.bench_json(min, paths);
+            assert_eq!(run.render_ref, native_ref, "{name}: Go's renderRef");
+            assert_eq!(run.bytes, bytes, "{name}: Go's canonical bytes");
+            mib_per_s(bytes, run.per_run)
+        });
         let (n, s, w, ws) = (
             mib_per_s(bytes, native),
             mib_per_s(bytes, sha),
@@ -197,13 +284,57 @@ fn main() {
             mib_per_s(bytes, wasm_sha),
         );
         println!(
-            "{name:<22} {n:>9.0} {s:>9.0} {w:>9.0} {ws:>9.0} | {:>9.0}% {:>9.0}% {:>9.0}%",
+            "{name:<22} {:>6} {n:>7.0} {s:>7.0} {w:>7.0} {ws:>8.0} {:>7} | {:>6.0}% {:>8.0}% {:>7.0}% {:>7}",
+            bytes / 1024,
+            go.map_or(NOT_AVAILABLE.to_string(), |g| format!("{g:.1}")),
             100.0 * n / s,
             100.0 * w / ws,
-            100.0 * w / n
+            100.0 * w / n,
+            go.map_or(NOT_AVAILABLE.to_string(), |g| format!("{:.2}×", w / g)),
         );
     }
+    println!(
+        "go: encoding/json decode (UseNumber) into map[string]interface{{}}, Marshal, \"\\n\", \
+         SHA-256, in its own process on inputs in memory"
+    );
     println!("targets: nat/sha ≥ 40%, wasm/wsha ≥ 50%");
+
+    // 1b. renderRef from the published YAML streams.
+    println!(
+        "\n## renderRef from a YAML stream: split, YAML → JSON, canonicalize + hash, MiB/s of \
+         YAML bytes"
+    );
+    println!(
+        "{:<22} {:>6} {:>7} {:>7} {:>7} {:>7} | {:>8} {:>7}",
+        "render", "KB", "objects", "native", "wasm", "go", "wasm/nat", "wasm/go"
+    );
+    for r in &real {
+        let yaml = std::fs::read(&r.yaml).unwrap();
+        let ours = yaml_render_ref_figures(&tokio, &rt, &yaml, &r.render_ref, min);
+        let go = go_peer.as_ref().map(|peer| {
+            let run = peer.bench_yaml(min, &r.yaml);
+            assert_eq!(run.render_ref, r.render_ref, "{}: Go's renderRef", r.name);
+            mib_per_s(yaml.len(), run.per_run)
+        });
+        let (n, w) = (
+            mib_per_s(yaml.len(), ours.native),
+            mib_per_s(yaml.len(), ours.component),
+        );
+        println!(
+            "{:<22} {:>6} {:>7} {n:>7.1} {w:>7.1} {:>7} | {:>7.0}% {:>7}",
+            r.name,
+            yaml.len() / 1024,
+            r.json_files.len(),
+            go.map_or(NOT_AVAILABLE.to_string(), |g| format!("{g:.1}")),
+            100.0 * w / n,
+            go.map_or(NOT_AVAILABLE.to_string(), |g| format!("{:.2}×", w / g)),
+        );
+    }
+    println!(
+        "go: apimachinery's document split, sigs.k8s.io/yaml.YAMLToJSON, then the JSON path \
+         above"
+    );
+    println!("target: wasm ≥ 2× go on every real stream over 500 KB");
 
     // 2. One component call, measured again now that large renders have used (and
     // grown) many of the pool's slots.
@@ -428,6 +559,52 @@ fn main() {
     count("gc keep 0", 0, recorder.take_calls());
     tokio.block_on(store.delete_release(&app)).unwrap();
     count("delete-release, 20 keys", 1 + 20, recorder.take_calls());
+}
+
+/// A render of the JSON objects table: its objects in memory and, for the Go peer, in
+/// files; the renderRef that `expected.json` gives, for a real one.
+struct JsonRender {
+    name: String,
+    objects: Vec<Vec<u8>>,
+    files: Vec<PathBuf>,
+    expected: Option<String>,
+}
+
+/// What a table prints where Go's figure cannot be measured on this machine.
+const NOT_AVAILABLE: &str = "n/a";
+
+/// The guest's YAML → renderRef figures on one stream: mean time natively and through
+/// the component.
+struct YamlFigures {
+    native: Duration,
+    component: Duration,
+}
+
+/// The guest's YAML → renderRef figures on one stream: the whole path (apimachinery's
+/// split, YAML → JSON as sigs.k8s.io/yaml does, canonicalize, hash) natively and through
+/// the component (`logic.yaml-render-ref`, one sandbox call), each timed over `min` like
+/// the JSON rows, after checking that both give `expected`.
+fn yaml_render_ref_figures(
+    tokio: &tokio::runtime::Runtime,
+    rt: &Runtime,
+    yaml: &[u8],
+    expected: &str,
+    min: Duration,
+) -> YamlFigures {
+    assert_eq!(
+        render_store_guest::yaml_render_ref(yaml).unwrap(),
+        expected,
+        "native YAML renderRef"
+    );
+    assert_eq!(
+        tokio.block_on(rt.yaml_render_ref(yaml)).unwrap(),
+        expected,
+        "component YAML renderRef"
+    );
+    YamlFigures {
+        native: time(min, || render_store_guest::yaml_render_ref(yaml).unwrap()),
+        component: time(min, || tokio.block_on(rt.yaml_render_ref(yaml)).unwrap()),
+    }
 }
 
 fn row(store: &str, op: &str, component: Duration, direct: Duration) {
