@@ -8,6 +8,7 @@ mod controller;
 mod corrupt;
 mod crashes;
 mod faults;
+mod go_peer;
 mod http;
 mod invalid_input;
 mod limits;

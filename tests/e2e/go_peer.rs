@@ -4,7 +4,8 @@
 //! RENDER_STORE_REQUIRE_GO=1, where a missing Go is a failure (so a machine that is
 //! meant to have Go cannot skip it unnoticed).
 
-#[path = "../benches/go-peer/driver.rs"]
+// Relative to tests/e2e/.
+#[path = "../../host/cli/benches/go-peer/driver.rs"]
 mod driver;
 
 #[test]
