@@ -357,7 +357,7 @@ test('malformed traces are refused, as the Rust CLI refuses them', (t) => {
     'now past its second': (v) => { v[0].arguments.now.nanoseconds = 1e9; },
   })) {
     const trace = edited(gcTrace, name.replace(/ /g, '-'), edit);
-    assert.throws(() => rs.replay(trace.text), /^Error: trace line 1: /, name);
+    assert.throws(() => rs.replay(trace.text), /^TraceError: trace line 1: /, name);
     assert.match(cli(['replay', '--json', trace.file], { status: null }).stderr, /trace line 1: /, name);
   }
 });
