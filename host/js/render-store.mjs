@@ -16,6 +16,9 @@
 //   not-found(msg)                  kind 'not-found',      message msg
 //   corrupt(msg)                    kind 'corrupt',        message msg
 //   bucket(msg)                     kind 'bucket',         message msg
+//   invalid-yaml({stage, document,  kind 'invalid-yaml',   message msg, stage ('split' |
+//     line, column, msg})                                  'yaml' | 'object'), document
+//                                                          (from 0), line, column (from 1)
 //   (a trap: the guest failed)      kind 'trap',           message "the render-store component was stopped: …"
 //
 // `message` is the component's text as is (the Rust CLI prints it after a prefix such as
@@ -47,7 +50,9 @@ try {
 }
 
 const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.2.0';
-const ERROR_KINDS = new Set(['invalid-input', 'invalid-object', 'not-found', 'corrupt', 'bucket']);
+const ERROR_KINDS = new Set(['invalid-input', 'invalid-object', 'not-found', 'corrupt', 'bucket', 'invalid-yaml']);
+/** Where a YAML stream was rejected: the fields of the WIT `yaml-error` besides its message. */
+const YAML_ERROR_FIELDS = ['stage', 'document', 'line', 'column'];
 const BUCKET_ERROR_KINDS = new Set(['not-found', 'denied', 'failed']);
 const CALLS = ['get', 'put', 'exists', 'list', 'delete'];
 
@@ -56,13 +61,18 @@ const CALLS = ['get', 'put', 'exists', 'list', 'delete'];
 
 /** An error of a render-store call: the component's `error` variant, or a trap. */
 export class RenderStoreError extends Error {
-  constructor(kind, message, { index, cause } = {}) {
+  constructor(kind, message, { index, stage, document, line, column, cause } = {}) {
     super(message, cause === undefined ? undefined : { cause });
     this.name = 'RenderStoreError';
-    /** 'invalid-input' | 'invalid-object' | 'not-found' | 'corrupt' | 'bucket' | 'trap' */
+    /** 'invalid-input' | 'invalid-object' | 'not-found' | 'corrupt' | 'bucket' |
+     *  'invalid-yaml' | 'trap' */
     this.kind = kind;
     /** For 'invalid-object': the position of the bad object, from 0. */
     if (index !== undefined) this.index = index;
+    // For 'invalid-yaml': the step that rejected the stream ('split', 'yaml' or
+    // 'object'), the failing document's index from 0 (skipped documents counted), and
+    // its line and column in the stream, from 1.
+    if (stage !== undefined) Object.assign(this, { stage, document, line, column });
   }
 }
 
@@ -81,6 +91,10 @@ function fromWitError(e) {
   if (payload && ERROR_KINDS.has(payload.tag)) {
     if (payload.tag === 'invalid-object') {
       return new RenderStoreError('invalid-object', payload.val.message, { index: payload.val.index });
+    }
+    if (payload.tag === 'invalid-yaml') {
+      const where = Object.fromEntries(YAML_ERROR_FIELDS.map((f) => [f, payload.val[f]]));
+      return new RenderStoreError('invalid-yaml', payload.val.message, where);
     }
     return new RenderStoreError(payload.tag, payload.val);
   }
@@ -445,6 +459,26 @@ export const planGc = (release, keep, historyKeys, renderKeys, protectedRefs = [
     stringList(protectedRefs, 'protected'),
   ];
   return jsPlan(logicCall((l) => l.planGc(...args)));
+};
+/**
+ * The objects of a multi-document Kubernetes YAML stream (bytes or a string), as a Go
+ * controller reads it (CONTRACT.md §11): an array of Uint8Arrays, each one object's
+ * compact JSON. A stream that is not a render throws RenderStoreError 'invalid-yaml'
+ * naming the first failing document.
+ */
+export const yamlObjects = (yaml) => {
+  const b = bytes(yaml, 'yaml');
+  return logicCall((l) => l.yamlObjects(b));
+};
+/** The canonical bytes of a YAML stream's render: canonical(yamlObjects(yaml)) in one call. */
+export const yamlCanonical = (yaml) => {
+  const b = bytes(yaml, 'yaml');
+  return logicCall((l) => l.yamlCanonical(b));
+};
+/** The renderRef of a YAML stream's render: renderRef(yamlObjects(yaml)) in one call. */
+export const yamlRenderRef = (yaml) => {
+  const b = bytes(yaml, 'yaml');
+  return logicCall((l) => l.yamlRenderRef(b));
 };
 /**
  * The difference between two canonical renders (logic.diff-renders); changed objects'
@@ -1058,7 +1092,10 @@ function witOperation(operation, release, a) {
 /** The WIT `trace.outcome` of a store call that threw `e`. */
 function witFailure(operation, e) {
   if (e.kind === 'trap') return { tag: 'trap', val: e.message };
-  const val = e.kind === 'invalid-object' ? { tag: e.kind, val: { index: e.index, message: e.message } } : { tag: e.kind, val: e.message };
+  let val = { tag: e.kind, val: e.message };
+  if (e.kind === 'invalid-object') val = { tag: e.kind, val: { index: e.index, message: e.message } };
+  // (no store operation reads YAML; mapped all the same, so any error round-trips)
+  if (e.kind === 'invalid-yaml') val = { tag: e.kind, val: { stage: e.stage, document: e.document, line: e.line, column: e.column, message: e.message } };
   return { tag: operation, val: { tag: 'err', val } };
 }
 

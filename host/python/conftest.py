@@ -38,7 +38,8 @@ class Cli:
         cmd += list(args)
         full_env = {k: v for k, v in os.environ.items() if k != "RENDER_STORE_URL"}
         full_env.update(env or {})
-        out = subprocess.run(cmd, capture_output=True, env=full_env, timeout=120)
+        # Standard input is empty: with no FILE, `ref`, `canonical` and `put` read it.
+        out = subprocess.run(cmd, capture_output=True, env=full_env, timeout=120, stdin=subprocess.DEVNULL)
         if check and out.returncode != 0:
             raise AssertionError(f"{cmd} failed ({out.returncode}): {out.stderr.decode(errors='replace')}")
         return out

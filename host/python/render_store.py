@@ -12,8 +12,9 @@ traces.
 
 Errors of the WIT ``error`` variant are raised as :class:`RenderStoreError` with
 ``kind`` set to the variant case (``invalid-input``, ``invalid-object``, ``not-found``,
-``corrupt``, ``bucket``) and ``message`` its text (``index`` too for
-``invalid-object``). A call wasmtime stopped (trap, memory cap, fuel, the
+``corrupt``, ``bucket``, ``invalid-yaml``) and ``message`` its text (``index`` too for
+``invalid-object``; ``stage``, ``document``, ``line`` and ``column`` for
+``invalid-yaml``). A call wasmtime stopped (trap, memory cap, fuel, the
 data-transfer cap below) is ``kind == "trap"``.
 
 A Python bucket is any object with ``get(key) -> bytes``, ``put(key, value)``,
@@ -63,6 +64,7 @@ __all__ = [
     "canonical", "render_ref", "validate_render_ref", "sha256_hex", "release_prefix",
     "render_key", "history_key", "parse_key", "format_key_time", "parse_key_time",
     "format_synced_at", "parse_synced_at", "plan_gc", "diff_renders",
+    "yaml_objects", "yaml_canonical", "yaml_render_ref",
     "put_render", "get_render", "has_history_ref", "record_history", "list_history",
     "gc", "delete_release", "record", "Recorded", "replay",
     "Messages", "object_key_error", "MAX_LIFTED_BYTES",
@@ -94,17 +96,33 @@ class RenderStoreError(Exception):
     """The component's WIT ``error`` variant, or ``kind == "trap"`` for a stopped call.
 
     ``kind``: ``invalid-input``, ``invalid-object``, ``not-found``, ``corrupt``,
-    ``bucket`` or ``trap``; ``message``: the text; ``index``: the bad object's position
-    (``invalid-object`` only).
+    ``bucket``, ``invalid-yaml`` or ``trap``; ``message``: the text; ``index``: the bad
+    object's position (``invalid-object`` only). For ``invalid-yaml`` (a YAML stream
+    that is not a render: the first failing document), ``stage`` is the step that
+    rejected it (``split``, ``yaml`` or ``object``), ``document`` the document's index
+    from 0 (skipped empty or ``null`` documents counted), ``line`` and ``column`` where
+    in the stream, from 1; all ``None`` for other kinds.
     """
 
-    KINDS = ("invalid-input", "invalid-object", "not-found", "corrupt", "bucket", "trap")
+    KINDS = ("invalid-input", "invalid-object", "not-found", "corrupt", "bucket", "invalid-yaml", "trap")
 
-    def __init__(self, kind: str, message: str, index: Optional[int] = None):
-        super().__init__(f"{kind}: {message}" if index is None else f"{kind} (object {index}): {message}")
+    def __init__(self, kind: str, message: str, index: Optional[int] = None, *,
+                 stage: Optional[str] = None, document: Optional[int] = None,
+                 line: Optional[int] = None, column: Optional[int] = None):
+        if index is not None:
+            text = f"{kind} (object {index}): {message}"
+        elif stage is not None:
+            text = f"{kind} ({stage}, document {document}, line {line}, column {column}): {message}"
+        else:
+            text = f"{kind}: {message}"
+        super().__init__(text)
         self.kind = kind
         self.message = message
         self.index = index
+        self.stage = stage
+        self.document = document
+        self.line = line
+        self.column = column
 
     def to_json(self) -> Dict[str, Any]:
         """The error as a trace's result records it (TRACES.md)."""
@@ -1142,6 +1160,13 @@ def _error_from_wit(v: Any) -> RenderStoreError:
     if isinstance(v, wc.Variant):
         if v.tag == "invalid-object":
             return RenderStoreError("invalid-object", v.payload.message, int(v.payload.index))
+        if v.tag == "invalid-yaml":
+            p = v.payload
+            # An enum is lifted as its case name (a Variant without payload on versions
+            # that give one).
+            stage = p.stage.tag if isinstance(p.stage, wc.Variant) else str(p.stage)
+            return RenderStoreError("invalid-yaml", p.message, stage=stage, document=int(p.document),
+                                    line=int(p.line), column=int(p.column))
         return RenderStoreError(v.tag, v.payload)
     return RenderStoreError("trap", f"unexpected error value {v!r}")
 
@@ -1231,6 +1256,20 @@ class Runtime:
 
     def render_ref(self, objects: Iterable[BytesLike]) -> str:
         return self._result("logic", "render-ref", _objects(objects))
+
+    def yaml_objects(self, yaml: BytesLike) -> List[bytes]:
+        """The objects of a multi-document Kubernetes YAML stream (bytes or str), as a Go
+        controller reads it (CONTRACT.md §11), each one object's compact JSON. A stream
+        that is not a render raises ``invalid-yaml`` naming the first failing document."""
+        return [bytes(o) for o in self._result("logic", "yaml-objects", _bytes(yaml))]
+
+    def yaml_canonical(self, yaml: BytesLike) -> bytes:
+        """``canonical(yaml_objects(yaml))`` in one call."""
+        return self._result("logic", "yaml-canonical", _bytes(yaml))
+
+    def yaml_render_ref(self, yaml: BytesLike) -> str:
+        """``render_ref(yaml_objects(yaml))`` in one call."""
+        return self._result("logic", "yaml-render-ref", _bytes(yaml))
 
     def validate_render_ref(self, render_ref: str) -> None:
         self._result("logic", "validate-render-ref", render_ref)
@@ -1414,6 +1453,21 @@ def render_ref(objects: Iterable[BytesLike]) -> str:
     return default_runtime().render_ref(objects)
 
 
+def yaml_objects(yaml: BytesLike) -> List[bytes]:
+    """The objects of a Kubernetes YAML stream, as a Go controller reads it."""
+    return default_runtime().yaml_objects(yaml)
+
+
+def yaml_canonical(yaml: BytesLike) -> bytes:
+    """The canonical bytes of a YAML stream's render."""
+    return default_runtime().yaml_canonical(yaml)
+
+
+def yaml_render_ref(yaml: BytesLike) -> str:
+    """The renderRef of a YAML stream's render."""
+    return default_runtime().yaml_render_ref(yaml)
+
+
 def validate_render_ref(ref: str) -> None:
     default_runtime().validate_render_ref(ref)
 
@@ -1526,6 +1580,9 @@ def _wit_failure(name: str, e: RenderStoreError) -> wc.Variant:
         return wc.Variant("trap", e.message)
     if e.kind == "invalid-object":
         error = wc.Variant(e.kind, _rec(index=e.index, message=e.message))
+    elif e.kind == "invalid-yaml":  # no store operation reads YAML; mapped all the same
+        error = wc.Variant(e.kind, _rec(stage=e.stage, document=e.document, line=e.line, column=e.column,
+                                        message=e.message))
     else:
         error = wc.Variant(e.kind, e.message)
     return wc.Variant(name, _Result(False, error))

@@ -53,14 +53,25 @@ def rust_replay(cli, tmp_path: Path, text: str, name: str = "replayed"):
     return report
 
 
+def rust_replay_text(cli, tmp_path: Path, text: str, name: str = "replayed-text") -> str:
+    """What `render-store replay FILE` prints: the report for people."""
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text(text, encoding="utf-8")
+    out = cli.run("replay", str(path), check=False)
+    assert out.returncode in (0, 1), out.stderr
+    return out.stdout.decode("utf-8")
+
+
 def assert_same_replay(cli, tmp_path, text: str):
     """Python's replay and the Rust CLI's agree on matches, the first difference and the
-    result; returns Python's."""
+    result, the whole JSON report and the report text, byte for byte; returns Python's."""
     py = rs.replay(text)
     rust = rust_replay(cli, tmp_path, text)
     assert py.matches == rust["matches"]
     assert py.first_difference == rust["firstDifference"]
     assert py.result == rust["result"]
+    assert py.report == rust
+    assert py.text == rust_replay_text(cli, tmp_path, text)
     return py
 
 
@@ -95,7 +106,9 @@ def test_every_cli_trace_replays_in_python(cli, populated, tmp_path):
         assert result.matches, (name, result.first_difference)
         assert result.first_difference is None
         assert result.result == recorded[-1]["result"], name
-        assert rust_replay(cli, tmp_path, text, f"{name}-replay")["result"] == result.result
+        assert rust_replay(cli, tmp_path, text, f"{name}-replay") == result.report
+        # The report for people, as `render-store replay` prints it, byte for byte.
+        assert rust_replay_text(cli, tmp_path, text, f"{name}-text") == result.text, name
     assert operations == {"put-render", "get-render", "list-history", "record-history", "gc", "delete-release"}
     # Version 2: the CLI's GC records its `now` and grace period (default 10 minutes);
     # the first spared the young unreferenced blobs, the second deleted them.
@@ -241,7 +254,9 @@ def test_python_traces_replay_in_rust(cli, runtime, tmp_path):
         report = rust_replay(cli, tmp_path, text, f"py-{n}")
         assert report["matches"], (op, report["firstDifference"])
         assert report["result"] == result
-        assert rs.replay(text).matches
+        mine = rs.replay(text)
+        assert mine.matches and mine.report == report
+        assert rust_replay_text(cli, tmp_path, text, f"py-{n}-text") == mine.text, op
     assert bucket.blobs == {}
 
 
@@ -291,28 +306,40 @@ def test_writes_are_answered_as_recorded_or_ok(cli, runtime, tmp_path):
                                    "replayed": {"call": "put", "key": key, "value": value, "answer": {"ok": None}}}
 
 
-def test_answers_are_used_in_order_then_the_last_again():
-    bucket = rs._ReplayBucket([
-        {"call": "list", "key": "ns/app/history/", "answer": {"ok": [listed("a", 1)]}},
-        {"call": "get", "key": "ns/app/x", "answer": {"error": {"kind": "not-found"}}},
-        {"call": "list", "key": "ns/app/history/", "answer": {"ok": [listed("b", 2)]}},
-        {"call": "delete", "key": "ns/app/y", "answer": {"error": {"kind": "denied", "message": "no"}}},
-        {"call": "exists", "key": "ns/app/z", "answer": {"ok": 7}},
-    ])
-    assert [bucket.list("ns/app/history/") for _ in range(4)] == [
-        [rs.ObjectMeta("a", 10, rs.SyncTime(1))], *[[rs.ObjectMeta("b", 10, rs.SyncTime(2))]] * 3]
-    assert bucket.exists("ns/app/z") == 7
-    for _ in range(2):
-        with pytest.raises(rs.NotFound):
-            bucket.get("ns/app/x")
-        with pytest.raises(rs.Denied):
-            bucket.delete("ns/app/y")
-    with pytest.raises(rs.Failed, match="not in the trace"):
-        bucket.exists("ns/app/x")  # same key, another call
-    with pytest.raises(rs.Failed, match="not in the trace"):
-        bucket.list("ns/app/renders/")
-    bucket.put("ns/app/z", b"anything")
-    bucket.delete("ns/app/z")
+def test_answers_are_used_in_order_then_the_last_again(cli, runtime, tmp_path):
+    """The replay bucket (in the component) answers a read with the first unused
+    recorded answer of the same call on the same key, then the last again; a write with
+    its recorded answer; another call on a recorded key is not in the trace."""
+    # (sorted: GC deletes blobs in key order)
+    refs = sorted(runtime.render_ref([configmap(f"o{n}")]) for n in range(3))
+    hist = [f"ns/app/history/2024050{n + 1}T000000.000000000Z-{r}" for n, r in enumerate(refs)]
+    renders = [f"ns/app/renders/{r}" for r in refs]
+    list_history = {"call": "list", "key": "ns/app/history/", "answer": {"ok": [listed(k) for k in hist]}}
+    deletes = [{"call": "delete", "key": k, "answer": {"ok": None}} for k in hist[:2]]
+    list_renders = {"call": "list", "key": "ns/app/renders/", "answer": {"ok": [listed(k) for k in renders]}}
+    args = {"keep": 1, "protected": [], "dryRun": False, **NO_GRACE}
+    plan = {"deleteHistory": hist[:2], "keepHistory": hist[2:], "deleteRenders": renders[:2],
+            "keepRenders": renders[2:], "ignored": [], "recentRenders": []}
+    # One history listing recorded: GC's second listing gets it again, so the entries
+    # it deleted still count and their renders are kept.
+    once = assert_same_replay(cli, tmp_path, trace_text("gc", args, [list_history, *deletes, list_renders], {"ok": plan}))
+    assert not once.matches
+    assert once.first_difference == {"position": 4, "recorded": list_renders, "replayed": list_history}
+    assert once.result["ok"]["keepHistory"] == hist and once.result["ok"]["deleteRenders"] == []
+    # The second listing recorded too: used second, and the trace replays as recorded.
+    second = {**list_history, "answer": {"ok": [listed(hist[2])]}}
+    renders_deleted = [{"call": "delete", "key": k, "answer": {"ok": None}} for k in renders[:2]]
+    full = [list_history, *deletes, second, list_renders, *renders_deleted]
+    assert assert_same_replay(cli, tmp_path, trace_text("gc", args, full, {"ok": plan})).matches
+    # A recorded failing delete is given again: the GC fails at it.
+    denied = {**deletes[0], "answer": {"error": {"kind": "denied", "message": "no"}}}
+    failed = assert_same_replay(cli, tmp_path, trace_text("gc", args, [list_history, denied], {"ok": plan}))
+    assert failed.result["error"]["kind"] == "bucket" and "no" in failed.result["error"]["message"]
+    # An `exists` of the render's key recorded, a `get` made: not in the trace.
+    exists = {"call": "exists", "key": renders[0], "answer": {"ok": 7}}
+    got = assert_same_replay(cli, tmp_path, trace_text("get-render", {"renderRef": refs[0]}, [exists],
+                                                       {"error": {"kind": "not-found", "message": "x"}}))
+    assert got.first_difference["replayed"]["answer"] == {"error": {"kind": "failed", "message": "not in the trace"}}
 
 
 def test_gc_listings_are_answered_first_unused_then_last(cli, runtime, tmp_path):

@@ -63,8 +63,11 @@ def _cli_outcome(cli, folder: Path, objects):
     """What `render-store ref` and `canonical` say of a render: (ref, canonical) or the
     index of the invalid object both name."""
     files = write_objects(folder, objects)
-    ref = cli.run("ref", *files, check=False)
-    canonical = cli.run("canonical", *files, check=False)
+    # Each file is one JSON object, whatever its first byte (`auto` reads one that does
+    # not start with `{` as YAML); no file at all: the empty standard input, the empty render.
+    args = ["--format", "json", *files] if files else []
+    ref = cli.run("ref", *args, check=False)
+    canonical = cli.run("canonical", *args, check=False)
     if ref.returncode == 0 and canonical.returncode == 0:
         return ("ok", canonical.stdout, ref.stdout.decode().strip())
     indexes = set()

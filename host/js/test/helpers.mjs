@@ -20,7 +20,9 @@ export function cli(args, { url, status = 0 } = {}) {
   const full = url === undefined ? args : ['--render-store-url', url, ...args];
   const env = { ...process.env };
   delete env.RENDER_STORE_URL;
-  const r = spawnSync(BIN, full, { env, maxBuffer: 256 << 20 });
+  // Standard input is closed: with no FILE, `ref`, `canonical` and `put` read it, and
+  // the test runner's would never end.
+  const r = spawnSync(BIN, full, { env, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.error) throw r.error;
   const out = { status: r.status, stdout: r.stdout, stderr: r.stderr.toString() };
   if (status !== null && r.status !== status) {
@@ -34,10 +36,12 @@ export function cliAsync(args) {
   const env = { ...process.env };
   delete env.RENDER_STORE_URL;
   return new Promise((resolvePromise, reject) => {
-    execFile(BIN, args, { env, encoding: 'buffer', maxBuffer: 256 << 20 }, (error, stdout, stderr) => {
+    const child = execFile(BIN, args, { env, encoding: 'buffer', maxBuffer: 256 << 20 }, (error, stdout, stderr) => {
       if (error && typeof error.code !== 'number') return reject(error);
       resolvePromise({ status: error ? error.code : 0, stdout, stderr: stderr.toString() });
     });
+    // An empty standard input (see `cli`).
+    child.stdin.end();
   });
 }
 

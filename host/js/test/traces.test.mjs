@@ -1,11 +1,13 @@
 // Traces recorded by the Rust CLI (--trace) replayed in the Node host: the same report
 // as `render-store replay --json`, field for field; edited traces lead both hosts to the
 // same different decision; hand-written traces exercise each replay rule of TRACES.md.
+// Traces Node records replay in the Rust CLI to the same report (JSON and text), and the
+// same operation on two copies of a store gives the same trace text from the CLI and Node.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as rs from '../render-store.mjs';
@@ -355,7 +357,131 @@ test('malformed traces are refused, as the Rust CLI refuses them', (t) => {
     'now past its second': (v) => { v[0].arguments.now.nanoseconds = 1e9; },
   })) {
     const trace = edited(gcTrace, name.replace(/ /g, '-'), edit);
-    assert.throws(() => rs.replay(trace.text), /^Error: trace line 1: /, name);
+    assert.throws(() => rs.replay(trace.text), /^TraceError: trace line 1: /, name);
     assert.match(cli(['replay', '--json', trace.file], { status: null }).stderr, /trace line 1: /, name);
   }
+});
+
+/**
+ * Gives every file under `target` the modification time of its twin under `source`, to
+ * the nanosecond: the bucket's clock is the file system's, and listings put each
+ * object's time in the trace. (fs.utimes takes a double of seconds, which cannot hold
+ * nanoseconds of today's times; GNU touch sets them exactly.)
+ */
+function copyMtimes(source, target) {
+  for (const entry of readdirSync(target, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath ?? entry.path, entry.name);
+    let twin;
+    try {
+      twin = statSync(join(source, relative(target, path)), { bigint: true });
+    } catch {
+      continue; // a file only this copy has
+    }
+    const ns = twin.mtimeNs % 1_000_000_000n;
+    const at = `@${twin.mtimeNs / 1_000_000_000n}.${String(ns).padStart(9, '0')}`;
+    const r = spawnSync('touch', ['-c', '-m', '-d', at, path], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+  }
+}
+
+test('the same operation on two copies of a store: the CLI and Node write the same trace, byte for byte', (t) => {
+  const s = rustStore(t);
+  const nodeDir = tempDir(t);
+  cpSync(s.dir, nodeDir, { recursive: true });
+  const bucket = new rs.FolderBucket(nodeDir);
+  t.after(() => bucket.close());
+  // Not a canonical encoding (keys unsorted, spaces, a non-ASCII value): the trace holds
+  // the objects as given.
+  const fresh = ['{ "kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "same-trace"}, "data": {"ü": "✓"} }', manifest('web')];
+  const freshRef = rs.renderRef(fresh);
+  const gcAt = (args) => ({ now: args.now, graceSeconds: args.graceSeconds });
+  const runs = [
+    [['put', NAME, ...objectFiles(s.work, fresh, 'same')], () => rs.putRender(bucket, NAME, fresh)],
+    [['get', NAME, s.refs[2]], () => rs.getRender(bucket, NAME, s.refs[2])],
+    [['history', NAME], () => rs.listHistory(bucket, NAME)],
+    [['record', NAME, freshRef, '--synced-at', '2024-06-01T00:00:00.25Z', '--summary', 'again ✓'],
+      () => rs.recordHistory(bucket, NAME, { renderRef: freshRef, syncedAt: { seconds: 1_717_200_000, nanoseconds: 250_000_000 }, summary: 'again ✓' })],
+    [['gc', NAME, '--keep', '1', '--protect', s.refs[1], '--dry-run'], (a) => rs.gc(bucket, NAME, 1, [s.refs[1]], true, gcAt(a))],
+    [['gc', NAME, '--keep', '2'], (a) => rs.gc(bucket, NAME, 2, [], false, gcAt(a))],
+    [['gc', NAME, '--keep', '1', '--grace', '0'], (a) => rs.gc(bucket, NAME, 1, [], false, gcAt(a))],
+    [['delete-release', NAME], () => rs.deleteRelease(bucket, NAME)],
+  ];
+  const results = [];
+  for (const [args, op] of runs) {
+    const fromRust = s.trace(args);
+    // Both copies hold the same files; give Node's the times the CLI's have.
+    copyMtimes(s.dir, nodeDir);
+    const recorded = lines(fromRust.text)[0];
+    const { trace, error } = rs.record(() => op(recorded.arguments));
+    assert.equal(error, undefined, args.join(' '));
+    assert.equal(trace, fromRust.text, args.join(' '));
+    results.push(lines(trace).at(-1).result);
+  }
+  // The sequence did what it says, so the equal traces are of real work: the first GC
+  // deleted entries and spared young blobs, the last deleted blobs, all keys went.
+  assert.equal(results[0].ok.renderRef, freshRef);
+  assert.equal(results[2].ok.entries.length, 3);
+  assert.deepEqual(results[3], { ok: { added: true } });
+  assert.equal(results[5].ok.deleteHistory.length, 2);
+  assert.ok(results[5].ok.recentRenders.length > 0, JSON.stringify(results[5]));
+  assert.ok(results[6].ok.deleteRenders.length > 0, JSON.stringify(results[6]));
+  assert.ok(results[7].ok.deleted > 0);
+  assert.deepEqual(bucket.list(''), []);
+});
+
+/** Writes a trace Node recorded to a file, for the CLI. */
+function traceFile(t, name, text) {
+  const file = join(tempDir(t), `${name}.jsonl`);
+  writeFileSync(file, text);
+  return { file, text };
+}
+
+test('traces Node records replay in the Rust CLI to the same report, JSON and text', (t) => {
+  let tick = 1_700_000_000;
+  // A clock that moves a second per write: listings carry distinct times.
+  const bucket = new rs.MemoryBucket({ clock: () => ({ seconds: (tick += 1), nanoseconds: 123_456_789 }) });
+  const s = rs.store(bucket);
+  const renders = [[manifest('a')], [manifest('b'), manifest('c', { 'line\nbreak': 'tab\there' })], [manifest('d')]];
+  const refs = renders.map((r) => s.putRender(NAME, r));
+  refs.forEach((ref, i) => s.recordHistory(NAME, { renderRef: ref, syncedAt: { seconds: 1_714_550_400 + i * 3600, nanoseconds: i }, summary: `node ${i}` }));
+  const at = { now: { seconds: tick + 30, nanoseconds: 5 }, graceSeconds: 60 };
+  const ops = {
+    'put-render': () => s.putRender(NAME, [manifest('e'), manifest('a')]),
+    'put-render (invalid object)': () => s.putRender(NAME, [manifest('ok'), '{"x": [1, 2,]}']),
+    'get-render': () => s.getRender(NAME, refs[1]),
+    'get-render (not stored)': () => s.getRender(NAME, rs.renderRef([manifest('never')])),
+    'has-history-ref': () => s.hasHistoryRef(NAME, refs[2]),
+    'record-history': () => s.recordHistory(NAME, { renderRef: refs[0], syncedAt: { seconds: 1_800_000_000, nanoseconds: 7 }, summary: 'ü\u0007' }),
+    'record-history (invalid renderRef)': () => s.recordHistory(NAME, { renderRef: 'sha256:nope', syncedAt: { seconds: 0, nanoseconds: 0 } }),
+    'list-history': () => s.listHistory(NAME),
+    'gc (dry run)': () => s.gc(NAME, 1, [refs[0], ''], true, at),
+    'gc (grace)': () => s.gc(NAME, 1, [refs[0]], false, at),
+    'gc (no grace)': () => s.gc(NAME, 1, [], false, { now: at.now, graceSeconds: 0 }),
+    'delete-release': () => s.deleteRelease(NAME),
+  };
+  const traces = {};
+  for (const [name, op] of Object.entries(ops)) {
+    const { trace, error } = rs.record(op);
+    assert.equal(error !== undefined, / \((invalid|not stored)/.test(name), name);
+    traces[name] = traceFile(t, name.replace(/\W+/g, '-'), trace);
+  }
+  // An edited trace too: its report names a difference, and both hosts word it alike.
+  // (keeping all three entries, the GC deletes none: its calls and plan differ)
+  const keepAll = (l, i) => (i === 0 ? { ...l, arguments: { ...l.arguments, keep: 3 } } : l);
+  traces['gc (edited)'] = traceFile(t, 'gc-edited', unlines(lines(traces['gc (grace)'].text).map(keepAll)));
+  for (const [name, trace] of Object.entries(traces)) {
+    const node = rs.replayReport(trace.text);
+    const json = cli(['replay', '--json', trace.file], { status: null });
+    assert.equal(json.status, node.matches ? 0 : 1, `${name}: ${json.stderr}`);
+    assert.deepEqual(JSON.parse(json.stdout.toString()), JSON.parse(node.json), name);
+    const text = cli(['replay', trace.file], { status: null });
+    assert.equal(text.stdout.toString(), node.text, name);
+    assert.equal(node.matches, name !== 'gc (edited)', `${name}: ${node.text}`);
+  }
+  const edited = rs.replay(traces['gc (edited)'].text);
+  assert.equal(edited.resultMatches, false);
+  assert.notEqual(edited.firstDifference, null);
+  assert.deepEqual(edited.result.ok.deleteHistory, []);
+  assert.deepEqual(bucket.list(''), []);
 });
