@@ -805,23 +805,7 @@ fn the_cli_serves_with_its_flags() {
 #[tokio::test]
 async fn post_diff_previews_a_yaml_stream_and_writes_nothing() {
     let (dir, store, _refs) = populated().await;
-    let files = |dir: &std::path::Path| {
-        let mut all = Vec::new();
-        let mut stack = vec![dir.to_path_buf()];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    all.push((p.clone(), std::fs::read(&p).unwrap()));
-                }
-            }
-        }
-        all.sort();
-        all
-    };
-    let before = files(dir.path());
+    let before = crate::support::snapshot(dir.path());
     let s = Server::start_with(
         Some(store),
         ServeOptions {
@@ -849,5 +833,9 @@ async fn post_diff_previews_a_yaml_stream_and_writes_nothing() {
     assert_eq!(status, 413);
     let (status, _) = s.post("/diff?namespace=ns&name=none", stream).await;
     assert_eq!(status, 404);
-    assert_eq!(files(dir.path()), before, "a preview wrote to the store");
+    assert_eq!(
+        crate::support::snapshot(dir.path()),
+        before,
+        "a preview wrote to the store"
+    );
 }

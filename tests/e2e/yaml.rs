@@ -222,24 +222,6 @@ fn bad_yaml_writes_nothing_and_says_where() {
     assert!(twice.contains("once"), "{twice}");
 }
 
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push((p.clone(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 #[test]
 fn a_preview_diff_compares_a_local_stream_and_writes_nothing() {
     let cli = Cli::file_store();
@@ -255,7 +237,7 @@ fn a_preview_diff_compares_a_local_stream_and_writes_nothing() {
         "--synced-at",
         "2026-01-01T00:00:00Z",
     ]);
-    let before = snapshot(&cli.store_dir());
+    let before = crate::support::snapshot(&cli.store_dir());
 
     // The same render: exit 0, nothing changed.
     let same = cli.run(&["diff", "ns/app", "--local", &v1]);
@@ -292,7 +274,7 @@ fn a_preview_diff_compares_a_local_stream_and_writes_nothing() {
     assert_eq!(unknown.status.code(), Some(2));
 
     assert_eq!(
-        snapshot(&cli.store_dir()),
+        crate::support::snapshot(&cli.store_dir()),
         before,
         "the preview wrote to the store"
     );

@@ -626,6 +626,11 @@ async fn diff(State(app): State<App>, Query(query): Query<HashMap<String, String
         Ok(d) => d,
         Err(e) => return observer_error(e),
     };
+    diff_response(&app, d).await
+}
+
+/// A diff as the JSON answer, within the response cap.
+async fn diff_response(app: &App, d: render_store::RenderDiff) -> Response {
     // Writing the JSON of a large diff takes long enough to stall the async worker.
     let limit = app.max_response_bytes;
     tokio::task::spawn_blocking(move || capped_json("the diff", &diff_json(&d), limit))
@@ -665,13 +670,7 @@ async fn diff_local(
         Ok(d) => d,
         Err(e) => return observer_error(e),
     };
-    let limit = app.max_response_bytes;
-    tokio::task::spawn_blocking(move || capped_json("the diff", &diff_json(&d), limit))
-        .await
-        .unwrap_or_else(|e| {
-            tracing::error!("writing a diff: {e}");
-            error(StatusCode::INTERNAL_SERVER_ERROR, "the server failed")
-        })
+    diff_response(&app, d).await
 }
 
 /// The `output` parameter of `/diff`: `yaml` (the default) or `json`.
