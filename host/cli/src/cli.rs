@@ -1,6 +1,7 @@
 //! The commands of the CLI: argument parsing and output; the work is the library's.
 
 use crate::input::{Format, RenderInput, read_render};
+use crate::json_view::diff_json;
 use crate::output::{count, output_json, print_diff, print_gc, print_history, print_json};
 use crate::serve::ServeOptions;
 use crate::terminal::escape_for_terminal as esc;
@@ -8,7 +9,6 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use render_store::bucket::messages::quote;
 use render_store::controller::DEFAULT_KEEP_HISTORY;
-use render_store::json_view::diff_json;
 use render_store::operation::{Operation, Output};
 use render_store::trace::ReplayError;
 use render_store::{

@@ -1,9 +1,9 @@
 //! What the commands print: human lines (every text from the store escaped for the
 //! terminal) or, with `--json`, the JSON shapes the observer's endpoints answer too.
 
+use crate::json_view::history_json;
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::Result;
-use render_store::json_view::history_json;
 use render_store::operation::Output;
 use render_store::{GcPlan, HistoryEntry, ObjectId, RenderDiff, Runtime};
 use std::io::Write;

@@ -25,6 +25,7 @@
 //! larger than [`ServeOptions::max_response_bytes`], and error bodies never show a path,
 //! URL or backend message: those go to the log.
 
+use crate::json_view::{diff_json, history_json};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, Request, State};
@@ -35,7 +36,6 @@ use axum::routing::get;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use render_store::Error;
-use render_store::json_view::{diff_json, history_json};
 use render_store::{ObjectForm, Release};
 use render_store::{Observer, ObserverError};
 use serde_json::json;

@@ -31,7 +31,6 @@ mod component_cache;
 pub mod conformance;
 pub mod controller;
 mod error;
-pub mod json_view;
 mod logic;
 mod observer;
 pub mod operation;

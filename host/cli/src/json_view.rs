@@ -2,9 +2,7 @@
 //! observer's HTTP endpoints. Field names are camelCase, as in the entry body. The
 //! results of store operations are shaped by the component (`Runtime::output_json`).
 
-use crate::error::Result;
-use crate::runtime::Runtime;
-use crate::types::{HistoryEntry, ObjectId, RenderDiff};
+use render_store::{HistoryEntry, ObjectId, RenderDiff, Result, Runtime};
 use serde_json::{Value, json};
 
 /// The history as a JSON array, oldest first; `syncedAt` in RFC 3339.
