@@ -6,12 +6,15 @@
 //!   fail with the same error;
 //! - on success every object is a JSON object the canonical decoder accepts, the
 //!   canonical bytes are `canonical(objects)` and the renderRef is their hash;
-//! - the same stream gives the same answer twice (no dependence on map order).
+//! - the same stream gives the same answer twice (no dependence on map order);
+//! - the fast composer changes nothing: libyaml-safer alone gives the same objects or
+//!   the same error.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use render_store_guest::json::decode_object;
+use render_store_guest::yaml::yaml_objects_reference;
 use render_store_guest::{
     canonical, render_ref_of_canonical, yaml_canonical, yaml_objects, yaml_render_ref,
 };
@@ -36,4 +39,9 @@ fuzz_target!(|data: &[u8]| {
         _ => panic!("the three calls disagree: {objects:?} {bytes:?} {reference:?}"),
     }
     assert_eq!(yaml_objects(data), objects, "same stream, same answer");
+    assert_eq!(
+        yaml_objects_reference(data),
+        objects,
+        "the fast path and libyaml-safer agree"
+    );
 });
