@@ -25,7 +25,7 @@ use libfuzzer_sys::fuzz_target;
 use render_store_fuzz::{compact, fix_negative_zero};
 use render_store_guest::json::decode_object;
 use render_store_guest::{
-    Error, canonical, diff_canonical, render_ref, render_ref_of_canonical, sha256_hex,
+    Error, ObjectForm, canonical, diff_canonical, render_ref, render_ref_of_canonical, sha256_hex,
     validate_render_ref,
 };
 
@@ -105,7 +105,16 @@ fn check_render(objects: &[&[u8]]) {
         );
     }
 
-    let diff = diff_canonical(&out, &out).expect("canonical output diffs");
-    assert!(diff.added.is_empty() && diff.removed.is_empty() && diff.changed.is_empty());
-    assert_eq!(diff.unchanged as usize, objects.len());
+    for form in [ObjectForm::Yaml, ObjectForm::Json] {
+        let diff = diff_canonical(&out, &out, form).expect("canonical output diffs");
+        assert!(diff.added.is_empty() && diff.removed.is_empty() && diff.changed.is_empty());
+        assert_eq!(diff.unchanged as usize, objects.len());
+    }
+    // The YAML form diffs show: every object writes, line by line.
+    for line in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let doc = render_store_guest::json::decode_object(line).expect("canonical lines decode");
+        let mut yaml = Vec::new();
+        render_store_guest::json::encode_document_yaml(&doc, &mut yaml);
+        assert!(yaml.ends_with(b"\n") && std::str::from_utf8(&yaml).is_ok());
+    }
 }
