@@ -52,7 +52,22 @@ pub(crate) struct Tree {
 
 /// Parses the first document of `text` (one chunk of the splitter).
 pub(crate) fn compose(text: &[u8]) -> Result<Tree, Located> {
-    let mut text = Cow::Borrowed(text);
+    // libyaml-safer's UTF-16 reader loses its alignment (it consumes code units as
+    // bytes) and then trips a debug assertion; go-yaml decodes UTF-16 properly. So the
+    // text is decoded here, as go-yaml would, and parsed as UTF-8: an odd last byte or
+    // an unpaired surrogate is an error, as in go-yaml.
+    let mut text = match utf16_bom(text) {
+        Some(big_endian) => match decode_utf16(&text[2..], big_endian) {
+            Some(utf8) => Cow::Owned(utf8.into_bytes()),
+            None => {
+                return Err(Located::yaml(
+                    Pos { line: 0, column: 0 },
+                    "invalid UTF-16: an incomplete character or an unpaired surrogate",
+                ));
+            }
+        },
+        None => Cow::Borrowed(text),
+    };
     loop {
         match compose_once(&text) {
             Ok(tree) => return Ok(tree),
@@ -64,6 +79,34 @@ pub(crate) fn compose(text: &[u8]) -> Result<Tree, Located> {
             Err(Failure::Located(e)) => return Err(e),
         }
     }
+}
+
+/// `Some(big_endian)` when `text` starts with a UTF-16 byte order mark.
+fn utf16_bom(text: &[u8]) -> Option<bool> {
+    match text {
+        [0xFF, 0xFE, ..] => Some(false),
+        [0xFE, 0xFF, ..] => Some(true),
+        _ => None,
+    }
+}
+
+/// The text of UTF-16 `bytes` (after the byte order mark), `None` when they are not
+/// UTF-16.
+fn decode_utf16(bytes: &[u8], big_endian: bool) -> Option<String> {
+    if !bytes.len().is_multiple_of(2) {
+        return None;
+    }
+    let units = bytes.chunks_exact(2).map(|pair| {
+        let pair = [pair[0], pair[1]];
+        if big_endian {
+            u16::from_be_bytes(pair)
+        } else {
+            u16::from_le_bytes(pair)
+        }
+    });
+    char::decode_utf16(units)
+        .collect::<Result<String, _>>()
+        .ok()
 }
 
 enum Failure {
@@ -86,12 +129,11 @@ fn pos(mark: libyaml_safer::Mark) -> Pos {
 }
 
 fn compose_once(text: &[u8]) -> Result<Tree, Failure> {
-    // Marks count UTF-8 bytes from after a UTF-8 BOM; with a UTF-16 BOM they count the
-    // decoded text, and the raw-text checks below are skipped.
-    let (base, utf8) = match text {
-        [0xEF, 0xBB, 0xBF, ..] => (3, true),
-        [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..] => (0, false),
-        _ => (0, true),
+    // Marks count UTF-8 bytes from after a UTF-8 BOM (UTF-16 was decoded by `compose`).
+    let base = if text.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        3
+    } else {
+        0
     };
     let mut parser = Parser::<&[u8]>::new();
     parser.set_input(text);
@@ -103,7 +145,7 @@ fn compose_once(text: &[u8]) -> Result<Tree, Failure> {
     loop {
         let event: Event = match parser.parse() {
             Ok(event) => event,
-            Err(e) => return Err(parse_failure(&e, text, base, utf8)),
+            Err(e) => return Err(parse_failure(&e, text, base)),
         };
         let at = pos(event.start_mark);
         let (kind, anchor, opens) = match event.data {
@@ -132,7 +174,7 @@ fn compose_once(text: &[u8]) -> Result<Tree, Failure> {
                 style,
                 ..
             } => {
-                if style == ScalarStyle::DoubleQuoted && utf8 {
+                if style == ScalarStyle::DoubleQuoted {
                     let start = base + event.start_mark.index as usize;
                     let end = (base + event.end_mark.index as usize).min(text.len());
                     if has_slash_escape(text.get(start..end).unwrap_or_default()) {
@@ -213,14 +255,11 @@ fn has_slash_escape(raw: &[u8]) -> bool {
 }
 
 /// The parser's error as ours; a `\'` escape is reported for a retry instead.
-fn parse_failure(e: &libyaml_safer::Error, text: &[u8], base: usize, utf8: bool) -> Failure {
+fn parse_failure(e: &libyaml_safer::Error, text: &[u8], base: usize) -> Failure {
     let problem = e.problem();
     if let Some(mark) = e.problem_mark() {
         let at = base + mark.index as usize;
-        if problem == "found unknown escape character"
-            && utf8
-            && text.get(at..at + 2) == Some(b"\\'")
-        {
+        if problem == "found unknown escape character" && text.get(at..at + 2) == Some(b"\\'") {
             return Failure::QuoteEscape(at);
         }
         let message = match e.context() {
