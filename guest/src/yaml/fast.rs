@@ -66,6 +66,12 @@ fn acceptable(text: &[u8]) -> bool {
     if text.last() != Some(&b'\n') {
         return false;
     }
+    // libyaml-safer judges the encoding from the first bytes with rules of its own (it
+    // refuses `EF BA BF`, U+FEBF, as a bad byte order mark): a text starting with a
+    // byte of any mark is left to it.
+    if matches!(text.first(), Some(0xEF | 0xFE | 0xFF | 0x00)) {
+        return false;
+    }
     let mut ascii = true;
     let mut line_start = 0;
     for (i, &b) in text.iter().enumerate() {
