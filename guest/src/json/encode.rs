@@ -167,20 +167,7 @@ pub fn encode_string(s: &str, out: &mut Vec<u8>) {
                 continue;
             }
             out.extend_from_slice(&bytes[run..i]);
-            match b {
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                b'\n' => out.extend_from_slice(b"\\n"),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                b'\t' => out.extend_from_slice(b"\\t"),
-                0x08 => out.extend_from_slice(b"\\b"),
-                0x0c => out.extend_from_slice(b"\\f"),
-                _ => {
-                    let mut escape = *b"\\u0000";
-                    hex::encode_to_slice([b], &mut escape[4..]).expect("two digits, two bytes");
-                    out.extend_from_slice(&escape);
-                }
-            }
+            push_ascii_escape(b, out);
             i += 1;
             run = i;
         } else if b == 0xE2 && bytes[i + 1] == 0x80 && (bytes[i + 2] & 0xFE) == 0xA8 {
@@ -201,6 +188,26 @@ pub fn encode_string(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// Appends the escape of an ASCII byte both encoders escape: the short form JSON has for
+/// it, else `\u00xx`.
+#[inline]
+fn push_ascii_escape(b: u8, out: &mut Vec<u8>) {
+    match b {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        _ => {
+            let mut escape = *b"\\u0000";
+            hex::encode_to_slice([b], &mut escape[4..]).expect("two digits, two bytes");
+            out.extend_from_slice(&escape);
+        }
+    }
+}
+
 /// Appends `s` as a JSON string literal with only the escapes JSON requires
 /// ([`Escape::Minimal`]).
 pub fn encode_string_minimal(s: &str, out: &mut Vec<u8>) {
@@ -212,20 +219,7 @@ pub fn encode_string_minimal(s: &str, out: &mut Vec<u8>) {
             continue;
         }
         out.extend_from_slice(&bytes[run..i]);
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            _ => {
-                let mut escape = *b"\\u0000";
-                hex::encode_to_slice([b], &mut escape[4..]).expect("two digits, two bytes");
-                out.extend_from_slice(&escape);
-            }
-        }
+        push_ascii_escape(b, out);
         run = i + 1;
     }
     out.extend_from_slice(&bytes[run..]);
