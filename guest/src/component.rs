@@ -36,15 +36,44 @@ impl From<imported::BucketError> for BucketError {
     }
 }
 
+/// `exists`'s `not-found` as the absence it means.
+fn absent_as_none(answer: Result<u64, imported::BucketError>) -> Result<Option<u64>, BucketError> {
+    match answer {
+        Ok(size) => Ok(Some(size)),
+        Err(imported::BucketError::NotFound) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The bytes `data` stands for, whichever form the host chose (no copy).
+fn bytes(data: imported::Data) -> Vec<u8> {
+    match data {
+        imported::Data::Text(text) => text.into_bytes(),
+        imported::Data::Raw(raw) => raw,
+    }
+}
+
+fn all_bytes(data: Vec<imported::Data>) -> Vec<Vec<u8>> {
+    data.into_iter().map(bytes).collect()
+}
+
+/// Bytes the component made as text (canonical JSON, YAML's JSON objects, entry
+/// bodies): UTF-8 by construction, so a failure here is a bug in the component, and
+/// trapping is the honest answer.
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).expect("the component writes only UTF-8 here")
+}
+
 impl Bucket for Host {
     fn get(&mut self, key: &str) -> Result<Vec<u8>, BucketError> {
-        imported::get(key).map_err(Into::into)
+        imported::get(key).map(bytes).map_err(Into::into)
     }
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), BucketError> {
+        let value = std::str::from_utf8(value).expect("the component stores only UTF-8");
         imported::put(key, value).map_err(Into::into)
     }
     fn exists(&mut self, key: &str) -> Result<Option<u64>, BucketError> {
-        imported::exists(key).map_err(Into::into)
+        absent_as_none(imported::exists(key))
     }
     fn list(&mut self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
         let listed = imported::list(prefix)?;
@@ -137,32 +166,38 @@ fn wit_id(id: crate::ObjectId) -> types::ObjectId {
 type WitResult<T> = Result<T, types::Error>;
 
 impl logic::Guest for Component {
-    fn canonical(objects: Vec<Vec<u8>>) -> WitResult<Vec<u8>> {
-        Ok(crate::canonical(&objects)?)
+    fn canonical(objects: Vec<imported::Data>) -> WitResult<String> {
+        Ok(text(crate::canonical(&all_bytes(objects))?))
     }
 
-    fn render_ref(objects: Vec<Vec<u8>>) -> WitResult<String> {
-        Ok(crate::render_ref(&objects)?)
+    fn render_ref(objects: Vec<imported::Data>) -> WitResult<String> {
+        Ok(crate::render_ref(&all_bytes(objects))?)
     }
 
-    fn yaml_objects(yaml: Vec<u8>) -> WitResult<Vec<Vec<u8>>> {
-        crate::yaml_objects(&yaml).map_err(|e| Error::from(e).into())
+    fn yaml_objects(yaml: imported::Data) -> WitResult<Vec<String>> {
+        match crate::yaml_objects(&bytes(yaml)) {
+            Ok(objects) => Ok(objects.into_iter().map(text).collect()),
+            Err(e) => Err(Error::from(e).into()),
+        }
     }
 
-    fn yaml_canonical(yaml: Vec<u8>) -> WitResult<Vec<u8>> {
-        crate::yaml_canonical(&yaml).map_err(|e| Error::from(e).into())
+    fn yaml_canonical(yaml: imported::Data) -> WitResult<String> {
+        match crate::yaml_canonical(&bytes(yaml)) {
+            Ok(canonical) => Ok(text(canonical)),
+            Err(e) => Err(Error::from(e).into()),
+        }
     }
 
-    fn yaml_render_ref(yaml: Vec<u8>) -> WitResult<String> {
-        crate::yaml_render_ref(&yaml).map_err(|e| Error::from(e).into())
+    fn yaml_render_ref(yaml: imported::Data) -> WitResult<String> {
+        crate::yaml_render_ref(&bytes(yaml)).map_err(|e| Error::from(e).into())
     }
 
     fn validate_render_ref(render_ref: String) -> WitResult<()> {
         Ok(crate::validate_render_ref(&render_ref)?)
     }
 
-    fn sha256_hex(bytes: Vec<u8>) -> String {
-        crate::sha256_hex(&bytes)
+    fn sha256_hex(data: imported::Data) -> String {
+        crate::sha256_hex(&bytes(data))
     }
 
     fn release_prefix(r: types::Release) -> WitResult<String> {
@@ -235,44 +270,70 @@ impl logic::Guest for Component {
     }
 
     fn diff_renders(
-        old: Vec<u8>,
-        new: Vec<u8>,
+        old: imported::Data,
+        new: imported::Data,
         form: types::ObjectForm,
     ) -> WitResult<types::RenderDiff> {
-        let form = match form {
-            types::ObjectForm::Yaml => crate::ObjectForm::Yaml,
-            types::ObjectForm::Json => crate::ObjectForm::Json,
-        };
-        Component::diff(&old, &new, form)
+        let d = crate::diff_canonical(&bytes(old), &bytes(new), object_form(form))?;
+        Ok(wit_diff(d))
     }
 }
 
-impl Component {
-    fn diff(old: &[u8], new: &[u8], form: crate::ObjectForm) -> WitResult<types::RenderDiff> {
-        let d = crate::diff_canonical(old, new, form)?;
-        Ok(types::RenderDiff {
-            added: d.added.into_iter().map(wit_id).collect(),
-            removed: d.removed.into_iter().map(wit_id).collect(),
-            changed: d
-                .changed
-                .into_iter()
-                .map(|c| types::ChangedObject {
-                    id: wit_id(c.id),
-                    lines: c.lines,
-                })
-                .collect(),
-            unchanged: d.unchanged,
-        })
+fn object_form(form: types::ObjectForm) -> crate::ObjectForm {
+    match form {
+        types::ObjectForm::Yaml => crate::ObjectForm::Yaml,
+        types::ObjectForm::Json => crate::ObjectForm::Json,
+    }
+}
+
+fn wit_diff(d: crate::RenderDiff) -> types::RenderDiff {
+    types::RenderDiff {
+        added: d.added.into_iter().map(wit_id).collect(),
+        removed: d.removed.into_iter().map(wit_id).collect(),
+        changed: d
+            .changed
+            .into_iter()
+            .map(|c| types::ChangedObject {
+                id: wit_id(c.id),
+                lines: c.lines,
+            })
+            .collect(),
+        unchanged: d.unchanged,
     }
 }
 
 impl store::Guest for Component {
-    fn put_render(r: types::Release, objects: Vec<Vec<u8>>) -> WitResult<String> {
-        Ok(crate::put_render(&mut Host, &release(r), &objects)?)
+    fn put_render(r: types::Release, objects: Vec<imported::Data>) -> WitResult<String> {
+        Ok(crate::put_render(
+            &mut Host,
+            &release(r),
+            &all_bytes(objects),
+        )?)
     }
 
-    fn get_render(r: types::Release, render_ref: String) -> WitResult<Vec<u8>> {
-        Ok(crate::get_render(&mut Host, &release(r), &render_ref)?)
+    fn get_render(r: types::Release, render_ref: String) -> WitResult<String> {
+        // get_render refuses a blob that is not UTF-8 (`corrupt`).
+        Ok(text(crate::get_render(
+            &mut Host,
+            &release(r),
+            &render_ref,
+        )?))
+    }
+
+    fn diff_renders(
+        r: types::Release,
+        old_ref: String,
+        new_ref: String,
+        form: types::ObjectForm,
+    ) -> WitResult<types::RenderDiff> {
+        let d = crate::diff_stored(
+            &mut Host,
+            &release(r),
+            &old_ref,
+            &new_ref,
+            object_form(form),
+        )?;
+        Ok(wit_diff(d))
     }
 
     fn has_history_ref(r: types::Release, render_ref: String) -> WitResult<bool> {
@@ -346,16 +407,28 @@ fn object_meta(o: imported::ObjectMeta) -> ObjectMeta {
 fn recorded_call(c: trace::RecordedCall) -> crate::trace::Call {
     use crate::trace::{Call, CallKind, Reply};
     let (kind, key, value, answer) = match c {
-        trace::RecordedCall::Get(c) => (CallKind::Get, c.key, None, c.answer.map(Reply::Bytes)),
+        trace::RecordedCall::Get(c) => (
+            CallKind::Get,
+            c.key,
+            None,
+            c.answer.map(|data| Reply::Bytes(bytes(data))),
+        ),
         trace::RecordedCall::Put(c) => (
             CallKind::Put,
             c.key,
-            Some(c.value),
+            Some(c.value.into_bytes()),
             c.answer.map(|()| Reply::Done),
         ),
-        trace::RecordedCall::Exists(c) => {
-            (CallKind::Exists, c.key, None, c.answer.map(Reply::Size))
-        }
+        trace::RecordedCall::Exists(c) => (
+            CallKind::Exists,
+            c.key,
+            None,
+            // Back to the absence the trace format records (`exists` answered none).
+            match c.answer {
+                Err(imported::BucketError::NotFound) => Ok(Reply::Size(None)),
+                other => other.map(|size| Reply::Size(Some(size))),
+            },
+        ),
         trace::RecordedCall::List(c) => (
             CallKind::List,
             c.prefix,
@@ -383,7 +456,7 @@ fn operation(op: trace::Operation) -> crate::trace::Operation {
     match op {
         trace::Operation::PutRender(a) => Operation::PutRender {
             release: release(a.release),
-            objects: a.objects,
+            objects: all_bytes(a.objects),
         },
         trace::Operation::GetRender(a) => Operation::GetRender {
             release: release(a.release),
@@ -456,7 +529,7 @@ fn outcome(o: trace::Outcome) -> crate::trace::Outcome {
     }
     match o {
         trace::Outcome::PutRender(r) => lift(r, Output::RenderRef),
-        trace::Outcome::GetRender(r) => lift(r, Output::Render),
+        trace::Outcome::GetRender(r) => lift(r, |render| Output::Render(render.into_bytes())),
         trace::Outcome::HasHistoryRef(r) => lift(r, Output::Recorded),
         trace::Outcome::RecordHistory(r) => lift(r, Output::Added),
         trace::Outcome::ListHistory(r) => lift(r, |entries| {

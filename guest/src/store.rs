@@ -2,6 +2,7 @@
 //! delete-release. Each validates all input before its first bucket call.
 
 use crate::bucket::{Bucket, BucketError};
+use crate::diff::{ObjectForm, RenderDiff, diff_canonical};
 use crate::error::{Error, Result};
 use crate::keys::{Release, ReleasePrefix};
 use crate::render::{canonical, render_ref_of_canonical};
@@ -61,7 +62,29 @@ pub fn get_render<B: Bucket>(
              outside the render store and must not be used"
         )));
     }
+    // Canonical bytes are UTF-8 by construction and the WIT hands them out as a string:
+    // bytes that hash right but are not text were never written by a render store.
+    if std::str::from_utf8(&bytes).is_err() {
+        return Err(Error::Corrupt(format!(
+            "blob {key} is not UTF-8 text, which no canonical render is; it must not be used"
+        )));
+    }
     Ok(bytes)
+}
+
+/// The difference between two stored renders of a release (calls: `get` of `old_ref`,
+/// then `get` of `new_ref`, each verified as [`get_render`] verifies it): the renders
+/// reach the component once, from the bucket, and never go back out.
+pub fn diff_stored<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    old_ref: &str,
+    new_ref: &str,
+    form: ObjectForm,
+) -> Result<RenderDiff> {
+    let old = get_render(bucket, release, old_ref)?;
+    let new = get_render(bucket, release, new_ref)?;
+    diff_canonical(&old, &new, form)
 }
 
 /// Deletes every key under the release's prefix: `list(P)`, then `delete` of each key

@@ -1,5 +1,5 @@
 // The Node.js host of the render-store component (wit/render-store.wit,
-// convoy:render-store@0.2.0), transpiled by jco into ./generated/js (run `node build.mjs`).
+// convoy:render-store@0.3.0), transpiled by jco into ./generated/js (run `node build.mjs`).
 //
 // Every render-store decision comes from the component: canonical JSON, hashing, keys,
 // history, GC and diff. This module only gives the component a bucket, scopes it to the
@@ -49,7 +49,7 @@ try {
   throw new Error(`render-store.mjs: the transpiled component is missing; run \`node build.mjs\` (or run.sh) first (${e.message})`);
 }
 
-const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.2.0';
+const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.3.0';
 const ERROR_KINDS = new Set(['invalid-input', 'invalid-object', 'not-found', 'corrupt', 'bucket', 'invalid-yaml']);
 /** Where a YAML stream was rejected: the fields of the WIT `yaml-error` besides its message. */
 const YAML_ERROR_FIELDS = ['stage', 'document', 'line', 'column'];
@@ -183,12 +183,16 @@ function denied(message) {
  * component gets.
  */
 function bucketImports(prefix, answer, record) {
-  const fn = (call) => (key, value) => {
+  const fn = (call) => (key, text) => {
+    // The component stores text (WIT bucket.put takes a string); JS buckets take bytes.
+    const value = call === 'put' ? ENCODER.encode(text) : text;
     let ans;
     if (prefix === null) ans = denied(messages.NO_BUCKET);
     else if (!key.startsWith(prefix)) {
       ans = denied(messages.outsidePrefix(key, prefix));
     } else ans = answer(call, key, value);
+    // WIT exists answers an absent key with not-found (the trace still records "none").
+    if (call === 'exists' && ans.ok === null) ans = { error: { kind: 'not-found' } };
     if (record) record(call, key, value, ans);
     if (ans.error) {
       const { kind, message } = ans.error;
@@ -206,14 +210,15 @@ function bucketImports(prefix, answer, record) {
 function witAnswer(call, ok) {
   switch (call) {
     case 'exists':
-      return ok === null ? undefined : BigInt(ok);
+      return BigInt(ok);
     case 'list':
       return ok.map((o) => ({ key: o.key, size: BigInt(o.size), modified: { seconds: BigInt(o.modified.seconds), nanoseconds: o.modified.nanoseconds } }));
     case 'put':
     case 'delete':
       return undefined;
     default:
-      return ok;
+      // get: jco moves a Uint8Array in one copy, so bytes cross as `raw`, valid UTF-8 or not.
+      return { tag: 'raw', val: ok };
   }
 }
 
@@ -326,16 +331,24 @@ const logicCall = (fn) => inInstance(NO_BUCKET, (x) => fn(x.logic));
 // ---------------------------------------------------------------------------------------
 // Argument and result conversion (no logic: shapes only)
 
-function bytes(value, what) {
-  if (typeof value === 'string') return new TextEncoder().encode(value);
-  if (value instanceof Uint8Array) return value;
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+const ENCODER = new TextEncoder();
+const DECODER = new TextDecoder();
+
+/** A value as the WIT `data` variant: a string as `text` (it is UTF-8 once encoded),
+ *  bytes as `raw` (whatever they hold: Go's handling of invalid UTF-8 needs them as is). */
+function data(value, what) {
+  if (typeof value === 'string') return { tag: 'text', val: value };
+  if (value instanceof Uint8Array) return { tag: 'raw', val: value };
+  if (value instanceof ArrayBuffer) return { tag: 'raw', val: new Uint8Array(value) };
   throw new TypeError(`${what}: expected a Uint8Array, an ArrayBuffer or a string`);
 }
 
+/** Text the component made (canonical JSON, a stored render) as the bytes this API returns. */
+const textBytes = (text) => ENCODER.encode(text);
+
 function objectList(objects) {
   if (!Array.isArray(objects)) throw new TypeError('objects: expected an array of JSON objects (bytes or strings)');
-  return objects.map((o, i) => bytes(o, `objects[${i}]`));
+  return objects.map((o, i) => data(o, `objects[${i}]`));
 }
 
 function stringList(list, what) {
@@ -405,7 +418,7 @@ function witEntry(entry) {
 /** The canonical bytes of a render (one object's JSON per element: bytes or string). */
 export const canonical = (objects) => {
   const list = objectList(objects);
-  return logicCall((l) => l.canonical(list));
+  return textBytes(logicCall((l) => l.canonical(list)));
 };
 /** `sha256:` and the hex SHA-256 of the canonical bytes. */
 export const renderRef = (objects) => {
@@ -413,8 +426,8 @@ export const renderRef = (objects) => {
   return logicCall((l) => l.renderRef(list));
 };
 export const validateRenderRef = (ref) => logicCall((l) => l.validateRenderRef(String(ref)));
-export const sha256Hex = (data) => {
-  const b = bytes(data, 'bytes');
+export const sha256Hex = (value) => {
+  const b = data(value, 'bytes');
   return logicCall((l) => l.sha256Hex(b));
 };
 export const releasePrefix = (release) => {
@@ -467,17 +480,17 @@ export const planGc = (release, keep, historyKeys, renderKeys, protectedRefs = [
  * naming the first failing document.
  */
 export const yamlObjects = (yaml) => {
-  const b = bytes(yaml, 'yaml');
-  return logicCall((l) => l.yamlObjects(b));
+  const b = data(yaml, 'yaml');
+  return logicCall((l) => l.yamlObjects(b)).map(textBytes);
 };
 /** The canonical bytes of a YAML stream's render: canonical(yamlObjects(yaml)) in one call. */
 export const yamlCanonical = (yaml) => {
-  const b = bytes(yaml, 'yaml');
-  return logicCall((l) => l.yamlCanonical(b));
+  const b = data(yaml, 'yaml');
+  return textBytes(logicCall((l) => l.yamlCanonical(b)));
 };
 /** The renderRef of a YAML stream's render: renderRef(yamlObjects(yaml)) in one call. */
 export const yamlRenderRef = (yaml) => {
-  const b = bytes(yaml, 'yaml');
+  const b = data(yaml, 'yaml');
   return logicCall((l) => l.yamlRenderRef(b));
 };
 /**
@@ -485,8 +498,8 @@ export const yamlRenderRef = (yaml) => {
  * lines in `form`: 'yaml' (as `kubectl get -o yaml` shows objects) or 'json'.
  */
 export const diffRenders = (oldRender, newRender, form = 'yaml') => {
-  const a = bytes(oldRender, 'old');
-  const b = bytes(newRender, 'new');
+  const a = data(oldRender, 'old');
+  const b = data(newRender, 'new');
   if (form !== 'yaml' && form !== 'json') {
     throw new RenderStoreError('invalid-input', `form ${JSON.stringify(form)}: expected 'yaml' or 'json'`);
   }
@@ -507,7 +520,7 @@ const OPERATIONS = {
   },
   'get-render': {
     call: (s, r, a) => s.getRender(r, a.renderRef),
-    js: (v) => v,
+    js: textBytes,
   },
   'has-history-ref': {
     call: (s, r, a) => s.hasHistoryRef(r, a.renderRef),
@@ -598,6 +611,20 @@ export const gc = (bucket, release, keep, protectedRefs = [], dryRun = false, op
 /** Deletes every key of the release; returns how many. */
 export const deleteRelease = (bucket, release) => storeCall(bucket, 'delete-release', release, {});
 
+/**
+ * The difference between two stored renders of a release (store.diff-renders): both are
+ * read and verified in the component (`get` of oldRef, then of newRef), in one call.
+ * Not a traced operation.
+ */
+export const diffStored = (bucket, release, oldRef, newRef, form = 'yaml') => {
+  const r = witRelease(release);
+  if (form !== 'yaml' && form !== 'json') {
+    throw new RenderStoreError('invalid-input', `form ${JSON.stringify(form)}: expected 'yaml' or 'json'`);
+  }
+  const imports = bucketImports(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
+  return inInstance(imports, (x) => x.store.diffRenders(r, String(oldRef), String(newRef), form));
+};
+
 /** The store operations bound to one bucket: store(bucket).putRender(release, objects), … */
 export function store(bucket) {
   return {
@@ -609,6 +636,7 @@ export function store(bucket) {
     listHistory: (...a) => listHistory(bucket, ...a),
     gc: (...a) => gc(bucket, ...a),
     deleteRelease: (...a) => deleteRelease(bucket, ...a),
+    diffRenders: (...a) => diffStored(bucket, ...a),
   };
 }
 
@@ -1067,7 +1095,7 @@ function witRecordedCall(call, key, value, ans) {
   const answer = ans.error
     ? { tag: 'err', val: ans.error.kind === 'not-found' ? { tag: 'not-found' } : { tag: ans.error.kind, val: ans.error.message } }
     : { tag: 'ok', val: witAnswer(call, ans.ok) };
-  if (call === 'put') return { tag: call, val: { key, value: new Uint8Array(value), answer } };
+  if (call === 'put') return { tag: call, val: { key, value: DECODER.decode(value), answer } };
   if (call === 'list') return { tag: call, val: { prefix: key, answer } };
   return { tag: call, val: { key, answer } };
 }

@@ -26,18 +26,14 @@ cases); any other exception, or an answer of the wrong type, becomes
 ``failed('<call> "<key>": <exception>')``, worded as every host words a backend
 failure (wit/render-store.wit, ``bucket-error``; :class:`Messages`).
 
-Speed: wasmtime-py converts a ``list<u8>`` one element at a time through Python
-(about 0.5 MiB/s). This module replaces that conversion for byte lists with a bulk
-copy into the same C structures (see ``_install_fast_byte_lists``), 10 to 25 times
-faster. wasmtime caps what one call may copy from the guest to the host at 128 MiB of
-"hostcall fuel", and its dynamic API charges 48 bytes per list element, so a
-``list<u8>`` coming out of the component (``canonical``, ``get_render``, the value of
-a bucket ``put``) is limited to 2,796,201 bytes. Inputs are not capped.
+Speed: wasmtime-py moves a WIT ``string`` in one copy but a ``list<u8>`` one element
+at a time, so the component takes bytes as the WIT ``data`` variant (``text`` when they
+are UTF-8, ``raw`` otherwise) and gives out canonical renders as strings, which this
+module encodes back to bytes. Nothing of wasmtime-py's private API is used or patched.
 """
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import itertools
 import json
@@ -52,36 +48,31 @@ from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Se
 
 import wasmtime
 import wasmtime.component as wc
-from wasmtime import _ffi as _wffi
-from wasmtime.component import _types as _wtypes
 
 __all__ = [
     "RenderStoreError", "BucketError", "NotFound", "Denied", "Failed", "TraceError",
     "Release", "SyncTime", "ObjectMeta", "NewEntry", "HistoryEntry", "HistoryKey", "GcPlan",
     "ObjectId", "ChangedObject", "RenderDiff", "Replay",
     "Runtime", "RenderStore", "MemoryBucket", "FolderBucket",
-    "default_runtime", "set_default_runtime", "set_fast_byte_lists",
+    "default_runtime", "set_default_runtime",
     "canonical", "render_ref", "validate_render_ref", "sha256_hex", "release_prefix",
     "render_key", "history_key", "parse_key", "format_key_time", "parse_key_time",
     "format_synced_at", "parse_synced_at", "plan_gc", "diff_renders",
     "yaml_objects", "yaml_canonical", "yaml_render_ref",
     "put_render", "get_render", "has_history_ref", "record_history", "list_history",
     "gc", "delete_release", "record", "Recorded", "replay",
-    "Messages", "object_key_error", "MAX_LIFTED_BYTES",
+    "Messages", "object_key_error",
     "GC_GRACE_SECONDS", "now",
 ]
 
 PACKAGE = "convoy:render-store"
-VERSION = "0.2.0"
+VERSION = "0.3.0"
 BUCKET_INTERFACE = f"{PACKAGE}/bucket@{VERSION}"
 
 #: The Rust host's per-call limits (host/render-store/src/runtime.rs, ``Limits``).
 DEFAULT_MEMORY_BYTES = 1 << 30
 DEFAULT_FUEL = 100_000_000_000
 
-#: The longest ``list<u8>`` wasmtime-py 50 can lift from the guest in one call:
-#: 128 MiB of hostcall fuel at 48 bytes (one ``Val``) per element, less one ``Val``.
-MAX_LIFTED_BYTES = (128 << 20) // 48 - 1
 
 #: GC's default grace period, as the Rust host's (``--grace 10m``): no render blob
 #: written less than this many seconds before ``now`` is deleted.
@@ -302,156 +293,40 @@ def _release(r: ReleaseLike) -> Release:
     return Release(namespace, name)
 
 
-def _bytes(b: BytesLike) -> bytes:
+# --------------------------------------------------------------------------------------
+# Bytes across the boundary
+#
+# wasmtime-py lowers a `string` with one bulk copy but a `list<u8>` one Python call per
+# byte (~0.5 MiB/s), so bytes go to the component as the WIT `data` variant's `text`
+# case whenever they decode as UTF-8 (which canonical renders, stored blobs and real
+# manifests always do) and as `raw` only otherwise. `data` is an untagged variant for
+# wasmtime-py (its cases are `str` and `bytes`), so the Python value itself picks the
+# case: no private API is touched.
+
+
+def _data(b: BytesLike) -> Union[str, bytes]:
+    """Bytes (or text) as the WIT ``data`` variant: ``str`` for text, ``bytes`` for
+    anything that is not UTF-8 (kept byte for byte: Go's handling of invalid UTF-8
+    depends on the exact bytes)."""
     if isinstance(b, str):
-        return b.encode("utf-8")
-    return bytes(b)
+        return b
+    raw = bytes(b)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
 
 
-def _objects(objects: Iterable[BytesLike]) -> List[bytes]:
+def _data_all(objects: Iterable[BytesLike]) -> List[Union[str, bytes]]:
     if isinstance(objects, (bytes, bytearray, str)):
         raise TypeError("objects must be a sequence of objects, each one JSON object's bytes")
-    return [_bytes(o) for o in objects]
+    return [_data(o) for o in objects]
 
 
-# --------------------------------------------------------------------------------------
-# wasmtime-py: fast byte lists
-#
-# wasmtime-py 50 lowers a list<u8> by converting each byte to a C `wasmtime_component_val_t`
-# from Python, and lifts it back the same way: about 0.5 MiB/s. The patch below keeps the
-# same C structures but fills and reads them with two strided memoryview copies (kind byte,
-# value byte) instead of a Python loop. Any other list goes through the original code.
-
-_V = _wffi.wasmtime_component_val
-_KIND_U8 = _wffi.WASMTIME_COMPONENT_U8.value
-_KIND_LIST = _wffi.WASMTIME_COMPONENT_LIST.value
-_FAST = {"enabled": True, "installed": False, "why_not": ""}
-
-
-def _fast_layout_ok() -> str:
-    """Why the bulk copy cannot be used with this wasmtime build ('' when it can)."""
-    try:
-        if _V.kind.offset != 0 or ctypes.sizeof(_V) < 9:
-            return "unexpected wasmtime_component_val_t layout"
-        if _wffi.wasmtime_component_valunion.u8.offset != 0:
-            return "unexpected wasmtime_component_valunion layout"
-        for name in ("_is_bytes", "convert_to_c", "convert_from_c"):
-            if not hasattr(_wtypes.ListType, name):
-                return f"wasmtime.component.ListType has no {name}"
-        for name in ("wasmtime_component_vallist_new_uninit", "wasmtime_component_vallist_delete"):
-            if not hasattr(_wffi, name):
-                return f"wasmtime has no {name}"
-    except AttributeError as e:
-        return str(e)
-    return ""
-
-
-def _install_fast_byte_lists() -> None:
-    if _FAST["installed"]:
-        return
-    why = _fast_layout_ok()
-    if why:
-        _FAST["why_not"] = why
-        _FAST["enabled"] = False
-        return
-    size = ctypes.sizeof(_V)
-    value_at = _V.of.offset
-    original_to_c = _wtypes.ListType.convert_to_c
-    original_from_c = _wtypes.ListType.convert_from_c
-
-    def convert_to_c(self, store, val, ptr):  # type: ignore[no-untyped-def]
-        if not (_FAST["enabled"] and self._is_bytes()):
-            return original_to_c(self, store, val, ptr)
-        if not isinstance(val, (bytes, bytearray, memoryview)):
-            raise TypeError("expected bytes value")
-        data = bytes(val)
-        n = len(data)
-        raw = _wffi.wasmtime_component_vallist_t()
-        _wffi.wasmtime_component_vallist_new_uninit(raw, n)
-        if n:
-            area = (ctypes.c_uint8 * (n * size)).from_address(ctypes.addressof(raw.data.contents))
-            view = memoryview(area).cast("B")
-            view[0::size] = bytes((_KIND_U8,)) * n
-            view[value_at::size] = data
-            del view, area
-        ptr.contents.kind = _wffi.WASMTIME_COMPONENT_LIST
-        ptr.contents.of.list = raw
-
-    def convert_from_c(self, c):  # type: ignore[no-untyped-def]
-        if not (_FAST["enabled"] and self._is_bytes()):
-            return original_from_c(self, c)
-        assert c.kind == _KIND_LIST
-        try:
-            n = c.of.list.size
-            if n == 0:
-                return b""
-            area = (ctypes.c_uint8 * (n * size)).from_address(ctypes.addressof(c.of.list.data.contents))
-            view = memoryview(area).cast("B")
-            if view[0::size] != bytes((_KIND_U8,)) * n:
-                raise TypeError("a list<u8> holds a value that is not a u8")
-            data = bytes(view[value_at::size])
-            del view, area
-            return data
-        finally:
-            # u8 elements own nothing: the list is freed whole.
-            _wffi.wasmtime_component_vallist_delete(ctypes.byref(c.of.list))
-
-    _wtypes.ListType.convert_to_c = convert_to_c
-    _wtypes.ListType.convert_from_c = convert_from_c
-    _FAST["installed"] = True
-
-
-def set_fast_byte_lists(enabled: bool) -> bool:
-    """Turns the bulk list<u8> conversion on or off (for measurements); returns the old
-    setting. Off means wasmtime-py's own per-element conversion."""
-    old = bool(_FAST["enabled"])
-    if enabled and not _FAST["installed"]:
-        raise RuntimeError(f"the fast byte lists are unavailable: {_FAST['why_not']}")
-    _FAST["enabled"] = bool(enabled)
-    return old
-
-
-_install_fast_byte_lists()
-
-
-# --------------------------------------------------------------------------------------
-# wasmtime-py: results whose case is said, not guessed
-#
-# wasmtime-py lowers a `result` a host function returns by guessing the case from the
-# value's Python type. For `result<option<u64>, bucket-error>` the guess cannot work: an
-# option's `none` matches any value, so an error would be taken for an `ok`. A bucket
-# function therefore returns `_Result(ok, value)`, lowered with the case it names; any
-# other value keeps wasmtime-py's guess.
-
-
-class _Result(NamedTuple):
-    ok: bool
-    value: Any
-
-
-def _install_explicit_results() -> None:
-    original = _wtypes.ResultType.convert_to_c
-    if getattr(original, "_render_store", False):
-        return
-
-    def convert_to_c(self, store, val, ptr):  # type: ignore[no-untyped-def]
-        if not isinstance(val, _Result):
-            return original(self, store, val, ptr)
-        ty = self.ok if val.ok else self.err
-        raw = None
-        if ty is not None:
-            c = _wffi.wasmtime_component_val_t()
-            ty.convert_to_c(store, val.value, ctypes.pointer(c))
-            raw = _wffi.wasmtime_component_val_new(ctypes.byref(c))
-        ptr.contents.kind = _wffi.WASMTIME_COMPONENT_RESULT
-        ptr.contents.of.result.is_ok = bool(val.ok)
-        ptr.contents.of.result.val = raw
-
-    convert_to_c._render_store = True  # type: ignore[attr-defined]
-    _wtypes.ResultType.convert_to_c = convert_to_c
-
-
-_install_explicit_results()
+def _utf8(text: str) -> bytes:
+    """Text the component made (canonical JSON, a stored render) as the bytes this API
+    returns."""
+    return text.encode("utf-8")
 
 
 # --------------------------------------------------------------------------------------
@@ -1008,12 +883,12 @@ class FolderBucket:
 Answer = Tuple[Any, ...]
 
 
-def _wit_recorded_call(call: str, key: str, value: Optional[bytes], answer: Answer) -> wc.Variant:
+def _wit_recorded_call(call: str, key: str, value: Optional[str], answer: Answer) -> wc.Variant:
     """A call and the answer the component got, as the WIT ``trace.recorded-call``."""
     fields: Dict[str, Any] = {"prefix" if call == "list" else "key": key,
                               "answer": _to_wit_answer(call, answer)}
     if call == "put":
-        fields["value"] = bytes(value or b"")
+        fields["value"] = value or ""
     return wc.Variant(call, _rec(**fields))
 
 
@@ -1032,7 +907,7 @@ class _Scope:
             return None
         return ("error", "denied", Messages.outside_prefix(key, self.prefix))
 
-    def answer(self, call: str, key: str, value: Optional[bytes] = None) -> Answer:
+    def answer(self, call: str, key: str, value: Optional[str] = None) -> Answer:
         answer = self.check(key)
         if answer is None:
             answer = self._ask(call, key, value)
@@ -1040,7 +915,7 @@ class _Scope:
             self.log.append(_wit_recorded_call(call, key, value, answer))
         return answer
 
-    def _ask(self, call: str, key: str, value: Optional[bytes]) -> Answer:
+    def _ask(self, call: str, key: str, value: Optional[str]) -> Answer:
         try:
             if call == "get":
                 got = self.bucket.get(key)
@@ -1048,11 +923,15 @@ class _Scope:
                     raise TypeError(f"the bucket's get answered {type(got).__name__}, not bytes")
                 return ("ok", bytes(got))
             if call == "put":
-                self.bucket.put(key, value)
+                # The component stores text (WIT bucket.put takes a string); buckets keep bytes.
+                self.bucket.put(key, _utf8(value or ""))
                 return ("ok", None)
             if call == "exists":
                 size = self.bucket.exists(key)
-                if size is not None and not _is_u64(size):
+                if size is None:
+                    # WIT exists answers an absent key with not-found (see _to_wit_answer).
+                    return ("error", "not-found", None)
+                if not _is_u64(size):
                     raise TypeError(f"the bucket's exists answered {size!r}, not a size or None")
                 return ("ok", size)
             if call == "list":
@@ -1103,14 +982,19 @@ def _object_meta(o: Any) -> ObjectMeta:
 _NO_BUCKET: Answer = ("error", "denied", Messages.NO_BUCKET)
 
 
-def _to_wit_answer(call: str, answer: Answer) -> _Result:
+def _to_wit_answer(call: str, answer: Answer) -> Any:
+    """An answer as wasmtime-py lowers a WIT ``result``: the ``ok`` value itself, or a
+    ``bucket-error`` Variant. No ``ok`` type of the bucket (``data``, nothing, ``u64``,
+    a list) can hold a Variant, so the value alone says the case."""
     if answer[0] == "ok":
         value = answer[1]
         if call == "list":
             value = [_rec(key=o.key, size=o.size, modified=_wit_time(o.modified)) for o in value]
-        return _Result(True, value)
+        elif call == "get":
+            value = _data(value)
+        return value
     kind, message = answer[1], answer[2]
-    return _Result(False, wc.Variant(kind) if kind == "not-found" else wc.Variant(kind, message))
+    return wc.Variant(kind) if kind == "not-found" else wc.Variant(kind, message)
 
 
 # --------------------------------------------------------------------------------------
@@ -1213,7 +1097,7 @@ class Runtime:
         if imports != [BUCKET_INTERFACE]:
             raise RuntimeError(f"the component imports {imports}, not just {BUCKET_INTERFACE}")
 
-    def _serve(self, call: str, key: str, value: Optional[bytes] = None) -> Any:
+    def _serve(self, call: str, key: str, value: Optional[str] = None) -> Any:
         scope = self._scope
         answer = _NO_BUCKET if scope is None else scope.answer(call, key, value)
         return _to_wit_answer(call, answer)
@@ -1252,30 +1136,30 @@ class Runtime:
     # -- logic ------------------------------------------------------------------------
 
     def canonical(self, objects: Iterable[BytesLike]) -> bytes:
-        return self._result("logic", "canonical", _objects(objects))
+        return _utf8(self._result("logic", "canonical", _data_all(objects)))
 
     def render_ref(self, objects: Iterable[BytesLike]) -> str:
-        return self._result("logic", "render-ref", _objects(objects))
+        return self._result("logic", "render-ref", _data_all(objects))
 
     def yaml_objects(self, yaml: BytesLike) -> List[bytes]:
         """The objects of a multi-document Kubernetes YAML stream (bytes or str), as a Go
         controller reads it (CONTRACT.md §11), each one object's compact JSON. A stream
         that is not a render raises ``invalid-yaml`` naming the first failing document."""
-        return [bytes(o) for o in self._result("logic", "yaml-objects", _bytes(yaml))]
+        return [_utf8(o) for o in self._result("logic", "yaml-objects", _data(yaml))]
 
     def yaml_canonical(self, yaml: BytesLike) -> bytes:
         """``canonical(yaml_objects(yaml))`` in one call."""
-        return self._result("logic", "yaml-canonical", _bytes(yaml))
+        return _utf8(self._result("logic", "yaml-canonical", _data(yaml)))
 
     def yaml_render_ref(self, yaml: BytesLike) -> str:
         """``render_ref(yaml_objects(yaml))`` in one call."""
-        return self._result("logic", "yaml-render-ref", _bytes(yaml))
+        return self._result("logic", "yaml-render-ref", _data(yaml))
 
     def validate_render_ref(self, render_ref: str) -> None:
         self._result("logic", "validate-render-ref", render_ref)
 
     def sha256_hex(self, data: BytesLike) -> str:
-        return self.call("logic", "sha256-hex", _bytes(data))
+        return self.call("logic", "sha256-hex", _data(data))
 
     def release_prefix(self, release: ReleaseLike) -> str:
         return self._result("logic", "release-prefix", _wit_release(release))
@@ -1320,27 +1204,29 @@ class Runtime:
     def diff_renders(self, old: BytesLike, new: BytesLike, form: str = "yaml") -> RenderDiff:
         """Changed objects' lines in ``form``: ``"yaml"`` (as ``kubectl get -o yaml``
         shows objects) or ``"json"``."""
-        if form not in ("yaml", "json"):
-            raise RenderStoreError("invalid-input", f"form {form!r}: expected 'yaml' or 'json'")
-        d = self._result("logic", "diff-renders", _bytes(old), _bytes(new), form)
-        return RenderDiff(
+        return _py_diff(self._result("logic", "diff-renders", _data(old), _data(new), _form(form)))
+
+    def _time(self, t: TimeLike) -> SyncTime:
+        return self.parse_synced_at(t) if isinstance(t, str) else t
+
+
+def _form(form: str) -> str:
+    if form not in ("yaml", "json"):
+        raise RenderStoreError("invalid-input", f"form {form!r}: expected 'yaml' or 'json'")
+    return form
+
+
+def _py_diff(d: Any) -> RenderDiff:
+    return RenderDiff(
             added=[_py_object_id(i) for i in d.added],
             removed=[_py_object_id(i) for i in d.removed],
             changed=[ChangedObject(_py_object_id(c.id), list(c.lines)) for c in d.changed],
             unchanged=int(d.unchanged),
         )
 
-    def _time(self, t: TimeLike) -> SyncTime:
-        return self.parse_synced_at(t) if isinstance(t, str) else t
-
 
 def _trap_message(e: Exception) -> str:
-    text = str(e)
-    if "fuel allocated for hostcalls has been exhausted" in text:
-        text += (f" (wasmtime-py's dynamic component API lifts a list<u8> from the guest at "
-                 f"48 bytes of its 128 MiB hostcall budget per byte: at most {MAX_LIFTED_BYTES} "
-                 "bytes of canonical render per call; use the Rust host for larger renders)")
-    return text
+    return str(e)
 
 
 _DEFAULT: Dict[str, Optional[Runtime]] = {"runtime": None}
@@ -1383,7 +1269,7 @@ class RenderStore:
         failure: Optional[RenderStoreError] = None
         try:
             raw = self.runtime._result("store", name, _wit_release(r), *args, scope=self._scope(r, calls))
-            outcome = wc.Variant(name, _Result(True, raw))
+            outcome = wc.Variant(name, raw)
         except RenderStoreError as e:
             failure, outcome = e, _wit_failure(name, e)
         operation = _wit_operation(name, _wit_release(r), args)
@@ -1395,11 +1281,21 @@ class RenderStore:
     def put_render(self, release: ReleaseLike, objects: Iterable[BytesLike]) -> str:
         """Stores the render's canonical bytes unless that blob exists with their size (a
         torn or truncated blob is written again); its renderRef."""
-        return self._op("put-render", release, _objects(objects))
+        return self._op("put-render", release, _data_all(objects))
 
     def get_render(self, release: ReleaseLike, render_ref: str) -> bytes:
         """The canonical bytes stored for ``render_ref``, verified against it."""
-        return self._op("get-render", release, render_ref)
+        return _utf8(self._op("get-render", release, render_ref))
+
+    def diff_renders(self, release: ReleaseLike, old_ref: str, new_ref: str, form: str = "yaml") -> RenderDiff:
+        """The difference between two stored renders, each read and verified in the
+        component (``get`` of ``old_ref``, then of ``new_ref``): the renders cross the
+        boundary once, from the bucket. One call moves at most 128 MiB into the
+        component (see "Limits" in README.md), so the two renders must be smaller than
+        that together. Not a traced operation."""
+        r = _release(release)
+        return _py_diff(self.runtime._result("store", "diff-renders", _wit_release(r), old_ref, new_ref,
+                                             _form(form), scope=self._scope(r)))
 
     def has_history_ref(self, release: ReleaseLike, render_ref: str) -> bool:
         return self._op("has-history-ref", release, render_ref)
@@ -1585,7 +1481,7 @@ def _wit_failure(name: str, e: RenderStoreError) -> wc.Variant:
                                         message=e.message))
     else:
         error = wc.Variant(e.kind, e.message)
-    return wc.Variant(name, _Result(False, error))
+    return wc.Variant(name, error)
 
 
 class Recorded(NamedTuple):

@@ -312,3 +312,48 @@ async fn delete_release_removes_its_prefix_and_nothing_else() {
         assert_eq!(r.calls(), [list(P)]);
     }
 }
+
+#[tokio::test]
+async fn diff_renders_of_the_store_reads_both_renders_and_diffs_them() {
+    for b in backends() {
+        let r = Recorded::new(b.bucket.clone());
+        let app = release("app");
+        let old = r.store.put_render(&app, &render(1)).await.unwrap();
+        let new = r.store.put_render(&app, &render(2)).await.unwrap();
+        r.calls();
+        let d = r
+            .store
+            .diff_renders(&app, &old, &new, render_store::ObjectForm::Json)
+            .await
+            .unwrap();
+        // The same answer as the pure diff of the two canonical renders.
+        let rt = runtime();
+        let want = rt
+            .diff_renders(
+                &rt.canonical(&render(1)).await.unwrap(),
+                &rt.canonical(&render(2)).await.unwrap(),
+                render_store::ObjectForm::Json,
+            )
+            .await
+            .unwrap();
+        assert_eq!(d, want, "{}", b.name);
+        assert!(!d.changed.is_empty() || !d.added.is_empty(), "{}", b.name);
+        assert_eq!(
+            r.calls(),
+            [
+                get(&format!("{P}renders/{old}")),
+                get(&format!("{P}renders/{new}"))
+            ],
+            "{}",
+            b.name
+        );
+        // An absent render is not-found, after one get.
+        let absent = runtime().render_ref(&render(9)).await.unwrap();
+        let err = r
+            .store
+            .diff_renders(&app, &old, &absent, render_store::ObjectForm::Yaml)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, render_store::Error::NotFound(_)), "{err}");
+    }
+}

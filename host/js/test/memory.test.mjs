@@ -228,7 +228,7 @@ test('a key outside the release prefix is denied before the bucket, as the Rust 
   const imports = rs.scopedBucket(bucket, 'ns/app');
   // The keys of the Rust host's own test (runtime.rs).
   for (const key of ['ns/app2/renders/x', 'ns/ap', 'other/app/x', '', 'ns/app']) {
-    for (const [call, args] of [['get', []], ['put', [new Uint8Array([1])]], ['exists', []], ['list', []], ['delete', []]]) {
+    for (const [call, args] of [['get', []], ['put', ['\u0001']], ['exists', []], ['list', []], ['delete', []]]) {
       assert.throws(() => imports[call](key, ...args), (e) => {
         assert.deepEqual(e.payload, { tag: 'denied', val: `key ${JSON.stringify(key)} lies outside "ns/app/", the prefix of the release being served` });
         return true;
@@ -236,12 +236,16 @@ test('a key outside the release prefix is denied before the bucket, as the Rust 
     }
   }
   assert.deepEqual(calls, []);
-  imports.put('ns/app/renders/x', new Uint8Array([120]));
-  // What the component is given: sizes and times as bigints, an absent object as none.
+  // The component stores text (a WIT string); the JS bucket gets its UTF-8 bytes.
+  imports.put('ns/app/renders/x', 'x');
+  // What the component is given: sizes and times as bigints, an absent object as not-found.
   const listed = imports.list('ns/app/');
   assert.deepEqual(listed.map((o) => [o.key, o.size, typeof o.modified.seconds, typeof o.modified.nanoseconds]), [['ns/app/renders/x', 1n, 'bigint', 'number']]);
   assert.equal(imports.exists('ns/app/renders/x'), 1n);
-  assert.equal(imports.exists('ns/app/renders/y'), undefined);
+  assert.throws(() => imports.exists('ns/app/renders/y'), (e) => {
+    assert.deepEqual(e.payload, { tag: 'not-found' });
+    return true;
+  });
   assert.deepEqual(calls, ['put ns/app/renders/x', 'list ns/app/', 'exists ns/app/renders/x', 'exists ns/app/renders/y']);
   // Keys are quoted as JSON strings (messages.test.mjs checks hostile ones in every host).
   const odd = 'x"\n\t\\\u0001\u200b\u2028\u007f';
@@ -303,4 +307,12 @@ test('the pure logic export', () => {
   assert.throws(() => rs.diffRenders('', '', 'toml'), isError('invalid-input'));
   assert.equal(diff.unchanged, 0);
   assert.throws(() => rs.diffRenders('not json\n', ''), isError('invalid-input'));
+  // The store's diff reads both renders in the component and answers the same.
+  const { bucket, calls } = recording(new MemoryBucket());
+  const oldRef = rs.putRender(bucket, release, [manifest('a'), manifest('b')]);
+  const newRef = rs.putRender(bucket, release, [manifest('a', { k: 'v' }), manifest('c')]);
+  calls.length = 0;
+  assert.deepEqual(rs.store(bucket).diffRenders(release, oldRef, newRef), diff);
+  assert.deepEqual(calls, [`get ${P}renders/${oldRef}`, `get ${P}renders/${newRef}`]);
+  assert.throws(() => rs.diffStored(bucket, release, oldRef, rs.renderRef([manifest('z')])), isError('not-found'));
 });

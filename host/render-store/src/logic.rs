@@ -2,7 +2,7 @@
 //! the component, so Rust, JavaScript and Python hosts agree by construction.
 
 use crate::error::Result;
-use crate::runtime::{Runtime, call_export};
+use crate::runtime::{Runtime, call_export, raw, raw_all};
 use crate::types::{GcPlan, ObjectForm, ParsedKey, Release, RenderDiff, SyncTime};
 
 impl Runtime {
@@ -11,8 +11,9 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_canonical(objects)
+            convoy_render_store_logic.call_canonical(&raw_all(objects))
         )
+        .map(String::into_bytes)
     }
 
     /// The renderRef of a render: `sha256:` and the hex SHA-256 of its canonical bytes.
@@ -20,7 +21,7 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_render_ref(objects)
+            convoy_render_store_logic.call_render_ref(&raw_all(objects))
         )
     }
 
@@ -32,8 +33,9 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_yaml_objects(yaml)
+            convoy_render_store_logic.call_yaml_objects(&raw(yaml))
         )
+        .map(|objects| objects.into_iter().map(String::into_bytes).collect())
     }
 
     /// [`Runtime::canonical`] of [`Runtime::yaml_objects`], in one sandbox call.
@@ -41,8 +43,9 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_yaml_canonical(yaml)
+            convoy_render_store_logic.call_yaml_canonical(&raw(yaml))
         )
+        .map(String::into_bytes)
     }
 
     /// [`Runtime::render_ref`] of [`Runtime::yaml_objects`], in one sandbox call: the
@@ -51,7 +54,7 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_yaml_render_ref(yaml)
+            convoy_render_store_logic.call_yaml_render_ref(&raw(yaml))
         )
     }
 
@@ -66,7 +69,7 @@ impl Runtime {
 
     /// The hex SHA-256 of `bytes`, computed in the component.
     pub async fn sha256_hex(&self, bytes: &[u8]) -> Result<String> {
-        call_export!(infallible self, None, convoy_render_store_logic.call_sha256_hex(bytes))
+        call_export!(infallible self, None, convoy_render_store_logic.call_sha256_hex(&raw(bytes)))
     }
 
     /// The key of a render blob of `release`.
@@ -165,7 +168,7 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_diff_renders(old, new, form.into())
+            convoy_render_store_logic.call_diff_renders(&raw(old), &raw(new), form.into())
         )
         .map(RenderDiff::from)
     }

@@ -3,7 +3,7 @@
 //! onto the WIT `trace` types the component writes traces and JSON from.
 
 use crate::error::Result;
-use crate::runtime::wit_trace;
+use crate::runtime::{wit_bucket, wit_trace};
 use crate::store::{Grace, RenderStore};
 use crate::types::{GcPlan, HistoryEntry, NewEntry, Release};
 
@@ -154,7 +154,7 @@ impl Operation {
         match self.clone() {
             Operation::PutRender { release, objects } => O::PutRender(wit_trace::PutRenderArgs {
                 release: (&release).into(),
-                objects,
+                objects: objects.into_iter().map(wit_bucket::Data::Raw).collect(),
             }),
             Operation::GetRender {
                 release,
@@ -202,7 +202,9 @@ impl Output {
         use wit_trace::Outcome as O;
         match self.clone() {
             Output::RenderRef(r) => O::PutRender(Ok(r)),
-            Output::Render(bytes) => O::GetRender(Ok(bytes)),
+            // get-render hands out text, so these bytes were a string a moment ago.
+            Output::Render(bytes) => O::GetRender(Ok(String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))),
             Output::Recorded(yes) => O::HasHistoryRef(Ok(yes)),
             Output::Added(yes) => O::RecordHistory(Ok(yes)),
             Output::Entries(entries) => {

@@ -3,10 +3,10 @@
 
 use crate::bucket::Bucket;
 use crate::error::Result;
-use crate::runtime::{CallLog, Runtime, Scope, call_export};
+use crate::runtime::{CallLog, Runtime, Scope, call_export, raw_all};
 use crate::store_url::open_bucket;
 use crate::types::SyncTime;
-use crate::types::{GcPlan, HistoryEntry, NewEntry, Release};
+use crate::types::{GcPlan, HistoryEntry, NewEntry, ObjectForm, Release, RenderDiff};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -128,7 +128,7 @@ impl RenderStore {
         call_export!(
             &self.runtime,
             Some(self.scope(release)),
-            convoy_render_store_store.call_put_render(&release.into(), objects)
+            convoy_render_store_store.call_put_render(&release.into(), &raw_all(objects))
         )
     }
 
@@ -140,6 +140,30 @@ impl RenderStore {
             Some(self.scope(release)),
             convoy_render_store_store.call_get_render(&release.into(), render_ref)
         )
+        .map(String::into_bytes)
+    }
+
+    /// The difference between two stored renders of `release`, each read and verified
+    /// in the component (calls: `get` of `old_ref`, then of `new_ref`): the renders never
+    /// cross the sandbox boundary as arguments.
+    pub async fn diff_renders(
+        &self,
+        release: &Release,
+        old_ref: &str,
+        new_ref: &str,
+        form: ObjectForm,
+    ) -> Result<RenderDiff> {
+        call_export!(
+            &self.runtime,
+            Some(self.scope(release)),
+            convoy_render_store_store.call_diff_renders(
+                &release.into(),
+                old_ref,
+                new_ref,
+                form.into()
+            )
+        )
+        .map(RenderDiff::from)
     }
 
     /// Whether a history entry records `render_ref`.

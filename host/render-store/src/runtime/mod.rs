@@ -54,6 +54,17 @@ pub(crate) use bindings::convoy::render_store::bucket as wit_bucket;
 pub(crate) use bindings::exports::convoy::render_store::trace as wit_trace;
 pub(crate) use bindings::exports::convoy::render_store::types as wit;
 
+/// Bytes for the component in the WIT `data` form the Rust host always uses: `raw`, one
+/// copy, whatever the bytes (the `text` form exists for hosts whose byte lists are slow).
+pub(crate) fn raw(bytes: &[u8]) -> wit_bucket::Data {
+    wit_bucket::Data::Raw(bytes.to_vec())
+}
+
+/// [`raw`] of each of `objects`.
+pub(crate) fn raw_all(objects: &[Vec<u8>]) -> Vec<wit_bucket::Data> {
+    objects.iter().map(|o| raw(o)).collect()
+}
+
 /// The component, as built from `guest/` by `build.rs`: a WebAssembly component that
 /// imports only the `bucket` interface of `wit/`.
 pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/render_store.wasm"));
@@ -200,7 +211,7 @@ fn to_wit(e: BucketError) -> wit_bucket::BucketError {
 }
 
 impl wit_bucket::Host for CallState {
-    async fn get(&mut self, key: String) -> Result<Vec<u8>, wit_bucket::BucketError> {
+    async fn get(&mut self, key: String) -> Result<wit_bucket::Data, wit_bucket::BucketError> {
         // Nothing larger than the call's memory could take is read at all.
         let limit = self.limiter.memory_cap as u64;
         let answer = async {
@@ -208,6 +219,7 @@ impl wit_bucket::Host for CallState {
                 .bucket
                 .get(&key, limit)
                 .await
+                .map(wit_bucket::Data::Raw)
                 .map_err(to_wit)
         }
         .await;
@@ -220,12 +232,12 @@ impl wit_bucket::Host for CallState {
         answer
     }
 
-    async fn put(&mut self, key: String, value: Vec<u8>) -> Result<(), wit_bucket::BucketError> {
+    async fn put(&mut self, key: String, value: String) -> Result<(), wit_bucket::BucketError> {
         let copy = self.call_log().map(|_| value.clone());
         let answer = async {
             self.scope(&key)?
                 .bucket
-                .put(&key, value)
+                .put(&key, value.into_bytes())
                 .await
                 .map_err(to_wit)
         }
@@ -240,8 +252,15 @@ impl wit_bucket::Host for CallState {
         answer
     }
 
-    async fn exists(&mut self, key: String) -> Result<Option<u64>, wit_bucket::BucketError> {
-        let answer = async { self.scope(&key)?.bucket.exists(&key).await.map_err(to_wit) }.await;
+    async fn exists(&mut self, key: String) -> Result<u64, wit_bucket::BucketError> {
+        let answer = async {
+            match self.scope(&key)?.bucket.exists(&key).await {
+                Ok(Some(size)) => Ok(size),
+                Ok(None) => Err(wit_bucket::BucketError::NotFound),
+                Err(e) => Err(to_wit(e)),
+            }
+        }
+        .await;
         self.log(|| {
             wit_trace::RecordedCall::Exists(wit_trace::ExistsCall {
                 key,
@@ -561,15 +580,13 @@ mod tests {
                 )
             };
             denied(s.get(key.into()).await.map(|_| ()));
-            denied(s.put(key.into(), b"x".to_vec()).await);
+            denied(s.put(key.into(), "x".into()).await);
             denied(s.exists(key.into()).await.map(|_| ()));
             denied(s.list(key.into()).await.map(|_| ()));
             denied(s.delete(key.into()).await);
         }
         assert_eq!(recorder.take_calls(), []);
-        s.put("ns/app/renders/x".into(), b"x".to_vec())
-            .await
-            .unwrap();
+        s.put("ns/app/renders/x".into(), "x".into()).await.unwrap();
         let listed = s.list("ns/app/".into()).await.unwrap();
         let keys: Vec<_> = listed.iter().map(|o| o.key.as_str()).collect();
         assert_eq!(keys, ["ns/app/renders/x"]);
