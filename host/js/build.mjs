@@ -39,9 +39,9 @@ mkdirSync(generated, { recursive: true });
 const wasm = join(generated, 'render-store.wasm');
 execFileSync(bin, ['component', '--out', wasm], { stdio: ['ignore', 'ignore', 'inherit'] });
 const sha = createHash('sha256').update(readFileSync(wasm)).digest('hex');
-const stamp = `component sha256 ${sha}\njco ${jcoVersion}\n`;
+const stamp = `component sha256 ${sha}\njco ${jcoVersion}\ncore modules as base64\n`;
 const stampFile = join(generated, '.stamp');
-if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp && existsSync(join(generated, 'js', 'render-store.js'))) {
+if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp && existsSync(join(generated, 'js', 'core-modules.js'))) {
   console.log(`build.mjs: generated/ is up to date (component sha256 ${sha.slice(0, 12)}…, jco ${jcoVersion})`);
   process.exit(0);
 }
@@ -85,6 +85,17 @@ for (const file of readdirSync(out).filter((f) => f.endsWith('.wasm'))) {
     if (!internal && !allowed.has(from)) fail(`${file} imports ${from}#${name}`);
   }
 }
+
+// 4. The core modules as base64 in a JS module, so the package loads them without a file
+//    system or a fetch (the same files in Node and in a browser).
+const coreModules = Object.fromEntries(
+  readdirSync(out).filter((f) => f.endsWith('.wasm')).sort().map((f) => [f, readFileSync(join(out, f)).toString('base64')]),
+);
+writeFileSync(
+  join(out, 'core-modules.js'),
+  `// Written by build.mjs: the transpiled component's core modules, base64.\nexport const CORE_MODULES = ${JSON.stringify(coreModules, null, 1)};\n`,
+);
+writeFileSync(join(out, 'core-modules.d.ts'), 'export declare const CORE_MODULES: Record<string, string>;\n');
 
 rmSync(join(generated, 'js'), { recursive: true, force: true });
 renameSync(out, join(generated, 'js'));

@@ -7,7 +7,8 @@
 #    package-lock.json / Node major version;
 # 2. writes the component with the Rust CLI and transpiles it with jco (build.mjs; only
 #    when the component changed);
-# 3. runs every test with node's built-in runner.
+# 3. packs the package (npm pack), installs the tarball offline into an empty folder,
+#    runs examples/quickstart.mjs there, and runs every test against that install.
 #
 # RENDER_STORE_BIN: the Rust CLI (default: target/debug/render-store of this checkout;
 # build it with `cargo build -p render-store-cli --bin render-store`).
@@ -56,7 +57,32 @@ installed=$SECONDS
 node build.mjs
 built=$SECONDS
 
+# The package as users get it: packed, installed offline into an empty folder, the
+# README's example run with plain node, then every test run against that install (from
+# a copy of test/, so '@convoy/render-store' resolves to the installed package).
+work="$(mktemp -d "${TMPDIR:-/tmp}/render-store-js.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+npm pack --silent --pack-destination "$work" >/dev/null
+tarball="$(ls "$work"/convoy-render-store-*.tgz)"
+mkdir "$work/app"
+(cd "$work/app" && npm install --offline --no-audit --no-fund --loglevel=error "$tarball")
+deps="$(node -p 'Object.keys(require(process.argv[1]).dependencies || {}).length' "$work/app/node_modules/@convoy/render-store/package.json")"
+if [ "$deps" != 0 ]; then
+  echo "run.sh: the package declares $deps runtime dependencies; it must have none" >&2
+  exit 1
+fi
+cp examples/quickstart.mjs "$work/app/"
+out="$(cd "$work/app" && node quickstart.mjs)"
+if ! printf '%s\n' "$out" | grep -q '^gc kept 1 render(s), deleted 0$'; then
+  echo "run.sh: examples/quickstart.mjs printed:" >&2
+  printf '%s\n' "$out" >&2
+  exit 1
+fi
+echo "run.sh: $(basename "$tarball") ($(stat -c %s "$tarball") bytes) installed offline; examples/quickstart.mjs ran"
+cp -r test "$work/app/test"
+packed=$SECONDS
+
 status=0
-node --test "$@" test/*.test.mjs || status=$?
-echo "run.sh: install $((installed - start)) s, build $((built - installed)) s, tests $((SECONDS - built)) s, total $((SECONDS - start)) s"
+(cd "$work/app" && RENDER_STORE_REPO="$(cd "$here/../.." && pwd)" node --test "$@" test/*.test.mjs) || status=$?
+echo "run.sh: install $((installed - start)) s, build $((built - installed)) s, pack $((packed - built)) s, tests $((SECONDS - packed)) s, total $((SECONDS - start)) s"
 exit "$status"

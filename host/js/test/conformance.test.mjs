@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import * as rs from '../render-store.mjs';
+import * as rs from '@convoy/render-store';
 import { REPO, tempDir } from './helpers.mjs';
 
 const FILE = JSON.parse(readFileSync(join(REPO, 'tests/conformance/bucket.json'), 'utf8'));

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { lstatSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import * as rs from '../render-store.mjs';
+import * as rs from '@convoy/render-store';
 import { cli, cliJson, fileUrl, manifest, objectFiles, putAndRecordWithCli, tempDir } from './helpers.mjs';
 
 const release = { namespace: 'default', name: 'guestbook' };

@@ -7,8 +7,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-/** The repository's root. */
-export const REPO = resolve(here, '../../..');
+/** The repository's root (RENDER_STORE_REPO when run.sh runs these tests against the
+ *  installed package from a copy of this folder). */
+export const REPO = resolve(process.env.RENDER_STORE_REPO || join(here, '../../..'));
 /** The Rust CLI: RENDER_STORE_BIN, or target/debug/render-store of this checkout. */
 export const BIN = resolve(process.env.RENDER_STORE_BIN || join(REPO, 'target/debug/render-store'));
 

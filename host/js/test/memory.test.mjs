@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import * as rs from '../render-store.mjs';
+import * as rs from '@convoy/render-store';
 import { manifest } from './helpers.mjs';
 
 const { BucketError, MemoryBucket, RenderStoreError } = rs;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import * as rs from '../render-store.mjs';
+import * as rs from '@convoy/render-store';
 import { REPO, cli, fileUrl, tempDir } from './helpers.mjs';
 
 const { BucketError, FolderBucket, MemoryBucket, messages } = rs;

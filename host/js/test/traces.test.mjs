@@ -10,7 +10,7 @@ import { cpSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import * as rs from '../render-store.mjs';
+import * as rs from '@convoy/render-store';
 import { cli, fileUrl, manifest, objectFiles, putAndRecordWithCli, tempDir } from './helpers.mjs';
 
 const NAME = 'default/guestbook';
@@ -214,7 +214,7 @@ test('a recorded trap is compared by its kind only, and a stopped replay fails i
   const rust = cli(['replay', '--memory-cap-mib', '4', traced.file], { status: null });
   assert.equal(rust.status, 1);
   assert.match(rust.stderr.toString(), /replay stopped: .*memory cap/);
-  const module = fileURLToPath(new URL('../render-store.mjs', import.meta.url));
+  const module = fileURLToPath(import.meta.resolve('@convoy/render-store'));
   const child = spawnSync(process.execPath, [
     '--wasm-max-mem-pages=64', // 4 MiB per linear memory
     '--input-type=module', '-e',

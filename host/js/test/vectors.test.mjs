@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { RenderStoreError, canonical, renderRef, sha256Hex } from '../render-store.mjs';
+import { RenderStoreError, canonical, renderRef, sha256Hex } from '@convoy/render-store';
 import { cliAsync, objectFiles, tempDir, vectors } from './helpers.mjs';
 
 const all = vectors();

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { RenderStoreError, canonical, renderRef, yamlCanonical, yamlObjects, yamlRenderRef } from '../render-store.mjs';
+import { RenderStoreError, canonical, renderRef, yamlCanonical, yamlObjects, yamlRenderRef } from '@convoy/render-store';
 import { REPO } from './helpers.mjs';
 
 const VECTORS = JSON.parse(readFileSync(join(REPO, 'tests/vectors/yaml-render-ref.json'), 'utf8'));

@@ -1,5 +1,5 @@
-"""Fixtures of the Python host's interop tests: the Rust CLI (RENDER_STORE_BIN) and the
-component it writes (RENDER_STORE_WASM, written here when run.sh did not)."""
+"""Fixtures of the Python package's tests: the Rust CLI (RENDER_STORE_BIN) and the
+runtime of the installed package's own component."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 import render_store as rs
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_BIN = HERE / ".." / ".." / "target" / "debug" / "render-store"
+DEFAULT_BIN = HERE / ".." / ".." / ".." / "target" / "debug" / "render-store"
 
 
 def cli_path() -> Path:
@@ -57,13 +57,10 @@ def cli() -> Cli:
 
 
 @pytest.fixture(scope="session")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> rs.Runtime:
-    wasm = os.environ.get("RENDER_STORE_WASM")
-    if not wasm:
-        wasm = str(tmp_path_factory.mktemp("component") / "render_store.wasm")
-        subprocess.run([str(cli_path()), "component", "--out", wasm], check=True, capture_output=True)
-        os.environ["RENDER_STORE_WASM"] = wasm
-    runtime = rs.Runtime(wasm)
+def runtime() -> rs.Runtime:
+    """The component inside the installed package (no RENDER_STORE_WASM: run.sh unsets it)."""
+    assert not os.environ.get("RENDER_STORE_WASM"), "the tests run the packaged component"
+    runtime = rs.Runtime()
     rs.set_default_runtime(runtime)
     return runtime
 

@@ -14,7 +14,7 @@ import pytest
 import render_store as rs
 from conftest import HERE, write_objects
 
-VECTORS = HERE / ".." / ".." / "tests" / "vectors" / "render-ref.json"
+VECTORS = HERE / ".." / ".." / ".." / "tests" / "vectors" / "render-ref.json"
 
 
 def load_cases():

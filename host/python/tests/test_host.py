@@ -4,6 +4,7 @@ the error mapping, bucket failures, the release-prefix scope and the sandbox."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -245,7 +246,7 @@ def test_every_key_an_operation_reaches_lies_in_its_release(runtime):
 def test_the_memory_cap_stops_one_call_only(runtime):
     import os
 
-    small = rs.Runtime(os.environ["RENDER_STORE_WASM"], memory_bytes=2 << 20)
+    small = rs.Runtime(memory_bytes=2 << 20)
     with pytest.raises(rs.RenderStoreError) as e:
         small.canonical([b'{"d":"' + b"x" * (4 << 20) + b'"}'])
     assert e.value.kind == "trap"
@@ -324,3 +325,14 @@ def test_gc_spares_a_blob_younger_than_the_grace_period(runtime):
     assert sorted(bucket.blobs) == sorted([key(live), *(k for k in bucket.blobs if "/history/" in k)])
     with pytest.raises(TypeError):
         store.gc(APP, 1, grace_seconds=-1)
+
+
+def test_the_installed_package_carries_the_clis_component(cli, tmp_path):
+    # The wheel's component is the one the Rust CLI embeds, byte for byte, and the
+    # package is the installed one, not this checkout's source folder.
+    out = tmp_path / "cli.wasm"
+    cli.run("component", "--out", str(out))
+    packaged = rs._packaged_component()
+    assert packaged == out.read_bytes()
+    assert "site-packages" in rs.__file__
+    assert (Path(rs.__file__).parent / "py.typed").is_file()

@@ -15,7 +15,7 @@ import pytest
 import render_store as rs
 
 M = rs.Messages
-VECTORS = json.loads((Path(__file__).resolve().parent / ".." / ".." / "tests" / "vectors" /
+VECTORS = json.loads((Path(__file__).resolve().parents[3] / "tests" / "vectors" /
                       "messages.json").read_text(encoding="utf-8"))
 WHY = {"link": M.LINK, "link-or-file": M.LINK_OR_FILE, "not-plain-file": M.NOT_PLAIN_FILE,
        "odd-name": M.ODD_NAME}

@@ -35,6 +35,7 @@ module encodes back to bytes. Nothing of wasmtime-py's private API is used or pa
 from __future__ import annotations
 
 import errno
+import importlib.resources
 import itertools
 import json
 import logging
@@ -1059,6 +1060,18 @@ def _error_from_wit(v: Any) -> RenderStoreError:
 # The runtime
 
 
+def _packaged_component() -> bytes:
+    """The component this package was built with (``render_store.wasm`` beside this
+    module, put there by the wheel build)."""
+    try:
+        return (importlib.resources.files(__name__) / "render_store.wasm").read_bytes()
+    except FileNotFoundError:
+        raise RuntimeError(
+            "this render_store has no component inside: install the built wheel "
+            "(`pip install host/python`), or pass a path to Runtime() or set "
+            "RENDER_STORE_WASM (`render-store component --out FILE.wasm` writes one)") from None
+
+
 class Runtime:
     """The compiled component; every call gets a fresh instance in its own store, with
     the Rust host's memory cap and fuel budget, and a bucket scope or none."""
@@ -1066,11 +1079,7 @@ class Runtime:
     def __init__(self, wasm: Union[str, os.PathLike, bytes, None] = None, *,
                  memory_bytes: int = DEFAULT_MEMORY_BYTES, fuel: int = DEFAULT_FUEL):
         if wasm is None:
-            wasm = os.environ.get("RENDER_STORE_WASM")
-            if not wasm:
-                raise RuntimeError(
-                    "no component: pass its path or set RENDER_STORE_WASM "
-                    "(write it with `render-store component --out FILE.wasm`)")
+            wasm = os.environ.get("RENDER_STORE_WASM") or _packaged_component()
         config = wasmtime.Config()
         config.consume_fuel = True
         self.engine = wasmtime.Engine(config)

@@ -16,7 +16,7 @@ import pytest
 
 import render_store as rs
 
-FILE = json.loads((Path(__file__).resolve().parent / ".." / ".." / "tests" / "conformance" / "bucket.json")
+FILE = json.loads((Path(__file__).resolve().parents[3] / "tests" / "conformance" / "bucket.json")
                   .read_text(encoding="utf-8"))
 
 #: A listing or value longer than this is described by its length and first difference.

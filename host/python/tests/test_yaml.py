@@ -13,7 +13,7 @@ import pytest
 import render_store as rs
 from conftest import HERE
 
-REPO = HERE / ".." / ".."
+REPO = HERE / ".." / ".." / ".."
 VECTORS = json.loads((REPO / "tests" / "vectors" / "yaml-render-ref.json").read_text(encoding="utf-8"))
 REAL = json.loads((REPO / "tests" / "real-renders" / "expected.json").read_text(encoding="utf-8"))["renders"]
 

@@ -1,0 +1,202 @@
+// Types of core.mjs: the render-store component for JavaScript, without Node built-ins
+// (it runs in browsers too). render-store.d.mts adds FolderBucket for Node.
+
+/** Bytes, or text (taken as its UTF-8 bytes). */
+export type BytesLike = Uint8Array | ArrayBuffer | string;
+/** A release: `{namespace, name}` or `"namespace/name"`. */
+export type ReleaseLike = { namespace: string; name: string } | string;
+/** A UTC instant: seconds since 1970-01-01T00:00:00Z (a bigint only beyond 2^53) and nanoseconds below 10^9. */
+export interface SyncTime {
+  seconds: number | bigint;
+  nanoseconds: number;
+}
+/** The kinds of RenderStoreError: the WIT `error` variant's cases, and `trap` for a call the sandbox stopped. */
+export type ErrorKind = 'invalid-input' | 'invalid-object' | 'not-found' | 'corrupt' | 'bucket' | 'invalid-yaml' | 'trap';
+
+/** An error of a render-store call. */
+export class RenderStoreError extends Error {
+  constructor(kind: ErrorKind, message: string, details?: { index?: number; stage?: YamlStage; document?: number; line?: number; column?: number; cause?: unknown });
+  readonly kind: ErrorKind;
+  /** For `invalid-object`: the bad object's position, from 0. */
+  readonly index?: number;
+  /** For `invalid-yaml`: the step that rejected the stream. */
+  readonly stage?: YamlStage;
+  /** For `invalid-yaml`: the failing document's index from 0 (skipped documents counted). */
+  readonly document?: number;
+  /** For `invalid-yaml`: the line in the stream, from 1. */
+  readonly line?: number;
+  /** For `invalid-yaml`: the column, from 1. */
+  readonly column?: number;
+}
+/** The step of the YAML path that rejected a stream. */
+export type YamlStage = 'split' | 'yaml' | 'object';
+
+/** What a bucket throws to answer a WIT bucket-error. */
+export class BucketError extends Error {
+  constructor(kind: 'not-found' | 'denied' | 'failed', message?: string);
+  readonly kind: 'not-found' | 'denied' | 'failed';
+}
+
+/** One object of a bucket listing. */
+export interface ObjectMeta {
+  key: string;
+  size: number | bigint;
+  modified: SyncTime;
+}
+
+/**
+ * A bucket the component can be given: synchronous calls. `get` answers the bytes (or
+ * throws `BucketError('not-found')`), `exists` the size or null, `list` every object
+ * whose key starts with `prefix` in `compareKeys` order. Any other throw is a backend
+ * failure. MemoryBucket and FolderBucket are two; a cloud store needs a synchronous
+ * bridge of your own.
+ */
+export interface Bucket {
+  get(key: string): Uint8Array | ArrayBuffer | null | undefined;
+  put(key: string, value: Uint8Array): void;
+  exists(key: string): number | bigint | null | undefined;
+  list(prefix: string): ObjectMeta[];
+  delete(key: string): void;
+}
+
+/** A history entry to record. */
+export interface NewEntry {
+  renderRef: string;
+  syncedAt: SyncTime;
+  summary?: string;
+}
+/** A stored history entry. */
+export interface HistoryEntry {
+  key: string;
+  renderRef: string;
+  syncedAt: SyncTime;
+  summary: string;
+}
+/** What a garbage collection deletes and keeps (full keys, lexical order). */
+export interface GcPlan {
+  deleteHistory: string[];
+  keepHistory: string[];
+  deleteRenders: string[];
+  keepRenders: string[];
+  ignored: string[];
+  recentRenders: string[];
+}
+/** What identifies an object of a render; absent fields are empty strings. */
+export interface ObjectId {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
+/** The difference between two renders; changed objects' lines are unified-diff lines. */
+export interface RenderDiff {
+  added: ObjectId[];
+  removed: ObjectId[];
+  changed: { id: ObjectId; lines: string[] }[];
+  unchanged: number;
+}
+/** How a diff writes changed objects: YAML as `kubectl get -o yaml` shows them, or pretty JSON. */
+export type ObjectForm = 'yaml' | 'json';
+/** The options of gc: `now` (default: this machine's clock) and the grace period in seconds (default GC_GRACE_SECONDS). */
+export interface GcOptions {
+  now?: SyncTime;
+  graceSeconds?: number | bigint;
+}
+
+/** The canonical bytes of a render (one JSON object per element). */
+export function canonical(objects: BytesLike[]): Uint8Array;
+/** `sha256:` and the hex SHA-256 of the canonical bytes: the controller's renderRef. */
+export function renderRef(objects: BytesLike[]): string;
+/** Throws `invalid-input` unless `ref` is `sha256:` and 64 lowercase hex digits. */
+export function validateRenderRef(ref: string): void;
+/** The hex SHA-256 of the bytes, computed in the component. */
+export function sha256Hex(value: BytesLike): string;
+export function releasePrefix(release: ReleaseLike): string;
+export function renderKey(release: ReleaseLike, ref: string): string;
+export function historyKey(release: ReleaseLike, syncedAt: SyncTime, ref: string): string;
+/** `{render: ref}`, `{history: {syncedAt, renderRef}}`, or undefined for a key that is not the release's. */
+export function parseKey(release: ReleaseLike, key: string): { render: string } | { history: { syncedAt: SyncTime; renderRef: string } } | undefined;
+export function formatKeyTime(t: SyncTime): string;
+export function parseKeyTime(text: string): SyncTime;
+/** RFC 3339 with the fraction's trailing zeros dropped, as Go's time.RFC3339Nano. */
+export function formatSyncedAt(t: SyncTime): string;
+export function parseSyncedAt(text: string): SyncTime;
+/** The GC decision from listings alone. */
+export function planGc(release: ReleaseLike, keep: number | bigint, historyKeys: string[], renderKeys: string[], protectedRefs?: string[]): GcPlan;
+/** The objects of a multi-document Kubernetes YAML stream, each as compact JSON, as a Go controller reads it. */
+export function yamlObjects(yaml: BytesLike): Uint8Array[];
+/** canonical(yamlObjects(yaml)) in one call. */
+export function yamlCanonical(yaml: BytesLike): Uint8Array;
+/** renderRef(yamlObjects(yaml)) in one call. */
+export function yamlRenderRef(yaml: BytesLike): string;
+/** The difference between two canonical renders. */
+export function diffRenders(oldRender: BytesLike, newRender: BytesLike, form?: ObjectForm): RenderDiff;
+
+/** Stores a render unless its blob exists with the canonical size; its renderRef. */
+export function putRender(bucket: Bucket, release: ReleaseLike, objects: BytesLike[]): string;
+/** The verified canonical bytes of a stored render. */
+export function getRender(bucket: Bucket, release: ReleaseLike, ref: string): Uint8Array;
+export function hasHistoryRef(bucket: Bucket, release: ReleaseLike, ref: string): boolean;
+/** Appends an entry unless one records the same render; whether it was added. */
+export function recordHistory(bucket: Bucket, release: ReleaseLike, entry: NewEntry): boolean;
+/** The history, oldest first. */
+export function listHistory(bucket: Bucket, release: ReleaseLike): HistoryEntry[];
+export function gc(bucket: Bucket, release: ReleaseLike, keep: number | bigint, protectedRefs?: string[], dryRun?: boolean, options?: GcOptions): GcPlan;
+/** Deletes every key of the release; how many. */
+export function deleteRelease(bucket: Bucket, release: ReleaseLike): number;
+/** The difference between two stored renders, both read and verified in the component. */
+export function diffStored(bucket: Bucket, release: ReleaseLike, oldRef: string, newRef: string, form?: ObjectForm): RenderDiff;
+/** GC's default grace period in seconds (600, the CLI's `--grace 10m`). */
+export const GC_GRACE_SECONDS: number;
+/** This machine's clock. */
+export function now(): SyncTime;
+
+/** The store operations over one bucket, as methods. */
+export class RenderStore {
+  constructor(bucket: Bucket);
+  readonly bucket: Bucket;
+  putRender(release: ReleaseLike, objects: BytesLike[]): string;
+  getRender(release: ReleaseLike, ref: string): Uint8Array;
+  hasHistoryRef(release: ReleaseLike, ref: string): boolean;
+  recordHistory(release: ReleaseLike, entry: NewEntry): boolean;
+  listHistory(release: ReleaseLike): HistoryEntry[];
+  gc(release: ReleaseLike, keep: number | bigint, protectedRefs?: string[], dryRun?: boolean, options?: GcOptions): GcPlan;
+  deleteRelease(release: ReleaseLike): number;
+  diffRenders(release: ReleaseLike, oldRef: string, newRef: string, form?: ObjectForm): RenderDiff;
+}
+/** `new RenderStore(bucket)`. */
+export function store(bucket: Bucket): RenderStore;
+/** The bucket functions a store call of `release` gets, scoped to it (for tests of the scope). */
+export function scopedBucket(bucket: Bucket, release: ReleaseLike): Record<'get' | 'put' | 'exists' | 'list' | 'delete', (...args: unknown[]) => unknown>;
+/** Orders keys by their UTF-8 bytes, the order listings must have. */
+export function compareKeys(a: string, b: string): number;
+
+/** A bucket in memory, with the bucket contract of the Rust host. */
+export class MemoryBucket implements Bucket {
+  /** `clock`: what `modified` times come from (default now). */
+  constructor(options?: { clock?: () => SyncTime });
+  /** key → bytes. */
+  readonly objects: Map<string, Uint8Array>;
+  /** key → when it was put. */
+  readonly modified: Map<string, SyncTime>;
+  get(key: string): Uint8Array;
+  put(key: string, value: Uint8Array): void;
+  exists(key: string): number | null;
+  list(prefix: string): ObjectMeta[];
+  delete(key: string): void;
+}
+
+/** Every message this host gives the component in a bucket-error (wit/render-store.wit). */
+export const messages: Readonly<Record<string, any>>;
+
+/** Runs `fn`, which makes exactly one store call, and records it as a trace (TRACES.md). */
+export function record<T>(fn: () => T): { trace: string; value?: T; error?: RenderStoreError };
+/** A trace the component refused. */
+export class TraceError extends Error {
+  constructor(line: number, message: string);
+  readonly line: number;
+}
+/** Replays a trace in the component: the report for people (`text`) and as JSON (`json`). */
+export function replayReport(traceText: string): { matches: boolean; text: string; json: string };
+/** The replay report as an object, as `render-store replay --json` prints it. */
+export function replay(traceText: string): { operation: string; matches: boolean; firstDifference: unknown; resultMatches: boolean; calls: unknown[]; result: unknown };

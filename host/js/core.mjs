@@ -1,0 +1,880 @@
+// The core of the JavaScript host of the render-store component (wit/render-store.wit,
+// convoy:render-store@0.3.0), transpiled by jco into ./generated/js (`node build.mjs`).
+// It imports no Node.js built-in, so it runs in browsers too; render-store.mjs adds the
+// Node-only FolderBucket.
+//
+// Every render-store decision comes from the component: canonical JSON, hashing, keys,
+// history, GC and diff. This module only gives the component a bucket, scopes it to the
+// release being served (as the Rust host's CallState/Scope does), converts values, and
+// records the bucket calls of traced operations (TRACES.md; the component writes,
+// reads and replays traces). Like the Rust host, it runs each call in a fresh instance
+// (the compiled core modules are shared).
+//
+// Errors. An export's `error` variant becomes a RenderStoreError:
+//
+//   WIT error variant               RenderStoreError
+//   invalid-input(msg)              kind 'invalid-input',  message msg
+//   invalid-object({index, msg})    kind 'invalid-object', message msg, index (from 0)
+//   not-found(msg)                  kind 'not-found',      message msg
+//   corrupt(msg)                    kind 'corrupt',        message msg
+//   bucket(msg)                     kind 'bucket',         message msg
+//   invalid-yaml({stage, document,  kind 'invalid-yaml',   message msg, stage ('split' |
+//     line, column, msg})                                  'yaml' | 'object'), document
+//                                                          (from 0), line, column (from 1)
+//   (a trap: the guest failed)      kind 'trap',           message "the render-store component was stopped: …"
+//
+// `message` is the component's text as is (the Rust CLI prints it after a prefix such as
+// "invalid input: "). Arguments of the wrong JS type throw a TypeError before any call.
+//
+// Buckets are synchronous objects with get/put/exists/list/delete (the component model
+// call is synchronous): get returns the bytes (a Uint8Array) or throws
+// BucketError('not-found') (returning undefined/null also means not found); exists
+// returns the object's size (a non-negative integer, number or bigint) or null/undefined
+// when it is absent; list returns every object whose key starts with the prefix, as
+// {key, size, modified: {seconds, nanoseconds}} (modified by the bucket's clock), in
+// lexical byte order of the keys (compareKeys). A BucketError thrown by a bucket becomes the same
+// bucket-error variant (not-found, denied(message), failed(message)); anything else
+// thrown, or a wrong answer (a Promise, a boolean from exists, …), becomes
+// failed(message). The component then reports a `bucket` error (or `not-found` for a
+// missing render). MemoryBucket and FolderBucket below follow the contract of
+// host/render-store/src/bucket/ (the Rust ObjectStoreBucket over object_store's InMemory, and the
+// Rust FolderBucket of file://).
+
+
+let instantiate;
+let CORE_MODULES;
+try {
+  ({ instantiate } = await import('./generated/js/render-store.js'));
+  ({ CORE_MODULES } = await import('./generated/js/core-modules.js'));
+} catch (e) {
+  throw new Error(`render-store: the transpiled component is missing; run \`node build.mjs\` (or run.sh) first (${e.message})`);
+}
+
+const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.3.0';
+const ERROR_KINDS = new Set(['invalid-input', 'invalid-object', 'not-found', 'corrupt', 'bucket', 'invalid-yaml']);
+/** Where a YAML stream was rejected: the fields of the WIT `yaml-error` besides its message. */
+const YAML_ERROR_FIELDS = ['stage', 'document', 'line', 'column'];
+const BUCKET_ERROR_KINDS = new Set(['not-found', 'denied', 'failed']);
+const CALLS = ['get', 'put', 'exists', 'list', 'delete'];
+
+// ---------------------------------------------------------------------------------------
+// Errors
+
+/** An error of a render-store call: the component's `error` variant, or a trap. */
+export class RenderStoreError extends Error {
+  constructor(kind, message, { index, stage, document, line, column, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'RenderStoreError';
+    /** 'invalid-input' | 'invalid-object' | 'not-found' | 'corrupt' | 'bucket' |
+     *  'invalid-yaml' | 'trap' */
+    this.kind = kind;
+    /** For 'invalid-object': the position of the bad object, from 0. */
+    if (index !== undefined) this.index = index;
+    // For 'invalid-yaml': the step that rejected the stream ('split', 'yaml' or
+    // 'object'), the failing document's index from 0 (skipped documents counted), and
+    // its line and column in the stream, from 1.
+    if (stage !== undefined) Object.assign(this, { stage, document, line, column });
+  }
+}
+
+/** What a bucket throws to answer a WIT bucket-error: 'not-found', 'denied' or 'failed'. */
+export class BucketError extends Error {
+  constructor(kind, message = kind) {
+    if (!BUCKET_ERROR_KINDS.has(kind)) throw new TypeError(`bucket error kind ${JSON.stringify(kind)}: expected not-found, denied or failed`);
+    super(message);
+    this.name = 'BucketError';
+    this.kind = kind;
+  }
+}
+
+function fromWitError(e) {
+  const payload = e !== null && typeof e === 'object' ? e.payload : undefined;
+  if (payload && ERROR_KINDS.has(payload.tag)) {
+    if (payload.tag === 'invalid-object') {
+      return new RenderStoreError('invalid-object', payload.val.message, { index: payload.val.index });
+    }
+    if (payload.tag === 'invalid-yaml') {
+      const where = Object.fromEntries(YAML_ERROR_FIELDS.map((f) => [f, payload.val[f]]));
+      return new RenderStoreError('invalid-yaml', payload.val.message, where);
+    }
+    return new RenderStoreError(payload.tag, payload.val);
+  }
+  return new RenderStoreError('trap', `the render-store component was stopped: ${e?.message ?? String(e)}`, { cause: e });
+}
+
+// ---------------------------------------------------------------------------------------
+// Messages
+
+/** A text quoted as a JSON string, the quoting of every key, prefix or file name in a
+ *  message (wit/render-store.wit, bucket-error): `"`, `\` and U+0000 to U+001F escaped,
+ *  everything else as it is, byte for byte as serde_json and Python's
+ *  json.dumps(ensure_ascii=False) quote it. A lone surrogate, which a JS string can hold
+ *  but a key from the component never does, comes out as `\udXXX`. */
+const quote = (text) => JSON.stringify(text);
+
+/**
+ * Every message this host gives the component in a bucket-error, and the line it logs
+ * for an entry a file:// listing leaves out, worded as wit/render-store.wit specifies
+ * them (the Rust host's render_store::bucket::messages, the Python host's Messages):
+ * tests/vectors/messages.json holds the same words for all three.
+ */
+export const messages = Object.freeze({
+  quote,
+  /** denied: a bucket call from a call that was given no bucket (the pure logic). */
+  NO_BUCKET: 'this call has no bucket',
+  /** denied: `key` does not start with the prefix of the release being served. */
+  outsidePrefix: (key, prefix) => `key ${quote(key)} lies outside ${quote(prefix)}, the prefix of the release being served`,
+  /** denied: `key` is not a clean `/`-separated path. */
+  invalidKey: (key) => `${quote(key)} is not a valid object key (empty, \`.\` or \`..\` components, or control characters)`,
+  /** denied: a put or delete (`call`) on a read-only bucket. */
+  readOnly: (call, key) => `${call} ${quote(key)}: this bucket is read-only`,
+  /** failed: a get of an object over the call's memory cap (the Rust host's; this host
+   *  does not bound reads). */
+  tooLarge: (key, size, limit) => `get ${quote(key)}: the object is ${size} bytes, over the call's memory cap of ${limit} bytes; raise the cap (--memory-cap-mib) if the object is legitimate`,
+  /** failed: the backend failed `call`; `description` is its own text. */
+  backend: (call, key, description) => `${call} ${quote(key)}: ${description}`,
+  /** denied (file://): a folder on the way to `key`, `component`, is a link or a file. */
+  crossesLink: (key, component) => `key ${quote(key)} crosses ${quote(component)}, which is a symbolic link or not a folder; a file:// store never follows links: remove it`,
+  /** denied (file://): `key` names a FIFO, a socket or a device. */
+  notPlainFile: (key) => `${quote(key)} is not a regular file; a file:// store keeps blobs in plain files only`,
+  /** denied (file://): a put of a key holding `#`, which marks staging files. */
+  stagingMark: (key) => `${quote(key)} holds "#", which a file:// store reserves for staging files`,
+  /** denied (file://): a delete of a key that names a folder. */
+  folderNotBlob: (key) => `${quote(key)} is a folder, not a blob`,
+  /** Why a file:// listing left an entry out (the `why` of leftOut). */
+  LEFT_OUT: Object.freeze({
+    link: 'a symbolic link',
+    linkOrFile: 'a symbolic link or not a folder',
+    notPlainFile: 'not a regular file',
+    oddName: 'a name that is not UTF-8 or holds control characters',
+  }),
+  /** The path a listing left out, quoted: a string, or bytes that need not be UTF-8
+   *  (each invalid sequence becomes U+FFFD, as TextDecoder, Rust's from_utf8_lossy and
+   *  Python's "replace" decode). */
+  entry: (path) => quote(typeof path === 'string' ? path : LOSSY.decode(path)),
+  /** The path a listing left out when the folder `dir` it names crosses `component`. */
+  entryAt: (dir, component) => `${quote(dir)} (at ${quote(component)})`,
+  /** The log line (after the host's own lead-in) for an entry a listing left out. */
+  leftOut: (entry, why) => `left out of listings: ${entry} is ${why}; a file:// store never follows links or lists what is not a plain file with a clean name`,
+});
+
+// ---------------------------------------------------------------------------------------
+// Instances
+
+// The core modules ship inside the package as base64 (generated/js/core-modules.js), so
+// nothing is read from disk or fetched: compiled once, asynchronously (browsers refuse to
+// compile large modules synchronously on the main thread), when this module loads.
+const coreModules = new Map(
+  await Promise.all(Object.entries(CORE_MODULES).map(async ([name, base64]) => [name, await WebAssembly.compile(fromBase64(base64))])),
+);
+function getCoreModule(path) {
+  const module = coreModules.get(path);
+  if (!module) throw new Error(`render-store: the transpiled component asks for a core module ${path} it does not ship`);
+  return module;
+}
+
+function fromBase64(text) {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+/** The answer a bucket call gets, before it is given to the component:
+ *  {ok: value} or {error: {kind, message?}} (the TRACES.md shape, with bytes unencoded). */
+function denied(message) {
+  return { error: { kind: 'denied', message } };
+}
+
+/**
+ * The import object of one call: the bucket functions, scoped to `prefix` (null: no
+ * bucket). `answer(call, key, value)` gives the answer of a call inside the scope;
+ * `record(call, key, value, answer)`, if given, sees every call with the answer the
+ * component gets.
+ */
+function bucketImports(prefix, answer, record) {
+  const fn = (call) => (key, text) => {
+    // The component stores text (WIT bucket.put takes a string); JS buckets take bytes.
+    const value = call === 'put' ? ENCODER.encode(text) : text;
+    let ans;
+    if (prefix === null) ans = denied(messages.NO_BUCKET);
+    else if (!key.startsWith(prefix)) {
+      ans = denied(messages.outsidePrefix(key, prefix));
+    } else ans = answer(call, key, value);
+    // WIT exists answers an absent key with not-found (the trace still records "none").
+    if (call === 'exists' && ans.ok === null) ans = { error: { kind: 'not-found' } };
+    if (record) record(call, key, value, ans);
+    if (ans.error) {
+      const { kind, message } = ans.error;
+      throw { payload: kind === 'not-found' ? { tag: kind } : { tag: kind, val: message } };
+    }
+    return witAnswer(call, ans.ok);
+  };
+  const functions = Object.fromEntries(CALLS.map((call) => [call, fn(call)]));
+  // jco 1.35 reads the unversioned name; its .d.ts documents the versioned one.
+  return { [BUCKET_INTERFACE]: functions, [BUCKET_INTERFACE.replace(/@.*$/, '')]: functions };
+}
+
+/** An answer's `ok` value (the TRACES.md shape, bytes unencoded) as the component takes it:
+ *  sizes and times as bigints, none as undefined. */
+function witAnswer(call, ok) {
+  switch (call) {
+    case 'exists':
+      return BigInt(ok);
+    case 'list':
+      return ok.map((o) => ({ key: o.key, size: BigInt(o.size), modified: { seconds: BigInt(o.modified.seconds), nanoseconds: o.modified.nanoseconds } }));
+    case 'put':
+    case 'delete':
+      return undefined;
+    default:
+      // get: jco moves a Uint8Array in one copy, so bytes cross as `raw`, valid UTF-8 or not.
+      return { tag: 'raw', val: ok };
+  }
+}
+
+const U64_MAX = (1n << 64n) - 1n;
+/** An integer as JSON holds it: a number when it is safe, else a bigint. */
+const jsInteger = (big) => (Number.isSafeInteger(Number(big)) ? Number(big) : big);
+
+/** A u64 (number or bigint) as jsInteger gives it, or undefined if `v` is not one. */
+function asU64(v) {
+  let big;
+  if (typeof v === 'bigint') big = v;
+  else if (Number.isInteger(v)) big = BigInt(v);
+  else return undefined;
+  return big >= 0n && big <= U64_MAX ? jsInteger(big) : undefined;
+}
+
+/** An instant {seconds (s64), nanoseconds (< 10^9)} as {seconds, nanoseconds} numbers
+ *  (seconds a bigint beyond 2^53), or undefined if `t` is not one. */
+function asInstant(t) {
+  if (t === null || typeof t !== 'object') return undefined;
+  const { seconds, nanoseconds } = t;
+  let big;
+  if (typeof seconds === 'bigint') big = seconds;
+  else if (Number.isInteger(seconds)) big = BigInt(seconds);
+  else return undefined;
+  if (big !== BigInt.asIntN(64, big)) return undefined;
+  const ns = typeof nanoseconds === 'bigint' ? Number(nanoseconds) : nanoseconds;
+  if (!Number.isInteger(ns) || ns < 0 || ns >= 1e9) return undefined;
+  return { seconds: jsInteger(big), nanoseconds: ns };
+}
+
+/** A listing entry {key, size, modified} normalized, or undefined if `o` is not one. */
+function asObjectMeta(o) {
+  if (o === null || typeof o !== 'object' || typeof o.key !== 'string') return undefined;
+  const size = asU64(o.size);
+  const modified = asInstant(o.modified);
+  if (size === undefined || modified === undefined) return undefined;
+  return { key: o.key, size, modified };
+}
+
+/** Asks a JS bucket, turning whatever it does into an answer. */
+function askBucket(bucket, call, key, value) {
+  const failed = (message) => ({ error: { kind: 'failed', message } });
+  let got;
+  try {
+    if (typeof bucket?.[call] !== 'function') return failed(`the bucket has no ${call} method`);
+    got = call === 'put' ? bucket.put(key, value) : bucket[call](key);
+  } catch (e) {
+    if (e instanceof BucketError) {
+      return { error: e.kind === 'not-found' ? { kind: 'not-found' } : { kind: e.kind, message: e.message } };
+    }
+    return failed(e instanceof Error ? e.message : String(e));
+  }
+  if (got !== null && (typeof got === 'object' || typeof got === 'function') && typeof got.then === 'function') {
+    Promise.resolve(got).catch(() => {});
+    return failed(`the bucket's ${call} returned a promise; a bucket must answer synchronously`);
+  }
+  switch (call) {
+    case 'get':
+      if (got === undefined || got === null) return { error: { kind: 'not-found' } };
+      if (got instanceof Uint8Array) return { ok: got };
+      if (got instanceof ArrayBuffer) return { ok: new Uint8Array(got) };
+      return failed(`the bucket's get returned ${typeof got}, not bytes`);
+    case 'exists': {
+      if (got === undefined || got === null) return { ok: null };
+      const size = asU64(got);
+      return size === undefined ? failed(`the bucket's exists returned ${typeof got} ${String(got)}, not a size or null`) : { ok: size };
+    }
+    case 'list': {
+      const listed = Array.isArray(got) ? got.map(asObjectMeta) : [undefined];
+      if (listed.includes(undefined)) return failed("the bucket's list did not return an array of {key, size, modified: {seconds, nanoseconds}}");
+      return { ok: listed };
+    }
+    default:
+      return { ok: null };
+  }
+}
+
+// jco's glue probes `WebAssembly.promising` (JSPI) nine times per instantiation inside
+// try/catch. Where it does not exist (Node 20), each probe throws "… is not a function",
+// and V8 re-parses the glue's 5,000-line generator to word that message: 25 ms per
+// instance. While instantiating, a stand-in that throws a ready error takes the same
+// catch branch in microseconds; it is removed right after (instantiation is synchronous).
+const NO_JSPI = new TypeError('WebAssembly.promising is not available');
+function instantiateFast(imports) {
+  if (typeof WebAssembly.promising === 'function') return instantiate(getCoreModule, imports);
+  WebAssembly.promising = () => {
+    throw NO_JSPI;
+  };
+  try {
+    return instantiate(getCoreModule, imports);
+  } finally {
+    delete WebAssembly.promising;
+  }
+}
+
+/** Runs `fn(exports)` in a fresh instance with `imports`; WIT errors become RenderStoreError. */
+function inInstance(imports, fn) {
+  const exports = instantiateFast(imports);
+  try {
+    return fn(exports);
+  } catch (e) {
+    throw fromWitError(e);
+  }
+}
+
+const NO_BUCKET = bucketImports(null);
+const logicCall = (fn) => inInstance(NO_BUCKET, (x) => fn(x.logic));
+
+// ---------------------------------------------------------------------------------------
+// Argument and result conversion (no logic: shapes only)
+
+const ENCODER = new TextEncoder();
+/** Invalid UTF-8 sequences each become U+FFFD (the WHATWG decoder, as Rust's from_utf8_lossy). */
+const LOSSY = new TextDecoder();
+const DECODER = new TextDecoder();
+
+/** A value as the WIT `data` variant: a string as `text` (it is UTF-8 once encoded),
+ *  bytes as `raw` (whatever they hold: Go's handling of invalid UTF-8 needs them as is). */
+function data(value, what) {
+  if (typeof value === 'string') return { tag: 'text', val: value };
+  if (value instanceof Uint8Array) return { tag: 'raw', val: value };
+  if (value instanceof ArrayBuffer) return { tag: 'raw', val: new Uint8Array(value) };
+  throw new TypeError(`${what}: expected a Uint8Array, an ArrayBuffer or a string`);
+}
+
+/** Text the component made (canonical JSON, a stored render) as the bytes this API returns. */
+const textBytes = (text) => ENCODER.encode(text);
+
+function objectList(objects) {
+  if (!Array.isArray(objects)) throw new TypeError('objects: expected an array of JSON objects (bytes or strings)');
+  return objects.map((o, i) => data(o, `objects[${i}]`));
+}
+
+function stringList(list, what) {
+  if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) throw new TypeError(`${what}: expected an array of strings`);
+  return list;
+}
+
+/** A release: {namespace, name} or "namespace/name". */
+function witRelease(release) {
+  if (typeof release === 'string') {
+    const slash = release.indexOf('/');
+    if (slash < 0) throw new TypeError(`release ${JSON.stringify(release)}: expected "namespace/name"`);
+    return { namespace: release.slice(0, slash), name: release.slice(slash + 1) };
+  }
+  if (typeof release?.namespace !== 'string' || typeof release?.name !== 'string') {
+    throw new TypeError('release: expected {namespace, name} (strings) or "namespace/name"');
+  }
+  return { namespace: release.namespace, name: release.name };
+}
+
+function s64(value, what) {
+  let big;
+  if (typeof value === 'bigint') big = value;
+  else if (typeof value === 'number' && Number.isInteger(value)) big = BigInt(value);
+  else throw new TypeError(`${what}: expected an integer`);
+  if (big !== BigInt.asIntN(64, big)) throw new TypeError(`${what}: ${big} is outside the signed 64-bit range`);
+  return big;
+}
+
+function witTime(t, what = 'syncedAt') {
+  const ns = t?.nanoseconds ?? 0;
+  if (!Number.isInteger(ns) || ns < 0 || ns > 0xffffffff) throw new TypeError(`${what}.nanoseconds: expected a u32`);
+  return { seconds: s64(t?.seconds, `${what}.seconds`), nanoseconds: ns };
+}
+
+/** A WIT sync-time as JS: seconds as a number (a bigint beyond 2^53, which no key holds). */
+function jsTime(t) {
+  const n = Number(t.seconds);
+  return { seconds: Number.isSafeInteger(n) ? n : t.seconds, nanoseconds: t.nanoseconds };
+}
+
+function jsEntry(e) {
+  return { key: e.key, renderRef: e.renderRef, syncedAt: jsTime(e.syncedAt), summary: e.summary };
+}
+
+function jsPlan(p) {
+  return {
+    deleteHistory: [...p.deleteHistory],
+    keepHistory: [...p.keepHistory],
+    deleteRenders: [...p.deleteRenders],
+    keepRenders: [...p.keepRenders],
+    ignored: [...p.ignored],
+    recentRenders: [...p.recentRenders],
+  };
+}
+
+function witEntry(entry) {
+  if (typeof entry?.renderRef !== 'string') throw new TypeError('entry.renderRef: expected a string');
+  const summary = entry.summary ?? '';
+  if (typeof summary !== 'string') throw new TypeError('entry.summary: expected a string');
+  return { renderRef: entry.renderRef, syncedAt: witTime(entry.syncedAt, 'entry.syncedAt'), summary };
+}
+
+// ---------------------------------------------------------------------------------------
+// The logic export
+
+/** The canonical bytes of a render (one object's JSON per element: bytes or string). */
+export const canonical = (objects) => {
+  const list = objectList(objects);
+  return textBytes(logicCall((l) => l.canonical(list)));
+};
+/** `sha256:` and the hex SHA-256 of the canonical bytes. */
+export const renderRef = (objects) => {
+  const list = objectList(objects);
+  return logicCall((l) => l.renderRef(list));
+};
+export const validateRenderRef = (ref) => logicCall((l) => l.validateRenderRef(String(ref)));
+export const sha256Hex = (value) => {
+  const b = data(value, 'bytes');
+  return logicCall((l) => l.sha256Hex(b));
+};
+export const releasePrefix = (release) => {
+  const r = witRelease(release);
+  return logicCall((l) => l.releasePrefix(r));
+};
+export const renderKey = (release, ref) => {
+  const r = witRelease(release);
+  return logicCall((l) => l.renderKey(r, String(ref)));
+};
+export const historyKey = (release, syncedAt, ref) => {
+  const r = witRelease(release);
+  const t = witTime(syncedAt);
+  return logicCall((l) => l.historyKey(r, t, String(ref)));
+};
+/** {render: ref} | {history: {syncedAt, renderRef}} | undefined (not a key of the release). */
+export const parseKey = (release, key) => {
+  const r = witRelease(release);
+  const parsed = logicCall((l) => l.parseKey(r, String(key)));
+  if (parsed === undefined) return undefined;
+  return parsed.tag === 'render'
+    ? { render: parsed.val }
+    : { history: { syncedAt: jsTime(parsed.val.syncedAt), renderRef: parsed.val.renderRef } };
+};
+export const formatKeyTime = (t) => {
+  const w = witTime(t, 'time');
+  return logicCall((l) => l.formatKeyTime(w));
+};
+export const parseKeyTime = (text) => jsTime(logicCall((l) => l.parseKeyTime(String(text))));
+export const formatSyncedAt = (t) => {
+  const w = witTime(t, 'time');
+  return logicCall((l) => l.formatSyncedAt(w));
+};
+export const parseSyncedAt = (text) => jsTime(logicCall((l) => l.parseSyncedAt(String(text))));
+/** The GC decision from listings alone (logic.plan-gc). */
+export const planGc = (release, keep, historyKeys, renderKeys, protectedRefs = []) => {
+  const args = [
+    witRelease(release),
+    s64(keep, 'keep'),
+    stringList(historyKeys, 'historyKeys'),
+    stringList(renderKeys, 'renderKeys'),
+    stringList(protectedRefs, 'protected'),
+  ];
+  return jsPlan(logicCall((l) => l.planGc(...args)));
+};
+/**
+ * The objects of a multi-document Kubernetes YAML stream (bytes or a string), as a Go
+ * controller reads it (CONTRACT.md §11): an array of Uint8Arrays, each one object's
+ * compact JSON. A stream that is not a render throws RenderStoreError 'invalid-yaml'
+ * naming the first failing document.
+ */
+export const yamlObjects = (yaml) => {
+  const b = data(yaml, 'yaml');
+  return logicCall((l) => l.yamlObjects(b)).map(textBytes);
+};
+/** The canonical bytes of a YAML stream's render: canonical(yamlObjects(yaml)) in one call. */
+export const yamlCanonical = (yaml) => {
+  const b = data(yaml, 'yaml');
+  return textBytes(logicCall((l) => l.yamlCanonical(b)));
+};
+/** The renderRef of a YAML stream's render: renderRef(yamlObjects(yaml)) in one call. */
+export const yamlRenderRef = (yaml) => {
+  const b = data(yaml, 'yaml');
+  return logicCall((l) => l.yamlRenderRef(b));
+};
+/**
+ * The difference between two canonical renders (logic.diff-renders); changed objects'
+ * lines in `form`: 'yaml' (as `kubectl get -o yaml` shows objects) or 'json'.
+ */
+export const diffRenders = (oldRender, newRender, form = 'yaml') => {
+  const a = data(oldRender, 'old');
+  const b = data(newRender, 'new');
+  if (form !== 'yaml' && form !== 'json') {
+    throw new RenderStoreError('invalid-input', `form ${JSON.stringify(form)}: expected 'yaml' or 'json'`);
+  }
+  return logicCall((l) => l.diffRenders(a, b, form));
+};
+
+// ---------------------------------------------------------------------------------------
+// The store export
+
+/**
+ * The store operations, by their WIT names: how to turn JS arguments into WIT ones, call
+ * the export, and shape the value (`js`).
+ */
+const OPERATIONS = {
+  'put-render': {
+    call: (s, r, a) => s.putRender(r, a.objects),
+    js: (v) => v,
+  },
+  'get-render': {
+    call: (s, r, a) => s.getRender(r, a.renderRef),
+    js: textBytes,
+  },
+  'has-history-ref': {
+    call: (s, r, a) => s.hasHistoryRef(r, a.renderRef),
+    js: (v) => v,
+  },
+  'record-history': {
+    call: (s, r, a) => s.recordHistory(r, a.entry),
+    js: (v) => v,
+  },
+  'list-history': {
+    call: (s, r) => s.listHistory(r),
+    js: (v) => v.map(jsEntry),
+  },
+  gc: {
+    call: (s, r, a) => s.gc(r, a.keep, a.protected, a.dryRun, a.now, a.graceSeconds),
+    js: jsPlan,
+  },
+  'delete-release': {
+    call: (s, r) => s.deleteRelease(r),
+    js: (v) => v,
+  },
+};
+
+/** The bucket scope of a release: `<namespace>/<name>/` from the names as given (the
+ *  component rejects invalid names before any bucket call). */
+const scopeOf = (r) => `${r.namespace}/${r.name}/`;
+
+/** An export's value as the component returns it. */
+function runRaw(operation, release, args, answer, record) {
+  const imports = bucketImports(scopeOf(release), answer, record);
+  return inInstance(imports, (x) => OPERATIONS[operation].call(x.store, release, args));
+}
+
+function storeCall(bucket, operation, release, args) {
+  const r = witRelease(release);
+  if (recording !== null) return tracedStoreCall(bucket, operation, r, args);
+  return OPERATIONS[operation].js(runRaw(operation, r, args, (call, key, value) => askBucket(bucket, call, key, value)));
+}
+
+/** Stores a render unless its blob exists with the canonical size (a torn or truncated
+ *  blob is written again); returns its renderRef. */
+export const putRender = (bucket, release, objects) => storeCall(bucket, 'put-render', release, { objects: objectList(objects) });
+/** The verified canonical bytes of a stored render. */
+export const getRender = (bucket, release, ref) => storeCall(bucket, 'get-render', release, { renderRef: String(ref) });
+/** Whether a history entry records the render. */
+export const hasHistoryRef = (bucket, release, ref) => storeCall(bucket, 'has-history-ref', release, { renderRef: String(ref) });
+/** Appends {renderRef, syncedAt: {seconds, nanoseconds}, summary} unless the render is recorded; returns whether it was added. */
+export const recordHistory = (bucket, release, entry) => storeCall(bucket, 'record-history', release, { entry: witEntry(entry) });
+/** The history, oldest first: [{key, renderRef, syncedAt: {seconds, nanoseconds}, summary}]. */
+export const listHistory = (bucket, release) => storeCall(bucket, 'list-history', release, {});
+/** GC's default grace period, as the Rust host's (`--grace 10m`): no render blob written
+ *  less than this many seconds ago is deleted. */
+export const GC_GRACE_SECONDS = 600;
+
+/** This machine's clock as a sync-time {seconds, nanoseconds}. */
+export function now() {
+  const ms = Date.now();
+  const seconds = Math.floor(ms / 1000);
+  return { seconds, nanoseconds: (ms - seconds * 1000) * 1_000_000 };
+}
+
+/** A u64 argument as the component takes it (a bigint). */
+function u64(value, what) {
+  const v = asU64(value);
+  if (v === undefined) throw new TypeError(`${what}: expected an integer from 0 to 2^64 - 1`);
+  return BigInt(v);
+}
+
+/**
+ * Garbage collection; returns the plan {deleteHistory, keepHistory, deleteRenders,
+ * keepRenders, ignored, recentRenders}. `options.graceSeconds` (default
+ * GC_GRACE_SECONDS; 0: none) keeps every unreferenced blob modified less than that long
+ * before `options.now` (default: this machine's clock, now()) and lists it in
+ * recentRenders.
+ */
+export const gc = (bucket, release, keep, protectedRefs = [], dryRun = false, options = {}) => {
+  const { now: at = now(), graceSeconds = GC_GRACE_SECONDS } = options ?? {};
+  if (asInstant(at) === undefined) throw new TypeError('now: expected {seconds, nanoseconds}: integers, nanoseconds below 10^9');
+  const t = witTime(at, 'now');
+  return storeCall(bucket, 'gc', release, {
+    keep: s64(keep, 'keep'),
+    protected: stringList(protectedRefs, 'protected'),
+    dryRun: Boolean(dryRun),
+    now: t,
+    graceSeconds: u64(graceSeconds, 'graceSeconds'),
+  });
+};
+/** Deletes every key of the release; returns how many. */
+export const deleteRelease = (bucket, release) => storeCall(bucket, 'delete-release', release, {});
+
+/**
+ * The difference between two stored renders of a release (store.diff-renders): both are
+ * read and verified in the component (`get` of oldRef, then of newRef), in one call.
+ * Not a traced operation.
+ */
+export const diffStored = (bucket, release, oldRef, newRef, form = 'yaml') => {
+  const r = witRelease(release);
+  if (form !== 'yaml' && form !== 'json') {
+    throw new RenderStoreError('invalid-input', `form ${JSON.stringify(form)}: expected 'yaml' or 'json'`);
+  }
+  const imports = bucketImports(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
+  return inInstance(imports, (x) => x.store.diffRenders(r, String(oldRef), String(newRef), form));
+};
+
+/**
+ * The store operations over one bucket, as methods: `new RenderStore(bucket)`. Each runs
+ * in a fresh instance of the component whose bucket is scoped to the release.
+ */
+export class RenderStore {
+  constructor(bucket) {
+    if (bucket === null || typeof bucket !== 'object') throw new TypeError('bucket: expected an object with get, put, exists, list and delete');
+    /** The bucket every operation uses. */
+    this.bucket = bucket;
+  }
+  putRender(release, objects) {
+    return putRender(this.bucket, release, objects);
+  }
+  getRender(release, ref) {
+    return getRender(this.bucket, release, ref);
+  }
+  hasHistoryRef(release, ref) {
+    return hasHistoryRef(this.bucket, release, ref);
+  }
+  recordHistory(release, entry) {
+    return recordHistory(this.bucket, release, entry);
+  }
+  listHistory(release) {
+    return listHistory(this.bucket, release);
+  }
+  gc(release, keep, protectedRefs = [], dryRun = false, options = {}) {
+    return gc(this.bucket, release, keep, protectedRefs, dryRun, options);
+  }
+  deleteRelease(release) {
+    return deleteRelease(this.bucket, release);
+  }
+  diffRenders(release, oldRef, newRef, form = 'yaml') {
+    return diffStored(this.bucket, release, oldRef, newRef, form);
+  }
+}
+
+/** The store operations bound to one bucket (the same as `new RenderStore(bucket)`). */
+export function store(bucket) {
+  return new RenderStore(bucket);
+}
+
+/** The import functions a store call of `release` gets over `bucket`, scoped as every
+ *  call is (exported for tests of the scope; the component itself never leaves it). */
+export function scopedBucket(bucket, release) {
+  return bucketImports(scopeOf(witRelease(release)), (call, key, value) => askBucket(bucket, call, key, value))[BUCKET_INTERFACE];
+}
+
+// ---------------------------------------------------------------------------------------
+// Buckets
+
+/** object_store's Path rules as the Rust ObjectStoreBucket applies them: no empty key, no
+ *  leading or trailing `/`, no empty, `.` or `..` segment, no ASCII control character. */
+function checkKey(key) {
+  const valid = key !== '' && !key.startsWith('/') && !key.endsWith('/')
+    && key.split('/').every((s) => s !== '' && s !== '.' && s !== '..' && !/[\x00-\x1f\x7f]/.test(s));
+  if (!valid) throw new BucketError('denied', messages.invalidKey(key));
+}
+
+/** list(prefix) lists the segment-aligned parent of the prefix: it must be a valid key. */
+function listParent(prefix) {
+  const slash = prefix.lastIndexOf('/');
+  if (slash < 0) return null;
+  const parent = prefix.slice(0, slash);
+  checkKey(parent);
+  return parent;
+}
+
+/** Orders keys as listings must: by their UTF-8 bytes (not by UTF-16 code units, which
+ *  put U+1F600 before U+FFFD). For a bucket of your own: `keys.sort(compareKeys)`. */
+export function compareKeys(a, b) {
+  const x = ENCODER.encode(a);
+  const y = ENCODER.encode(b);
+  const n = Math.min(x.length, y.length);
+  for (let i = 0; i < n; i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return x.length - y.length;
+}
+
+/** A bucket in memory (the Rust host's mem://): each object keeps its bytes and the time
+ *  `clock()` ({seconds, nanoseconds}; default this machine's clock) gave at its put. */
+export class MemoryBucket {
+  constructor({ clock = now } = {}) {
+    /** key → Uint8Array */
+    this.objects = new Map();
+    /** key → {seconds, nanoseconds}: when it was put (an object set in `objects` directly
+     *  lists as modified at 1970-01-01T00:00:00Z). */
+    this.modified = new Map();
+    this.clock = clock;
+  }
+
+  get(key) {
+    checkKey(key);
+    const value = this.objects.get(key);
+    if (value === undefined) throw new BucketError('not-found', `${key} does not exist`);
+    return value.slice();
+  }
+
+  put(key, value) {
+    checkKey(key);
+    const at = asInstant(this.clock());
+    if (at === undefined) throw new BucketError('failed', messages.backend('put', key, "the bucket's clock did not give {seconds, nanoseconds}"));
+    this.objects.set(key, Uint8Array.from(value));
+    this.modified.set(key, at);
+  }
+
+  exists(key) {
+    checkKey(key);
+    const value = this.objects.get(key);
+    return value === undefined ? null : value.length;
+  }
+
+  list(prefix) {
+    listParent(prefix);
+    return [...this.objects.keys()].filter((k) => k.startsWith(prefix)).sort(compareKeys).map((key) => ({
+      key,
+      size: this.objects.get(key).length,
+      modified: { ...(this.modified.get(key) ?? { seconds: 0, nanoseconds: 0 }) },
+    }));
+  }
+
+  delete(key) {
+    checkKey(key);
+    this.objects.delete(key);
+    this.modified.delete(key);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Traces (TRACES.md). Only a host sees the bucket calls, so this host records them; the
+// component writes the trace, reads it back, replays it and words the report.
+
+/** A recorded call as the WIT `trace.recorded-call` variant: the answer as the
+ *  component got it. */
+function witRecordedCall(call, key, value, ans) {
+  const answer = ans.error
+    ? { tag: 'err', val: ans.error.kind === 'not-found' ? { tag: 'not-found' } : { tag: ans.error.kind, val: ans.error.message } }
+    : { tag: 'ok', val: witAnswer(call, ans.ok) };
+  if (call === 'put') return { tag: call, val: { key, value: DECODER.decode(value), answer } };
+  if (call === 'list') return { tag: call, val: { prefix: key, answer } };
+  return { tag: call, val: { key, answer } };
+}
+
+/** The WIT `trace.operation` of a store call (arguments already in WIT form). */
+function witOperation(operation, release, a) {
+  switch (operation) {
+    case 'put-render':
+      return { tag: operation, val: { release, objects: a.objects } };
+    case 'get-render':
+    case 'has-history-ref':
+      return { tag: operation, val: { release, renderRef: a.renderRef } };
+    case 'record-history':
+      return { tag: operation, val: { release, entry: a.entry } };
+    case 'gc':
+      return { tag: operation, val: { release, ...a } };
+    default:
+      return { tag: operation, val: release };
+  }
+}
+
+/** The WIT `trace.outcome` of a store call that threw `e`. */
+function witFailure(operation, e) {
+  if (e.kind === 'trap') return { tag: 'trap', val: e.message };
+  let val = { tag: e.kind, val: e.message };
+  if (e.kind === 'invalid-object') val = { tag: e.kind, val: { index: e.index, message: e.message } };
+  // (no store operation reads YAML; mapped all the same, so any error round-trips)
+  if (e.kind === 'invalid-yaml') val = { tag: e.kind, val: { stage: e.stage, document: e.document, line: e.line, column: e.column, message: e.message } };
+  return { tag: operation, val: { tag: 'err', val } };
+}
+
+/** While `record` runs: where each store call leaves its trace. */
+let recording = null;
+
+function tracedStoreCall(bucket, operation, release, args) {
+  const calls = [];
+  const log = (call, key, value, ans) => calls.push(witRecordedCall(call, key, value, ans));
+  let raw;
+  let failure;
+  try {
+    raw = runRaw(operation, release, args, (call, key, value) => askBucket(bucket, call, key, value), log);
+  } catch (e) {
+    if (!(e instanceof RenderStoreError)) throw e;
+    failure = e;
+  }
+  const outcome = failure ? witFailure(operation, failure) : { tag: operation, val: { tag: 'ok', val: raw } };
+  const trace = inInstance(NO_BUCKET, (x) => x.trace.writeTrace(witOperation(operation, release, args), calls, outcome));
+  recording.push(trace);
+  if (failure) throw failure;
+  return OPERATIONS[operation].js(raw);
+}
+
+/**
+ * Runs `fn`, which makes one store call (putRender, gc, …), and records it (TRACES.md):
+ * returns {trace, value, error}: the trace text, what `fn` returned, or the
+ * RenderStoreError the call threw (a failed operation is traced too).
+ */
+export function record(fn) {
+  const previous = recording;
+  const traces = [];
+  recording = traces;
+  let value;
+  let error;
+  try {
+    value = fn();
+  } catch (e) {
+    error = e;
+  } finally {
+    recording = previous;
+  }
+  if (error !== undefined && !(error instanceof RenderStoreError)) throw error;
+  if (traces.length !== 1) throw new Error(`record: ${traces.length} store calls were made; a trace records exactly one`);
+  return { trace: traces[0], value, error };
+}
+
+/** A trace the component refused: `line` (from 1) and `message`. */
+export class TraceError extends Error {
+  constructor(line, message) {
+    super(`trace line ${line}: ${message}`);
+    this.name = 'TraceError';
+    this.line = line;
+  }
+}
+
+/**
+ * Replays a trace in the component (TRACES.md, Replay): {matches, text, json}, `text` the
+ * report for people (what `render-store replay` prints) and `json` the report as
+ * `render-store replay --json` prints it. Throws a TraceError for a malformed trace, a
+ * RenderStoreError of kind 'trap' when the replay itself was stopped.
+ */
+export function replayReport(traceText) {
+  const exports = instantiateFast(NO_BUCKET);
+  try {
+    return exports.trace.replay(String(traceText));
+  } catch (e) {
+    const p = e?.payload;
+    if (p && typeof p.line === 'number') throw new TraceError(p.line, p.message);
+    throw fromWitError(e);
+  }
+}
+
+/** The replay report as an object: {operation, matches, firstDifference, resultMatches,
+ *  calls, result}, as `render-store replay --json` prints it. */
+export const replay = (traceText) => JSON.parse(replayReport(traceText).json);
