@@ -1,0 +1,212 @@
+//! The JavaScript and Python packages side by side with the Rust host, in one run: for
+//! each public real render and for 64 MiB renders (one object of one long string; 20,000
+//! small objects), the median time of `render_ref`, `put_render` (into a fresh memory
+//! bucket) and `get_render` in each host, and each package's time over the Rust host's.
+//!
+//! `cargo bench -p render-store-cli --bench packages`. The packages are measured as
+//! their test scripts leave them: run `host/js/run.sh` (it transpiles the component
+//! into host/js/generated) and `host/python/run.sh` (it installs the wheel into its venv)
+//! first; `RENDER_STORE_BENCH_PYTHON` names another interpreter with the package.
+//! A package that cannot run is reported as not available, with the reason.
+
+use render_store::{Release, RenderStore, Runtime, open_bucket};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[path = "go-peer/driver.rs"]
+mod go_peer;
+
+const OPS: [&str; 3] = ["render_ref", "put_render", "get_render"];
+const MIB: usize = 1 << 20;
+
+/// Median time of `f` over at least 3 runs and `min_time`, at most 30 runs, after one
+/// warm-up: the rule the JavaScript and Python scripts follow too.
+fn median<T>(min_time: Duration, mut f: impl FnMut() -> T) -> Duration {
+    std::hint::black_box(f());
+    let start = Instant::now();
+    let mut runs = Vec::new();
+    while runs.len() < 3 || (start.elapsed() < min_time && runs.len() < 30) {
+        let t = Instant::now();
+        std::hint::black_box(f());
+        runs.push(t.elapsed());
+    }
+    runs.sort();
+    runs[runs.len() / 2]
+}
+
+/// The 64 MiB renders every host is given, as canonical objects whose canonical render
+/// (one newline each) is exactly 64 MiB.
+fn big_renders() -> Vec<(String, Vec<Vec<u8>>)> {
+    let size = 64 * MIB;
+    let (head, tail) = (br#"{"data":""#.as_slice(), br#""}"#.as_slice());
+    let mut one = head.to_vec();
+    one.resize(size - 1 - tail.len(), b'x');
+    one.extend_from_slice(tail);
+    let (per, extra) = (size / 20_000, size % 20_000);
+    let small = (0..20_000)
+        .map(|i| {
+            let head = br#"{"apiVersion":"v1","data":{"k":""#;
+            let tail = format!(r#""}},"kind":"ConfigMap","metadata":{{"name":"cm-{i:05}"}}}}"#);
+            let n = per - 1 + if i == 0 { extra } else { 0 };
+            let mut o = head.to_vec();
+            o.resize(n - tail.len(), b'v');
+            o.extend_from_slice(tail.as_bytes());
+            o
+        })
+        .collect();
+    vec![
+        ("64 MiB, one string".to_string(), vec![one]),
+        ("64 MiB, 20,000 objects".to_string(), small),
+    ]
+}
+
+type Times = BTreeMap<String, BTreeMap<String, f64>>;
+
+fn rust_times(cases: &[(String, Vec<Vec<u8>>)], min_time: Duration) -> Times {
+    let tokio = tokio::runtime::Runtime::new().unwrap();
+    let rt = Runtime::shared().expect("the component compiles");
+    let release = Release::parse("bench/app").expect("a valid release");
+    let mut times = Times::new();
+    for (name, objects) in cases {
+        let mut t = BTreeMap::new();
+        let s = |d: Duration| d.as_secs_f64();
+        t.insert(
+            "render_ref".into(),
+            s(median(min_time, || {
+                tokio.block_on(rt.render_ref(objects)).unwrap()
+            })),
+        );
+        t.insert(
+            "put_render".into(),
+            s(median(min_time, || {
+                let store = RenderStore::new(rt.clone(), open_bucket("mem://").unwrap().unwrap());
+                tokio.block_on(store.put_render(&release, objects)).unwrap()
+            })),
+        );
+        let store = RenderStore::new(rt.clone(), open_bucket("mem://").unwrap().unwrap());
+        let r = tokio.block_on(store.put_render(&release, objects)).unwrap();
+        t.insert(
+            "get_render".into(),
+            s(median(min_time, || {
+                tokio.block_on(store.get_render(&release, &r)).unwrap()
+            })),
+        );
+        times.insert(name.clone(), t);
+    }
+    times
+}
+
+/// Runs a package's measuring script on the cases written under `dir`; its times, or
+/// why it could not run.
+fn package_times(mut cmd: Command, dir: &Path, cases: &[String]) -> Result<Times, String> {
+    let out = cmd
+        .arg(dir)
+        .args(cases)
+        .output()
+        .map_err(|e| format!("cannot start {:?}: {e}", cmd.get_program()))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(err.lines().last().unwrap_or("failed").to_string());
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("unreadable output: {e}"))
+}
+
+fn python() -> PathBuf {
+    std::env::var_os("RENDER_STORE_BENCH_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            std::env::temp_dir()
+                .join("render-store-interop-venv")
+                .join("bin")
+                .join("python")
+        })
+}
+
+fn main() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let min_time = Duration::from_millis(500);
+    let mut cases: Vec<(String, Vec<Vec<u8>>)> = go_peer::real_renders()
+        .into_iter()
+        .map(|r| (r.name.clone(), r.objects()))
+        .collect();
+    cases.extend(big_renders());
+
+    // Each case as JSON lines (one compact object a line), for the scripts.
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (_, objects)) in cases.iter().enumerate() {
+        let mut text = Vec::new();
+        for o in objects {
+            assert!(!o.contains(&b'\n'), "a compact object holds no newline");
+            text.extend_from_slice(o);
+            text.push(b'\n');
+        }
+        std::fs::write(dir.path().join(format!("{i}.jsonl")), text).unwrap();
+    }
+    let indices: Vec<String> = (0..cases.len()).map(|i| i.to_string()).collect();
+
+    println!(
+        "packages side by side — the Rust host, the npm package (Node.js), the Python package (wasmtime-py)"
+    );
+    println!("median of at least 3 runs; ratio = the package's time over the Rust host's");
+    let rust = rust_times(&cases, min_time);
+    let mut node = Command::new("node");
+    node.arg(repo.join("host/js/bench/packages.mjs"));
+    let mut py = Command::new(python());
+    py.arg(repo.join("host/python/bench/packages.py"));
+    let hosts = [
+        ("node", package_times(node, dir.path(), &indices)),
+        ("python", package_times(py, dir.path(), &indices)),
+    ];
+    for (host, result) in &hosts {
+        if let Err(why) = result {
+            println!("{host}: not available ({why})");
+        }
+    }
+    println!(
+        "\n{:<26} {:<11} {:>10} {:>10} {:>7} {:>10} {:>7} {:>9}",
+        "render", "call", "rust", "node", "ratio", "python", "ratio", "MiB"
+    );
+    for (i, (name, objects)) in cases.iter().enumerate() {
+        let mib = objects.iter().map(|o| o.len() + 1).sum::<usize>() as f64 / MIB as f64;
+        for op in OPS {
+            let r = rust[name][op];
+            let mut line = format!("{name:<26} {op:<11} {:>10}", ms(r));
+            for (_, result) in &hosts {
+                match result
+                    .as_ref()
+                    .ok()
+                    .and_then(|t| t.get(&i.to_string()))
+                    .and_then(|t| t.get(op))
+                {
+                    Some(p) => line += &format!(" {:>10} {:>6.2}×", ms(*p), p / r),
+                    None => line += &format!(" {:>10} {:>7}", "n/a", ""),
+                }
+            }
+            println!("{line} {mib:>9.2}");
+        }
+    }
+    println!("\nthroughput (MiB/s of canonical render):");
+    for (i, (name, objects)) in cases.iter().enumerate() {
+        let mib = objects.iter().map(|o| o.len() + 1).sum::<usize>() as f64 / MIB as f64;
+        for op in OPS {
+            let mut line = format!("{name:<26} {op:<11} rust {:>7.1}", mib / rust[name][op]);
+            for (host, result) in &hosts {
+                if let Some(p) = result
+                    .as_ref()
+                    .ok()
+                    .and_then(|t| t.get(&i.to_string()))
+                    .and_then(|t| t.get(op))
+                {
+                    line += &format!("  {host} {:>7.1}", mib / p);
+                }
+            }
+            println!("{line}");
+        }
+    }
+}
+
+fn ms(seconds: f64) -> String {
+    format!("{:.2} ms", seconds * 1e3)
+}

@@ -1,0 +1,48 @@
+"""The Python package's side of `cargo bench -p render-store-cli --bench packages`: for
+each case file DIR/N.jsonl (one compact JSON object a line), the median time in seconds
+of render_ref, put_render (into a fresh MemoryBucket) and get_render, printed as JSON
+{N: {render_ref, put_render, get_render}}. Same timing rule as the bench's Rust side.
+
+    python host/python/bench/packages.py DIR N...
+"""
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import render_store as rs
+
+
+def median(min_seconds, f):
+    f()
+    start = time.perf_counter()
+    runs = []
+    while len(runs) < 3 or (time.perf_counter() - start < min_seconds and len(runs) < 30):
+        t = time.perf_counter()
+        f()
+        runs.append(time.perf_counter() - t)
+    runs.sort()
+    return runs[len(runs) // 2]
+
+
+def main() -> None:
+    directory, cases = Path(sys.argv[1]), sys.argv[2:]
+    runtime = rs.Runtime()
+    out = {}
+    for n in cases:
+        # Objects as bytes, as a caller holding files has them.
+        objects = (directory / f"{n}.jsonl").read_bytes().split(b"\n")[:-1]
+        release = "bench/app"
+        store = rs.RenderStore(rs.MemoryBucket(), runtime)
+        ref = store.put_render(release, objects)
+        out[n] = {
+            "render_ref": median(0.5, lambda: runtime.render_ref(objects)),
+            "put_render": median(0.5, lambda: rs.RenderStore(rs.MemoryBucket(), runtime).put_render(release, objects)),
+            "get_render": median(0.5, lambda: store.get_render(release, ref)),
+        }
+    sys.stdout.write(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
