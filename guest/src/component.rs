@@ -239,11 +239,41 @@ impl logic::Guest for Component {
         new: Vec<u8>,
         form: types::ObjectForm,
     ) -> WitResult<types::RenderDiff> {
-        let form = match form {
-            types::ObjectForm::Yaml => crate::ObjectForm::Yaml,
-            types::ObjectForm::Json => crate::ObjectForm::Json,
-        };
-        Component::diff(&old, &new, form)
+        Component::diff(&old, &new, object_form(form))
+    }
+
+    fn show_objects(
+        canonical: Vec<u8>,
+        form: types::ObjectForm,
+    ) -> WitResult<Vec<types::ShownObject>> {
+        Ok(crate::show_objects(&canonical, object_form(form))?
+            .into_iter()
+            .map(|o| types::ShownObject {
+                id: wit_id(o.id),
+                text: o.text,
+            })
+            .collect())
+    }
+
+    fn summarize_history(
+        r: types::Release,
+        history_keys: Vec<String>,
+    ) -> WitResult<types::HistorySummary> {
+        let s = crate::summarize_history(&release(r), history_keys)?;
+        Ok(types::HistorySummary {
+            entries: s.entries,
+            newest: s.newest.map(|(t, render_ref)| types::HistoryKey {
+                synced_at: wit_time(t),
+                render_ref,
+            }),
+        })
+    }
+}
+
+fn object_form(form: types::ObjectForm) -> crate::ObjectForm {
+    match form {
+        types::ObjectForm::Yaml => crate::ObjectForm::Yaml,
+        types::ObjectForm::Json => crate::ObjectForm::Json,
     }
 }
 
