@@ -120,7 +120,7 @@ pub enum Command {
         color: ColorChoice,
     },
     /// Serve the observer's read-only HTTP endpoints (/history, /renders, /diff,
-    /// /healthz).
+    /// /releases, /healthz) and its web pages (/, /ui/…).
     Serve {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:8080")]
