@@ -16,6 +16,7 @@ mod limits;
 mod load;
 mod observer;
 mod operations;
+mod progress;
 mod race;
 mod shared_machine;
 mod support;
