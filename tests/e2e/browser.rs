@@ -520,6 +520,17 @@ async fn the_pages_in_a_real_browser() {
     assert_eq!(download, json!(format!("/renders/prod/web/{}", refs[4])));
     s.screenshot(&shots, "render").await;
 
+    // From a render to the newest entry: v5 to v11 changed the ConfigMap only.
+    let newest = s.one("a.diff-newest").await;
+    s.click(&newest).await;
+    let to_newest = s.url_with("/diff?").await;
+    assert!(!to_newest.contains("to="), "{to_newest}");
+    assert_eq!(
+        s.texts(".sides a code").await,
+        [&refs[4][7..19], &refs[10][7..19]]
+    );
+    assert_eq!(s.texts(".hunk .add").await, ["+  version: v11"]);
+
     // A deep link to an object opens it.
     s.open(&format!("{render_url}#object-2")).await;
     s.until(

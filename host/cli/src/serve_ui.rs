@@ -619,12 +619,15 @@ pub(super) async fn render_page(
         seg(&release.name),
         seg(&render_ref)
     );
+    // `to` left out: the diff page compares with the newest entry.
+    let newest_diff = format!("{}/diff?from={}", release_href(&release), qv(&render_ref));
     // Writing the page of a large render takes long enough to stall the async worker.
     let body = tokio::task::spawn_blocking(move || {
         let mut main = format!(
             "<h1>Render <code class=\"full-ref\">{0}</code> {1}</h1>\n\
              <p class=\"summary\" id=\"summary\">{2} object{3}, {4} canonical. \
-             <a href=\"{5}\" download>Download the canonical bytes</a> \
+             <a href=\"{5}\" download>Download the canonical bytes</a> · \
+             <a href=\"{6}\" class=\"diff-newest\">Diff to the newest entry</a> \
              <button type=\"button\" data-expand>Expand all</button> \
              <button type=\"button\" data-collapse>Collapse all</button></p>\n",
             esc(&render_ref),
@@ -633,6 +636,7 @@ pub(super) async fn render_page(
             if objects.len() == 1 { "" } else { "s" },
             bytes_text(size),
             esc(&download),
+            esc(&newest_diff),
         );
         // Listed by kind, namespace and name, as people look for an object; the
         // number is its place in the render, which is the apply order.
