@@ -45,6 +45,25 @@ impl Drop for Killed {
     }
 }
 
+/// chromedriver in a process group of its own, killed with every browser it started
+/// when the test ends: Chromium outlives a killed chromedriver, and a failed test
+/// never gets to end its session.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // The group's id is chromedriver's pid (`process_group(0)`); the browsers it
+        // started are in it.
+        if let Ok(group) = i32::try_from(self.0.id()) {
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe {
+                libc::kill(-group, libc::SIGKILL);
+            }
+        }
+        let _ = self.0.wait();
+    }
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -203,15 +222,17 @@ impl Session {
 }
 
 /// Starts chromedriver and a Chromium session, `dark` with the system theme dark.
-async fn start_browser(driver: &Path, chromium: Option<&Path>, dark: bool) -> (Killed, Session) {
+async fn start_browser(driver: &Path, chromium: Option<&Path>, dark: bool) -> (Driver, Session) {
+    use std::os::unix::process::CommandExt;
     let port = free_port();
     let child = Command::new(driver)
         .arg(format!("--port={port}"))
+        .process_group(0)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("starting {}: {e}", driver.display()));
-    let child = Killed(child);
+    let child = Driver(child);
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -237,6 +258,7 @@ async fn start_browser(driver: &Path, chromium: Option<&Path>, dark: bool) -> (K
         "--no-sandbox",
         "--disable-gpu",
         "--disable-dev-shm-usage",
+        "--disable-crash-reporter",
         "--window-size=1280,1000",
     ];
     if dark {
