@@ -277,6 +277,33 @@ impl logic::Guest for Component {
         let d = crate::diff_canonical(&bytes(old), &bytes(new), object_form(form))?;
         Ok(wit_diff(d))
     }
+
+    fn show_objects(
+        canonical: imported::Data,
+        form: types::ObjectForm,
+    ) -> WitResult<Vec<types::ShownObject>> {
+        Ok(crate::show_objects(&bytes(canonical), object_form(form))?
+            .into_iter()
+            .map(|o| types::ShownObject {
+                id: wit_id(o.id),
+                text: o.text,
+            })
+            .collect())
+    }
+
+    fn summarize_history(
+        r: types::Release,
+        history_keys: Vec<String>,
+    ) -> WitResult<types::HistorySummary> {
+        let s = crate::summarize_history(&release(r), history_keys)?;
+        Ok(types::HistorySummary {
+            entries: s.entries,
+            newest: s.newest.map(|(t, render_ref)| types::HistoryKey {
+                synced_at: wit_time(t),
+                render_ref,
+            }),
+        })
+    }
 }
 
 fn object_form(form: types::ObjectForm) -> crate::ObjectForm {

@@ -154,6 +154,27 @@ pub fn diff_canonical(old: &[u8], new: &[u8], form: ObjectForm) -> Result<Render
     Ok(diff)
 }
 
+/// An object of a render written out for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShownObject {
+    /// The object.
+    pub id: ObjectId,
+    /// Its whole text in the chosen [`ObjectForm`], the form a diff's lines use.
+    pub text: String,
+}
+
+/// Every object of a canonical render (one object a line), in render order, written
+/// in `form`: what a render looks like to the people reading its diffs.
+pub fn show_objects(canonical: &[u8], form: ObjectForm) -> Result<Vec<ShownObject>> {
+    Ok(objects(canonical, "shown")?
+        .into_iter()
+        .map(|o| ShownObject {
+            text: pretty(&o.doc, form),
+            id: o.id,
+        })
+        .collect())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
     Same,
@@ -317,6 +338,33 @@ mod tests {
                 .contains(&"+    \"k\": \"2\",".to_string())
         );
         assert!(d.changed[0].lines[0].starts_with("@@ -"));
+    }
+
+    #[test]
+    fn shown_objects_are_the_diff_form_of_each_object_in_order() {
+        let r = canonical(&[
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"ns"},"data":{"k":"1"}}"#,
+            r#"{"kind":"Secret","metadata":{"name":"s"}}"#,
+        ]);
+        let shown = show_objects(&r, ObjectForm::Yaml).unwrap();
+        assert_eq!(shown.len(), 2);
+        assert_eq!(shown[0].id.kind, "ConfigMap");
+        assert_eq!(shown[0].id.namespace, "ns");
+        assert_eq!(shown[1].id.name, "s");
+        assert!(
+            shown[0].text.contains("data:\n  k: '1'\n"),
+            "{}",
+            shown[0].text
+        );
+        // The same text a diff shows: every line of a changed object comes from it.
+        let json = show_objects(&r, ObjectForm::Json).unwrap();
+        assert!(
+            json[1].text.starts_with("{\n  \"kind\": \"Secret\""),
+            "{}",
+            json[1].text
+        );
+        assert!(show_objects(b"[1]\n", ObjectForm::Yaml).is_err());
+        assert_eq!(show_objects(b"", ObjectForm::Yaml).unwrap(), vec![]);
     }
 
     #[test]

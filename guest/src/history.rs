@@ -99,6 +99,28 @@ pub(crate) fn split_history_keys(
     (entries, ignored)
 }
 
+/// What a listing of a release's `history/` says without reading any entry: the
+/// release list of the observer shows it for every release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistorySummary {
+    /// How many keys of the listing are history entries.
+    pub entries: u32,
+    /// The newest entry's time and renderRef; `None` for an empty history.
+    pub newest: Option<(SyncTime, String)>,
+}
+
+/// Summarizes a history from the keys listed under `<prefix>history/` (in any order):
+/// keys that do not parse as entries of `release` are not counted. An invalid release
+/// is invalid input, so a host can offer any prefix it found and let this decide.
+pub fn summarize_history(release: &Release, keys: Vec<String>) -> Result<HistorySummary> {
+    let prefix = ReleasePrefix::new(release)?;
+    let (entries, _ignored) = split_history_keys(&prefix, keys);
+    Ok(HistorySummary {
+        entries: u32::try_from(entries.len()).unwrap_or(u32::MAX),
+        newest: entries.last().map(|e| (e.synced_at, e.render_ref.clone())),
+    })
+}
+
 /// Whether some entry of the history records `render_ref`: `list(P/history/)` only; the
 /// renderRef comes from each key, no entry is read.
 pub fn has_history_ref<B: Bucket>(
@@ -181,5 +203,32 @@ fn summary_of(key: &str, body: &[u8]) -> Result<String> {
             Some(s) => Ok(s.to_string()),
             None => Err(corrupt("\"summary\" is not a string".to_string())),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_counts_entries_and_names_the_newest_from_keys_alone() {
+        let release = Release::new("ns", "app");
+        let a = format!("sha256:{}", "a".repeat(64));
+        let b = format!("sha256:{}", "b".repeat(64));
+        let keys = vec![
+            format!("ns/app/history/20240501T120000.000000000Z-{b}"),
+            "ns/app/history/notes.txt".to_string(),
+            format!("ns/app/history/20240401T120000.000000000Z-{a}"),
+            // Another release's key is not this release's entry.
+            format!("ns/other/history/20250101T000000.000000000Z-{a}"),
+        ];
+        let summary = summarize_history(&release, keys).unwrap();
+        assert_eq!(summary.entries, 2);
+        let (time, newest) = summary.newest.unwrap();
+        assert_eq!(newest, b);
+        assert_eq!(format_synced_at(time).unwrap(), "2024-05-01T12:00:00Z");
+        let empty = summarize_history(&release, vec![]).unwrap();
+        assert_eq!((empty.entries, empty.newest), (0, None));
+        assert!(summarize_history(&Release::new("Bad_NS", "app"), vec![]).is_err());
     }
 }

@@ -32,11 +32,14 @@ pub mod yaml;
 mod component;
 
 pub use bucket::{Bucket, BucketError, MemoryBucket, ObjectMeta};
-pub use diff::{ChangedObject, ObjectForm, ObjectId, RenderDiff, diff_canonical};
+pub use diff::{
+    ChangedObject, ObjectForm, ObjectId, RenderDiff, ShownObject, diff_canonical, show_objects,
+};
 pub use error::{Error, Result};
 pub use gc::{GcPlan, Grace, gc, plan_gc};
 pub use history::{
-    HistoryEntry, NewEntry, entry_body, has_history_ref, list_history, record_history,
+    HistoryEntry, HistorySummary, NewEntry, entry_body, has_history_ref, list_history,
+    record_history, summarize_history,
 };
 pub use keys::{
     ParsedKey, Release, ReleasePrefix, validate_name, validate_namespace, validate_render_ref,

@@ -132,6 +132,11 @@ export function yamlRenderRef(yaml: BytesLike): string;
 /** The difference between two canonical renders. */
 export function diffRenders(oldRender: BytesLike, newRender: BytesLike, form?: ObjectForm): RenderDiff;
 
+/** Every object of a canonical render, in order, with its text in `form`, as diffRenders writes a changed object. */
+export function showObjects(canonicalRender: BytesLike, form?: ObjectForm): { id: ObjectId; text: string }[];
+/** A release's history from one listing of its `history/` keys: the entry count and the newest entry. */
+export function summarizeHistory(release: ReleaseLike, historyKeys: string[]): { entries: number; newest?: { syncedAt: SyncTime; renderRef: string } };
+
 /** Stores a render unless its blob exists with the canonical size; its renderRef. */
 export function putRender(bucket: Bucket, release: ReleaseLike, objects: BytesLike[]): string;
 /** The verified canonical bytes of a stored render. */

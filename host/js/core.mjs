@@ -518,6 +518,30 @@ export const diffRenders = (oldRender, newRender, form = 'yaml') => {
   return logicCall((l) => l.diffRenders(a, b, form));
 };
 
+/**
+ * Every object of a canonical render, in order (logic.show-objects): `{id, text}`, the
+ * text in `form` ('yaml' or 'json'), as diffRenders writes a changed object.
+ */
+export const showObjects = (canonicalRender, form = 'yaml') => {
+  const b = data(canonicalRender, 'render');
+  if (form !== 'yaml' && form !== 'json') {
+    throw new RenderStoreError('invalid-input', `form ${JSON.stringify(form)}: expected 'yaml' or 'json'`);
+  }
+  return logicCall((l) => l.showObjects(b, form));
+};
+/**
+ * A release's history from one listing of `<prefix>history/` (logic.summarize-history):
+ * `{entries, newest: {syncedAt, renderRef} | undefined}`; keys that are not the
+ * release's entries are not counted.
+ */
+export const summarizeHistory = (release, historyKeys) => {
+  const r = witRelease(release);
+  const keys = stringList(historyKeys, 'historyKeys');
+  const s = logicCall((l) => l.summarizeHistory(r, keys));
+  const newest = s.newest === undefined ? undefined : { syncedAt: jsTime(s.newest.syncedAt), renderRef: s.newest.renderRef };
+  return { entries: s.entries, newest };
+};
+
 // ---------------------------------------------------------------------------------------
 // The store export
 

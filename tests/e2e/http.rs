@@ -562,6 +562,12 @@ async fn a_bearer_token_guards_every_endpoint_but_healthz() {
         "/history?namespace=ns&name=app".to_string(),
         format!("/renders/ns/app/{}", refs[0]),
         format!("/diff?namespace=ns&name=app&render={}", refs[0]),
+        "/releases".to_string(),
+        "/".to_string(),
+        "/assets/app.js".to_string(),
+        "/ui/ns/app".to_string(),
+        format!("/ui/ns/app/renders/{}", refs[0]),
+        format!("/ui/ns/app/diff?from={}&to={}", refs[0], refs[1]),
     ];
     for path in &paths {
         for headers in [
@@ -837,5 +843,155 @@ async fn post_diff_previews_a_yaml_stream_and_writes_nothing() {
         crate::support::snapshot(dir.path()),
         before,
         "a preview wrote to the store"
+    );
+}
+
+/// The pages' headers: HTML, no inline script allowed, nothing cached.
+fn page_headers_ok(response: &reqwest::Response) {
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(header("content-type").starts_with("text/html"));
+    let csp = header("content-security-policy");
+    assert!(
+        csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"),
+        "{csp}"
+    );
+    assert_eq!(header("cache-control"), "no-store");
+}
+
+#[tokio::test]
+async fn the_release_list_and_the_pages_over_http() {
+    let (_dir, store, refs) = populated().await;
+    let other = release("other");
+    let hostile = "<script>alert(1)</script> & \"q\"";
+    let r = store.put_render(&other, &render(7)).await.unwrap();
+    let entry = NewEntry {
+        render_ref: r.clone(),
+        synced_at: time(1_767_225_700),
+        summary: hostile.to_string(),
+    };
+    store.record_history(&other, &entry).await.unwrap();
+    let s = Server::start(Some(store)).await;
+
+    let (status, body) = s.get("/releases").await;
+    assert_eq!(status, 200, "{body}");
+    let listed: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        listed,
+        serde_json::json!({"namespaces": [{"namespace": "ns", "releases": [
+            {"name": "app", "entries": 2,
+             "newest": {"syncedAt": "2026-01-01T00:00:02Z", "renderRef": refs[1]}},
+            {"name": "other", "entries": 1,
+             "newest": {"syncedAt": "2026-01-01T00:01:40Z", "renderRef": r}},
+        ]}]})
+    );
+
+    let response = s.client.get(format!("{}/", s.base)).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    page_headers_ok(&response);
+    let index = response.text().await.unwrap();
+    assert!(index.contains("href=\"/ui/ns/app\"") && index.contains("href=\"/ui/ns/other\""));
+
+    // Everything from the store is escaped: the summary is text, not markup.
+    let (status, page) = s.get("/ui/ns/other").await;
+    assert_eq!(status, 200);
+    assert!(!page.contains("<script>alert"), "{page}");
+    assert!(
+        page.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;"),
+        "{page}"
+    );
+    let (status, page) = s.get("/ui/ns/app").await;
+    assert_eq!(status, 200);
+    let newest = page.find(&refs[1][7..19]).unwrap();
+    let oldest = page.find(&refs[0][7..19]).unwrap();
+    assert!(newest < oldest, "the history is newest first");
+
+    let (status, page) = s.get(&format!("/ui/ns/app/renders/{}", refs[0])).await;
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("ConfigMap") && page.contains("Service"),
+        "{page}"
+    );
+    let (status, page) = s
+        .get(&format!("/ui/ns/app/diff?from={}&to={}", refs[0], refs[1]))
+        .await;
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("1 object changed, 1 added, 1 removed, 0 unchanged"),
+        "{page}"
+    );
+    assert!(page.contains("<span class=\"del\">"), "{page}");
+    // `to` defaults to the newest entry.
+    let (_, defaulted) = s.get(&format!("/ui/ns/app/diff?from={}", refs[0])).await;
+    assert!(defaulted.contains("1 object changed"), "{defaulted}");
+
+    // Bad requests name what is wrong, as the JSON endpoints do.
+    let (status, page) = s.get("/ui/ns/app/diff").await;
+    assert_eq!(status, 400);
+    assert!(
+        page.contains("missing query parameter &quot;from&quot;"),
+        "{page}"
+    );
+    let (status, _) = s.get("/ui/ns/app/renders/sha256:nothex").await;
+    assert_eq!(status, 400);
+    let absent = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    assert_eq!(s.get(&format!("/ui/ns/app/renders/{absent}")).await.0, 404);
+    assert_eq!(s.get("/ui/Bad_Namespace/app").await.0, 400);
+
+    // The page's own weight, without data: under 200 KB.
+    let (_, css) = s.get("/assets/app.css").await;
+    let (_, js) = s.get("/assets/app.js").await;
+    let (_, empty) = Server::start(Some(RenderStore::open("mem://").unwrap().unwrap()))
+        .await
+        .get("/")
+        .await;
+    let weight = css.len() + js.len() + empty.len();
+    assert!(weight < 200_000, "{weight} bytes");
+    assert!(empty.contains("no release yet"), "{empty}");
+    assert_eq!(s.get("/assets/other.js").await.0, 404);
+}
+
+#[tokio::test]
+async fn without_a_store_the_pages_say_so() {
+    let s = Server::start(None).await;
+    for path in ["/", "/ui/ns/app", "/ui/ns/app/diff?from=x"] {
+        let response = s
+            .client
+            .get(format!("{}{path}", s.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 503, "{path}");
+        page_headers_ok(&response);
+        let body = response.text().await.unwrap();
+        assert!(body.contains("no render store"), "{path}: {body}");
+    }
+    let (status, body) = s.get("/releases").await;
+    assert_eq!(status, 503);
+    assert!(body.contains("no render store"), "{body}");
+}
+
+#[tokio::test]
+async fn pages_over_the_response_cap_are_refused() {
+    let (_dir, store, _) = populated().await;
+    let s = Server::start_with(
+        Some(store),
+        ServeOptions {
+            max_response_bytes: 2000,
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let (status, page) = s.get("/ui/ns/app").await;
+    assert_eq!(status, 500);
+    assert!(
+        page.contains("over the response limit of 2000 bytes"),
+        "{page}"
     );
 }

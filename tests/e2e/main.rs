@@ -1,6 +1,7 @@
 //! End-to-end tests of the render store: the component through the wasmtime host, the
 //! buckets, and the CLI. One test binary, a module per topic.
 
+mod browser;
 mod cli;
 mod component;
 mod conformance;
@@ -15,6 +16,7 @@ mod limits;
 mod load;
 mod observer;
 mod operations;
+mod progress;
 mod race;
 mod shared_machine;
 mod support;

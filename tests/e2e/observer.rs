@@ -1,7 +1,9 @@
 //! The observer: read-only, and falling back to the source when a blob is missing.
 
 use super::support::*;
-use render_store::{Error, NewEntry, ObjectForm, Observer, ObserverError, RenderStore};
+use render_store::{
+    Error, NewEntry, ObjectForm, Observer, ObserverError, Release, RenderStore, SyncTime,
+};
 
 #[tokio::test]
 async fn the_observer_cannot_write() {
@@ -139,4 +141,93 @@ async fn diff_defaults_to_the_newest_entry() {
         .unwrap();
     assert_eq!(same.unchanged, 2);
     assert!(same.added.is_empty() && same.removed.is_empty() && same.changed.is_empty());
+}
+
+/// Releases are found by folder listings on every backend; the component decides which
+/// folders are releases, and each release's count and newest entry come from its keys.
+#[tokio::test]
+async fn releases_are_found_by_folders_on_every_backend() {
+    for backend in backends() {
+        let name = backend.name;
+        let writer = RenderStore::new(runtime(), backend.bucket.clone());
+        let web = Release::new("prod", "web");
+        let api = Release::new("staging", "api");
+        let mut newest = String::new();
+        for n in 1..=3 {
+            let r = writer.put_render(&web, &render(n)).await.unwrap();
+            let entry = NewEntry {
+                render_ref: r.clone(),
+                synced_at: time(1_700_000_000 + i64::from(n)),
+                summary: format!("v{n}"),
+            };
+            writer.record_history(&web, &entry).await.unwrap();
+            newest = r;
+        }
+        // A release with renders and no history yet.
+        writer.put_render(&api, &render(9)).await.unwrap();
+        // Folders that are no release: an invalid namespace, an invalid name, a file at
+        // the top, a foreign file in a release's history.
+        for key in [
+            "Not_A_Namespace/web/history/x",
+            "prod/UPPER/renders/x",
+            "README",
+            "prod/web/history/notes.txt",
+        ] {
+            backend.bucket.put(key, b"x".to_vec()).await.unwrap();
+        }
+        let observer = Observer::new(Some(writer)).unwrap();
+        let found = observer.releases().await.unwrap();
+        let names: Vec<String> = found.iter().map(|r| r.release.to_string()).collect();
+        assert_eq!(names, ["prod/web", "staging/api"], "{name}");
+        assert_eq!(found[0].history.entries, 3, "{name}");
+        let top = found[0].history.newest.as_ref().unwrap();
+        assert_eq!(top.render_ref, newest, "{name}");
+        assert_eq!(
+            top.synced_at,
+            SyncTime {
+                seconds: 1_700_000_003,
+                nanoseconds: 0
+            },
+            "{name}"
+        );
+        assert_eq!(found[1].history.entries, 0, "{name}");
+        assert!(found[1].history.newest.is_none(), "{name}");
+    }
+    let none = Observer::new(None).unwrap();
+    assert!(matches!(none.releases().await, Err(ObserverError::NoStore)));
+}
+
+/// A render's objects as people read them: the YAML a diff shows, in render order.
+#[tokio::test]
+async fn show_objects_writes_each_object_as_diffs_do() {
+    let rt = runtime();
+    let canonical = rt.canonical(&render(1)).await.unwrap();
+    let shown = rt.show_objects(&canonical, ObjectForm::Yaml).await.unwrap();
+    assert_eq!(shown.len(), 2);
+    assert_eq!(shown[0].id.kind, "ConfigMap");
+    assert!(shown[0].text.contains("  'n': '1'\n"), "{}", shown[0].text);
+    assert_eq!(shown[1].id.name, "s");
+    let mut changed = render(1);
+    changed[0] =
+        br#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c1"},"data":{"n":"2"}}"#
+            .to_vec();
+    let other = rt.canonical(&changed).await.unwrap();
+    let diff = rt
+        .diff_renders(&canonical, &other, ObjectForm::Yaml)
+        .await
+        .unwrap();
+    assert_eq!(diff.changed.len(), 1);
+    // Every removed line of the diff is a line of the shown text.
+    for line in diff.changed.iter().flat_map(|c| &c.lines) {
+        if let Some(old) = line.strip_prefix('-') {
+            assert!(
+                shown.iter().any(|o| o.text.lines().any(|l| l == old)),
+                "{line}"
+            );
+        }
+    }
+    assert!(matches!(
+        rt.show_objects(b"not json\n", ObjectForm::Yaml).await,
+        Err(Error::InvalidInput(_))
+    ));
 }

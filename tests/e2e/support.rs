@@ -125,6 +125,17 @@ impl Bucket for PrefixedBucket {
     async fn delete(&self, key: &str) -> Result<(), render_store::BucketError> {
         self.inner.delete(&format!("{}{key}", self.root)).await
     }
+    // Passed on, so the cloud backends' own delimiter listings are what is tested.
+    async fn list_folders(&self, prefix: &str) -> Result<Vec<String>, render_store::BucketError> {
+        let listed = self
+            .inner
+            .list_folders(&format!("{}{prefix}", self.root))
+            .await?;
+        Ok(listed
+            .into_iter()
+            .filter_map(|f| f.strip_prefix(&self.root).map(String::from))
+            .collect())
+    }
 }
 
 pub fn bucket_from_url(url: &str) -> Arc<dyn Bucket> {

@@ -3,6 +3,7 @@
 use crate::input::{Format, RenderInput, read_render};
 use crate::json_view::diff_json;
 use crate::output::{count, output_json, print_diff, print_gc, print_history, print_json};
+use crate::progress::{LARGE_RENDER_BYTES, Progress, ProgressBucket, Task};
 use crate::serve::ServeOptions;
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::{Context, Result, bail};
@@ -17,6 +18,7 @@ use render_store::{
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The convoy render store: the content and history of every render convoy applies,
@@ -32,6 +34,11 @@ pub struct Args {
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     pub json: bool,
+
+    /// Show no progress on standard error (delete-release, gc and put of a large
+    /// render show it when standard error is a terminal).
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
 
     /// Record the store operation (put, get, history, record, gc, delete-release) with
     /// every bucket call and answer into FILE, as JSON lines (TRACES.md).
@@ -120,7 +127,7 @@ pub enum Command {
         color: ColorChoice,
     },
     /// Serve the observer's read-only HTTP endpoints (/history, /renders, /diff,
-    /// /healthz).
+    /// /releases, /healthz) and its web pages (/, /ui/…).
     Serve {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:8080")]
@@ -398,6 +405,20 @@ async fn store_operation(command: StoreCommand) -> Result<Operation> {
     })
 }
 
+/// What progress an operation shows, if any: deletes of `delete-release` and `gc`, the
+/// bytes of a large render's `put`.
+fn progress_task(operation: &Operation) -> Option<Task> {
+    match operation {
+        Operation::DeleteRelease { .. } => Some(Task::DeleteRelease),
+        Operation::Gc { dry_run: false, .. } => Some(Task::Gc),
+        Operation::PutRender { objects, .. } => {
+            let bytes = objects.iter().map(Vec::len).sum();
+            (bytes >= LARGE_RENDER_BYTES).then_some(Task::Put(bytes))
+        }
+        _ => None,
+    }
+}
+
 async fn print_output(
     rt: &Runtime,
     operation: &Operation,
@@ -485,6 +506,15 @@ pub async fn run(args: Args) -> Result<Finish> {
         Command::Store(command) => {
             let operation = store_operation(command).await?;
             let store = open(url)?;
+            let progress =
+                progress_task(&operation).and_then(|task| Progress::to_terminal(task, args.quiet));
+            let store = match &progress {
+                Some(p) => RenderStore::new(
+                    store.runtime().clone(),
+                    Arc::new(ProgressBucket::new(store.bucket().clone(), p.clone())),
+                ),
+                None => store,
+            };
             let output = match &args.trace {
                 Some(path) => {
                     let (output, trace) = render_store::trace::record(&store, &operation).await;
@@ -494,7 +524,11 @@ pub async fn run(args: Args) -> Result<Finish> {
                     output
                 }
                 None => operation.run(&store).await,
-            }?;
+            };
+            if let Some(p) = &progress {
+                p.finish();
+            }
+            let output = output?;
             print_output(store.runtime(), &operation, &output, args.json).await?;
         }
         Command::Ls { prefix } => {

@@ -1,6 +1,6 @@
 //! The `render-store` command line over the render-store library: the commands
 //! ([`cli`]), how they read renders ([`input`]), what they print ([`output`],
-//! [`json_view`], [`terminal`]), the observer's HTTP server ([`serve`]) and the demo
+//! [`json_view`], [`terminal`], [`progress`]), the observer's HTTP server ([`serve`]) and the demo
 //! ([`demo`]). The binary is `src/main.rs`; everything that
 //! decides anything about a store is in the library and its component.
 
@@ -11,5 +11,6 @@ pub mod demo;
 pub mod input;
 pub mod json_view;
 pub mod output;
+pub mod progress;
 pub mod serve;
 pub mod terminal;

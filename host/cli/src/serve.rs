@@ -6,6 +6,9 @@
 //!   missing; a corrupt blob is a 500 with a message, never its content
 //! - `GET /diff?namespace=&name=&render=REF[&against=REF]` — JSON diff; `against`
 //!   defaults to the newest history entry
+//! - `GET /releases` — the releases by namespace, with their number of entries and
+//!   the newest, as JSON
+//! - `GET /`, `GET /ui/…` — the same for people, as HTML pages (the `ui` module)
 //!
 //! A bad query parameter is a 400 naming it; errors are `{"error": "..."}`.
 //!
@@ -24,6 +27,9 @@
 //! Request headers must arrive within [`ServeOptions::header_timeout`], no response is
 //! larger than [`ServeOptions::max_response_bytes`], and error bodies never show a path,
 //! URL or backend message: those go to the log.
+
+#[path = "serve_ui.rs"]
+mod ui;
 
 use crate::json_view::{diff_json, history_json};
 use axum::Router;
@@ -185,6 +191,15 @@ fn routes(app: App) -> Router {
         .route("/history", get(history))
         .route("/renders/{namespace}/{name}/{render_ref}", get(render))
         .route("/diff", get(diff).post(diff_local))
+        .route("/releases", get(ui::releases_json))
+        .route("/", get(ui::index))
+        .route("/assets/{file}", get(ui::asset))
+        .route("/ui/{namespace}/{name}", get(ui::history_page))
+        .route(
+            "/ui/{namespace}/{name}/renders/{render_ref}",
+            get(ui::render_page),
+        )
+        .route("/ui/{namespace}/{name}/diff", get(ui::diff_page))
         .layer(body_limit)
         .with_state(app)
 }
@@ -493,13 +508,19 @@ fn over_limit(what: &str, unit: &str, len: usize, limit: usize) -> Response {
 /// made from the request (an invalid renderRef, a render not in the store) are passed
 /// on; whatever may carry a path, a URL or a backend's words goes to the log only.
 fn observer_error(e: ObserverError) -> Response {
+    let (status, message) = observer_failure(e);
+    error(status, message)
+}
+
+/// [`observer_error`]'s status and message, for the JSON and the HTML answers alike.
+pub(crate) fn observer_failure(e: ObserverError) -> (StatusCode, String) {
     let (status, message) = match &e {
         ObserverError::NoStore | ObserverError::NoHistory(_) => {
             let status = match e {
                 ObserverError::NoStore => StatusCode::SERVICE_UNAVAILABLE,
                 _ => StatusCode::NOT_FOUND,
             };
-            return error(status, e);
+            return (status, e.to_string());
         }
         ObserverError::Store(
             Error::InvalidInput(_)
@@ -511,7 +532,7 @@ fn observer_error(e: ObserverError) -> Response {
                 ObserverError::Store(Error::NotFound(_)) => StatusCode::NOT_FOUND,
                 _ => StatusCode::BAD_REQUEST,
             };
-            return error(status, e);
+            return (status, e.to_string());
         }
         ObserverError::Store(Error::Corrupt(_)) => (
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -533,7 +554,7 @@ fn observer_error(e: ObserverError) -> Response {
         ),
     };
     tracing::error!("answered {status}: {e}");
-    error(status, message)
+    (status, message.to_string())
 }
 
 /// Checks the query against the parameters an endpoint takes: the values of the

@@ -315,4 +315,19 @@ test('the pure logic export', () => {
   assert.deepEqual(rs.store(bucket).diffRenders(release, oldRef, newRef), diff);
   assert.deepEqual(calls, [`get ${P}renders/${oldRef}`, `get ${P}renders/${newRef}`]);
   assert.throws(() => rs.diffStored(bucket, release, oldRef, rs.renderRef([manifest('z')])), isError('not-found'));
+  const shown = rs.showObjects(rs.canonical([manifest('a', { k: 'v' }), manifest('b')]));
+  assert.deepEqual(shown.map((o) => o.id.name), ['a', 'b']);
+  assert.ok(shown[0].text.includes('k: v\n'), shown[0].text);
+  assert.throws(() => rs.showObjects('[1]\n'), isError('invalid-input'));
+  const other = `sha256:${'b'.repeat(64)}`;
+  const summary = rs.summarizeHistory(release, [
+    `${P}history/20240501T120000.000000000Z-${other}`,
+    `${P}history/notes.txt`,
+    `${P}history/20240401T120000.000000000Z-${ref}`,
+  ]);
+  assert.equal(summary.entries, 2);
+  assert.equal(summary.newest.renderRef, other);
+  assert.equal(rs.formatSyncedAt(summary.newest.syncedAt), '2024-05-01T12:00:00Z');
+  assert.deepEqual(rs.summarizeHistory(release, []), { entries: 0, newest: undefined });
+  assert.throws(() => rs.summarizeHistory({ namespace: 'Bad_NS', name: 'x' }, []), isError('invalid-input'));
 });

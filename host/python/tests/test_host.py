@@ -119,6 +119,18 @@ def test_the_logic_exports(runtime):
     with pytest.raises(rs.RenderStoreError):
         runtime.diff_renders(old, new, "toml")
     assert diff.unchanged == 0
+    shown = runtime.show_objects(old)
+    assert [o.id.name for o in shown] == ["a", "b"]
+    assert "x: '1'\n" in shown[0].text
+    with pytest.raises(rs.RenderStoreError):
+        runtime.show_objects(b"[1]\n")
+    other = "sha256:" + "b" * 64
+    later = runtime.history_key(APP, rs.SyncTime(1_800_000_000, 0), other)
+    summary = runtime.summarize_history(APP, [later, "ns/app/history/notes.txt", key])
+    assert summary == rs.HistorySummary(2, rs.HistoryKey(rs.SyncTime(1_800_000_000, 0), other))
+    assert runtime.summarize_history(APP, []) == rs.HistorySummary(0, None)
+    with pytest.raises(rs.RenderStoreError):
+        runtime.summarize_history("Bad_NS/app", [])
     # The module-level functions use the same component.
     assert rs.render_ref([b'{"a":1}']) == ref
     assert rs.canonical([b'{"b":1, "a":1}']) == b'{"a":1,"b":1}\n'

@@ -45,11 +45,11 @@ pub use bucket::{
     RecordingBucket,
 };
 pub use error::{BoxError, Error, Result};
-pub use observer::{Observer, ObserverError, RenderRead};
+pub use observer::{Observer, ObserverError, ReleaseSummary, RenderRead};
 pub use runtime::{COMPONENT, Limits, Runtime};
 pub use store::{Grace, RenderStore};
 pub use store_url::{REDACTED, SCHEMES, accepted_params, open_bucket, redact_url, redact_urls_in};
 pub use types::{
-    ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectForm, ObjectId, ParsedKey,
-    Release, RenderDiff, SyncTime, YamlStage,
+    ChangedObject, GcPlan, HistoryEntry, HistoryKey, HistorySummary, NewEntry, ObjectForm,
+    ObjectId, ParsedKey, Release, RenderDiff, ShownObject, SyncTime, YamlStage,
 };

@@ -3,7 +3,9 @@
 
 use crate::error::Result;
 use crate::runtime::{Runtime, call_export, raw, raw_all};
-use crate::types::{GcPlan, ObjectForm, ParsedKey, Release, RenderDiff, SyncTime};
+use crate::types::{
+    GcPlan, HistorySummary, ObjectForm, ParsedKey, Release, RenderDiff, ShownObject, SyncTime,
+};
 
 impl Runtime {
     /// The canonical bytes of a render given as its objects' JSON bytes.
@@ -171,5 +173,36 @@ impl Runtime {
             convoy_render_store_logic.call_diff_renders(&raw(old), &raw(new), form.into())
         )
         .map(RenderDiff::from)
+    }
+
+    /// Every object of a canonical render, in order, with its text in `form` (the
+    /// text [`Runtime::diff_renders`] diffs).
+    pub async fn show_objects(
+        &self,
+        canonical: &[u8],
+        form: ObjectForm,
+    ) -> Result<Vec<ShownObject>> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_show_objects(&raw(canonical), form.into())
+        )
+        .map(|objects| objects.into_iter().map(ShownObject::from).collect())
+    }
+
+    /// A release's history as one listing of `<prefix>history/` shows it (the keys
+    /// listed, any order), no entry read. An invalid release is
+    /// [`crate::Error::InvalidInput`].
+    pub async fn summarize_history(
+        &self,
+        release: &Release,
+        history_keys: &[String],
+    ) -> Result<HistorySummary> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_summarize_history(&release.into(), history_keys)
+        )
+        .map(HistorySummary::from)
     }
 }

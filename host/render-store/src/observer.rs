@@ -4,7 +4,7 @@ use crate::bucket::ReadOnlyBucket;
 use crate::error::{BoxError, Error};
 use crate::runtime::Runtime;
 use crate::store::RenderStore;
-use crate::types::{HistoryEntry, ObjectForm, Release, RenderDiff};
+use crate::types::{HistoryEntry, HistorySummary, ObjectForm, Release, RenderDiff};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -35,6 +35,15 @@ pub struct RenderRead {
     pub canonical: Vec<u8>,
     /// Whether the blob was missing and the source was rendered instead.
     pub from_source: bool,
+}
+
+/// A release found in the store, with what one listing of its history says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseSummary {
+    /// The release.
+    pub release: Release,
+    /// Its number of history entries and the newest one.
+    pub history: HistorySummary,
 }
 
 /// Read access to the render store for the observer.
@@ -83,6 +92,43 @@ impl Observer {
     /// The history, oldest first.
     pub async fn history(&self, release: &Release) -> Result<Vec<HistoryEntry>, ObserverError> {
         Ok(self.require()?.list_history(release).await?)
+    }
+
+    /// Every release in the store, sorted by namespace and name, with its number of
+    /// history entries and the newest one.
+    ///
+    /// Releases are found with listings with a delimiter (`<namespace>/`, then
+    /// `<namespace>/<name>/`), never by listing every key; then one listing of each
+    /// release's `history/`, which the component summarizes. A folder whose names are
+    /// not a valid namespace and name is not a release: the component says which.
+    pub async fn releases(&self) -> Result<Vec<ReleaseSummary>, ObserverError> {
+        let store = self.require()?;
+        let bucket = store.bucket();
+        let mut found = Vec::new();
+        for namespace in bucket.list_folders("").await.map_err(Error::from)? {
+            for folder in bucket.list_folders(&namespace).await.map_err(Error::from)? {
+                let (Some(ns), Some(name)) = (
+                    namespace.strip_suffix('/'),
+                    folder[namespace.len()..].strip_suffix('/'),
+                ) else {
+                    continue;
+                };
+                let release = Release::new(ns, name);
+                let keys: Vec<String> = bucket
+                    .list(&format!("{folder}history/"))
+                    .await
+                    .map_err(Error::from)?
+                    .into_iter()
+                    .map(|m| m.key)
+                    .collect();
+                match self.runtime.summarize_history(&release, &keys).await {
+                    Ok(history) => found.push(ReleaseSummary { release, history }),
+                    Err(Error::InvalidInput(_)) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        Ok(found)
     }
 
     /// A stored render's canonical bytes, verified.

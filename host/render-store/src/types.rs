@@ -149,6 +149,24 @@ pub struct RenderDiff {
     pub unchanged: u32,
 }
 
+/// What one listing of a release's `history/` says, no entry read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistorySummary {
+    /// How many history entries the release has.
+    pub entries: u32,
+    /// The newest entry's time and renderRef; `None` for an empty history.
+    pub newest: Option<HistoryKey>,
+}
+
+/// An object of a render written out for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShownObject {
+    /// The object.
+    pub id: ObjectId,
+    /// Its whole text in the [`ObjectForm`] asked for, as a diff writes it.
+    pub text: String,
+}
+
 impl Release {
     /// A release from its namespace and name (checked by each call).
     pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {

@@ -53,12 +53,13 @@ import wasmtime.component as wc
 __all__ = [
     "RenderStoreError", "BucketError", "NotFound", "Denied", "Failed", "TraceError",
     "Release", "SyncTime", "ObjectMeta", "NewEntry", "HistoryEntry", "HistoryKey", "GcPlan",
-    "ObjectId", "ChangedObject", "RenderDiff", "Replay",
+    "ObjectId", "ChangedObject", "RenderDiff", "Replay", "ShownObject", "HistorySummary",
     "Runtime", "RenderStore", "MemoryBucket", "FolderBucket",
     "default_runtime", "set_default_runtime",
     "canonical", "render_ref", "validate_render_ref", "sha256_hex", "release_prefix",
     "render_key", "history_key", "parse_key", "format_key_time", "parse_key_time",
-    "format_synced_at", "parse_synced_at", "plan_gc", "diff_renders",
+    "format_synced_at", "parse_synced_at", "plan_gc", "diff_renders", "show_objects",
+    "summarize_history",
     "yaml_objects", "yaml_canonical", "yaml_render_ref",
     "put_render", "get_render", "has_history_ref", "record_history", "list_history",
     "gc", "delete_release", "record", "Recorded", "replay",
@@ -278,6 +279,22 @@ class RenderDiff:
     removed: List[ObjectId]
     changed: List[ChangedObject]
     unchanged: int
+
+
+@dataclass(frozen=True)
+class ShownObject:
+    """An object of a render written out for people (``show_objects``)."""
+
+    id: ObjectId
+    text: str
+
+
+@dataclass(frozen=True)
+class HistorySummary:
+    """A release's history as one listing shows it (``summarize_history``)."""
+
+    entries: int
+    newest: Optional[HistoryKey]
 
 
 ReleaseLike = Union[Release, str, Tuple[str, str]]
@@ -1215,6 +1232,25 @@ class Runtime:
         shows objects) or ``"json"``."""
         return _py_diff(self._result("logic", "diff-renders", _data(old), _data(new), _form(form)))
 
+    def show_objects(self, canonical: BytesLike, form: str = "yaml") -> List[ShownObject]:
+        """Every object of a canonical render, in order, with its text in ``form``
+        (``"yaml"`` or ``"json"``), as ``diff_renders`` writes a changed object."""
+        shown = self._result("logic", "show-objects", _data(canonical), _form(form))
+        return [ShownObject(_py_object_id(o.id), o.text) for o in shown]
+
+    def summarize_history(self, release: ReleaseLike,
+                          history_keys: Sequence[str]) -> HistorySummary:
+        """The entry count and newest entry from the keys listed under
+        ``<prefix>history/``; keys that are not the release's entries are not counted."""
+        s = self._result("logic", "summarize-history", _wit_release(release),
+                         list(history_keys))
+        newest = s.newest
+        return HistorySummary(
+            entries=int(s.entries),
+            newest=None if newest is None else HistoryKey(
+                _py_time(_get(newest, "synced_at")), _get(newest, "render_ref")),
+        )
+
     def _time(self, t: TimeLike) -> SyncTime:
         return self.parse_synced_at(t) if isinstance(t, str) else t
 
@@ -1421,6 +1457,14 @@ def plan_gc(release: ReleaseLike, keep: int, history_keys: Sequence[str],
 
 def diff_renders(old: BytesLike, new: BytesLike, form: str = "yaml") -> RenderDiff:
     return default_runtime().diff_renders(old, new, form)
+
+
+def show_objects(canonical: BytesLike, form: str = "yaml") -> List[ShownObject]:
+    return default_runtime().show_objects(canonical, form)
+
+
+def summarize_history(release: ReleaseLike, history_keys: Sequence[str]) -> HistorySummary:
+    return default_runtime().summarize_history(release, history_keys)
 
 
 def put_render(bucket: Any, release: ReleaseLike, objects: Iterable[BytesLike]) -> str:

@@ -392,6 +392,53 @@ impl Folder {
         Ok(listed)
     }
 
+    /// The folders directly in the folder `prefix` names (empty: the root), as
+    /// `prefix + name + "/"`, sorted; links and odd names are left out as in `list`.
+    fn list_folders(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+        let dirs: Vec<&str> = match prefix.strip_suffix('/') {
+            Some(folder) => components(folder)?,
+            None if prefix.is_empty() => Vec::new(),
+            None => return Err(BucketError::Denied(messages::invalid_key(prefix))),
+        };
+        let fd = match self.walk(&dirs, false) {
+            Ok(mut fds) => fds.pop().expect("the root is first"),
+            Err(WalkError::Missing) => return Ok(Vec::new()),
+            Err(WalkError::Link(at)) => {
+                self.report(messages::entry_at(prefix, &at), LeftOut::LinkOrFile);
+                return Ok(Vec::new());
+            }
+            Err(WalkError::Io(e)) => return Err(io("list", prefix, e)),
+        };
+        let mut folders = Vec::new();
+        let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|e| io("list", prefix, e))?;
+        while let Some(entry) = dir.read() {
+            let entry = entry.map_err(|e| io("list", prefix, e))?;
+            let raw = entry.file_name().to_bytes();
+            if raw == b"." || raw == b".." {
+                continue;
+            }
+            let Some(name) = std::str::from_utf8(raw).ok().filter(|n| representable(n)) else {
+                let path = [prefix.as_bytes(), raw].concat();
+                self.report(messages::entry(&path), LeftOut::OddName);
+                continue;
+            };
+            // statat without following: a link to a folder is not a folder of the store.
+            match rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Directory => {
+                    folders.push(format!("{prefix}{name}/"))
+                }
+                Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => self.report(
+                    messages::entry(format!("{prefix}{name}").as_bytes()),
+                    LeftOut::Link,
+                ),
+                Ok(_) | Err(Errno::NOENT) => {}
+                Err(e) => return Err(io("list", &format!("{prefix}{name}"), e)),
+            }
+        }
+        folders.sort_unstable();
+        Ok(folders)
+    }
+
     /// Logs, once per process, an entry a listing left out; `entry` is quoted
     /// ([`messages::entry`]), so a name cannot forge a log line.
     fn report(&self, entry: String, why: LeftOut) {
@@ -433,6 +480,11 @@ impl Bucket for FolderBucket {
         let key = key.to_string();
         self.blocking(move |f| f.delete(&key)).await
     }
+
+    async fn list_folders(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+        let prefix = prefix.to_string();
+        self.blocking(move |f| f.list_folders(&prefix)).await
+    }
 }
 
 #[cfg(test)]
@@ -444,6 +496,26 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bucket = FolderBucket::open(dir.path()).unwrap();
         (dir, bucket)
+    }
+
+    #[tokio::test]
+    async fn folder_listing_names_folders_only_and_never_through_a_link() {
+        let (dir, bucket) = bucket();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(outside.path().join("secret")).unwrap();
+        for key in ["a/x/history/1", "a/y/renders/2", "b/z/k", "top"] {
+            bucket.put(key, b"v".to_vec()).await.unwrap();
+        }
+        symlink(outside.path(), dir.path().join("linked")).unwrap();
+        symlink(outside.path(), dir.path().join("a/l")).unwrap();
+        assert_eq!(bucket.list_folders("").await.unwrap(), ["a/", "b/"]);
+        assert_eq!(bucket.list_folders("a/").await.unwrap(), ["a/x/", "a/y/"]);
+        assert!(bucket.list_folders("missing/").await.unwrap().is_empty());
+        assert!(bucket.list_folders("linked/").await.unwrap().is_empty());
+        assert!(
+            bucket.list_folders("a").await.is_err(),
+            "not a folder prefix"
+        );
     }
 
     #[tokio::test]

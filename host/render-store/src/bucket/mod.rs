@@ -93,4 +93,24 @@ pub trait Bucket: Send + Sync + 'static {
     async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError>;
     /// Deletes `key`; an absent key is not an error.
     async fn delete(&self, key: &str) -> Result<(), BucketError>;
+
+    /// The folders directly under `prefix` (empty, or ending in `/`): every distinct
+    /// `prefix + segment + "/"` some key starts with, sorted. A listing with a
+    /// delimiter, for the observer to find releases without listing every key; it is
+    /// host I/O only (the component's `bucket` has no such call). The default lists
+    /// every key under `prefix`; backends that can ask for a delimiter override it.
+    async fn list_folders(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+        let mut folders: Vec<String> = Vec::new();
+        for meta in self.list(prefix).await? {
+            let rest = &meta.key[prefix.len()..];
+            if let Some(end) = rest.find('/') {
+                let folder = &meta.key[..prefix.len() + end + 1];
+                // Keys come sorted, so equal folders are neighbours.
+                if folders.last().map(String::as_str) != Some(folder) {
+                    folders.push(folder.to_string());
+                }
+            }
+        }
+        Ok(folders)
+    }
 }

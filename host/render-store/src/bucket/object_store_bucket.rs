@@ -117,6 +117,29 @@ impl Bucket for ObjectStoreBucket {
         Ok(listed)
     }
 
+    async fn list_folders(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+        // object_store's delimiter listing works on whole segments: the prefix must
+        // name a folder (or the root).
+        let parent = match prefix.strip_suffix('/') {
+            Some(folder) => Some(path(folder)?),
+            None if prefix.is_empty() => None,
+            None => return Err(BucketError::Denied(messages::invalid_key(prefix))),
+        };
+        let listed = self
+            .store
+            .list_with_delimiter(parent.as_ref())
+            .await
+            .map_err(|e| backend("list", prefix, e))?;
+        let mut folders: Vec<String> = listed
+            .common_prefixes
+            .into_iter()
+            .map(|p| format!("{p}/"))
+            .filter(|p| p.starts_with(prefix))
+            .collect();
+        folders.sort_unstable();
+        Ok(folders)
+    }
+
     async fn delete(&self, key: &str) -> Result<(), BucketError> {
         let location = path(key)?;
         match self.store.delete(&location).await {

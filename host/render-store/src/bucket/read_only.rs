@@ -34,6 +34,9 @@ impl Bucket for ReadOnlyBucket {
     async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
         self.inner.list(prefix).await
     }
+    async fn list_folders(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+        self.inner.list_folders(prefix).await
+    }
     async fn delete(&self, key: &str) -> Result<(), BucketError> {
         Err(refused("delete", key))
     }

@@ -4,8 +4,8 @@
 
 use super::wit;
 use crate::types::{
-    ChangedObject, GcPlan, HistoryEntry, HistoryKey, NewEntry, ObjectForm, ObjectId, ParsedKey,
-    Release, RenderDiff, SyncTime, YamlStage,
+    ChangedObject, GcPlan, HistoryEntry, HistoryKey, HistorySummary, NewEntry, ObjectForm,
+    ObjectId, ParsedKey, Release, RenderDiff, ShownObject, SyncTime, YamlStage,
 };
 
 impl From<ObjectForm> for wit::ObjectForm {
@@ -97,6 +97,27 @@ impl From<wit::ObjectId> for ObjectId {
             kind: i.kind,
             namespace: i.namespace,
             name: i.name,
+        }
+    }
+}
+
+impl From<wit::ShownObject> for ShownObject {
+    fn from(o: wit::ShownObject) -> Self {
+        ShownObject {
+            id: o.id.into(),
+            text: o.text,
+        }
+    }
+}
+
+impl From<wit::HistorySummary> for HistorySummary {
+    fn from(s: wit::HistorySummary) -> Self {
+        HistorySummary {
+            entries: s.entries,
+            newest: s.newest.map(|k| HistoryKey {
+                synced_at: k.synced_at.into(),
+                render_ref: k.render_ref,
+            }),
         }
     }
 }

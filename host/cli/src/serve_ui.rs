@@ -1,0 +1,954 @@
+//! The observer for people (DESIGN §14): HTML pages over the same read-only observer
+//! and the component's diff as the JSON endpoints.
+//!
+//! - `GET /` — the releases by namespace (`GET /releases` gives the same as JSON);
+//! - `GET /ui/{namespace}/{name}` — the history, newest first, with GC's dry-run plan;
+//! - `GET /ui/{namespace}/{name}/renders/{renderRef}` — a render's objects;
+//! - `GET /ui/{namespace}/{name}/diff?from=REF[&to=REF]` — the diff of two renders
+//!   (`to` defaults to the newest entry).
+//!
+//! Pages are written on the server, so every view is its URL and works without
+//! script; the embedded script only adds local times, copy buttons and keys. Every
+//! text from the store goes through [`esc`], and the pages forbid inline script
+//! (Content-Security-Policy), so a summary holding markup shows as text twice over.
+//! Nothing is loaded from the network: the style and script are compiled in.
+
+use super::{App, observer_failure, params};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use render_store::controller::DEFAULT_KEEP_HISTORY;
+use render_store::{
+    Error, GcPlan, HistoryEntry, ObjectForm, ObjectId, ObserverError, Release, RenderDiff, SyncTime,
+};
+use serde_json::json;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+const STYLE: &str = include_str!("ui/app.css");
+const SCRIPT: &str = include_str!("ui/app.js");
+
+/// Pages may run only the script and style served beside them: no inline script, no
+/// other origin, no frames, forms posting only here.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
+     style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; \
+     base-uri 'none'; frame-ancestors 'none'";
+
+/// Characters of a renderRef's digest shown where space is short, as git shows a
+/// commit: enough to tell a release's renders apart.
+const SHORT_REF: usize = 12;
+
+/// `text` safe inside HTML text and double- or single-quoted attribute values.
+pub(crate) fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` as one URL path segment: everything but unreserved characters and `:`
+/// percent-encoded, so a name from the store cannot add a segment or a query.
+fn seg(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b':' => {
+                out.push(b as char)
+            }
+            _ => {
+                let _ = write!(out, "%{b:02X}");
+            }
+        }
+    }
+    out
+}
+
+/// `text` as a query value.
+fn qv(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+/// The digest's first characters, for display; the whole text when it is no renderRef.
+fn short_ref(render_ref: &str) -> &str {
+    match render_ref.strip_prefix("sha256:") {
+        Some(hex) if hex.len() >= SHORT_REF => &hex[..SHORT_REF],
+        _ => render_ref,
+    }
+}
+
+/// An RFC 3339 UTC time as the component writes it, for reading: date and time to
+/// the second, the fraction left to the `datetime` attribute.
+fn utc_text(rfc3339: &str) -> String {
+    let whole = rfc3339
+        .split(['.', 'Z'])
+        .next()
+        .unwrap_or(rfc3339)
+        .replacen('T', " ", 1);
+    format!("{whole} UTC")
+}
+
+/// A time element the script completes with the local time.
+fn time_html(rfc3339: &str) -> String {
+    format!(
+        "<time datetime=\"{0}\" title=\"{0}\"><span class=\"local\" data-local></span>\
+         <span class=\"utc\">{1}</span></time>",
+        esc(rfc3339),
+        esc(&utc_text(rfc3339))
+    )
+}
+
+fn bytes_text(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+fn release_href(release: &Release) -> String {
+    format!("/ui/{}/{}", seg(&release.namespace), seg(&release.name))
+}
+
+fn render_href(release: &Release, render_ref: &str) -> String {
+    format!("{}/renders/{}", release_href(release), seg(render_ref))
+}
+
+fn diff_href(release: &Release, from: &str, to: &str) -> String {
+    format!(
+        "{}/diff?from={}&to={}",
+        release_href(release),
+        qv(from),
+        qv(to)
+    )
+}
+
+fn copy_button(text: &str) -> String {
+    format!(
+        "<button type=\"button\" class=\"copy\" data-copy=\"{0}\" \
+         aria-label=\"Copy {0}\">copy</button>",
+        esc(text)
+    )
+}
+
+/// A whole page: `crumbs` lead from the release list to this page (href, label).
+fn page(title: &str, crumbs: &[(String, String)], main: &str) -> String {
+    let mut nav = String::from("<a href=\"/\">Releases</a>");
+    for (href, label) in crumbs {
+        let _ = write!(
+            nav,
+            " <span aria-hidden=\"true\">/</span> <a href=\"{href}\">{label}</a>"
+        );
+    }
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"color-scheme\" content=\"light dark\">\n\
+         <title>{title} · render store</title>\n\
+         <link rel=\"stylesheet\" href=\"/assets/app.css\">\n\
+         <script src=\"/assets/app.js\" defer></script>\n</head>\n<body>\n\
+         <a class=\"skip\" href=\"#main\">Skip to content</a>\n\
+         <header><nav aria-label=\"Breadcrumb\">{nav}</nav>\
+         <button type=\"button\" class=\"keys-button\" data-help aria-controls=\"keys\">Keys</button>\
+         </header>\n<main id=\"main\" tabindex=\"-1\">\n{main}</main>\n\
+         <aside id=\"keys\" hidden><h2>Keyboard</h2><dl>\
+         <dt><kbd>j</kbd> / <kbd>k</kbd></dt><dd>next / previous item</dd>\
+         <dt><kbd>Enter</kbd></dt><dd>open the item (expand an object)</dd>\
+         <dt><kbd>f</kbd> / <kbd>t</kbd></dt><dd>history: compare from / to this entry</dd>\
+         <dt><kbd>c</kbd></dt><dd>history: compare the chosen entries</dd>\
+         <dt><kbd>p</kbd></dt><dd>history: diff this entry with its predecessor</dd>\
+         <dt><kbd>u</kbd></dt><dd>up one level</dd>\
+         <dt><kbd>?</kbd></dt><dd>show or hide this help</dd></dl></aside>\n\
+         </body>\n</html>\n"
+    )
+}
+
+/// An HTML answer within the server's response cap.
+fn html(app: &App, status: StatusCode, body: String) -> Response {
+    if body.len() > app.max_response_bytes {
+        tracing::warn!(
+            "refused a page of {} bytes: over the limit of {}",
+            body.len(),
+            app.max_response_bytes
+        );
+        let message = format!(
+            "the page is {} bytes, over the response limit of {} bytes \
+             (serve --max-response-bytes)",
+            body.len(),
+            app.max_response_bytes
+        );
+        return with_page_headers(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            error_html("Too large", &[], &message),
+        );
+    }
+    with_page_headers(status, body)
+}
+
+fn with_page_headers(status: StatusCode, body: String) -> Response {
+    let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    // Pages show renders, which hold Secrets: no cache keeps a copy.
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn error_html(title: &str, crumbs: &[(String, String)], message: &str) -> String {
+    page(
+        title,
+        crumbs,
+        &format!(
+            "<h1>{}</h1>\n<p class=\"error\" role=\"alert\">{}</p>\n",
+            esc(title),
+            esc(message)
+        ),
+    )
+}
+
+/// The page for a failed read: the same status and words as the JSON endpoints.
+fn failure_page(app: &App, crumbs: &[(String, String)], e: ObserverError) -> Response {
+    let no_store = matches!(e, ObserverError::NoStore);
+    let (status, message) = observer_failure(e);
+    let title = match status {
+        _ if no_store => "No render store",
+        StatusCode::NOT_FOUND => "Not found",
+        StatusCode::BAD_REQUEST => "Bad request",
+        _ => "The server could not answer",
+    };
+    html(app, status, error_html(title, crumbs, &message))
+}
+
+fn bad_request_page(app: &App, crumbs: &[(String, String)], message: &str) -> Response {
+    html(
+        app,
+        StatusCode::BAD_REQUEST,
+        error_html("Bad request", crumbs, message),
+    )
+}
+
+/// `GET /assets/{file}`: the embedded style and script.
+pub(super) async fn asset(Path(file): Path<String>) -> Response {
+    let (kind, body) = match file.as_str() {
+        "app.css" => ("text/css; charset=utf-8", STYLE),
+        "app.js" => ("text/javascript; charset=utf-8", SCRIPT),
+        _ => return super::error(StatusCode::NOT_FOUND, "no such asset"),
+    };
+    (
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, kind),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// A release of the list, its newest time formatted.
+struct Listed {
+    release: Release,
+    entries: u32,
+    newest: Option<(String, String)>,
+}
+
+async fn list_releases(app: &App) -> Result<Vec<Listed>, ObserverError> {
+    let found = app.observer.releases().await?;
+    let times: Vec<SyncTime> = found
+        .iter()
+        .filter_map(|r| r.history.newest.as_ref().map(|n| n.synced_at))
+        .collect();
+    let mut times = app
+        .observer
+        .runtime()
+        .format_synced_at_all(&times)
+        .await?
+        .into_iter();
+    Ok(found
+        .into_iter()
+        .map(|r| Listed {
+            newest: r.history.newest.map(|n| {
+                let time = times.next().unwrap_or_default();
+                (time, n.render_ref)
+            }),
+            entries: r.history.entries,
+            release: r.release,
+        })
+        .collect())
+}
+
+/// `GET /releases`: `{"namespaces": [{"namespace", "releases": [{"name", "entries",
+/// "newest": null | {"syncedAt", "renderRef"}}]}]}`, sorted by namespace and name.
+pub(super) async fn releases_json(State(app): State<App>) -> Response {
+    let listed = match list_releases(&app).await {
+        Ok(l) => l,
+        Err(e) => return super::observer_error(e),
+    };
+    let mut namespaces: Vec<serde_json::Value> = Vec::new();
+    for group in group_by_namespace(&listed) {
+        let releases: Vec<_> = group
+            .iter()
+            .map(|l| {
+                json!({
+                    "name": l.release.name,
+                    "entries": l.entries,
+                    "newest": l.newest.as_ref().map(|(time, render_ref)| json!({
+                        "syncedAt": time,
+                        "renderRef": render_ref,
+                    })),
+                })
+            })
+            .collect();
+        namespaces.push(json!({
+            "namespace": group[0].release.namespace,
+            "releases": releases,
+        }));
+    }
+    super::capped_json(
+        "the release list",
+        &json!({ "namespaces": namespaces }),
+        app.max_response_bytes,
+    )
+}
+
+/// Runs of releases of one namespace; the observer lists them sorted.
+fn group_by_namespace(listed: &[Listed]) -> Vec<&[Listed]> {
+    listed
+        .chunk_by(|a, b| a.release.namespace == b.release.namespace)
+        .collect()
+}
+
+/// `GET /`: the releases by namespace.
+pub(super) async fn index(State(app): State<App>) -> Response {
+    let listed = match list_releases(&app).await {
+        Ok(l) => l,
+        Err(e) => return failure_page(&app, &[], e),
+    };
+    let groups = group_by_namespace(&listed);
+    let mut main = String::from("<h1>Releases</h1>\n");
+    let _ = writeln!(
+        main,
+        "<p class=\"summary\" id=\"summary\">{} release{} in {} namespace{}</p>",
+        listed.len(),
+        if listed.len() == 1 { "" } else { "s" },
+        groups.len(),
+        if groups.len() == 1 { "" } else { "s" },
+    );
+    if listed.is_empty() {
+        main.push_str("<p>The store holds no release yet.</p>\n");
+    }
+    for group in groups {
+        let namespace = &group[0].release.namespace;
+        let _ = write!(
+            main,
+            "<section class=\"namespace\" data-namespace=\"{0}\">\n<h2>{0}</h2>\n\
+             <table class=\"releases\">\n<thead><tr><th scope=\"col\">Release</th>\
+             <th scope=\"col\" class=\"num\">Entries</th><th scope=\"col\">Newest sync</th>\
+             </tr></thead>\n<tbody>\n",
+            esc(namespace)
+        );
+        for l in group {
+            let newest = match &l.newest {
+                Some((time, _)) => time_html(time),
+                None => "<span class=\"muted\">no history</span>".to_string(),
+            };
+            let _ = writeln!(
+                main,
+                "<tr class=\"release\" data-nav data-release=\"{0}/{1}\"><th scope=\"row\">\
+                 <a href=\"{2}\">{1}</a></th><td class=\"num entries\">{3}</td>\
+                 <td>{newest}</td></tr>",
+                esc(namespace),
+                esc(&l.release.name),
+                esc(&release_href(&l.release)),
+                l.entries,
+            );
+        }
+        main.push_str("</tbody>\n</table>\n</section>\n");
+    }
+    html(&app, StatusCode::OK, page("Releases", &[], &main))
+}
+
+fn release_crumbs(release: &Release) -> Vec<(String, String)> {
+    vec![(esc(&release_href(release)), esc(&release.to_string()))]
+}
+
+/// What GC's dry-run plan says of an entry and its render: the row's class and the
+/// marker's HTML.
+fn gc_marker(plan: &GcPlan, entry: &HistoryEntry, render_key: &str) -> (&'static str, String) {
+    let (class, label, why) = if plan.delete_history.contains(&entry.key) {
+        (
+            "gc-delete",
+            "delete",
+            format!("GC deletes this entry: older than the newest {DEFAULT_KEEP_HISTORY}"),
+        )
+    } else {
+        (
+            "gc-keep",
+            "keep",
+            format!("GC keeps this entry: one of the newest {DEFAULT_KEEP_HISTORY}"),
+        )
+    };
+    let has = |keys: &[String]| keys.iter().any(|k| k == render_key);
+    let render = if has(&plan.delete_renders) {
+        "its render is deleted: no kept entry names it"
+    } else if has(&plan.recent_renders) {
+        "its render is kept for now: written within GC's grace period"
+    } else if has(&plan.keep_renders) {
+        "its render is kept"
+    } else {
+        "its render is missing"
+    };
+    let why = format!("{why}; {render}");
+    (
+        class,
+        format!(
+            "<span class=\"gc {class}\" title=\"{0}\">{label}</span>\
+             <span class=\"gc-why\">{0}</span>",
+            esc(&why)
+        ),
+    )
+}
+
+/// `GET /ui/{namespace}/{name}`: the history, newest first.
+pub(super) async fn history_page(
+    State(app): State<App>,
+    Path((namespace, name)): Path<(String, String)>,
+) -> Response {
+    let release = Release::new(namespace, name);
+    let crumbs = release_crumbs(&release);
+    match history_html(&app, &release).await {
+        Ok(main) => html(
+            &app,
+            StatusCode::OK,
+            page(&esc(&release.to_string()), &crumbs, &main),
+        ),
+        Err(e) => failure_page(&app, &crumbs, e),
+    }
+}
+
+async fn history_html(app: &App, release: &Release) -> Result<String, ObserverError> {
+    let store = app.observer.store().ok_or(ObserverError::NoStore)?;
+    let rt = app.observer.runtime();
+    let entries = app.observer.history(release).await?;
+    let times: Vec<SyncTime> = entries.iter().map(|e| e.synced_at).collect();
+    let times = rt.format_synced_at_all(&times).await?;
+    // The folder of the release's renders, from the component's key layout: one call,
+    // whatever the length of the history.
+    let renders_dir = match entries.first() {
+        Some(e) => {
+            let key = rt.render_key(release, &e.render_ref).await?;
+            key[..key.len() - e.render_ref.len()].to_string()
+        }
+        None => String::new(),
+    };
+    let sizes: HashMap<String, u64> = match renders_dir.is_empty() {
+        true => HashMap::new(),
+        false => store
+            .bucket()
+            .list(&renders_dir)
+            .await
+            .map_err(Error::from)?
+            .into_iter()
+            .map(|m| (m.key, m.size))
+            .collect(),
+    };
+    let plan = store.gc(release, DEFAULT_KEEP_HISTORY, &[], true).await?;
+
+    let title = esc(&release.to_string());
+    let mut main = format!("<h1>{title}</h1>\n");
+    let _ = writeln!(
+        main,
+        "<p class=\"summary\" id=\"summary\">{} entr{}, newest first. GC markers: the plan of \
+         a GC now keeping {DEFAULT_KEEP_HISTORY} entries (the default), without the \
+         Release's protected renders, which only the controller knows.</p>",
+        entries.len(),
+        if entries.len() == 1 { "y" } else { "ies" },
+    );
+    if entries.is_empty() {
+        main.push_str("<p>This release has no history entry.</p>\n");
+        return Ok(main);
+    }
+    let action = esc(&format!("{}/diff", release_href(release)));
+    let _ = write!(
+        main,
+        "<form method=\"get\" action=\"{action}\" id=\"compare\">\n\
+         <p class=\"compare-bar\">Pick a <b>from</b> and a <b>to</b> entry, then \
+         <button type=\"submit\">Compare</button></p>\n\
+         <table class=\"history\">\n<thead><tr>\
+         <th scope=\"col\" title=\"compare from\">From</th>\
+         <th scope=\"col\" title=\"compare to\">To</th>\
+         <th scope=\"col\">Synced</th><th scope=\"col\">Summary</th>\
+         <th scope=\"col\">Render</th><th scope=\"col\" class=\"num\">Size</th>\
+         <th scope=\"col\">GC</th><th scope=\"col\">Diff</th></tr></thead>\n<tbody>\n"
+    );
+    let count = entries.len();
+    for (i, (entry, time)) in entries.iter().zip(&times).enumerate().rev() {
+        let number = i + 1;
+        let render_key = format!("{renders_dir}{}", entry.render_ref);
+        let size = match sizes.get(&render_key) {
+            Some(&n) => bytes_text(n),
+            None => "<span class=\"muted\">missing</span>".to_string(),
+        };
+        let (gc_class, marker) = gc_marker(&plan, entry, &render_key);
+        let from_checked = if count >= 2 && i == count - 2 {
+            " checked"
+        } else {
+            ""
+        };
+        let to_checked = if i == count - 1 { " checked" } else { "" };
+        let previous = match i {
+            0 => "<span class=\"muted\">first</span>".to_string(),
+            _ => format!(
+                "<a class=\"diff-prev\" href=\"{}\">with previous</a>",
+                esc(&diff_href(
+                    release,
+                    &entries[i - 1].render_ref,
+                    &entry.render_ref
+                ))
+            ),
+        };
+        let r = esc(&entry.render_ref);
+        let _ = writeln!(
+            main,
+            "<tr class=\"entry {gc_class}\" data-nav data-entry=\"{number}\" data-ref=\"{r}\">\
+             <td><input type=\"radio\" name=\"from\" value=\"{r}\"{from_checked} \
+             aria-label=\"compare from entry {number}\"></td>\
+             <td><input type=\"radio\" name=\"to\" value=\"{r}\"{to_checked} \
+             aria-label=\"compare to entry {number}\"></td>\
+             <td class=\"time\">{time}</td>\
+             <td class=\"entry-summary\">{summary}</td>\
+             <td class=\"ref\"><a href=\"{href}\" title=\"{r}\"><code>{short}</code></a>\
+             {copy}</td><td class=\"num\">{size}</td><td>{marker}</td><td>{previous}</td></tr>",
+            time = time_html(time),
+            summary = esc(&entry.summary),
+            href = esc(&render_href(release, &entry.render_ref)),
+            short = esc(short_ref(&entry.render_ref)),
+            copy = copy_button(&entry.render_ref),
+        );
+    }
+    main.push_str("</tbody>\n</table>\n</form>\n");
+    Ok(main)
+}
+
+fn id_text(id: &ObjectId) -> String {
+    let place = match (id.namespace.is_empty(), id.name.is_empty()) {
+        (true, true) => "(no name)".to_string(),
+        (true, false) => id.name.clone(),
+        (false, _) => format!("{}/{}", id.namespace, id.name),
+    };
+    let kind = if id.kind.is_empty() {
+        "(no kind)"
+    } else {
+        &id.kind
+    };
+    format!("{kind} {place}")
+}
+
+fn id_html(id: &ObjectId) -> String {
+    let (kind, place) = id_text(id)
+        .split_once(' ')
+        .map(|(k, p)| (k.to_string(), p.to_string()))
+        .unwrap_or_default();
+    format!(
+        "<span class=\"kind\">{}</span> <span class=\"obj-name\">{}</span> \
+         <span class=\"api\">{}</span>",
+        esc(&kind),
+        esc(&place),
+        esc(&id.api_version)
+    )
+}
+
+/// `GET /ui/{namespace}/{name}/renders/{renderRef}`: the render's objects.
+pub(super) async fn render_page(
+    State(app): State<App>,
+    Path((namespace, name, render_ref)): Path<(String, String, String)>,
+) -> Response {
+    let release = Release::new(namespace, name);
+    let mut crumbs = release_crumbs(&release);
+    crumbs.push((
+        esc(&render_href(&release, &render_ref)),
+        format!("render {}", esc(short_ref(&render_ref))),
+    ));
+    let canonical = match app.observer.render(&release, &render_ref).await {
+        Ok(c) => c,
+        Err(e) => return failure_page(&app, &crumbs, e),
+    };
+    let objects = match app
+        .observer
+        .runtime()
+        .show_objects(&canonical, ObjectForm::Yaml)
+        .await
+    {
+        Ok(o) => o,
+        Err(e) => return failure_page(&app, &crumbs, e.into()),
+    };
+    let size = canonical.len() as u64;
+    drop(canonical);
+    let download = format!(
+        "/renders/{}/{}/{}",
+        seg(&release.namespace),
+        seg(&release.name),
+        seg(&render_ref)
+    );
+    // `to` left out: the diff page compares with the newest entry.
+    let newest_diff = format!("{}/diff?from={}", release_href(&release), qv(&render_ref));
+    // Writing the page of a large render takes long enough to stall the async worker.
+    let body = tokio::task::spawn_blocking(move || {
+        let mut main = format!(
+            "<h1>Render <code class=\"full-ref\">{0}</code> {1}</h1>\n\
+             <p class=\"summary\" id=\"summary\">{2} object{3}, {4} canonical. \
+             <a href=\"{5}\" download>Download the canonical bytes</a> · \
+             <a href=\"{6}\" class=\"diff-newest\">Diff to the newest entry</a> \
+             <button type=\"button\" data-expand>Expand all</button> \
+             <button type=\"button\" data-collapse>Collapse all</button></p>\n",
+            esc(&render_ref),
+            copy_button(&render_ref),
+            objects.len(),
+            if objects.len() == 1 { "" } else { "s" },
+            bytes_text(size),
+            esc(&download),
+            esc(&newest_diff),
+        );
+        // Listed by kind, namespace and name, as people look for an object; the
+        // number is its place in the render, which is the apply order.
+        let mut order: Vec<usize> = (0..objects.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&objects[a].id, &objects[b].id);
+            (&a.kind, &a.namespace, &a.name, &a.api_version).cmp(&(
+                &b.kind,
+                &b.namespace,
+                &b.name,
+                &b.api_version,
+            ))
+        });
+        main.push_str("<div class=\"objects\">\n");
+        for i in order {
+            let o = &objects[i];
+            let _ = writeln!(
+                main,
+                "<details class=\"object\" id=\"object-{n}\" data-nav>\
+                 <summary><span class=\"index\">#{n}</span> {id}</summary>\
+                 <pre class=\"yaml\"><code>{text}</code></pre></details>",
+                n = i + 1,
+                id = id_html(&o.id),
+                text = esc(&o.text),
+            );
+        }
+        main.push_str("</div>\n");
+        main
+    })
+    .await;
+    match body {
+        Ok(main) => html(&app, StatusCode::OK, page("Render", &crumbs, &main)),
+        Err(e) => {
+            tracing::error!("writing a render page: {e}");
+            html(
+                &app,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                error_html("The server failed", &crumbs, "the server failed"),
+            )
+        }
+    }
+}
+
+/// The old range's start and length of a hunk header `@@ -a,b +c,d @@`.
+fn hunk_old_range(header: &str) -> Option<(u64, u64)> {
+    let old = header.strip_prefix("@@ -")?.split(' ').next()?;
+    let (start, len) = old.split_once(',').unwrap_or((old, "1"));
+    Some((start.parse().ok()?, len.parse().ok()?))
+}
+
+fn gap_html(lines: u64) -> String {
+    format!(
+        "<div class=\"gap\">⋯ {lines} unchanged line{}</div>",
+        if lines == 1 { "" } else { "s" }
+    )
+}
+
+/// A changed object's unified diff as coloured lines, with the unchanged lines between
+/// hunks collapsed to a count.
+fn hunks_html(lines: &[String]) -> String {
+    let mut out = String::new();
+    let mut next_old = 1u64;
+    let mut open = false;
+    for line in lines {
+        if line.starts_with("@@") {
+            if open {
+                out.push_str("</code></pre>");
+            }
+            if let Some((start, len)) = hunk_old_range(line) {
+                // A hunk with no old lines starts after line `start`.
+                let first = if len == 0 { start + 1 } else { start };
+                if first > next_old {
+                    out.push_str(&gap_html(first - next_old));
+                }
+                next_old = first + len;
+            }
+            let _ = write!(
+                out,
+                "<div class=\"hunk-head\">{}</div><pre class=\"hunk\"><code>",
+                esc(line)
+            );
+            open = true;
+            continue;
+        }
+        let class = match line.as_bytes().first() {
+            Some(b'-') => "del",
+            Some(b'+') => "add",
+            _ => "ctx",
+        };
+        // Block spans, no newline between: a newline would show as an empty line.
+        let _ = write!(out, "<span class=\"{class}\">{}</span>", esc(line));
+    }
+    if open {
+        out.push_str("</code></pre>");
+    }
+    out
+}
+
+/// `GET /ui/{namespace}/{name}/diff?from=REF[&to=REF]`.
+pub(super) async fn diff_page(
+    State(app): State<App>,
+    Path((namespace, name)): Path<(String, String)>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let release = Release::new(namespace, name);
+    let mut crumbs = release_crumbs(&release);
+    let p = match params(&query, &["from"], &["to"]) {
+        Ok(p) => p,
+        Err(m) => return bad_request_page(&app, &crumbs, &m),
+    };
+    let from = p[0].unwrap_or_default().to_string();
+    let to = match p[1] {
+        Some(to) => to.to_string(),
+        None => match app.observer.history(&release).await {
+            Ok(h) => match h.last() {
+                Some(newest) => newest.render_ref.clone(),
+                None => {
+                    return failure_page(
+                        &app,
+                        &crumbs,
+                        ObserverError::NoHistory(release.to_string()),
+                    );
+                }
+            },
+            Err(e) => return failure_page(&app, &crumbs, e),
+        },
+    };
+    crumbs.push((
+        esc(&diff_href(&release, &from, &to)),
+        format!("diff {} → {}", esc(short_ref(&from)), esc(short_ref(&to))),
+    ));
+    let d = match app
+        .observer
+        .diff(&release, &to, Some(&from), ObjectForm::Yaml)
+        .await
+    {
+        Ok(d) => d,
+        Err(e) => return failure_page(&app, &crumbs, e),
+    };
+    // What each side is, from the history: a render may have no entry (GC'd, or
+    // protected only).
+    let labels: HashMap<String, String> = match app.observer.history(&release).await {
+        Ok(h) => {
+            let times: Vec<SyncTime> = h.iter().map(|e| e.synced_at).collect();
+            let times = app
+                .observer
+                .runtime()
+                .format_synced_at_all(&times)
+                .await
+                .unwrap_or_default();
+            h.into_iter()
+                .zip(times)
+                .map(|(e, t)| (e.render_ref, format!("{}: {}", utc_text(&t), e.summary)))
+                .collect()
+        }
+        Err(_) => HashMap::new(),
+    };
+    let from_label = labels.get(&from).cloned().unwrap_or_default();
+    let to_label = labels.get(&to).cloned().unwrap_or_default();
+    let swap = diff_href(&release, &to, &from);
+    let from_href = render_href(&release, &from);
+    let to_href = render_href(&release, &to);
+    let body = tokio::task::spawn_blocking(move || {
+        diff_html(
+            &d,
+            [(&from, &from_href, &from_label), (&to, &to_href, &to_label)],
+            &swap,
+        )
+    })
+    .await;
+    match body {
+        Ok(main) => html(&app, StatusCode::OK, page("Diff", &crumbs, &main)),
+        Err(e) => {
+            tracing::error!("writing a diff page: {e}");
+            html(
+                &app,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                error_html("The server failed", &crumbs, "the server failed"),
+            )
+        }
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn diff_html(d: &RenderDiff, sides: [(&String, &String, &String); 2], swap: &str) -> String {
+    let mut main = String::from("<h1>Diff</h1>\n");
+    let _ = writeln!(
+        main,
+        "<p class=\"summary\" id=\"summary\">{} changed, {} added, {} removed, {} unchanged</p>",
+        plural(d.changed.len(), "object", "objects"),
+        d.added.len(),
+        d.removed.len(),
+        d.unchanged
+    );
+    main.push_str("<dl class=\"sides\">\n");
+    for ((render_ref, href, label), name) in sides.iter().zip(["From", "To"]) {
+        let _ = writeln!(
+            main,
+            "<dt>{name}</dt><dd><a href=\"{}\" title=\"{}\"><code>{}</code></a> {} \
+             <span class=\"side-label\">{}</span></dd>",
+            esc(href),
+            esc(render_ref),
+            esc(short_ref(render_ref)),
+            copy_button(render_ref),
+            esc(label)
+        );
+    }
+    let _ = writeln!(
+        main,
+        "</dl>\n<p><a href=\"{}\" class=\"swap\">Swap from and to</a></p>",
+        esc(swap)
+    );
+    if !d.changed.is_empty() {
+        main.push_str("<section class=\"changed\"><h2>Changed</h2>\n");
+        for (i, c) in d.changed.iter().enumerate() {
+            let _ = writeln!(
+                main,
+                "<details class=\"object changed-object\" id=\"changed-{n}\" data-nav open>\
+                 <summary>{id}</summary><div class=\"diff\">{hunks}</div></details>",
+                n = i + 1,
+                id = id_html(&c.id),
+                hunks = hunks_html(&c.lines),
+            );
+        }
+        main.push_str("</section>\n");
+    }
+    for (title, class, ids) in [
+        ("Added", "added", &d.added),
+        ("Removed", "removed", &d.removed),
+    ] {
+        if ids.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            main,
+            "<section class=\"{class}\"><h2>{title}</h2>\n<ul class=\"ids\">"
+        );
+        for id in ids.iter() {
+            let _ = writeln!(
+                main,
+                "<li class=\"{class}-object\" data-nav tabindex=\"-1\">{}</li>",
+                id_html(id)
+            );
+        }
+        main.push_str("</ul></section>\n");
+    }
+    let _ = writeln!(
+        main,
+        "<section class=\"unchanged\"><h2>Unchanged</h2><p>{} identical in both \
+         renders (not shown).</p></section>",
+        plural(d.unchanged as usize, "object", "objects")
+    );
+    if d.changed.is_empty() && d.added.is_empty() && d.removed.is_empty() {
+        main.push_str("<p class=\"same\">The two renders hold the same objects.</p>\n");
+    }
+    main
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markup_and_quotes_are_escaped() {
+        assert_eq!(
+            esc("<script>alert('x')</script> & \"q\""),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"
+        );
+        assert_eq!(seg("a/b?c#d e"), "a%2Fb%3Fc%23d%20e");
+        assert_eq!(seg("sha256:ab"), "sha256:ab");
+    }
+
+    #[test]
+    fn hunks_are_coloured_and_the_context_between_them_collapsed() {
+        let lines: Vec<String> = [
+            "@@ -2,3 +2,3 @@",
+            " a",
+            "-b",
+            "+c",
+            "@@ -20,2 +20,1 @@",
+            " x",
+            "-<y>",
+        ]
+        .map(String::from)
+        .to_vec();
+        let out = hunks_html(&lines);
+        assert!(
+            out.starts_with("<div class=\"gap\">⋯ 1 unchanged line</div>"),
+            "{out}"
+        );
+        assert!(out.contains("⋯ 15 unchanged lines"), "{out}");
+        assert!(out.contains("<span class=\"del\">-b</span>"));
+        assert!(out.contains("<span class=\"add\">+c</span>"));
+        assert!(out.contains("<span class=\"del\">-&lt;y&gt;</span>"));
+    }
+
+    #[test]
+    fn times_and_sizes_read_well() {
+        assert_eq!(
+            utc_text("2024-05-01T12:00:00.5Z"),
+            "2024-05-01 12:00:00 UTC"
+        );
+        assert_eq!(utc_text("2024-05-01T12:00:00Z"), "2024-05-01 12:00:00 UTC");
+        assert_eq!(bytes_text(999), "999 B");
+        assert_eq!(bytes_text(1536), "1.5 KiB");
+        assert_eq!(bytes_text(3 << 20), "3.0 MiB");
+        assert_eq!(
+            short_ref(&format!("sha256:{}", "ab".repeat(32))),
+            "abababababab"
+        );
+    }
+}

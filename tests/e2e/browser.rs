@@ -1,0 +1,595 @@
+//! The observer's web pages in a real headless Chromium, driven over WebDriver (the
+//! W3C protocol, spoken to chromedriver over HTTP), against `render-store serve` on
+//! 127.0.0.1 with a file:// store of two releases and a dozen history entries.
+//!
+//! Screenshots of every page land in `target/browser-screenshots/` for people to look
+//! at. Without chromedriver the test says so and passes, unless CI asks for the browser
+//! (`CI=true` or `RENDER_STORE_REQUIRE_BROWSER=1`): then it fails, so a CI machine
+//! that lost its browser cannot pass by skipping. `RENDER_STORE_CHROMEDRIVER` and
+//! `RENDER_STORE_CHROMIUM` name other binaries than the ones on `PATH`.
+
+use render_store::{NewEntry, Release, RenderStore, SyncTime};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The key WebDriver names element references by.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+fn browser_required() -> bool {
+    std::env::var("RENDER_STORE_REQUIRE_BROWSER").is_ok_and(|v| v == "1")
+        || std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// An executable: `$var`, or the first of `names` on `PATH`.
+fn find(var: &str, names: &[&str]) -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(var) {
+        return Some(PathBuf::from(path));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// A child process killed when the test ends, passed or not.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// chromedriver in a process group of its own, killed with every browser it started
+/// when the test ends: Chromium outlives a killed chromedriver, and a failed test
+/// never gets to end its session.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // The group's id is chromedriver's pid (`process_group(0)`); the browsers it
+        // started are in it.
+        if let Ok(group) = i32::try_from(self.0.id()) {
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe {
+                libc::kill(-group, libc::SIGKILL);
+            }
+        }
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A WebDriver session.
+struct Session {
+    http: reqwest::Client,
+    base: String,
+}
+
+impl Session {
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}{path}", self.base);
+        let mut request = self.http.request(method.clone(), &url);
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let text = response.text().await.unwrap();
+        let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        assert!(
+            status.is_success(),
+            "WebDriver {method} {path}: {status} {text}"
+        );
+        value["value"].clone()
+    }
+
+    async fn post(&self, path: &str, body: Value) -> Value {
+        self.call(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        self.call(reqwest::Method::GET, path, None).await
+    }
+
+    async fn open(&self, url: &str) {
+        self.post("/url", json!({ "url": url })).await;
+    }
+
+    async fn url(&self) -> String {
+        self.get("/url").await.as_str().unwrap().to_string()
+    }
+
+    async fn all(&self, css: &str) -> Vec<String> {
+        let found = self
+            .post(
+                "/elements",
+                json!({ "using": "css selector", "value": css }),
+            )
+            .await;
+        found
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e[ELEMENT].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    async fn one(&self, css: &str) -> String {
+        let all = self.all(css).await;
+        assert!(
+            !all.is_empty(),
+            "no element matches {css:?} on {}",
+            self.url().await
+        );
+        all[0].clone()
+    }
+
+    async fn text(&self, element: &str) -> String {
+        let text = self.get(&format!("/element/{element}/text")).await;
+        text.as_str().unwrap().to_string()
+    }
+
+    async fn texts(&self, css: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for e in self.all(css).await {
+            out.push(self.text(&e).await);
+        }
+        out
+    }
+
+    async fn click(&self, element: &str) {
+        self.post(&format!("/element/{element}/click"), json!({}))
+            .await;
+    }
+
+    async fn script(&self, script: &str) -> Value {
+        self.post("/execute/sync", json!({ "script": script, "args": [] }))
+            .await
+    }
+
+    async fn press(&self, keys: &str) {
+        let mut actions = Vec::new();
+        for c in keys.chars() {
+            actions.push(json!({ "type": "keyDown", "value": c.to_string() }));
+            actions.push(json!({ "type": "keyUp", "value": c.to_string() }));
+        }
+        self.post(
+            "/actions",
+            json!({ "actions": [{ "type": "key", "id": "keyboard", "actions": actions }] }),
+        )
+        .await;
+    }
+
+    async fn resize(&self, width: u32, height: u32) {
+        self.post("/window/rect", json!({ "width": width, "height": height }))
+            .await;
+    }
+
+    async fn screenshot(&self, dir: &Path, name: &str) {
+        use base64::Engine;
+        let png = self.get("/screenshot").await;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(png.as_str().unwrap())
+            .unwrap();
+        assert!(bytes.starts_with(b"\x89PNG"), "{name} is not a PNG");
+        std::fs::write(dir.join(format!("{name}.png")), bytes).unwrap();
+    }
+
+    /// Waits for a navigation a click or key started to reach a URL holding `part`,
+    /// and returns it: a form's submission can still be on its way when the click
+    /// returns.
+    async fn url_with(&self, part: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let url = self.url().await;
+            let loaded = self
+                .script("return document.readyState === 'complete'")
+                .await;
+            if url.contains(part) && loaded == json!(true) {
+                return url;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {part:?}: at {url}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Waits until `script` returns true, for a page a script is still finishing.
+    async fn until(&self, what: &str, script: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.script(script).await != json!(true) {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// Starts chromedriver and a Chromium session, `dark` with the system theme dark.
+async fn start_browser(driver: &Path, chromium: Option<&Path>, dark: bool) -> (Driver, Session) {
+    use std::os::unix::process::CommandExt;
+    let port = free_port();
+    let child = Command::new(driver)
+        .arg(format!("--port={port}"))
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {}: {e}", driver.display()));
+    let child = Driver(child);
+    let http = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let ready = match http.get(format!("{base}/status")).send().await {
+            Ok(r) => r
+                .text()
+                .await
+                .unwrap_or_default()
+                .contains("\"ready\":true"),
+            Err(_) => false,
+        };
+        if ready {
+            break;
+        }
+        assert!(Instant::now() < deadline, "chromedriver did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut args = vec![
+        "--headless=new",
+        // Tests often run as root in a container, where Chromium's sandbox cannot
+        // start; the browser only visits the test's own server.
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-crash-reporter",
+        "--window-size=1280,1000",
+    ];
+    if dark {
+        args.push("--force-dark-mode");
+        args.push("--blink-settings=preferredColorScheme=0");
+    }
+    let mut options = json!({ "args": args });
+    if let Some(chromium) = chromium {
+        options["binary"] = json!(chromium.to_str().unwrap());
+    }
+    let body = json!({
+        "capabilities": { "alwaysMatch": { "goog:chromeOptions": options } }
+    });
+    let session = Session {
+        http: http.clone(),
+        base: base.clone(),
+    };
+    let created = session.post("/session", body).await;
+    let id = created["sessionId"].as_str().unwrap().to_string();
+    (
+        child,
+        Session {
+            http,
+            base: format!("{base}/session/{id}"),
+        },
+    )
+}
+
+/// A render of the web release at version `v`: a ConfigMap whose `version` changes
+/// every time, a Deployment, and from v5 on a Service.
+fn web_render(v: u32) -> Vec<Vec<u8>> {
+    let mut objects = vec![
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "web-config", "namespace": "prod"},
+               "data": {"a": "1", "b": "2", "c": "3", "d": "4", "e": "5",
+                        "version": format!("v{v}")}}),
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {"name": "web", "namespace": "prod"},
+               "spec": {"replicas": 2}}),
+    ];
+    if v >= 5 {
+        objects.push(json!({"apiVersion": "v1", "kind": "Service",
+                            "metadata": {"name": "web", "namespace": "prod"}}));
+    }
+    objects.iter().map(|o| o.to_string().into_bytes()).collect()
+}
+
+const HOSTILE: &str = "<script>window.hostile=1</script><img src=x onerror=\"window.hostile=2\">";
+
+/// Two releases, a dozen entries: prod/web 11 (one past GC's default of 10), staging/api
+/// one. Entry 7 of prod/web has a hostile summary. Returns the web release's refs,
+/// oldest first.
+async fn populate(store: &RenderStore) -> Vec<String> {
+    let web = Release::new("prod", "web");
+    let mut refs = Vec::new();
+    for v in 1..=11u32 {
+        let r = store.put_render(&web, &web_render(v)).await.unwrap();
+        let summary = match v {
+            7 => HOSTILE.to_string(),
+            _ => format!("deploy v{v}"),
+        };
+        let entry = NewEntry {
+            render_ref: r.clone(),
+            synced_at: SyncTime {
+                seconds: 1_790_000_000 + i64::from(v) * 3600,
+                nanoseconds: 0,
+            },
+            summary,
+        };
+        assert!(store.record_history(&web, &entry).await.unwrap());
+        refs.push(r);
+    }
+    let api = Release::new("staging", "api");
+    let secret =
+        br#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"api","namespace":"staging"}}"#;
+    let r = store.put_render(&api, &[secret.to_vec()]).await.unwrap();
+    let entry = NewEntry {
+        render_ref: r,
+        synced_at: SyncTime {
+            seconds: 1_790_100_000,
+            nanoseconds: 0,
+        },
+        summary: "first".into(),
+    };
+    store.record_history(&api, &entry).await.unwrap();
+    refs
+}
+
+/// `render-store serve` on 127.0.0.1 over the store at `url`; its address.
+fn start_server(url: &str) -> (Killed, SocketAddr) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_render-store"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("RENDER_STORE_URL", url)
+        .env_remove("RENDER_STORE_LOG")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let child = Killed(child);
+    let mut line = String::new();
+    while !line.contains("serving on") {
+        line.clear();
+        assert_ne!(stderr.read_line(&mut line).unwrap(), 0, "serve ended early");
+    }
+    let addr = line
+        .trim()
+        .rsplit("http://")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // Keep reading what the server logs, so it never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (child, addr)
+}
+
+fn screenshot_dir() -> PathBuf {
+    // The binary under test lives in <target>/<profile>/.
+    let bin = Path::new(env!("CARGO_BIN_EXE_render-store"));
+    let dir = bin
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .join("browser-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_pages_in_a_real_browser() {
+    let Some(driver) = find("RENDER_STORE_CHROMEDRIVER", &["chromedriver"]) else {
+        assert!(
+            !browser_required(),
+            "chromedriver is not installed (Debian: apt-get install chromium chromium-driver), \
+             and CI requires the browser test"
+        );
+        eprintln!("browser test skipped: chromedriver is not installed");
+        return;
+    };
+    let chromium = find("RENDER_STORE_CHROMIUM", &["chromium", "chromium-browser"]);
+    let shots = screenshot_dir();
+
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", dir.path().display());
+    let store = RenderStore::open(&url).unwrap().unwrap();
+    let refs = populate(&store).await;
+    let (_server, addr) = start_server(&url);
+    let site = format!("http://{addr}");
+    let (_driver, s) = start_browser(&driver, chromium.as_deref(), false).await;
+
+    // The release list shows both releases, grouped by namespace.
+    s.open(&format!("{site}/")).await;
+    assert_eq!(
+        s.texts("section.namespace h2").await,
+        ["prod", "staging"],
+        "namespaces"
+    );
+    let rows = s.all("tr.release").await;
+    assert_eq!(rows.len(), 2);
+    let first = s.text(&rows[0]).await;
+    assert!(first.contains("web") && first.contains("11"), "{first}");
+    assert!(s.text(&rows[1]).await.contains("api"));
+    s.screenshot(&shots, "releases").await;
+
+    // The history lists the entries newest first, the hostile summary as text.
+    let web_link = s.one("tr[data-release='prod/web'] a").await;
+    s.click(&web_link).await;
+    assert_eq!(s.url_with("/ui/").await, format!("{site}/ui/prod/web"));
+    let mut expected: Vec<String> = (1..=11).map(|v| format!("deploy v{v}")).collect();
+    expected[6] = HOSTILE.to_string();
+    expected.reverse();
+    assert_eq!(s.texts("td.entry-summary").await, expected);
+    assert_eq!(
+        s.script("return window.hostile === undefined").await,
+        json!(true),
+        "the hostile summary ran"
+    );
+    assert!(
+        s.all("td.entry-summary script, td.entry-summary img")
+            .await
+            .is_empty()
+    );
+    // The script ran: local times are filled in.
+    s.until(
+        "local times",
+        "return document.querySelector('[data-local]').textContent.length > 0",
+    )
+    .await;
+    // GC's default plan keeps 10: the oldest entry is marked for deletion.
+    let markers = s.texts("tr.entry .gc").await;
+    assert_eq!(markers.len(), 11);
+    assert!(markers[..10].iter().all(|m| m == "keep"), "{markers:?}");
+    assert_eq!(markers[10], "delete");
+    s.screenshot(&shots, "history").await;
+
+    // Choosing two entries shows their diff: v4 to v5 changed the ConfigMap and added
+    // the Service.
+    let from = s.one("tr[data-entry='4'] input[name='from']").await;
+    let to = s.one("tr[data-entry='5'] input[name='to']").await;
+    s.click(&from).await;
+    s.click(&to).await;
+    let compare = s.one("#compare button[type='submit']").await;
+    s.click(&compare).await;
+    let diff_url = s.url_with("/diff?").await;
+    assert!(
+        diff_url.starts_with(&format!("{site}/ui/prod/web/diff?"))
+            && diff_url.contains(&refs[3]["sha256:".len()..])
+            && diff_url.contains(&refs[4]["sha256:".len()..]),
+        "{diff_url}"
+    );
+    let summary = s.text(&s.one("#summary").await).await;
+    assert_eq!(summary, "1 object changed, 1 added, 0 removed, 1 unchanged");
+    assert_eq!(
+        s.texts("details.changed-object > summary").await,
+        ["ConfigMap prod/web-config v1"]
+    );
+    let removed = s.texts(".hunk .del").await;
+    let added = s.texts(".hunk .add").await;
+    assert_eq!(removed, ["-  version: v4"]);
+    assert_eq!(added, ["+  version: v5"]);
+    let order = s
+        .script(
+            "const l = [...document.querySelectorAll('.hunk span')].map(e => e.className); \
+             return l.indexOf('del') < l.indexOf('add')",
+        )
+        .await;
+    assert_eq!(order, json!(true), "removed lines come before added ones");
+    assert!(s.texts(".added-object").await[0].contains("Service prod/web"));
+    s.screenshot(&shots, "diff").await;
+
+    // A deep link reloads to the same view.
+    s.post("/refresh", json!({})).await;
+    assert_eq!(s.url().await, diff_url);
+    assert_eq!(s.text(&s.one("#summary").await).await, summary);
+    assert_eq!(s.texts(".hunk .del").await, removed);
+
+    // Keyboard: j moves to the newest entry, j again to the one before, p diffs it
+    // with its predecessor.
+    s.open(&format!("{site}/ui/prod/web")).await;
+    s.press("jjp").await;
+    let keyed = s.url_with("/diff?").await;
+    assert!(
+        keyed.contains(&refs[8]["sha256:".len()..]) && keyed.contains(&refs[9]["sha256:".len()..]),
+        "{keyed}"
+    );
+    assert!(
+        s.text(&s.one("#summary").await)
+            .await
+            .contains("1 object changed")
+    );
+
+    // A render page lists the objects by kind; each expands to its YAML.
+    s.open(&format!("{site}/ui/prod/web")).await;
+    let render_link = s.one("tr[data-entry='5'] td.ref a").await;
+    s.click(&render_link).await;
+    let render_url = s.url_with("/renders/").await;
+    assert!(
+        render_url.ends_with(&format!("/ui/prod/web/renders/{}", refs[4])),
+        "{render_url}"
+    );
+    assert_eq!(
+        s.texts("details.object > summary").await,
+        [
+            "#1 ConfigMap prod/web-config v1",
+            "#2 Deployment prod/web apps/v1",
+            "#3 Service prod/web v1"
+        ]
+    );
+    let yaml = s.one("details.object pre").await;
+    assert_eq!(s.text(&yaml).await, "", "collapsed until opened");
+    let object = s.one("details.object > summary").await;
+    s.click(&object).await;
+    let text = s.text(&yaml).await;
+    assert!(
+        text.contains("kind: ConfigMap") && text.contains("version: v5"),
+        "{text}"
+    );
+    let download = s
+        .script("return document.querySelector('a[download]').getAttribute('href')")
+        .await;
+    assert_eq!(download, json!(format!("/renders/prod/web/{}", refs[4])));
+    s.screenshot(&shots, "render").await;
+
+    // From a render to the newest entry: v5 to v11 changed the ConfigMap only.
+    let newest = s.one("a.diff-newest").await;
+    s.click(&newest).await;
+    let to_newest = s.url_with("/diff?").await;
+    assert!(!to_newest.contains("to="), "{to_newest}");
+    assert_eq!(
+        s.texts(".sides a code").await,
+        [&refs[4][7..19], &refs[10][7..19]]
+    );
+    assert_eq!(s.texts(".hunk .add").await, ["+  version: v11"]);
+
+    // A deep link to an object opens it.
+    s.open(&format!("{render_url}#object-2")).await;
+    s.until(
+        "the linked object to open",
+        "return document.getElementById('object-2').open === true",
+    )
+    .await;
+
+    // 400 px wide: nothing is wider than the window.
+    s.resize(400, 900).await;
+    s.open(&format!("{site}/ui/prod/web")).await;
+    let width = s
+        .script("return document.documentElement.scrollWidth <= window.innerWidth")
+        .await;
+    assert_eq!(
+        width,
+        json!(true),
+        "the history page scrolls sideways at 400 px"
+    );
+    s.screenshot(&shots, "history-400px").await;
+    s.open(&diff_url).await;
+    s.screenshot(&shots, "diff-400px").await;
+    s.call(reqwest::Method::DELETE, "", None).await;
+
+    // A dark system theme gives a dark page.
+    let (_dark_driver, dark) = start_browser(&driver, chromium.as_deref(), true).await;
+    dark.open(&diff_url).await;
+    let background = dark
+        .script(
+            "const c = getComputedStyle(document.body).backgroundColor.match(/\\d+/g).map(Number); \
+             return c[0] + c[1] + c[2] < 150",
+        )
+        .await;
+    assert_eq!(background, json!(true), "the page is not dark");
+    dark.screenshot(&shots, "diff-dark").await;
+    dark.open(&format!("{site}/ui/prod/web")).await;
+    dark.screenshot(&shots, "history-dark").await;
+    dark.call(reqwest::Method::DELETE, "", None).await;
+    eprintln!("browser test: screenshots in {}", shots.display());
+}
