@@ -313,6 +313,15 @@ fn object_form(form: types::ObjectForm) -> crate::ObjectForm {
     }
 }
 
+fn wit_entry(e: crate::HistoryEntry) -> types::HistoryEntry {
+    types::HistoryEntry {
+        key: e.key,
+        render_ref: e.render_ref,
+        synced_at: wit_time(e.synced_at),
+        summary: e.summary,
+    }
+}
+
 fn wit_diff(d: crate::RenderDiff) -> types::RenderDiff {
     types::RenderDiff {
         added: d.added.into_iter().map(wit_id).collect(),
@@ -378,15 +387,19 @@ impl store::Guest for Component {
 
     fn list_history(r: types::Release) -> WitResult<Vec<types::HistoryEntry>> {
         let entries = crate::list_history(&mut Host, &release(r))?;
-        Ok(entries
-            .into_iter()
-            .map(|e| types::HistoryEntry {
-                key: e.key,
-                render_ref: e.render_ref,
-                synced_at: wit_time(e.synced_at),
-                summary: e.summary,
-            })
-            .collect())
+        Ok(entries.into_iter().map(wit_entry).collect())
+    }
+
+    fn list_history_page(
+        r: types::Release,
+        limit: u32,
+        before: Option<String>,
+    ) -> WitResult<types::HistoryPage> {
+        let page = crate::list_history_page(&mut Host, &release(r), limit, before.as_deref())?;
+        Ok(types::HistoryPage {
+            entries: page.entries.into_iter().map(wit_entry).collect(),
+            next_before: page.next_before,
+        })
     }
 
     fn gc(

@@ -5,7 +5,7 @@
 use crate::bucket::{Bucket, BucketError};
 use crate::error::{Error, Result};
 use crate::json::{Node, decode_object, encode_string};
-use crate::keys::{Release, ReleasePrefix, validate_render_ref};
+use crate::keys::{ParsedKey, Release, ReleasePrefix, validate_render_ref};
 use crate::store::call_failed;
 use crate::time::{SyncTime, format_synced_at};
 
@@ -167,26 +167,83 @@ pub fn list_history<B: Bucket>(bucket: &mut B, release: &Release) -> Result<Vec<
     let prefix = ReleasePrefix::new(release)?;
     let (entries, _) = list_entries(bucket, &prefix)?;
     let mut history = Vec::with_capacity(entries.len());
-    for ListedEntry {
+    for listed in entries {
+        history.extend(read_entry(bucket, listed)?);
+    }
+    Ok(history)
+}
+
+/// One page of the history, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HistoryPage {
+    /// At most the page's limit of entries, newest first.
+    pub entries: Vec<HistoryEntry>,
+    /// The key to pass as `before` for the next, older page; `None` when no older entry
+    /// remains.
+    pub next_before: Option<String>,
+}
+
+/// At most `limit` entries, newest first, older than the entry key `before` when given:
+/// `list(P/history/)`, then `get` of each entry of the page only, newest first. So a
+/// page costs `1 + limit` calls however long the history is. An entry deleted between
+/// the list and its `get` is left out (the page may then hold fewer).
+pub fn list_history_page<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    limit: u32,
+    before: Option<&str>,
+) -> Result<HistoryPage> {
+    let prefix = ReleasePrefix::new(release)?;
+    if limit == 0 {
+        return Err(Error::InvalidInput(
+            "limit 0: a history page holds at least one entry".into(),
+        ));
+    }
+    if let Some(before) = before
+        && !matches!(prefix.parse(before), Some(ParsedKey::History { .. }))
+    {
+        return Err(Error::InvalidInput(format!(
+            "before {before:?}: not a history entry key of {}; pass the previous page's \
+             next-before",
+            prefix.as_str().trim_end_matches('/')
+        )));
+    }
+    let (mut entries, _) = list_entries(bucket, &prefix)?;
+    if let Some(before) = before {
+        entries.retain(|e| e.key.as_str() < before);
+    }
+    let start = entries.len().saturating_sub(limit as usize);
+    let next_before = (start > 0).then(|| entries[start].key.clone());
+    let mut page = HistoryPage {
+        entries: Vec::with_capacity(entries.len() - start),
+        next_before,
+    };
+    for listed in entries.drain(start..).rev() {
+        page.entries.extend(read_entry(bucket, listed)?);
+    }
+    Ok(page)
+}
+
+/// A listed entry with the summary of its body; `None` when it was deleted since the
+/// listing.
+fn read_entry<B: Bucket>(bucket: &mut B, listed: ListedEntry) -> Result<Option<HistoryEntry>> {
+    let ListedEntry {
         key,
         synced_at,
         render_ref,
-    } in entries
-    {
-        let body = match bucket.get(&key) {
-            Ok(body) => body,
-            Err(BucketError::NotFound) => continue,
-            Err(e) => return Err(call_failed("get", &key, e)),
-        };
-        let summary = summary_of(&key, &body)?;
-        history.push(HistoryEntry {
-            key,
-            render_ref,
-            synced_at,
-            summary,
-        });
-    }
-    Ok(history)
+    } = listed;
+    let body = match bucket.get(&key) {
+        Ok(body) => body,
+        Err(BucketError::NotFound) => return Ok(None),
+        Err(e) => return Err(call_failed("get", &key, e)),
+    };
+    let summary = summary_of(&key, &body)?;
+    Ok(Some(HistoryEntry {
+        key,
+        render_ref,
+        synced_at,
+        summary,
+    }))
 }
 
 fn summary_of(key: &str, body: &[u8]) -> Result<String> {
@@ -230,5 +287,67 @@ mod tests {
         let empty = summarize_history(&release, vec![]).unwrap();
         assert_eq!((empty.entries, empty.newest), (0, None));
         assert!(summarize_history(&Release::new("Bad_NS", "app"), vec![]).is_err());
+    }
+
+    #[test]
+    fn a_history_page_reads_only_its_entries_newest_first_and_pages_back() {
+        let release = Release::new("ns", "app");
+        let mut bucket = crate::MemoryBucket::new();
+        let refs: Vec<String> = (0..5)
+            .map(|i| format!("sha256:{}", format!("{i:x}").repeat(64)))
+            .collect();
+        for (i, r) in refs.iter().enumerate() {
+            let entry = NewEntry {
+                render_ref: r.clone(),
+                synced_at: SyncTime {
+                    seconds: 1_767_225_600 + i as i64,
+                    nanoseconds: 0,
+                },
+                summary: format!("sync {i}"),
+            };
+            assert!(record_history(&mut bucket, &release, &entry).unwrap());
+        }
+        bucket.take_calls();
+        let page = list_history_page(&mut bucket, &release, 2, None).unwrap();
+        let summaries: Vec<_> = page.entries.iter().map(|e| e.summary.as_str()).collect();
+        assert_eq!(summaries, ["sync 4", "sync 3"]);
+        let calls = bucket.take_calls();
+        assert_eq!(calls.len(), 3, "{calls:?}");
+        assert_eq!(calls[0], "list ns/app/history/");
+        assert_eq!(calls[1], format!("get {}", page.entries[0].key));
+        let next = page.next_before.clone().unwrap();
+        assert_eq!(next, page.entries[1].key);
+        let page = list_history_page(&mut bucket, &release, 2, Some(&next)).unwrap();
+        let summaries: Vec<_> = page.entries.iter().map(|e| e.summary.as_str()).collect();
+        assert_eq!(summaries, ["sync 2", "sync 1"]);
+        let last = list_history_page(&mut bucket, &release, 2, page.next_before.as_deref());
+        let last = last.unwrap();
+        assert_eq!(last.entries.len(), 1);
+        assert_eq!(last.entries[0].summary, "sync 0");
+        assert_eq!(last.next_before, None);
+        // The whole history in one page, and the pages together are the history reversed.
+        let all = list_history_page(&mut bucket, &release, 100, None).unwrap();
+        let mut history = list_history(&mut bucket, &release).unwrap();
+        history.reverse();
+        assert_eq!(all.entries, history);
+        assert_eq!(all.next_before, None);
+        // A limit of 0 and a cursor that is not an entry key of the release are refused
+        // before any bucket call.
+        bucket.take_calls();
+        assert!(matches!(
+            list_history_page(&mut bucket, &release, 0, None),
+            Err(Error::InvalidInput(_))
+        ));
+        for bad in [
+            "ns/app/renders/x",
+            "ns/other/history/20260101T000000.000000000Z-x",
+            "",
+        ] {
+            assert!(matches!(
+                list_history_page(&mut bucket, &release, 1, Some(bad)),
+                Err(Error::InvalidInput(_))
+            ));
+        }
+        assert_eq!(bucket.take_calls(), Vec::<String>::new());
     }
 }

@@ -38,8 +38,8 @@ pub use diff::{
 pub use error::{Error, Result};
 pub use gc::{GcPlan, Grace, gc, plan_gc};
 pub use history::{
-    HistoryEntry, HistorySummary, NewEntry, entry_body, has_history_ref, list_history,
-    record_history, summarize_history,
+    HistoryEntry, HistoryPage, HistorySummary, NewEntry, entry_body, has_history_ref, list_history,
+    list_history_page, record_history, summarize_history,
 };
 pub use keys::{
     ParsedKey, Release, ReleasePrefix, validate_name, validate_namespace, validate_render_ref,

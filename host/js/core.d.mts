@@ -149,6 +149,8 @@ export function listHistory(bucket: Bucket, release: ReleaseLike): HistoryEntry[
 export function gc(bucket: Bucket, release: ReleaseLike, keep: number | bigint, protectedRefs?: string[], dryRun?: boolean, options?: GcOptions): GcPlan;
 /** Deletes every key of the release; how many. */
 export function deleteRelease(bucket: Bucket, release: ReleaseLike): number;
+/** At most `limit` entries, newest first, older than `before`; reads only the page's entries. */
+export function listHistoryPage(bucket: Bucket, release: ReleaseLike, limit: number, before?: string): { entries: HistoryEntry[]; nextBefore?: string };
 /** The difference between two stored renders, both read and verified in the component. */
 export function diffStored(bucket: Bucket, release: ReleaseLike, oldRef: string, newRef: string, form?: ObjectForm): RenderDiff;
 /** GC's default grace period in seconds (600, the CLI's `--grace 10m`). */
@@ -165,6 +167,7 @@ export class RenderStore {
   hasHistoryRef(release: ReleaseLike, ref: string): boolean;
   recordHistory(release: ReleaseLike, entry: NewEntry): boolean;
   listHistory(release: ReleaseLike): HistoryEntry[];
+  listHistoryPage(release: ReleaseLike, limit: number, before?: string): { entries: HistoryEntry[]; nextBefore?: string };
   gc(release: ReleaseLike, keep: number | bigint, protectedRefs?: string[], dryRun?: boolean, options?: GcOptions): GcPlan;
   deleteRelease(release: ReleaseLike): number;
   diffRenders(release: ReleaseLike, oldRef: string, newRef: string, form?: ObjectForm): RenderDiff;

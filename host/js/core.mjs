@@ -648,6 +648,20 @@ export const gc = (bucket, release, keep, protectedRefs = [], dryRun = false, op
 export const deleteRelease = (bucket, release) => storeCall(bucket, 'delete-release', release, {});
 
 /**
+ * At most `limit` history entries, newest first, older than the entry key `before` when
+ * given (store.list-history-page): `{entries, nextBefore}`, nextBefore the cursor of the
+ * next, older page or undefined at the end. Reads only the page's entries. Not traced.
+ */
+export const listHistoryPage = (bucket, release, limit, before = undefined) => {
+  const r = witRelease(release);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 0xffffffff) throw new TypeError('limit: expected an integer from 1 to 2^32 - 1');
+  if (before !== undefined && typeof before !== 'string') throw new TypeError('before: expected an entry key (a string) or undefined');
+  const imports = bucketImports(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
+  const page = inInstance(imports, (x) => x.store.listHistoryPage(r, limit, before));
+  return { entries: page.entries.map(jsEntry), nextBefore: page.nextBefore };
+};
+
+/**
  * The difference between two stored renders of a release (store.diff-renders): both are
  * read and verified in the component (`get` of oldRef, then of newRef), in one call.
  * Not a traced operation.
@@ -685,6 +699,9 @@ export class RenderStore {
   }
   listHistory(release) {
     return listHistory(this.bucket, release);
+  }
+  listHistoryPage(release, limit, before = undefined) {
+    return listHistoryPage(this.bucket, release, limit, before);
   }
   gc(release, keep, protectedRefs = [], dryRun = false, options = {}) {
     return gc(this.bucket, release, keep, protectedRefs, dryRun, options);

@@ -160,6 +160,48 @@ fn put_get_history_gc_delete_on_a_file_store() {
     assert_eq!(got[3].0, refs[3]);
     assert!(cli.ok(&["history", "ns/app"]).contains("v2"));
 
+    // A page: newest first, and a cursor that pages back to the oldest entry.
+    let page: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["--json", "history", "ns/app", "--limit", "3"])).unwrap();
+    let page_refs: Vec<&str> = page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["renderRef"].as_str().unwrap())
+        .collect();
+    assert_eq!(page_refs, [got[3].0, got[2].0, got[1].0]);
+    let next = page["nextBefore"].as_str().unwrap().to_string();
+    assert_eq!(next, page["entries"][2]["key"]);
+    let last: serde_json::Value = serde_json::from_str(&cli.ok(&[
+        "--json", "history", "ns/app", "--limit", "3", "--before", &next,
+    ]))
+    .unwrap();
+    assert_eq!(last["entries"].as_array().unwrap().len(), 1);
+    assert_eq!(last["entries"][0]["summary"], "v0");
+    assert!(last["nextBefore"].is_null());
+    let text = cli.run(&["history", "ns/app", "--limit", "1"]);
+    assert!(text.status.success());
+    let stdout = String::from_utf8(text.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(stdout.contains(got[3].0), "{stdout}");
+    assert!(String::from_utf8_lossy(&text.stderr).contains("older entries: --before "));
+    // --before without --limit, a limit of 0, a cursor of another kind: refused.
+    for args in [
+        &["history", "ns/app", "--before", next.as_str()][..],
+        &["history", "ns/app", "--limit", "0"][..],
+        &[
+            "history",
+            "ns/app",
+            "--limit",
+            "1",
+            "--before",
+            "ns/app/renders/x",
+        ][..],
+    ] {
+        let out = cli.run(args);
+        assert!(!out.status.success(), "{args:?}");
+    }
+
     let before = files_under(&cli.store_dir());
     let dry: serde_json::Value = serde_json::from_str(&cli.ok(&[
         "--json",

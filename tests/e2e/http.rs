@@ -118,6 +118,30 @@ async fn history_renders_and_health_on_a_file_store() {
     assert_eq!(history[0]["syncedAt"], "2026-01-01T00:00:01Z");
     assert_eq!(history[1]["summary"], "v2");
 
+    // A page of one, newest first, then the older one through the cursor.
+    let (status, body) = s.get("/history?namespace=ns&name=app&limit=1").await;
+    assert_eq!(status, 200, "{body}");
+    let page: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(page["entries"][0]["renderRef"], refs[1].as_str());
+    let next = page["nextBefore"].as_str().unwrap();
+    let (status, body) = s
+        .get(&format!(
+            "/history?namespace=ns&name=app&limit=1&before={next}"
+        ))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let page: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(page["entries"][0]["renderRef"], refs[0].as_str());
+    assert!(page["nextBefore"].is_null());
+    for bad in [
+        "/history?namespace=ns&name=app&limit=0",
+        "/history?namespace=ns&name=app&limit=x",
+        "/history?namespace=ns&name=app&before=ns/app/history/x",
+        "/history?namespace=ns&name=app&limit=1&before=ns/app/renders/x",
+    ] {
+        assert_eq!(s.get(bad).await.0, 400, "{bad}");
+    }
+
     let (status, body) = s.get(&format!("/renders/ns/app/{}", refs[0])).await;
     assert_eq!(status, 200);
     assert_eq!(

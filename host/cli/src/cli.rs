@@ -1,7 +1,7 @@
 //! The commands of the CLI: argument parsing and output; the work is the library's.
 
 use crate::input::{Format, RenderInput, read_render};
-use crate::json_view::diff_json;
+use crate::json_view::{diff_json, history_page_json};
 use crate::output::{count, output_json, print_diff, print_gc, print_history, print_json};
 use crate::progress::{LARGE_RENDER_BYTES, Progress, ProgressBucket, Task};
 use crate::serve::ServeOptions;
@@ -188,8 +188,18 @@ pub enum StoreCommand {
     },
     /// Write a stored render's canonical bytes to standard output.
     Get { release: String, render_ref: String },
-    /// Print a release's history, oldest first.
-    History { release: String },
+    /// Print a release's history, oldest first; with --limit, one page of it, newest
+    /// first, reading only that page's entries.
+    History {
+        release: String,
+        /// Print at most N entries, newest first (a page; not recorded by --trace).
+        #[arg(long, value_name = "N")]
+        limit: Option<u32>,
+        /// With --limit: only entries older than this entry key (the previous page's
+        /// next-before, printed on standard error).
+        #[arg(long, value_name = "KEY", requires = "limit")]
+        before: Option<String>,
+    },
     /// Record a history entry (nothing is added if the render is already recorded).
     Record {
         release: String,
@@ -364,7 +374,7 @@ async fn store_operation(command: StoreCommand) -> Result<Operation> {
             release: parse_release(&release)?,
             render_ref,
         },
-        StoreCommand::History { release } => Operation::ListHistory {
+        StoreCommand::History { release, .. } => Operation::ListHistory {
             release: parse_release(&release)?,
         },
         StoreCommand::Record {
@@ -502,6 +512,33 @@ pub async fn run(args: Args) -> Result<Finish> {
             let rt = Runtime::shared()?;
             let bytes = rt.canonical(&input.read(&rt).await?).await?;
             std::io::stdout().lock().write_all(&bytes)?;
+        }
+        Command::Store(StoreCommand::History {
+            release,
+            limit: Some(limit),
+            before,
+        }) => {
+            if args.trace.is_some() {
+                bail!(
+                    "--trace records whole store operations; a history page (--limit) is \
+                     not one: trace `history` without --limit"
+                );
+            }
+            let store = open(url)?;
+            let release = parse_release(&release)?;
+            let page = store
+                .list_history_page(&release, limit, before.as_deref())
+                .await?;
+            let rt = store.runtime();
+            if args.json {
+                print_json(&history_page_json(rt, &page).await?)?;
+            } else {
+                print_history(rt, &page.entries, false).await?;
+                if let Some(next) = &page.next_before {
+                    // On standard error, so standard output stays one line per entry.
+                    eprintln!("older entries: --before {}", esc(next));
+                }
+            }
         }
         Command::Store(command) => {
             let operation = store_operation(command).await?;

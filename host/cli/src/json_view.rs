@@ -2,7 +2,7 @@
 //! observer's HTTP endpoints. Field names are camelCase, as in the entry body. The
 //! results of store operations are shaped by the component (`Runtime::output_json`).
 
-use render_store::{HistoryEntry, ObjectId, RenderDiff, Result, Runtime};
+use render_store::{HistoryEntry, HistoryPage, ObjectId, RenderDiff, Result, Runtime};
 use serde_json::{Value, json};
 
 /// The history as a JSON array, oldest first; `syncedAt` in RFC 3339.
@@ -22,6 +22,15 @@ pub async fn history_json(rt: &Runtime, entries: &[HistoryEntry]) -> Result<Valu
         })
         .collect();
     Ok(Value::Array(items))
+}
+
+/// A history page as `history --limit --json` and `/history?limit=` answer it: the
+/// entries, newest first, and the cursor of the next, older page (null at the end).
+pub async fn history_page_json(rt: &Runtime, page: &HistoryPage) -> Result<Value> {
+    Ok(json!({
+        "entries": history_json(rt, &page.entries).await?,
+        "nextBefore": page.next_before,
+    }))
 }
 
 fn id_json(id: &ObjectId) -> Value {

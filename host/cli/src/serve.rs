@@ -31,7 +31,7 @@
 #[path = "serve_ui.rs"]
 mod ui;
 
-use crate::json_view::{diff_json, history_json};
+use crate::json_view::{diff_json, history_json, history_page_json};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, Request, State};
@@ -589,11 +589,36 @@ fn params<'q>(
 }
 
 async fn history(State(app): State<App>, Query(query): Query<HashMap<String, String>>) -> Response {
-    let p = match params(&query, &["namespace", "name"], &[]) {
+    let p = match params(&query, &["namespace", "name"], &["limit", "before"]) {
         Ok(p) => p,
         Err(m) => return error(StatusCode::BAD_REQUEST, m),
     };
     let release = Release::new(p[0].unwrap_or_default(), p[1].unwrap_or_default());
+    if let Some(limit) = p[2] {
+        // A page: one listing and a read per entry of the page, newest first.
+        let Some(limit) = limit.parse::<u32>().ok().filter(|&n| n > 0) else {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "limit {limit:?}: expected a whole number from 1 to {}",
+                    u32::MAX
+                ),
+            );
+        };
+        return match app.observer.history_page(&release, limit, p[3]).await {
+            Ok(page) => match history_page_json(app.observer.runtime(), &page).await {
+                Ok(v) => capped_json("the history page", &v, app.max_response_bytes),
+                Err(e) => observer_error(e.into()),
+            },
+            Err(e) => observer_error(e),
+        };
+    }
+    if p[3].is_some() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "before is the cursor of a page: give limit too".to_string(),
+        );
+    }
     match app.observer.history(&release).await {
         Ok(entries) => match history_json(app.observer.runtime(), &entries).await {
             Ok(v) => capped_json("the history", &v, app.max_response_bytes),

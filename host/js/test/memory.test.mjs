@@ -315,6 +315,19 @@ test('the pure logic export', () => {
   assert.deepEqual(rs.store(bucket).diffRenders(release, oldRef, newRef), diff);
   assert.deepEqual(calls, [`get ${P}renders/${oldRef}`, `get ${P}renders/${newRef}`]);
   assert.throws(() => rs.diffStored(bucket, release, oldRef, rs.renderRef([manifest('z')])), isError('not-found'));
+  // History pages: newest first, only the page's entries read, a cursor back to the start.
+  const s = new rs.RenderStore(bucket);
+  s.recordHistory(release, { renderRef: oldRef, syncedAt: { seconds: 1767225600, nanoseconds: 0 }, summary: 'old' });
+  s.recordHistory(release, { renderRef: newRef, syncedAt: { seconds: 1767225601, nanoseconds: 0 }, summary: 'new' });
+  calls.length = 0;
+  const first = s.listHistoryPage(release, 1);
+  assert.deepEqual(first.entries.map((e) => e.summary), ['new']);
+  assert.equal(calls.filter((c) => c.startsWith('get ')).length, 1);
+  const second = s.listHistoryPage(release, 1, first.nextBefore);
+  assert.deepEqual(second.entries.map((e) => e.summary), ['old']);
+  assert.equal(second.nextBefore, undefined);
+  assert.throws(() => s.listHistoryPage(release, 1, `${P}renders/x`), isError('invalid-input'));
+  assert.throws(() => s.listHistoryPage(release, 0), TypeError);
   const shown = rs.showObjects(rs.canonical([manifest('a', { k: 'v' }), manifest('b')]));
   assert.deepEqual(shown.map((o) => o.id.name), ['a', 'b']);
   assert.ok(shown[0].text.includes('k: v\n'), shown[0].text);

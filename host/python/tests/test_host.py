@@ -348,3 +348,24 @@ def test_the_installed_package_carries_the_clis_component(cli, tmp_path):
     assert packaged == out.read_bytes()
     assert "site-packages" in rs.__file__
     assert (Path(rs.__file__).parent / "py.typed").is_file()
+
+
+def test_history_pages_read_only_their_entries_newest_first(runtime):
+    bucket = Recording()
+    store = rs.RenderStore(bucket, runtime)
+    refs = [store.put_render(APP, [configmap(f"cm{i}")]) for i in range(3)]
+    for i, ref in enumerate(refs):
+        store.record_history(APP, render_ref=ref, synced_at=f"2026-01-01T00:00:0{i}Z", summary=f"v{i}")
+    bucket.calls.clear()
+    page = store.list_history_page(APP, 2)
+    assert [e.summary for e in page.entries] == ["v2", "v1"]
+    assert [c for c, _ in bucket.calls].count("get") == 2
+    assert page.next_before == page.entries[1].key
+    last = store.list_history_page(APP, 2, page.next_before)
+    assert [e.summary for e in last.entries] == ["v0"] and last.next_before is None
+    assert store.list_history_page(APP, 10).entries == list(reversed(store.list_history(APP)))
+    with pytest.raises(rs.RenderStoreError) as e:
+        store.list_history_page(APP, 1, "ns/app/renders/x")
+    assert e.value.kind == "invalid-input"
+    with pytest.raises(TypeError):
+        store.list_history_page(APP, 0)

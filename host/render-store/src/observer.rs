@@ -4,7 +4,7 @@ use crate::bucket::ReadOnlyBucket;
 use crate::error::{BoxError, Error};
 use crate::runtime::Runtime;
 use crate::store::RenderStore;
-use crate::types::{HistoryEntry, HistorySummary, ObjectForm, Release, RenderDiff};
+use crate::types::{HistoryEntry, HistoryPage, HistorySummary, ObjectForm, Release, RenderDiff};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -92,6 +92,19 @@ impl Observer {
     /// The history, oldest first.
     pub async fn history(&self, release: &Release) -> Result<Vec<HistoryEntry>, ObserverError> {
         Ok(self.require()?.list_history(release).await?)
+    }
+
+    /// At most `limit` history entries, newest first, older than `before` when given.
+    pub async fn history_page(
+        &self,
+        release: &Release,
+        limit: u32,
+        before: Option<&str>,
+    ) -> Result<HistoryPage, ObserverError> {
+        Ok(self
+            .require()?
+            .list_history_page(release, limit, before)
+            .await?)
     }
 
     /// Every release in the store, sorted by namespace and name, with its number of

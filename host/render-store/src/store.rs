@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::runtime::{CallLog, Runtime, Scope, call_export, raw_all};
 use crate::store_url::open_bucket;
 use crate::types::SyncTime;
-use crate::types::{GcPlan, HistoryEntry, NewEntry, ObjectForm, Release, RenderDiff};
+use crate::types::{GcPlan, HistoryEntry, HistoryPage, NewEntry, ObjectForm, Release, RenderDiff};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -141,6 +141,23 @@ impl RenderStore {
             convoy_render_store_store.call_get_render(&release.into(), render_ref)
         )
         .map(String::into_bytes)
+    }
+
+    /// At most `limit` history entries, newest first, older than the entry key `before`
+    /// when given (the previous page's [`HistoryPage::next_before`]): one listing, then
+    /// one read per entry of the page, however long the history is.
+    pub async fn list_history_page(
+        &self,
+        release: &Release,
+        limit: u32,
+        before: Option<&str>,
+    ) -> Result<HistoryPage> {
+        call_export!(
+            &self.runtime,
+            Some(self.scope(release)),
+            convoy_render_store_store.call_list_history_page(&release.into(), limit, before)
+        )
+        .map(HistoryPage::from)
     }
 
     /// The difference between two stored renders of `release`, each read and verified

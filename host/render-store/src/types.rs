@@ -45,6 +45,16 @@ pub struct HistoryEntry {
     pub summary: String,
 }
 
+/// One page of a release's history, newest first ([`crate::RenderStore::list_history_page`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HistoryPage {
+    /// At most the page's limit of entries, newest first.
+    pub entries: Vec<HistoryEntry>,
+    /// The key to pass as `before` for the next, older page; `None` when no older entry
+    /// remains.
+    pub next_before: Option<String>,
+}
+
 /// What a key of a release is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParsedKey {

@@ -52,7 +52,7 @@ import wasmtime.component as wc
 
 __all__ = [
     "RenderStoreError", "BucketError", "NotFound", "Denied", "Failed", "TraceError",
-    "Release", "SyncTime", "ObjectMeta", "NewEntry", "HistoryEntry", "HistoryKey", "GcPlan",
+    "Release", "SyncTime", "ObjectMeta", "NewEntry", "HistoryEntry", "HistoryKey", "HistoryPage", "GcPlan",
     "ObjectId", "ChangedObject", "RenderDiff", "Replay", "ShownObject", "HistorySummary",
     "Runtime", "RenderStore", "MemoryBucket", "FolderBucket",
     "default_runtime", "set_default_runtime",
@@ -226,6 +226,15 @@ class HistoryEntry:
     render_ref: str
     synced_at: SyncTime
     summary: str
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    """One page of a history, newest first, and the cursor of the next, older page
+    (``None`` at the end)."""
+
+    entries: List[HistoryEntry]
+    next_before: Optional[str]
 
 
 @dataclass(frozen=True)
@@ -1043,6 +1052,10 @@ def _py_time(r: Any) -> SyncTime:
     return SyncTime(r.seconds, r.nanoseconds)
 
 
+def _py_entry(e: Any) -> HistoryEntry:
+    return HistoryEntry(e.key, _get(e, "render_ref"), _py_time(_get(e, "synced_at")), e.summary)
+
+
 def _py_plan(r: Any) -> GcPlan:
     return GcPlan(
         delete_history=list(_get(r, "delete_history")),
@@ -1332,6 +1345,18 @@ class RenderStore:
         """The canonical bytes stored for ``render_ref``, verified against it."""
         return _utf8(self._op("get-render", release, render_ref))
 
+    def list_history_page(self, release: ReleaseLike, limit: int,
+                          before: Optional[str] = None) -> HistoryPage:
+        """At most ``limit`` entries, newest first, older than the entry key ``before``
+        when given (the previous page's ``next_before``). Reads only the page's entries.
+        Not a traced operation."""
+        if not _is_int(limit) or not 1 <= limit < (1 << 32):
+            raise TypeError("limit: expected an integer from 1 to 2^32 - 1")
+        r = _release(release)
+        page = self.runtime._result("store", "list-history-page", _wit_release(r), limit, before,
+                                    scope=self._scope(r))
+        return HistoryPage([_py_entry(e) for e in page.entries], _get(page, "next_before"))
+
     def diff_renders(self, release: ReleaseLike, old_ref: str, new_ref: str, form: str = "yaml") -> RenderDiff:
         """The difference between two stored renders, each read and verified in the
         component (``get`` of ``old_ref``, then of ``new_ref``): the renders cross the
@@ -1359,9 +1384,7 @@ class RenderStore:
         return self._op("record-history", release, wit_entry)
 
     def list_history(self, release: ReleaseLike) -> List[HistoryEntry]:
-        entries = self._op("list-history", release)
-        return [HistoryEntry(e.key, _get(e, "render_ref"), _py_time(_get(e, "synced_at")), e.summary)
-                for e in entries]
+        return [_py_entry(e) for e in self._op("list-history", release)]
 
     def gc(self, release: ReleaseLike, keep: int, protected: Sequence[str] = (),
            dry_run: bool = False, *, now: Optional[SyncTime] = None,

@@ -4,8 +4,8 @@
 
 use super::wit;
 use crate::types::{
-    ChangedObject, GcPlan, HistoryEntry, HistoryKey, HistorySummary, NewEntry, ObjectForm,
-    ObjectId, ParsedKey, Release, RenderDiff, ShownObject, SyncTime, YamlStage,
+    ChangedObject, GcPlan, HistoryEntry, HistoryKey, HistoryPage, HistorySummary, NewEntry,
+    ObjectForm, ObjectId, ParsedKey, Release, RenderDiff, ShownObject, SyncTime, YamlStage,
 };
 
 impl From<ObjectForm> for wit::ObjectForm {
@@ -50,6 +50,15 @@ impl From<&NewEntry> for wit::NewEntry {
             render_ref: e.render_ref.clone(),
             synced_at: e.synced_at.into(),
             summary: e.summary.clone(),
+        }
+    }
+}
+
+impl From<wit::HistoryPage> for HistoryPage {
+    fn from(p: wit::HistoryPage) -> Self {
+        HistoryPage {
+            entries: p.entries.into_iter().map(Into::into).collect(),
+            next_before: p.next_before,
         }
     }
 }
