@@ -97,7 +97,7 @@ fn main() {
         .module(&module)
         .and_then(|encoder| encoder.validate(true).encode())
         .unwrap_or_else(|e| panic!("making a component of {}: {e:?}", module_path.display()));
-    std::fs::write(out_dir.join("render_store.wasm"), component).expect("writing the component");
+    write_component(&out_dir, &component);
 }
 
 /// A target directory for the guest beside the outer one (found by the `CACHEDIR.TAG`
@@ -126,7 +126,7 @@ fn embed_prebuilt(path: &Path, out_dir: &Path) {
             path.display()
         );
     }
-    std::fs::write(out_dir.join("render_store.wasm"), bytes).expect("writing the component");
+    write_component(out_dir, &bytes);
 }
 
 /// Adds the guest's target with rustup when the toolchain lacks it.
@@ -156,4 +156,17 @@ fn ensure_guest_target(root: &Path) {
              `rustup target add {GUEST_TARGET}`, or set {PREBUILT_VAR} to a prebuilt component"
         );
     }
+}
+
+/// Writes the component to embed, and its SHA-256 (hex), which names its entry in the
+/// compiled-component cache: computed here once rather than at every process start.
+fn write_component(out_dir: &Path, component: &[u8]) {
+    use sha2::{Digest, Sha256};
+    std::fs::write(out_dir.join("render_store.wasm"), component).expect("writing the component");
+    let digest: String = Sha256::digest(component)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    std::fs::write(out_dir.join("render_store.wasm.sha256"), digest)
+        .expect("writing the component's digest");
 }

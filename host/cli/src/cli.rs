@@ -57,11 +57,12 @@ pub struct Args {
     pub fuel: u64,
 
     /// Sandboxed calls that may run at once; more wait for a free place. Each place
-    /// reserves about 8 GiB of address space, not memory (README.md).
+    /// reserves about 8 GiB of address space, not memory (README.md). Default: 64 for
+    /// `serve`, 1 for every other command, which makes one call at a time (a smaller
+    /// pool starts faster).
     #[arg(long, global = true, env = "RENDER_STORE_MAX_CONCURRENT_CALLS", value_name = "N",
-          default_value_t = Limits::DEFAULT_CONCURRENT_CALLS,
           value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_CONCURRENT_CALLS)))]
-    pub max_concurrent_calls: u32,
+    pub max_concurrent_calls: Option<u32>,
 
     /// What to do.
     #[command(subcommand)]
@@ -477,6 +478,12 @@ impl Args {
     pub fn is_preview(&self) -> bool {
         matches!(&self.command, Command::Diff { local, .. } if !local.is_empty())
     }
+
+    /// Whether this is `serve`, the one command that runs sandboxed calls at once and
+    /// needs a multi-threaded runtime and a pool of places.
+    pub fn is_server(&self) -> bool {
+        matches!(self.command, Command::Serve { .. })
+    }
 }
 
 /// Runs the command `args` names, printing its output to standard output.
@@ -489,7 +496,11 @@ pub async fn run(args: Args) -> Result<Finish> {
             .filter(|&b| b > 0)
             .context("--memory-cap-mib must be at least 1 and fit this machine's address space")?,
         fuel: args.fuel,
-        concurrent_calls: args.max_concurrent_calls,
+        concurrent_calls: args.max_concurrent_calls.unwrap_or(if args.is_server() {
+            Limits::DEFAULT_CONCURRENT_CALLS
+        } else {
+            1
+        }),
     };
     Runtime::init_shared(limits)?;
     if args.trace.is_some() && !matches!(args.command, Command::Store(_)) {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = cli::Args::parse();
-    if !matches!(args.command, cli::Command::Serve { .. }) {
+    if !args.is_server() {
         end_quietly_when_output_closes();
     }
     tracing_subscriber::fmt()
@@ -16,10 +16,16 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // Only the server runs work at once; every other command makes one call after
+    // another, and a single-threaded runtime starts without spawning workers.
+    let runtime = if args.is_server() {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    }
+    .enable_all()
+    .build();
+    let runtime = match runtime {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("render-store: cannot start the async runtime: {e}");

@@ -133,15 +133,14 @@ fn load_or_compile_in(
     };
     remove_stale_temporaries(&folder);
     match read_entry(&folder, &name) {
-        Ok(Some(bytes)) => {
-            // SAFETY: the bytes were read from a descriptor of a regular file that
-            // belongs to this user, that nobody else can read or write, in a folder
-            // only this user can write (checked on the open descriptors). Such a file
-            // was written from `Engine::precompile_component` of the same component
-            // and engine configuration (both are in its name); wasmtime itself refuses
-            // a file made by another version or configuration, and then it is compiled
-            // again.
-            if let Ok(component) = unsafe { Component::deserialize(engine, &bytes) } {
+        Ok(Some(file)) => {
+            // SAFETY: the file is a descriptor of a regular file that belongs to this
+            // user, that nobody else can read or write, in a folder only this user can
+            // write (checked on the open descriptors). Such a file was written from
+            // `Engine::precompile_component` of the same component and engine
+            // configuration (both are in its name); wasmtime itself refuses a file
+            // made by another version or configuration, and then it is compiled again.
+            if let Ok(component) = unsafe { deserialize_entry(engine, file) } {
                 return Ok((component, Outcome::Hit));
             }
         }
@@ -164,15 +163,20 @@ fn load_or_compile_in(
 /// engine's compatibility hash. Both are stable across Rust releases (std's
 /// `DefaultHasher` is not), so a toolchain update never makes a stale entry look current.
 fn entry_name(engine: &Engine, wasm: &[u8]) -> String {
-    let component = Sha256::digest(wasm);
     let mut engine_hash = Sha256Hasher(Sha256::new());
     engine
         .precompile_compatibility_hash()
         .hash(&mut engine_hash);
     let engine_digest = engine_hash.0.finalize();
     let mut name = String::from("component-");
-    for b in &component[..16] {
-        name.push_str(&format!("{b:02x}"));
+    // Comparing bytes costs far less than hashing them (a `const` slice need not keep
+    // one address, so its address cannot tell).
+    if wasm == crate::runtime::COMPONENT {
+        name.push_str(&crate::runtime::COMPONENT_SHA256[..32]);
+    } else {
+        for b in &Sha256::digest(wasm)[..16] {
+            name.push_str(&format!("{b:02x}"));
+        }
     }
     name.push('-');
     for b in &engine_digest[..8] {
@@ -338,8 +342,33 @@ fn split_existing(path: &Path) -> Result<(PathBuf, Vec<PathBuf>), CacheError> {
     Ok((existing.to_path_buf(), missing))
 }
 
-/// The bytes of a cached entry; `None` when there is none.
-fn read_entry(folder: &OwnedFd, name: &str) -> Result<Option<Vec<u8>>, CacheError> {
+/// Loads a checked cache entry. On Linux wasmtime maps it rather than copying 2 MB
+/// twice (a read, then into code memory), which is most of a short command's start:
+/// the path `/proc/self/fd/N` names the very file the descriptor holds, so no other
+/// file can be put in its place after the checks. Elsewhere it is read.
+///
+/// # Safety
+///
+/// `file` must hold what `Engine::precompile_component` wrote, as for
+/// [`Component::deserialize`], and nobody else may be able to change it.
+unsafe fn deserialize_entry(engine: &Engine, mut file: File) -> wasmtime::Result<Component> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let by_descriptor = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+        if by_descriptor.exists() {
+            // SAFETY: as the caller promised for `file`, which this path names.
+            return unsafe { Component::deserialize_file(engine, &by_descriptor) };
+        }
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    // SAFETY: as the caller promised for `file`.
+    unsafe { Component::deserialize(engine, &bytes) }
+}
+
+/// A cached entry, checked, open for reading; `None` when there is none.
+fn read_entry(folder: &OwnedFd, name: &str) -> Result<Option<File>, CacheError> {
     let fd = match rustix::fs::openat(
         folder,
         name,
@@ -355,7 +384,7 @@ fn read_entry(folder: &OwnedFd, name: &str) -> Result<Option<Vec<u8>>, CacheErro
         }
         Err(e) => return Err(e.into()),
     };
-    let mut file = File::from(fd);
+    let file = File::from(fd);
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(CacheError::Unsafe(
@@ -374,9 +403,7 @@ fn read_entry(folder: &OwnedFd, name: &str) -> Result<Option<Vec<u8>>, CacheErro
             meta.mode() & 0o7777
         )));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.read_to_end(&mut bytes)?;
-    Ok(Some(bytes))
+    Ok(Some(file))
 }
 
 /// A name no other writer uses at the same time: the process and a counter, plus the
@@ -455,6 +482,20 @@ mod tests {
 
     fn chmod(path: &Path, mode: u32) {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn the_embedded_components_digest_is_its_sha256() {
+        let digest: String = Sha256::digest(crate::runtime::COMPONENT)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(crate::runtime::COMPONENT_SHA256, digest);
+        let name = entry_name(&Engine::default(), crate::runtime::COMPONENT);
+        assert!(
+            name.starts_with(&format!("component-{}-", &digest[..32])),
+            "{name}"
+        );
     }
 
     /// A small component: compiling the real one in every test is slow.

@@ -80,7 +80,8 @@ pub fn real_renders() -> Vec<RealRender> {
 
 /// The built Go peer.
 pub struct GoPeer {
-    exe: PathBuf,
+    /// The built peer.
+    pub exe: PathBuf,
     /// What `go version` says, for the bench's header.
     pub go_version: String,
 }

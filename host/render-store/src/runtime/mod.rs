@@ -69,6 +69,11 @@ pub(crate) fn raw_all(objects: &[Vec<u8>]) -> Vec<wit_bucket::Data> {
 /// imports only the `bucket` interface of `wit/`.
 pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/render_store.wasm"));
 
+/// The hex SHA-256 of [`COMPONENT`], computed by `build.rs`: it names the component's
+/// compiled-cache entry without hashing 600 KB at every process start.
+pub(crate) const COMPONENT_SHA256: &str =
+    include_str!(concat!(env!("OUT_DIR"), "/render_store.wasm.sha256"));
+
 /// Per-call limits of the sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -376,6 +381,9 @@ impl Runtime {
             .total_core_instances(slots * 4)
             .total_memories(slots * 2)
             .total_tables(slots * 4)
+            // One fiber stack per call in flight (wasmtime's default pool protects the
+            // guard pages of 1,000 stacks at start: a thousand mprotect calls).
+            .total_stacks(slots)
             .max_memory_size(memory)
             .linear_memory_keep_resident(KEEP_RESIDENT)
             .table_keep_resident(KEEP_RESIDENT);
