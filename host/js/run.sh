@@ -79,6 +79,14 @@ if ! printf '%s\n' "$out" | grep -q '^gc kept 1 render(s), deleted 0$'; then
   exit 1
 fi
 echo "run.sh: $(basename "$tarball") ($(stat -c %s "$tarball") bytes) installed offline; examples/quickstart.mjs ran"
+# The declarations, as a TypeScript user compiles against the installed package.
+cp test/types/check.mts "$work/app/"
+(cd "$work/app" && node "$here/node_modules/typescript/bin/tsc" --noEmit --strict --target es2022 \
+  --lib es2022,dom --module nodenext --moduleResolution nodenext check.mts) || {
+  echo "run.sh: the package's TypeScript declarations do not compile (see above)" >&2
+  exit 1
+}
+echo "run.sh: the TypeScript declarations compile under --strict"
 cp -r test "$work/app/test"
 packed=$SECONDS
 

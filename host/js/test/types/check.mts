@@ -1,0 +1,41 @@
+// Compiled by run.sh with `tsc --noEmit --strict` against the installed package: the
+// declarations must describe every export a user reaches for, with types that catch
+// misuse (the @ts-expect-error lines must each be an error).
+import {
+  BucketError, FolderBucket, MemoryBucket, RenderStore, RenderStoreError, canonical, compareKeys,
+  diffRenders, gc, listHistoryPage, record, renderRef, replay, showObjects, summarizeHistory,
+  yamlObjects, yamlRenderRef, type Bucket, type GcPlan, type HistoryEntry, type RenderDiff,
+} from '@convoy/render-store';
+import * as core from '@convoy/render-store/core';
+
+const objects: string[] = ['{"kind":"ConfigMap"}'];
+const ref: string = renderRef(objects);
+const bytes: Uint8Array = canonical([new TextEncoder().encode(objects[0])]);
+const store = new RenderStore(new MemoryBucket());
+const stored: string = store.putRender('ns/app', objects);
+const back: Uint8Array = store.getRender({ namespace: 'ns', name: 'app' }, stored);
+const added: boolean = store.recordHistory('ns/app', { renderRef: ref, syncedAt: { seconds: 0, nanoseconds: 0 } });
+const history: HistoryEntry[] = store.listHistory('ns/app');
+const page = store.listHistoryPage('ns/app', 10);
+const next: string | undefined = page.nextBefore;
+const plan: GcPlan = store.gc('ns/app', 10, [], true, { graceSeconds: 0 });
+const diff: RenderDiff = diffRenders(bytes, back, 'json');
+const shown = showObjects(back)[0]?.text;
+const summary = summarizeHistory('ns/app', []).entries;
+const yaml: Uint8Array[] = yamlObjects('a: 1\n');
+const yref: string = yamlRenderRef(new Uint8Array());
+const sorted: string[] = ['b', 'a'].sort(compareKeys);
+const folder: Bucket = new FolderBucket('/tmp', { createDir: false });
+const traced = record(() => gc(store.bucket, 'ns/app', 1));
+const report = replay(traced.trace).matches;
+const page2 = listHistoryPage(folder, 'ns/app', 1, next);
+const err = new RenderStoreError('bucket', 'x');
+const kind: 'not-found' | 'denied' | 'failed' = new BucketError('denied').kind;
+const browserRef: string = core.renderRef(objects);
+// @ts-expect-error: the browser entry has no FolderBucket
+core.FolderBucket;
+// @ts-expect-error: objects are an array
+renderRef('{}');
+// @ts-expect-error: a form is 'yaml' or 'json'
+diffRenders(bytes, back, 'toml');
+export { added, history, plan, diff, shown, summary, yaml, yref, sorted, report, page2, err, kind, browserRef };
