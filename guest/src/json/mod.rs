@@ -18,9 +18,9 @@ mod yaml_form;
 pub use build::Builder;
 pub(crate) use decode::push_replacing_invalid;
 pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object, decode_value};
-pub(crate) use encode::push_float;
 pub use encode::{
     Escape, encode_document, encode_document_pretty, encode_node, encode_string,
     encode_string_minimal,
 };
+pub(crate) use encode::{push_float, push_int, push_uint};
 pub use yaml_form::encode_document_yaml;
