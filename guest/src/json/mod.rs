@@ -23,4 +23,5 @@ pub use encode::{
     encode_string_minimal,
 };
 pub(crate) use encode::{push_float, push_int, push_uint};
+pub(crate) use scan::{find_byte, text_run};
 pub use yaml_form::encode_document_yaml;

@@ -29,6 +29,7 @@
 
 use super::compose;
 use super::error::Pos;
+use crate::json::text_run;
 use std::borrow::Cow;
 
 /// The end of a list of children.
@@ -127,12 +128,9 @@ struct Composer<'a> {
 
 /// The tree of the chunk's document, or `None` when the slow path must compose it.
 pub(crate) fn compose(text: &[u8]) -> Option<Tree<'_>> {
-    if !acceptable(text) {
-        return None;
-    }
     let mut c = Composer {
         text,
-        str: std::str::from_utf8(text).ok()?,
+        str: acceptable(text)?,
         tree: Tree::default(),
         stack: Vec::new(),
     };
@@ -141,46 +139,43 @@ pub(crate) fn compose(text: &[u8]) -> Option<Tree<'_>> {
 }
 
 /// The characters the fast path handles, all lines ending with LF, and no line (but the
-/// first) starting with `---` or `...`.
-fn acceptable(text: &[u8]) -> bool {
+/// first) starting with `---` or `...`: the text as a `str` when it passes.
+fn acceptable(text: &[u8]) -> Option<&str> {
     if text.last() != Some(&b'\n') {
-        return false;
+        return None;
     }
     // libyaml-safer judges the encoding from the first bytes with rules of its own (it
     // refuses `EF BA BF`, U+FEBF, as a bad byte order mark): a text starting with a
     // byte of any mark is left to it.
     if matches!(text.first(), Some(0xEF | 0xFE | 0xFF | 0x00)) {
-        return false;
+        return None;
     }
     let mut ascii = true;
-    let mut line_start = 0;
-    for (i, &b) in text.iter().enumerate() {
-        match b {
-            b'\n' => {
-                let line = &text[line_start..];
-                if line_start > 0 && (line.starts_with(b"---") || line.starts_with(b"...")) {
-                    return false;
-                }
-                line_start = i + 1;
-            }
-            0x20..=0x7E => {}
-            0x80.. => ascii = false,
-            // Tabs, CRs and control characters.
-            _ => return false,
+    let mut at = 0;
+    while at < text.len() {
+        let (end, high) = text_run(text, at);
+        ascii &= !high;
+        // Tabs, CRs and other control characters.
+        if text.get(end) != Some(&b'\n') {
+            return None;
         }
+        let line = &text[end + 1..];
+        if line.starts_with(b"---") || line.starts_with(b"...") {
+            return None;
+        }
+        at = end + 1;
     }
-    if ascii {
-        return true;
-    }
-    let Ok(s) = std::str::from_utf8(text) else {
-        return false;
-    };
+    let s = std::str::from_utf8(text).ok()?;
     // YAML's printable set, less NEL, LS and PS (line breaks to libyaml) and the BOM.
-    s.chars().all(|c| {
+    let printable = |c: char| {
         c.is_ascii()
             || matches!(c, '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
                 && !matches!(c, '\u{2028}' | '\u{2029}' | '\u{FEFF}')
-    })
+    };
+    if !ascii && !s.chars().all(printable) {
+        return None;
+    }
+    Some(s)
 }
 
 fn scalar(value: Cow<'_, str>, plain: bool) -> Kind<'_> {
