@@ -10,12 +10,14 @@
 //! U+2028 escaping, and in how invalid UTF-8 and lone surrogates are replaced.
 
 mod build;
+mod canonical;
 mod decode;
 mod encode;
 mod scan;
 mod yaml_form;
 
 pub use build::Builder;
+pub use canonical::encode_canonical;
 pub(crate) use decode::push_replacing_invalid;
 pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object, decode_value};
 pub use encode::{
