@@ -5,10 +5,12 @@
 //! node, a vector and a key for every value, sorted again) was most of the time of
 //! canonicalizing them.
 //!
-//! The pass copies what it can vouch for and re-encodes the rest through the decoder and
-//! encoder: the innermost object around anything else (members out of order or repeated,
-//! a key with an escape, a string the encoder would write otherwise, a float, a large
-//! integer, `-0`) is decoded and encoded on its own ([`decode_at`]), then the pass goes
+//! The pass copies what it can vouch for (escaping in string values the few characters
+//! the encoder escapes and a text may have raw: `<`, `>`, `&`, U+2028, U+2029) and
+//! re-encodes the rest through the decoder and encoder: the innermost object around
+//! anything else (members out of order or repeated, a key with an escape or such a
+//! character, a string with another escape than the encoder's or invalid UTF-8, a float,
+//! a large integer, `-0`) is decoded and encoded on its own ([`decode_at`]), then the pass goes
 //! on after it; so does deep nesting. Invalid JSON and a top level that is not an
 //! object go to the decoder whole, which also words the error. So the bytes are always
 //! `encode_document(decode_object(text))`.
@@ -147,8 +149,12 @@ impl<'i, 'o> Pass<'i, 'o> {
                 Some(if object { Next::Key } else { Next::Value })
             }
             b'"' => {
-                let end = self.string()?;
-                self.out.extend_from_slice(&self.input[self.pos..end]);
+                let (end, escape) = self.string()?;
+                if escape {
+                    push_escaped(&self.input[self.pos + 1..end - 1], self.out);
+                } else {
+                    self.out.extend_from_slice(&self.input[self.pos..end]);
+                }
                 self.pos = end;
                 Some(Next::After)
             }
@@ -195,9 +201,10 @@ impl<'i, 'o> Pass<'i, 'o> {
         Some(Next::After)
     }
 
-    /// The string literal at `pos` when the encoder writes it back unchanged: the
-    /// offset after its closing quote.
-    fn string(&self) -> Option<usize> {
+    /// The string literal at `pos` when the encoder writes it back unchanged but for
+    /// characters it escapes that are written raw (`<`, `>`, `&`, U+2028, U+2029): the
+    /// offset after its closing quote, and whether there are such characters.
+    fn string(&self) -> Option<(usize, bool)> {
         let mut i = self.pos + 1;
         let mut non_ascii = false;
         let mut special = false;
@@ -218,10 +225,7 @@ impl<'i, 'o> Pass<'i, 'o> {
         if non_ascii && std::str::from_utf8(raw).is_err() {
             return None;
         }
-        if special && needs_escape(raw) {
-            return None;
-        }
-        Some(i + 1)
+        Some((i + 1, special && needs_escape(raw)))
     }
 
     /// A member key, `:` and what follows; the key must have no escape, need none, and
@@ -311,6 +315,37 @@ fn canonical_escape(input: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// Writes a string literal whose escapes are the encoder's own, escaping the characters
+/// it has raw that the encoder escapes (`<`, `>`, `&`, U+2028, U+2029): what the
+/// encoder writes for it. Its escapes are copied: they hold none of those bytes.
+fn push_escaped(raw: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    let (mut run, mut i) = (0, 0);
+    while i < raw.len() {
+        let (escape, len): (&[u8], usize) = match raw[i] {
+            b'<' => (b"\\u003c", 1),
+            b'>' => (b"\\u003e", 1),
+            b'&' => (b"\\u0026", 1),
+            0xE2 if raw.get(i + 1) == Some(&0x80) && raw.get(i + 2) == Some(&0xA8) => {
+                (b"\\u2028", 3)
+            }
+            0xE2 if raw.get(i + 1) == Some(&0x80) && raw.get(i + 2) == Some(&0xA9) => {
+                (b"\\u2029", 3)
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.extend_from_slice(&raw[run..i]);
+        out.extend_from_slice(escape);
+        i += len;
+        run = i;
+    }
+    out.extend_from_slice(&raw[run..]);
+    out.push(b'"');
+}
+
 /// Whether raw string bytes (valid UTF-8) hold a character the encoder escapes beyond
 /// what the run scanner stops at: `<`, `>`, `&`, U+2028 or U+2029.
 fn needs_escape(raw: &[u8]) -> bool {
@@ -351,6 +386,8 @@ mod tests {
             r#"{"a":"\u00e9\/\u0041\u001F\u0008\ud83d\ude00\ud800"}"#,
             r#"{"a":"<&>","b":"\u2028 raw"}"#,
             "{\"a\":\"\u{2028}\u{2029}\u{2014}\"}",
+            "{\"a\":\"\\n<\\u003c&\\\"\\u2028x\u{2029}>\\\\u003c\u{2014}\"}",
+            "{\"a\":[\"<\",{\"b\":\"&\"},\"\\u0041<\"]}",
             r#"{"\u0061":1,"b":2}"#,
             r#"{"":1,"a":2}"#,
             r#"{"a":1,"":2}"#,
