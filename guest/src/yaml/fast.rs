@@ -49,6 +49,7 @@ pub(crate) enum Kind<'a> {
     Mapping { first: u32, last: u32 },
 }
 
+/// A node and its place among its parent's children.
 #[derive(Debug)]
 pub(crate) struct Node<'a> {
     pub kind: Kind<'a>,
