@@ -5,7 +5,7 @@
 //! SHA-256 of those bytes.
 
 use crate::error::{Error, Result};
-use crate::json::{decode_object, encode_document};
+use crate::json::encode_canonical;
 use sha2::{Digest, Sha256};
 
 /// Appends each object's canonical bytes (its re-encoding and `\n`) to `out`, handing
@@ -18,11 +18,10 @@ fn each_canonical_object<O: AsRef<[u8]>>(
     mut emit: impl FnMut(&mut Vec<u8>),
 ) -> Result<()> {
     for (index, object) in objects.iter().enumerate() {
-        let doc = decode_object(object.as_ref()).map_err(|e| Error::InvalidObject {
+        encode_canonical(object.as_ref(), out).map_err(|e| Error::InvalidObject {
             index,
             message: e.to_string(),
         })?;
-        encode_document(&doc, out);
         out.push(b'\n');
         emit(out);
     }

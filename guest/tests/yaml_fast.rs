@@ -1,10 +1,13 @@
-//! The fast YAML composer against libyaml-safer: on every Go vector, the real streams,
-//! and many mutated and generated streams, `yaml_objects` (fast path where it applies)
-//! must give exactly what the slow path alone gives, objects or error.
+//! The fast YAML path against the general steps (libyaml-safer, go-yaml's decoding, the
+//! JSON decoder): on every Go vector, the real streams, and many mutated and generated
+//! streams, `yaml_objects` and `yaml_canonical` (fast path where it applies) must give
+//! exactly what the general steps alone give, objects, bytes or error.
 
 use base64::Engine;
-use render_store_guest::yaml::{yaml_fast_coverage, yaml_objects_reference};
-use render_store_guest::yaml_objects;
+use render_store_guest::yaml::{
+    yaml_canonical_reference, yaml_fast_coverage, yaml_objects_reference,
+};
+use render_store_guest::{yaml_canonical, yaml_objects};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -46,8 +49,15 @@ fn documents(stream: &[u8]) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// Documents the fast composer took, and those the fast path also wrote.
+#[derive(Default)]
+struct Taken {
+    composed: usize,
+    written: usize,
+}
+
 /// Asserts both paths agree on `stream`; counts the documents the fast path took.
-fn same(stream: &[u8], taken: &mut usize) {
+fn same(stream: &[u8], taken: &mut Taken) {
     let fast = yaml_objects(stream);
     let slow = yaml_objects_reference(stream);
     assert!(
@@ -63,7 +73,18 @@ fn same(stream: &[u8], taken: &mut usize) {
             .map(|b| String::from_utf8_lossy(b).into_owned())
             .collect::<Vec<_>>()),
     );
-    *taken += yaml_fast_coverage(stream).0;
+    let fast = yaml_canonical(stream);
+    let slow = yaml_canonical_reference(stream);
+    assert!(
+        fast == slow,
+        "fast and slow canonical bytes differ on {:?}:\nfast {:?}\nslow {:?}",
+        String::from_utf8_lossy(stream),
+        fast.map(|b| String::from_utf8_lossy(&b).into_owned()),
+        slow.map(|b| String::from_utf8_lossy(&b).into_owned()),
+    );
+    let coverage = yaml_fast_coverage(stream);
+    taken.composed += coverage.composed;
+    taken.written += coverage.written;
 }
 
 /// xorshift64*: a fixed seed, so a failure reproduces.
@@ -296,16 +317,24 @@ fn generate(rng: &mut Rng) -> Vec<u8> {
 
 #[test]
 fn vectors_and_real_streams_agree() {
-    let mut taken = 0;
+    let mut taken = Taken::default();
     for stream in vector_streams().iter().chain(&real_streams()) {
         same(stream, &mut taken);
     }
     // The real streams must go the fast way, else the fast path is pointless.
     for stream in real_streams() {
-        let (fast, all) = yaml_fast_coverage(&stream);
-        assert_eq!(fast, all, "documents left to the slow path");
+        let coverage = yaml_fast_coverage(&stream);
+        assert_eq!(
+            (coverage.composed, coverage.written),
+            (coverage.documents, coverage.documents),
+            "documents left to the general steps"
+        );
     }
-    assert!(taken > 100, "{taken}");
+    println!(
+        "{} documents composed, {} written by the fast path",
+        taken.composed, taken.written
+    );
+    assert!(taken.composed > 100 && taken.written > 80);
 }
 
 #[test]
@@ -315,7 +344,7 @@ fn mutated_streams_agree() {
     for stream in real_streams() {
         bases.extend(documents(&stream));
     }
-    let (mut cases, mut taken) = (0, 0);
+    let (mut cases, mut taken) = (0, Taken::default());
     for round in 0..12 {
         for base in &bases {
             // The large documents less often: the test stays quick.
@@ -326,19 +355,169 @@ fn mutated_streams_agree() {
             cases += 1;
         }
     }
-    println!("{cases} mutated streams, {taken} documents through the fast path");
-    assert!(cases > 3000 && taken > 1000, "{cases} {taken}");
+    println!(
+        "{cases} mutated streams, {} documents composed, {} written by the fast path",
+        taken.composed, taken.written
+    );
+    assert!(cases > 3000 && taken.composed > 1000 && taken.written > 800);
 }
 
 #[test]
 fn generated_streams_agree() {
     let mut rng = Rng(0xD1B5_4A32_D192_ED03);
-    let mut taken = 0;
+    let mut taken = Taken::default();
     for _ in 0..20_000 {
         let stream = generate(&mut rng);
         same(&stream, &mut taken);
         same(&mutate(&mut rng, &stream), &mut taken);
     }
-    println!("40000 generated streams, {taken} documents through the fast path");
-    assert!(taken > 4000, "{taken}");
+    println!(
+        "40000 generated streams, {} documents composed, {} written by the fast path",
+        taken.composed, taken.written
+    );
+    assert!(taken.composed > 4000 && taken.written > 2000);
+}
+
+/// Keys and values that resolve to every kind go-yaml has, in mappings whose keys are
+/// mostly distinct, so that the fast path writes them rather than giving up on repeated
+/// keys.
+fn generate_scalars(rng: &mut Rng) -> Vec<u8> {
+    const KEYS: &[&str] = &[
+        "k",
+        "1",
+        "-1",
+        "01",
+        "0x1F",
+        "1_0",
+        "1.5",
+        "1e3",
+        ".inf",
+        "true",
+        "yes",
+        "Off",
+        "y",
+        "2001-12-14",
+        "\"q\"",
+        "'s'",
+        "\"1\"",
+        "\"<<\"",
+        "a<b",
+        "é",
+        "Z",
+        "_",
+        "a b",
+    ];
+    // Keys the fast path leaves to the general steps.
+    const RARE_KEYS: &[&str] = &[
+        "-0.0",
+        "0.0",
+        ".nan",
+        "~",
+        "null",
+        "18446744073709551615",
+        "<<",
+    ];
+    const VALUES: &[&str] = &[
+        "v",
+        "1",
+        "-0",
+        "+12",
+        "0777",
+        "0o17",
+        "0b101",
+        "0x_ff",
+        "1_000",
+        "9223372036854775807",
+        "9223372036854775808",
+        "-9223372036854775808",
+        "-9223372036854775809",
+        "18446744073709551615",
+        "18446744073709551616",
+        "0.0",
+        "-0.0",
+        "1.10",
+        "1e21",
+        "1e-7",
+        "1e400",
+        ".5",
+        ".5_5",
+        "08",
+        "1.5e+3",
+        "2001-12-14t21:59:43.10-05:00",
+        "2001-12-14 21:59:43",
+        "~",
+        "",
+        "NULL",
+        "no",
+        "On",
+        "\"<&>\u{2028}\"",
+        "'a''b'",
+        "\"\\u00e9\\t\"",
+        "a\"b",
+        "x\\y",
+        "[1, b, \"c\"]",
+        "[]",
+        "{}",
+    ];
+    let mut out = String::new();
+    let mut depth = 0usize;
+    let mut used: Vec<String> = Vec::new();
+    for n in 0..1 + rng.below(20) {
+        let pad = "  ".repeat(depth);
+        let key = if rng.below(40) == 0 {
+            rng.pick(RARE_KEYS)
+        } else {
+            rng.pick(KEYS)
+        };
+        let value = if rng.below(40) == 0 {
+            rng.pick(&["-.inf", ".nan", ".Inf"])
+        } else {
+            rng.pick(VALUES)
+        };
+        // A key already written in the document is mostly replaced, so that only a few
+        // repeat (more than the text says: `y` and `true` are one key).
+        let key = if used.iter().any(|u| u == key) && rng.below(8) != 0 {
+            format!("k{n}")
+        } else {
+            key.to_string()
+        };
+        used.push(key.clone());
+        match rng.below(8) {
+            0 if depth < 5 => {
+                out.push_str(&format!("{pad}{key}:\n"));
+                depth += 1;
+            }
+            1 if depth > 0 => {
+                depth -= 1;
+                out.push_str(&format!(
+                    "{}{key}: {}\n",
+                    "  ".repeat(depth),
+                    rng.pick(VALUES)
+                ));
+            }
+            2 => {
+                out.push_str(&format!("{pad}{key}:\n"));
+                for _ in 0..1 + rng.below(3) {
+                    out.push_str(&format!("{pad}- {}\n", rng.pick(VALUES)));
+                }
+            }
+            _ => out.push_str(&format!("{pad}{key}: {value}\n")),
+        }
+    }
+    out.into_bytes()
+}
+
+#[test]
+fn generated_scalars_agree() {
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut taken = Taken::default();
+    for _ in 0..20_000 {
+        let stream = generate_scalars(&mut rng);
+        same(&stream, &mut taken);
+    }
+    println!(
+        "20000 generated streams of scalars, {} documents composed, {} written by the fast path",
+        taken.composed, taken.written
+    );
+    assert!(taken.written > 5000, "{}", taken.written);
 }

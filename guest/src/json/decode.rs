@@ -145,6 +145,7 @@ fn decode<'a>(
         pos: 0,
         nodes: Vec::new(),
         exact_unsigned,
+        max_depth: MAX_DEPTH,
     };
     parser.skip_whitespace();
     if parser.pos == input.len() {
@@ -164,6 +165,33 @@ fn decode<'a>(
     })
 }
 
+/// Decodes the one value starting at `start`, as [`decode_object`] decodes it inside
+/// a larger text where it is nested `depth` levels deep (the top-level value is at 1):
+/// the depth limit counts those levels. Returns it and the offset right after it; what
+/// follows is not looked at. For re-encoding one part of an object on its own.
+pub(super) fn decode_at(
+    input: &[u8],
+    start: usize,
+    depth: usize,
+) -> Result<(Document<'_>, usize), DecodeError> {
+    let mut parser = Parser {
+        input,
+        pos: start,
+        nodes: Vec::new(),
+        exact_unsigned: false,
+        max_depth: MAX_DEPTH.saturating_sub(depth - 1),
+    };
+    let root = parser.parse_value()?;
+    let end = parser.pos;
+    Ok((
+        Document {
+            nodes: parser.nodes,
+            root,
+        },
+        end,
+    ))
+}
+
 /// A container being filled while its members are parsed.
 enum Open<'a> {
     Array(Vec<u32>),
@@ -176,6 +204,8 @@ struct Parser<'a> {
     nodes: Vec<Node<'a>>,
     /// Integers above `i64::MAX` that fit a `u64` become [`Node::Uint`], not floats.
     exact_unsigned: bool,
+    /// [`MAX_DEPTH`], less the levels above the value when it is part of a larger one.
+    max_depth: usize,
 }
 
 fn describe(byte: u8) -> String {
@@ -236,7 +266,7 @@ impl<'a> Parser<'a> {
             self.skip_whitespace();
             let mut done = match self.input.get(self.pos) {
                 Some(b'{') | Some(b'[') => {
-                    if stack.len() + 1 > MAX_DEPTH {
+                    if stack.len() + 1 > self.max_depth {
                         return Err(self.error(&format!("nesting deeper than {MAX_DEPTH} levels")));
                     }
                     let is_object = self.input[self.pos] == b'{';

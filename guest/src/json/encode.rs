@@ -226,14 +226,14 @@ pub fn encode_string_minimal(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-pub(super) fn push_int(out: &mut Vec<u8>, value: i64) {
+pub(crate) fn push_int(out: &mut Vec<u8>, value: i64) {
     if value < 0 {
         out.push(b'-');
     }
     push_uint(out, value.unsigned_abs());
 }
 
-pub(super) fn push_uint(out: &mut Vec<u8>, value: u64) {
+pub(crate) fn push_uint(out: &mut Vec<u8>, value: u64) {
     let mut buf = [0u8; 20];
     let mut pos = buf.len();
     let mut magnitude = value;

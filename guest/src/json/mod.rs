@@ -10,17 +10,20 @@
 //! U+2028 escaping, and in how invalid UTF-8 and lone surrogates are replaced.
 
 mod build;
+mod canonical;
 mod decode;
 mod encode;
 mod scan;
 mod yaml_form;
 
 pub use build::Builder;
+pub use canonical::encode_canonical;
 pub(crate) use decode::push_replacing_invalid;
 pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object, decode_value};
-pub(crate) use encode::push_float;
 pub use encode::{
     Escape, encode_document, encode_document_pretty, encode_node, encode_string,
     encode_string_minimal,
 };
+pub(crate) use encode::{push_float, push_int, push_uint};
+pub(crate) use scan::{find_byte, text_run};
 pub use yaml_form::encode_document_yaml;

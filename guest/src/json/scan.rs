@@ -195,6 +195,61 @@ pub fn plain_run(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// From `i`, the index of the first `b` (or the end): the YAML path's line splitting.
+pub(crate) fn find_byte(bytes: &[u8], mut i: usize, b: u8) -> usize {
+    #[cfg(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    ))]
+    while i + 16 <= bytes.len() {
+        let found = block::Block::load(bytes, i).eq(b);
+        if found != 0 {
+            return i + found.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
+    while i + 8 <= bytes.len() {
+        if eq(word(bytes, i), b) != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while bytes.get(i).is_some_and(|&c| c != b) {
+        i += 1;
+    }
+    i
+}
+
+/// From `i`, the index of the first control byte (below 0x20, or DEL) or the end, and
+/// whether a byte before it is ≥ 0x80: the YAML fast path's check of its characters,
+/// where every line ends at a control byte.
+pub(crate) fn text_run(bytes: &[u8], mut i: usize) -> (usize, bool) {
+    let mut high = false;
+    #[cfg(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    ))]
+    while i + 16 <= bytes.len() {
+        let b = block::Block::load(bytes, i);
+        let stop = b.control() | b.eq(0x7F);
+        if stop != 0 {
+            let end = stop.trailing_zeros();
+            high |= b.high() & ((1 << end) - 1) != 0;
+            return (i + end as usize, high);
+        }
+        high |= b.high() != 0;
+        i += 16;
+    }
+    while let Some(&c) = bytes.get(i) {
+        if c < 0x20 || c == 0x7F {
+            break;
+        }
+        high |= c >= 0x80;
+        i += 1;
+    }
+    (i, high)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,5 +313,30 @@ mod tests {
             plain_run(&[0x7f, 0xc3, 0xa9, b'a', b'b', b'c', b'd', b'e'], 0),
             8
         );
+    }
+
+    #[test]
+    fn byte_and_text_runs_stop_at_the_first_stop() {
+        for pos in 0..40 {
+            let mut v = vec![b'a'; 40];
+            v[pos] = b'\n';
+            assert_eq!(find_byte(&v, 0, b'\n'), pos);
+            assert_eq!(text_run(&v, 0), (pos, false));
+            for stop in [0x00, 0x1f, 0x7f, b'\t'] {
+                v[pos] = stop;
+                assert_eq!(text_run(&v, 0).0, pos, "{stop} at {pos}");
+            }
+            v[pos] = 0xc3;
+            assert_eq!(text_run(&v, 0), (40, true));
+            v[39] = b'\n';
+            assert_eq!(text_run(&v, 0), (39, pos < 39));
+        }
+        assert_eq!(find_byte(&[b'a'; 40], 3, b'\n'), 40);
+        assert_eq!(find_byte(b"ab\ncd\n", 3, b'\n'), 5);
+        // A high byte after the stop does not count.
+        let mut v = vec![b'a'; 40];
+        v[5] = b'\n';
+        v[6] = 0xc3;
+        assert_eq!(text_run(&v, 0), (5, false));
     }
 }

@@ -1,7 +1,7 @@
-//! A fast composer for the YAML that real manifests are made of, building the same
-//! [`Tree`] as [`super::compose`] does from libyaml-safer's events, straight from the
-//! bytes (libyaml-safer decodes into a queue of chars first, over half the time of the
-//! whole path on a large stream).
+//! A fast composer for the YAML that real manifests are made of, building the document
+//! [`super::compose`] builds from libyaml-safer's events straight from the bytes
+//! (libyaml-safer decodes into a queue of chars first, over half the time of the whole
+//! path on a large stream).
 //!
 //! It knows only a subset: block mappings and sequences (compact and indentless ones
 //! included), plain scalars (multi-line too), single- and double-quoted scalars (the
@@ -16,13 +16,92 @@
 //! their positions. So it never needs to be right about an error, only about the trees
 //! of the documents it accepts; the differential tests hold it to that.
 //!
-//! Node positions are left at zero: they only serve error messages, and any error found
+//! Its [`Tree`] is its own, not [`super::compose`]'s: scalars borrow their text from
+//! the chunk wherever it is written as it reads (no escapes, no folding), and children
+//! are linked, not held in a vector each, since a string and a vector for every node
+//! were most of the fast path's time. [`Tree::into_composed`] makes the general tree of it
+//! for the documents [`super::direct`] leaves to the general steps.
+//!
+//! Node positions are not kept: they only serve error messages, and any error found
 //! after a fast composition sends the document through the slow path again.
 //!
 //! No recursion: open collections live on an explicit, bounded stack.
 
-use super::compose::{Kind, Node, Tree};
+use super::compose;
 use super::error::Pos;
+use crate::json::text_run;
+use std::borrow::Cow;
+
+/// The end of a list of children.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// A node of the fast tree.
+#[derive(Debug)]
+pub(crate) enum Kind<'a> {
+    Scalar {
+        value: Cow<'a, str>,
+        /// Plain, so resolved implicitly (the fast path takes no tags).
+        plain: bool,
+    },
+    /// The first and last child, or [`NONE`].
+    Sequence { first: u32, last: u32 },
+    /// Keys and values alternating, as children.
+    Mapping { first: u32, last: u32 },
+}
+
+/// A node and its place among its parent's children.
+#[derive(Debug)]
+pub(crate) struct Node<'a> {
+    pub kind: Kind<'a>,
+    /// The next child of the same parent, or [`NONE`].
+    pub next: u32,
+}
+
+/// The first YAML document of a chunk; `root` is `None` when it has none.
+#[derive(Debug, Default)]
+pub(crate) struct Tree<'a> {
+    pub nodes: Vec<Node<'a>>,
+    pub root: Option<u32>,
+}
+
+impl Tree<'_> {
+    /// The children of a collection whose first child is `first`, in order.
+    pub(crate) fn children(&self, first: u32) -> impl Iterator<Item = u32> + '_ {
+        std::iter::successors((first != NONE).then_some(first), |&id| {
+            let next = self.nodes[id as usize].next;
+            (next != NONE).then_some(next)
+        })
+    }
+
+    /// The same document as [`super::compose`] builds it (node ids kept), for the
+    /// general steps.
+    pub(crate) fn into_composed(self) -> compose::Tree {
+        let nodes = self
+            .nodes
+            .iter()
+            .map(|node| compose::Node {
+                kind: match &node.kind {
+                    Kind::Scalar { value, plain } => compose::Kind::Scalar {
+                        value: value.to_string(),
+                        tag: None,
+                        plain: *plain,
+                    },
+                    Kind::Sequence { first, .. } => {
+                        compose::Kind::Sequence(self.children(*first).collect())
+                    }
+                    Kind::Mapping { first, .. } => {
+                        compose::Kind::Mapping(self.children(*first).collect())
+                    }
+                },
+                pos: Pos::default(),
+            })
+            .collect();
+        compose::Tree {
+            nodes,
+            root: self.root,
+        }
+    }
+}
 
 /// Deeper documents go to the slow path, which applies go-yaml's limits.
 const MAX_OPEN: usize = 1000;
@@ -42,17 +121,17 @@ struct Open {
 
 struct Composer<'a> {
     text: &'a [u8],
-    tree: Tree,
+    /// The same text, known to be UTF-8: scalars are borrowed from it.
+    str: &'a str,
+    tree: Tree<'a>,
     stack: Vec<Open>,
 }
 
 /// The tree of the chunk's document, or `None` when the slow path must compose it.
-pub(crate) fn compose(text: &[u8]) -> Option<Tree> {
-    if !acceptable(text) {
-        return None;
-    }
+pub(crate) fn compose(text: &[u8]) -> Option<Tree<'_>> {
     let mut c = Composer {
         text,
+        str: acceptable(text)?,
         tree: Tree::default(),
         stack: Vec::new(),
     };
@@ -61,63 +140,61 @@ pub(crate) fn compose(text: &[u8]) -> Option<Tree> {
 }
 
 /// The characters the fast path handles, all lines ending with LF, and no line (but the
-/// first) starting with `---` or `...`.
-fn acceptable(text: &[u8]) -> bool {
+/// first) starting with `---` or `...`: the text as a `str` when it passes.
+fn acceptable(text: &[u8]) -> Option<&str> {
     if text.last() != Some(&b'\n') {
-        return false;
+        return None;
     }
     // libyaml-safer judges the encoding from the first bytes with rules of its own (it
     // refuses `EF BA BF`, U+FEBF, as a bad byte order mark): a text starting with a
     // byte of any mark is left to it.
     if matches!(text.first(), Some(0xEF | 0xFE | 0xFF | 0x00)) {
-        return false;
+        return None;
     }
     let mut ascii = true;
-    let mut line_start = 0;
-    for (i, &b) in text.iter().enumerate() {
-        match b {
-            b'\n' => {
-                let line = &text[line_start..];
-                if line_start > 0 && (line.starts_with(b"---") || line.starts_with(b"...")) {
-                    return false;
-                }
-                line_start = i + 1;
-            }
-            0x20..=0x7E => {}
-            0x80.. => ascii = false,
-            // Tabs, CRs and control characters.
-            _ => return false,
+    let mut at = 0;
+    while at < text.len() {
+        let (end, high) = text_run(text, at);
+        ascii &= !high;
+        // Tabs, CRs and other control characters.
+        if text.get(end) != Some(&b'\n') {
+            return None;
         }
+        let line = &text[end + 1..];
+        if line.starts_with(b"---") || line.starts_with(b"...") {
+            return None;
+        }
+        at = end + 1;
     }
-    if ascii {
-        return true;
-    }
-    let Ok(s) = std::str::from_utf8(text) else {
-        return false;
-    };
+    let s = std::str::from_utf8(text).ok()?;
     // YAML's printable set, less NEL, LS and PS (line breaks to libyaml) and the BOM.
-    s.chars().all(|c| {
+    let printable = |c: char| {
         c.is_ascii()
             || matches!(c, '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
                 && !matches!(c, '\u{2028}' | '\u{2029}' | '\u{FEFF}')
-    })
+    };
+    if !ascii && !s.chars().all(printable) {
+        return None;
+    }
+    Some(s)
 }
 
-fn scalar(value: String, plain: bool) -> Kind {
-    Kind::Scalar {
-        value,
-        tag: None,
-        plain,
-    }
+fn scalar(value: Cow<'_, str>, plain: bool) -> Kind<'_> {
+    Kind::Scalar { value, plain }
 }
 
 /// Bytes to a String; the whole chunk was checked to be UTF-8 and only whole
 /// characters are copied.
-fn text_of(bytes: Vec<u8>) -> Option<String> {
-    String::from_utf8(bytes).ok()
+fn text_of<'a>(bytes: Vec<u8>) -> Option<Cow<'a, str>> {
+    String::from_utf8(bytes).ok().map(Cow::Owned)
 }
 
-impl Composer<'_> {
+impl<'a> Composer<'a> {
+    /// The text from `start` to `end`, borrowed; `None` if that would split a character.
+    fn slice(&self, start: usize, end: usize) -> Option<Cow<'a, str>> {
+        self.str.get(start..end).map(Cow::Borrowed)
+    }
+
     fn at(&self, i: usize) -> u8 {
         self.text.get(i).copied().unwrap_or(b'\n')
     }
@@ -152,17 +229,36 @@ impl Composer<'_> {
         None
     }
 
-    fn add(&mut self, kind: Kind) -> Option<u32> {
-        let id = u32::try_from(self.tree.nodes.len()).ok()?;
-        self.tree.nodes.push(Node {
-            kind,
-            pos: Pos::default(),
-        });
+    /// A new node, not yet anyone's child.
+    fn node(&mut self, kind: Kind<'a>) -> Option<u32> {
+        let id = u32::try_from(self.tree.nodes.len())
+            .ok()
+            .filter(|&id| id != NONE)?;
+        self.tree.nodes.push(Node { kind, next: NONE });
+        Some(id)
+    }
+
+    /// Makes `child` the last child of `parent`.
+    fn link(&mut self, parent: u32, child: u32) -> Option<()> {
+        let (Kind::Sequence { first, last } | Kind::Mapping { first, last }) =
+            &mut self.tree.nodes[parent as usize].kind
+        else {
+            return None;
+        };
+        let previous = std::mem::replace(last, child);
+        if previous == NONE {
+            *first = child;
+        } else {
+            self.tree.nodes[previous as usize].next = child;
+        }
+        Some(())
+    }
+
+    /// A new node, the next child of the innermost open collection (or the root).
+    fn add(&mut self, kind: Kind<'a>) -> Option<u32> {
+        let id = self.node(kind)?;
         match self.stack.last() {
-            Some(open) => match &mut self.tree.nodes[open.id as usize].kind {
-                Kind::Sequence(children) | Kind::Mapping(children) => children.push(id),
-                _ => return None,
-            },
+            Some(open) => self.link(open.id, id)?,
             None => {
                 if self.tree.root.is_some() {
                     return None;
@@ -178,9 +274,15 @@ impl Composer<'_> {
             return None;
         }
         let kind = if seq {
-            Kind::Sequence(Vec::new())
+            Kind::Sequence {
+                first: NONE,
+                last: NONE,
+            }
         } else {
-            Kind::Mapping(Vec::new())
+            Kind::Mapping {
+                first: NONE,
+                last: NONE,
+            }
         };
         let id = self.add(kind)?;
         self.stack.push(Open {
@@ -241,7 +343,7 @@ impl Composer<'_> {
         }
         if self.tree.root.is_none() && explicit {
             // `---` and nothing else: libyaml gives an empty plain scalar.
-            self.add(scalar(String::new(), true))?;
+            self.add(scalar(Cow::Borrowed(""), true))?;
         }
         Some(())
     }
@@ -303,7 +405,7 @@ impl Composer<'_> {
                 return Some(ls2);
             }
         }
-        self.add(scalar(String::new(), true))?;
+        self.add(scalar(Cow::Borrowed(""), true))?;
         Some(ls)
     }
 
@@ -326,22 +428,22 @@ impl Composer<'_> {
                     return None;
                 }
                 let next = self.after_value(p + 2)?;
-                self.add(Kind::Mapping(Vec::new()))?;
+                self.add(Kind::Mapping {
+                    first: NONE,
+                    last: NONE,
+                })?;
                 Some(next)
             }
             b'[' => {
                 let (items, end) = self.flow_sequence(p)?;
                 let next = self.after_value(end)?;
-                let id = self.add(Kind::Sequence(Vec::new()))?;
+                let id = self.add(Kind::Sequence {
+                    first: NONE,
+                    last: NONE,
+                })?;
                 for item in items {
-                    let child = u32::try_from(self.tree.nodes.len()).ok()?;
-                    self.tree.nodes.push(Node {
-                        kind: item,
-                        pos: Pos::default(),
-                    });
-                    if let Kind::Sequence(children) = &mut self.tree.nodes[id as usize].kind {
-                        children.push(child);
-                    }
+                    let child = self.node(item)?;
+                    self.link(id, child)?;
                 }
                 Some(next)
             }
@@ -359,7 +461,7 @@ impl Composer<'_> {
     /// A one-line flow sequence of scalars at `p` (`["a", b]`, as in RBAC rules and
     /// container commands): its items and the index after `]`. Plain items are held to
     /// a few safe characters, since flow context ends plain scalars at more indicators.
-    fn flow_sequence(&self, p: usize) -> Option<(Vec<Kind>, usize)> {
+    fn flow_sequence(&self, p: usize) -> Option<(Vec<Kind<'a>>, usize)> {
         let mut items = Vec::new();
         let mut i = self.spaces(p + 1);
         if self.at(i) == b']' {
@@ -378,7 +480,7 @@ impl Composer<'_> {
                     {
                         i += 1;
                     }
-                    items.push(scalar(text_of(self.text[start..i].to_vec())?, true));
+                    items.push(scalar(self.slice(start, i)?, true));
                 }
                 _ => return None,
             }
@@ -414,7 +516,7 @@ impl Composer<'_> {
     }
 
     /// A simple key at `p`: its text, whether it is plain, and where its `:` ends.
-    fn key(&self, p: usize) -> Option<(String, bool, usize)> {
+    fn key(&self, p: usize) -> Option<(Cow<'a, str>, bool, usize)> {
         let (value, plain, end) = match self.at(p) {
             q @ (b'"' | b'\'') => {
                 let (value, end) = self.quoted(p, 0, q == b'"')?;
@@ -431,7 +533,7 @@ impl Composer<'_> {
                 }
                 match self.plain_line(p)? {
                     (end, Stop::Colon(colon)) => {
-                        let value = text_of(self.text[p..end].to_vec())?;
+                        let value = self.slice(p, end)?;
                         (value, true, colon)
                     }
                     _ => return None,
@@ -471,15 +573,15 @@ impl Composer<'_> {
 
     /// A plain value at `p` in a collection at column `col`, with the lines that
     /// continue it folded in; returns it and where the next line starts.
-    fn plain(&self, p: usize, col: usize) -> Option<(String, usize)> {
-        let mut out = Vec::new();
-        let (end, stop) = self.plain_line(p)?;
-        out.extend_from_slice(&self.text[p..end]);
+    fn plain(&self, p: usize, col: usize) -> Option<(Cow<'a, str>, usize)> {
+        let (first_end, stop) = self.plain_line(p)?;
         let mut ls = match stop {
             Stop::Eol(eol) => eol + 1,
-            Stop::Comment(eol) => return Some((text_of(out)?, eol + 1)),
+            Stop::Comment(eol) => return Some((self.slice(p, first_end)?, eol + 1)),
             Stop::Colon(_) => return None,
         };
+        // Copied only once a second line continues it.
+        let mut folded: Option<Vec<u8>> = None;
         let mut blank_lines = 0;
         let mut resume = ls;
         while ls < self.text.len() {
@@ -494,6 +596,7 @@ impl Composer<'_> {
                 break;
             }
             let (end, stop) = self.plain_line(c)?;
+            let out = folded.get_or_insert_with(|| self.text[p..first_end].to_vec());
             if blank_lines == 0 {
                 out.push(b' ');
             }
@@ -511,12 +614,33 @@ impl Composer<'_> {
             }
             resume = ls;
         }
-        Some((text_of(out)?, resume))
+        let value = match folded {
+            Some(out) => text_of(out)?,
+            None => self.slice(p, first_end)?,
+        };
+        Some((value, resume))
     }
 
     /// A quoted scalar whose opening quote is at `p`, in a collection at column `col`:
     /// its value and the index just past the closing quote.
-    fn quoted(&self, p: usize, col: usize, double: bool) -> Option<(String, usize)> {
+    fn quoted(&self, p: usize, col: usize, double: bool) -> Option<(Cow<'a, str>, usize)> {
+        // Most quoted scalars hold no escape and end on their line: their text is
+        // borrowed as it stands.
+        let quote = if double { b'"' } else { b'\'' };
+        let mut j = p + 1;
+        loop {
+            match self.at(j) {
+                b'\n' => break,
+                b'\\' if double => break,
+                b if b == quote => {
+                    if !double && self.at(j + 1) == b'\'' {
+                        break;
+                    }
+                    return Some((self.slice(p + 1, j)?, j + 1));
+                }
+                _ => j += 1,
+            }
+        }
         let mut out = Vec::new();
         let mut i = p + 1;
         loop {
@@ -632,7 +756,7 @@ impl Composer<'_> {
     /// A literal or folded block scalar whose indicator is at `p`, in a collection at
     /// column `col` (libyaml's `parser.indent`): its value and the start of the first
     /// line after it.
-    fn block_scalar(&self, p: usize, col: usize) -> Option<(String, usize)> {
+    fn block_scalar(&self, p: usize, col: usize) -> Option<(Cow<'a, str>, usize)> {
         let literal = self.at(p) == b'|';
         // -1 strip, 0 clip, 1 keep.
         let mut chomp = 0i8;

@@ -3,6 +3,8 @@
 //! the tag checks. YAML 1.2 libraries resolve `yes`, `0777` or `1e400` differently, so
 //! this is written from go-yaml's `resolve.go`, not taken from a YAML library.
 
+use std::borrow::Cow;
+
 /// A decoded scalar, as Go holds it in an `interface{}`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Scalar {
@@ -59,49 +61,84 @@ pub(crate) fn decode_scalar(tag: Option<&str>, value: &str, plain: bool) -> Resu
 /// go-yaml's `resolve` for an untagged plain scalar, or for the checked tags (`kind`
 /// is the short tag without `!!`). Returns the value and its resolved kind.
 fn resolve_plain(s: &str, kind: Option<&str>) -> (Scalar, &'static str) {
-    let string = || (Scalar::Str(s.to_owned()), "str");
+    let string = || Scalar::Str(s.to_owned());
     if kind == Some("str") {
-        return string();
+        return (string(), "str");
     }
+    // go-yaml tries the timestamp form only untagged or for `!!timestamp`.
+    match resolve(s, matches!(kind, None | Some("timestamp"))) {
+        Resolved::Null => (Scalar::Null, "null"),
+        Resolved::Bool(b) => (Scalar::Bool(b), "bool"),
+        Resolved::Int(i) => (Scalar::Int(i), "int"),
+        Resolved::Uint(u) => (Scalar::Uint(u), "int"),
+        Resolved::Float(f) => (Scalar::Float(f), "float"),
+        Resolved::Str => (string(), "str"),
+        Resolved::Timestamp => (string(), "timestamp"),
+    }
+}
+
+/// What a plain scalar resolves to, its text left where it is: the fast path writes
+/// JSON straight from the document's bytes, so most scalars are never copied.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Resolved {
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// Only for integers from 2^63 to 2^64-1.
+    Uint(u64),
+    Float(f64),
+    /// The text itself.
+    Str,
+    /// A timestamp, which an `interface{}` holds as the text written.
+    Timestamp,
+}
+
+/// go-yaml's `resolve` of a plain scalar; `timestamps` when the timestamp form counts
+/// (untagged, or tagged `!!timestamp`).
+pub(crate) fn resolve(s: &str, timestamps: bool) -> Resolved {
     match s {
-        "" | "~" | "null" | "Null" | "NULL" => return (Scalar::Null, "null"),
+        "" | "~" | "null" | "Null" | "NULL" => return Resolved::Null,
         "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
-            return (Scalar::Bool(true), "bool");
+            return Resolved::Bool(true);
         }
         "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
-            return (Scalar::Bool(false), "bool");
+            return Resolved::Bool(false);
         }
-        ".nan" | ".NaN" | ".NAN" => return (Scalar::Float(f64::NAN), "float"),
+        ".nan" | ".NaN" | ".NAN" => return Resolved::Float(f64::NAN),
         ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
-            return (Scalar::Float(f64::INFINITY), "float");
+            return Resolved::Float(f64::INFINITY);
         }
-        "-.inf" | "-.Inf" | "-.INF" => return (Scalar::Float(f64::NEG_INFINITY), "float"),
+        "-.inf" | "-.Inf" | "-.INF" => return Resolved::Float(f64::NEG_INFINITY),
         _ => {}
     }
     match s.as_bytes()[0] {
         b'.' => match go_parse_float(s) {
-            Some(f) => (Scalar::Float(f), "float"),
-            None => string(),
+            Some(f) => Resolved::Float(f),
+            None => Resolved::Str,
         },
         b'0'..=b'9' | b'+' | b'-' => {
-            if (kind.is_none() || kind == Some("timestamp")) && is_timestamp(s) {
-                return (Scalar::Str(s.to_owned()), "timestamp");
+            if timestamps && is_timestamp(s) {
+                return Resolved::Timestamp;
             }
-            let plain: String = s.chars().filter(|&c| c != '_').collect();
+            let plain: Cow<'_, str> = if s.contains('_') {
+                Cow::Owned(s.chars().filter(|&c| c != '_').collect())
+            } else {
+                Cow::Borrowed(s)
+            };
             if let Some(i) = parse_int(&plain) {
-                return (Scalar::Int(i), "int");
+                return Resolved::Int(i);
             }
             if let Some(u) = parse_uint(&plain) {
-                return (Scalar::Uint(u), "int");
+                return Resolved::Uint(u);
             }
             if yaml_style_float(&plain)
                 && let Some(f) = finite(&plain)
             {
-                return (Scalar::Float(f), "float");
+                return Resolved::Float(f);
             }
-            string()
+            Resolved::Str
         }
-        _ => string(),
+        _ => Resolved::Str,
     }
 }
 

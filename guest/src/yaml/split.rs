@@ -7,13 +7,26 @@
 //! line opening a document is kept in it, a final LF is added to the last line, and a CR
 //! is dropped only right before a LF.
 
+use crate::json::find_byte;
+use std::borrow::Cow;
+
 /// One document's text as the YAML parser gets it.
 #[derive(Debug)]
-pub(crate) struct Chunk {
-    /// The document's lines, each ending with LF.
-    pub bytes: Vec<u8>,
+pub(crate) struct Chunk<'a> {
+    /// The document's lines, each ending with LF: borrowed from the stream unless a line
+    /// lost a CR or gained its final LF.
+    pub bytes: Cow<'a, [u8]>,
     /// The stream line (from 0) of its first line: the parser's lines count from here.
     pub first_line: usize,
+}
+
+impl Chunk<'_> {
+    fn empty() -> Self {
+        Chunk {
+            bytes: Cow::Borrowed(&[]),
+            first_line: 0,
+        }
+    }
 }
 
 /// A separator line with something other than white space or a comment after `---`.
@@ -31,24 +44,25 @@ pub(crate) struct BadSeparator {
 ///
 /// Like Go's reader, everything before a bad separator counts (its documents get
 /// indices) but the stream as a whole fails there.
-pub(crate) fn split(stream: &[u8]) -> Result<Vec<Chunk>, BadSeparator> {
+pub(crate) fn split(stream: &[u8]) -> Result<Vec<Chunk<'_>>, BadSeparator> {
     let mut chunks = Vec::new();
-    let mut current = Chunk {
-        bytes: Vec::new(),
-        first_line: 0,
-    };
+    let mut current = Chunk::empty();
+    // Where `current`'s bytes start in the stream while they are borrowed.
+    let mut start = 0;
     let mut line_no = 0;
-    let mut rest = stream;
-    while !rest.is_empty() {
-        let (line, after) = match rest.iter().position(|&b| b == b'\n') {
-            // A CR is part of the line break only when a LF follows it.
-            Some(i) => (
-                rest[..i].strip_suffix(b"\r").unwrap_or(&rest[..i]),
-                &rest[i + 1..],
-            ),
-            None => (rest, &rest[rest.len()..]),
+    let mut at = 0;
+    while at < stream.len() {
+        let eol = find_byte(stream, at, b'\n');
+        let has_lf = eol < stream.len();
+        // A CR is part of the line break only when a LF follows it.
+        let end = if has_lf && eol > at && stream[eol - 1] == b'\r' {
+            eol - 1
+        } else {
+            eol
         };
-        rest = after;
+        let line = &stream[at..end];
+        let line_start = at;
+        at = (eol + 1).min(stream.len());
         if let Some(tail) = line.strip_prefix(b"---") {
             if let Some(bad) = separator_rest(tail) {
                 return Err(BadSeparator {
@@ -58,22 +72,26 @@ pub(crate) fn split(stream: &[u8]) -> Result<Vec<Chunk>, BadSeparator> {
                 });
             }
             if !current.bytes.is_empty() {
-                chunks.push(std::mem::replace(
-                    &mut current,
-                    Chunk {
-                        bytes: Vec::new(),
-                        first_line: 0,
-                    },
-                ));
+                chunks.push(std::mem::replace(&mut current, Chunk::empty()));
                 line_no += 1;
                 continue;
             }
         }
         if current.bytes.is_empty() {
             current.first_line = line_no;
+            start = line_start;
         }
-        current.bytes.extend_from_slice(line);
-        current.bytes.push(b'\n');
+        match &mut current.bytes {
+            // The line and its LF stand in the stream right after the document so far.
+            Cow::Borrowed(so_far) if has_lf && end == eol && start + so_far.len() == line_start => {
+                current.bytes = Cow::Borrowed(&stream[start..=eol]);
+            }
+            bytes => {
+                let bytes = bytes.to_mut();
+                bytes.extend_from_slice(line);
+                bytes.push(b'\n');
+            }
+        }
         line_no += 1;
     }
     if !current.bytes.is_empty() {
@@ -104,7 +122,7 @@ mod tests {
         split(stream.as_bytes())
             .unwrap()
             .into_iter()
-            .map(|c| String::from_utf8(c.bytes).unwrap())
+            .map(|c| String::from_utf8(c.bytes.into_owned()).unwrap())
             .collect()
     }
 
@@ -124,6 +142,18 @@ mod tests {
     fn bad_separator_names_the_document() {
         let err = split(b"a: 1\n---\nb: 2\n--- |\n").unwrap_err();
         assert_eq!((err.document, err.line, err.rest.as_str()), (1, 3, "|"));
+    }
+
+    #[test]
+    fn chunks_are_borrowed_unless_their_bytes_change() {
+        let chunks = split(b"a: 1\n---\nb: 2\r\n---\nc: 3\nd: 4").unwrap();
+        assert!(matches!(chunks[0].bytes, Cow::Borrowed(b"a: 1\n")));
+        assert!(matches!(chunks[1].bytes, Cow::Owned(_)));
+        assert_eq!(&*chunks[2].bytes, b"c: 3\nd: 4\n");
+        assert!(matches!(chunks[2].bytes, Cow::Owned(_)));
+        let chunks = split(b"---\n---\nx\r\ny\n").unwrap();
+        assert!(matches!(chunks[0].bytes, Cow::Borrowed(b"---\n")));
+        assert_eq!(&*chunks[1].bytes, b"x\ny\n");
     }
 
     #[test]

@@ -199,6 +199,12 @@ fn main() {
 
     // 1. renderRef throughput, from JSON objects: the real renders, then synthetic ones.
     let min = Duration::from_millis(400);
+    // Profiling aid: `SIDE_BY_SIDE_ONLY=yaml` prints the YAML rows alone (a minute less
+    // of a busy machine per try; the other rows run before them in a whole run).
+    if std::env::var("SIDE_BY_SIDE_ONLY").as_deref() == Ok("yaml") {
+        yaml_table(&tokio, &rt, &real, go_peer.as_ref(), min);
+        return;
+    }
     println!("\n## renderRef from JSON objects: canonicalize + hash, MiB/s of canonical bytes");
     println!(
         "{:<22} {:>6} {:>7} {:>7} {:>7} {:>8} {:>7} | {:>7} {:>9} {:>8} {:>7}",
@@ -300,41 +306,7 @@ fn main() {
     println!("targets: nat/sha ≥ 40%, wasm/wsha ≥ 50%");
 
     // 1b. renderRef from the published YAML streams.
-    println!(
-        "\n## renderRef from a YAML stream: split, YAML → JSON, canonicalize + hash, MiB/s of \
-         YAML bytes"
-    );
-    println!(
-        "{:<22} {:>6} {:>7} {:>7} {:>7} {:>7} | {:>8} {:>7}",
-        "render", "KB", "objects", "native", "wasm", "go", "wasm/nat", "wasm/go"
-    );
-    for r in &real {
-        let yaml = std::fs::read(&r.yaml).unwrap();
-        let ours = yaml_render_ref_figures(&tokio, &rt, &yaml, &r.render_ref, min);
-        let go = go_peer.as_ref().map(|peer| {
-            let run = peer.bench_yaml(min, &r.yaml);
-            assert_eq!(run.render_ref, r.render_ref, "{}: Go's renderRef", r.name);
-            mib_per_s(yaml.len(), run.per_run)
-        });
-        let (n, w) = (
-            mib_per_s(yaml.len(), ours.native),
-            mib_per_s(yaml.len(), ours.component),
-        );
-        println!(
-            "{:<22} {:>6} {:>7} {n:>7.1} {w:>7.1} {:>7} | {:>7.0}% {:>7}",
-            r.name,
-            yaml.len() / 1024,
-            r.json_files.len(),
-            go.map_or(NOT_AVAILABLE.to_string(), |g| format!("{g:.1}")),
-            100.0 * w / n,
-            go.map_or(NOT_AVAILABLE.to_string(), |g| format!("{:.2}×", w / g)),
-        );
-    }
-    println!(
-        "go: apimachinery's document split, sigs.k8s.io/yaml.YAMLToJSON, then the JSON path \
-         above"
-    );
-    println!("target: wasm ≥ 2× go on every real stream over 500 KB");
+    yaml_table(&tokio, &rt, &real, go_peer.as_ref(), min);
 
     // 2. One component call, measured again now that large renders have used (and
     // grown) many of the pool's slots.
@@ -572,6 +544,51 @@ struct JsonRender {
 
 /// What a table prints where Go's figure cannot be measured on this machine.
 const NOT_AVAILABLE: &str = "n/a";
+
+/// The YAML rows: the guest natively, the component and the Go peer on each real stream.
+fn yaml_table(
+    tokio: &tokio::runtime::Runtime,
+    rt: &Runtime,
+    real: &[go_peer::RealRender],
+    go_peer: Option<&go_peer::GoPeer>,
+    min: Duration,
+) {
+    println!(
+        "\n## renderRef from a YAML stream: split, YAML → JSON, canonicalize + hash, MiB/s of \
+         YAML bytes"
+    );
+    println!(
+        "{:<22} {:>6} {:>7} {:>7} {:>7} {:>7} | {:>8} {:>7}",
+        "render", "KB", "objects", "native", "wasm", "go", "wasm/nat", "wasm/go"
+    );
+    for r in real {
+        let yaml = std::fs::read(&r.yaml).unwrap();
+        let ours = yaml_render_ref_figures(tokio, rt, &yaml, &r.render_ref, min);
+        let go = go_peer.map(|peer| {
+            let run = peer.bench_yaml(min, &r.yaml);
+            assert_eq!(run.render_ref, r.render_ref, "{}: Go's renderRef", r.name);
+            mib_per_s(yaml.len(), run.per_run)
+        });
+        let (n, w) = (
+            mib_per_s(yaml.len(), ours.native),
+            mib_per_s(yaml.len(), ours.component),
+        );
+        println!(
+            "{:<22} {:>6} {:>7} {n:>7.1} {w:>7.1} {:>7} | {:>7.0}% {:>7}",
+            r.name,
+            yaml.len() / 1024,
+            r.json_files.len(),
+            go.map_or(NOT_AVAILABLE.to_string(), |g| format!("{g:.1}")),
+            100.0 * w / n,
+            go.map_or(NOT_AVAILABLE.to_string(), |g| format!("{:.2}×", w / g)),
+        );
+    }
+    println!(
+        "go: apimachinery's document split, sigs.k8s.io/yaml.YAMLToJSON, then the JSON path \
+         above"
+    );
+    println!("target: wasm ≥ 2× go on every real stream over 500 KB");
+}
 
 /// The guest's YAML → renderRef figures on one stream: mean time natively and through
 /// the component.

@@ -1,0 +1,445 @@
+//! One object's canonical bytes in a single pass over its text, where the text already
+//! says what the canonical encoding would: members sorted and unique, strings escaped as
+//! Go escapes them, integers as Go prints them. Real renders are mostly written so
+//! (`YAMLToJSON`, `kubectl`, an earlier canonicalization), and the decoder's tree (a
+//! node, a vector and a key for every value, sorted again) was most of the time of
+//! canonicalizing them.
+//!
+//! The pass copies what it can vouch for (escaping in string values the few characters
+//! the encoder escapes and a text may have raw: `<`, `>`, `&`, U+2028, U+2029) and
+//! re-encodes the rest through the decoder and encoder: the innermost object around
+//! anything else (members out of order or repeated, a key with an escape or such a
+//! character, a string with another escape than the encoder's or invalid UTF-8, a float,
+//! a large integer, `-0`) is decoded and encoded on its own ([`decode_at`]), then the pass goes
+//! on after it; so does deep nesting. Invalid JSON and a top level that is not an
+//! object go to the decoder whole, which also words the error. So the bytes are always
+//! `encode_document(decode_object(text))`.
+
+use super::decode::{DecodeError, decode_at, decode_object};
+use super::encode::{Escape, encode_document, encode_node};
+use super::scan::classified_string_run;
+
+/// Past this many open containers the decoder takes over from the innermost open
+/// object, with the levels above it counted against its own limit.
+const MAX_OPEN: usize = 1000;
+
+/// Appends the canonical encoding of the JSON object `input` to `out`: the bytes of
+/// [`encode_document`] of [`decode_object`], with the same errors.
+pub fn encode_canonical(input: &[u8], out: &mut Vec<u8>) -> Result<(), DecodeError> {
+    let start = out.len();
+    if Pass::new(input, out).run().is_some() {
+        return Ok(());
+    }
+    out.truncate(start);
+    let doc = decode_object(input)?;
+    encode_document(&doc, out);
+    Ok(())
+}
+
+/// An open container.
+struct Open {
+    object: bool,
+    /// Where it starts in the input and in the output.
+    input_start: usize,
+    output_start: usize,
+    /// The last member key of an object so far (start and end in the input).
+    key: Option<(usize, usize)>,
+}
+
+/// What the pass expects next.
+#[derive(Clone, Copy)]
+enum Next {
+    Value,
+    /// A member key (after `{` or `,` in an object).
+    Key,
+    /// After a value: `,`, a closing bracket, or the end of the text.
+    After,
+}
+
+struct Pass<'i, 'o> {
+    input: &'i [u8],
+    out: &'o mut Vec<u8>,
+    pos: usize,
+    stack: Vec<Open>,
+}
+
+impl<'i, 'o> Pass<'i, 'o> {
+    fn new(input: &'i [u8], out: &'o mut Vec<u8>) -> Self {
+        Pass {
+            input,
+            out,
+            pos: 0,
+            stack: Vec::new(),
+        }
+    }
+
+    /// `None` when the decoder must take the whole text.
+    fn run(mut self) -> Option<()> {
+        self.skip_whitespace();
+        if self.input.get(self.pos) != Some(&b'{') {
+            return None;
+        }
+        let mut next = Next::Value;
+        loop {
+            let step = match next {
+                Next::Value => self.value(),
+                Next::Key => self.key(),
+                Next::After => {
+                    if self.stack.is_empty() {
+                        self.skip_whitespace();
+                        return (self.pos == self.input.len()).then_some(());
+                    }
+                    self.after()
+                }
+            };
+            next = match step {
+                Some(next) => next,
+                None => {
+                    self.redo_innermost_object()?;
+                    Next::After
+                }
+            };
+        }
+    }
+
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\t' | b'\r' | b'\n') = self.input.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    /// The innermost open object decoded and encoded on its own, in place of what the
+    /// pass wrote of it; the pass goes on after it. `None` if it does not decode.
+    fn redo_innermost_object(&mut self) -> Option<()> {
+        let level = self.stack.iter().rposition(|open| open.object)?;
+        let open = &self.stack[level];
+        let (doc, end) = decode_at(self.input, open.input_start, level + 1).ok()?;
+        self.out.truncate(open.output_start);
+        encode_node(&doc, doc.root_index(), self.out, false, Escape::Go);
+        self.stack.truncate(level);
+        self.pos = end;
+        Some(())
+    }
+
+    fn value(&mut self) -> Option<Next> {
+        self.skip_whitespace();
+        match *self.input.get(self.pos)? {
+            open @ (b'{' | b'[') => {
+                let object = open == b'{';
+                let close = if object { b'}' } else { b']' };
+                let start = self.pos;
+                self.pos += 1;
+                self.skip_whitespace();
+                if self.input.get(self.pos) == Some(&close) {
+                    self.pos += 1;
+                    self.out
+                        .extend_from_slice(if object { b"{}" } else { b"[]" });
+                    return Some(Next::After);
+                }
+                if self.stack.len() >= MAX_OPEN {
+                    return None;
+                }
+                self.stack.push(Open {
+                    object,
+                    input_start: start,
+                    output_start: self.out.len(),
+                    key: None,
+                });
+                self.out.push(open);
+                Some(if object { Next::Key } else { Next::Value })
+            }
+            b'"' => {
+                let (end, escape) = self.string()?;
+                if escape {
+                    push_escaped(&self.input[self.pos + 1..end - 1], self.out);
+                } else {
+                    self.out.extend_from_slice(&self.input[self.pos..end]);
+                }
+                self.pos = end;
+                Some(Next::After)
+            }
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => self.integer(),
+            _ => None,
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<Next> {
+        if !self.input[self.pos..].starts_with(word) {
+            return None;
+        }
+        self.out.extend_from_slice(word);
+        self.pos += word.len();
+        Some(Next::After)
+    }
+
+    /// An integer the encoder writes as it stands: no fraction or exponent, no `-0`,
+    /// at most 18 digits (so it is an `i64`). The grammar alone is checked: what follows
+    /// is judged by the next step.
+    fn integer(&mut self) -> Option<Next> {
+        let start = self.pos;
+        let negative = self.input[start] == b'-';
+        let digits_start = start + usize::from(negative);
+        let mut end = digits_start;
+        while self.input.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+        let digits = &self.input[digits_start..end];
+        let canonical = match digits {
+            [] => false,
+            [b'0'] => !negative,
+            [b'0', ..] => false,
+            _ => digits.len() <= 18,
+        };
+        if !canonical || matches!(self.input.get(end), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        self.out.extend_from_slice(&self.input[start..end]);
+        self.pos = end;
+        Some(Next::After)
+    }
+
+    /// The string literal at `pos` when the encoder writes it back unchanged but for
+    /// characters it escapes that are written raw (`<`, `>`, `&`, U+2028, U+2029): the
+    /// offset after its closing quote, and whether there are such characters.
+    fn string(&self) -> Option<(usize, bool)> {
+        let mut i = self.pos + 1;
+        let mut non_ascii = false;
+        let mut special = false;
+        loop {
+            let (end, kind) = classified_string_run(self.input, i);
+            non_ascii |= kind.non_ascii;
+            special |= kind.special;
+            match self.input.get(end)? {
+                b'"' => {
+                    i = end;
+                    break;
+                }
+                b'\\' => i = canonical_escape(self.input, end)?,
+                _ => return None,
+            }
+        }
+        let raw = &self.input[self.pos + 1..i];
+        if non_ascii && std::str::from_utf8(raw).is_err() {
+            return None;
+        }
+        Some((i + 1, special && needs_escape(raw)))
+    }
+
+    /// A member key, `:` and what follows; the key must have no escape, need none, and
+    /// come after the object's previous key.
+    fn key(&mut self) -> Option<Next> {
+        self.skip_whitespace();
+        if self.input.get(self.pos) != Some(&b'"') {
+            return None;
+        }
+        let start = self.pos + 1;
+        let (end, kind) = classified_string_run(self.input, start);
+        if self.input.get(end) != Some(&b'"') {
+            return None;
+        }
+        let key = &self.input[start..end];
+        if kind.non_ascii && std::str::from_utf8(key).is_err() {
+            return None;
+        }
+        if kind.special && needs_escape(key) {
+            return None;
+        }
+        let open = self.stack.last_mut()?;
+        if let Some((a, b)) = open.key
+            && key <= &self.input[a..b]
+        {
+            return None;
+        }
+        open.key = Some((start, end));
+        self.pos = end + 1;
+        self.skip_whitespace();
+        if self.input.get(self.pos) != Some(&b':') {
+            return None;
+        }
+        self.pos += 1;
+        self.out.push(b'"');
+        self.out.extend_from_slice(key);
+        self.out.extend_from_slice(b"\":");
+        Some(Next::Value)
+    }
+
+    fn after(&mut self) -> Option<Next> {
+        self.skip_whitespace();
+        let object = self.stack.last()?.object;
+        match *self.input.get(self.pos)? {
+            b',' => {
+                self.pos += 1;
+                self.out.push(b',');
+                Some(if object { Next::Key } else { Next::Value })
+            }
+            b'}' if object => self.close(b'}'),
+            b']' if !object => self.close(b']'),
+            _ => None,
+        }
+    }
+
+    fn close(&mut self, bracket: u8) -> Option<Next> {
+        self.pos += 1;
+        self.out.push(bracket);
+        self.stack.pop();
+        Some(Next::After)
+    }
+}
+
+/// The offset after the escape whose backslash is at `i`, when it is the escape the
+/// encoder writes for the character it stands for.
+fn canonical_escape(input: &[u8], i: usize) -> Option<usize> {
+    match *input.get(i + 1)? {
+        b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f' => Some(i + 2),
+        b'u' => {
+            let ok = match input.get(i + 2..i + 6)? {
+                b"003c" | b"003e" | b"0026" | b"2028" | b"2029" => true,
+                // A control character without a short form, in lowercase hex.
+                [b'0', b'0', high @ (b'0' | b'1'), low] => {
+                    let low = match low {
+                        b'0'..=b'9' => low - b'0',
+                        b'a'..=b'f' => low - b'a' + 10,
+                        _ => return None,
+                    };
+                    let unit = (high - b'0') << 4 | low;
+                    !matches!(unit, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D)
+                }
+                _ => false,
+            };
+            ok.then_some(i + 6)
+        }
+        _ => None,
+    }
+}
+
+/// Writes a string literal whose escapes are the encoder's own, escaping the characters
+/// it has raw that the encoder escapes (`<`, `>`, `&`, U+2028, U+2029): what the
+/// encoder writes for it. Its escapes are copied: they hold none of those bytes.
+fn push_escaped(raw: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    let (mut run, mut i) = (0, 0);
+    while i < raw.len() {
+        let (escape, len): (&[u8], usize) = match raw[i] {
+            b'<' => (b"\\u003c", 1),
+            b'>' => (b"\\u003e", 1),
+            b'&' => (b"\\u0026", 1),
+            0xE2 if raw.get(i + 1) == Some(&0x80) && raw.get(i + 2) == Some(&0xA8) => {
+                (b"\\u2028", 3)
+            }
+            0xE2 if raw.get(i + 1) == Some(&0x80) && raw.get(i + 2) == Some(&0xA9) => {
+                (b"\\u2029", 3)
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.extend_from_slice(&raw[run..i]);
+        out.extend_from_slice(escape);
+        i += len;
+        run = i;
+    }
+    out.extend_from_slice(&raw[run..]);
+    out.push(b'"');
+}
+
+/// Whether raw string bytes (valid UTF-8) hold a character the encoder escapes beyond
+/// what the run scanner stops at: `<`, `>`, `&`, U+2028 or U+2029.
+fn needs_escape(raw: &[u8]) -> bool {
+    raw.iter().enumerate().any(|(i, &b)| match b {
+        b'<' | b'>' | b'&' => true,
+        0xE2 => raw.get(i + 1) == Some(&0x80) && matches!(raw.get(i + 2), Some(0xA8 | 0xA9)),
+        _ => false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn general(input: &[u8]) -> Result<Vec<u8>, DecodeError> {
+        let mut out = Vec::new();
+        encode_document(&decode_object(input)?, &mut out);
+        Ok(out)
+    }
+
+    fn same(input: &str) {
+        let mut out = b"prefix".to_vec();
+        let ours = encode_canonical(input.as_bytes(), &mut out).map(|()| out[6..].to_vec());
+        assert_eq!(ours, general(input.as_bytes()), "{input}");
+    }
+
+    #[test]
+    fn canonical_text_is_copied_and_the_rest_re_encoded() {
+        for input in [
+            r#"{}"#,
+            r#" { "a" : [ 1 , -2 , true , false , null , { } , [ ] ] } "#,
+            r#"{"a":"x\"y\\z\n\r\t\b\f\u0001\u001f\u003c\u003e\u0026\u2028\u2029é"}"#,
+            r#"{"b":1,"a":2}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":{"c":1,"b":[{"y":1,"x":2}]},"b":0}"#,
+            r#"{"a":[{"k":1.5},{"k":-0},{"k":1e2},{"k":0.10},{"k":123456789012345678901}]}"#,
+            r#"{"a":[0,-1,9223372036854775807,-9223372036854775808,123456789012345678]}"#,
+            r#"{"a":"\u00e9\/\u0041\u001F\u0008\ud83d\ude00\ud800"}"#,
+            r#"{"a":"<&>","b":"\u2028 raw"}"#,
+            "{\"a\":\"\u{2028}\u{2029}\u{2014}\"}",
+            "{\"a\":\"\\n<\\u003c&\\\"\\u2028x\u{2029}>\\\\u003c\u{2014}\"}",
+            "{\"a\":[\"<\",{\"b\":\"&\"},\"\\u0041<\"]}",
+            r#"{"\u0061":1,"b":2}"#,
+            r#"{"":1,"a":2}"#,
+            r#"{"a":1,"":2}"#,
+            r#"{"<":1}"#,
+            r#"{"a":[[[{"b":{"d":1,"c":2}}]]]}"#,
+        ] {
+            same(input);
+        }
+    }
+
+    #[test]
+    fn invalid_text_fails_as_the_decoder_fails() {
+        for input in [
+            &b""[..],
+            b"[]",
+            b"{",
+            b"{\"a\":1} x",
+            b"{\"a\":01}",
+            b"{\"a\":-}",
+            b"{\"a\":tru}",
+            b"{\"a\":\"\x01\"}",
+            b"{\"a\":\"\\x\"}",
+            b"{\"b\":1,\"a\":[1,}",
+            b"{\"a\":\"\xff\"}",
+            b"{\"\xff\":1}",
+            b"{\"a\":1,}",
+            b"{\"a\" 1}",
+        ] {
+            let mut out = Vec::new();
+            let ours = encode_canonical(input, &mut out).map(|()| out);
+            assert_eq!(ours, general(input), "{}", String::from_utf8_lossy(input));
+        }
+    }
+
+    #[test]
+    fn depth_counts_the_levels_above_a_re_encoded_object() {
+        // 10,000 levels pass and 10,001 fail, whether or not an object deep inside is
+        // re-encoded on its own (here the innermost, out of order).
+        for (levels, inner) in [
+            (10_000, "{}"),
+            (10_001, "{}"),
+            (10_000, r#"{"b":1,"a":2}"#),
+            (10_001, r#"{"b":1,"a":2}"#),
+        ] {
+            let text = format!(
+                "{}{inner}{}",
+                r#"{"a":"#.repeat(levels - 1),
+                "}".repeat(levels - 1)
+            );
+            let mut out = Vec::new();
+            let ours = encode_canonical(text.as_bytes(), &mut out).map(|()| out);
+            assert_eq!(ours, general(text.as_bytes()), "{levels} {inner}");
+        }
+    }
+}
