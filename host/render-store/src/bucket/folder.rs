@@ -481,6 +481,18 @@ impl Bucket for FolderBucket {
         self.blocking(move |f| f.delete(&key)).await
     }
 
+    /// One `delete` a key, each with every check of a single delete, all in one
+    /// blocking task: a file system has no batch request, but 1,000 hops to the
+    /// blocking pool would cost more than the unlinks.
+    async fn delete_many(
+        &self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        let keys = keys.to_vec();
+        self.blocking(move |f| Ok(keys.iter().map(|k| f.delete(k)).collect()))
+            .await
+    }
+
     async fn list_folders(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
         let prefix = prefix.to_string();
         self.blocking(move |f| f.list_folders(&prefix)).await

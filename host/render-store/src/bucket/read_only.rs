@@ -40,4 +40,10 @@ impl Bucket for ReadOnlyBucket {
     async fn delete(&self, key: &str) -> Result<(), BucketError> {
         Err(refused("delete", key))
     }
+    async fn delete_many(
+        &self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        Ok(keys.iter().map(|k| Err(refused("delete", k))).collect())
+    }
 }
