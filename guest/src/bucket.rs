@@ -59,7 +59,27 @@ pub trait Bucket {
     fn list(&mut self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError>;
     /// Deletes `key`; an absent key is not an error.
     fn delete(&mut self, key: &str) -> Result<(), BucketError>;
+    /// Deletes every key of `keys` (at most [`MAX_BATCH`]): one answer per key, in
+    /// order, or the error of the whole request. The default asks [`Bucket::delete`]
+    /// for each key, which is what a bucket without a batch request does anyway.
+    fn delete_many(
+        &mut self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        Ok(keys.iter().map(|k| self.delete(k)).collect())
+    }
+    /// Whether the logic deletes with [`Bucket::delete_many`]. Only the replay of a
+    /// version 2 trace, recorded before batches existed, says no: the logic then makes
+    /// one `delete` a key and stops at the first failure, as it did then, so the calls
+    /// and the error match the trace.
+    fn batches(&self) -> bool {
+        true
+    }
 }
+
+/// The most keys one `delete_many` call carries: S3's DeleteObjects takes at most 1,000,
+/// and the WIT promises hosts no more.
+pub const MAX_BATCH: usize = 1_000;
 
 /// A borrowed bucket is a bucket, so a wrapper (a trace's recorder) can be lent one and
 /// the caller keeps it.
@@ -79,6 +99,15 @@ impl<B: Bucket + ?Sized> Bucket for &mut B {
     fn delete(&mut self, key: &str) -> Result<(), BucketError> {
         (**self).delete(key)
     }
+    fn delete_many(
+        &mut self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        (**self).delete_many(keys)
+    }
+    fn batches(&self) -> bool {
+        (**self).batches()
+    }
 }
 
 /// An in-memory bucket that also records each call as `"<call> <key>"`.
@@ -92,8 +121,11 @@ pub struct MemoryBucket {
     /// The time a `put` records.
     pub clock: SyncTime,
     /// Every call made, in order, as `"get k"`, `"put k"`, `"exists k"`, `"list p"`,
-    /// `"delete k"`.
+    /// `"delete k"`, and `"delete-many k1 k2 …"` (keys separated by spaces).
     pub calls: Vec<String>,
+    /// Keys whose deletion fails with [`BucketError::Failed`], to test how the logic
+    /// handles a batch with failures.
+    pub undeletable: BTreeMap<String, String>,
 }
 
 impl MemoryBucket {
@@ -146,6 +178,23 @@ impl Bucket for MemoryBucket {
 
     fn delete(&mut self, key: &str) -> Result<(), BucketError> {
         self.record("delete", key);
+        self.remove(key)
+    }
+
+    fn delete_many(
+        &mut self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        self.record("delete-many", &keys.join(" "));
+        Ok(keys.iter().map(|k| self.remove(k)).collect())
+    }
+}
+
+impl MemoryBucket {
+    fn remove(&mut self, key: &str) -> Result<(), BucketError> {
+        if let Some(why) = self.undeletable.get(key) {
+            return Err(BucketError::Failed(why.clone()));
+        }
         self.objects.remove(key);
         self.modified.remove(key);
         Ok(())

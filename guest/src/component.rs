@@ -92,6 +92,13 @@ impl Bucket for Host {
     fn delete(&mut self, key: &str) -> Result<(), BucketError> {
         imported::delete(key).map_err(Into::into)
     }
+    fn delete_many(
+        &mut self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        let answers = imported::delete_many(keys)?;
+        Ok(answers.into_iter().map(|a| a.map_err(Into::into)).collect())
+    }
 }
 
 impl From<Error> for types::Error {
@@ -482,10 +489,30 @@ fn recorded_call(c: trace::RecordedCall) -> crate::trace::Call {
             None,
             c.answer.map(|()| Reply::Done),
         ),
+        trace::RecordedCall::DeleteMany(c) => {
+            return Call {
+                kind: CallKind::DeleteMany,
+                key: String::new(),
+                keys: c.keys,
+                value: None,
+                answer: c
+                    .answer
+                    .map(|answers| {
+                        Reply::Each(
+                            answers
+                                .into_iter()
+                                .map(|a| a.map_err(bucket_error))
+                                .collect(),
+                        )
+                    })
+                    .map_err(bucket_error),
+            };
+        }
     };
     Call {
         kind,
         key,
+        keys: Vec::new(),
         value,
         answer: answer.map_err(bucket_error),
     }

@@ -13,7 +13,7 @@ use crate::bucket::{Bucket, ObjectMeta};
 use crate::error::Result;
 use crate::history::{list_entries, split_history_keys};
 use crate::keys::{Release, ReleasePrefix, validate_render_ref};
-use crate::store::call_failed;
+use crate::store::{call_failed, delete_in_batches};
 use crate::time::SyncTime;
 use std::collections::BTreeSet;
 
@@ -180,9 +180,12 @@ fn plan_listed(
 }
 
 /// Runs GC on the store. `keep <= 0` makes no bucket call. Otherwise:
-/// `list(P/history/)` and `delete` of the oldest entries until `keep` remain;
+/// `list(P/history/)` and `delete_many` of the oldest entries until `keep` remain;
 /// `list(P/history/)` again for the live renderRefs, plus `protected`;
-/// `list(P/renders/)` and `delete` of every blob neither live nor within `grace`.
+/// `list(P/renders/)` and `delete_many` of every blob neither live nor within `grace`.
+/// Deletes go in key order, [`crate::bucket::MAX_BATCH`] keys a call, and a call with
+/// any failure stops GC (entries are deleted before blobs, so a stop never leaves an
+/// entry whose blob is gone).
 ///
 /// With `dry_run` only the two listings are made and the plan of a real run returned.
 pub fn gc<B: Bucket>(
@@ -219,11 +222,7 @@ pub fn gc<B: Bucket>(
     let mut plan = GcPlan::default();
     let history_keys = crate::bucket::keys(list(bucket, &history)?);
     select_history(&prefix, history_keys, keep, &mut plan);
-    for key in &plan.delete_history {
-        bucket
-            .delete(key)
-            .map_err(|e| call_failed("delete", key, e))?;
-    }
+    delete_in_batches(bucket, &plan.delete_history)?;
 
     // What remains is read back rather than assumed, so an entry added or left behind
     // meanwhile still protects its render.
@@ -235,11 +234,7 @@ pub fn gc<B: Bucket>(
 
     let render_listing = list(bucket, &renders)?;
     select_renders(&prefix, render_listing, &live, grace, &mut plan);
-    for key in &plan.delete_renders {
-        bucket
-            .delete(key)
-            .map_err(|e| call_failed("delete", key, e))?;
-    }
+    delete_in_batches(bucket, &plan.delete_renders)?;
     Ok(plan)
 }
 
@@ -304,5 +299,97 @@ mod tests {
         let plan = gc(&mut bucket, &release, 3, &[], true, grace).unwrap();
         assert_eq!(plan.recent_renders.len(), 1);
         assert_eq!(bucket.objects.len(), 1);
+    }
+
+    #[test]
+    fn gc_deletes_entries_then_blobs_in_batches_of_1000() {
+        let release = Release::new("ns", "app");
+        let mut bucket = MemoryBucket::new();
+        // 1,200 entries of one render, so GC drops 1,199 entries (two batches), and
+        // 2,500 unreferenced blobs (three batches).
+        let kept = put_render(&mut bucket, &release, &[b"{}"]).unwrap();
+        for i in 0..1_200 {
+            let key = format!(
+                "ns/app/history/{}-{kept}",
+                crate::format_key_time(at(i)).unwrap()
+            );
+            bucket.objects.insert(key, b"{}".to_vec());
+        }
+        for i in 0..2_500 {
+            let r = crate::render_ref_of_canonical(format!("{i}").as_bytes());
+            bucket
+                .objects
+                .insert(format!("ns/app/renders/{r}"), Vec::new());
+        }
+        bucket.take_calls();
+        let plan = gc(&mut bucket, &release, 1, &[], false, Grace::NONE).unwrap();
+        assert_eq!(plan.delete_history.len(), 1_199);
+        assert_eq!(plan.delete_renders.len(), 2_500);
+        let calls = bucket.take_calls();
+        let shape: Vec<String> = calls
+            .iter()
+            .map(|c| match c.strip_prefix("delete-many ") {
+                Some(keys) => {
+                    let keys: Vec<&str> = keys.split(' ').collect();
+                    let (what, folder) = if keys[0].contains("/history/") {
+                        ("entries", "/history/")
+                    } else {
+                        ("blobs", "/renders/")
+                    };
+                    assert!(keys.iter().all(|k| k.contains(folder)), "one kind a batch");
+                    format!("delete-many {} {what}", keys.len())
+                }
+                None => c.split(' ').next().unwrap().to_string(),
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                "list",
+                "delete-many 1000 entries",
+                "delete-many 199 entries",
+                "list",
+                "list",
+                "delete-many 1000 blobs",
+                "delete-many 1000 blobs",
+                "delete-many 500 blobs",
+            ]
+        );
+        assert_eq!(bucket.objects.len(), 2, "the kept entry and its blob");
+    }
+
+    #[test]
+    fn a_failed_entry_batch_stops_gc_before_any_blob_is_deleted() {
+        let release = Release::new("ns", "app");
+        let mut bucket = MemoryBucket::new();
+        let kept = put_render(&mut bucket, &release, &[b"{}"]).unwrap();
+        let old = put_render(&mut bucket, &release, &[b"{\"a\":1}"]).unwrap();
+        let entry = |i: i64, r: &str| {
+            format!(
+                "ns/app/history/{}-{r}",
+                crate::format_key_time(at(i)).unwrap()
+            )
+        };
+        bucket.objects.insert(entry(1, &old), b"{}".to_vec());
+        bucket.objects.insert(entry(2, &kept), b"{}".to_vec());
+        bucket
+            .undeletable
+            .insert(entry(1, &old), "permission denied".into());
+        bucket.take_calls();
+        let err = gc(&mut bucket, &release, 1, &[], false, Grace::NONE).unwrap_err();
+        assert_eq!(
+            err,
+            crate::Error::Bucket(format!(
+                "delete-many: 1 of 1 keys could not be deleted: {}: permission denied",
+                entry(1, &old)
+            ))
+        );
+        let calls = bucket.take_calls();
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        assert!(
+            bucket
+                .objects
+                .contains_key(&format!("ns/app/renders/{old}"))
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The operations on renders and on a whole Release: put-render, get-render,
 //! delete-release. Each validates all input before its first bucket call.
 
-use crate::bucket::{Bucket, BucketError};
+use crate::bucket::{Bucket, BucketError, MAX_BATCH};
 use crate::diff::{ObjectForm, RenderDiff, diff_canonical};
 use crate::error::{Error, Result};
 use crate::keys::{Release, ReleasePrefix};
@@ -13,6 +13,54 @@ pub(crate) fn call_failed(call: &str, key: &str, err: BucketError) -> Error {
         BucketError::NotFound => Error::NotFound(format!("{key} does not exist")),
         other => Error::Bucket(format!("{call} {key}: {other}")),
     }
+}
+
+/// Deletes `keys` in their order, at most [`MAX_BATCH`] a `delete_many` call. A call
+/// that fails, or fails for any key, stops here, before any further call: the error
+/// names every key of that call that was not deleted and why (for a failed request, the
+/// call's first and last key, since any of its keys may or may not be gone). Deleting is
+/// idempotent, so the caller's retry finishes the job.
+pub(crate) fn delete_in_batches<B: Bucket>(bucket: &mut B, keys: &[String]) -> Result<()> {
+    if !bucket.batches() {
+        for key in keys {
+            bucket
+                .delete(key)
+                .map_err(|e| call_failed("delete", key, e))?;
+        }
+        return Ok(());
+    }
+    for batch in keys.chunks(MAX_BATCH) {
+        let (first, last) = (&batch[0], &batch[batch.len() - 1]);
+        let answers = bucket.delete_many(batch).map_err(|e| {
+            Error::Bucket(format!(
+                "delete-many of {} keys ({first} to {last}) failed, so any of them may \
+                 remain: {e}",
+                batch.len()
+            ))
+        })?;
+        if answers.len() != batch.len() {
+            return Err(Error::Bucket(format!(
+                "delete-many of {} keys ({first} to {last}): the bucket answered {} \
+                 results, not one per key",
+                batch.len(),
+                answers.len()
+            )));
+        }
+        let failed: Vec<String> = batch
+            .iter()
+            .zip(&answers)
+            .filter_map(|(key, answer)| answer.as_ref().err().map(|e| format!("{key}: {e}")))
+            .collect();
+        if !failed.is_empty() {
+            return Err(Error::Bucket(format!(
+                "delete-many: {} of {} keys could not be deleted: {}",
+                failed.len(),
+                batch.len(),
+                failed.join("; ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Stores a render: `exists(P/renders/ref)`, then `put` of the canonical bytes only if
@@ -87,20 +135,28 @@ pub fn diff_stored<B: Bucket>(
     diff_canonical(&old, &new, form)
 }
 
-/// Deletes every key under the release's prefix: `list(P)`, then `delete` of each key
-/// that starts with `P`. Returns the number of keys deleted.
+/// Deletes every key under the release's prefix: `list(P)`, then `delete_many` of the
+/// keys that start with `P`, in key order, [`MAX_BATCH`] a call, the keys before
+/// `P/renders/` (the history among them) in batches of their own. Returns the number
+/// of keys deleted.
 pub fn delete_release<B: Bucket>(bucket: &mut B, release: &Release) -> Result<u32> {
     let prefix = ReleasePrefix::new(release)?;
     let p = prefix.as_str();
     let listed = bucket.list(p).map_err(|e| call_failed("list", p, e))?;
-    let mut deleted = 0;
-    for key in listed.iter().map(|o| &o.key).filter(|k| k.starts_with(p)) {
-        bucket
-            .delete(key)
-            .map_err(|e| call_failed("delete", key, e))?;
-        deleted += 1;
-    }
-    Ok(deleted)
+    let mut keys: Vec<String> = listed
+        .into_iter()
+        .map(|o| o.key)
+        .filter(|k| k.starts_with(p))
+        .collect();
+    // The contract promises key order whatever order the bucket listed in.
+    keys.sort_unstable();
+    // No batch mixes blobs with the entries before them: a batch fails as a whole or in
+    // part, so a failed entry batch must stop before any blob an entry names is gone.
+    let renders = prefix.renders();
+    let split = keys.partition_point(|k| k.as_str() < renders.as_str());
+    delete_in_batches(bucket, &keys[..split])?;
+    delete_in_batches(bucket, &keys[split..])?;
+    Ok(u32::try_from(keys.len()).unwrap_or(u32::MAX))
 }
 
 #[cfg(test)]
@@ -131,5 +187,171 @@ mod tests {
         bucket.take_calls();
         put_render(&mut bucket, &release, &objects).unwrap();
         assert_eq!(bucket.take_calls(), [format!("exists {key}")]);
+    }
+
+    /// The sizes of the `delete-many` calls recorded, in order.
+    fn batches(calls: &[String]) -> Vec<usize> {
+        calls
+            .iter()
+            .filter_map(|c| c.strip_prefix("delete-many "))
+            .map(|keys| keys.split(' ').count())
+            .collect()
+    }
+
+    fn filled(n: usize) -> MemoryBucket {
+        let mut bucket = MemoryBucket::new();
+        for i in 0..n {
+            bucket
+                .objects
+                .insert(format!("ns/app/renders/x{i:05}"), Vec::new());
+        }
+        bucket
+    }
+
+    #[test]
+    fn delete_release_deletes_in_batches_of_1000_in_key_order() {
+        let mut bucket = filled(2_500);
+        bucket.objects.insert("ns/app2/kept".into(), Vec::new());
+        let deleted = delete_release(&mut bucket, &Release::new("ns", "app")).unwrap();
+        assert_eq!(deleted, 2_500);
+        let calls = bucket.take_calls();
+        assert_eq!(calls[0], "list ns/app/");
+        assert_eq!(calls.len(), 4, "one listing and three batches");
+        assert_eq!(batches(&calls), [1_000, 1_000, 500]);
+        let keys: Vec<&str> = calls[1..]
+            .iter()
+            .flat_map(|c| c["delete-many ".len()..].split(' '))
+            .collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        assert_eq!(keys, sorted);
+        assert_eq!(bucket.objects.keys().collect::<Vec<_>>(), ["ns/app2/kept"]);
+    }
+
+    #[test]
+    fn delete_release_never_batches_an_entry_with_a_blob() {
+        let mut bucket = MemoryBucket::new();
+        for k in [
+            "history/h1",
+            "history/h2",
+            "renders/r1",
+            "renders/r2",
+            "x/foreign",
+        ] {
+            bucket.objects.insert(format!("ns/app/{k}"), Vec::new());
+        }
+        bucket
+            .undeletable
+            .insert("ns/app/history/h2".into(), "busy".into());
+        let err = delete_release(&mut bucket, &Release::new("ns", "app")).unwrap_err();
+        assert!(matches!(&err, Error::Bucket(m) if m.contains("ns/app/history/h2: busy")));
+        assert_eq!(
+            bucket.take_calls()[1..],
+            ["delete-many ns/app/history/h1 ns/app/history/h2"]
+        );
+        assert!(bucket.objects.contains_key("ns/app/renders/r1"));
+        bucket.undeletable.clear();
+        assert_eq!(
+            delete_release(&mut bucket, &Release::new("ns", "app")).unwrap(),
+            4
+        );
+        assert_eq!(
+            bucket.take_calls()[1..],
+            [
+                "delete-many ns/app/history/h2",
+                "delete-many ns/app/renders/r1 ns/app/renders/r2 ns/app/x/foreign"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_batch_with_failures_names_every_failed_key_and_stops() {
+        let mut bucket = filled(2_500);
+        bucket
+            .undeletable
+            .insert("ns/app/renders/x00010".into(), "disk on fire".into());
+        bucket
+            .undeletable
+            .insert("ns/app/renders/x00999".into(), "access denied".into());
+        let err = delete_release(&mut bucket, &Release::new("ns", "app")).unwrap_err();
+        let Error::Bucket(message) = err else {
+            panic!("not a bucket error: {err:?}");
+        };
+        assert!(
+            message.starts_with("delete-many: 2 of 1000 keys could not be deleted: "),
+            "{message}"
+        );
+        assert!(
+            message.contains("ns/app/renders/x00010: disk on fire"),
+            "{message}"
+        );
+        assert!(
+            message.contains("ns/app/renders/x00999: access denied"),
+            "{message}"
+        );
+        assert_eq!(
+            batches(&bucket.take_calls()),
+            [1_000],
+            "no batch after a failure"
+        );
+        // The batch's other keys are gone; the later batches' keys are untouched.
+        assert_eq!(bucket.objects.len(), 2 + 1_500);
+    }
+
+    /// A bucket whose batch requests fail as a whole, or answer too few results.
+    struct Broken {
+        answers: Option<usize>,
+    }
+
+    impl Bucket for Broken {
+        fn get(&mut self, _: &str) -> std::result::Result<Vec<u8>, BucketError> {
+            Err(BucketError::NotFound)
+        }
+        fn put(&mut self, _: &str, _: &[u8]) -> std::result::Result<(), BucketError> {
+            Ok(())
+        }
+        fn exists(&mut self, _: &str) -> std::result::Result<Option<u64>, BucketError> {
+            Ok(None)
+        }
+        fn list(&mut self, p: &str) -> std::result::Result<Vec<crate::ObjectMeta>, BucketError> {
+            Ok(["a", "b", "c"]
+                .map(|k| crate::ObjectMeta {
+                    key: format!("{p}{k}"),
+                    size: 0,
+                    modified: Default::default(),
+                })
+                .into())
+        }
+        fn delete(&mut self, _: &str) -> std::result::Result<(), BucketError> {
+            unreachable!("the logic deletes in batches")
+        }
+        fn delete_many(
+            &mut self,
+            keys: &[String],
+        ) -> std::result::Result<Vec<std::result::Result<(), BucketError>>, BucketError> {
+            match self.answers {
+                None => Err(BucketError::Failed("connection reset".into())),
+                Some(n) => Ok(keys.iter().take(n).map(|_| Ok(())).collect()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_failed_request_or_a_short_answer_fails_with_the_batch_named() {
+        let app = Release::new("ns", "app");
+        let err = delete_release(&mut Broken { answers: None }, &app).unwrap_err();
+        assert_eq!(
+            err,
+            Error::Bucket(
+                "delete-many of 3 keys (ns/app/a to ns/app/c) failed, so any of them may \
+                 remain: connection reset"
+                    .into()
+            )
+        );
+        let err = delete_release(&mut Broken { answers: Some(2) }, &app).unwrap_err();
+        assert!(
+            matches!(&err, Error::Bucket(m) if m.contains("answered 2 results, not one per key")),
+            "{err:?}"
+        );
     }
 }

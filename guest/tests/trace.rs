@@ -166,25 +166,35 @@ fn serde_trace(op: &Operation, calls: &[Call], result: Value) -> String {
     }
     let mut lines = vec![json!({
         "format": "render-store-trace",
-        "version": 2,
+        "version": 3,
         "operation": op.name(),
         "arguments": args,
     })];
     for c in calls {
-        let mut line = json!({ "call": c.kind.name(), "key": c.key });
+        let mut line = match c.kind {
+            CallKind::DeleteMany => json!({ "call": c.kind.name(), "keys": c.keys }),
+            _ => json!({ "call": c.kind.name(), "key": c.key }),
+        };
         if let Some(v) = &c.value {
             line["value"] = json!(b64(v));
         }
+        let error = |e: &BucketError| match e {
+            BucketError::NotFound => json!({ "error": { "kind": "not-found" } }),
+            BucketError::Denied(m) => json!({ "error": { "kind": "denied", "message": m } }),
+            BucketError::Failed(m) => json!({ "error": { "kind": "failed", "message": m } }),
+        };
         line["answer"] = match &c.answer {
+            Ok(Reply::Each(answers)) => json!({ "ok": answers.iter().map(|a| match a {
+                Ok(()) => json!({ "ok": null }),
+                Err(e) => error(e),
+            }).collect::<Vec<_>>() }),
             Ok(Reply::Bytes(b)) => json!({ "ok": b64(b) }),
             Ok(Reply::Done) => json!({ "ok": null }),
             Ok(Reply::Size(s)) => json!({ "ok": s }),
             Ok(Reply::Listing(objects)) => json!({ "ok": objects.iter().map(|o| json!({
                 "key": o.key, "size": o.size, "modified": time_json(o.modified),
             })).collect::<Vec<_>>() }),
-            Err(BucketError::NotFound) => json!({ "error": { "kind": "not-found" } }),
-            Err(BucketError::Denied(m)) => json!({ "error": { "kind": "denied", "message": m } }),
-            Err(BucketError::Failed(m)) => json!({ "error": { "kind": "failed", "message": m } }),
+            Err(e) => error(e),
         };
         lines.push(line);
     }
@@ -245,7 +255,7 @@ fn a_put_trace_and_a_gc_trace_byte_for_byte() {
         put,
         format!(
             concat!(
-                r#"{{"arguments":{{"objects":["eyJraW5kIjoiQSJ9"],"release":{{"name":"app","namespace":"ns"}}}},"format":"render-store-trace","operation":"put-render","version":2}}"#,
+                r#"{{"arguments":{{"objects":["eyJraW5kIjoiQSJ9"],"release":{{"name":"app","namespace":"ns"}}}},"format":"render-store-trace","operation":"put-render","version":3}}"#,
                 "\n",
                 r#"{{"answer":{{"ok":null}},"call":"exists","key":"ns/app/renders/{r}"}}"#,
                 "\n",
@@ -281,7 +291,7 @@ fn a_put_trace_and_a_gc_trace_byte_for_byte() {
         text,
         format!(
             concat!(
-                r#"{{"arguments":{{"dryRun":false,"graceSeconds":600,"keep":1,"now":{{"nanoseconds":7,"seconds":1767226199}},"protected":[],"release":{{"name":"app","namespace":"ns"}}}},"format":"render-store-trace","operation":"gc","version":2}}"#,
+                r#"{{"arguments":{{"dryRun":false,"graceSeconds":600,"keep":1,"now":{{"nanoseconds":7,"seconds":1767226199}},"protected":[],"release":{{"name":"app","namespace":"ns"}}}},"format":"render-store-trace","operation":"gc","version":3}}"#,
                 "\n",
                 r#"{{"answer":{{"ok":[]}},"call":"list","key":"ns/app/history/"}}"#,
                 "\n",
@@ -357,16 +367,19 @@ fn an_edited_answer_replays_to_the_first_call_that_differs() {
     assert_eq!(first.position, 2);
     let extra = first.replayed.expect("the replay made a call there");
     assert_eq!(
-        (extra.kind, extra.key.as_str()),
-        (CallKind::Delete, &old[..])
+        (extra.kind, extra.keys[0].as_str()),
+        (CallKind::DeleteMany, &old[..])
     );
-    assert_eq!(first.recorded.unwrap().kind, CallKind::Delete);
+    let recorded = first.recorded.unwrap();
+    assert_eq!(recorded.kind, CallKind::DeleteMany);
+    assert_eq!(extra.keys[1..], recorded.keys);
     let json: Value = serde_json::from_str(&report.to_json()).unwrap();
     assert_eq!(json["matches"], false);
     assert_eq!(json["firstDifference"]["position"], 2);
+    let oks = vec![json!({ "ok": null }); extra.keys.len()];
     assert_eq!(
         json["firstDifference"]["replayed"],
-        json!({ "call": "delete", "key": old, "answer": { "ok": null } })
+        json!({ "call": "delete-many", "keys": extra.keys, "answer": { "ok": oks } })
     );
     assert_eq!(
         json["result"]["ok"]["deleteHistory"]
@@ -379,9 +392,8 @@ fn an_edited_answer_replays_to_the_first_call_that_differs() {
     let lines: Vec<&str> = human.lines().collect();
     assert!(lines[0].starts_with("replayed gc of ns/app: "), "{human}");
     assert!(human.contains("\ncall 2 differs from the trace:\n  trace:  {\"answer\""));
-    assert!(human.contains(&format!(
-        "  replay: {{\"answer\":{{\"ok\":null}},\"call\":\"delete\",\"key\":\"{old}\"}}\n"
-    )));
+    assert!(human.contains("  replay: {\"answer\":{\"ok\":[{\"ok\":null},"));
+    assert!(human.contains(&format!("\"call\":\"delete-many\",\"keys\":[\"{old}\",")));
     assert!(
         human.ends_with("the result differs from the trace's\n"),
         "{human}"
@@ -486,7 +498,12 @@ fn malformed_traces_are_refused_naming_the_line() {
         (
             ok.replace(r#""version":2"#, r#""version":1"#),
             1,
-            "trace version 1 is not supported: this build reads version 2",
+            "trace version 1 is not supported: this build reads versions 2 to 3",
+        ),
+        (
+            ok.replace(r#""version":2"#, r#""version":4"#),
+            1,
+            "trace version 4 is not supported: this build reads versions 2 to 3",
         ),
         (
             ok.replace(r#","version":2"#, ""),
@@ -527,7 +544,36 @@ fn malformed_traces_are_refused_naming_the_line() {
         (
             ok.replace(r#""call":"list""#, r#""call":"rename""#),
             2,
-            r#"unknown call "rename": expected get, put, exists, list or delete"#,
+            r#"unknown call "rename": expected get, put, exists, list, delete or delete-many"#,
+        ),
+        (
+            ok.replace(r#""call":"list""#, r#""call":"delete-many""#),
+            2,
+            r#"a delete-many has "keys", not "key""#,
+        ),
+        (
+            ok.replace(
+                r#""call":"list","key":"ns/app/history/""#,
+                r#""call":"delete-many","keys":"k""#,
+            ),
+            2,
+            r#""keys" must be an array of strings"#,
+        ),
+        (
+            ok.replace(
+                r#""call":"list","key":"ns/app/history/""#,
+                r#""call":"delete-many","keys":["k"]"#,
+            ),
+            2,
+            r#"a delete-many of 1 keys has 0 answers: it needs one per key"#,
+        ),
+        (
+            ok.replace(
+                r#""call":"list","key":"ns/app/history/","answer":{"ok":[]}"#,
+                r#""call":"delete-many","keys":["k"],"answer":{"ok":[{"ok":1}]}"#,
+            ),
+            2,
+            r#"1 is not an answer to delete"#,
         ),
         (
             ok.replace(r#""call":"list""#, r#""call":"list","value":"""#),
@@ -652,4 +698,32 @@ fn report_text_writes_control_characters_out() {
     // JSON escapes the C0 controls itself; DEL and bidi controls are written out for the
     // terminal.
     assert!(human.contains(r"\u001b]0;t\u0007\u{7f}\u{202e}"), "{human}");
+}
+
+#[test]
+fn a_version_2_trace_with_one_delete_a_key_still_replays() {
+    let (mut bucket, _) = populated();
+    let text = traced(&mut bucket, &gc(1, &[], false));
+    let v3 = parse_trace(&text).unwrap();
+    assert!(v3.calls.iter().any(|c| c.kind == CallKind::DeleteMany));
+    // The same trace as the previous build wrote it: a delete line for each key.
+    let mut v2 = String::new();
+    for line in text.lines() {
+        let value: Value = serde_json::from_str(line).unwrap();
+        if value["call"] == "delete-many" {
+            for key in value["keys"].as_array().unwrap() {
+                let one = json!({ "answer": { "ok": null }, "call": "delete", "key": key });
+                v2.push_str(&format!("{one}\n"));
+            }
+        } else {
+            v2.push_str(&line.replace(r#""version":3"#, r#""version":2"#));
+            v2.push('\n');
+        }
+    }
+    assert!(v2.contains(r#""version":2"#) && !v2.contains("delete-many"));
+    let report = replay_text(&v2).unwrap();
+    assert!(report.matches(), "{}", report.to_text());
+    assert!(report.calls.iter().all(|c| c.kind != CallKind::DeleteMany));
+    // Version 3 replays with batches.
+    assert!(replay_text(&text).unwrap().matches());
 }

@@ -57,6 +57,13 @@ export interface Bucket {
   exists(key: string): number | bigint | null | undefined;
   list(prefix: string): ObjectMeta[];
   delete(key: string): void;
+  /**
+   * Optional: deletes `keys` (at most 1,000) in one request, for a backend that has a
+   * batch request (S3's DeleteObjects). One entry per key, in order: undefined or null
+   * when deleted (or absent), a `BucketError` (returned, not thrown) when not. Throwing
+   * fails the whole request. Without it, the host calls `delete` for each key.
+   */
+  deleteMany?(keys: string[]): Array<BucketError | null | undefined>;
 }
 
 /** A history entry to record. */
@@ -175,7 +182,7 @@ export class RenderStore {
 /** `new RenderStore(bucket)`. */
 export function store(bucket: Bucket): RenderStore;
 /** The bucket functions a store call of `release` gets, scoped to it (for tests of the scope). */
-export function scopedBucket(bucket: Bucket, release: ReleaseLike): Record<'get' | 'put' | 'exists' | 'list' | 'delete', (...args: unknown[]) => unknown>;
+export function scopedBucket(bucket: Bucket, release: ReleaseLike): Record<'get' | 'put' | 'exists' | 'list' | 'delete' | 'delete-many' | 'deleteMany', (...args: unknown[]) => unknown>;
 /** Orders keys by their UTF-8 bytes, the order listings must have. */
 export function compareKeys(a: string, b: string): number;
 

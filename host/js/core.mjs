@@ -26,13 +26,16 @@
 // `message` is the component's text as is (the Rust CLI prints it after a prefix such as
 // "invalid input: "). Arguments of the wrong JS type throw a TypeError before any call.
 //
-// Buckets are synchronous objects with get/put/exists/list/delete (the component model
-// call is synchronous): get returns the bytes (a Uint8Array) or throws
+// Buckets are synchronous objects with get/put/exists/list/delete, and optionally
+// deleteMany (the component model call is synchronous): get returns the bytes (a Uint8Array) or throws
 // BucketError('not-found') (returning undefined/null also means not found); exists
 // returns the object's size (a non-negative integer, number or bigint) or null/undefined
 // when it is absent; list returns every object whose key starts with the prefix, as
 // {key, size, modified: {seconds, nanoseconds}} (modified by the bucket's clock), in
-// lexical byte order of the keys (compareKeys). A BucketError thrown by a bucket becomes the same
+// lexical byte order of the keys (compareKeys); deleteMany(keys), where a bucket has a
+// batch request, returns one entry per key in order (undefined or null: deleted; a
+// BucketError, returned rather than thrown: that key's error), and throws when the whole
+// request failed; without it each key is a delete. A BucketError thrown by a bucket becomes the same
 // bucket-error variant (not-found, denied(message), failed(message)); anything else
 // thrown, or a wrong answer (a Promise, a boolean from exists, …), becomes
 // failed(message). The component then reports a `bucket` error (or `not-found` for a
@@ -55,7 +58,7 @@ const ERROR_KINDS = new Set(['invalid-input', 'invalid-object', 'not-found', 'co
 /** Where a YAML stream was rejected: the fields of the WIT `yaml-error` besides its message. */
 const YAML_ERROR_FIELDS = ['stage', 'document', 'line', 'column'];
 const BUCKET_ERROR_KINDS = new Set(['not-found', 'denied', 'failed']);
-const CALLS = ['get', 'put', 'exists', 'list', 'delete'];
+const CALLS = ['get', 'put', 'exists', 'list', 'delete', 'delete-many'];
 
 // ---------------------------------------------------------------------------------------
 // Errors
@@ -193,7 +196,31 @@ function denied(message) {
  * component gets.
  */
 function bucketImports(prefix, answer, record) {
-  const fn = (call) => (key, text) => {
+  // delete-many: each key outside the scope is denied alone, as its delete would be; the
+  // others are asked for in one call.
+  const many = (keys) => {
+    const keyList = [...keys];
+    const checks = keyList.map((key) => {
+      if (prefix === null) return denied(messages.NO_BUCKET);
+      return key.startsWith(prefix) ? null : denied(messages.outsidePrefix(key, prefix));
+    });
+    const inside = keyList.filter((_, i) => checks[i] === null);
+    let ans = inside.length === 0 ? { ok: [] } : answer('delete-many', inside);
+    if (ans.ok && ans.ok.length !== inside.length) {
+      ans = { error: { kind: 'failed', message: messages.backend('delete-many', inside[0], `the bucket answered ${ans.ok.length} results for ${inside.length} keys`) } };
+    }
+    if (ans.ok) {
+      const each = ans.ok[Symbol.iterator]();
+      ans = { ok: checks.map((c) => c ?? each.next().value) };
+    }
+    if (record) record('delete-many', keyList, undefined, ans);
+    if (ans.error) {
+      const { kind, message } = ans.error;
+      throw { payload: kind === 'not-found' ? { tag: kind } : { tag: kind, val: message } };
+    }
+    return witAnswer('delete-many', ans.ok);
+  };
+  const fn = (call) => call === 'delete-many' ? many : (key, text) => {
     // The component stores text (WIT bucket.put takes a string); JS buckets take bytes.
     const value = call === 'put' ? ENCODER.encode(text) : text;
     let ans;
@@ -211,6 +238,8 @@ function bucketImports(prefix, answer, record) {
     return witAnswer(call, ans.ok);
   };
   const functions = Object.fromEntries(CALLS.map((call) => [call, fn(call)]));
+  // jco looks imports up by their camelCase names.
+  functions.deleteMany = many;
   // jco 1.35 reads the unversioned name; its .d.ts documents the versioned one.
   return { [BUCKET_INTERFACE]: functions, [BUCKET_INTERFACE.replace(/@.*$/, '')]: functions };
 }
@@ -226,10 +255,19 @@ function witAnswer(call, ok) {
     case 'put':
     case 'delete':
       return undefined;
+    case 'delete-many':
+      return ok.map(witResult);
     default:
       // get: jco moves a Uint8Array in one copy, so bytes cross as `raw`, valid UTF-8 or not.
       return { tag: 'raw', val: ok };
   }
+}
+
+/** One answer ({ok} or {error}) as a WIT `result<_, bucket-error>`. */
+function witResult(ans) {
+  if (!ans.error) return { tag: 'ok', val: undefined };
+  const { kind, message } = ans.error;
+  return { tag: 'err', val: kind === 'not-found' ? { tag: kind } : { tag: kind, val: message } };
 }
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -269,8 +307,46 @@ function asObjectMeta(o) {
   return { key: o.key, size, modified };
 }
 
+/** A BucketError (or anything else thrown) as an answer's error. */
+function thrownError(e) {
+  if (e instanceof BucketError) {
+    return e.kind === 'not-found' ? { kind: 'not-found' } : { kind: e.kind, message: e.message };
+  }
+  return { kind: 'failed', message: e instanceof Error ? e.message : String(e) };
+}
+
+/** Asks a JS bucket to delete `keys`: its deleteMany in one call where it has one,
+ *  else one delete a key. */
+function askBucketMany(bucket, keys) {
+  if (typeof bucket?.deleteMany !== 'function') {
+    return { ok: keys.map((key) => askBucket(bucket, 'delete', key)) };
+  }
+  let got;
+  try {
+    got = bucket.deleteMany([...keys]);
+  } catch (e) {
+    return { error: thrownError(e) };
+  }
+  const wrong = (what) => ({ error: { kind: 'failed', message: `the bucket's deleteMany ${what}; it must return one entry per key: undefined or null when deleted, a BucketError when not` } });
+  if (got !== null && typeof got?.then === 'function') {
+    Promise.resolve(got).catch(() => {});
+    return wrong('returned a promise');
+  }
+  if (!Array.isArray(got)) return wrong(`returned ${typeof got}`);
+  if (got.length !== keys.length) return wrong(`returned ${got.length} entries for ${keys.length} keys`);
+  return {
+    ok: got.map((g) => {
+      if (g === undefined || g === null) return { ok: null };
+      // A key's absence is no error for a delete (CONTRACT.md §2).
+      if (g instanceof BucketError && g.kind === 'not-found') return { ok: null };
+      return { error: thrownError(g) };
+    }),
+  };
+}
+
 /** Asks a JS bucket, turning whatever it does into an answer. */
 function askBucket(bucket, call, key, value) {
+  if (call === 'delete-many') return askBucketMany(bucket, key);
   const failed = (message) => ({ error: { kind: 'failed', message } });
   let got;
   try {
@@ -816,6 +892,7 @@ function witRecordedCall(call, key, value, ans) {
     : { tag: 'ok', val: witAnswer(call, ans.ok) };
   if (call === 'put') return { tag: call, val: { key, value: DECODER.decode(value), answer } };
   if (call === 'list') return { tag: call, val: { prefix: key, answer } };
+  if (call === 'delete-many') return { tag: call, val: { keys: key, answer } };
   return { tag: call, val: { key, answer } };
 }
 

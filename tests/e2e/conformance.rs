@@ -162,3 +162,53 @@ async fn a_bucket_that_breaks_the_contract_fails_the_cases_that_check_it() {
         ]
     );
 }
+
+/// A bucket whose batch delete answers in reverse order: the delete-many case must catch
+/// it.
+struct ReversedBatchAnswers(std::sync::Arc<dyn Bucket>);
+
+#[async_trait::async_trait]
+impl Bucket for ReversedBatchAnswers {
+    async fn get(&self, key: &str, limit: u64) -> Result<Vec<u8>, BucketError> {
+        self.0.get(key, limit).await
+    }
+    async fn put(&self, key: &str, value: Vec<u8>) -> Result<(), BucketError> {
+        self.0.put(key, value).await
+    }
+    async fn exists(&self, key: &str) -> Result<Option<u64>, BucketError> {
+        self.0.exists(key).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<render_store::ObjectMeta>, BucketError> {
+        self.0.list(prefix).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), BucketError> {
+        self.0.delete(key).await
+    }
+    async fn delete_many(
+        &self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        let mut answers = self.0.delete_many(keys).await?;
+        answers.reverse();
+        Ok(answers)
+    }
+}
+
+#[tokio::test]
+async fn a_batch_delete_answering_out_of_order_fails_its_case() {
+    let bucket = ReversedBatchAnswers(bucket_from_url("mem://"));
+    let mut failed = Vec::new();
+    for case in cases() {
+        if let Err(failure) = run_case(&bucket, case).await {
+            failed.push(failure);
+        }
+    }
+    let names: Vec<(&str, usize)> = failed.iter().map(|f| (f.case.as_str(), f.step)).collect();
+    assert_eq!(names, [("delete-many-answers-each-key-in-order", 4)]);
+    assert!(
+        failed[0].call.starts_with("delete-many of 5 keys"),
+        "{}",
+        failed[0]
+    );
+    assert!(failed[0].message.contains("key 1 "), "{}", failed[0]);
+}

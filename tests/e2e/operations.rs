@@ -2,7 +2,8 @@
 //! with CONTRACT.md §5, on every local backend.
 
 use super::support::*;
-use render_store::{NewEntry, Release};
+use render_store::{Bucket, BucketCall, NewEntry, Release};
+use std::sync::Arc;
 
 const P: &str = "ns/app/";
 
@@ -205,15 +206,13 @@ async fn gc_follows_the_four_steps_and_spares_protected_and_foreign_keys() {
         let rk = |r: &str| format!("{P}renders/{r}");
         let mut want = vec![
             list(&format!("{P}history/")),
-            delete(&h(0)),
-            delete(&h(1)),
-            delete(&h(2)),
+            delete_many(&[h(0), h(1), h(2)]),
         ];
         want.push(list(&format!("{P}history/")));
         want.push(list(&format!("{P}renders/")));
         let mut deleted_renders = vec![rk(&refs[1]), rk(&refs[2])];
         deleted_renders.sort();
-        want.extend(deleted_renders.iter().map(|k| delete(k)));
+        want.push(delete_many(&deleted_renders));
         assert_eq!(r.calls(), want, "{}", b.name);
 
         assert_eq!(plan.delete_history, [h(0), h(1), h(2)]);
@@ -300,8 +299,12 @@ async fn delete_release_removes_its_prefix_and_nothing_else() {
 
         let deleted = r.store.delete_release(&app).await.unwrap();
         assert_eq!(deleted as usize, mine.len());
-        let mut want = vec![list(P)];
-        want.extend(mine.iter().map(|k| delete(k)));
+        // Entries and blobs go in batches of their own, entries first.
+        let (entries, blobs): (Vec<&String>, Vec<&String>) = mine
+            .iter()
+            .partition(|k| k.starts_with(&format!("{P}history/")));
+        assert_eq!((entries.len(), blobs.len()), (3, 4));
+        let want = vec![list(P), delete_many(&entries), delete_many(&blobs)];
         assert_eq!(r.calls(), want, "{}", b.name);
         let after = keys(b.bucket.list("").await.unwrap());
         let others: Vec<&String> = before.iter().filter(|k| !k.starts_with(P)).collect();
@@ -355,5 +358,129 @@ async fn diff_renders_of_the_store_reads_both_renders_and_diffs_them() {
             .await
             .unwrap_err();
         assert!(matches!(err, render_store::Error::NotFound(_)), "{err}");
+    }
+}
+
+/// Puts `n` small objects under `folder` (a few at a time: the cloud emulators are
+/// slow one by one) and returns their keys, sorted.
+async fn filled(
+    bucket: &Arc<dyn Bucket>,
+    folder: &str,
+    n: usize,
+    key: impl Fn(usize) -> String,
+) -> Vec<String> {
+    use futures::StreamExt;
+    let keys: Vec<String> = (0..n).map(|i| format!("{folder}{}", key(i))).collect();
+    futures::stream::iter(keys.clone())
+        .map(|k| async move { bucket.put(&k, b"x".to_vec()).await.unwrap() })
+        .buffer_unordered(16)
+        .collect::<Vec<()>>()
+        .await;
+    let mut keys = keys;
+    keys.sort();
+    keys
+}
+
+/// The sizes of the batch deletes among `calls`, and whether any single delete was made.
+fn batch_sizes(calls: &[BucketCall]) -> (Vec<usize>, bool) {
+    let sizes = calls
+        .iter()
+        .filter_map(|c| match c {
+            BucketCall::DeleteMany(keys) => Some(keys.len()),
+            _ => None,
+        })
+        .collect();
+    (
+        sizes,
+        calls.iter().any(|c| matches!(c, BucketCall::Delete(_))),
+    )
+}
+
+#[tokio::test]
+async fn gc_of_2500_blobs_makes_three_batch_calls() {
+    for b in backends() {
+        let r = Recorded::new(b.bucket.clone());
+        let app = release("app");
+        let live = synced(&r, &app, 1).await;
+        let blobs = filled(&b.bucket, &format!("{P}renders/"), 2_500, |i| {
+            format!("sha256:{:064x}", i + 1)
+        })
+        .await;
+        r.calls();
+        let plan = r.store.gc(&app, 1, &[], false).await.unwrap();
+        assert_eq!(plan.delete_renders, blobs, "{}", b.name);
+        let calls = r.calls();
+        let mut want = vec![
+            list(&format!("{P}history/")),
+            list(&format!("{P}history/")),
+            list(&format!("{P}renders/")),
+        ];
+        want.extend(blobs.chunks(1_000).map(delete_many));
+        assert_eq!(calls, want, "{}: three batches, not 2,500 deletes", b.name);
+        assert_eq!(batch_sizes(&calls), (vec![1_000, 1_000, 500], false));
+        let left = keys(b.bucket.list(P).await.unwrap());
+        assert_eq!(
+            left.len(),
+            2,
+            "{}: the entry and its blob: {left:?}",
+            b.name
+        );
+        assert!(left.contains(&format!("{P}renders/{}", live[0])));
+    }
+}
+
+#[tokio::test]
+async fn delete_release_deletes_in_batches_in_key_order() {
+    for b in backends() {
+        let r = Recorded::new(b.bucket.clone());
+        let app = release("app");
+        let mine = filled(&b.bucket, P, 1_500, |i| format!("k/{i}")).await;
+        filled(&b.bucket, "ns/app2/", 3, |i| format!("k/{i}")).await;
+        r.calls();
+        assert_eq!(r.store.delete_release(&app).await.unwrap(), 1_500);
+        let mut want = vec![list(P)];
+        want.extend(mine.chunks(1_000).map(delete_many));
+        assert_eq!(r.calls(), want, "{}", b.name);
+        assert!(b.bucket.list(P).await.unwrap().is_empty(), "{}", b.name);
+        assert_eq!(b.bucket.list("ns/app2/").await.unwrap().len(), 3);
+    }
+}
+
+#[tokio::test]
+async fn a_batch_with_failures_names_every_key_and_stops_there() {
+    for b in backends() {
+        let fails = |k: &str| k.ends_with("/k/0007") || k.ends_with("/k/0500");
+        let faulty = FaultyBucket::new(
+            b.bucket.clone(),
+            move |c| matches!(c, BucketCall::Delete(k) if fails(k)),
+        );
+        let r = Recorded::new(faulty);
+        let app = release("app");
+        let mine = filled(&b.bucket, P, 1_200, |i| format!("k/{i:04}")).await;
+        r.calls();
+        let err = r.store.delete_release(&app).await.unwrap_err().to_string();
+        assert!(
+            err.contains("2 of 1000 keys could not be deleted"),
+            "{}: {err}",
+            b.name
+        );
+        for k in ["ns/app/k/0007", "ns/app/k/0500"] {
+            assert!(
+                err.contains(&format!("{k}: ")),
+                "{}: {k} named in {err}",
+                b.name
+            );
+        }
+        assert!(err.contains("injected fault"), "{}: why: {err}", b.name);
+        assert_eq!(
+            r.calls(),
+            [list(P), delete_many(&mine[..1_000])],
+            "{}: no batch after the failed one",
+            b.name
+        );
+        let left = keys(b.bucket.list(P).await.unwrap());
+        let mut want = vec!["ns/app/k/0007".to_string(), "ns/app/k/0500".to_string()];
+        want.extend(mine[1_000..].iter().cloned());
+        assert_eq!(left, want, "{}", b.name);
     }
 }

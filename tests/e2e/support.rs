@@ -125,6 +125,14 @@ impl Bucket for PrefixedBucket {
     async fn delete(&self, key: &str) -> Result<(), render_store::BucketError> {
         self.inner.delete(&format!("{}{key}", self.root)).await
     }
+    // Passed on, so the cloud backends' own batch requests are what is tested.
+    async fn delete_many(
+        &self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), render_store::BucketError>>, render_store::BucketError> {
+        let keys: Vec<String> = keys.iter().map(|k| format!("{}{k}", self.root)).collect();
+        self.inner.delete_many(&keys).await
+    }
     // Passed on, so the cloud backends' own delimiter listings are what is tested.
     async fn list_folders(&self, prefix: &str) -> Result<Vec<String>, render_store::BucketError> {
         let listed = self
@@ -203,8 +211,8 @@ pub fn exists(key: &str) -> BucketCall {
 pub fn list(prefix: &str) -> BucketCall {
     BucketCall::List(prefix.to_string())
 }
-pub fn delete(key: &str) -> BucketCall {
-    BucketCall::Delete(key.to_string())
+pub fn delete_many<K: AsRef<str>>(keys: &[K]) -> BucketCall {
+    BucketCall::DeleteMany(keys.iter().map(|k| k.as_ref().to_string()).collect())
 }
 
 /// A bucket that fails the calls `fail` picks, and passes the others on.

@@ -41,7 +41,7 @@ async fn traced(store: &RenderStore, op: Operation) -> Vec<Value> {
     let (_, trace) = record(store, &op).await;
     let lines = lines(&trace.unwrap());
     assert_eq!(lines[0]["format"], "render-store-trace");
-    assert_eq!(lines[0]["version"], 2);
+    assert_eq!(lines[0]["version"], 3);
     assert_eq!(lines[0]["operation"], op.name());
     lines
 }
@@ -177,12 +177,15 @@ async fn a_gc_trace_with_one_more_listed_entry_replays_to_its_deletion() {
     let deleted_now = json["result"]["ok"]["deleteHistory"].as_array().unwrap();
     assert_eq!(deleted_now.len(), 3);
     assert_eq!(deleted_now[0], json!(old_entry));
-    // The first call that differs is the deletion of the extra entry, before the others.
+    // The first call that differs is the batch deleting the extra entry, before the
+    // others.
     let first = &json["firstDifference"];
+    let oks = vec![json!({ "ok": null }); 3];
     assert_eq!(
         first["replayed"],
-        json!({ "call": "delete", "key": old_entry, "answer": { "ok": null } })
+        json!({ "call": "delete-many", "keys": deleted_now, "answer": { "ok": oks } })
     );
+    assert_eq!(first["recorded"]["keys"], json!(deleted_now[1..]));
     assert_eq!(first["position"], 2);
     assert!(refs.iter().all(|r| !old_entry.contains(r.as_str())));
     assert!(
@@ -208,7 +211,13 @@ async fn a_gc_trace_without_its_protected_ref_replays_to_that_render_deleted() {
     // The calls before it (the listings, the history deletions) are the recorded ones.
     let first = &json["firstDifference"];
     assert!(first["position"].as_u64().unwrap() > 2, "{first}");
-    assert_eq!(first["replayed"]["key"], json!(render_key));
+    assert_eq!(first["replayed"]["call"], "delete-many");
+    assert!(
+        first["replayed"]["keys"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(render_key))
+    );
 }
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 
 use crate::bucket::{Bucket, BucketError, ObjectMeta};
 
-/// The five bucket calls.
+/// The six bucket calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum CallKind {
     /// `get`.
@@ -15,15 +15,18 @@ pub enum CallKind {
     List,
     /// `delete`.
     Delete,
+    /// `delete-many`.
+    DeleteMany,
 }
 
 impl CallKind {
-    const ALL: [CallKind; 5] = [
+    const ALL: [CallKind; 6] = [
         CallKind::Get,
         CallKind::Put,
         CallKind::Exists,
         CallKind::List,
         CallKind::Delete,
+        CallKind::DeleteMany,
     ];
 
     /// The call's name in a trace (the WIT function's).
@@ -34,6 +37,7 @@ impl CallKind {
             CallKind::Exists => "exists",
             CallKind::List => "list",
             CallKind::Delete => "delete",
+            CallKind::DeleteMany => "delete-many",
         }
     }
 
@@ -54,6 +58,8 @@ pub enum Reply {
     Size(Option<u64>),
     /// `list`: the objects.
     Listing(Vec<ObjectMeta>),
+    /// `delete-many`: one answer per key, in order.
+    Each(Vec<Result<(), BucketError>>),
 }
 
 /// What the component was given for a call.
@@ -64,8 +70,10 @@ pub type Answer = Result<Reply, BucketError>;
 pub struct Call {
     /// Which call.
     pub kind: CallKind,
-    /// The key, or the prefix of a `list`.
+    /// The key, or the prefix of a `list`; empty for a `delete-many`.
     pub key: String,
+    /// The keys of a `delete-many` (and of nothing else).
+    pub keys: Vec<String>,
     /// The value of a `put` (and of nothing else).
     pub value: Option<Vec<u8>>,
     /// What the component was given.
@@ -104,6 +112,7 @@ impl<B: Bucket> Recorder<B> {
         self.calls.push(Call {
             kind,
             key: key.to_string(),
+            keys: Vec::new(),
             value: value.map(<[u8]>::to_vec),
             answer: answer.as_ref().map(reply).map_err(Clone::clone),
         });
@@ -139,6 +148,21 @@ impl<B: Bucket> Bucket for Recorder<B> {
     fn delete(&mut self, key: &str) -> Result<(), BucketError> {
         let answer = self.inner.delete(key);
         self.log(CallKind::Delete, key, None, answer, |_| Reply::Done)
+    }
+
+    fn delete_many(
+        &mut self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        let answer = self.inner.delete_many(keys);
+        self.calls.push(Call {
+            kind: CallKind::DeleteMany,
+            key: String::new(),
+            keys: keys.to_vec(),
+            value: None,
+            answer: answer.clone().map(Reply::Each),
+        });
+        answer
     }
 }
 
@@ -189,5 +213,37 @@ impl<B: Bucket> Bucket for Scoped<B> {
     fn delete(&mut self, key: &str) -> Result<(), BucketError> {
         self.check(key)?;
         self.inner.delete(key)
+    }
+
+    /// Keys outside the prefix are answered `denied` one by one, as the Rust host
+    /// answers them; the others go to `inner` in one call, if any remain.
+    fn delete_many(
+        &mut self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        let checks: Vec<Result<(), BucketError>> = keys.iter().map(|k| self.check(k)).collect();
+        let inside: Vec<String> = keys
+            .iter()
+            .zip(&checks)
+            .filter(|(_, c)| c.is_ok())
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut answers = if inside.is_empty() {
+            Vec::new()
+        } else {
+            self.inner.delete_many(&inside)?
+        }
+        .into_iter();
+        Ok(checks
+            .into_iter()
+            .map(|c| match c {
+                Ok(()) => answers.next().unwrap_or_else(|| {
+                    Err(BucketError::Failed(
+                        "the bucket answered fewer results than keys".into(),
+                    ))
+                }),
+                denied => denied,
+            })
+            .collect())
     }
 }

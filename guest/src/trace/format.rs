@@ -4,7 +4,7 @@
 use super::call::{Answer, Call, CallKind, Reply};
 use super::operation::{Operation, Outcome};
 use super::shape::{self, text};
-use super::{FORMAT, VERSION};
+use super::{FORMAT, OLDEST_VERSION, VERSION};
 use crate::bucket::{BucketError, ObjectMeta};
 use crate::gc::Grace;
 use crate::history::NewEntry;
@@ -19,6 +19,8 @@ use std::fmt;
 /// may be edited by hand.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Trace {
+    /// The format version it was written in: [`VERSION`], or an older one still read.
+    pub version: u64,
     /// The operation and its arguments.
     pub operation: Operation,
     /// The bucket calls, in order.
@@ -102,7 +104,7 @@ pub fn parse_trace(text: &str) -> Result<Trace, TraceError> {
         });
     };
     let header = parse(first)?;
-    let operation = header.header()?;
+    let (version, operation) = header.header()?;
     // Every line is JSON before any call is judged, as the Rust host read them.
     let mut rest = rest.iter().map(parse).collect::<Result<Vec<_>, _>>()?;
     let last = rest.pop().ok_or_else(|| {
@@ -111,6 +113,7 @@ pub fn parse_trace(text: &str) -> Result<Trace, TraceError> {
     let result = last.result()?;
     let calls = rest.iter().map(Line::call).collect::<Result<_, _>>()?;
     Ok(Trace {
+        version,
         operation,
         calls,
         result,
@@ -248,25 +251,29 @@ impl<'a> Line<'a> {
             .collect()
     }
 
-    fn header(&self) -> Result<Operation, TraceError> {
+    fn header(&self) -> Result<(u64, Operation), TraceError> {
         let o = self.object(self.doc.root_index(), "the header")?;
         if self.get(o, "format").and_then(|f| self.node(f).as_str()) != Some(FORMAT) {
             return Err(self.error(format!(
                 "not a render-store trace: the first line must have \"format\":\"{FORMAT}\""
             )));
         }
-        let version = self.get(o, "version");
-        if version.and_then(|v| self.as_u64(v)) != Some(VERSION) {
-            let shown = version.map_or_else(|| "null".to_string(), |v| self.quote(v));
+        let version_at = self.get(o, "version");
+        let Some(version) = version_at
+            .and_then(|v| self.as_u64(v))
+            .filter(|v| (OLDEST_VERSION..=VERSION).contains(v))
+        else {
+            let shown = version_at.map_or_else(|| "null".to_string(), |v| self.quote(v));
             return Err(self.error(format!(
-                "trace version {shown} is not supported: this build reads version {VERSION}"
+                "trace version {shown} is not supported: this build reads versions \
+                 {OLDEST_VERSION} to {VERSION}"
             )));
-        }
+        };
         let args = self.object(self.field(o, "arguments")?, "\"arguments\"")?;
         let release = self.object(self.field(args, "release")?, "\"release\"")?;
         let release = Release::new(self.str(release, "namespace")?, self.str(release, "name")?);
         let render_ref = || self.str(args, "renderRef").map(str::to_string);
-        Ok(match self.str(o, "operation")? {
+        let operation = match self.str(o, "operation")? {
             "put-render" => {
                 let Node::Array(items) = self.node(self.field(args, "objects")?) else {
                     return Err(self.error("\"objects\" must be an array".into()));
@@ -320,7 +327,8 @@ impl<'a> Line<'a> {
                      has-history-ref, record-history, list-history, gc or delete-release"
                 )));
             }
-        })
+        };
+        Ok((version, operation))
     }
 
     fn call(&self) -> Result<Call, TraceError> {
@@ -328,10 +336,20 @@ impl<'a> Line<'a> {
         let name = self.str(o, "call")?;
         let kind = CallKind::parse(name).ok_or_else(|| {
             self.error(format!(
-                "unknown call {name:?}: expected get, put, exists, list or delete"
+                "unknown call {name:?}: expected get, put, exists, list, delete or \
+                 delete-many"
             ))
         })?;
-        let key = self.str(o, "key")?.to_string();
+        let (key, keys) = match kind {
+            CallKind::DeleteMany => {
+                if self.get(o, "key").is_some() {
+                    return Err(self.error("a delete-many has \"keys\", not \"key\"".into()));
+                }
+                let keys = self.strings(self.field(o, "keys")?, "\"keys\"")?;
+                (String::new(), keys)
+            }
+            _ => (self.str(o, "key")?.to_string(), Vec::new()),
+        };
         let value = match (kind, self.get(o, "value")) {
             (CallKind::Put, Some(v)) => Some(self.bytes(v, "the value")?),
             (CallKind::Put, None) => return Err(self.error("a put needs its \"value\"".into())),
@@ -339,9 +357,20 @@ impl<'a> Line<'a> {
             (_, None) => None,
         };
         let answer = self.answer(kind, self.field(o, "answer")?)?;
+        if kind == CallKind::DeleteMany
+            && let Ok(Reply::Each(answers)) = &answer
+            && answers.len() != keys.len()
+        {
+            return Err(self.error(format!(
+                "a delete-many of {} keys has {} answers: it needs one per key",
+                keys.len(),
+                answers.len()
+            )));
+        }
         Ok(Call {
             kind,
             key,
+            keys,
             value,
             answer,
         })
@@ -358,6 +387,12 @@ impl<'a> Line<'a> {
                     Reply::Size(Some(self.u64(ok, "an exists answer")?))
                 }
                 (CallKind::List, _) => Reply::Listing(self.listing(ok)?),
+                (CallKind::DeleteMany, Node::Array(items)) => Reply::Each(
+                    items
+                        .iter()
+                        .map(|&item| Ok(self.answer(CallKind::Delete, item)?.map(|_| ())))
+                        .collect::<Result<_, TraceError>>()?,
+                ),
                 _ => {
                     return Err(self.error(format!(
                         "{} is not an answer to {}: see TRACES.md for each call's answer",

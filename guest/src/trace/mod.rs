@@ -22,7 +22,12 @@ pub use shape::{call_json, outcome_json};
 /// The `format` of a trace's header line.
 pub const FORMAT: &str = "render-store-trace";
 
-/// The version of the format written and read. Version 2: `exists` answers a size or
-/// `null`, `list` answers objects with their size and modification time, and `gc`
-/// records the `now` and grace period it ran with.
-pub const VERSION: u64 = 2;
+/// The version of the format written. Version 2: `exists` answers a size or `null`,
+/// `list` answers objects with their size and modification time, and `gc` records the
+/// `now` and grace period it ran with. Version 3: `delete-many` calls, which GC and
+/// delete-release make instead of one `delete` per key.
+pub const VERSION: u64 = 3;
+
+/// The oldest version read. A version 2 trace replays with one `delete` per key where
+/// this build would batch them, as the build that wrote it did.
+pub const OLDEST_VERSION: u64 = 2;

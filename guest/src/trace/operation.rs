@@ -2,7 +2,7 @@
 //! the store function that does it.
 
 use super::call::{Call, Recorder, Scoped};
-use crate::bucket::Bucket;
+use crate::bucket::{Bucket, BucketError, ObjectMeta};
 use crate::error::{Error, Result};
 use crate::gc::{GcPlan, Grace};
 use crate::history::{HistoryEntry, NewEntry};
@@ -162,11 +162,51 @@ impl Operation {
 /// against the release's prefix, then recorded with the answer the logic was given.
 /// Returns the outcome and the calls.
 pub fn record<B: Bucket>(bucket: B, operation: &Operation) -> (Outcome, Vec<Call>) {
+    record_as(bucket, operation, true)
+}
+
+/// [`record`], or, without `batches`, with one `delete` a key, stopping at the first
+/// that fails: the calls and errors a version 2 trace recorded.
+pub(crate) fn record_as<B: Bucket>(
+    bucket: B,
+    operation: &Operation,
+    batches: bool,
+) -> (Outcome, Vec<Call>) {
     let release = operation.release();
     let mut recorder = Recorder::new(Scoped {
         inner: bucket,
         prefix: format!("{}/{}/", release.namespace, release.name),
     });
-    let outcome = operation.run(&mut recorder).map_err(Failure::Error);
+    let outcome = if batches {
+        operation.run(&mut recorder)
+    } else {
+        operation.run(&mut OneByOne(&mut recorder))
+    }
+    .map_err(Failure::Error);
     (outcome, recorder.into_calls())
+}
+
+/// A bucket that asks the logic for one `delete` a key ([`Bucket::batches`]), as the
+/// logic deleted before it had batches.
+struct OneByOne<B>(B);
+
+impl<B: Bucket> Bucket for OneByOne<B> {
+    fn get(&mut self, key: &str) -> std::result::Result<Vec<u8>, BucketError> {
+        self.0.get(key)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> std::result::Result<(), BucketError> {
+        self.0.put(key, value)
+    }
+    fn exists(&mut self, key: &str) -> std::result::Result<Option<u64>, BucketError> {
+        self.0.exists(key)
+    }
+    fn list(&mut self, prefix: &str) -> std::result::Result<Vec<ObjectMeta>, BucketError> {
+        self.0.list(prefix)
+    }
+    fn delete(&mut self, key: &str) -> std::result::Result<(), BucketError> {
+        self.0.delete(key)
+    }
+    fn batches(&self) -> bool {
+        false
+    }
 }

@@ -4,7 +4,7 @@
 
 use super::call::{Answer, Call, CallKind, Reply};
 use super::format::{Trace, TraceError, parse_trace};
-use super::operation::{Failure, Operation, Outcome, record};
+use super::operation::{Failure, Operation, Outcome, record_as};
 use super::shape::{self, text};
 use crate::bucket::{Bucket, BucketError, ObjectMeta};
 use crate::json::Builder;
@@ -17,10 +17,19 @@ struct Answers {
     used: usize,
 }
 
-/// A bucket that answers from a trace and performs nothing.
+/// A bucket that answers from a trace and performs nothing. Answers are found by the
+/// call and its keys: the one key of most calls, every key of a `delete-many`.
 #[derive(Debug)]
 struct ReplayBucket {
-    answers: BTreeMap<(CallKind, String), Answers>,
+    answers: BTreeMap<(CallKind, Vec<String>), Answers>,
+}
+
+/// What a call's answer is looked up by.
+fn lookup(call: &Call) -> Vec<String> {
+    match call.kind {
+        CallKind::DeleteMany => call.keys.clone(),
+        _ => vec![call.key.clone()],
+    }
 }
 
 impl ReplayBucket {
@@ -28,7 +37,7 @@ impl ReplayBucket {
         let mut answers = BTreeMap::<_, Answers>::new();
         for call in calls {
             answers
-                .entry((call.kind, call.key.clone()))
+                .entry((call.kind, lookup(call)))
                 .or_insert_with(|| Answers {
                     recorded: Vec::new(),
                     used: 0,
@@ -41,18 +50,17 @@ impl ReplayBucket {
 
     /// The recorded answer of the same call on the same key: the first not yet used,
     /// then the last again. None recorded: a write or delete is `ok`, a read fails.
-    fn answer(&mut self, kind: CallKind, key: &str) -> Answer {
-        let next = self
-            .answers
-            .get_mut(&(kind, key.to_string()))
-            .and_then(|a| {
-                let answer = a.recorded.get(a.used).or(a.recorded.last())?.clone();
-                a.used += 1;
-                Some(answer)
-            });
+    fn answer(&mut self, kind: CallKind, keys: Vec<String>) -> Answer {
+        let count = keys.len();
+        let next = self.answers.get_mut(&(kind, keys)).and_then(|a| {
+            let answer = a.recorded.get(a.used).or(a.recorded.last())?.clone();
+            a.used += 1;
+            Some(answer)
+        });
         match (next, kind) {
             (Some(answer), _) => answer,
             (None, CallKind::Put | CallKind::Delete) => Ok(Reply::Done),
+            (None, CallKind::DeleteMany) => Ok(Reply::Each(vec![Ok(()); count])),
             (None, _) => Err(BucketError::Failed("not in the trace".into())),
         }
     }
@@ -69,37 +77,47 @@ fn wrong_shape(kind: CallKind, key: &str) -> BucketError {
 
 impl Bucket for ReplayBucket {
     fn get(&mut self, key: &str) -> Result<Vec<u8>, BucketError> {
-        match self.answer(CallKind::Get, key)? {
+        match self.answer(CallKind::Get, vec![key.to_string()])? {
             Reply::Bytes(b) => Ok(b),
             _ => Err(wrong_shape(CallKind::Get, key)),
         }
     }
 
     fn put(&mut self, key: &str, _value: &[u8]) -> Result<(), BucketError> {
-        match self.answer(CallKind::Put, key)? {
+        match self.answer(CallKind::Put, vec![key.to_string()])? {
             Reply::Done => Ok(()),
             _ => Err(wrong_shape(CallKind::Put, key)),
         }
     }
 
     fn exists(&mut self, key: &str) -> Result<Option<u64>, BucketError> {
-        match self.answer(CallKind::Exists, key)? {
+        match self.answer(CallKind::Exists, vec![key.to_string()])? {
             Reply::Size(s) => Ok(s),
             _ => Err(wrong_shape(CallKind::Exists, key)),
         }
     }
 
     fn list(&mut self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
-        match self.answer(CallKind::List, prefix)? {
+        match self.answer(CallKind::List, vec![prefix.to_string()])? {
             Reply::Listing(o) => Ok(o),
             _ => Err(wrong_shape(CallKind::List, prefix)),
         }
     }
 
     fn delete(&mut self, key: &str) -> Result<(), BucketError> {
-        match self.answer(CallKind::Delete, key)? {
+        match self.answer(CallKind::Delete, vec![key.to_string()])? {
             Reply::Done => Ok(()),
             _ => Err(wrong_shape(CallKind::Delete, key)),
+        }
+    }
+
+    fn delete_many(
+        &mut self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        match self.answer(CallKind::DeleteMany, keys.to_vec())? {
+            Reply::Each(answers) => Ok(answers),
+            _ => Err(wrong_shape(CallKind::DeleteMany, &keys.join(" "))),
         }
     }
 }
@@ -132,7 +150,8 @@ pub struct Report {
 
 /// Re-runs `trace`'s operation against the trace's answers alone, and compares.
 pub fn replay(trace: &Trace) -> Report {
-    let (outcome, calls) = record(ReplayBucket::new(&trace.calls), &trace.operation);
+    let batches = trace.version >= 3;
+    let (outcome, calls) = record_as(ReplayBucket::new(&trace.calls), &trace.operation, batches);
     let n = trace.calls.len().max(calls.len());
     let first_difference = (0..n).find_map(|i| {
         let (recorded, again) = (trace.calls.get(i), calls.get(i));

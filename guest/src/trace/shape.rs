@@ -3,7 +3,7 @@
 //! written sorted and strings with the minimal escapes, the form the Rust host wrote
 //! with serde_json before traces moved here.
 
-use super::call::{Call, Reply};
+use super::call::{Call, CallKind, Reply};
 use super::operation::{Failure, Operation, Outcome, Output};
 use crate::bucket::{BucketError, ObjectMeta};
 use crate::error::Error;
@@ -89,12 +89,42 @@ fn listing<'a>(b: &mut Builder<'a>, objects: &'a [ObjectMeta]) -> u32 {
     b.array(items)
 }
 
-/// A call line.
+/// A bucket error as an answer's `error` holds it.
+fn bucket_error<'a>(b: &mut Builder<'a>, e: &'a BucketError) -> u32 {
+    let (kind, message) = match e {
+        BucketError::NotFound => ("not-found", None),
+        BucketError::Denied(m) => ("denied", Some(m)),
+        BucketError::Failed(m) => ("failed", Some(m)),
+    };
+    let mut error = vec![("kind", b.string(kind))];
+    if let Some(m) = message {
+        error.push(("message", b.string(m.as_str())));
+    }
+    b.object(error)
+}
+
+/// `{"ok": …}` or `{"error": …}` for one key of a `delete-many`.
+fn each<'a>(b: &mut Builder<'a>, answer: &'a Result<(), BucketError>) -> u32 {
+    match answer {
+        Ok(()) => {
+            let ok = b.null();
+            b.object(vec![("ok", ok)])
+        }
+        Err(e) => {
+            let error = bucket_error(b, e);
+            b.object(vec![("error", error)])
+        }
+    }
+}
+
+/// A call line: `keys` for a `delete-many`, `key` for every other call.
 pub(crate) fn call<'a>(b: &mut Builder<'a>, c: &'a Call) -> u32 {
-    let mut members = vec![
-        ("call", b.string(c.kind.name())),
-        ("key", b.string(c.key.as_str())),
-    ];
+    let mut members = vec![("call", b.string(c.kind.name()))];
+    if c.kind == CallKind::DeleteMany {
+        members.push(("keys", b.strings(c.keys.iter().map(String::as_str))));
+    } else {
+        members.push(("key", b.string(c.key.as_str())));
+    }
     if let Some(value) = &c.value {
         members.push(("value", b.string(base64(value))));
     }
@@ -105,20 +135,15 @@ pub(crate) fn call<'a>(b: &mut Builder<'a>, c: &'a Call) -> u32 {
                 Reply::Done | Reply::Size(None) => b.null(),
                 Reply::Size(Some(size)) => b.uint(*size),
                 Reply::Listing(objects) => listing(b, objects),
+                Reply::Each(answers) => {
+                    let items = answers.iter().map(|a| each(b, a)).collect();
+                    b.array(items)
+                }
             };
             b.object(vec![("ok", ok)])
         }
         Err(e) => {
-            let (kind, message) = match e {
-                BucketError::NotFound => ("not-found", None),
-                BucketError::Denied(m) => ("denied", Some(m)),
-                BucketError::Failed(m) => ("failed", Some(m)),
-            };
-            let mut error = vec![("kind", b.string(kind))];
-            if let Some(m) = message {
-                error.push(("message", b.string(m.as_str())));
-            }
-            let error = b.object(error);
+            let error = bucket_error(b, e);
             b.object(vec![("error", error)])
         }
     };

@@ -198,6 +198,16 @@ impl Bucket for ProgressBucket {
         result
     }
 
+    async fn delete_many(
+        &self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        let answers = self.inner.delete_many(keys).await?;
+        let done = answers.iter().filter(|a| a.is_ok()).count();
+        self.progress.update(|c| c.deleted += done, false);
+        Ok(answers)
+    }
+
     async fn list_folders(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
         self.inner.list_folders(prefix).await
     }
@@ -241,6 +251,35 @@ mod tests {
             "{text:?}"
         );
         assert!(inner.list("ns/a/").await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn batch_deletes_count_every_key_they_deleted() {
+        let inner = render_store::open_bucket("mem://").unwrap().unwrap();
+        for k in ["ns/a/x", "ns/a/y", "ns/a/z"] {
+            inner.put(k, b"v".to_vec()).await.unwrap();
+        }
+        let out = Shared::default();
+        let progress = Progress::to_writer(Task::DeleteRelease, Box::new(out.clone()));
+        let bucket = ProgressBucket::new(inner.clone(), progress.clone());
+        let keys: Vec<String> = bucket
+            .list("ns/a/")
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|m| m.key)
+            .collect();
+        // A key the bucket refuses is not counted.
+        let mut asked = keys.clone();
+        asked.insert(1, "ns/a//bad".into());
+        let answers = bucket.delete_many(&asked).await.unwrap();
+        assert_eq!(answers.iter().filter(|a| a.is_err()).count(), 1);
+        progress.finish();
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert!(
+            text.ends_with("\r\x1b[Kdelete-release: deleted 3 of 3 keys\n"),
+            "{text:?}"
+        );
     }
 
     #[tokio::test]

@@ -126,6 +126,27 @@ function runStep(bucket, step, prefix, started) {
       }
       return;
     }
+    case 'delete-many': {
+      // The keys as the host hands them to a bucket: its deleteMany, or a delete each.
+      const keys = step.keys !== undefined
+        ? generated(step.keys).map((k) => `${prefix}${k}`)
+        : step.many.map((k) => (k.key !== undefined ? `${prefix}${k.key}` : k.raw_key.replaceAll('{prefix}', prefix)));
+      const got = typeof bucket.deleteMany === 'function'
+        ? answer(() => bucket.deleteMany(keys).map((g) => (g ? { error: g.kind, message: g.message } : { ok: null })))
+        : { ok: keys.map((k) => answer(() => bucket.delete(k))) };
+      if (got.error !== undefined || expect.error !== undefined) return checkError(expect, got, (v) => `${v.length} answers`);
+      if (got.ok.length !== keys.length) throw new Error(`${got.ok.length} answers for ${keys.length} keys`);
+      got.ok.forEach((one, i) => {
+        const want = expect === 'ok' ? 'ok' : expect.each[i];
+        if (want === 'ok' && one.error === undefined) return;
+        try {
+          checkError(want, one, () => 'success');
+        } catch (e) {
+          throw new Error(`key ${i + 1} (${quote(keys[i])}): ${e.message}`);
+        }
+      });
+      return;
+    }
     case 'delete': {
       const got = answer(() => bucket.delete(key));
       if (expect === 'ok' && got.error === undefined) return;
@@ -159,6 +180,7 @@ function runStep(bucket, step, prefix, started) {
 /** What a step asks of the bucket, for a failure's message. */
 function callOf(step, prefix) {
   if (step.op === 'list') return `list ${quote(`${prefix}${step.prefix}`)}`;
+  if (step.op === 'delete-many') return `delete-many of ${step.keys?.count ?? step.many.length} keys`;
   if (step.keys !== undefined) return `put ${step.keys.count} generated keys`;
   const key = step.key !== undefined ? `${prefix}${step.key}` : step.raw_key.replaceAll('{prefix}', prefix);
   return `${step.op} ${quote(key)}`;

@@ -198,7 +198,9 @@ test('a JS bucket that throws gives the bucket error kind', () => {
   const mem = new MemoryBucket();
   rs.putRender(mem, release, [manifest('a')]);
   const failingDelete = { ...boom('delete'), list: (p) => mem.list(p) };
-  assert.throws(() => rs.deleteRelease(failingDelete, release), isError('bucket', /^delete default\/guestbook\/renders\/sha256:[0-9a-f]{64}: disk on fire during delete$/));
+  // Deletes go in batches (a delete each, for a bucket without deleteMany): the error
+  // names every key of the batch that failed.
+  assert.throws(() => rs.deleteRelease(failingDelete, release), isError('bucket', /^delete-many: 1 of 1 keys could not be deleted: default\/guestbook\/renders\/sha256:[0-9a-f]{64}: disk on fire during delete$/));
 
   // A BucketError keeps its variant: denied and failed carry their text, not-found is
   // the component's not-found.
@@ -343,4 +345,66 @@ test('the pure logic export', () => {
   assert.equal(rs.formatSyncedAt(summary.newest.syncedAt), '2024-05-01T12:00:00Z');
   assert.deepEqual(rs.summarizeHistory(release, []), { entries: 0, newest: undefined });
   assert.throws(() => rs.summarizeHistory({ namespace: 'Bad_NS', name: 'x' }, []), isError('invalid-input'));
+});
+
+test('GC and delete-release use a bucket\'s deleteMany, 1,000 keys a call, in key order', () => {
+  const mem = new MemoryBucket();
+  const batches = [];
+  const bucket = {
+    get: (k) => mem.get(k),
+    put: (k, v) => mem.put(k, v),
+    exists: (k) => mem.exists(k),
+    list: (p) => mem.list(p),
+    delete: () => assert.fail('a bucket with deleteMany gets no single delete'),
+    deleteMany: (keys) => (batches.push(keys), keys.map((k) => mem.delete(k))),
+  };
+  const s = rs.store(bucket);
+  const live = s.putRender(release, [manifest('live')]);
+  s.recordHistory(release, { renderRef: live, syncedAt: { seconds: t0, nanoseconds: 0 } });
+  for (let i = 1; i <= 2500; i++) mem.objects.set(`${P}renders/sha256:${i.toString(16).padStart(64, '0')}`, new Uint8Array());
+  const plan = s.gc(release, 1, [], false, { graceSeconds: 0 });
+  assert.equal(plan.deleteRenders.length, 2500);
+  assert.deepEqual(batches.map((b) => b.length), [1000, 1000, 500], 'three batch calls, not 2,500 deletes');
+  assert.deepEqual(batches.flat(), plan.deleteRenders);
+  assert.equal(mem.objects.size, 2);
+
+  batches.splice(0);
+  for (let i = 0; i < 1200; i++) mem.objects.set(`${P}x/${String(i).padStart(4, '0')}`, new Uint8Array());
+  assert.equal(s.deleteRelease(release), 1202);
+  assert.deepEqual(batches.map((b) => b.length), [1, 1000, 201], 'the entry alone, first');
+  const all = batches.flat();
+  assert.deepEqual(all, [...all].sort(rs.compareKeys));
+  assert.equal(mem.objects.size, 0);
+});
+
+test('a batch with failed keys names each and stops; the scope denies keys one by one', () => {
+  const mem = new MemoryBucket();
+  for (let i = 0; i < 1500; i++) mem.objects.set(`${P}k/${String(i).padStart(4, '0')}`, new Uint8Array());
+  const batches = [];
+  const bucket = {
+    get: (k) => mem.get(k),
+    put: (k, v) => mem.put(k, v),
+    exists: (k) => mem.exists(k),
+    list: (p) => mem.list(p),
+    delete: (k) => mem.delete(k),
+    deleteMany: (keys) => (batches.push(keys), keys.map((k) => (k.endsWith('/0003') || k.endsWith('/0900') ? new BucketError('failed', `delete ${JSON.stringify(k)}: access denied`) : mem.delete(k)))),
+  };
+  assert.throws(() => rs.deleteRelease(bucket, release), (e) => {
+    isError('bucket', /^delete-many: 2 of 1000 keys could not be deleted: /)(e);
+    return [`${P}k/0003: `, `${P}k/0900: `, 'access denied'].every((part) => e.message.includes(part));
+  });
+  assert.equal(batches.length, 1, 'no batch after the failed one');
+  assert.equal(mem.objects.size, 2 + 500);
+
+  // The scope: a key outside the release is denied alone; the others reach the bucket.
+  batches.splice(0);
+  const scoped = rs.scopedBucket(bucket, release);
+  const answers = scoped.deleteMany([`${P}k/1400`, 'other/app/x', `${P}k/1401`]);
+  assert.deepEqual(answers.map((a) => a.tag), ['ok', 'err', 'ok']);
+  assert.deepEqual(answers[1].val, { tag: 'denied', val: rs.messages.outsidePrefix('other/app/x', P) });
+  assert.deepEqual(batches, [[`${P}k/1400`, `${P}k/1401`]]);
+
+  // A deleteMany answering the wrong number of entries fails the whole request.
+  const short = { ...bucket, deleteMany: () => [] };
+  assert.throws(() => rs.deleteRelease(short, release), isError('bucket', /returned 0 entries for 500 keys/));
 });

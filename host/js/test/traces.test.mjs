@@ -106,7 +106,7 @@ test('traces of every CLI store operation replay in Node as they were recorded',
   assert.deepEqual([graced.deleteRenders, graced.recentRenders], [[], [`${P}renders/${s.refs[1]}`]]);
   // The CLI's GC records the time it ran at and its grace period (default 10 minutes).
   const dryHeader = lines(cases['gc (dry run, a young blob spared)'].text)[0];
-  assert.equal(dryHeader.version, 2);
+  assert.equal(dryHeader.version, 3);
   assert.equal(dryHeader.arguments.graceSeconds, 600);
   assert.ok(Math.abs(dryHeader.arguments.now.seconds - Date.now() / 1000) < 600, JSON.stringify(dryHeader.arguments.now));
   assert.equal(lines(cases['gc (within the grace period)'].text)[0].arguments.graceSeconds, 3600);
@@ -132,15 +132,16 @@ test('an edited GC trace: one more key in a list answer', (t) => {
   assert.equal(original.result.ok.deleteHistory.length, 1);
 
   // A newer entry in the first history listing: keeping 2 now deletes two entries, so the
-  // third call (the listing, as recorded) is now a delete.
+  // second call, the batch delete of the old entries, has one key more.
   const newer = `${P}history/20240509T000000.000000000Z-${s.refs[2]}`;
   const moreHistory = edited(gc, 'history', (v) => v[1].answer.ok.push(listed(newer)));
   const a = bothReplay(moreHistory);
   assert.equal(a.matches, false);
   assert.equal(a.resultMatches, false);
-  assert.equal(a.firstDifference.position, 3);
-  assert.equal(a.firstDifference.recorded.call, 'list');
-  assert.deepEqual(a.firstDifference.replayed, { call: 'delete', key: lines(gc.text)[1].answer.ok[1].key, answer: { ok: null } });
+  assert.equal(a.firstDifference.position, 2);
+  const twoOldest = lines(gc.text)[1].answer.ok.slice(0, 2).map((o) => o.key);
+  assert.deepEqual(a.firstDifference.recorded, { call: 'delete-many', keys: twoOldest.slice(0, 1), answer: { ok: [{ ok: null }] } });
+  assert.deepEqual(a.firstDifference.replayed, { call: 'delete-many', keys: twoOldest, answer: { ok: [{ ok: null }, { ok: null }] } });
   assert.equal(a.result.ok.deleteHistory.length, 2);
 
   // An extra blob in the render listing: nothing names it, so it is deleted, a call past
@@ -150,12 +151,12 @@ test('an edited GC trace: one more key in a list answer', (t) => {
   const moreRenders = edited(gc, 'renders', (v) => v[renderList].answer.ok.push(listed(stray)));
   const b = bothReplay(moreRenders);
   assert.equal(b.matches, false);
-  // Blobs are deleted in key order: the stray one's delete lands where its key sorts.
+  // Blobs are deleted in one batch, in key order: the stray one lands where its key sorts.
   const deletes = [...original.result.ok.deleteRenders, stray].sort();
-  assert.equal(b.firstDifference.position, renderList + 1 + deletes.indexOf(stray));
-  assert.deepEqual(b.firstDifference.replayed, { call: 'delete', key: stray, answer: { ok: null } });
-  const recordedThere = lines(gc.text)[renderList + 1 + deletes.indexOf(stray)];
-  assert.deepEqual(b.firstDifference.recorded, recordedThere.call === 'delete' ? recordedThere : null);
+  assert.equal(b.firstDifference.position, renderList + 1);
+  assert.deepEqual(b.firstDifference.replayed, { call: 'delete-many', keys: deletes, answer: { ok: deletes.map(() => ({ ok: null })) } });
+  assert.deepEqual(b.firstDifference.recorded, lines(gc.text)[renderList + 1]);
+  assert.equal(b.firstDifference.recorded.call, 'delete-many');
   assert.ok(b.result.ok.deleteRenders.includes(stray));
 
   // The same edit on a dry run (recorded before the GC): the same calls, another plan.
@@ -189,11 +190,12 @@ test('an edited GC trace: a protected ref removed', (t) => {
   assert.equal(report.matches, false);
   assert.equal(report.resultMatches, false);
   assert.deepEqual(report.result.ok.deleteRenders, [s.refs[0], s.refs[1]].map((r) => `${P}renders/${r}`).sort());
-  // The first call that differs is the first delete of a render: the recorded trace has
-  // the other render's delete there, or nothing.
+  // The first call that differs is the batch delete of the renders: the recorded trace
+  // has the other render alone there.
   const position = report.firstDifference.position;
-  assert.deepEqual(report.firstDifference.replayed.call, 'delete');
-  assert.equal(report.firstDifference.replayed.key, report.result.ok.deleteRenders[0]);
+  assert.deepEqual(report.firstDifference.replayed.call, 'delete-many');
+  assert.deepEqual(report.firstDifference.replayed.keys, report.result.ok.deleteRenders);
+  assert.deepEqual(report.firstDifference.recorded.keys, [`${P}renders/${s.refs[1]}`]);
   assert.ok(position > recorded.findIndex((l) => l.call === 'list' && l.key === `${P}renders/`));
 });
 
@@ -226,7 +228,9 @@ test('a recorded trap is compared by its kind only, and a stopped replay fails i
   assert.deepEqual(JSON.parse(child.stdout), { kind: 'trap' });
 });
 
-/** A hand-written trace, per TRACES.md, written to a file for the Rust CLI too. */
+/** A hand-written trace, per TRACES.md, written to a file for the Rust CLI too. Version 2,
+ *  as the build before batch deletes wrote them (one `delete` a key): it still replays,
+ *  with the calls and errors of that build. */
 function handTrace(t, operation, args, calls, result) {
   const header = { format: 'render-store-trace', version: 2, operation, arguments: { release: { namespace: 'default', name: 'guestbook' }, ...args } };
   const text = unlines([header, ...calls, { result }]);
@@ -307,6 +311,22 @@ test('hand-written traces: each replay rule, in both hosts', (t) => {
   assert.equal(d.firstDifference.position, 3);
   assert.equal(d.firstDifference.replayed, null);
 
+  // The same GC as this build records it (version 3): deletes in batches, each answered
+  // per key; a key that failed is named in the error, and no call follows.
+  const batched = edited(gcTwice, 'batched', (v) => {
+    v[0].version = 3;
+    v[2] = { call: 'delete-many', keys: [old], answer: { ok: [{ ok: null }] } };
+    v[5] = { call: 'delete-many', keys: [renderKey], answer: { ok: [{ ok: null }] } };
+  });
+  assert.equal(bothReplay(batched).matches, true);
+  const failingKey = edited(batched, 'failing-key', (v) => {
+    v[2].answer = { ok: [{ error: { kind: 'denied', message: 'read-only bucket' } }] };
+  });
+  const f = bothReplay(failingKey);
+  assert.deepEqual(f.result, { error: { kind: 'bucket', message: `delete-many: 1 of 1 keys could not be deleted: ${old}: denied: read-only bucket` } });
+  assert.equal(f.firstDifference.position, 3);
+  assert.equal(f.firstDifference.replayed, null);
+
   // Integers beyond 2^53 in the header are read exactly (keep = i64::MAX keeps all).
   const hugeKeep = handTrace(t, 'gc', { keep: 0, protected: [], dryRun: true, ...noGrace }, [
     { call: 'list', key: `${P}history/`, answer: { ok: [at(old), at(newer)] } },
@@ -345,7 +365,7 @@ test('malformed traces are refused, as the Rust CLI refuses them', (t) => {
   }
   // A version 1 trace is refused in the same words by both hosts.
   const v1 = edited(good, 'v1', (v) => { v[0].version = 1; });
-  const message = 'trace line 1: trace version 1 is not supported: this build reads version 2';
+  const message = 'trace line 1: trace version 1 is not supported: this build reads versions 2 to 3';
   assert.throws(() => rs.replay(v1.text), (e) => e.message === message);
   assert.match(cli(['replay', '--json', v1.file], { status: null }).stderr, new RegExp(message));
   // A GC trace needs the time it ran at and its grace period.

@@ -136,6 +136,32 @@ def run_step(bucket: Any, step: Dict[str, Any], prefix: str, started: int) -> No
                 check_error(expect, got, lambda _: "success")
             except StepFailed as e:
                 raise StepFailed(f"put {quote(k)} ({len(value)} bytes): {e}") from None
+    elif op == "delete-many":
+        # The keys as the host hands them to a bucket: its delete_many, or a delete each.
+        if "keys" in step:
+            keys = [prefix + k for k in generated(step["keys"])]
+        else:
+            keys = [prefix + k["key"] if "key" in k else k["raw_key"].replace("{prefix}", prefix)
+                    for k in step["many"]]
+        batch = getattr(bucket, "delete_many", None)
+        if callable(batch):
+            got = answer(lambda: [{"ok": None} if g is None else {"error": g.kind, "message": g.message}
+                                  for g in batch(keys)])
+        else:
+            got = {"ok": [answer(lambda k=k: bucket.delete(k)) for k in keys]}
+        if "error" in got or (isinstance(expect, dict) and "error" in expect):
+            check_error(expect, got, lambda v: f"{len(v)} answers")
+            return
+        if len(got["ok"]) != len(keys):
+            raise StepFailed(f"{len(got['ok'])} answers for {len(keys)} keys")
+        for i, one in enumerate(got["ok"]):
+            want = "ok" if expect == "ok" else expect["each"][i]
+            if want == "ok" and "error" not in one:
+                continue
+            try:
+                check_error(want, one, lambda _: "success")
+            except StepFailed as e:
+                raise StepFailed(f"key {i + 1} ({quote(keys[i])}): {e}") from None
     elif op == "delete":
         got = answer(lambda: bucket.delete(key))
         if not (expect == "ok" and "error" not in got):
@@ -171,6 +197,8 @@ def call_of(step: Dict[str, Any], prefix: str) -> str:
     """What a step asks of the bucket, for a failure's message."""
     if step["op"] == "list":
         return f"list {quote(prefix + step['prefix'])}"
+    if step["op"] == "delete-many":
+        return f"delete-many of {step['keys']['count'] if 'keys' in step else len(step['many'])} keys"
     if "keys" in step:
         return f"put {step['keys']['count']} generated keys"
     key = prefix + step["key"] if "key" in step else step["raw_key"].replace("{prefix}", prefix)

@@ -369,3 +369,85 @@ def test_history_pages_read_only_their_entries_newest_first(runtime):
     assert e.value.kind == "invalid-input"
     with pytest.raises(TypeError):
         store.list_history_page(APP, 0)
+
+
+class Batching(rs.MemoryBucket):
+    """A memory bucket with a batch delete that records each batch, and keys it cannot
+    delete."""
+
+    def __init__(self, undeletable=()):
+        super().__init__()
+        self.batches = []
+        self.undeletable = set(undeletable)
+
+    def delete(self, key):
+        raise AssertionError("a bucket with delete_many gets no single delete")
+
+    def delete_many(self, keys):
+        self.batches.append(list(keys))
+        answers = []
+        for key in keys:
+            if key in self.undeletable:
+                answers.append(rs.Failed(f"delete {key}: access denied"))
+            else:
+                super().delete(key)
+                answers.append(None)
+        return answers
+
+
+def test_gc_and_delete_release_use_delete_many_1000_keys_a_call(runtime):
+    bucket = Batching()
+    store = rs.RenderStore(bucket, runtime)
+    live = store.put_render(APP, [configmap("live")])
+    store.record_history(APP, rs.NewEntry(live, rs.SyncTime(1_700_000_000, 0), ""))
+    for i in range(1, 2501):
+        bucket.put(f"ns/app/renders/sha256:{i:064x}", b"")
+    plan = store.gc(APP, keep=1, grace_seconds=0)
+    assert len(plan.delete_renders) == 2500
+    assert [len(b) for b in bucket.batches] == [1000, 1000, 500]  # not 2,500 deletes
+    assert [k for b in bucket.batches for k in b] == plan.delete_renders
+    assert len(bucket.blobs) == 2
+
+    bucket.batches.clear()
+    for i in range(1200):
+        bucket.put(f"ns/app/x/{i:04}", b"")
+    assert store.delete_release(APP) == 1202
+    assert [len(b) for b in bucket.batches] == [1, 1000, 201]  # the entry alone, first
+    keys = [k for b in bucket.batches for k in b]
+    assert keys == sorted(keys)
+    assert bucket.blobs == {}
+
+
+def test_a_failed_batch_names_every_key_and_stops(runtime):
+    failing = {"ns/app/k/0003", "ns/app/k/0900"}
+    bucket = Batching(failing)
+    for i in range(1500):
+        bucket.put(f"ns/app/k/{i:04}", b"")
+    with pytest.raises(rs.RenderStoreError) as e:
+        rs.RenderStore(bucket, runtime).delete_release(APP)
+    assert e.value.kind == "bucket"
+    assert "2 of 1000 keys could not be deleted" in e.value.message
+    for key in failing:
+        assert f"{key}: delete {key}: access denied" in e.value.message
+    assert len(bucket.batches) == 1  # none after the failed one
+    assert len(bucket.blobs) == 2 + 500
+
+
+def test_delete_many_is_scoped_key_by_key():
+    bucket = Batching()
+    bucket.put("ns/app/a", b"")
+    log = []
+    scope = rs._Scope(bucket, "ns/app/", log)
+    kind, answers = scope.answer_many(["ns/app/a", "other/app/x", "ns/app/absent"])
+    assert kind == "ok"
+    assert answers == [("ok", None),
+                       ("error", "denied", rs.Messages.outside_prefix("other/app/x", "ns/app/")),
+                       ("ok", None)]
+    assert bucket.batches == [["ns/app/a", "ns/app/absent"]]
+    assert log[0].tag == "delete-many" and log[0].payload.keys == ["ns/app/a", "other/app/x", "ns/app/absent"]
+    # As wasmtime-py lowers each key's result: None, or the error Variant.
+    assert log[0].payload.answer[0] is None and log[0].payload.answer[1].tag == "denied"
+    # A batch that answers the wrong number of entries fails as a whole.
+    bucket.delete_many = lambda keys: []
+    kind, _, message = scope.answer_many(["ns/app/b"])
+    assert kind == "error" and "answered 0 entries for 1 keys" in message

@@ -113,7 +113,7 @@ def test_every_cli_trace_replays_in_python(cli, populated, tmp_path):
     # Version 2: the CLI's GC records its `now` and grace period (default 10 minutes);
     # the first spared the young unreferenced blobs, the second deleted them.
     gc, no_grace = (lines((tmp_path / f"{n}.jsonl").read_text(encoding="utf-8")) for n in ("gc", "gc-no-grace"))
-    assert gc[0]["version"] == 2 and gc[0]["arguments"]["graceSeconds"] == 600
+    assert gc[0]["version"] == 3 and gc[0]["arguments"]["graceSeconds"] == 600
     assert set(gc[0]["arguments"]["now"]) == {"seconds", "nanoseconds"}
     spared = gc[-1]["result"]["ok"]["recentRenders"]
     assert f"ns/app/renders/{refs[1]}" in spared and gc[-1]["result"]["ok"]["deleteRenders"] == []
@@ -171,10 +171,11 @@ def test_gc_trace_with_one_more_listed_entry(cli, populated, tmp_path, dry_run):
         # Only the two listings, given as recorded: the calls agree, the result does not.
         assert py.first_difference is None
     else:
-        # The first call that differs is the deletion of the listed entry.
+        # The first call that differs is the batch deleting the listed entry first.
         d = py.first_difference
-        assert d["replayed"]["call"] == "delete" and d["replayed"]["key"] == old_key
-        assert d["replayed"]["answer"] == {"ok": None}
+        assert d["replayed"]["call"] == "delete-many" and d["replayed"]["keys"][0] == old_key
+        assert d["replayed"]["keys"][1:] == d["recorded"]["keys"]
+        assert d["replayed"]["answer"] == {"ok": [{"ok": None}] * len(d["replayed"]["keys"])}
 
 
 def test_gc_trace_with_one_more_listed_render(cli, populated, tmp_path):
@@ -199,8 +200,10 @@ def test_gc_trace_without_its_protected_ref(cli, populated, tmp_path, dry_run):
     assert not py.matches
     assert f"ns/app/renders/{refs[0]}" in py.result["ok"]["deleteRenders"]
     if not dry_run:
+        # The batch of the renders now holds that one too, in key order.
+        deleted = py.result["ok"]["deleteRenders"]
         assert py.first_difference["replayed"] == {
-            "call": "delete", "key": f"ns/app/renders/{refs[0]}", "answer": {"ok": None}}
+            "call": "delete-many", "keys": deleted, "answer": {"ok": [{"ok": None}] * len(deleted)}}
 
 
 def test_edited_blob_replays_to_corrupt(cli, populated, tmp_path):
@@ -388,7 +391,9 @@ def test_a_hand_written_gc_trace_with_a_grace_period(cli, runtime, tmp_path):
 
 @pytest.mark.parametrize("mangle,message", [
     (lambda t: t.replace('"version": 2', '"version": 1'),
-     "trace line 1: trace version 1 is not supported: this build reads version 2"),
+     "trace line 1: trace version 1 is not supported: this build reads versions 2 to 3"),
+    (lambda t: t.replace('"version": 2', '"version": 3').replace('"call": "list"', '"call": "delete-many"'),
+     'a delete-many has "keys", not "key"'),
     (lambda t: t.replace('"ok": []', '"ok": ["ns/app/history/x"]'), "an object of a listing must be a JSON object"),
     (lambda t: t.replace('"ok": []', '"ok": [{"key": "k", "size": 1}]'), "modified"),
     (lambda t: t.replace('"ok": []', '"ok": [{"key": "k", "size": -1, "modified": {"seconds": 0, "nanoseconds": 0}}]'),
@@ -472,3 +477,30 @@ def copy_mtimes(source: Path, target: Path) -> None:
             if twin.exists():
                 st = twin.stat()
                 os.utime(Path(folder) / name, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_version_3_gc_trace_deletes_in_batches_and_names_a_failed_key(cli, runtime, tmp_path):
+    """This build's traces (version 3) hold batch deletes, answered per key; the
+    hand-written traces above are version 2 (one delete a key), which still replay."""
+    refs = sorted(runtime.render_ref([configmap(f"b{n}")]) for n in range(3))
+    hist = [f"ns/app/history/2024050{n + 1}T000000.000000000Z-{r}" for n, r in enumerate(refs)]
+    renders = [f"ns/app/renders/{r}" for r in refs]
+    batch = {"call": "delete-many", "keys": hist[:2], "answer": {"ok": [{"ok": None}, {"ok": None}]}}
+    calls = [
+        {"call": "list", "key": "ns/app/history/", "answer": {"ok": [listed(k) for k in hist]}},
+        batch,
+        {"call": "list", "key": "ns/app/history/", "answer": {"ok": [listed(hist[2])]}},
+        {"call": "list", "key": "ns/app/renders/", "answer": {"ok": [listed(k) for k in renders]}},
+        {"call": "delete-many", "keys": renders[:2], "answer": {"ok": [{"ok": None}, {"ok": None}]}},
+    ]
+    plan = {"deleteHistory": hist[:2], "keepHistory": hist[2:], "deleteRenders": renders[:2],
+            "keepRenders": renders[2:], "ignored": [], "recentRenders": []}
+    args = {"keep": 1, "protected": [], "dryRun": False, **NO_GRACE}
+    text = trace_text("gc", args, calls, {"ok": plan}).replace('"version": 2', '"version": 3')
+    assert assert_same_replay(cli, tmp_path, text).matches
+    failing = {**batch, "answer": {"ok": [{"ok": None}, {"error": {"kind": "failed", "message": "busy"}}]}}
+    text = trace_text("gc", args, calls[:1] + [failing], {"ok": plan}).replace('"version": 2', '"version": 3')
+    py = assert_same_replay(cli, tmp_path, text)
+    assert py.result == {"error": {"kind": "bucket", "message":
+                                   f"delete-many: 1 of 2 keys could not be deleted: {hist[1]}: busy"}}
+    assert py.first_difference is None  # no call after the failed batch

@@ -151,6 +151,8 @@ enum Op {
     Exists,
     List,
     Delete,
+    #[serde(rename = "delete-many")]
+    DeleteMany,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -161,12 +163,32 @@ struct Step {
     key: Option<String>,
     /// As written, `{prefix}` replaced by the case's prefix.
     raw_key: Option<String>,
-    /// Generated keys, relative to the case's prefix (`put` only).
+    /// Generated keys, relative to the case's prefix (`put` and `delete-many`).
     keys: Option<Generated>,
+    /// The keys of a `delete-many`, each as a step names its key.
+    many: Option<Vec<KeyRef>>,
     /// Relative to the case's prefix (`list` only).
     prefix: Option<String>,
     value: Option<Value>,
     expect: Expect,
+}
+
+/// A key as a step names it: `key` relative to the case's prefix, or `raw_key`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeyRef {
+    key: Option<String>,
+    raw_key: Option<String>,
+}
+
+impl KeyRef {
+    fn resolve(&self, prefix: &str) -> String {
+        match (&self.key, &self.raw_key) {
+            (Some(key), _) => format!("{prefix}{key}"),
+            (_, Some(raw)) => raw.replace("{prefix}", prefix),
+            _ => String::new(),
+        }
+    }
 }
 
 /// `prefix` followed by each number below `count`, zero-padded to `digits`.
@@ -218,6 +240,8 @@ enum Expect {
     Size(Option<u64>),
     Listed(Vec<Entry>),
     Error(ErrorKind),
+    /// `delete-many`: one expectation per key, `ok` or `{"error": K}`.
+    Each(Vec<Expect>),
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -273,20 +297,33 @@ impl Step {
             self.key.is_some(),
             self.raw_key.is_some(),
             self.keys.is_some(),
+            self.many.is_some(),
         ]
         .iter()
         .filter(|given| **given)
         .count();
         let (wants_key, wants_value) = match self.op {
             Op::Put => (true, true),
-            Op::Get | Op::Exists | Op::Delete => (true, false),
+            Op::Get | Op::Exists | Op::Delete | Op::DeleteMany => (true, false),
             Op::List => (false, false),
         };
         if wants_key != (keyed == 1) || keyed > 1 {
-            return Err("give exactly one of key, raw_key and keys (none for list)".into());
+            return Err("give exactly one of key, raw_key, keys and many (none for list)".into());
         }
-        if self.keys.is_some() && self.op != Op::Put {
-            return Err("keys is for put only".into());
+        if self.keys.is_some() && !matches!(self.op, Op::Put | Op::DeleteMany) {
+            return Err("keys is for put and delete-many only".into());
+        }
+        if (self.op == Op::DeleteMany && self.many.is_none() && self.keys.is_none())
+            || (self.op != Op::DeleteMany && self.many.is_some())
+        {
+            return Err(
+                "delete-many, and only delete-many, names its keys with many or keys".into(),
+            );
+        }
+        if let Some(many) = &self.many
+            && many.iter().any(|k| k.key.is_some() == k.raw_key.is_some())
+        {
+            return Err("each key of many has exactly one of key and raw_key".into());
         }
         if (self.op == Op::List) != self.prefix.is_some() {
             return Err("list, and only list, has a prefix".into());
@@ -300,7 +337,16 @@ impl Step {
         }
         let fits = match (&self.expect, self.op) {
             (Expect::Error(_), _) => true,
-            (Expect::Ok, op) => matches!(op, Op::Put | Op::Delete),
+            (Expect::Ok, op) => matches!(op, Op::Put | Op::Delete | Op::DeleteMany),
+            (Expect::Each(each), op) => {
+                let count = self.many.as_ref().map_or(0, Vec::len);
+                op == Op::DeleteMany
+                    && self.many.is_some()
+                    && each.len() == count
+                    && each
+                        .iter()
+                        .all(|e| matches!(e, Expect::Ok | Expect::Error(_)))
+            }
             (Expect::Value(value), op) => {
                 value.bytes()?;
                 op == Op::Get
@@ -381,6 +427,22 @@ async fn run_steps(bucket: &dyn Bucket, case: &Case, prefix: &str) -> Result<(),
                     check_done(&step.expect, answer).map_err(|m| fail(call(key), m))?;
                 }
             }
+            Op::DeleteMany => {
+                let keys: Vec<String> = match (&step.many, &step.keys) {
+                    (Some(many), _) => many.iter().map(|k| k.resolve(prefix)).collect(),
+                    (_, Some(generated)) => {
+                        generated.keys().map(|k| format!("{prefix}{k}")).collect()
+                    }
+                    _ => unreachable!("checked"),
+                };
+                let call = format!(
+                    "delete-many of {} keys from {}",
+                    keys.len(),
+                    quote(keys.first().map_or("", String::as_str))
+                );
+                let answer = bucket.delete_many(&keys).await;
+                check_many(&step.expect, &keys, answer).map_err(|m| fail(call, m))?;
+            }
             Op::Delete => {
                 let answer = bucket.delete(&key).await;
                 check_done(&step.expect, answer)
@@ -434,6 +496,42 @@ fn check_done(expect: &Expect, answer: Result<(), BucketError>) -> Result<(), St
         (Expect::Ok, Ok(())) => Ok(()),
         (expect, answer) => check_error(expect, answer, |()| "success".into()),
     }
+}
+
+/// A `delete-many` answer: `ok` for every key, one expectation per key, or the whole
+/// request's error.
+fn check_many(
+    expect: &Expect,
+    keys: &[String],
+    answer: Result<Vec<Result<(), BucketError>>, BucketError>,
+) -> Result<(), String> {
+    let answers = match (expect, answer) {
+        (Expect::Error(_), answer) => {
+            return check_error(expect, answer, |a| format!("{} answers", a.len()));
+        }
+        (_, Err(e)) => {
+            return Err(format!(
+                "expected an answer per key, got {}: {e}",
+                ErrorKind::of(&e).name()
+            ));
+        }
+        (_, Ok(answers)) => answers,
+    };
+    if answers.len() != keys.len() {
+        return Err(format!(
+            "{} answers for {} keys: one per key, in order",
+            answers.len(),
+            keys.len()
+        ));
+    }
+    for (i, (key, answer)) in keys.iter().zip(answers).enumerate() {
+        let want = match expect {
+            Expect::Each(each) => &each[i],
+            other => other,
+        };
+        check_done(want, answer).map_err(|m| format!("key {} ({}): {m}", i + 1, quote(key)))?;
+    }
+    Ok(())
 }
 
 fn check_get(

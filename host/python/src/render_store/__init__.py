@@ -20,7 +20,12 @@ data-transfer cap below) is ``kind == "trap"``.
 A Python bucket is any object with ``get(key) -> bytes``, ``put(key, value)``,
 ``exists(key) -> size or None``, ``list(prefix) -> [ObjectMeta(key, size, modified)]``
 (every object whose key starts with ``prefix``, sorted by key, ``modified`` a
-:class:`SyncTime` by the bucket's clock) and ``delete(key)``. It reports failures by
+:class:`SyncTime` by the bucket's clock) and ``delete(key)``, and optionally
+``delete_many(keys)`` for a backend with a batch request (GC and ``delete_release``
+delete up to 1,000 keys a call; without it, each key is a ``delete``): it returns one
+entry per key, in order, ``None`` when deleted and a :class:`BucketError` (returned, not
+raised) for a key it could not delete, and raises when the whole request failed. It
+reports failures by
 raising :class:`NotFound`, :class:`Denied` or :class:`Failed` (the WIT ``bucket-error``
 cases); any other exception, or an answer of the wrong type, becomes
 ``failed('<call> "<key>": <exception>')``, worded as every host words a backend
@@ -910,10 +915,11 @@ class FolderBucket:
 Answer = Tuple[Any, ...]
 
 
-def _wit_recorded_call(call: str, key: str, value: Optional[str], answer: Answer) -> wc.Variant:
-    """A call and the answer the component got, as the WIT ``trace.recorded-call``."""
-    fields: Dict[str, Any] = {"prefix" if call == "list" else "key": key,
-                              "answer": _to_wit_answer(call, answer)}
+def _wit_recorded_call(call: str, key: Any, value: Optional[str], answer: Answer) -> wc.Variant:
+    """A call and the answer the component got, as the WIT ``trace.recorded-call``
+    (``key`` is the list of keys of a ``delete-many``)."""
+    name = {"list": "prefix", "delete-many": "keys"}.get(call, "key")
+    fields: Dict[str, Any] = {name: key, "answer": _to_wit_answer(call, answer)}
     if call == "put":
         fields["value"] = value or ""
     return wc.Variant(call, _rec(**fields))
@@ -941,6 +947,54 @@ class _Scope:
         if self.log is not None:
             self.log.append(_wit_recorded_call(call, key, value, answer))
         return answer
+
+    def answer_many(self, keys: List[str]) -> Answer:
+        """``delete-many``: each key outside the scope is denied alone, as its
+        ``delete`` would be; the others are asked for in one call."""
+        checks = [self.check(k) for k in keys]
+        inside = [k for k, c in zip(keys, checks) if c is None]
+        answer: Answer = ("ok", []) if not inside else self._ask_many(inside)
+        if answer[0] == "ok":
+            each = iter(answer[1])
+            answer = ("ok", [c if c is not None else next(each) for c in checks])
+        if self.log is not None:
+            self.log.append(_wit_recorded_call("delete-many", list(keys), None, answer))
+        return answer
+
+    def _ask_many(self, keys: List[str]) -> Answer:
+        """The bucket's ``delete_many`` in one call where it has one, else a ``delete``
+        a key."""
+        batch = getattr(self.bucket, "delete_many", None)
+        if not callable(batch):
+            return ("ok", [self._ask("delete", k, None) for k in keys])
+        try:
+            got = batch(list(keys))
+        except NotFound:
+            return ("error", "failed", Messages.backend("delete-many", keys[0], "not found"))
+        except Denied as e:
+            return ("error", "denied", e.message)
+        except Failed as e:
+            return ("error", "failed", e.message)
+        except Exception as e:  # a bucket's own failure: worded as a backend's
+            return ("error", "failed", Messages.backend("delete-many", keys[0], e))
+        if not isinstance(got, (list, tuple)) or len(got) != len(keys):
+            shown = f"{len(got)} entries" if isinstance(got, (list, tuple)) else type(got).__name__
+            return ("error", "failed", Messages.backend(
+                "delete-many", keys[0],
+                f"the bucket's delete_many answered {shown} for {len(keys)} keys; it must "
+                "answer one entry per key: None when deleted, a BucketError when not"))
+        answers: List[Answer] = []
+        for key, g in zip(keys, got):
+            # A key's absence is no error for a delete (CONTRACT.md §2).
+            if g is None or isinstance(g, NotFound):
+                answers.append(("ok", None))
+            elif isinstance(g, Denied):
+                answers.append(("error", "denied", g.message))
+            elif isinstance(g, Failed):
+                answers.append(("error", "failed", g.message))
+            else:
+                answers.append(("error", "failed", Messages.backend("delete", key, g)))
+        return ("ok", answers)
 
     def _ask(self, call: str, key: str, value: Optional[str]) -> Answer:
         try:
@@ -1019,6 +1073,9 @@ def _to_wit_answer(call: str, answer: Answer) -> Any:
             value = [_rec(key=o.key, size=o.size, modified=_wit_time(o.modified)) for o in value]
         elif call == "get":
             value = _data(value)
+        elif call == "delete-many":
+            # Each key's result<_, bucket-error>: None or a Variant, told apart by value.
+            value = [_to_wit_answer("delete", a) for a in value]
         return value
     kind, message = answer[1], answer[2]
     return wc.Variant(kind) if kind == "not-found" else wc.Variant(kind, message)
@@ -1130,6 +1187,7 @@ class Runtime:
                 bucket.add_func("exists", lambda _s, key: self._serve("exists", key))
                 bucket.add_func("list", lambda _s, prefix: self._serve("list", prefix))
                 bucket.add_func("delete", lambda _s, key: self._serve("delete", key))
+                bucket.add_func("delete-many", lambda _s, keys: self._serve_many(keys))
 
     def _check_imports(self) -> None:
         imports = sorted(self.component.type.imports(self.engine))
@@ -1140,6 +1198,14 @@ class Runtime:
         scope = self._scope
         answer = _NO_BUCKET if scope is None else scope.answer(call, key, value)
         return _to_wit_answer(call, answer)
+
+    def _serve_many(self, keys: List[str]) -> Any:
+        scope = self._scope
+        if scope is None:
+            answer: Answer = ("ok", [_NO_BUCKET for _ in keys])
+        else:
+            answer = scope.answer_many(list(keys))
+        return _to_wit_answer("delete-many", answer)
 
     def call(self, interface: str, name: str, *args: Any, scope: Optional[_Scope] = None) -> Any:
         """Calls export ``name`` of ``interface`` (``logic`` or ``store``) in a fresh

@@ -4,7 +4,8 @@
 //! - `get` of an absent key is [`BucketError::NotFound`]; `get` of an object larger than
 //!   the caller's bound is [`BucketError::TooLarge`], refused before anything is
 //!   allocated for it;
-//! - `delete` of an absent key succeeds;
+//! - `delete` of an absent key succeeds; `delete_many` answers each key as `delete`
+//!   would, in order, with one request where the backend has a batch request;
 //! - `list(prefix)` returns every object whose key starts with `prefix` (a plain string
 //!   prefix), with its size and last-modified time, complete and in lexical byte order;
 //!   an entry the backend cannot represent as a key is left out and reported in the
@@ -65,7 +66,8 @@ pub enum BucketError {
     /// The backend failed.
     #[error("{}", messages::backend(.call, .key, .source))]
     Backend {
-        /// The call: get, put, exists, list or delete.
+        /// The call: get, put, exists, list, delete or delete-many (whose key is the
+        /// request's first).
         call: &'static str,
         /// The key or prefix.
         key: String,
@@ -93,6 +95,23 @@ pub trait Bucket: Send + Sync + 'static {
     async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError>;
     /// Deletes `key`; an absent key is not an error.
     async fn delete(&self, key: &str) -> Result<(), BucketError>;
+
+    /// Deletes every key of `keys`: one answer per key, in the order of `keys`, each as
+    /// [`Bucket::delete`] would answer it; the outer error when the whole request
+    /// failed, and then any key may or may not be gone. The component asks for at most
+    /// 1,000 keys at once. The default deletes one key after another, for backends
+    /// without a batch request; a wrapper must pass it on, or its inner bucket's batch
+    /// request is lost.
+    async fn delete_many(
+        &self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        let mut answers = Vec::with_capacity(keys.len());
+        for key in keys {
+            answers.push(self.delete(key).await);
+        }
+        Ok(answers)
+    }
 
     /// The folders directly under `prefix` (empty, or ending in `/`): every distinct
     /// `prefix + segment + "/"` some key starts with, sorted. A listing with a

@@ -3,7 +3,7 @@
 use super::{Bucket, BucketError, ObjectMeta, messages};
 use crate::types::SyncTime;
 use async_trait::async_trait;
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use std::sync::Arc;
@@ -146,5 +146,59 @@ impl Bucket for ObjectStoreBucket {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(backend("delete", key, e)),
         }
+    }
+
+    /// object_store's `delete_stream`: S3 sends DeleteObjects of up to 1,000 keys,
+    /// other backends one delete a key, several at once. Keys that are not clean paths
+    /// are answered `denied` and never sent.
+    async fn delete_many(
+        &self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        let mut answers: Vec<Result<(), BucketError>> = Vec::with_capacity(keys.len());
+        let mut sent: Vec<(usize, Path)> = Vec::with_capacity(keys.len());
+        for (i, key) in keys.iter().enumerate() {
+            match path(key) {
+                Ok(p) => {
+                    answers.push(Ok(()));
+                    sent.push((i, p));
+                }
+                Err(e) => answers.push(Err(e)),
+            }
+        }
+        // S3 splits a stream into requests of 1,000 keys, and a failed request yields
+        // one error for all its keys, which would shift every later answer: so one
+        // stream per 1,000 keys, whose answers line up with its keys or not at all.
+        for chunk in sent.chunks(1_000) {
+            let locations: Vec<object_store::Result<Path>> =
+                chunk.iter().map(|(_, p)| Ok(p.clone())).collect();
+            let results: Vec<object_store::Result<Path>> = self
+                .store
+                .delete_stream(futures::stream::iter(locations).boxed())
+                .collect()
+                .await;
+            let first = &keys[chunk[0].0];
+            if results.len() != chunk.len() {
+                let answered = results.len();
+                let error = results.into_iter().find_map(Result::err);
+                return Err(match error {
+                    Some(e) => backend("delete-many", first, e),
+                    None => BucketError::Failed(messages::backend(
+                        "delete-many",
+                        first,
+                        format!("the store answered {answered} of {} keys", chunk.len()),
+                    )),
+                });
+            }
+            // Each backend answers in the order it was asked (S3 puts DeleteObjects'
+            // per-key errors back in request order).
+            for ((i, _), result) in chunk.iter().zip(results) {
+                answers[*i] = match result {
+                    Ok(_) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                    Err(e) => Err(backend("delete", &keys[*i], e)),
+                };
+            }
+        }
+        Ok(answers)
     }
 }

@@ -40,4 +40,42 @@ impl Bucket for ReadOnlyBucket {
     async fn delete(&self, key: &str) -> Result<(), BucketError> {
         Err(refused("delete", key))
     }
+    async fn delete_many(
+        &self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        Ok(keys.iter().map(|k| Err(refused("delete", k))).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bucket::ObjectStoreBucket;
+
+    #[tokio::test]
+    async fn a_batch_delete_is_refused_key_by_key_and_deletes_nothing() {
+        let inner: Arc<dyn Bucket> = Arc::new(ObjectStoreBucket::new(Arc::new(
+            object_store::memory::InMemory::new(),
+        )));
+        inner.put("ns/app/a", b"x".to_vec()).await.unwrap();
+        let bucket = ReadOnlyBucket::new(inner.clone());
+        let keys = ["ns/app/a", "ns/app/b"].map(String::from);
+        let answers = bucket.delete_many(&keys).await.unwrap();
+        let refusals: Vec<String> = answers
+            .into_iter()
+            .map(|a| match a {
+                Err(BucketError::Denied(m)) => m,
+                other => panic!("expected a refusal, got {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            refusals,
+            [
+                messages::read_only("delete", "ns/app/a"),
+                messages::read_only("delete", "ns/app/b")
+            ]
+        );
+        assert_eq!(inner.exists("ns/app/a").await.unwrap(), Some(1));
+    }
 }

@@ -18,6 +18,8 @@ pub enum BucketCall {
     List(String),
     /// `delete(key)`.
     Delete(String),
+    /// `delete_many(keys)`.
+    DeleteMany(Vec<String>),
 }
 
 /// Passes every call to the inner bucket and records it.
@@ -66,5 +68,12 @@ impl Bucket for RecordingBucket {
     async fn delete(&self, key: &str) -> Result<(), BucketError> {
         self.record(BucketCall::Delete(key.to_string()));
         self.inner.delete(key).await
+    }
+    async fn delete_many(
+        &self,
+        keys: &[String],
+    ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
+        self.record(BucketCall::DeleteMany(keys.to_vec()));
+        self.inner.delete_many(keys).await
     }
 }

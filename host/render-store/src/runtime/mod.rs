@@ -320,6 +320,60 @@ impl wit_bucket::Host for CallState {
         });
         answer
     }
+
+    async fn delete_many(&mut self, keys: Vec<String>) -> DeleteManyAnswer {
+        let answer = self.delete_scoped(&keys).await;
+        self.log(|| {
+            wit_trace::RecordedCall::DeleteMany(wit_trace::DeleteManyCall {
+                keys,
+                answer: answer.clone(),
+            })
+        });
+        answer
+    }
+}
+
+/// The WIT answer of `delete-many`: one result per key, or the request's error.
+type DeleteManyAnswer = Result<Vec<Result<(), wit_bucket::BucketError>>, wit_bucket::BucketError>;
+
+impl CallState {
+    /// `delete-many` as the sandbox serves it: a key outside the release's prefix is
+    /// answered `denied` alone, as `delete` would answer it, and the others go to the
+    /// bucket in one call.
+    async fn delete_scoped(&self, keys: &[String]) -> DeleteManyAnswer {
+        let Some(scope) = self.bucket.as_ref() else {
+            let no = || Err(wit_bucket::BucketError::Denied(messages::NO_BUCKET.into()));
+            return Ok(keys.iter().map(|_| no()).collect());
+        };
+        let checks: Vec<_> = keys.iter().map(|k| scope.check(k)).collect();
+        let inside: Vec<String> = keys
+            .iter()
+            .zip(&checks)
+            .filter(|(_, c)| c.is_ok())
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut answers = if inside.is_empty() {
+            Vec::new()
+        } else {
+            scope.bucket.delete_many(&inside).await.map_err(to_wit)?
+        };
+        if answers.len() != inside.len() {
+            return Err(wit_bucket::BucketError::Failed(messages::backend(
+                "delete-many",
+                &inside[0],
+                format!(
+                    "the bucket answered {} results for {} keys",
+                    answers.len(),
+                    inside.len()
+                ),
+            )));
+        }
+        answers.reverse();
+        Ok(checks
+            .into_iter()
+            .map(|c| c.and_then(|()| answers.pop().expect("counted").map_err(to_wit)))
+            .collect())
+    }
 }
 
 /// The process-wide runtime of [`Runtime::shared`].
@@ -622,6 +676,46 @@ mod tests {
         }
         assert!(checked >= 4, "{checked}");
         assert_eq!(recorder.take_calls(), []);
+    }
+
+    #[tokio::test]
+    async fn delete_many_refuses_keys_outside_the_prefix_one_by_one() {
+        let recorder = recorder();
+        let mut s = state(&recorder);
+        s.put("ns/app/a".into(), "a".into()).await.unwrap();
+        s.put("ns/app/b".into(), "b".into()).await.unwrap();
+        recorder.take_calls();
+        let keys = ["ns/app/a", "ns/app2/x", "ns/app/b", "ns/app/absent"].map(String::from);
+        let answers = s.delete_many(keys.to_vec()).await.unwrap();
+        assert_eq!(answers.len(), 4);
+        assert!(answers[0].is_ok() && answers[2].is_ok() && answers[3].is_ok());
+        assert_eq!(
+            answers[1],
+            Err(wit_bucket::BucketError::Denied(messages::outside_prefix(
+                "ns/app2/x",
+                "ns/app/"
+            )))
+        );
+        // Only the keys inside reach the bucket, in one call.
+        assert_eq!(
+            recorder.take_calls(),
+            [crate::bucket::BucketCall::DeleteMany(vec![
+                keys[0].clone(),
+                keys[2].clone(),
+                keys[3].clone()
+            ])]
+        );
+        assert!(s.list("ns/app/".into()).await.unwrap().is_empty());
+        // All outside: the bucket is not asked at all.
+        let answers = s.delete_many(vec!["other/x".into()]).await.unwrap();
+        assert!(matches!(
+            answers[..],
+            [Err(wit_bucket::BucketError::Denied(_))]
+        ));
+        assert_eq!(
+            recorder.take_calls(),
+            [crate::bucket::BucketCall::List("ns/app/".into())]
+        );
     }
 
     #[tokio::test]
