@@ -65,7 +65,18 @@ function serve() {
 }
 
 async function webdriver(base, method, path, body) {
-  const res = await fetch(base + path, { method, headers: { 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+  let res;
+  // chromedriver can drop a connection while the browser starts on a loaded machine
+  // (`fetch failed`); every request here may be repeated, so a few are retried.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      res = await fetch(base + path, { method, headers: { 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+      break;
+    } catch (e) {
+      if (attempt >= 5 || path === '/session') throw e;
+      await new Promise((r) => setTimeout(r, 200 * attempt));
+    }
+  }
   const json = await res.json();
   if (!res.ok) throw new Error(`WebDriver ${method} ${path}: ${JSON.stringify(json.value)}`);
   return json.value;
