@@ -341,26 +341,15 @@ impl Folder {
         // An explicit stack: depth is bounded by the file system, not by our stack.
         let mut pending = vec![(start, base)];
         while let Some((fd, base)) = pending.pop() {
-            let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|e| io("list", prefix, e))?;
-            while let Some(entry) = dir.read() {
-                let entry = entry.map_err(|e| io("list", prefix, e))?;
-                let raw = entry.file_name().to_bytes();
-                if raw == b"." || raw == b".." {
-                    continue;
-                }
-                let Some(name) = std::str::from_utf8(raw).ok().filter(|n| representable(n)) else {
-                    let path = [base.as_bytes(), raw].concat();
-                    self.report(messages::entry(&path), LeftOut::OddName);
-                    continue;
-                };
+            self.each_name(&fd, prefix, &base, |name| {
                 let key = format!("{base}{name}");
                 if !key.starts_with(prefix) && !prefix.starts_with(&format!("{key}/")) {
-                    continue;
+                    return Ok(());
                 }
                 let st = match rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
                     Ok(st) => st,
                     // Deleted since the folder was read.
-                    Err(Errno::NOENT) => continue,
+                    Err(Errno::NOENT) => return Ok(()),
                     Err(e) => return Err(io("list", &key, e)),
                 };
                 match FileType::from_raw_mode(st.st_mode) {
@@ -386,7 +375,8 @@ impl Folder {
                     }
                     _ => self.report(messages::entry(key.as_bytes()), LeftOut::NotPlainFile),
                 }
-            }
+                Ok(())
+            })?;
         }
         listed.sort_unstable_by(|a, b| a.key.cmp(&b.key));
         Ok(listed)
@@ -410,18 +400,7 @@ impl Folder {
             Err(WalkError::Io(e)) => return Err(io("list", prefix, e)),
         };
         let mut folders = Vec::new();
-        let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|e| io("list", prefix, e))?;
-        while let Some(entry) = dir.read() {
-            let entry = entry.map_err(|e| io("list", prefix, e))?;
-            let raw = entry.file_name().to_bytes();
-            if raw == b"." || raw == b".." {
-                continue;
-            }
-            let Some(name) = std::str::from_utf8(raw).ok().filter(|n| representable(n)) else {
-                let path = [prefix.as_bytes(), raw].concat();
-                self.report(messages::entry(&path), LeftOut::OddName);
-                continue;
-            };
+        self.each_name(&fd, prefix, prefix, |name| {
             // statat without following: a link to a folder is not a folder of the store.
             match rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Directory => {
@@ -434,9 +413,39 @@ impl Folder {
                 Ok(_) | Err(Errno::NOENT) => {}
                 Err(e) => return Err(io("list", &format!("{prefix}{name}"), e)),
             }
-        }
+            Ok(())
+        })?;
         folders.sort_unstable();
         Ok(folders)
+    }
+
+    /// Calls `each` with the name of every entry of the folder `fd` that can be part of
+    /// a key, skipping `.` and `..`; a name that is not UTF-8 or holds a control
+    /// character is reported (as `base` + name) and left out. Errors name `prefix`, the
+    /// listing's.
+    fn each_name(
+        &self,
+        fd: &OwnedFd,
+        prefix: &str,
+        base: &str,
+        mut each: impl FnMut(&str) -> Result<(), BucketError>,
+    ) -> Result<(), BucketError> {
+        let mut dir = rustix::fs::Dir::read_from(fd).map_err(|e| io("list", prefix, e))?;
+        while let Some(entry) = dir.read() {
+            let entry = entry.map_err(|e| io("list", prefix, e))?;
+            let raw = entry.file_name().to_bytes();
+            if raw == b"." || raw == b".." {
+                continue;
+            }
+            match std::str::from_utf8(raw).ok().filter(|n| representable(n)) {
+                Some(name) => each(name)?,
+                None => {
+                    let path = [base.as_bytes(), raw].concat();
+                    self.report(messages::entry(&path), LeftOut::OddName);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Logs, once per process, an entry a listing left out; `entry` is quoted
