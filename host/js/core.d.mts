@@ -215,3 +215,10 @@ export class TraceError extends Error {
 export function replayReport(traceText: string): { matches: boolean; text: string; json: string };
 /** The replay report as an object, as `render-store replay --json` prints it. */
 export function replay(traceText: string): { operation: string; matches: boolean; firstDifference: unknown; resultMatches: boolean; calls: unknown[]; result: unknown };
+
+/**
+ * The linear memory of every idle instance, as copies: what a later call starts from
+ * (an instance is reused only once its memory is back to its image right after
+ * instantiation). For tests and audits; no call's data is ever in them.
+ */
+export function idleInstanceMemories(): Uint8Array[];

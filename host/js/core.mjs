@@ -8,7 +8,7 @@
 // release being served (as the Rust host's CallState/Scope does), converts values, and
 // records the bucket calls of traced operations (TRACES.md; the component writes,
 // reads and replays traces). Like the Rust host, it runs each call in a fresh instance
-// (the compiled core modules are shared).
+// (the compiled core modules are shared; see "Instances" for how one is reused).
 //
 // Errors. An export's `error` variant becomes a RenderStoreError:
 //
@@ -391,23 +391,91 @@ function askBucket(bucket, call, key, value) {
 // gives the glue exactly what its catch branch would keep; it is removed right after
 // (instantiation is synchronous).
 const keepExport = (f) => f;
-function instantiateFast(imports) {
-  if (typeof WebAssembly.promising === 'function') return instantiate(getCoreModule, imports);
+function instantiateFast(imports, instantiateCore) {
+  if (typeof WebAssembly.promising === 'function') return instantiate(getCoreModule, imports, instantiateCore);
   WebAssembly.promising = keepExport;
   try {
-    return instantiate(getCoreModule, imports);
+    return instantiate(getCoreModule, imports, instantiateCore);
   } finally {
     delete WebAssembly.promising;
   }
 }
 
-/** Runs `fn(exports)` in a fresh instance with `imports`; WIT errors become RenderStoreError. */
-function inInstance(imports, fn) {
-  const exports = instantiateFast(imports);
+// Fresh instances, as the Rust host makes them. V8 takes ~0.1 ms to create the core
+// instance and jco's glue as much again, which on a 15 KB render is several times the
+// work itself. So, as wasmtime's pooling allocator does for the Rust host, an instance is
+// reused only after it is made as good as new: when a call returns normally (a value or
+// a WIT error; the guest's stack pointer is then back where instantiation put it, and
+// the guest keeps every other state in linear memory), the memory is overwritten with
+// the image it had right after instantiation and zeroed above it. An instance whose call
+// trapped or threw through the guest, or whose memory grew past REUSE_MAX_BYTES, is
+// dropped. Nothing of one call's data (a Secret of one release) survives into the next.
+const REUSE_MAX_BYTES = 16 * 1024 * 1024;
+const idleInstances = [];
+
+/** A new pooled instance: {exports, memory, image, imports}. Its bucket imports call
+ *  whatever `imports` holds for the call in progress (null between calls). */
+function newPooledInstance() {
+  const pooled = { exports: null, memory: null, image: null, imports: null };
+  const forward = (name) => (...args) => {
+    const functions = pooled.imports?.[BUCKET_INTERFACE];
+    if (!functions) throw new Error('render-store: a bucket call outside of a call');
+    return functions[name](...args);
+  };
+  const functions = Object.fromEntries(['get', 'put', 'exists', 'list', 'delete', 'deleteMany'].map((name) => [name, forward(name)]));
+  // jco 1.35 reads the unversioned name; its .d.ts documents the versioned one.
+  const imports = { [BUCKET_INTERFACE]: functions, [BUCKET_INTERFACE.replace(/@.*$/, '')]: functions };
+  const instantiateCore = (module, importObject) => {
+    const instance = new WebAssembly.Instance(module, importObject);
+    if (instance.exports.memory instanceof WebAssembly.Memory) pooled.memory = instance.exports.memory;
+    return instance;
+  };
+  pooled.exports = instantiateFast(imports, instantiateCore);
+  if (!pooled.memory) throw new Error('render-store: the transpiled component exports no memory');
+  pooled.image = new Uint8Array(pooled.memory.buffer).slice();
+  return pooled;
+}
+
+/** Makes an instance as it was right after instantiation; false if it is not worth it. */
+function resetInstance(pooled) {
+  const buffer = pooled.memory.buffer;
+  if (buffer.byteLength > REUSE_MAX_BYTES) return false;
+  const bytes = new Uint8Array(buffer);
+  bytes.set(pooled.image);
+  bytes.fill(0, pooled.image.length);
+  return true;
+}
+
+/**
+ * The linear memory of every idle instance, as copies: what a later call's instance
+ * starts from. For tests and audits of the reuse rule above (no call's data in them).
+ */
+export function idleInstanceMemories() {
+  return idleInstances.map((pooled) => new Uint8Array(pooled.memory.buffer).slice());
+}
+
+/** Whether a call that threw `e` returned normally from the guest: jco throws a WIT error
+ *  result as an Error with its own `payload` (a trap is a WebAssembly.RuntimeError). */
+const isWitError = (e) => e instanceof Error && Object.hasOwn(e, 'payload');
+
+/**
+ * Runs `fn(exports)` in a fresh instance (as above) whose bucket is `imports`; a thrown
+ * value goes through `mapError` (default: WIT errors become RenderStoreError).
+ */
+function inInstance(imports, fn, mapError = fromWitError) {
+  const pooled = idleInstances.pop() ?? newPooledInstance();
+  pooled.imports = imports;
+  let clean = false;
   try {
-    return fn(exports);
+    const value = fn(pooled.exports);
+    clean = true;
+    return value;
   } catch (e) {
-    throw fromWitError(e);
+    clean = isWitError(e);
+    throw mapError(e);
+  } finally {
+    pooled.imports = null;
+    if (clean && resetInstance(pooled)) idleInstances.push(pooled);
   }
 }
 
@@ -983,14 +1051,11 @@ export class TraceError extends Error {
  * RenderStoreError of kind 'trap' when the replay itself was stopped.
  */
 export function replayReport(traceText) {
-  const exports = instantiateFast(NO_BUCKET);
-  try {
-    return exports.trace.replay(String(traceText));
-  } catch (e) {
+  return inInstance(NO_BUCKET, (x) => x.trace.replay(String(traceText)), (e) => {
     const p = e?.payload;
-    if (p && typeof p.line === 'number') throw new TraceError(p.line, p.message);
-    throw fromWitError(e);
-  }
+    if (p && typeof p.line === 'number') return new TraceError(p.line, p.message);
+    return fromWitError(e);
+  });
 }
 
 /** The replay report as an object: {operation, matches, firstDifference, resultMatches,
