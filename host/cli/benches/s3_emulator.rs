@@ -1,24 +1,32 @@
-//! delete-release of a release of 2,000 keys on the S3 emulator, side by side with what
-//! object_store alone needs for the same work: one `list` of the prefix and one
-//! `delete_stream` of its keys (DeleteObjects, 1,000 keys a request).
+//! The render store on the S3 emulator, where each request is a round trip.
 //!
-//! `cargo bench -p render-store-cli --bench batch_delete`, with the emulator's
+//! 1. delete-release of a release of 2,000 keys, side by side with what object_store
+//!    alone needs for the same work: one `list` of the prefix and one `delete_stream` of
+//!    its keys (DeleteObjects, 1,000 keys a request). Each round fills two fresh
+//!    prefixes with the same 2,000 keys and times one run of each, alternating which
+//!    goes first; it prints the median of each, the ratio and the target (at most 1.5×).
+//! 2. The history of a release with 1,000 entries: the whole listing (one read per
+//!    entry) beside one page of 20 entries, the newest and one further back (one listing
+//!    and 20 reads each), and one `list` of the history alone as the floor of a page.
+//!
+//! `cargo bench -p render-store-cli --bench s3_emulator`, with the emulator's
 //! environment loaded (`tests/emulators/start.sh`, then `. $DIR/env.sh`): it reads
 //! `RENDER_STORE_TEST_S3_URL` and the AWS variables, and says "not available" without
-//! them. Each round fills two fresh prefixes with the same 2,000 keys and times one
-//! run of each, alternating which goes first; it prints the median of each, the ratio
-//! and the target (at most 1.5×). `RENDER_STORE_BENCH_ROUNDS` sets the rounds (default 7).
+//! them. `RENDER_STORE_BENCH_ROUNDS` sets the rounds (default 7).
 
 use futures::{StreamExt, TryStreamExt};
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use render_store::{Release, RenderStore, Runtime, open_bucket};
+use render_store_guest::{ReleasePrefix, SyncTime, entry_body};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const KEYS: usize = 2_000;
 const TARGET: f64 = 1.5;
+const ENTRIES: usize = 1_000;
+const PAGE: u32 = 20;
 
 /// The emulator's S3 store as object_store sees it, built from the same URL the render
 /// store opens: bucket, region, endpoint and path style from the URL, credentials from
@@ -80,6 +88,121 @@ async fn direct(store: &Arc<dyn ObjectStore>, prefix: &str) -> usize {
     deleted.len()
 }
 
+/// Puts `ENTRIES` history entries of `release`, one a minute, each recording its own
+/// render, with the bodies the component writes (the fill is not what is measured).
+async fn fill_history(store: &Arc<dyn ObjectStore>, release: &Release) {
+    let prefix = ReleasePrefix::new(&render_store_guest::Release::new(
+        release.namespace.clone(),
+        release.name.clone(),
+    ))
+    .expect("a valid release");
+    futures::stream::iter(0..ENTRIES)
+        .map(|i| {
+            let store = store.clone();
+            let at = SyncTime {
+                seconds: 1_767_225_600 + 60 * i as i64,
+                nanoseconds: 0,
+            };
+            let render_ref = format!("sha256:{i:064x}");
+            let key = prefix.history_key(at, &render_ref).expect("a history key");
+            let body = entry_body(&render_ref, at, &format!("sync {i}")).expect("a body");
+            async move {
+                store
+                    .put(&Path::from(key), body.into())
+                    .await
+                    .expect("the emulator takes the put");
+            }
+        })
+        .buffer_unordered(64)
+        .collect::<Vec<()>>()
+        .await;
+}
+
+/// The median of `rounds` runs of `f`.
+async fn time_median<F, Fut>(rounds: usize, mut f: F) -> (Duration, Vec<Duration>)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut runs = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let t = Instant::now();
+        f().await;
+        runs.push(t.elapsed());
+    }
+    (median(runs.clone()), runs)
+}
+
+/// Part 2: history pages against the whole listing.
+async fn history_pages(store: &RenderStore, direct_store: &Arc<dyn ObjectStore>, rounds: usize) {
+    let release = Release::new("bench", format!("history-{}", std::process::id()));
+    fill_history(direct_store, &release).await;
+    let (all, _) = time_median(rounds, || async {
+        let entries = store.list_history(&release).await.expect("list-history");
+        assert_eq!(entries.len(), ENTRIES);
+    })
+    .await;
+    let (newest, _) = time_median(rounds, || async {
+        let page = store
+            .list_history_page(&release, PAGE, None)
+            .await
+            .expect("list-history-page");
+        assert_eq!(page.entries.len(), PAGE as usize);
+    })
+    .await;
+    // A page half-way back: its cursor is the key of the entry just newer than it.
+    let middle = store
+        .list_history(&release)
+        .await
+        .expect("list-history")
+        .swap_remove(ENTRIES / 2)
+        .key;
+    let (further, _) = time_median(rounds, || async {
+        let page = store
+            .list_history_page(&release, PAGE, Some(&middle))
+            .await
+            .expect("list-history-page");
+        assert_eq!(page.entries.len(), PAGE as usize);
+    })
+    .await;
+    let history = format!("bench/{}/history", release.name);
+    let (listing, _) = time_median(rounds, || async {
+        let listed: Vec<_> = direct_store
+            .list(Some(&Path::from(history.as_str())))
+            .try_collect()
+            .await
+            .expect("the emulator lists");
+        assert_eq!(listed.len(), ENTRIES);
+    })
+    .await;
+    store
+        .delete_release(&release)
+        .await
+        .expect("delete-release");
+    println!(
+        "\nhistory on the S3 emulator: a release of {ENTRIES} entries, median of {rounds} runs"
+    );
+    let rows = [
+        ("list-history, every entry".to_string(), all),
+        (format!("list-history-page, the newest {PAGE}"), newest),
+        (
+            format!("list-history-page, {PAGE} from half-way back"),
+            further,
+        ),
+        (
+            "object_store list of the history alone".to_string(),
+            listing,
+        ),
+    ];
+    for (what, took) in rows {
+        println!("  {what:<48}{}", ms(took));
+    }
+    println!(
+        "  a page takes {:.1}% of the whole listing's time",
+        100.0 * newest.as_secs_f64() / all.as_secs_f64()
+    );
+}
+
 fn median(mut runs: Vec<Duration>) -> Duration {
     runs.sort();
     runs[runs.len() / 2]
@@ -92,7 +215,7 @@ fn ms(d: Duration) -> String {
 fn main() {
     let Ok(url) = std::env::var("RENDER_STORE_TEST_S3_URL") else {
         println!(
-            "batch delete on S3: not available (RENDER_STORE_TEST_S3_URL is not set; \
+            "the S3 emulator bench: not available (RENDER_STORE_TEST_S3_URL is not set; \
              start the emulators with tests/emulators/start.sh and load their env.sh)"
         );
         return;
@@ -107,7 +230,7 @@ fn main() {
         let direct_store = match direct_store(&url) {
             Ok(s) => s,
             Err(e) => {
-                println!("batch delete on S3: not available ({e})");
+                println!("the S3 emulator bench: not available ({e})");
                 return;
             }
         };
@@ -115,7 +238,7 @@ fn main() {
             Ok(Some(b)) => b,
             Ok(None) => unreachable!("the URL is not empty"),
             Err(e) => {
-                println!("batch delete on S3: not available ({e})");
+                println!("the S3 emulator bench: not available ({e})");
                 return;
             }
         };
@@ -176,5 +299,6 @@ fn main() {
             "  ratio: {ratio:.2}x (target: at most {TARGET}x) {}",
             if ratio <= TARGET { "met" } else { "NOT met" }
         );
+        history_pages(&store, &direct_store, rounds).await;
     });
 }
