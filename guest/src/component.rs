@@ -16,13 +16,6 @@ struct Component;
 
 export!(Component);
 
-/// dlmalloc, like std's on this target, but in a version that first hands out the free
-/// part of the initial memory (`__heap_base` to `__heap_end`) before growing it: a small
-/// call never runs `memory.grow`, so the host never changes the memory's protection for
-/// it, before or after (BENCHMARKS.md, call cost).
-#[global_allocator]
-static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
-
 /// The imported bucket.
 struct Host;
 

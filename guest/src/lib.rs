@@ -30,6 +30,8 @@ pub mod yaml;
 
 #[cfg(target_arch = "wasm32")]
 mod component;
+#[cfg(target_arch = "wasm32")]
+mod heap;
 
 pub use bucket::{Bucket, BucketError, MemoryBucket, ObjectMeta};
 pub use diff::{

@@ -901,6 +901,15 @@ export function compareKeys(a, b) {
 
 /** A bucket in memory (the Rust host's mem://): each object keeps its bytes and the time
  *  `clock()` ({seconds, nanoseconds}; default this machine's clock) gave at its put. */
+/** A copy of bytes given as a Uint8Array (or another view), an ArrayBuffer or an array of
+ *  byte values; typed arrays are copied in bulk (`Uint8Array.from` walks them one element
+ *  at a time). */
+function copyBytes(value) {
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength).slice();
+  if (value instanceof ArrayBuffer) return new Uint8Array(value.slice(0));
+  return Uint8Array.from(value);
+}
+
 export class MemoryBucket {
   constructor({ clock = now } = {}) {
     /** key → Uint8Array */
@@ -922,7 +931,7 @@ export class MemoryBucket {
     checkKey(key);
     const at = asInstant(this.clock());
     if (at === undefined) throw new BucketError('failed', messages.backend('put', key, "the bucket's clock did not give {seconds, nanoseconds}"));
-    this.objects.set(key, Uint8Array.from(value));
+    this.objects.set(key, copyBytes(value));
     this.modified.set(key, at);
   }
 

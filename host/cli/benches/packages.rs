@@ -21,13 +21,20 @@ mod go_peer;
 const OPS: [&str; 3] = ["render_ref", "put_render", "get_render"];
 const MIB: usize = 1 << 20;
 
-/// Median time of `f` over at least 3 runs and `min_time`, at most 30 runs, after one
-/// warm-up: the rule the JavaScript and Python scripts follow too.
+/// Median time of `f` over at least 3 runs and `min_time` (at most 200 runs), after a
+/// warm-up of at least one run and `min_time / 2` (at most 200 runs), so that V8's and
+/// CPython's caches are as warm as the Rust host's: the rule the JavaScript and Python
+/// scripts follow too.
 fn median<T>(min_time: Duration, mut f: impl FnMut() -> T) -> Duration {
-    std::hint::black_box(f());
+    let start = Instant::now();
+    let mut warm = 0;
+    while warm < 1 || (start.elapsed() < min_time / 2 && warm < 200) {
+        std::hint::black_box(f());
+        warm += 1;
+    }
     let start = Instant::now();
     let mut runs = Vec::new();
-    while runs.len() < 3 || (start.elapsed() < min_time && runs.len() < 30) {
+    while runs.len() < 3 || (start.elapsed() < min_time && runs.len() < 200) {
         let t = Instant::now();
         std::hint::black_box(f());
         runs.push(t.elapsed());

@@ -10,10 +10,11 @@ import { join } from 'node:path';
 import { MemoryBucket, RenderStore, renderRef } from '@convoy/render-store';
 
 function median(minSeconds, f) {
-  f();
-  const start = performance.now();
+  let start = performance.now();
+  for (let warm = 0; warm < 1 || ((performance.now() - start) / 1e3 < minSeconds / 2 && warm < 200); warm++) f();
+  start = performance.now();
   const runs = [];
-  while (runs.length < 3 || ((performance.now() - start) / 1e3 < minSeconds && runs.length < 30)) {
+  while (runs.length < 3 || ((performance.now() - start) / 1e3 < minSeconds && runs.length < 200)) {
     const t = performance.now();
     f();
     runs.push((performance.now() - t) / 1e3);

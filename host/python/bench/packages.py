@@ -15,10 +15,14 @@ import render_store as rs
 
 
 def median(min_seconds, f):
-    f()
+    start = time.perf_counter()
+    warm = 0
+    while warm < 1 or (time.perf_counter() - start < min_seconds / 2 and warm < 200):
+        f()
+        warm += 1
     start = time.perf_counter()
     runs = []
-    while len(runs) < 3 or (time.perf_counter() - start < min_seconds and len(runs) < 30):
+    while len(runs) < 3 or (time.perf_counter() - start < min_seconds and len(runs) < 200):
         t = time.perf_counter()
         f()
         runs.append(time.perf_counter() - t)
