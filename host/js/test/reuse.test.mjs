@@ -85,3 +85,17 @@ test('a bucket that calls the package from inside a call gets its own instance',
   const ref = new RenderStore(bucket).putRender(release, [secret]);
   assert.equal(ref, rs.renderRef([secret]));
 });
+
+test('a reused instance keeps its largest call\'s size instead of growing by each call', () => {
+  const objects = Array.from({ length: 50 }, (_, i) => ENCODER.encode(JSON.stringify({ kind: 'ConfigMap', metadata: { name: `c${i}` }, data: { v: 'y'.repeat(20_000) } })));
+  const size = () => Math.max(0, ...idleInstanceMemories().map((m) => m.length));
+  rs.renderRef(objects);
+  new RenderStore(new MemoryBucket()).putRender(release, objects);
+  const first = size();
+  for (let i = 0; i < 8; i++) {
+    rs.renderRef(objects);
+    new RenderStore(new MemoryBucket()).putRender(release, objects);
+  }
+  assert.ok(first > 0);
+  assert.equal(size(), first, 'the idle instance grew with calls of the same size');
+});
