@@ -26,14 +26,37 @@ const MAX_OPEN: usize = 1000;
 /// Appends the canonical encoding of the JSON object `input` to `out`: the bytes of
 /// [`encode_document`] of [`decode_object`], with the same errors.
 pub fn encode_canonical(input: &[u8], out: &mut Vec<u8>) -> Result<(), DecodeError> {
-    let start = out.len();
-    if Pass::new(input, out).run().is_some() {
-        return Ok(());
+    Canonicalizer::default().encode(input, out)
+}
+
+/// [`encode_canonical`] for many objects in a row: the pass's stack of open containers
+/// is kept from one object to the next rather than allocated for each.
+#[derive(Default)]
+pub struct Canonicalizer {
+    stack: Vec<Open>,
+}
+
+impl Canonicalizer {
+    /// Appends the canonical encoding of the JSON object `input` to `out`, as
+    /// [`encode_canonical`].
+    pub fn encode(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), DecodeError> {
+        let start = out.len();
+        self.stack.clear();
+        let pass = Pass {
+            input,
+            out,
+            pos: 0,
+            copied: 0,
+            stack: &mut self.stack,
+        };
+        if pass.run().is_some() {
+            return Ok(());
+        }
+        out.truncate(start);
+        let doc = decode_object(input)?;
+        encode_document(&doc, out);
+        Ok(())
     }
-    out.truncate(start);
-    let doc = decode_object(input)?;
-    encode_document(&doc, out);
-    Ok(())
 }
 
 /// An open container.
@@ -56,26 +79,27 @@ enum Next {
     After,
 }
 
-struct Pass<'i, 'o> {
+/// The pass writes nothing while the text reads as its own encoding: what it has
+/// vouched for since `copied` is copied in one piece when something must be written
+/// otherwise (an escape, a re-encoded object) or left out (whitespace), and at the end.
+/// A compact canonical object is one copy, not one for each token.
+struct Pass<'i, 'o, 's> {
     input: &'i [u8],
     out: &'o mut Vec<u8>,
     pos: usize,
-    stack: Vec<Open>,
+    /// The input before this offset is in `out`; from here to `pos` it is owed as it
+    /// stands.
+    copied: usize,
+    stack: &'s mut Vec<Open>,
 }
 
-impl<'i, 'o> Pass<'i, 'o> {
-    fn new(input: &'i [u8], out: &'o mut Vec<u8>) -> Self {
-        Pass {
-            input,
-            out,
-            pos: 0,
-            stack: Vec::new(),
-        }
-    }
-
+impl Pass<'_, '_, '_> {
     /// `None` when the decoder must take the whole text.
     fn run(mut self) -> Option<()> {
-        self.skip_whitespace();
+        while let Some(b' ' | b'\t' | b'\r' | b'\n') = self.input.get(self.pos) {
+            self.pos += 1;
+        }
+        self.copied = self.pos;
         if self.input.get(self.pos) != Some(&b'{') {
             return None;
         }
@@ -86,7 +110,10 @@ impl<'i, 'o> Pass<'i, 'o> {
                 Next::Key => self.key(),
                 Next::After => {
                     if self.stack.is_empty() {
-                        self.skip_whitespace();
+                        self.flush();
+                        while let Some(b' ' | b'\t' | b'\r' | b'\n') = self.input.get(self.pos) {
+                            self.pos += 1;
+                        }
                         return (self.pos == self.input.len()).then_some(());
                     }
                     self.after()
@@ -102,22 +129,46 @@ impl<'i, 'o> Pass<'i, 'o> {
         }
     }
 
+    /// Writes what is owed.
+    fn flush(&mut self) {
+        self.out
+            .extend_from_slice(&self.input[self.copied..self.pos]);
+        self.copied = self.pos;
+    }
+
+    #[inline(always)]
     fn skip_whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\r' | b'\n') = self.input.get(self.pos) {
-            self.pos += 1;
+        if let Some(b' ' | b'\t' | b'\r' | b'\n') = self.input.get(self.pos) {
+            self.skip_whitespace_run();
         }
     }
 
+    /// Leaves out the whitespace at `pos`: what comes before it is written first.
+    #[inline(never)]
+    fn skip_whitespace_run(&mut self) {
+        self.flush();
+        while let Some(b' ' | b'\t' | b'\r' | b'\n') = self.input.get(self.pos) {
+            self.pos += 1;
+        }
+        self.copied = self.pos;
+    }
+
     /// The innermost open object decoded and encoded on its own, in place of what the
-    /// pass wrote of it; the pass goes on after it. `None` if it does not decode.
+    /// pass wrote or owes of it; the pass goes on after it. `None` if it does not decode.
     fn redo_innermost_object(&mut self) -> Option<()> {
         let level = self.stack.iter().rposition(|open| open.object)?;
         let open = &self.stack[level];
         let (doc, end) = decode_at(self.input, open.input_start, level + 1).ok()?;
-        self.out.truncate(open.output_start);
+        if open.input_start >= self.copied {
+            self.out
+                .extend_from_slice(&self.input[self.copied..open.input_start]);
+        } else {
+            self.out.truncate(open.output_start);
+        }
         encode_node(&doc, doc.root_index(), self.out, false, Escape::Go);
         self.stack.truncate(level);
         self.pos = end;
+        self.copied = end;
         Some(())
     }
 
@@ -128,12 +179,12 @@ impl<'i, 'o> Pass<'i, 'o> {
                 let object = open == b'{';
                 let close = if object { b'}' } else { b']' };
                 let start = self.pos;
+                // Where it starts in the output once what is owed before it is written.
+                let output_start = self.out.len() + (start - self.copied);
                 self.pos += 1;
                 self.skip_whitespace();
                 if self.input.get(self.pos) == Some(&close) {
                     self.pos += 1;
-                    self.out
-                        .extend_from_slice(if object { b"{}" } else { b"[]" });
                     return Some(Next::After);
                 }
                 if self.stack.len() >= MAX_OPEN {
@@ -142,18 +193,17 @@ impl<'i, 'o> Pass<'i, 'o> {
                 self.stack.push(Open {
                     object,
                     input_start: start,
-                    output_start: self.out.len(),
+                    output_start,
                     key: None,
                 });
-                self.out.push(open);
                 Some(if object { Next::Key } else { Next::Value })
             }
             b'"' => {
                 let (end, escape) = self.string()?;
                 if escape {
+                    self.flush();
                     push_escaped(&self.input[self.pos + 1..end - 1], self.out);
-                } else {
-                    self.out.extend_from_slice(&self.input[self.pos..end]);
+                    self.copied = end;
                 }
                 self.pos = end;
                 Some(Next::After)
@@ -170,7 +220,6 @@ impl<'i, 'o> Pass<'i, 'o> {
         if !self.input[self.pos..].starts_with(word) {
             return None;
         }
-        self.out.extend_from_slice(word);
         self.pos += word.len();
         Some(Next::After)
     }
@@ -196,7 +245,6 @@ impl<'i, 'o> Pass<'i, 'o> {
         if !canonical || matches!(self.input.get(end), Some(b'.' | b'e' | b'E')) {
             return None;
         }
-        self.out.extend_from_slice(&self.input[start..end]);
         self.pos = end;
         Some(Next::After)
     }
@@ -249,7 +297,7 @@ impl<'i, 'o> Pass<'i, 'o> {
         }
         let open = self.stack.last_mut()?;
         if let Some((a, b)) = open.key
-            && key <= &self.input[a..b]
+            && !sorts_after(key, &self.input[a..b])
         {
             return None;
         }
@@ -260,9 +308,6 @@ impl<'i, 'o> Pass<'i, 'o> {
             return None;
         }
         self.pos += 1;
-        self.out.push(b'"');
-        self.out.extend_from_slice(key);
-        self.out.extend_from_slice(b"\":");
         Some(Next::Value)
     }
 
@@ -272,21 +317,43 @@ impl<'i, 'o> Pass<'i, 'o> {
         match *self.input.get(self.pos)? {
             b',' => {
                 self.pos += 1;
-                self.out.push(b',');
                 Some(if object { Next::Key } else { Next::Value })
             }
-            b'}' if object => self.close(b'}'),
-            b']' if !object => self.close(b']'),
+            b'}' if object => self.close(),
+            b']' if !object => self.close(),
             _ => None,
         }
     }
 
-    fn close(&mut self, bracket: u8) -> Option<Next> {
+    fn close(&mut self) -> Option<Next> {
         self.pos += 1;
-        self.out.push(bracket);
         self.stack.pop();
         Some(Next::After)
     }
+}
+
+/// Whether `key` sorts after `previous` by bytes (and is not equal to it). Keys are
+/// short and mostly differ early: compared here eight bytes at a time rather than by a
+/// call to `memcmp` for each member.
+#[inline]
+fn sorts_after(key: &[u8], previous: &[u8]) -> bool {
+    let common = key.len().min(previous.len());
+    let mut i = 0;
+    while i + 8 <= common {
+        let a = u64::from_be_bytes(key[i..i + 8].try_into().expect("eight bytes"));
+        let b = u64::from_be_bytes(previous[i..i + 8].try_into().expect("eight bytes"));
+        if a != b {
+            return a > b;
+        }
+        i += 8;
+    }
+    while i < common {
+        if key[i] != previous[i] {
+            return key[i] > previous[i];
+        }
+        i += 1;
+    }
+    key.len() > previous.len()
 }
 
 /// The offset after the escape whose backslash is at `i`, when it is the escape the
@@ -395,6 +462,29 @@ mod tests {
             r#"{"a":[[[{"b":{"d":1,"c":2}}]]]}"#,
         ] {
             same(input);
+        }
+    }
+
+    #[test]
+    fn keys_sort_as_their_bytes() {
+        let keys: [&[u8]; 12] = [
+            b"",
+            b"a",
+            b"ab",
+            b"abcdefgh",
+            b"abcdefghi",
+            b"abcdefgi",
+            b"abcdefgh\xff",
+            b"app.kubernetes.io/component",
+            b"app.kubernetes.io/instance",
+            b"app.kubernetes.io/instance2",
+            b"b",
+            b"\xc3\xa9",
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(sorts_after(a, b), a > b, "{a:?} {b:?}");
+            }
         }
     }
 
