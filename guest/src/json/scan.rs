@@ -81,7 +81,56 @@ mod block {
             }
             #[cfg(target_arch = "wasm32")]
             {
-                u8x16_bitmask(u8x16_lt(self.v, u8x16_splat(0x20))) as u32
+                let limit = u8x16_splat(0x1f);
+                u8x16_bitmask(u8x16_eq(u8x16_max(self.v, limit), limit)) as u32
+            }
+        }
+
+        /// Bytes that end a run of string bytes: `"`, `\\` and those below 0x20. One
+        /// mask of the three comparisons, not three masks.
+        #[inline(always)]
+        pub fn string_stops(&self) -> u32 {
+            // SAFETY: as in `eq`.
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                let limit = _mm_set1_epi8(0x1f);
+                let control = _mm_cmpeq_epi8(_mm_max_epu8(self.v, limit), limit);
+                let quote = _mm_cmpeq_epi8(self.v, _mm_set1_epi8(b'"' as i8));
+                let backslash = _mm_cmpeq_epi8(self.v, _mm_set1_epi8(b'\\' as i8));
+                _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32
+            }
+            #[cfg(target_arch = "wasm32")]
+            {
+                let limit = u8x16_splat(0x1f);
+                let control = u8x16_eq(u8x16_max(self.v, limit), limit);
+                let quote = u8x16_eq(self.v, u8x16_splat(b'"'));
+                let backslash = u8x16_eq(self.v, u8x16_splat(b'\\'));
+                u8x16_bitmask(v128_or(v128_or(quote, backslash), control)) as u32
+            }
+        }
+
+        /// Bytes that make a run other than plain ASCII: `<`, `>`, `&` and those ≥ 0x80
+        /// (0xE2 among them), in one mask.
+        #[inline(always)]
+        pub fn flagged(&self) -> u32 {
+            // SAFETY: as in `eq`.
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                let lt = _mm_cmpeq_epi8(self.v, _mm_set1_epi8(b'<' as i8));
+                let gt = _mm_cmpeq_epi8(self.v, _mm_set1_epi8(b'>' as i8));
+                let amp = _mm_cmpeq_epi8(self.v, _mm_set1_epi8(b'&' as i8));
+                // The high bit of a byte ≥ 0x80 is the bit the mask reads.
+                _mm_movemask_epi8(_mm_or_si128(
+                    _mm_or_si128(lt, gt),
+                    _mm_or_si128(amp, self.v),
+                )) as u32
+            }
+            #[cfg(target_arch = "wasm32")]
+            {
+                let lt = u8x16_eq(self.v, u8x16_splat(b'<'));
+                let gt = u8x16_eq(self.v, u8x16_splat(b'>'));
+                let amp = u8x16_eq(self.v, u8x16_splat(b'&'));
+                u8x16_bitmask(v128_or(v128_or(lt, gt), v128_or(amp, self.v))) as u32
             }
         }
 
@@ -112,6 +161,7 @@ pub struct RunKind {
 
 /// From `i`, the index of the first `"`, `\` or control byte (or the end), and what
 /// the bytes before it hold.
+#[inline(always)]
 pub fn classified_string_run(bytes: &[u8], mut i: usize) -> (usize, RunKind) {
     #[cfg(any(
         target_arch = "x86_64",
@@ -133,11 +183,14 @@ pub fn classified_string_run(bytes: &[u8], mut i: usize) -> (usize, RunKind) {
             } else {
                 return (i, kind);
             };
-            let stop = b.eq(b'"') | b.eq(b'\\') | b.control();
+            let stop = b.string_stops();
             // The bytes before the first stop (all of them when there is none).
             let before = stop.wrapping_sub(1) & !stop;
-            kind.non_ascii |= b.high() & before != 0;
-            kind.special |= (b.eq(b'<') | b.eq(b'>') | b.eq(b'&') | b.eq(0xE2)) & before != 0;
+            // Mostly none: one test, then the two kinds told apart.
+            if b.flagged() & before != 0 {
+                kind.non_ascii |= b.high() & before != 0;
+                kind.special |= (b.eq(b'<') | b.eq(b'>') | b.eq(b'&') | b.eq(0xE2)) & before != 0;
+            }
             if stop != 0 {
                 let at = i + stop.trailing_zeros() as usize;
                 return (if end { at.min(bytes.len()) } else { at }, kind);
