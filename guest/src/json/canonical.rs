@@ -528,6 +528,31 @@ mod tests {
     }
 
     #[test]
+    fn one_canonicalizer_serves_objects_in_a_row() {
+        // Whatever an object leaves on the stack (an error, a re-encoded object, deep
+        // nesting), the next one is canonicalized as if alone.
+        let deep = format!("{}{}", r#"{"a":["#.repeat(600), "]}".repeat(600));
+        let inputs: [&[u8]; 8] = [
+            br#"{"a":[{"b":[1,{"c":"#,
+            br#"{"b":1,"a":{"y":[1],"x":2}}"#,
+            deep.as_bytes(),
+            br#"{"a":[1,2],"b":{"c":[]}}"#,
+            b"{\"a\":\"\xff\"}",
+            br#"{"k":{"z":1},"j":"<"}"#,
+            b"[]",
+            br#"{"a":{"b":{"c":{"d":1}}}}"#,
+        ];
+        let mut canonicalizer = Canonicalizer::default();
+        for input in inputs.iter().chain(inputs.iter().rev()) {
+            let mut out = b"x".to_vec();
+            let ours = canonicalizer
+                .encode(input, &mut out)
+                .map(|()| out[1..].to_vec());
+            assert_eq!(ours, general(input), "{}", String::from_utf8_lossy(input));
+        }
+    }
+
+    #[test]
     fn depth_counts_the_levels_above_a_re_encoded_object() {
         // 10,000 levels pass and 10,001 fail, whether or not an object deep inside is
         // re-encoded on its own (here the innermost, out of order).
