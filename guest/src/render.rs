@@ -5,7 +5,7 @@
 //! SHA-256 of those bytes.
 
 use crate::error::{Error, Result};
-use crate::json::encode_canonical;
+use crate::json::Canonicalizer;
 use sha2::{Digest, Sha256};
 
 /// Appends each object's canonical bytes (its re-encoding and `\n`) to `out`, handing
@@ -17,11 +17,14 @@ fn each_canonical_object<O: AsRef<[u8]>>(
     out: &mut Vec<u8>,
     mut emit: impl FnMut(&mut Vec<u8>),
 ) -> Result<()> {
+    let mut canonicalizer = Canonicalizer::default();
     for (index, object) in objects.iter().enumerate() {
-        encode_canonical(object.as_ref(), out).map_err(|e| Error::InvalidObject {
-            index,
-            message: e.to_string(),
-        })?;
+        canonicalizer
+            .encode(object.as_ref(), out)
+            .map_err(|e| Error::InvalidObject {
+                index,
+                message: e.to_string(),
+            })?;
         out.push(b'\n');
         emit(out);
     }

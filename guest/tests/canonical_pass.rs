@@ -179,6 +179,52 @@ fn vectors_and_real_objects() {
     }
 }
 
+/// `text` with whitespace between its tokens, as an indenting writer puts it (and a
+/// little more: before `:` and `,`, and around empty containers): the pass leaves it out,
+/// so what it copies comes in pieces rather than as one run.
+fn spaced(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() * 2);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in text {
+        if in_string {
+            out.push(b);
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = true;
+                out.push(b);
+            }
+            b'{' | b'[' => out.extend_from_slice(&[b, b'\n', b' ', b' ']),
+            b',' | b':' => out.extend_from_slice(&[b' ', b, b'\t']),
+            b'}' | b']' => out.extend_from_slice(&[b'\r', b'\n', b]),
+            _ => out.push(b),
+        }
+    }
+    out
+}
+
+#[test]
+fn spaced_objects() {
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    for object in vector_objects().iter().chain(&real_objects()) {
+        let spaced = spaced(object);
+        same(&spaced);
+        if spaced.len() < 40_000 {
+            for _ in 0..3 {
+                same(&mutate(&mut rng, &spaced));
+            }
+        }
+    }
+}
+
 #[test]
 fn mutated_objects() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);

@@ -17,7 +17,7 @@ mod scan;
 mod yaml_form;
 
 pub use build::Builder;
-pub use canonical::encode_canonical;
+pub use canonical::{Canonicalizer, encode_canonical};
 pub(crate) use decode::push_replacing_invalid;
 pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object, decode_value};
 pub use encode::{

@@ -81,7 +81,56 @@ mod block {
             }
             #[cfg(target_arch = "wasm32")]
             {
-                u8x16_bitmask(u8x16_lt(self.v, u8x16_splat(0x20))) as u32
+                let limit = u8x16_splat(0x1f);
+                u8x16_bitmask(u8x16_eq(u8x16_max(self.v, limit), limit)) as u32
+            }
+        }
+
+        /// Bytes that end a run of string bytes: `"`, `\\` and those below 0x20. One
+        /// mask of the three comparisons, not three masks.
+        #[inline(always)]
+        pub fn string_stops(&self) -> u32 {
+            // SAFETY: as in `eq`.
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                let limit = _mm_set1_epi8(0x1f);
+                let control = _mm_cmpeq_epi8(_mm_max_epu8(self.v, limit), limit);
+                let quote = _mm_cmpeq_epi8(self.v, _mm_set1_epi8(b'"' as i8));
+                let backslash = _mm_cmpeq_epi8(self.v, _mm_set1_epi8(b'\\' as i8));
+                _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32
+            }
+            #[cfg(target_arch = "wasm32")]
+            {
+                let limit = u8x16_splat(0x1f);
+                let control = u8x16_eq(u8x16_max(self.v, limit), limit);
+                let quote = u8x16_eq(self.v, u8x16_splat(b'"'));
+                let backslash = u8x16_eq(self.v, u8x16_splat(b'\\'));
+                u8x16_bitmask(v128_or(v128_or(quote, backslash), control)) as u32
+            }
+        }
+
+        /// Bytes that make a run other than plain ASCII: `<`, `>`, `&` and those ≥ 0x80
+        /// (0xE2 among them), in one mask.
+        #[inline(always)]
+        pub fn flagged(&self) -> u32 {
+            // SAFETY: as in `eq`.
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                let lt = _mm_cmpeq_epi8(self.v, _mm_set1_epi8(b'<' as i8));
+                let gt = _mm_cmpeq_epi8(self.v, _mm_set1_epi8(b'>' as i8));
+                let amp = _mm_cmpeq_epi8(self.v, _mm_set1_epi8(b'&' as i8));
+                // The high bit of a byte ≥ 0x80 is the bit the mask reads.
+                _mm_movemask_epi8(_mm_or_si128(
+                    _mm_or_si128(lt, gt),
+                    _mm_or_si128(amp, self.v),
+                )) as u32
+            }
+            #[cfg(target_arch = "wasm32")]
+            {
+                let lt = u8x16_eq(self.v, u8x16_splat(b'<'));
+                let gt = u8x16_eq(self.v, u8x16_splat(b'>'));
+                let amp = u8x16_eq(self.v, u8x16_splat(b'&'));
+                u8x16_bitmask(v128_or(v128_or(lt, gt), v128_or(amp, self.v))) as u32
             }
         }
 
@@ -112,44 +161,73 @@ pub struct RunKind {
 
 /// From `i`, the index of the first `"`, `\` or control byte (or the end), and what
 /// the bytes before it hold.
+#[inline(always)]
 pub fn classified_string_run(bytes: &[u8], mut i: usize) -> (usize, RunKind) {
-    let mut high = 0u64;
-    let mut special = 0u64;
     #[cfg(any(
         target_arch = "x86_64",
         all(target_arch = "wasm32", target_feature = "simd128")
     ))]
-    while i + 16 <= bytes.len() {
-        let b = block::Block::load(bytes, i);
-        if b.eq(b'"') | b.eq(b'\\') | b.control() != 0 {
-            break;
+    {
+        // Most strings of a manifest (keys, names, labels) end inside their first block:
+        // the block that holds the stop is classified up to it, not left to a bytewise
+        // loop.
+        let mut kind = RunKind::default();
+        loop {
+            let (b, end) = if i + 16 <= bytes.len() {
+                (block::Block::load(bytes, i), false)
+            } else if i < bytes.len() {
+                // The last bytes, padded with quotes: a stop in the padding is the end.
+                let mut last = [b'"'; 16];
+                last[..bytes.len() - i].copy_from_slice(&bytes[i..]);
+                (block::Block::load(&last, 0), true)
+            } else {
+                return (i, kind);
+            };
+            let stop = b.string_stops();
+            // The bytes before the first stop (all of them when there is none).
+            let before = stop.wrapping_sub(1) & !stop;
+            // Mostly none: one test, then the two kinds told apart.
+            if b.flagged() & before != 0 {
+                kind.non_ascii |= b.high() & before != 0;
+                kind.special |= (b.eq(b'<') | b.eq(b'>') | b.eq(b'&') | b.eq(0xE2)) & before != 0;
+            }
+            if stop != 0 {
+                let at = i + stop.trailing_zeros() as usize;
+                return (if end { at.min(bytes.len()) } else { at }, kind);
+            }
+            i += 16;
         }
-        high |= (b.high() != 0) as u64 * HIGHS;
-        special |= (b.eq(b'<') | b.eq(b'>') | b.eq(b'&') | b.eq(0xE2) != 0) as u64;
-        i += 16;
     }
-    while i + 8 <= bytes.len() {
-        let w = word(bytes, i);
-        if eq(w, b'"') | eq(w, b'\\') | control(w) != 0 {
-            break;
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )))]
+    {
+        let mut high = 0u64;
+        let mut special = 0u64;
+        while i + 8 <= bytes.len() {
+            let w = word(bytes, i);
+            if eq(w, b'"') | eq(w, b'\\') | control(w) != 0 {
+                break;
+            }
+            high |= w;
+            special |= eq(w, b'<') | eq(w, b'>') | eq(w, b'&') | eq(w, 0xE2);
+            i += 8;
         }
-        high |= w;
-        special |= eq(w, b'<') | eq(w, b'>') | eq(w, b'&') | eq(w, 0xE2);
-        i += 8;
-    }
-    let mut kind = RunKind {
-        non_ascii: high & HIGHS != 0,
-        special: special != 0,
-    };
-    while let Some(&b) = bytes.get(i) {
-        if b == b'"' || b == b'\\' || b < 0x20 {
-            break;
+        let mut kind = RunKind {
+            non_ascii: high & HIGHS != 0,
+            special: special != 0,
+        };
+        while let Some(&b) = bytes.get(i) {
+            if b == b'"' || b == b'\\' || b < 0x20 {
+                break;
+            }
+            kind.non_ascii |= b >= 0x80;
+            kind.special |= matches!(b, b'<' | b'>' | b'&' | 0xE2);
+            i += 1;
         }
-        kind.non_ascii |= b >= 0x80;
-        kind.special |= matches!(b, b'<' | b'>' | b'&' | 0xE2);
-        i += 1;
+        (i, kind)
     }
-    (i, kind)
 }
 
 /// From `i`, the index of the first `"`, `\` or control byte (or the end).
@@ -295,6 +373,49 @@ mod tests {
             let (end, kind) = classified_string_run(text, 0);
             assert_eq!(end, text.len() - 1);
             assert_eq!(kind, RunKind { non_ascii, special }, "{text:?}");
+        }
+    }
+
+    /// What [`classified_string_run`] must return, a byte at a time.
+    fn classified_bytewise(bytes: &[u8], mut i: usize) -> (usize, RunKind) {
+        let mut kind = RunKind::default();
+        while let Some(&b) = bytes.get(i) {
+            if b == b'"' || b == b'\\' || b < 0x20 {
+                break;
+            }
+            kind.non_ascii |= b >= 0x80;
+            kind.special |= matches!(b, b'<' | b'>' | b'&' | 0xE2);
+            i += 1;
+        }
+        (i, kind)
+    }
+
+    #[test]
+    fn classified_runs_count_only_the_bytes_before_the_stop() {
+        // A stop (or none) and a flagged byte at every pair of positions, before and
+        // after each other, in texts ending inside and on a block, read from several
+        // starts.
+        for len in [0, 1, 7, 15, 16, 17, 31, 32, 40] {
+            for stop in [None, Some(b'"'), Some(b'\\'), Some(0x00), Some(0x1f)] {
+                for flag in [b'<', b'>', b'&', 0xE2, 0xC3, 0x7F] {
+                    for stop_at in 0..len {
+                        for flag_at in 0..len {
+                            let mut v = vec![b'a'; len];
+                            v[flag_at] = flag;
+                            if let Some(stop) = stop {
+                                v[stop_at] = stop;
+                            }
+                            for start in [0, 1, 5] {
+                                assert_eq!(
+                                    classified_string_run(&v, start.min(len)),
+                                    classified_bytewise(&v, start.min(len)),
+                                    "{v:?} from {start}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 

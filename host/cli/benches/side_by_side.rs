@@ -317,6 +317,10 @@ fn main() {
          SHA-256, in its own process on inputs in memory"
     );
     println!("targets: nat/sha ≥ 40%, wasm/wsha ≥ 60%, wasm/go ≥ 2× on every real render");
+    // Profiling aid: `SIDE_BY_SIDE_ONLY=json` stops after the table above.
+    if std::env::var("SIDE_BY_SIDE_ONLY").as_deref() == Ok("json") {
+        return;
+    }
 
     // 1b. renderRef from the published YAML streams.
     yaml_table(&tokio, &rt, &real, go_peer.as_ref(), min);
