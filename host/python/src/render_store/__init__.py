@@ -1205,6 +1205,9 @@ class Runtime:
         self.fuel = fuel
         self._lock = threading.RLock()
         self._scope: Optional[_Scope] = None
+        # Where each export lies in the component, looked up once, not by name in
+        # every instance (two lookups a call).
+        self._exports: Dict[Tuple[str, str], Any] = {}
         self.linker = wc.Linker(self.engine)
         with self.linker.root() as root:
             with root.add_instance(BUCKET_INTERFACE) as bucket:
@@ -1243,10 +1246,9 @@ class Runtime:
             store.set_fuel(self.fuel)
             previous, self._scope = self._scope, scope  # a bucket may call the runtime again
             try:
+                index = self._export_index(interface, name)
                 instance = self.linker.instantiate(store, self.component)
-                iface = instance.get_export_index(store, f"{PACKAGE}/{interface}@{VERSION}")
-                index = None if iface is None else instance.get_export_index(store, name, iface)
-                func = None if index is None else instance.get_func(store, index)
+                func = instance.get_func(store, index)
                 if func is None:
                     raise RuntimeError(f"the component exports no {interface}.{name}")
                 result = func(store, *args)
@@ -1256,6 +1258,18 @@ class Runtime:
                 raise RenderStoreError("trap", _trap_message(e)) from e
             finally:
                 self._scope = previous
+
+    def _export_index(self, interface: str, name: str) -> Any:
+        """The component's index of export ``name`` of ``interface``, valid in every
+        instance of the component."""
+        index = self._exports.get((interface, name))
+        if index is None:
+            iface = self.component.get_export_index(f"{PACKAGE}/{interface}@{VERSION}")
+            index = None if iface is None else self.component.get_export_index(name, iface)
+            if index is None:
+                raise RuntimeError(f"the component exports no {interface}.{name}")
+            self._exports[(interface, name)] = index
+        return index
 
     def _result(self, interface: str, name: str, *args: Any, scope: Optional[_Scope] = None) -> Any:
         """An export returning ``result<T, error>``: T, or the error raised."""
