@@ -46,8 +46,13 @@ fn bytes(data: imported::Data) -> Vec<u8> {
     }
 }
 
-fn all_bytes(data: Vec<imported::Data>) -> Vec<Vec<u8>> {
-    data.into_iter().map(bytes).collect()
+/// The objects' bytes, whichever form the host chose (each object's buffer is taken
+/// over as it is, not copied).
+fn object_bytes(objects: types::ObjectList) -> Vec<Vec<u8>> {
+    match objects {
+        types::ObjectList::Texts(texts) => texts.into_iter().map(String::into_bytes).collect(),
+        types::ObjectList::Each(each) => each.into_iter().map(bytes).collect(),
+    }
 }
 
 /// Bytes the component made as text (canonical JSON, YAML's JSON objects, entry
@@ -166,12 +171,12 @@ fn wit_id(id: crate::ObjectId) -> types::ObjectId {
 type WitResult<T> = Result<T, types::Error>;
 
 impl logic::Guest for Component {
-    fn canonical(objects: Vec<imported::Data>) -> WitResult<String> {
-        Ok(text(crate::canonical(&all_bytes(objects))?))
+    fn canonical(objects: types::ObjectList) -> WitResult<String> {
+        Ok(text(crate::canonical(&object_bytes(objects))?))
     }
 
-    fn render_ref(objects: Vec<imported::Data>) -> WitResult<String> {
-        Ok(crate::render_ref(&all_bytes(objects))?)
+    fn render_ref(objects: types::ObjectList) -> WitResult<String> {
+        Ok(crate::render_ref(&object_bytes(objects))?)
     }
 
     fn yaml_objects(yaml: imported::Data) -> WitResult<Vec<String>> {
@@ -339,11 +344,11 @@ fn wit_diff(d: crate::RenderDiff) -> types::RenderDiff {
 }
 
 impl store::Guest for Component {
-    fn put_render(r: types::Release, objects: Vec<imported::Data>) -> WitResult<String> {
+    fn put_render(r: types::Release, objects: types::ObjectList) -> WitResult<String> {
         Ok(crate::put_render(
             &mut Host,
             &release(r),
-            &all_bytes(objects),
+            &object_bytes(objects),
         )?)
     }
 
@@ -516,7 +521,7 @@ fn operation(op: trace::Operation) -> crate::trace::Operation {
     match op {
         trace::Operation::PutRender(a) => Operation::PutRender {
             release: release(a.release),
-            objects: all_bytes(a.objects),
+            objects: object_bytes(a.objects),
         },
         trace::Operation::GetRender(a) => Operation::GetRender {
             release: release(a.release),

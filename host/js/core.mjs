@@ -1,5 +1,5 @@
 // The core of the JavaScript host of the render-store component (wit/render-store.wit,
-// convoy:render-store@0.3.0), transpiled by jco into ./generated/js (`node build.mjs`).
+// convoy:render-store@0.4.0), transpiled by jco into ./generated/js (`node build.mjs`).
 // It imports no Node.js built-in, so it runs in browsers too; render-store.mjs adds the
 // Node-only FolderBucket.
 //
@@ -53,7 +53,7 @@ try {
   throw new Error(`render-store: the transpiled component is missing; run \`node build.mjs\` (or run.sh) first (${e.message})`);
 }
 
-const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.3.0';
+const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.4.0';
 const ERROR_KINDS = new Set(['invalid-input', 'invalid-object', 'not-found', 'corrupt', 'bucket', 'invalid-yaml']);
 /** Where a YAML stream was rejected: the fields of the WIT `yaml-error` besides its message. */
 const YAML_ERROR_FIELDS = ['stage', 'document', 'line', 'column'];
@@ -502,9 +502,12 @@ function data(value, what) {
 /** Text the component made (canonical JSON, a stored render) as the bytes this API returns. */
 const textBytes = (text) => ENCODER.encode(text);
 
+/** A render's objects as the WIT `object-list`: always `each`, every object its own `data`
+ *  (jco copies a byte list in bulk, so bytes stay bytes; `texts` is for hosts whose
+ *  per-element variant lowering is slow). */
 function objectList(objects) {
   if (!Array.isArray(objects)) throw new TypeError('objects: expected an array of JSON objects (bytes or strings)');
-  return objects.map((o, i) => data(o, `objects[${i}]`));
+  return { tag: 'each', val: objects.map((o, i) => data(o, `objects[${i}]`)) };
 }
 
 function stringList(list, what) {

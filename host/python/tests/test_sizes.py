@@ -73,6 +73,26 @@ def test_bytes_that_are_not_utf8_keep_gos_handling(runtime):
     assert runtime.sha256_hex("é") == runtime.sha256_hex(b"\xc3\xa9") != runtime.sha256_hex(b"\xe9")
 
 
+def test_objects_cross_the_same_whether_all_are_text_or_not(runtime):
+    # All UTF-8: the objects cross as `texts`; one object that is not: every object
+    # crosses as its own `data`, the text ones before it included, and each object
+    # still gets the same handling.
+    text = [b'{"b":1,"a":"\xc3\xa9"}', bytearray(b'{"c":[]}'), memoryview(b'{"d":null}'), '{"e":"x"}']
+    canonical = '{"a":"\u00e9","b":1}\n{"c":[]}\n{"d":null}\n{"e":"x"}\n'.encode()
+    assert runtime.canonical(text) == canonical
+    assert runtime.canonical(iter(text)) == canonical
+    mixed = text[:2] + [b'{"k":"\xff"}'] + text[2:]
+    assert runtime.canonical(mixed) == (
+        '{"a":"\u00e9","b":1}\n{"c":[]}\n{"k":"\ufffd"}\n{"d":null}\n{"e":"x"}\n'.encode())
+    store = rs.RenderStore(rs.MemoryBucket(), runtime)
+    assert store.put_render("ns/app", mixed) == runtime.render_ref(mixed)
+    with pytest.raises(rs.RenderStoreError) as e:
+        runtime.canonical([*text, b'{"k":1\xff}'])
+    assert e.value.kind == "invalid-object" and e.value.index == 4
+    with pytest.raises(TypeError):
+        runtime.canonical([b"{}", 7])
+
+
 def test_a_stored_blob_that_is_not_utf8_is_corrupt(runtime):
     bucket = rs.MemoryBucket()
     store = rs.RenderStore(bucket, runtime)

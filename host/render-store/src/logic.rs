@@ -2,7 +2,7 @@
 //! the component, so Rust, JavaScript and Python hosts agree by construction.
 
 use crate::error::Result;
-use crate::runtime::{Runtime, call_export, raw, raw_all};
+use crate::runtime::{Runtime, call_export, raw, raw_objects};
 use crate::types::{
     GcPlan, HistorySummary, ObjectForm, ParsedKey, Release, RenderDiff, ShownObject, SyncTime,
 };
@@ -13,7 +13,7 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_canonical(&raw_all(objects))
+            convoy_render_store_logic.call_canonical(&raw_objects(objects))
         )
         .map(String::into_bytes)
     }
@@ -23,7 +23,7 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_render_ref(&raw_all(objects))
+            convoy_render_store_logic.call_render_ref(&raw_objects(objects))
         )
     }
 

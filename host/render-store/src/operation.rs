@@ -3,7 +3,7 @@
 //! onto the WIT `trace` types the component writes traces and JSON from.
 
 use crate::error::Result;
-use crate::runtime::{wit_bucket, wit_trace};
+use crate::runtime::{raw_objects_owned, wit_trace};
 use crate::store::{Grace, RenderStore};
 use crate::types::{GcPlan, HistoryEntry, NewEntry, Release};
 
@@ -154,7 +154,7 @@ impl Operation {
         match self.clone() {
             Operation::PutRender { release, objects } => O::PutRender(wit_trace::PutRenderArgs {
                 release: (&release).into(),
-                objects: objects.into_iter().map(wit_bucket::Data::Raw).collect(),
+                objects: raw_objects_owned(objects),
             }),
             Operation::GetRender {
                 release,

@@ -3,7 +3,7 @@
 
 use crate::bucket::Bucket;
 use crate::error::Result;
-use crate::runtime::{CallLog, Runtime, Scope, call_export, raw_all};
+use crate::runtime::{CallLog, Runtime, Scope, call_export, raw_objects};
 use crate::store_url::open_bucket;
 use crate::types::SyncTime;
 use crate::types::{GcPlan, HistoryEntry, HistoryPage, NewEntry, ObjectForm, Release, RenderDiff};
@@ -128,7 +128,7 @@ impl RenderStore {
         call_export!(
             &self.runtime,
             Some(self.scope(release)),
-            convoy_render_store_store.call_put_render(&release.into(), &raw_all(objects))
+            convoy_render_store_store.call_put_render(&release.into(), &raw_objects(objects))
         )
     }
 

@@ -33,8 +33,10 @@ failure (wit/render-store.wit, ``bucket-error``; :class:`Messages`).
 
 Speed: wasmtime-py moves a WIT ``string`` in one copy but a ``list<u8>`` one element
 at a time, so the component takes bytes as the WIT ``data`` variant (``text`` when they
-are UTF-8, ``raw`` otherwise) and gives out canonical renders as strings, which this
-module encodes back to bytes. Nothing of wasmtime-py's private API is used or patched.
+are UTF-8, ``raw`` otherwise), a render's objects as one ``object-list`` variant
+(``texts``, a ``list<string>``, when every object is UTF-8: no per-object variant), and
+gives out canonical renders as strings, which this module encodes back to bytes.
+Nothing of wasmtime-py's private API is used or patched.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ __all__ = [
 ]
 
 PACKAGE = "convoy:render-store"
-VERSION = "0.3.0"
+VERSION = "0.4.0"
 BUCKET_INTERFACE = f"{PACKAGE}/bucket@{VERSION}"
 
 #: The Rust host's per-call limits (host/render-store/src/runtime.rs, ``Limits``).
@@ -349,10 +351,34 @@ def _data(b: BytesLike) -> Union[str, bytes]:
         return raw
 
 
-def _data_all(objects: Iterable[BytesLike]) -> List[Union[str, bytes]]:
-    if isinstance(objects, (bytes, bytearray, str)):
+def _object_list(objects: Iterable[BytesLike]) -> wc.Variant:
+    """A render's objects as the WIT ``object-list``: ``texts`` (one ``str`` each) when
+    every object decodes as UTF-8, else ``each`` (every object its own ``data``).
+
+    ``texts`` is the point: wasmtime-py lowers a ``list<string>`` with one bulk copy an
+    object, but works out a variant's cases again for every element of a ``list<data>``
+    (~20 µs an object). Both of the variant's cases hold a ``list``, so wasmtime-py
+    cannot tell them apart by the value: it is tagged with the public ``Variant``."""
+    if isinstance(objects, (bytes, bytearray, memoryview, str)):
         raise TypeError("objects must be a sequence of objects, each one JSON object's bytes")
-    return [_data(o) for o in objects]
+    given = list(objects)
+    texts: List[str] = []
+    for o in given:
+        if isinstance(o, str):
+            texts.append(o)
+            continue
+        try:
+            # str(buffer, encoding) decodes bytes, bytearray and memoryview alike, with
+            # no intermediate bytes copy.
+            texts.append(str(o, "utf-8"))
+        except UnicodeDecodeError:
+            break
+        except TypeError:
+            raise TypeError(f"objects[{len(texts)}]: expected bytes, bytearray, memoryview or str, "
+                            f"not {type(o).__name__}") from None
+    else:
+        return wc.Variant("texts", texts)
+    return wc.Variant("each", texts + [_data(o) for o in given[len(texts):]])
 
 
 def _utf8(text: str) -> bytes:
@@ -1179,6 +1205,9 @@ class Runtime:
         self.fuel = fuel
         self._lock = threading.RLock()
         self._scope: Optional[_Scope] = None
+        # Where each export lies in the component, looked up once, not by name in
+        # every instance (two lookups a call).
+        self._exports: Dict[Tuple[str, str], Any] = {}
         self.linker = wc.Linker(self.engine)
         with self.linker.root() as root:
             with root.add_instance(BUCKET_INTERFACE) as bucket:
@@ -1217,10 +1246,9 @@ class Runtime:
             store.set_fuel(self.fuel)
             previous, self._scope = self._scope, scope  # a bucket may call the runtime again
             try:
+                index = self._export_index(interface, name)
                 instance = self.linker.instantiate(store, self.component)
-                iface = instance.get_export_index(store, f"{PACKAGE}/{interface}@{VERSION}")
-                index = None if iface is None else instance.get_export_index(store, name, iface)
-                func = None if index is None else instance.get_func(store, index)
+                func = instance.get_func(store, index)
                 if func is None:
                     raise RuntimeError(f"the component exports no {interface}.{name}")
                 result = func(store, *args)
@@ -1230,6 +1258,18 @@ class Runtime:
                 raise RenderStoreError("trap", _trap_message(e)) from e
             finally:
                 self._scope = previous
+
+    def _export_index(self, interface: str, name: str) -> Any:
+        """The component's index of export ``name`` of ``interface``, valid in every
+        instance of the component."""
+        index = self._exports.get((interface, name))
+        if index is None:
+            iface = self.component.get_export_index(f"{PACKAGE}/{interface}@{VERSION}")
+            index = None if iface is None else self.component.get_export_index(name, iface)
+            if index is None:
+                raise RuntimeError(f"the component exports no {interface}.{name}")
+            self._exports[(interface, name)] = index
+        return index
 
     def _result(self, interface: str, name: str, *args: Any, scope: Optional[_Scope] = None) -> Any:
         """An export returning ``result<T, error>``: T, or the error raised."""
@@ -1241,10 +1281,10 @@ class Runtime:
     # -- logic ------------------------------------------------------------------------
 
     def canonical(self, objects: Iterable[BytesLike]) -> bytes:
-        return _utf8(self._result("logic", "canonical", _data_all(objects)))
+        return _utf8(self._result("logic", "canonical", _object_list(objects)))
 
     def render_ref(self, objects: Iterable[BytesLike]) -> str:
-        return self._result("logic", "render-ref", _data_all(objects))
+        return self._result("logic", "render-ref", _object_list(objects))
 
     def yaml_objects(self, yaml: BytesLike) -> List[bytes]:
         """The objects of a multi-document Kubernetes YAML stream (bytes or str), as a Go
@@ -1405,7 +1445,7 @@ class RenderStore:
     def put_render(self, release: ReleaseLike, objects: Iterable[BytesLike]) -> str:
         """Stores the render's canonical bytes unless that blob exists with their size (a
         torn or truncated blob is written again); its renderRef."""
-        return self._op("put-render", release, _data_all(objects))
+        return self._op("put-render", release, _object_list(objects))
 
     def get_render(self, release: ReleaseLike, render_ref: str) -> bytes:
         """The canonical bytes stored for ``render_ref``, verified against it."""

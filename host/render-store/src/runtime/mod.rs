@@ -60,9 +60,16 @@ pub(crate) fn raw(bytes: &[u8]) -> wit_bucket::Data {
     wit_bucket::Data::Raw(bytes.to_vec())
 }
 
-/// [`raw`] of each of `objects`.
-pub(crate) fn raw_all(objects: &[Vec<u8>]) -> Vec<wit_bucket::Data> {
-    objects.iter().map(|o| raw(o)).collect()
+/// A render's objects in the WIT `object-list` form the Rust host always uses: `each`,
+/// every object [`raw`] (wasmtime's typed lowering copies a byte list in bulk, where
+/// `texts` would first have to check every object is UTF-8).
+pub(crate) fn raw_objects(objects: &[Vec<u8>]) -> wit::ObjectList {
+    raw_objects_owned(objects.to_vec())
+}
+
+/// [`raw_objects`] of objects the caller no longer needs, without copying them.
+pub(crate) fn raw_objects_owned(objects: Vec<Vec<u8>>) -> wit::ObjectList {
+    wit::ObjectList::Each(objects.into_iter().map(wit_bucket::Data::Raw).collect())
 }
 
 /// The component, as built from `guest/` by `build.rs`: a WebAssembly component that
