@@ -16,8 +16,36 @@ struct Component;
 
 export!(Component);
 
-/// The imported bucket.
-struct Host;
+/// The imported bucket, for one export call, with the forms of `data` that call follows
+/// (the component answers in the form its caller uses, so each host moves bytes in its
+/// fast form).
+#[derive(Default)]
+struct Host {
+    /// `put` writes `text` rather than `raw`: the export's input came as text.
+    put_text: bool,
+    /// The last `get` was answered as `text`, so get-render answers `text` too.
+    got_text: bool,
+}
+
+impl Host {
+    /// A bucket whose `put` writes in the form `text` says.
+    fn putting_text(text: bool) -> Self {
+        Host {
+            put_text: text,
+            got_text: false,
+        }
+    }
+}
+
+/// Bytes handed out in the form the caller used: `text` when it gave text (the bytes are
+/// UTF-8, as everything the component hands out is), else `raw`.
+fn data_like(text_form: bool, bytes: Vec<u8>) -> imported::Data {
+    if text_form {
+        imported::Data::Text(text(bytes))
+    } else {
+        imported::Data::Raw(bytes)
+    }
+}
 
 impl From<imported::BucketError> for BucketError {
     fn from(e: imported::BucketError) -> Self {
@@ -64,11 +92,13 @@ fn text(bytes: Vec<u8>) -> String {
 
 impl Bucket for Host {
     fn get(&mut self, key: &str) -> Result<Vec<u8>, BucketError> {
-        imported::get(key).map(bytes).map_err(Into::into)
+        let answer = imported::get(key)?;
+        self.got_text = matches!(answer, imported::Data::Text(_));
+        Ok(bytes(answer))
     }
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), BucketError> {
-        let value = std::str::from_utf8(value).expect("the component stores only UTF-8");
-        imported::put(key, value).map_err(Into::into)
+        let value = data_like(self.put_text, value.to_vec());
+        imported::put(key, &value).map_err(Into::into)
     }
     fn exists(&mut self, key: &str) -> Result<Option<u64>, BucketError> {
         absent_as_none(imported::exists(key))
@@ -171,8 +201,12 @@ fn wit_id(id: crate::ObjectId) -> types::ObjectId {
 type WitResult<T> = Result<T, types::Error>;
 
 impl logic::Guest for Component {
-    fn canonical(objects: types::ObjectList) -> WitResult<String> {
-        Ok(text(crate::canonical(&object_bytes(objects))?))
+    fn canonical(objects: types::ObjectList) -> WitResult<imported::Data> {
+        let text_form = matches!(objects, types::ObjectList::Texts(_));
+        Ok(data_like(
+            text_form,
+            crate::canonical(&object_bytes(objects))?,
+        ))
     }
 
     fn render_ref(objects: types::ObjectList) -> WitResult<String> {
@@ -186,9 +220,10 @@ impl logic::Guest for Component {
         }
     }
 
-    fn yaml_canonical(yaml: imported::Data) -> WitResult<String> {
+    fn yaml_canonical(yaml: imported::Data) -> WitResult<imported::Data> {
+        let text_form = matches!(yaml, imported::Data::Text(_));
         match crate::yaml_canonical(&bytes(yaml)) {
-            Ok(canonical) => Ok(text(canonical)),
+            Ok(canonical) => Ok(data_like(text_form, canonical)),
             Err(e) => Err(Error::from(e).into()),
         }
     }
@@ -345,20 +380,20 @@ fn wit_diff(d: crate::RenderDiff) -> types::RenderDiff {
 
 impl store::Guest for Component {
     fn put_render(r: types::Release, objects: types::ObjectList) -> WitResult<String> {
+        let mut host = Host::putting_text(matches!(objects, types::ObjectList::Texts(_)));
         Ok(crate::put_render(
-            &mut Host,
+            &mut host,
             &release(r),
             &object_bytes(objects),
         )?)
     }
 
-    fn get_render(r: types::Release, render_ref: String) -> WitResult<String> {
-        // get_render refuses a blob that is not UTF-8 (`corrupt`).
-        Ok(text(crate::get_render(
-            &mut Host,
-            &release(r),
-            &render_ref,
-        )?))
+    fn get_render(r: types::Release, render_ref: String) -> WitResult<imported::Data> {
+        let mut host = Host::default();
+        // get_render refuses a blob that is not UTF-8 (`corrupt`) whatever form it came
+        // in, so answering `text` cannot fail.
+        let render = crate::get_render(&mut host, &release(r), &render_ref)?;
+        Ok(data_like(host.got_text, render))
     }
 
     fn diff_renders(
@@ -368,7 +403,7 @@ impl store::Guest for Component {
         form: types::ObjectForm,
     ) -> WitResult<types::RenderDiff> {
         let d = crate::diff_stored(
-            &mut Host,
+            &mut Host::default(),
             &release(r),
             &old_ref,
             &new_ref,
@@ -378,7 +413,11 @@ impl store::Guest for Component {
     }
 
     fn has_history_ref(r: types::Release, render_ref: String) -> WitResult<bool> {
-        Ok(crate::has_history_ref(&mut Host, &release(r), &render_ref)?)
+        Ok(crate::has_history_ref(
+            &mut Host::default(),
+            &release(r),
+            &render_ref,
+        )?)
     }
 
     fn record_history(r: types::Release, entry: types::NewEntry) -> WitResult<bool> {
@@ -387,11 +426,16 @@ impl store::Guest for Component {
             synced_at: time(entry.synced_at),
             summary: entry.summary,
         };
-        Ok(crate::record_history(&mut Host, &release(r), &entry)?)
+        // An entry body is small, and text is the form every host reads cheaply.
+        Ok(crate::record_history(
+            &mut Host::putting_text(true),
+            &release(r),
+            &entry,
+        )?)
     }
 
     fn list_history(r: types::Release) -> WitResult<Vec<types::HistoryEntry>> {
-        let entries = crate::list_history(&mut Host, &release(r))?;
+        let entries = crate::list_history(&mut Host::default(), &release(r))?;
         Ok(entries.into_iter().map(wit_entry).collect())
     }
 
@@ -400,7 +444,8 @@ impl store::Guest for Component {
         limit: u32,
         before: Option<String>,
     ) -> WitResult<types::HistoryPage> {
-        let page = crate::list_history_page(&mut Host, &release(r), limit, before.as_deref())?;
+        let page =
+            crate::list_history_page(&mut Host::default(), &release(r), limit, before.as_deref())?;
         Ok(types::HistoryPage {
             entries: page.entries.into_iter().map(wit_entry).collect(),
             next_before: page.next_before,
@@ -420,7 +465,7 @@ impl store::Guest for Component {
             seconds: grace_seconds,
         };
         Ok(wit_plan(crate::gc(
-            &mut Host,
+            &mut Host::default(),
             &release(r),
             keep,
             &protected,
@@ -430,7 +475,7 @@ impl store::Guest for Component {
     }
 
     fn delete_release(r: types::Release) -> WitResult<u32> {
-        Ok(crate::delete_release(&mut Host, &release(r))?)
+        Ok(crate::delete_release(&mut Host::default(), &release(r))?)
     }
 }
 
@@ -461,7 +506,7 @@ fn recorded_call(c: trace::RecordedCall) -> crate::trace::Call {
         trace::RecordedCall::Put(c) => (
             CallKind::Put,
             c.key,
-            Some(c.value.into_bytes()),
+            Some(bytes(c.value)),
             c.answer.map(|()| Reply::Done),
         ),
         trace::RecordedCall::Exists(c) => (
@@ -594,7 +639,7 @@ fn outcome(o: trace::Outcome) -> crate::trace::Outcome {
     }
     match o {
         trace::Outcome::PutRender(r) => lift(r, Output::RenderRef),
-        trace::Outcome::GetRender(r) => lift(r, |render| Output::Render(render.into_bytes())),
+        trace::Outcome::GetRender(r) => lift(r, |render| Output::Render(bytes(render))),
         trace::Outcome::HasHistoryRef(r) => lift(r, Output::Recorded),
         trace::Outcome::RecordHistory(r) => lift(r, Output::Added),
         trace::Outcome::ListHistory(r) => lift(r, |entries| {

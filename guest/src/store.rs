@@ -110,8 +110,9 @@ pub fn get_render<B: Bucket>(
              outside the render store and must not be used"
         )));
     }
-    // Canonical bytes are UTF-8 by construction and the WIT hands them out as a string:
-    // bytes that hash right but are not text were never written by a render store.
+    // Canonical bytes are UTF-8 by construction, and get-render hands them out as text
+    // to a caller whose bucket answered text: bytes that hash right but are not text
+    // were never written by a render store, whichever form they came in.
     if std::str::from_utf8(&bytes).is_err() {
         return Err(Error::Corrupt(format!(
             "blob {key} is not UTF-8 text, which no canonical render is; it must not be used"

@@ -220,9 +220,9 @@ function bucketImports(prefix, answer, record) {
     }
     return witAnswer('delete-many', ans.ok);
   };
-  const fn = (call) => call === 'delete-many' ? many : (key, text) => {
-    // The component stores text (WIT bucket.put takes a string); JS buckets take bytes.
-    const value = call === 'put' ? ENCODER.encode(text) : text;
+  const fn = (call) => call === 'delete-many' ? many : (key, given) => {
+    // put's value is a WIT `data`; JS buckets take bytes.
+    const value = call === 'put' ? dataBytes(given) : given;
     let ans;
     if (prefix === null) ans = denied(messages.NO_BUCKET);
     else if (!key.startsWith(prefix)) {
@@ -488,7 +488,6 @@ const logicCall = (fn) => inInstance(NO_BUCKET, (x) => fn(x.logic));
 const ENCODER = new TextEncoder();
 /** Invalid UTF-8 sequences each become U+FFFD (the WHATWG decoder, as Rust's from_utf8_lossy). */
 const LOSSY = new TextDecoder();
-const DECODER = new TextDecoder();
 
 /** A value as the WIT `data` variant: a string as `text` (it is UTF-8 once encoded),
  *  bytes as `raw` (whatever they hold: Go's handling of invalid UTF-8 needs them as is). */
@@ -499,8 +498,14 @@ function data(value, what) {
   throw new TypeError(`${what}: expected a Uint8Array, an ArrayBuffer or a string`);
 }
 
-/** Text the component made (canonical JSON, a stored render) as the bytes this API returns. */
+/** Text the component made (YAML's objects) as the bytes this API returns. */
 const textBytes = (text) => ENCODER.encode(text);
+
+/** A WIT `data` from the component as the bytes it stands for. The component answers in
+ *  the form it was given, and this host gives `raw`, so `raw` comes back: jco's lifted
+ *  Uint8Array is already a copy of its own, taken as is, with no string to decode and
+ *  encode again. `text` is encoded, since the component is untrusted input all the same. */
+const dataBytes = (d) => (d.tag === 'raw' ? d.val : ENCODER.encode(d.val));
 
 /** A render's objects as the WIT `object-list`: always `each`, every object its own `data`
  *  (jco copies a byte list in bulk, so bytes stay bytes; `texts` is for hosts whose
@@ -577,7 +582,7 @@ function witEntry(entry) {
 /** The canonical bytes of a render (one object's JSON per element: bytes or string). */
 export const canonical = (objects) => {
   const list = objectList(objects);
-  return textBytes(logicCall((l) => l.canonical(list)));
+  return dataBytes(logicCall((l) => l.canonical(list)));
 };
 /** `sha256:` and the hex SHA-256 of the canonical bytes. */
 export const renderRef = (objects) => {
@@ -645,7 +650,7 @@ export const yamlObjects = (yaml) => {
 /** The canonical bytes of a YAML stream's render: canonical(yamlObjects(yaml)) in one call. */
 export const yamlCanonical = (yaml) => {
   const b = data(yaml, 'yaml');
-  return textBytes(logicCall((l) => l.yamlCanonical(b)));
+  return dataBytes(logicCall((l) => l.yamlCanonical(b)));
 };
 /** The renderRef of a YAML stream's render: renderRef(yamlObjects(yaml)) in one call. */
 export const yamlRenderRef = (yaml) => {
@@ -703,7 +708,7 @@ const OPERATIONS = {
   },
   'get-render': {
     call: (s, r, a) => s.getRender(r, a.renderRef),
-    js: textBytes,
+    js: dataBytes,
   },
   'has-history-ref': {
     call: (s, r, a) => s.hasHistoryRef(r, a.renderRef),
@@ -970,7 +975,8 @@ function witRecordedCall(call, key, value, ans) {
   const answer = ans.error
     ? { tag: 'err', val: ans.error.kind === 'not-found' ? { tag: 'not-found' } : { tag: ans.error.kind, val: ans.error.message } }
     : { tag: 'ok', val: witAnswer(call, ans.ok) };
-  if (call === 'put') return { tag: call, val: { key, value: DECODER.decode(value), answer } };
+  // A trace records a put's bytes, not the form they came in.
+  if (call === 'put') return { tag: call, val: { key, value: { tag: 'raw', val: value }, answer } };
   if (call === 'list') return { tag: call, val: { prefix: key, answer } };
   if (call === 'delete-many') return { tag: call, val: { keys: key, answer } };
   return { tag: call, val: { key, answer } };

@@ -230,7 +230,7 @@ test('a key outside the release prefix is denied before the bucket, as the Rust 
   const imports = rs.scopedBucket(bucket, 'ns/app');
   // The keys of the Rust host's own test (runtime.rs).
   for (const key of ['ns/app2/renders/x', 'ns/ap', 'other/app/x', '', 'ns/app']) {
-    for (const [call, args] of [['get', []], ['put', ['\u0001']], ['exists', []], ['list', []], ['delete', []]]) {
+    for (const [call, args] of [['get', []], ['put', [{ tag: 'raw', val: new Uint8Array([1]) }]], ['exists', []], ['list', []], ['delete', []]]) {
       assert.throws(() => imports[call](key, ...args), (e) => {
         assert.deepEqual(e.payload, { tag: 'denied', val: `key ${JSON.stringify(key)} lies outside "ns/app/", the prefix of the release being served` });
         return true;
@@ -238,8 +238,9 @@ test('a key outside the release prefix is denied before the bucket, as the Rust 
     }
   }
   assert.deepEqual(calls, []);
-  // The component stores text (a WIT string); the JS bucket gets its UTF-8 bytes.
-  imports.put('ns/app/renders/x', 'x');
+  // The component hands a value to store as a WIT `data` (the form its caller used); the
+  // JS bucket gets the bytes either form stands for.
+  imports.put('ns/app/renders/x', { tag: 'text', val: 'x' });
   // What the component is given: sizes and times as bigints, an absent object as not-found.
   const listed = imports.list('ns/app/');
   assert.deepEqual(listed.map((o) => [o.key, o.size, typeof o.modified.seconds, typeof o.modified.nanoseconds]), [['ns/app/renders/x', 1n, 'bigint', 'number']]);
@@ -249,6 +250,9 @@ test('a key outside the release prefix is denied before the bucket, as the Rust 
     return true;
   });
   assert.deepEqual(calls, ['put ns/app/renders/x', 'list ns/app/', 'exists ns/app/renders/x', 'exists ns/app/renders/y']);
+  imports.put('ns/app/renders/x', { tag: 'raw', val: new Uint8Array([0xff, 0x0a]) });
+  assert.deepEqual(imports.get('ns/app/renders/x'), { tag: 'raw', val: new Uint8Array([0xff, 0x0a]) });
+  calls.length = 0;
   // Keys are quoted as JSON strings (messages.test.mjs checks hostile ones in every host).
   const odd = 'x"\n\t\\\u0001\u200b\u2028\u007f';
   assert.throws(() => imports.get(odd), (e) => e.payload.val === 'key "x\\"\\n\\t\\\\\\u0001\u200b\u2028\u007f" lies outside "ns/app/", the prefix of the release being served');
@@ -407,4 +411,25 @@ test('a batch with failed keys names each and stops; the scope denies keys one b
   // A deleteMany answering the wrong number of entries fails the whole request.
   const short = { ...bucket, deleteMany: () => [] };
   assert.throws(() => rs.deleteRelease(short, release), isError('bucket', /returned 0 entries for 500 keys/));
+});
+
+test('canonical renders come back as bytes, whatever form the input was given in', () => {
+  const object = '{"b":1,"a":"é"}';
+  const want = '{"a":"é","b":1}\n';
+  const yaml = 'b: 1\na: é\n';
+  const bucket = new MemoryBucket();
+  for (const given of [object, new TextEncoder().encode(object)]) {
+    const canonical = rs.canonical([given]);
+    assert.ok(canonical instanceof Uint8Array);
+    assert.equal(Buffer.from(canonical).toString('utf8'), want);
+    const ref = rs.putRender(bucket, 'ns/app', [given]);
+    const back = rs.getRender(bucket, 'ns/app', ref);
+    assert.ok(back instanceof Uint8Array);
+    assert.deepEqual(Buffer.from(back), Buffer.from(want));
+  }
+  for (const given of [yaml, new TextEncoder().encode(yaml)]) {
+    const canonical = rs.yamlCanonical(given);
+    assert.ok(canonical instanceof Uint8Array);
+    assert.equal(Buffer.from(canonical).toString('utf8'), want);
+  }
 });

@@ -451,3 +451,26 @@ def test_delete_many_is_scoped_key_by_key():
     bucket.delete_many = lambda keys: []
     kind, _, message = scope.answer_many(["ns/app/b"])
     assert kind == "error" and "answered 0 entries for 1 keys" in message
+
+
+def test_the_component_answers_in_the_form_it_is_given(runtime):
+    """Text in, text out (the form wasmtime-py moves fast); bytes that are not UTF-8 go
+    as ``raw`` and come back ``raw``, which the package takes as well. The bucket gets
+    bytes either way, and reads them back the same."""
+    from render_store import _data, _object_list
+
+    good = b'{"b":1,"a":"\xc3\xa9"}'
+    bad = b'{"b":1,"a":"\xff"}'
+    assert runtime._result("logic", "canonical", _object_list([good])) == '{"a":"\u00e9","b":1}\n'
+    assert runtime._result("logic", "canonical", _object_list([bad])) == b'{"a":"\xef\xbf\xbd","b":1}\n'
+    assert runtime._result("logic", "yaml-canonical", _data(b"a: 1\n")) == '{"a":1}\n'
+    # Bytes as they are cross as ``raw``, UTF-8 or not.
+    assert runtime._result("logic", "yaml-canonical", b"a: 1\n") == b'{"a":1}\n'
+    for objects in ([good], [bad]):
+        bucket = Recording()
+        store = rs.RenderStore(bucket, runtime)
+        ref = store.put_render(APP, objects)
+        want = runtime.canonical(objects)
+        assert isinstance(want, bytes)
+        assert bucket.blobs[f"ns/app/renders/{ref}"] == want
+        assert store.get_render(APP, ref) == want

@@ -2,7 +2,7 @@
 //! the component, so Rust, JavaScript and Python hosts agree by construction.
 
 use crate::error::Result;
-use crate::runtime::{Runtime, call_export, raw, raw_objects};
+use crate::runtime::{Runtime, call_export, data_bytes, raw, raw_objects};
 use crate::types::{
     GcPlan, HistorySummary, ObjectForm, ParsedKey, Release, RenderDiff, ShownObject, SyncTime,
 };
@@ -15,7 +15,7 @@ impl Runtime {
             None,
             convoy_render_store_logic.call_canonical(&raw_objects(objects))
         )
-        .map(String::into_bytes)
+        .map(data_bytes)
     }
 
     /// The renderRef of a render: `sha256:` and the hex SHA-256 of its canonical bytes.
@@ -47,7 +47,7 @@ impl Runtime {
             None,
             convoy_render_store_logic.call_yaml_canonical(&raw(yaml))
         )
-        .map(String::into_bytes)
+        .map(data_bytes)
     }
 
     /// [`Runtime::render_ref`] of [`Runtime::yaml_objects`], in one sandbox call: the

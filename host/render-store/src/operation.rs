@@ -3,7 +3,7 @@
 //! onto the WIT `trace` types the component writes traces and JSON from.
 
 use crate::error::Result;
-use crate::runtime::{raw_objects_owned, wit_trace};
+use crate::runtime::{raw_objects_owned, wit_bucket, wit_trace};
 use crate::store::{Grace, RenderStore};
 use crate::types::{GcPlan, HistoryEntry, NewEntry, Release};
 
@@ -202,9 +202,8 @@ impl Output {
         use wit_trace::Outcome as O;
         match self.clone() {
             Output::RenderRef(r) => O::PutRender(Ok(r)),
-            // get-render hands out text, so these bytes were a string a moment ago.
-            Output::Render(bytes) => O::GetRender(Ok(String::from_utf8(bytes)
-                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))),
+            // A trace records the bytes whatever form they crossed in.
+            Output::Render(bytes) => O::GetRender(Ok(wit_bucket::Data::Raw(bytes))),
             Output::Recorded(yes) => O::HasHistoryRef(Ok(yes)),
             Output::Added(yes) => O::RecordHistory(Ok(yes)),
             Output::Entries(entries) => {

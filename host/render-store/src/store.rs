@@ -3,7 +3,7 @@
 
 use crate::bucket::Bucket;
 use crate::error::Result;
-use crate::runtime::{CallLog, Runtime, Scope, call_export, raw_objects};
+use crate::runtime::{CallLog, Runtime, Scope, call_export, data_bytes, raw_objects};
 use crate::store_url::open_bucket;
 use crate::types::SyncTime;
 use crate::types::{GcPlan, HistoryEntry, HistoryPage, NewEntry, ObjectForm, Release, RenderDiff};
@@ -140,7 +140,7 @@ impl RenderStore {
             Some(self.scope(release)),
             convoy_render_store_store.call_get_render(&release.into(), render_ref)
         )
-        .map(String::into_bytes)
+        .map(data_bytes)
     }
 
     /// At most `limit` history entries, newest first, older than the entry key `before`

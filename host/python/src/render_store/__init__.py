@@ -34,8 +34,10 @@ failure (wit/render-store.wit, ``bucket-error``; :class:`Messages`).
 Speed: wasmtime-py moves a WIT ``string`` in one copy but a ``list<u8>`` one element
 at a time, so the component takes bytes as the WIT ``data`` variant (``text`` when they
 are UTF-8, ``raw`` otherwise), a render's objects as one ``object-list`` variant
-(``texts``, a ``list<string>``, when every object is UTF-8: no per-object variant), and
-gives out canonical renders as strings, which this module encodes back to bytes.
+(``texts``, a ``list<string>``, when every object is UTF-8: no per-object variant). The
+component answers in the form it was given, so each host moves bytes in its fast form:
+this module sends text and answers the bucket's ``get`` with text, so canonical renders
+and blobs to store come back as strings, which it encodes to bytes.
 Nothing of wasmtime-py's private API is used or patched.
 """
 
@@ -382,9 +384,16 @@ def _object_list(objects: Iterable[BytesLike]) -> wc.Variant:
 
 
 def _utf8(text: str) -> bytes:
-    """Text the component made (canonical JSON, a stored render) as the bytes this API
-    returns."""
+    """Text the component made (YAML's objects) as the bytes this API returns."""
     return text.encode("utf-8")
+
+
+def _data_bytes(d: Union[str, bytes]) -> bytes:
+    """A WIT ``data`` from the component (a canonical render, a stored blob, a value to
+    store) as the bytes it stands for. Given text, the component answers ``text`` (a
+    ``str``); ``raw`` (``bytes``) is taken all the same, since the component is untrusted
+    input."""
+    return d.encode("utf-8") if isinstance(d, str) else bytes(d)
 
 
 # --------------------------------------------------------------------------------------
@@ -941,13 +950,15 @@ class FolderBucket:
 Answer = Tuple[Any, ...]
 
 
-def _wit_recorded_call(call: str, key: Any, value: Optional[str], answer: Answer) -> wc.Variant:
+def _wit_recorded_call(call: str, key: Any, value: Optional[Union[str, bytes]],
+                       answer: Answer) -> wc.Variant:
     """A call and the answer the component got, as the WIT ``trace.recorded-call``
     (``key`` is the list of keys of a ``delete-many``)."""
     name = {"list": "prefix", "delete-many": "keys"}.get(call, "key")
     fields: Dict[str, Any] = {name: key, "answer": _to_wit_answer(call, answer)}
     if call == "put":
-        fields["value"] = value or ""
+        # As the component gave it: a trace records the bytes, not the form.
+        fields["value"] = value if value is not None else ""
     return wc.Variant(call, _rec(**fields))
 
 
@@ -966,7 +977,7 @@ class _Scope:
             return None
         return ("error", "denied", Messages.outside_prefix(key, self.prefix))
 
-    def answer(self, call: str, key: str, value: Optional[str] = None) -> Answer:
+    def answer(self, call: str, key: str, value: Optional[Union[str, bytes]] = None) -> Answer:
         answer = self.check(key)
         if answer is None:
             answer = self._ask(call, key, value)
@@ -1022,7 +1033,7 @@ class _Scope:
                 answers.append(("error", "failed", Messages.backend("delete", key, g)))
         return ("ok", answers)
 
-    def _ask(self, call: str, key: str, value: Optional[str]) -> Answer:
+    def _ask(self, call: str, key: str, value: Optional[Union[str, bytes]]) -> Answer:
         try:
             if call == "get":
                 got = self.bucket.get(key)
@@ -1030,8 +1041,8 @@ class _Scope:
                     raise TypeError(f"the bucket's get answered {type(got).__name__}, not bytes")
                 return ("ok", bytes(got))
             if call == "put":
-                # The component stores text (WIT bucket.put takes a string); buckets keep bytes.
-                self.bucket.put(key, _utf8(value or ""))
+                # put's value is a WIT ``data``; buckets keep bytes.
+                self.bucket.put(key, _data_bytes(value if value is not None else ""))
                 return ("ok", None)
             if call == "exists":
                 size = self.bucket.exists(key)
@@ -1223,7 +1234,7 @@ class Runtime:
         if imports != [BUCKET_INTERFACE]:
             raise RuntimeError(f"the component imports {imports}, not just {BUCKET_INTERFACE}")
 
-    def _serve(self, call: str, key: str, value: Optional[str] = None) -> Any:
+    def _serve(self, call: str, key: str, value: Optional[Union[str, bytes]] = None) -> Any:
         scope = self._scope
         answer = _NO_BUCKET if scope is None else scope.answer(call, key, value)
         return _to_wit_answer(call, answer)
@@ -1281,7 +1292,7 @@ class Runtime:
     # -- logic ------------------------------------------------------------------------
 
     def canonical(self, objects: Iterable[BytesLike]) -> bytes:
-        return _utf8(self._result("logic", "canonical", _object_list(objects)))
+        return _data_bytes(self._result("logic", "canonical", _object_list(objects)))
 
     def render_ref(self, objects: Iterable[BytesLike]) -> str:
         return self._result("logic", "render-ref", _object_list(objects))
@@ -1294,7 +1305,7 @@ class Runtime:
 
     def yaml_canonical(self, yaml: BytesLike) -> bytes:
         """``canonical(yaml_objects(yaml))`` in one call."""
-        return _utf8(self._result("logic", "yaml-canonical", _data(yaml)))
+        return _data_bytes(self._result("logic", "yaml-canonical", _data(yaml)))
 
     def yaml_render_ref(self, yaml: BytesLike) -> str:
         """``render_ref(yaml_objects(yaml))`` in one call."""
@@ -1449,7 +1460,7 @@ class RenderStore:
 
     def get_render(self, release: ReleaseLike, render_ref: str) -> bytes:
         """The canonical bytes stored for ``render_ref``, verified against it."""
-        return _utf8(self._op("get-render", release, render_ref))
+        return _data_bytes(self._op("get-render", release, render_ref))
 
     def list_history_page(self, release: ReleaseLike, limit: int,
                           before: Optional[str] = None) -> HistoryPage:

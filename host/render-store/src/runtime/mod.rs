@@ -60,6 +60,16 @@ pub(crate) fn raw(bytes: &[u8]) -> wit_bucket::Data {
     wit_bucket::Data::Raw(bytes.to_vec())
 }
 
+/// The bytes a WIT `data` from the component stands for. The component answers in the
+/// form it was given, so the Rust host, which gives `raw`, gets `raw` (its buffer taken
+/// over, no copy); the component is untrusted input all the same, so `text` is taken too.
+pub(crate) fn data_bytes(data: wit_bucket::Data) -> Vec<u8> {
+    match data {
+        wit_bucket::Data::Raw(bytes) => bytes,
+        wit_bucket::Data::Text(text) => text.into_bytes(),
+    }
+}
+
 /// A render's objects in the WIT `object-list` form the Rust host always uses: `each`,
 /// every object [`raw`] (wasmtime's typed lowering copies a byte list in bulk, where
 /// `texts` would first have to check every object is UTF-8).
@@ -244,12 +254,17 @@ impl wit_bucket::Host for CallState {
         answer
     }
 
-    async fn put(&mut self, key: String, value: String) -> Result<(), wit_bucket::BucketError> {
+    async fn put(
+        &mut self,
+        key: String,
+        value: wit_bucket::Data,
+    ) -> Result<(), wit_bucket::BucketError> {
+        // The trace keeps the form the component gave: its text is of the bytes alone.
         let copy = self.call_log().map(|_| value.clone());
         let answer = async {
             self.scope(&key)?
                 .bucket
-                .put(&key, value.into_bytes())
+                .put(&key, data_bytes(value))
                 .await
                 .map_err(to_wit)
         }
@@ -257,7 +272,7 @@ impl wit_bucket::Host for CallState {
         self.log(|| {
             wit_trace::RecordedCall::Put(wit_trace::PutCall {
                 key,
-                value: copy.unwrap_or_default(),
+                value: copy.unwrap_or_else(|| wit_bucket::Data::Raw(Vec::new())),
                 answer: answer.clone(),
             })
         });
@@ -649,17 +664,34 @@ mod tests {
                 )
             };
             denied(s.get(key.into()).await.map(|_| ()));
-            denied(s.put(key.into(), "x".into()).await);
+            denied(s.put(key.into(), raw(b"x")).await);
             denied(s.exists(key.into()).await.map(|_| ()));
             denied(s.list(key.into()).await.map(|_| ()));
             denied(s.delete(key.into()).await);
         }
         assert_eq!(recorder.take_calls(), []);
-        s.put("ns/app/renders/x".into(), "x".into()).await.unwrap();
+        s.put("ns/app/renders/x".into(), raw(b"x")).await.unwrap();
         let listed = s.list("ns/app/".into()).await.unwrap();
         let keys: Vec<_> = listed.iter().map(|o| o.key.as_str()).collect();
         assert_eq!(keys, ["ns/app/renders/x"]);
         assert_eq!(recorder.take_calls().len(), 2);
+    }
+
+    /// The component may hand a value to store in either form of `data` (it follows its
+    /// caller's); the bucket gets the bytes each stands for, and `get` answers `raw`.
+    #[tokio::test]
+    async fn a_put_stores_the_bytes_of_either_form() {
+        let recorder = recorder();
+        let mut s = state(&recorder);
+        s.put("ns/app/t".into(), wit_bucket::Data::Text("é\n".into()))
+            .await
+            .unwrap();
+        s.put("ns/app/r".into(), raw(b"\xff{}")).await.unwrap();
+        assert_eq!(
+            s.get("ns/app/t".into()).await.unwrap(),
+            raw("é\n".as_bytes())
+        );
+        assert_eq!(s.get("ns/app/r".into()).await.unwrap(), raw(b"\xff{}"));
     }
 
     /// The scope's refusal is worded as tests/vectors/messages.json (and so as the Node
@@ -689,8 +721,8 @@ mod tests {
     async fn delete_many_refuses_keys_outside_the_prefix_one_by_one() {
         let recorder = recorder();
         let mut s = state(&recorder);
-        s.put("ns/app/a".into(), "a".into()).await.unwrap();
-        s.put("ns/app/b".into(), "b".into()).await.unwrap();
+        s.put("ns/app/a".into(), raw(b"a")).await.unwrap();
+        s.put("ns/app/b".into(), raw(b"b")).await.unwrap();
         recorder.take_calls();
         let keys = ["ns/app/a", "ns/app2/x", "ns/app/b", "ns/app/absent"].map(String::from);
         let answers = s.delete_many(keys.to_vec()).await.unwrap();
@@ -736,6 +768,69 @@ mod tests {
             s.get("ns/app/x".into()).await.unwrap_err(),
             wit_bucket::BucketError::Denied(messages::NO_BUCKET.into())
         );
+    }
+
+    /// The component answers in the form it is given (wit/render-store.wit, `data`): the
+    /// Rust host's `raw` comes back `raw`, and `text`, which the Python package sends,
+    /// comes back `text`, the blob put-render stores included.
+    #[tokio::test]
+    async fn the_component_answers_in_the_form_it_is_given() -> Result<()> {
+        let rt = Runtime::new(Limits::default()).unwrap();
+        let object = r#"{"b":1,"a":"é"}"#;
+        let canonical = "{\"a\":\"é\",\"b\":1}\n";
+        let texts = wit::ObjectList::Texts(vec![object.to_string()]);
+        let each = raw_objects(&[object.as_bytes().to_vec()]);
+        let text = |t: &str| wit_bucket::Data::Text(t.to_string());
+
+        let got = call_export!(&rt, None, convoy_render_store_logic.call_canonical(&texts));
+        assert_eq!(got.unwrap(), text(canonical));
+        let got = call_export!(&rt, None, convoy_render_store_logic.call_canonical(&each));
+        assert_eq!(got.unwrap(), raw(canonical.as_bytes()));
+        let yaml = "b: 1\na: é\n";
+        let got = call_export!(
+            &rt,
+            None,
+            convoy_render_store_logic.call_yaml_canonical(&text(yaml))
+        );
+        assert_eq!(got.unwrap(), text(canonical));
+        let got = call_export!(
+            &rt,
+            None,
+            convoy_render_store_logic.call_yaml_canonical(&raw(yaml.as_bytes()))
+        );
+        assert_eq!(got.unwrap(), raw(canonical.as_bytes()));
+
+        let release = wit::Release {
+            namespace: "ns".into(),
+            name: "app".into(),
+        };
+        for (objects, form) in [
+            (&texts, text(canonical)),
+            (&each, raw(canonical.as_bytes())),
+        ] {
+            let log = Arc::new(CallLog::default());
+            let scope = Scope {
+                bucket: recorder(),
+                prefix: "ns/app/".into(),
+                log: Some(log.clone()),
+            };
+            call_export!(
+                &rt,
+                Some(scope),
+                convoy_render_store_store.call_put_render(&release, objects)
+            )
+            .unwrap();
+            let puts: Vec<_> = log
+                .take()
+                .into_iter()
+                .filter_map(|c| match c {
+                    RecordedCall::Put(p) => Some(p.value),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(puts, [form]);
+        }
+        Ok(())
     }
 
     fn big_render() -> Vec<Vec<u8>> {
