@@ -131,7 +131,6 @@ fn load_or_compile_in(
             return Ok((Component::new(engine, wasm)?, Outcome::Compiled));
         }
     };
-    remove_stale_temporaries(&folder);
     match read_entry(&folder, &name) {
         Ok(Some(file)) => {
             // SAFETY: the file is a descriptor of a regular file that belongs to this
@@ -149,6 +148,9 @@ fn load_or_compile_in(
             tracing::warn!(folder = %dir.display(), file = %name, "not using a cached component: {e}")
         }
     }
+    // Only a writer leaves temporaries behind (when killed mid-write), so they are swept
+    // before writing, not on every start: a hit reads no more of the folder than its entry.
+    remove_stale_temporaries(&folder);
     let compiled = engine.precompile_component(wasm)?;
     // The cache is an optimisation: failing to write it changes nothing else.
     if let Err(e) = write_entry(&folder, &name, &compiled) {
@@ -644,7 +646,11 @@ mod tests {
                 .set_modified(old)
                 .unwrap();
         }
+        // A hit reads only its entry; the next write sweeps.
         assert_eq!(load(&cache), Outcome::Hit);
+        assert!(stale.exists(), "a hit leaves the folder alone");
+        std::fs::remove_file(entry(&cache)).unwrap();
+        assert_eq!(load(&cache), Outcome::Compiled);
         assert!(!stale.exists(), "a killed writer's file is removed");
         assert!(fresh.exists(), "a write in progress is left alone");
         assert!(other.exists(), "only temporary files are removed");
