@@ -131,6 +131,11 @@ fn walk(
                     let close = if opens_object { b'}' } else { b']' };
                     if peek(input, out, pos, copied) == Some(close) {
                         *pos += 1;
+                        // An empty top-level object is the whole value: what follows
+                        // is the caller's to check, not a member of a container.
+                        if stack.is_empty() {
+                            return Some(());
+                        }
                     } else {
                         if stack.len() >= MAX_OPEN {
                             return None;
@@ -520,6 +525,14 @@ mod tests {
             b"{\"\xff\":1}",
             b"{\"a\":1,}",
             b"{\"a\" 1}",
+            // Found by the fuzzer: text after an empty top-level object was read as
+            // the rest of a container.
+            b"{}}",
+            b"{} }",
+            b"{},\"a\":1}",
+            b"{}]",
+            b"{} {}",
+            b"{\"a\":{}}}",
         ] {
             let mut out = Vec::new();
             let ours = encode_canonical(input, &mut out).map(|()| out);
