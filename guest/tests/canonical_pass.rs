@@ -5,13 +5,9 @@
 use base64::Engine;
 use render_store_guest::json::{DecodeError, decode_object, encode_canonical, encode_document};
 use serde_json::Value;
-use std::path::PathBuf;
 
-fn repo_file(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(path)
-}
+mod common;
+use common::{Rng, repo_file};
 
 fn general(input: &[u8]) -> Result<Vec<u8>, DecodeError> {
     let mut out = Vec::new();
@@ -59,7 +55,7 @@ fn real_objects() -> Vec<Vec<u8>> {
     let mut objects = Vec::new();
     for name in ["ingress-nginx-cloud", "metallb-native", "calico"] {
         let dir = repo_file(&format!("tests/real-renders/{name}"));
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|e| e == "json"))
@@ -68,21 +64,6 @@ fn real_objects() -> Vec<Vec<u8>> {
         objects.extend(paths.iter().map(|p| std::fs::read(p).unwrap()));
     }
     objects
-}
-
-/// xorshift64*: a fixed seed, so a failure reproduces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 /// Pieces that matter to JSON and to the canonical form.

@@ -9,13 +9,9 @@ use render_store_guest::yaml::{
 };
 use render_store_guest::{yaml_canonical, yaml_objects};
 use serde_json::Value;
-use std::path::PathBuf;
 
-fn repo_file(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(path)
-}
+mod common;
+use common::{Rng, repo_file};
 
 fn vector_streams() -> Vec<Vec<u8>> {
     let text = std::fs::read_to_string(repo_file("tests/vectors/yaml-render-ref.json")).unwrap();
@@ -85,24 +81,6 @@ fn same(stream: &[u8], taken: &mut Taken) {
     let coverage = yaml_fast_coverage(stream);
     taken.composed += coverage.composed;
     taken.written += coverage.written;
-}
-
-/// xorshift64*: a fixed seed, so a failure reproduces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
 }
 
 /// Bytes that matter to YAML's syntax, and a few that do not.

@@ -8,13 +8,9 @@ use render_store_guest::{
     yaml_render_ref,
 };
 use serde_json::Value;
-use std::path::PathBuf;
 
-fn repo_file(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(path)
-}
+mod common;
+use common::repo_file;
 
 fn vectors() -> Vec<Value> {
     let text = std::fs::read_to_string(repo_file("tests/vectors/yaml-render-ref.json")).unwrap();
