@@ -190,12 +190,12 @@ function denied(message) {
 }
 
 /**
- * The import object of one call: the bucket functions, scoped to `prefix` (null: no
- * bucket). `answer(call, key, value)` gives the answer of a call inside the scope;
+ * The bucket functions of one call, scoped to `prefix` (null: no bucket), under their
+ * WIT names and the camelCase ones jco calls them by. `answer(call, key, value)` gives the answer of a call inside the scope;
  * `record(call, key, value, answer)`, if given, sees every call with the answer the
  * component gets.
  */
-function bucketImports(prefix, answer, record) {
+function bucketFunctions(prefix, answer, record) {
   // delete-many: each key outside the scope is denied alone, as its delete would be; the
   // others are asked for in one call.
   const many = (keys) => {
@@ -238,11 +238,12 @@ function bucketImports(prefix, answer, record) {
     return witAnswer(call, ans.ok);
   };
   const functions = Object.fromEntries(CALLS.map((call) => [call, fn(call)]));
-  // jco looks imports up by their camelCase names.
-  functions.deleteMany = many;
-  // jco 1.35 reads the unversioned name; its .d.ts documents the versioned one.
-  return { [BUCKET_INTERFACE]: functions, [BUCKET_INTERFACE.replace(/@.*$/, '')]: functions };
+  for (const call of CALLS) functions[jcoName(call)] = functions[call];
+  return functions;
 }
+
+/** The name jco calls a bucket function by: the WIT name in camelCase. */
+const jcoName = (call) => call.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
 
 /** An answer's `ok` value (the TRACES.md shape, bytes unencoded) as the component takes it:
  *  sizes and times as bigints, none as undefined. */
@@ -413,16 +414,16 @@ function instantiateFast(imports, instantiateCore) {
 const REUSE_MAX_BYTES = 16 * 1024 * 1024;
 const idleInstances = [];
 
-/** A new pooled instance: {exports, memory, image, imports}. Its bucket imports call
- *  whatever `imports` holds for the call in progress (null between calls). */
+/** A new pooled instance: {exports, memory, image, bucket}. Its bucket imports call
+ *  whatever `bucket` holds for the call in progress (bucketFunctions; null between
+ *  calls). */
 function newPooledInstance() {
-  const pooled = { exports: null, memory: null, image: null, imports: null };
+  const pooled = { exports: null, memory: null, image: null, bucket: null };
   const forward = (name) => (...args) => {
-    const functions = pooled.imports?.[BUCKET_INTERFACE];
-    if (!functions) throw new Error('render-store: a bucket call outside of a call');
-    return functions[name](...args);
+    if (!pooled.bucket) throw new Error('render-store: a bucket call outside of a call');
+    return pooled.bucket[name](...args);
   };
-  const functions = Object.fromEntries(['get', 'put', 'exists', 'list', 'delete', 'deleteMany'].map((name) => [name, forward(name)]));
+  const functions = Object.fromEntries(CALLS.map(jcoName).map((name) => [name, forward(name)]));
   // jco 1.35 reads the unversioned name; its .d.ts documents the versioned one.
   const imports = { [BUCKET_INTERFACE]: functions, [BUCKET_INTERFACE.replace(/@.*$/, '')]: functions };
   const instantiateCore = (module, importObject) => {
@@ -459,12 +460,13 @@ export function idleInstanceMemories() {
 const isWitError = (e) => e instanceof Error && Object.hasOwn(e, 'payload');
 
 /**
- * Runs `fn(exports)` in a fresh instance (as above) whose bucket is `imports`; a thrown
- * value goes through `mapError` (default: WIT errors become RenderStoreError).
+ * Runs `fn(exports)` in a fresh instance (as above) whose bucket is `bucket`
+ * (bucketFunctions); a thrown value goes through `mapError` (default: WIT errors become
+ * RenderStoreError).
  */
-function inInstance(imports, fn, mapError = fromWitError) {
+function inInstance(bucket, fn, mapError = fromWitError) {
   const pooled = idleInstances.pop() ?? newPooledInstance();
-  pooled.imports = imports;
+  pooled.bucket = bucket;
   let clean = false;
   try {
     const value = fn(pooled.exports);
@@ -474,12 +476,12 @@ function inInstance(imports, fn, mapError = fromWitError) {
     clean = isWitError(e);
     throw mapError(e);
   } finally {
-    pooled.imports = null;
+    pooled.bucket = null;
     if (clean && resetInstance(pooled)) idleInstances.push(pooled);
   }
 }
 
-const NO_BUCKET = bucketImports(null);
+const NO_BUCKET = bucketFunctions(null);
 const logicCall = (fn) => inInstance(NO_BUCKET, (x) => fn(x.logic));
 
 // ---------------------------------------------------------------------------------------
@@ -738,8 +740,8 @@ const scopeOf = (r) => `${r.namespace}/${r.name}/`;
 
 /** An export's value as the component returns it. */
 function runRaw(operation, release, args, answer, record) {
-  const imports = bucketImports(scopeOf(release), answer, record);
-  return inInstance(imports, (x) => OPERATIONS[operation].call(x.store, release, args));
+  const functions = bucketFunctions(scopeOf(release), answer, record);
+  return inInstance(functions, (x) => OPERATIONS[operation].call(x.store, release, args));
 }
 
 function storeCall(bucket, operation, release, args) {
@@ -808,8 +810,8 @@ export const listHistoryPage = (bucket, release, limit, before = undefined) => {
   const r = witRelease(release);
   if (!Number.isInteger(limit) || limit < 1 || limit > 0xffffffff) throw new TypeError('limit: expected an integer from 1 to 2^32 - 1');
   if (before !== undefined && typeof before !== 'string') throw new TypeError('before: expected an entry key (a string) or undefined');
-  const imports = bucketImports(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
-  const page = inInstance(imports, (x) => x.store.listHistoryPage(r, limit, before));
+  const functions = bucketFunctions(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
+  const page = inInstance(functions, (x) => x.store.listHistoryPage(r, limit, before));
   return { entries: page.entries.map(jsEntry), nextBefore: page.nextBefore };
 };
 
@@ -823,8 +825,8 @@ export const diffStored = (bucket, release, oldRef, newRef, form = 'yaml') => {
   if (form !== 'yaml' && form !== 'json') {
     throw new RenderStoreError('invalid-input', `form ${JSON.stringify(form)}: expected 'yaml' or 'json'`);
   }
-  const imports = bucketImports(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
-  return inInstance(imports, (x) => x.store.diffRenders(r, String(oldRef), String(newRef), form));
+  const functions = bucketFunctions(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
+  return inInstance(functions, (x) => x.store.diffRenders(r, String(oldRef), String(newRef), form));
 };
 
 /**
@@ -874,7 +876,7 @@ export function store(bucket) {
 /** The import functions a store call of `release` gets over `bucket`, scoped as every
  *  call is (exported for tests of the scope; the component itself never leaves it). */
 export function scopedBucket(bucket, release) {
-  return bucketImports(scopeOf(witRelease(release)), (call, key, value) => askBucket(bucket, call, key, value))[BUCKET_INTERFACE];
+  return bucketFunctions(scopeOf(witRelease(release)), (call, key, value) => askBucket(bucket, call, key, value));
 }
 
 // ---------------------------------------------------------------------------------------
