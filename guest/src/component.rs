@@ -74,12 +74,37 @@ fn bytes(data: imported::Data) -> Vec<u8> {
     }
 }
 
-/// The objects' bytes, whichever form the host chose (each object's buffer is taken
-/// over as it is, not copied).
-fn object_bytes(objects: types::ObjectList) -> Vec<Vec<u8>> {
-    match objects {
-        types::ObjectList::Texts(texts) => texts.into_iter().map(String::into_bytes).collect(),
-        types::ObjectList::Each(each) => each.into_iter().map(bytes).collect(),
+/// A render's objects as the host sent them (each object's buffer, or the joined
+/// buffer, taken over as it is, not copied).
+enum Objects {
+    /// `texts` or `each`: a buffer an object.
+    Separate(Vec<Vec<u8>>),
+    /// `joined`: one buffer and where each object ends in it.
+    Joined { bytes: Vec<u8>, ends: Vec<u32> },
+}
+
+impl Objects {
+    fn from_wit(objects: types::ObjectList) -> Self {
+        match objects {
+            types::ObjectList::Texts(texts) => {
+                Objects::Separate(texts.into_iter().map(String::into_bytes).collect())
+            }
+            types::ObjectList::Each(each) => {
+                Objects::Separate(each.into_iter().map(bytes).collect())
+            }
+            types::ObjectList::Joined(j) => Objects::Joined {
+                bytes: j.bytes,
+                ends: j.ends,
+            },
+        }
+    }
+
+    /// One slice an object; `invalid-input` for joined objects whose ends do not fit.
+    fn slices(&self) -> Result<Vec<&[u8]>, Error> {
+        match self {
+            Objects::Separate(each) => Ok(each.iter().map(Vec::as_slice).collect()),
+            Objects::Joined { bytes, ends } => crate::render::joined_objects(bytes, ends),
+        }
     }
 }
 
@@ -203,14 +228,12 @@ type WitResult<T> = Result<T, types::Error>;
 impl logic::Guest for Component {
     fn canonical(objects: types::ObjectList) -> WitResult<imported::Data> {
         let text_form = matches!(objects, types::ObjectList::Texts(_));
-        Ok(data_like(
-            text_form,
-            crate::canonical(&object_bytes(objects))?,
-        ))
+        let objects = Objects::from_wit(objects);
+        Ok(data_like(text_form, crate::canonical(&objects.slices()?)?))
     }
 
     fn render_ref(objects: types::ObjectList) -> WitResult<String> {
-        Ok(crate::render_ref(&object_bytes(objects))?)
+        Ok(crate::render_ref(&Objects::from_wit(objects).slices()?)?)
     }
 
     fn yaml_objects(yaml: imported::Data) -> WitResult<Vec<String>> {
@@ -381,10 +404,11 @@ fn wit_diff(d: crate::RenderDiff) -> types::RenderDiff {
 impl store::Guest for Component {
     fn put_render(r: types::Release, objects: types::ObjectList) -> WitResult<String> {
         let mut host = Host::putting_text(matches!(objects, types::ObjectList::Texts(_)));
+        let objects = Objects::from_wit(objects);
         Ok(crate::put_render(
             &mut host,
             &release(r),
-            &object_bytes(objects),
+            &objects.slices()?,
         )?)
     }
 
@@ -566,7 +590,14 @@ fn operation(op: trace::Operation) -> crate::trace::Operation {
     match op {
         trace::Operation::PutRender(a) => Operation::PutRender {
             release: release(a.release),
-            objects: object_bytes(a.objects),
+            // A host records the objects it sent to put-render, which checked them
+            // first; joined objects that do not fit here are a broken host.
+            objects: Objects::from_wit(a.objects)
+                .slices()
+                .unwrap_or_else(|e| panic!("the traced put-render's objects: {e}"))
+                .into_iter()
+                .map(<[u8]>::to_vec)
+                .collect(),
         },
         trace::Operation::GetRender(a) => Operation::GetRender {
             release: release(a.release),

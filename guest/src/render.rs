@@ -66,9 +66,63 @@ pub fn render_ref<O: AsRef<[u8]>>(objects: &[O]) -> Result<String> {
     Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
 }
 
+/// The objects of a render sent joined (WIT `joined-objects`): object `i` is
+/// `bytes[ends[i - 1]..ends[i]]`, from 0 for the first.
+///
+/// Fails with [`Error::InvalidInput`] when an end lies before the previous one or past
+/// `bytes`, or the last end leaves bytes over.
+pub fn joined_objects<'a>(bytes: &'a [u8], ends: &[u32]) -> Result<Vec<&'a [u8]>> {
+    let mut objects = Vec::with_capacity(ends.len());
+    let mut start = 0usize;
+    for (index, &end) in ends.iter().enumerate() {
+        let end = end as usize;
+        if end < start || end > bytes.len() {
+            return Err(crate::error::invalid(format!(
+                "joined objects: object {index} ends at byte {end}, outside {start}..={} \
+                 (each end at least the previous one, at most the {} bytes given)",
+                bytes.len(),
+                bytes.len()
+            )));
+        }
+        objects.push(&bytes[start..end]);
+        start = end;
+    }
+    if start != bytes.len() {
+        return Err(crate::error::invalid(format!(
+            "joined objects: the last object ends at byte {start}, but {} bytes were given",
+            bytes.len()
+        )));
+    }
+    Ok(objects)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joined_objects_split_at_their_ends() {
+        let bytes = b"{}{\"a\":1}{}";
+        let objects = joined_objects(bytes, &[2, 9, 9, 11]).unwrap();
+        assert_eq!(objects, [&b"{}"[..], b"{\"a\":1}", b"", b"{}"]);
+        assert!(joined_objects(b"", &[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn joined_objects_refuse_ends_that_do_not_fit() {
+        for (bytes, ends) in [
+            (&b"{}{}"[..], &[3u32, 2][..]),
+            (b"{}{}", &[2, 5]),
+            (b"{}{}", &[2]),
+            (b"{}", &[]),
+        ] {
+            let e = joined_objects(bytes, ends).unwrap_err();
+            assert!(
+                matches!(&e, Error::InvalidInput(m) if m.starts_with("joined objects: ")),
+                "{ends:?}: {e}"
+            );
+        }
+    }
 
     #[test]
     fn empty_render() {

@@ -21,7 +21,7 @@ const jcoPackage = join(here, 'node_modules', '@bytecodealliance', 'jco');
 const jcoManifest = join(jcoPackage, 'package.json');
 
 /** The only interface the component may import. */
-const BUCKET = 'convoy:render-store/bucket@0.4.0';
+const BUCKET = 'convoy:render-store/bucket@0.5.0';
 
 function fail(message) {
   console.error(`build.mjs: ${message}`);

@@ -1,5 +1,5 @@
 // The core of the JavaScript host of the render-store component (wit/render-store.wit,
-// convoy:render-store@0.4.0), transpiled by jco into ./generated/js (`node build.mjs`).
+// convoy:render-store@0.5.0), transpiled by jco into ./generated/js (`node build.mjs`).
 // It imports no Node.js built-in, so it runs in browsers too; render-store.mjs adds the
 // Node-only FolderBucket.
 //
@@ -53,7 +53,7 @@ try {
   throw new Error(`render-store: the transpiled component is missing; run \`node build.mjs\` (or run.sh) first (${e.message})`);
 }
 
-const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.4.0';
+const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.5.0';
 const ERROR_KINDS = new Set(['invalid-input', 'invalid-object', 'not-found', 'corrupt', 'bucket', 'invalid-yaml']);
 /** Where a YAML stream was rejected: the fields of the WIT `yaml-error` besides its message. */
 const YAML_ERROR_FIELDS = ['stage', 'document', 'line', 'column'];

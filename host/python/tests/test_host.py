@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import wasmtime.component as wc
 
 import render_store as rs
 from conftest import configmap
@@ -44,10 +45,10 @@ class Recording(rs.MemoryBucket):
 
 def test_the_component_imports_the_bucket_alone(runtime):
     imports = runtime.component.type.imports(runtime.engine)
-    assert sorted(imports) == ["convoy:render-store/bucket@0.4.0"]
+    assert sorted(imports) == ["convoy:render-store/bucket@0.5.0"]
     exports = runtime.component.type.exports(runtime.engine)
-    assert sorted(exports) == ["convoy:render-store/logic@0.4.0", "convoy:render-store/store@0.4.0",
-                               "convoy:render-store/trace@0.4.0", "convoy:render-store/types@0.4.0"]
+    assert sorted(exports) == ["convoy:render-store/logic@0.5.0", "convoy:render-store/store@0.5.0",
+                               "convoy:render-store/trace@0.5.0", "convoy:render-store/types@0.5.0"]
 
 
 def test_every_operation_on_the_memory_bucket(runtime):
@@ -454,18 +455,23 @@ def test_delete_many_is_scoped_key_by_key():
 
 
 def test_the_component_answers_in_the_form_it_is_given(runtime):
-    """Text in, text out (the form wasmtime-py moves fast); bytes that are not UTF-8 go
-    as ``raw`` and come back ``raw``, which the package takes as well. The bucket gets
-    bytes either way, and reads them back the same."""
+    """Objects ``joined`` (what this package sends) or ``each`` with ``raw`` bytes come
+    back ``raw``, UTF-8 or not; ``texts`` come back as text, and a ``data`` given as
+    ``text`` comes back ``text``. The bucket gets bytes either way, and reads them back
+    the same."""
     from render_store import _data, _object_list
 
     good = b'{"b":1,"a":"\xc3\xa9"}'
     bad = b'{"b":1,"a":"\xff"}'
-    assert runtime._result("logic", "canonical", _object_list([good])) == '{"a":"\u00e9","b":1}\n'
+    assert _object_list([good]).tag == "joined"
+    assert runtime._result("logic", "canonical", _object_list([good])) == b'{"a":"\xc3\xa9","b":1}\n'
     assert runtime._result("logic", "canonical", _object_list([bad])) == b'{"a":"\xef\xbf\xbd","b":1}\n'
-    assert runtime._result("logic", "yaml-canonical", _data(b"a: 1\n")) == '{"a":1}\n'
+    assert runtime._result("logic", "canonical", wc.Variant("each", [good, bad])) == (
+        b'{"a":"\xc3\xa9","b":1}\n{"a":"\xef\xbf\xbd","b":1}\n')
+    assert runtime._result("logic", "canonical", wc.Variant("texts", [good.decode()])) == '{"a":"\u00e9","b":1}\n'
+    assert runtime._result("logic", "yaml-canonical", _data("a: 1\n")) == '{"a":1}\n'
     # Bytes as they are cross as ``raw``, UTF-8 or not.
-    assert runtime._result("logic", "yaml-canonical", b"a: 1\n") == b'{"a":1}\n'
+    assert runtime._result("logic", "yaml-canonical", _data(b"a: 1\n")) == b'{"a":1}\n'
     for objects in ([good], [bad]):
         bucket = Recording()
         store = rs.RenderStore(bucket, runtime)

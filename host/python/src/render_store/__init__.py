@@ -1,9 +1,10 @@
 """A Python host of the render-store WebAssembly component.
 
-The component (``render-store component --out FILE.wasm``) is run with wasmtime-py's
-dynamic component API. It is granted one capability, the WIT ``bucket`` interface,
-served by a Python bucket and scoped to the release being served exactly as the Rust
-host scopes it; nothing else (no WASI) is linked.
+The component (``render-store component --out FILE.wasm``) is run as its main core module
+on wasmtime-py's core API, with the component model's canonical ABI done by this package
+(``render_store._abi``), as jco does for JavaScript. It is granted one capability, the
+WIT ``bucket`` interface, served by a Python bucket and scoped to the release being
+served exactly as the Rust host scopes it; nothing else (no WASI) is linked.
 
 Every piece of render-store logic -- canonical JSON, hashing, keys, history, GC, diffs
 -- runs inside the component. This module only converts values, serves bucket calls
@@ -14,8 +15,8 @@ Errors of the WIT ``error`` variant are raised as :class:`RenderStoreError` with
 ``kind`` set to the variant case (``invalid-input``, ``invalid-object``, ``not-found``,
 ``corrupt``, ``bucket``, ``invalid-yaml``) and ``message`` its text (``index`` too for
 ``invalid-object``; ``stage``, ``document``, ``line`` and ``column`` for
-``invalid-yaml``). A call wasmtime stopped (trap, memory cap, fuel, the
-data-transfer cap below) is ``kind == "trap"``.
+``invalid-yaml``). A call wasmtime stopped (trap, memory cap, fuel), or one whose
+answer broke the canonical ABI, is ``kind == "trap"``.
 
 A Python bucket is any object with ``get(key) -> bytes``, ``put(key, value)``,
 ``exists(key) -> size or None``, ``list(prefix) -> [ObjectMeta(key, size, modified)]``
@@ -31,14 +32,13 @@ cases); any other exception, or an answer of the wrong type, becomes
 ``failed('<call> "<key>": <exception>')``, worded as every host words a backend
 failure (wit/render-store.wit, ``bucket-error``; :class:`Messages`).
 
-Speed: wasmtime-py moves a WIT ``string`` in one copy but a ``list<u8>`` one element
-at a time, so the component takes bytes as the WIT ``data`` variant (``text`` when they
-are UTF-8, ``raw`` otherwise), a render's objects as one ``object-list`` variant
-(``texts``, a ``list<string>``, when every object is UTF-8: no per-object variant). The
-component answers in the form it was given, so each host moves bytes in its fast form:
-this module sends text and answers the bucket's ``get`` with text, so canonical renders
-and blobs to store come back as strings, which it encodes to bytes.
-Nothing of wasmtime-py's private API is used or patched.
+Speed: wasmtime-py's component API reads a function's type again and walks the cases of
+every variant on each call, and moves a ``list<u8>`` one element at a time; doing the
+ABI here, the WIT types are read once and bytes cross with one copy each way. Bytes go
+to the component as the WIT ``data`` variant's ``raw`` case, a render's objects as the
+``object-list``'s ``joined`` case (one buffer and the end of each object), and the
+component answers in the same form. Nothing of wasmtime-py's private API is used or
+patched.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Se
 import wasmtime
 import wasmtime.component as wc
 
+from . import _abi
+
 __all__ = [
     "RenderStoreError", "BucketError", "NotFound", "Denied", "Failed", "TraceError",
     "Release", "SyncTime", "ObjectMeta", "NewEntry", "HistoryEntry", "HistoryKey", "HistoryPage", "GcPlan",
@@ -77,7 +79,7 @@ __all__ = [
 ]
 
 PACKAGE = "convoy:render-store"
-VERSION = "0.4.0"
+VERSION = "0.5.0"
 BUCKET_INTERFACE = f"{PACKAGE}/bucket@{VERSION}"
 
 #: The Rust host's per-call limits (host/render-store/src/runtime.rs, ``Limits``).
@@ -332,55 +334,48 @@ def _release(r: ReleaseLike) -> Release:
 # --------------------------------------------------------------------------------------
 # Bytes across the boundary
 #
-# wasmtime-py lowers a `string` with one bulk copy but a `list<u8>` one Python call per
-# byte (~0.5 MiB/s), so bytes go to the component as the WIT `data` variant's `text`
-# case whenever they decode as UTF-8 (which canonical renders, stored blobs and real
-# manifests always do) and as `raw` only otherwise. `data` is an untagged variant for
-# wasmtime-py (its cases are `str` and `bytes`), so the Python value itself picks the
-# case: no private API is touched.
+# This package does the canonical ABI itself (``_abi``), so a ``list<u8>`` crosses with
+# one copy, like a ``string``: bytes go to the component as the WIT ``data`` variant's
+# ``raw`` case and come back as ``raw``, never decoded and encoded again. A render's
+# objects go as ``joined``: one buffer and where each object ends, two allocations in the
+# component however many objects there are (each allocation is a call into it).
 
 
 def _data(b: BytesLike) -> Union[str, bytes]:
-    """Bytes (or text) as the WIT ``data`` variant: ``str`` for text, ``bytes`` for
-    anything that is not UTF-8 (kept byte for byte: Go's handling of invalid UTF-8
-    depends on the exact bytes)."""
-    if isinstance(b, str):
+    """Bytes (or text) as the WIT ``data`` variant: ``bytes`` (``raw``) for bytes, kept
+    byte for byte (Go's handling of invalid UTF-8 depends on the exact bytes); a ``str``
+    as it is (``text``)."""
+    if isinstance(b, (str, bytes)):
         return b
-    raw = bytes(b)
     try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw
+        return bytes(b)
+    except TypeError:
+        raise TypeError(f"expected bytes, bytearray, memoryview or str, not {type(b).__name__}") from None
 
 
 def _object_list(objects: Iterable[BytesLike]) -> wc.Variant:
-    """A render's objects as the WIT ``object-list``: ``texts`` (one ``str`` each) when
-    every object decodes as UTF-8, else ``each`` (every object its own ``data``).
-
-    ``texts`` is the point: wasmtime-py lowers a ``list<string>`` with one bulk copy an
-    object, but works out a variant's cases again for every element of a ``list<data>``
-    (~20 µs an object). Both of the variant's cases hold a ``list``, so wasmtime-py
-    cannot tell them apart by the value: it is tagged with the public ``Variant``."""
+    """A render's objects as the WIT ``object-list``'s ``joined`` case: every object's
+    bytes in one buffer (a ``str`` object as its UTF-8), and where each ends."""
     if isinstance(objects, (bytes, bytearray, memoryview, str)):
         raise TypeError("objects must be a sequence of objects, each one JSON object's bytes")
-    given = list(objects)
-    texts: List[str] = []
-    for o in given:
+    parts: List[Any] = []
+    ends: List[int] = []
+    end = 0
+    for o in objects:
         if isinstance(o, str):
-            texts.append(o)
-            continue
-        try:
-            # str(buffer, encoding) decodes bytes, bytearray and memoryview alike, with
-            # no intermediate bytes copy.
-            texts.append(str(o, "utf-8"))
-        except UnicodeDecodeError:
-            break
-        except TypeError:
-            raise TypeError(f"objects[{len(texts)}]: expected bytes, bytearray, memoryview or str, "
-                            f"not {type(o).__name__}") from None
-    else:
-        return wc.Variant("texts", texts)
-    return wc.Variant("each", texts + [_data(o) for o in given[len(texts):]])
+            o = o.encode("utf-8")
+        elif not isinstance(o, (bytes, bytearray)):
+            try:
+                o = memoryview(o).cast("B")
+            except TypeError:
+                raise TypeError(f"objects[{len(ends)}]: expected bytes, bytearray, memoryview or str, "
+                                f"not {type(o).__name__}") from None
+        parts.append(o)
+        end += len(o)
+        ends.append(end)
+    if end >= 1 << 32:
+        raise ValueError(f"the objects are {end} bytes together; a render is at most 4 GiB - 1")
+    return wc.Variant("joined", _rec(bytes=b"".join(parts), ends=ends))
 
 
 def _utf8(text: str) -> bytes:
@@ -1197,42 +1192,57 @@ def _packaged_component() -> bytes:
 
 
 class Runtime:
-    """The compiled component; every call gets a fresh instance in its own store, with
-    the Rust host's memory cap and fuel budget, and a bucket scope or none."""
+    """The compiled component; every call runs in an instance as good as new, in its own
+    store, with the Rust host's memory cap and fuel budget, and a bucket scope or none.
+
+    A new instance costs more than a small render's whole work, so, as wasmtime's pool
+    does for the Rust host and the npm package does in JavaScript, an instance whose
+    call returned normally (a value or a WIT error) has its memory written back to the
+    image it had right after instantiation and zeroed above it, and serves the next
+    call; one whose call trapped or raised through the guest, or whose memory grew past
+    16 MiB, is dropped. :meth:`idle_instance_memories` shows what the idle ones hold.
+
+    The component's main core module runs under wasmtime's core API, with the canonical
+    ABI done by this package (``render_store._abi``): values move straight between
+    Python and the instance's memory, bytes with one copy. ``component`` is the
+    component compiled by wasmtime-py's component API, which this runtime reads the
+    WIT types from once."""
 
     def __init__(self, wasm: Union[str, os.PathLike, bytes, None] = None, *,
                  memory_bytes: int = DEFAULT_MEMORY_BYTES, fuel: int = DEFAULT_FUEL):
         if wasm is None:
             wasm = os.environ.get("RENDER_STORE_WASM") or _packaged_component()
+        if not isinstance(wasm, (bytes, bytearray)):
+            with open(os.fspath(wasm), "rb") as f:
+                wasm = f.read()
+        binary = bytes(wasm)
         config = wasmtime.Config()
         config.consume_fuel = True
         self.engine = wasmtime.Engine(config)
-        if isinstance(wasm, (bytes, bytearray)):
-            self.component = wc.Component(self.engine, bytes(wasm))
-        else:
-            self.component = wc.Component.from_file(self.engine, os.fspath(wasm))
-        self._check_imports()
+        self.component = wc.Component(self.engine, binary)
         self.memory_bytes = memory_bytes
         self.fuel = fuel
         self._lock = threading.RLock()
         self._scope: Optional[_Scope] = None
-        # Where each export lies in the component, looked up once, not by name in
-        # every instance (two lookups a call).
-        self._exports: Dict[Tuple[str, str], Any] = {}
-        self.linker = wc.Linker(self.engine)
-        with self.linker.root() as root:
-            with root.add_instance(BUCKET_INTERFACE) as bucket:
-                bucket.add_func("get", lambda _s, key: self._serve("get", key))
-                bucket.add_func("put", lambda _s, key, value: self._serve("put", key, value))
-                bucket.add_func("exists", lambda _s, key: self._serve("exists", key))
-                bucket.add_func("list", lambda _s, prefix: self._serve("list", prefix))
-                bucket.add_func("delete", lambda _s, key: self._serve("delete", key))
-                bucket.add_func("delete-many", lambda _s, keys: self._serve_many(keys))
+        bucket = {
+            "get": lambda key: self._serve("get", key),
+            "put": lambda key, value: self._serve("put", key, value),
+            "exists": lambda key: self._serve("exists", key),
+            "list": lambda prefix: self._serve("list", prefix),
+            "delete": lambda key: self._serve("delete", key),
+            "delete-many": self._serve_many,
+        }
+        try:
+            self._core = _abi.CoreComponent(self.engine, binary, self.component, {BUCKET_INTERFACE: bucket},
+                                            memory_bytes=memory_bytes, fuel=fuel)
+        except _abi.AbiError as e:
+            raise RuntimeError(f"this host cannot run the component: {e}") from None
 
-    def _check_imports(self) -> None:
-        imports = sorted(self.component.type.imports(self.engine))
-        if imports != [BUCKET_INTERFACE]:
-            raise RuntimeError(f"the component imports {imports}, not just {BUCKET_INTERFACE}")
+    def idle_instance_memories(self) -> List[bytes]:
+        """A copy of the memory of each idle instance, for audits: each is the image
+        right after instantiation, so nothing of an earlier call (a Secret) is in it."""
+        with self._lock:
+            return self._core.idle_memories()
 
     def _serve(self, call: str, key: str, value: Optional[Union[str, bytes]] = None) -> Any:
         scope = self._scope
@@ -1248,39 +1258,18 @@ class Runtime:
         return _to_wit_answer("delete-many", answer)
 
     def call(self, interface: str, name: str, *args: Any, scope: Optional[_Scope] = None) -> Any:
-        """Calls export ``name`` of ``interface`` (``logic`` or ``store``) in a fresh
-        instance and returns its WIT value as wasmtime-py gives it. A trap raises
-        :class:`RenderStoreError` of kind ``trap``."""
+        """Calls export ``name`` of ``interface`` (``logic``, ``store`` or ``trace``) in
+        a fresh instance and returns its WIT value in wasmtime-py's conventions. A trap,
+        or a component that breaks the canonical ABI, raises :class:`RenderStoreError`
+        of kind ``trap``."""
         with self._lock:
-            store = wasmtime.Store(self.engine)
-            store.set_limits(memory_size=self.memory_bytes)
-            store.set_fuel(self.fuel)
             previous, self._scope = self._scope, scope  # a bucket may call the runtime again
             try:
-                index = self._export_index(interface, name)
-                instance = self.linker.instantiate(store, self.component)
-                func = instance.get_func(store, index)
-                if func is None:
-                    raise RuntimeError(f"the component exports no {interface}.{name}")
-                result = func(store, *args)
-                func.post_return(store)
-                return result
-            except (wasmtime.WasmtimeError, wasmtime.Trap) as e:
+                return self._core.call(f"{PACKAGE}/{interface}@{VERSION}", name, args)
+            except (wasmtime.WasmtimeError, wasmtime.Trap, _abi.AbiError) as e:
                 raise RenderStoreError("trap", _trap_message(e)) from e
             finally:
                 self._scope = previous
-
-    def _export_index(self, interface: str, name: str) -> Any:
-        """The component's index of export ``name`` of ``interface``, valid in every
-        instance of the component."""
-        index = self._exports.get((interface, name))
-        if index is None:
-            iface = self.component.get_export_index(f"{PACKAGE}/{interface}@{VERSION}")
-            index = None if iface is None else self.component.get_export_index(name, iface)
-            if index is None:
-                raise RuntimeError(f"the component exports no {interface}.{name}")
-            self._exports[(interface, name)] = index
-        return index
 
     def _result(self, interface: str, name: str, *args: Any, scope: Optional[_Scope] = None) -> Any:
         """An export returning ``result<T, error>``: T, or the error raised."""
@@ -1477,9 +1466,8 @@ class RenderStore:
     def diff_renders(self, release: ReleaseLike, old_ref: str, new_ref: str, form: str = "yaml") -> RenderDiff:
         """The difference between two stored renders, each read and verified in the
         component (``get`` of ``old_ref``, then of ``new_ref``): the renders cross the
-        boundary once, from the bucket. One call moves at most 128 MiB into the
-        component (see "Limits" in README.md), so the two renders must be smaller than
-        that together. Not a traced operation."""
+        boundary once, from the bucket. Both must fit in the call's memory together
+        with the diff (see "Limits" in README.md). Not a traced operation."""
         r = _release(release)
         return _py_diff(self.runtime._result("store", "diff-renders", _wit_release(r), old_ref, new_ref,
                                              _form(form), scope=self._scope(r)))

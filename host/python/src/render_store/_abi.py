@@ -1,0 +1,777 @@
+"""The component model's canonical ABI, done here over wasmtime-py's core-module API.
+
+wasmtime-py's component API converts every value generically on every call: it reads the
+function's type again, walks the cases of each variant and ``result``, and moves a
+``list<u8>`` one element at a time. This module runs the component's main core module
+itself, as jco does for JavaScript: the component's types are read once, each becomes a
+:class:`Codec` that loads and stores its values straight from and to the instance's
+linear memory, and bytes cross with one ``memmove``.
+
+Values keep wasmtime-py's component conventions, so this is a drop-in for it: a record is
+a ``wasmtime.component.Record`` whose attributes are the field names; a variant, option or
+``result`` is its payload alone when the cases' Python types tell them apart and a
+``wasmtime.component.Variant`` otherwise; an enum is its case name; ``list<u8>`` is
+``bytes``.
+
+The component is untrusted input: every pointer and length it hands back is checked
+against its memory and alignment, every string must be UTF-8, every discriminant must
+name a case, and anything else is an :class:`AbiError` (the host turns it into a trap).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+
+import wasmtime
+import wasmtime.component as wc
+
+#: The canonical ABI's limits on values passed as core parameters and results; more go
+#: through memory.
+MAX_FLAT_PARAMS = 16
+MAX_FLAT_RESULTS = 1
+
+
+class AbiError(Exception):
+    """The component broke the canonical ABI (a pointer out of its memory, a string that
+    is not UTF-8, a discriminant naming no case), or a host value does not fit its type."""
+
+
+# --------------------------------------------------------------------------------------
+# Memory
+
+
+class Memory:
+    """One instance's linear memory and allocator, seen through ``store`` (the Store, or
+    the Caller of a host function: the only context wasmtime allows while the instance
+    is running)."""
+
+    __slots__ = ("store", "memory", "realloc", "view", "size")
+
+    def __init__(self, store: Any, memory: wasmtime.Memory, realloc: wasmtime.Func):
+        self.store = store
+        self.memory = memory
+        self.realloc = realloc
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Looks the memory up again: a call into the instance may have grown it."""
+        size = self.memory.data_len(self.store)
+        base = ctypes.addressof(self.memory.data_ptr(self.store).contents)
+        self.view = memoryview((ctypes.c_ubyte * size).from_address(base)).cast("B")
+        self.size = size
+
+    def check(self, ptr: int, length: int, align: int, what: str) -> None:
+        if ptr % align:
+            raise AbiError(f"{what} at {ptr} is not aligned to {align} bytes")
+        if ptr + length > self.size:
+            raise AbiError(f"{what} at {ptr}..{ptr + length} lies outside the component's "
+                           f"{self.size} bytes of memory")
+
+    def alloc(self, size: int, align: int) -> int:
+        """``cabi_realloc(0, 0, align, size)``, checked."""
+        if size == 0:
+            return align  # canonical ABI: an empty list may point anywhere aligned
+        ptr = self.realloc(self.store, 0, 0, align, size) & 0xFFFFFFFF
+        self.refresh()
+        self.check(ptr, size, align, "an allocation")
+        return ptr
+
+    def write(self, ptr: int, data: Any) -> None:
+        self.view[ptr:ptr + len(data)] = data
+
+    def read(self, ptr: int, length: int) -> bytes:
+        return bytes(self.view[ptr:ptr + length])
+
+
+# --------------------------------------------------------------------------------------
+# Codecs
+
+
+def _align_to(n: int, align: int) -> int:
+    return (n + align - 1) // align * align
+
+
+def _join(a: str, b: str) -> str:
+    if a == b:
+        return a
+    if {a, b} == {"i32", "f32"}:
+        return "i32"
+    return "i64"
+
+
+class Codec:
+    """How one WIT type lies in memory (``size``, ``align``, ``load``, ``store``) and in
+    core values (``flat``, ``lower_flat``, ``lift_flat``), and which Python classes its
+    values have (``classes``: wasmtime-py's rule for telling variant cases apart)."""
+
+    size: int
+    align: int
+    flat: List[str]
+    classes: Set[type]
+
+    def load(self, mem: Memory, ptr: int) -> Any:
+        raise NotImplementedError
+
+    def store(self, mem: Memory, value: Any, ptr: int) -> None:
+        raise NotImplementedError
+
+    def lower_flat(self, mem: Memory, value: Any, out: List[int]) -> None:
+        raise NotImplementedError
+
+    def lift_flat(self, mem: Memory, flat: List[int], at: int) -> Tuple[Any, int]:
+        """The value whose core values start at ``flat[at]``, and the index after them."""
+        raise NotImplementedError
+
+
+class _Int(Codec):
+    def __init__(self, fmt: str, signed: bool, python: type = int):
+        self.fmt = "<" + fmt
+        self.size = self.align = struct.calcsize(self.fmt)
+        self.bits = self.size * 8
+        self.signed = signed
+        self.flat = ["i64" if self.size == 8 else "i32"]
+        self.classes = {python}
+        self.lo = -(1 << (self.bits - 1)) if signed else 0
+        self.hi = (1 << (self.bits - 1)) if signed else (1 << self.bits)
+
+    def checked(self, value: Any) -> int:
+        if not isinstance(value, int) or not self.lo <= value < self.hi:
+            raise TypeError(f"expected an integer from {self.lo} to {self.hi - 1}, not {value!r}")
+        return int(value)
+
+    def load(self, mem: Memory, ptr: int) -> Any:
+        mem.check(ptr, self.size, self.align, "an integer")
+        return struct.unpack_from(self.fmt, mem.view, ptr)[0]
+
+    def store(self, mem: Memory, value: Any, ptr: int) -> None:
+        struct.pack_into(self.fmt, mem.view, ptr, self.checked(value))
+
+    def lower_flat(self, mem: Memory, value: Any, out: List[int]) -> None:
+        out.append(self.checked(value))
+
+    def lift_flat(self, mem: Memory, flat: List[int], at: int) -> Tuple[Any, int]:
+        v = flat[at] & ((1 << self.bits) - 1)
+        if self.signed and v >= 1 << (self.bits - 1):
+            v -= 1 << self.bits
+        return v, at + 1
+
+
+class _Bool(_Int):
+    def __init__(self) -> None:
+        super().__init__("B", False, bool)
+
+    def checked(self, value: Any) -> int:
+        if not isinstance(value, bool):
+            raise TypeError(f"expected a bool, not {value!r}")
+        return int(value)
+
+    def load(self, mem: Memory, ptr: int) -> Any:
+        return bool(super().load(mem, ptr))
+
+    def lift_flat(self, mem: Memory, flat: List[int], at: int) -> Tuple[Any, int]:
+        return bool(flat[at] & 0xFFFFFFFF), at + 1
+
+
+class _String(Codec):
+    size, align, flat = 8, 4, ["i32", "i32"]
+    classes = {str}
+
+    def lift(self, mem: Memory, ptr: int, length: int) -> str:
+        mem.check(ptr, length, 1, "a string")
+        try:
+            return str(mem.view[ptr:ptr + length], "utf-8")
+        except UnicodeDecodeError as e:
+            raise AbiError(f"a string from the component is not UTF-8: {e}") from None
+
+    def lower(self, mem: Memory, value: Any) -> Tuple[int, int]:
+        if not isinstance(value, str):
+            raise TypeError(f"expected a str, not {type(value).__name__}")
+        data = value.encode("utf-8")
+        ptr = mem.alloc(len(data), 1)
+        mem.write(ptr, data)
+        return ptr, len(data)
+
+    def load(self, mem: Memory, ptr: int) -> Any:
+        mem.check(ptr, 8, 4, "a string")
+        return self.lift(mem, *struct.unpack_from("<II", mem.view, ptr))
+
+    def store(self, mem: Memory, value: Any, ptr: int) -> None:
+        struct.pack_into("<II", mem.view, ptr, *self.lower(mem, value))
+
+    def lower_flat(self, mem: Memory, value: Any, out: List[int]) -> None:
+        out.extend(self.lower(mem, value))
+
+    def lift_flat(self, mem: Memory, flat: List[int], at: int) -> Tuple[Any, int]:
+        return self.lift(mem, flat[at] & 0xFFFFFFFF, flat[at + 1] & 0xFFFFFFFF), at + 2
+
+
+class _List(Codec):
+    size, align, flat = 8, 4, ["i32", "i32"]
+
+    def __init__(self, element: Codec):
+        self.element = element
+        self.bytes = isinstance(element, _Int) and element.fmt == "<B" and not isinstance(element, _Bool)
+        self.classes = {bytes} if self.bytes else {list}
+        # Integers of one width move as one struct format over the whole list.
+        self.ints = isinstance(element, _Int) and not isinstance(element, _Bool) and not self.bytes
+
+    def lift(self, mem: Memory, ptr: int, length: int) -> Any:
+        e = self.element
+        mem.check(ptr, length * e.size, e.align, "a list")
+        if self.bytes:
+            return mem.read(ptr, length)
+        if self.ints:
+            return list(struct.unpack_from(f"<{length}{e.fmt[1]}", mem.view, ptr))
+        return [e.load(mem, ptr + i * e.size) for i in range(length)]
+
+    def lower(self, mem: Memory, value: Any) -> Tuple[int, int]:
+        e = self.element
+        if self.bytes:
+            if not isinstance(value, (bytes, bytearray, memoryview)):
+                raise TypeError(f"expected bytes, not {type(value).__name__}")
+            data = memoryview(value).cast("B")
+            ptr = mem.alloc(len(data), 1)
+            mem.write(ptr, data)
+            return ptr, len(data)
+        if not isinstance(value, list):
+            raise TypeError(f"expected a list, not {type(value).__name__}")
+        n = len(value)
+        ptr = mem.alloc(n * e.size, e.align)
+        if self.ints:
+            for v in value:
+                e.checked(v)
+            struct.pack_into(f"<{n}{e.fmt[1]}", mem.view, ptr, *value)
+        else:
+            for i, v in enumerate(value):
+                e.store(mem, v, ptr + i * e.size)
+        return ptr, n
+
+    def load(self, mem: Memory, ptr: int) -> Any:
+        mem.check(ptr, 8, 4, "a list")
+        return self.lift(mem, *struct.unpack_from("<II", mem.view, ptr))
+
+    def store(self, mem: Memory, value: Any, ptr: int) -> None:
+        p, n = self.lower(mem, value)
+        struct.pack_into("<II", mem.view, ptr, p, n)
+
+    def lower_flat(self, mem: Memory, value: Any, out: List[int]) -> None:
+        out.extend(self.lower(mem, value))
+
+    def lift_flat(self, mem: Memory, flat: List[int], at: int) -> Tuple[Any, int]:
+        return self.lift(mem, flat[at] & 0xFFFFFFFF, flat[at + 1] & 0xFFFFFFFF), at + 2
+
+
+class _Record(Codec):
+    classes = {wc.Record}
+
+    def __init__(self, fields: Sequence[Tuple[str, Codec]]):
+        self.fields = list(fields)
+        self.offsets: List[int] = []
+        offset, align = 0, 1
+        for _, c in self.fields:
+            offset = _align_to(offset, c.align)
+            self.offsets.append(offset)
+            offset += c.size
+            align = max(align, c.align)
+        self.align = align
+        self.size = _align_to(offset, align)
+        self.flat = [t for _, c in self.fields for t in c.flat]
+
+    def load(self, mem: Memory, ptr: int) -> Any:
+        r = wc.Record()
+        for (name, c), off in zip(self.fields, self.offsets):
+            setattr(r, name, c.load(mem, ptr + off))
+        return r
+
+    def store(self, mem: Memory, value: Any, ptr: int) -> None:
+        for (name, c), off in zip(self.fields, self.offsets):
+            c.store(mem, getattr(value, name), ptr + off)
+
+    def lower_flat(self, mem: Memory, value: Any, out: List[int]) -> None:
+        for name, c in self.fields:
+            c.lower_flat(mem, getattr(value, name), out)
+
+    def lift_flat(self, mem: Memory, flat: List[int], at: int) -> Tuple[Any, int]:
+        r = wc.Record()
+        for name, c in self.fields:
+            v, at = c.lift_flat(mem, flat, at)
+            setattr(r, name, v)
+        return r, at
+
+
+class _Tuple(_Record):
+    classes = {tuple}
+
+    def __init__(self, elements: Sequence[Codec]):
+        super().__init__([(str(i), c) for i, c in enumerate(elements)])
+
+    def load(self, mem: Memory, ptr: int) -> Any:
+        return tuple(c.load(mem, ptr + off) for (_, c), off in zip(self.fields, self.offsets))
+
+    def store(self, mem: Memory, value: Any, ptr: int) -> None:
+        if not isinstance(value, tuple) or len(value) != len(self.fields):
+            raise TypeError(f"expected a tuple of {len(self.fields)}")
+        for v, (_, c), off in zip(value, self.fields, self.offsets):
+            c.store(mem, v, ptr + off)
+
+    def lower_flat(self, mem: Memory, value: Any, out: List[int]) -> None:
+        if not isinstance(value, tuple) or len(value) != len(self.fields):
+            raise TypeError(f"expected a tuple of {len(self.fields)}")
+        for v, (_, c) in zip(value, self.fields):
+            c.lower_flat(mem, v, out)
+
+    def lift_flat(self, mem: Memory, flat: List[int], at: int) -> Tuple[Any, int]:
+        values = []
+        for _, c in self.fields:
+            v, at = c.lift_flat(mem, flat, at)
+            values.append(v)
+        return tuple(values), at
+
+
+class _Variant(Codec):
+    """A variant, option, ``result`` or enum: ``cases`` are (name, payload codec or
+    None); ``enum`` lifts a case as its name."""
+
+    def __init__(self, cases: Sequence[Tuple[str, Optional[Codec]]], enum: bool = False):
+        self.cases = list(cases)
+        self.names = {name: i for i, (name, _) in enumerate(self.cases)}
+        self.enum = enum
+        n = len(self.cases)
+        self.disc_fmt = "<B" if n <= 1 << 8 else "<H" if n <= 1 << 16 else "<I"
+        disc = struct.calcsize(self.disc_fmt)
+        payloads = [c for _, c in self.cases if c is not None]
+        self.align = max([disc] + [c.align for c in payloads])
+        self.payload_offset = _align_to(disc, max([1] + [c.align for c in payloads]))
+        self.size = _align_to(self.payload_offset + max([0] + [c.size for c in payloads]), self.align)
+        joined: List[str] = []
+        for c in payloads:
+            for i, t in enumerate(c.flat):
+                if i < len(joined):
+                    joined[i] = _join(joined[i], t)
+                else:
+                    joined.append(t)
+        self.flat = ["i32"] + joined
+        # wasmtime-py's rule: cases whose Python classes overlap need a tagged Variant.
+        self.tagged = False
+        seen: Set[type] = set()
+        for _, c in self.cases:
+            classes = {object} if c is None else c.classes
+            if classes & seen:
+                self.tagged = True
+            seen |= classes
+        if enum:
+            self.classes = {str}
+        elif self.tagged:
+            self.classes = {wc.Variant}
+        else:
+            self.classes = seen
+
+    def case_of(self, value: Any) -> Tuple[int, Any]:
+        """The case ``value`` stands for, and its payload."""
+        if self.enum:
+            if value not in self.names:
+                raise TypeError(f"expected one of {sorted(self.names)}, not {value!r}")
+            return self.names[value], None
+        if self.tagged:
+            if not isinstance(value, wc.Variant) or value.tag not in self.names:
+                raise TypeError(f"expected a Variant with a tag of {sorted(self.names)}, not {value!r}")
+            return self.names[value.tag], value.payload
+        for i, (_, c) in enumerate(self.cases):
+            if c is None:
+                if value is None:
+                    return i, None
+            elif isinstance(value, tuple(c.classes)):
+                return i, value
+        raise TypeError(f"{value!r} fits no case of {[name for name, _ in self.cases]}")
+
+    def lifted(self, index: int, payload: Any) -> Any:
+        name = self.cases[index][0]
+        if self.enum:
+            return name
+        if self.tagged:
+            return wc.Variant(name, payload) if self.cases[index][1] is not None else wc.Variant(name)
+        return payload
+
+    def discriminant(self, d: int) -> int:
+        if d >= len(self.cases):
+            raise AbiError(f"discriminant {d} names no case of {[name for name, _ in self.cases]}")
+        return d
+
+    def load(self, mem: Memory, ptr: int) -> Any:
+        mem.check(ptr, self.size, self.align, "a variant")
+        d = self.discriminant(struct.unpack_from(self.disc_fmt, mem.view, ptr)[0])
+        c = self.cases[d][1]
+        return self.lifted(d, None if c is None else c.load(mem, ptr + self.payload_offset))
+
+    def store(self, mem: Memory, value: Any, ptr: int) -> None:
+        d, payload = self.case_of(value)
+        struct.pack_into(self.disc_fmt, mem.view, ptr, d)
+        c = self.cases[d][1]
+        if c is not None:
+            c.store(mem, payload, ptr + self.payload_offset)
+
+    def lower_flat(self, mem: Memory, value: Any, out: List[int]) -> None:
+        d, payload = self.case_of(value)
+        out.append(d)
+        c = self.cases[d][1]
+        start = len(out)
+        if c is not None:
+            c.lower_flat(mem, payload, out)
+        # Positions the case does not use are zero; an i32 in an i64 position is the
+        # same number (no floats in this world).
+        out.extend([0] * (len(self.flat) - 1 - (len(out) - start)))
+
+    def lift_flat(self, mem: Memory, flat: List[int], at: int) -> Tuple[Any, int]:
+        d = self.discriminant(flat[at] & 0xFFFFFFFF)
+        c = self.cases[d][1]
+        payload = None
+        if c is not None:
+            narrowed = [v & 0xFFFFFFFF if t == "i32" else v
+                        for v, t in zip(flat[at + 1:at + 1 + len(c.flat)], c.flat)]
+            payload, _ = c.lift_flat(mem, narrowed, 0)
+        return self.lifted(d, payload), at + len(self.flat)
+
+
+_PRIMITIVES: Dict[type, Callable[[], Codec]] = {
+    wc.Bool: _Bool,
+    wc.U8: lambda: _Int("B", False), wc.S8: lambda: _Int("b", True),
+    wc.U16: lambda: _Int("H", False), wc.S16: lambda: _Int("h", True),
+    wc.U32: lambda: _Int("I", False), wc.S32: lambda: _Int("i", True),
+    wc.U64: lambda: _Int("Q", False), wc.S64: lambda: _Int("q", True),
+    wc.String: _String,
+}
+
+
+def codec(ty: Any) -> Codec:
+    """The codec of a wasmtime-py component type (read once, when a runtime starts)."""
+    make = _PRIMITIVES.get(type(ty))
+    if make is not None:
+        return make()
+    if isinstance(ty, wc.ListType):
+        return _List(codec(ty.element))
+    if isinstance(ty, wc.RecordType):
+        return _Record([(name, codec(t)) for name, t in ty.fields])
+    if isinstance(ty, wc.TupleType):
+        return _Tuple([codec(t) for t in ty.elements])
+    if isinstance(ty, wc.EnumType):
+        return _Variant([(name, None) for name in ty.names], enum=True)
+    if isinstance(ty, wc.VariantType):
+        return _Variant([(name, None if t is None else codec(t)) for name, t in ty.cases])
+    if isinstance(ty, wc.OptionType):
+        return _Variant([("none", None), ("some", codec(ty.payload))])
+    if isinstance(ty, wc.ResultType):
+        ok, err = ty.ok, ty.err
+        return _Variant([("ok", None if ok is None else codec(ok)),
+                         ("err", None if err is None else codec(err))])
+    raise AbiError(f"this host does not lower WIT type {type(ty).__name__}")
+
+
+# --------------------------------------------------------------------------------------
+# Functions
+
+
+def _signed(value: int, core: str) -> int:
+    """A core value as wasmtime-py passes it: i32 and i64 are signed."""
+    bits = 32 if core == "i32" else 64
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+class Function:
+    """One WIT function's core signature (canonical ABI, ``lift`` and ``lower``): its
+    parameters as core values or, past 16 of them, one pointer to a tuple; its result as
+    one core value or, past one, in memory (an export returns a pointer to it; an import
+    is given a pointer to write it at, after its parameters)."""
+
+    def __init__(self, name: str, params: Sequence[Codec], result: Optional[Codec]):
+        self.name = name
+        self.params = list(params)
+        self.result = result
+        flat = [t for c in self.params for t in c.flat]
+        self.args = _Tuple(self.params) if len(flat) > MAX_FLAT_PARAMS else None
+        self.flat_params = ["i32"] if self.args is not None else flat
+        self.result_in_memory = result is not None and len(result.flat) > MAX_FLAT_RESULTS
+
+    def export_signature(self) -> Tuple[List[str], List[str]]:
+        """The core type of the export this function is lifted from."""
+        results = [] if self.result is None else ["i32"] if self.result_in_memory else self.result.flat
+        return self.flat_params, results
+
+    def import_signature(self) -> Tuple[List[str], List[str]]:
+        """The core type of the import this function is lowered to."""
+        if self.result_in_memory:
+            return self.flat_params + ["i32"], []
+        return self.flat_params, [] if self.result is None else list(self.result.flat)
+
+    # An export: the host lowers the arguments and lifts the result.
+
+    def lower_args(self, mem: Memory, args: Sequence[Any]) -> List[int]:
+        if len(args) != len(self.params):
+            raise TypeError(f"{self.name} takes {len(self.params)} arguments, not {len(args)}")
+        if self.args is not None:
+            ptr = mem.alloc(self.args.size, self.args.align)
+            self.args.store(mem, tuple(args), ptr)
+            return [_signed(ptr, "i32")]
+        flat: List[int] = []
+        for c, a in zip(self.params, args):
+            c.lower_flat(mem, a, flat)
+        return [_signed(v, t) for v, t in zip(flat, self.flat_params)]
+
+    def lift_result(self, mem: Memory, core: Any) -> Any:
+        if self.result is None:
+            return None
+        if self.result_in_memory:
+            ptr = core & 0xFFFFFFFF
+            mem.check(ptr, self.result.size, self.result.align, f"{self.name}'s result")
+            return self.result.load(mem, ptr)
+        return self.result.lift_flat(mem, [core], 0)[0]
+
+    # An import: the host lifts the arguments and lowers the result.
+
+    def lift_args(self, mem: Memory, core: Sequence[int]) -> List[Any]:
+        if self.args is not None:
+            ptr = core[0] & 0xFFFFFFFF
+            mem.check(ptr, self.args.size, self.args.align, f"{self.name}'s arguments")
+            return list(self.args.load(mem, ptr))
+        values, at = [], 0
+        flat = list(core)
+        for c in self.params:
+            v, at = c.lift_flat(mem, flat, at)
+            values.append(v)
+        return values
+
+    def lower_result(self, mem: Memory, value: Any, core: Sequence[int]) -> Any:
+        if self.result is None:
+            return None
+        if self.result_in_memory:
+            ptr = core[-1] & 0xFFFFFFFF
+            mem.check(ptr, self.result.size, self.result.align, f"{self.name}'s result pointer")
+            self.result.store(mem, value, ptr)
+            return None
+        flat: List[int] = []
+        self.result.lower_flat(mem, value, flat)
+        return _signed(flat[0], self.result.flat[0])
+
+
+def function(name: str, ty: Any) -> Function:
+    """The :class:`Function` of a wasmtime-py component function type."""
+    result = ty.result
+    return Function(name, [codec(t) for _, t in ty.params], None if result is None else codec(result))
+
+
+# --------------------------------------------------------------------------------------
+# The core module inside a component
+
+
+def core_modules(component: bytes) -> List[bytes]:
+    """Every core module a component binary embeds at its top level, in order (its
+    core-module sections, id 1; a core module is stored whole)."""
+    if component[:8] != b"\x00asm\x0d\x00\x01\x00":
+        raise ValueError("not a WebAssembly component (component-model binary, layer 1)")
+    modules, at = [], 8
+    while at < len(component):
+        section = component[at]
+        at += 1
+        size, shift = 0, 0
+        while True:
+            if at >= len(component) or shift > 28:
+                raise ValueError("a section size of the component is cut off")
+            byte = component[at]
+            at += 1
+            size |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        if at + size > len(component):
+            raise ValueError("a section of the component is cut off")
+        if section == 1:
+            modules.append(component[at:at + size])
+        at += size
+    return modules
+
+
+# --------------------------------------------------------------------------------------
+# The component, run as its core module
+
+
+#: An instance whose memory grew past this is dropped after its call rather than reset
+#: and reused (the npm package's rule): zeroing it again would cost more than a new one.
+MAX_POOLED_MEMORY = 16 << 20
+
+
+class _Running:
+    """One instance in its own store: its memory, allocator and exports, and the image
+    of its memory right after instantiation."""
+
+    __slots__ = ("store", "linker", "funcs", "memory", "realloc", "image")
+
+    def __init__(self, store: wasmtime.Store, instance: wasmtime.Instance, engine: wasmtime.Engine):
+        self.store = store
+        # Exports are looked up by name through a linker of this instance's own:
+        # ``Instance.exports`` would wrap every one of the module's ~70 exports first.
+        self.linker = wasmtime.Linker(engine)
+        self.linker.define_instance(store, "component", instance)
+        self.funcs: Dict[str, wasmtime.Func] = {}
+        memory = self.linker.get(store, "component", "memory")
+        if not isinstance(memory, wasmtime.Memory):
+            raise AbiError("the core module's export memory is not a memory")
+        self.memory = memory
+        self.realloc = self.func("cabi_realloc")
+        self.image = bytes(Memory(store, memory, self.realloc).view)
+
+    def func(self, name: str) -> wasmtime.Func:
+        """The exported function ``name``."""
+        func = self.funcs.get(name)
+        if func is None:
+            found = self.linker.get(self.store, "component", name)
+            if not isinstance(found, wasmtime.Func):
+                raise AbiError(f"the core module's export {name} is not a function")
+            func = self.funcs[name] = found
+        return func
+
+    def reset(self) -> bool:
+        """Makes the instance as good as new after a call that returned normally: its
+        memory written back to the image and zeroed above it. The guest keeps all its
+        state in that memory (its allocator included), and its stack pointer is back
+        where instantiation left it after a normal return. False when the memory grew
+        past :data:`MAX_POOLED_MEMORY` (the instance is to be dropped)."""
+        size = self.memory.data_len(self.store)
+        if size > MAX_POOLED_MEMORY:
+            return False
+        base = ctypes.addressof(self.memory.data_ptr(self.store).contents)
+        ctypes.memmove(base, self.image, len(self.image))
+        ctypes.memset(base + len(self.image), 0, size - len(self.image))
+        return True
+
+
+class CoreComponent:
+    """A component run as its main core module, with the canonical ABI done here.
+
+    ``imports`` maps each imported interface to its functions' Python handlers, which
+    take and return values in wasmtime-py's component conventions (a handler of a
+    function the component does not import is left unused). Each instance has its own
+    store, its memory capped at ``memory_bytes``, and each call ``fuel`` units."""
+
+    def __init__(self, engine: wasmtime.Engine, binary: bytes, component: wc.Component,
+                 imports: Dict[str, Dict[str, Callable[..., Any]]], *,
+                 memory_bytes: int, fuel: int):
+        self.engine = engine
+        self.memory_bytes = memory_bytes
+        self.fuel = fuel
+        self._idle: List[_Running] = []
+        ctype = component.type
+        declared = ctype.imports(engine)
+        if sorted(declared) != sorted(imports):
+            raise AbiError(f"the component imports {sorted(declared)}, not {sorted(imports)}")
+        self.functions: Dict[Tuple[str, str], Function] = {}
+        for iface, item in ctype.exports(engine).items():
+            instance = item.ty
+            if isinstance(instance, wc.ComponentInstanceType):
+                for name, extern in instance.exports(engine).items():
+                    ty = extern.ty
+                    if isinstance(ty, wc.FuncType):
+                        self.functions[(iface, name)] = function(f"{iface}#{name}", ty)
+        modules = core_modules(binary)
+        if not modules:
+            raise AbiError("the component holds no core module")
+        # The main module is the component's code; the others are wit-component's small
+        # shims for indirect calls, which this host does not need.
+        module = wasmtime.Module(engine, max(modules, key=len))
+        self._check_exports(module)
+        self._running: List[_Running] = []
+        linker = wasmtime.Linker(engine)
+        wanted = {(i.module, i.name): i.type for i in module.imports}
+        for iface, handlers in imports.items():
+            for name, extern in declared[iface].ty.exports(engine).items():
+                ty = extern.ty
+                if not isinstance(ty, wc.FuncType):
+                    continue
+                handler = handlers.get(name)
+                if handler is None:
+                    raise AbiError(f"the component imports {iface}#{name}, which this host does not serve")
+                fn = function(f"{iface}#{name}", ty)
+                params, results = fn.import_signature()
+                core = wasmtime.FuncType([_core_type(t) for t in params], [_core_type(t) for t in results])
+                have = wanted.pop((iface, name), None)
+                if have is not None and _signature(have) != (params, results):
+                    raise AbiError(f"the core module imports {iface}#{name} as {_signature(have)}, "
+                                   f"not {(params, results)}")
+                linker.define_func(iface, name, core, self._trampoline(fn, handler), access_caller=True)
+        if wanted:
+            raise AbiError(f"the core module imports {sorted(wanted)}, which the component does not declare")
+        self._pre = linker.instantiate_pre(module)
+
+    def _check_exports(self, module: wasmtime.Module) -> None:
+        exported = {e.name: e.type for e in module.exports}
+        for needed in ("memory", "cabi_realloc"):
+            if needed not in exported:
+                raise AbiError(f"the core module exports no {needed}")
+        for fn in self.functions.values():
+            ty = exported.get(fn.name)
+            if ty is None:
+                raise AbiError(f"the core module exports no {fn.name}")
+            if _signature(ty) != fn.export_signature():
+                raise AbiError(f"the core module exports {fn.name} as {_signature(ty)}, "
+                               f"not {fn.export_signature()}")
+
+    def _trampoline(self, fn: Function, handler: Callable[..., Any]) -> Callable[..., Any]:
+        def serve(caller: wasmtime.Caller, *core: int) -> Any:
+            running = self._running[-1]
+            mem = Memory(caller, running.memory, running.realloc)
+            value = handler(*fn.lift_args(mem, core))
+            mem.refresh()
+            return fn.lower_result(mem, value, core)
+        return serve
+
+    def _new_instance(self) -> _Running:
+        store = wasmtime.Store(self.engine)
+        store.set_limits(memory_size=self.memory_bytes)
+        return _Running(store, self._pre.instantiate(store), self.engine)
+
+    def idle_memories(self) -> List[bytes]:
+        """A copy of the memory of every idle instance (for audits: no call's data is
+        left in them)."""
+        return [bytes(Memory(r.store, r.memory, r.realloc).view) for r in self._idle]
+
+    def call(self, interface: str, name: str, args: Sequence[Any]) -> Any:
+        """Calls export ``name`` of ``interface`` with a full fuel budget, in an instance
+        as good as new: an idle one reset after its last call, or a new one.
+
+        Raises :class:`AbiError` when the component breaks the ABI, wasmtime's errors
+        when it traps, and whatever a handler raised; the instance is then dropped."""
+        fn = self.functions.get((interface, name))
+        if fn is None:
+            raise AbiError(f"the component exports no {interface}.{name}")
+        running = self._idle.pop() if self._idle else self._new_instance()
+        returned = False
+        try:
+            store = running.store
+            store.set_fuel(self.fuel)
+            mem = Memory(store, running.memory, running.realloc)
+            core = fn.lower_args(mem, args)
+            self._running.append(running)
+            try:
+                result = running.func(fn.name)(store, *core)
+            finally:
+                self._running.pop()
+            mem.refresh()
+            value = fn.lift_result(mem, result)
+            returned = True
+            # No post-return: the reset below frees everything the call allocated.
+            return value
+        finally:
+            if returned and running.reset():
+                self._idle.append(running)
+
+
+def _core_type(t: str) -> wasmtime.ValType:
+    return wasmtime.ValType.i64() if t == "i64" else wasmtime.ValType.i32()
+
+
+def _signature(ty: Any) -> Tuple[List[str], List[str]]:
+    """A core function type as lists of type names."""
+    if not isinstance(ty, wasmtime.FuncType):
+        return ([], ["not a function"])
+    return [str(t) for t in ty.params], [str(t) for t in ty.results]

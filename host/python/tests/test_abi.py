@@ -1,0 +1,193 @@
+"""The canonical ABI this package does itself (``render_store._abi``): values round-trip
+through an instance's memory, whatever the component hands back is checked before it is
+believed, and instances are reused only once as good as new."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+import wasmtime
+import wasmtime.component as wc
+
+import render_store as rs
+from render_store import _abi
+
+# A core module with a memory and a bump allocator: enough to store and load values.
+BUMP = """(module
+  (memory (export "memory") 1)
+  (global $next (mut i32) (i32.const 1024))
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
+    (local $at i32)
+    (local.set $at (i32.and (i32.add (global.get $next) (i32.sub (local.get 2) (i32.const 1)))
+                            (i32.sub (i32.const 0) (local.get 2))))
+    (global.set $next (i32.add (local.get $at) (local.get 3)))
+    (local.get $at)))"""
+
+
+@pytest.fixture
+def mem() -> _abi.Memory:
+    engine = wasmtime.Engine()
+    store = wasmtime.Store(engine)
+    instance = wasmtime.Instance(store, wasmtime.Module(engine, BUMP), [])
+    exports = instance.exports(store)
+    return _abi.Memory(store, exports["memory"], exports["cabi_realloc"])
+
+
+STRING = _abi._String()
+DATA = _abi._Variant([("text", STRING), ("raw", _abi._List(_abi._Int("B", False)))])
+META = _abi._Record([("key", STRING), ("size", _abi._Int("Q", False)),
+                     ("modified", _abi._Record([("seconds", _abi._Int("q", True)),
+                                                ("nanoseconds", _abi._Int("I", False))]))])
+ERROR = _abi._Variant([("not-found", None), ("denied", STRING), ("failed", STRING)])
+LISTED = _abi._Variant([("ok", _abi._List(META)), ("err", ERROR)])
+
+
+def meta(key: str, size: int, seconds: int, nanoseconds: int) -> wc.Record:
+    return rs._rec(key=key, size=size, modified=rs._rec(seconds=seconds, nanoseconds=nanoseconds))
+
+
+def test_values_round_trip_through_memory(mem):
+    for codec, value in [
+        (DATA, "é"), (DATA, b"\xff\x00"),
+        (LISTED, [meta("a/b", 7, -1, 999_999_999), meta("a/c", 1 << 63, 0, 0)]),
+        (LISTED, wc.Variant("denied", "no")), (LISTED, wc.Variant("not-found")),
+        (_abi._List(_abi._Int("I", False)), [0, 1, 1 << 31, (1 << 32) - 1]),
+        (_abi._Variant([("none", None), ("some", STRING)]), None),
+        (_abi._Variant([("none", None), ("some", STRING)]), "x"),
+        (_abi._Variant([("yaml", None), ("json", None)], enum=True), "json"),
+        (_abi._Bool(), True),
+    ]:
+        at = mem.alloc(codec.size, codec.align)
+        codec.store(mem, value, at)
+        got = codec.load(mem, at)
+        if isinstance(value, list) and value and isinstance(value[0], wc.Record):
+            assert [(m.key, m.size, m.modified.seconds, m.modified.nanoseconds) for m in got] == \
+                [(m.key, m.size, m.modified.seconds, m.modified.nanoseconds) for m in value]
+        elif isinstance(value, wc.Variant):
+            assert (got.tag, got.payload) == (value.tag, value.payload)
+        else:
+            assert got == value and type(got) is type(value)
+        flat: list = []
+        codec.lower_flat(mem, value, flat)
+        assert len(flat) == len(codec.flat)
+
+
+def test_the_layout_is_the_canonical_abis(mem):
+    # result<list<object-meta>, bucket-error>: a byte of discriminant, the payload at 4,
+    # as large as the larger case (bucket-error: its own byte, then a string at 4).
+    assert (ERROR.size, ERROR.align, ERROR.flat) == (12, 4, ["i32"] * 3)
+    assert (LISTED.size, LISTED.align, LISTED.payload_offset, LISTED.flat) == (16, 4, 4, ["i32"] * 4)
+    # object-meta: key (8), size (u64 at 8), modified (s64 at 16, u32 at 24), 32 in all.
+    assert (META.offsets, META.size, META.align) == ([0, 8, 16], 32, 8)
+    # A variant whose cases join an i32 and an i64 position passes an i64.
+    joined = _abi._Variant([("a", _abi._Int("I", False)), ("b", _abi._Int("Q", False))])
+    assert joined.flat == ["i32", "i64"]
+    flat: list = []
+    joined.lower_flat(mem, wc.Variant("a", 5) if joined.tagged else 5, flat)
+    assert flat == [0, 5]
+
+
+def test_what_the_component_hands_back_is_checked(mem):
+    size = mem.size
+    at = mem.alloc(8, 4)
+    struct.pack_into("<II", mem.view, at, size - 2, 4)  # past the memory's end
+    with pytest.raises(_abi.AbiError, match="outside"):
+        STRING.load(mem, at)
+    struct.pack_into("<II", mem.view, at + 0, 100, 2)
+    mem.write(100, b"\xc3(")  # not UTF-8
+    with pytest.raises(_abi.AbiError, match="not UTF-8"):
+        STRING.load(mem, at)
+    struct.pack_into("<II", mem.view, at, 2, 1)  # a list of u64 must be 8-aligned
+    with pytest.raises(_abi.AbiError, match="aligned"):
+        _abi._List(_abi._Int("Q", False)).load(mem, at)
+    struct.pack_into("<II", mem.view, at, 8, 1 << 28)  # more elements than the memory holds
+    with pytest.raises(_abi.AbiError, match="outside"):
+        _abi._List(META).load(mem, at)
+    v = mem.alloc(ERROR.size, ERROR.align)
+    mem.view[v] = 3  # names no case
+    with pytest.raises(_abi.AbiError, match="discriminant 3"):
+        ERROR.load(mem, v)
+    with pytest.raises(_abi.AbiError, match="outside"):
+        ERROR.load(mem, size - 4)
+
+
+def test_a_value_that_fits_no_case_is_refused_before_it_reaches_the_component(mem):
+    with pytest.raises(TypeError):
+        DATA.store(mem, 7, mem.alloc(DATA.size, DATA.align))
+    with pytest.raises(TypeError):
+        _abi._Int("I", False).lower_flat(mem, 1 << 32, [])
+    with pytest.raises(TypeError):
+        ERROR.lower_flat(mem, wc.Variant("gone", "x"), [])
+
+
+def test_core_modules_are_read_from_the_component(runtime):
+    modules = _abi.core_modules(rs._packaged_component())
+    main = wasmtime.Module(runtime.engine, max(modules, key=len))
+    assert {"memory", "cabi_realloc"} <= {e.name for e in main.exports}
+    with pytest.raises(ValueError):
+        _abi.core_modules(b"\x00asm\x01\x00\x00\x00")
+    with pytest.raises(ValueError):
+        _abi.core_modules(b"\x00asm\x0d\x00\x01\x00\x01\xff\xff")
+
+
+SECRET = b"s3cr3t-value-that-must-not-linger"
+
+
+def secret_render() -> list:
+    return [b'{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db"},"data":{"password":"'
+            + SECRET + b'"}}']
+
+
+def test_an_idle_instance_holds_nothing_of_earlier_calls():
+    runtime = rs.Runtime()
+    images = runtime.idle_instance_memories()
+    store = rs.RenderStore(rs.MemoryBucket(), runtime)
+    ref = store.put_render("ns/app", secret_render())
+    assert SECRET in store.get_render("ns/app", ref)
+    assert runtime.canonical(secret_render())
+    idle = runtime.idle_instance_memories()
+    assert idle and not images
+    for memory in idle:
+        assert SECRET not in memory
+        # The image right after instantiation, zeroed above it: every idle instance alike.
+        assert memory[:len(idle[0])] == idle[0][:len(memory)]
+        assert not any(memory[len(runtime._core._idle[0].image):])
+
+
+def test_instances_are_reused_and_dropped_by_the_rules():
+    runtime = rs.Runtime()
+    runtime.render_ref([b"{}"])
+    (first,) = runtime._core._idle
+    runtime.render_ref([b"{}"])
+    assert runtime._core._idle == [first]
+    # A WIT error is a normal return: the instance is reused.
+    with pytest.raises(rs.RenderStoreError):
+        runtime.render_ref([b"{"])
+    assert runtime._core._idle == [first]
+    # A call whose memory grew past 16 MiB leaves no instance behind.
+    runtime.render_ref([b'{"d":"' + b"x" * (20 << 20) + b'"}'])
+    assert runtime._core._idle == []
+    # A trap (fuel) drops its instance, and the next call gets a new one.
+    starved = rs.Runtime(fuel=20_000_000)
+    assert starved.render_ref([]).startswith("sha256:")
+    with pytest.raises(rs.RenderStoreError) as e:
+        starved.render_ref([b'{"a":[' + b"1," * 4_000_000 + b'1]}'])
+    assert e.value.kind == "trap" and "fuel" in e.value.message and starved._core._idle == []
+    assert starved.render_ref([]).startswith("sha256:")
+    assert len(starved._core._idle) == 1
+
+
+def test_a_bucket_that_calls_the_runtime_gets_an_instance_of_its_own():
+    runtime = rs.Runtime()
+
+    class Reentrant(rs.MemoryBucket):
+        def exists(self, key):
+            self.seen = runtime.render_ref([b'{"inner":1}'])
+            return super().exists(key)
+
+    bucket = Reentrant()
+    ref = rs.RenderStore(bucket, runtime).put_render("ns/app", [b'{"outer":1}'])
+    assert ref == runtime.render_ref([b'{"outer":1}'])
+    assert bucket.seen == runtime.render_ref([b'{"inner":1}'])
+    assert len(runtime._core._idle) == 2
