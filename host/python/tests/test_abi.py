@@ -25,11 +25,17 @@ BUMP = """(module
     (local.get $at)))"""
 
 
+# The same allocator, growing the memory as it goes.
+GROWING = BUMP.replace("""    (local.get $at)))""", """    (if (i32.gt_u (global.get $next) (i32.mul (memory.size) (i32.const 65536)))
+      (then (drop (memory.grow (i32.add (i32.const 1) (i32.shr_u (global.get $next) (i32.const 16)))))))
+    (local.get $at)))""")
+
+
 @pytest.fixture
 def mem() -> _abi.Memory:
     engine = wasmtime.Engine()
     store = wasmtime.Store(engine)
-    instance = wasmtime.Instance(store, wasmtime.Module(engine, BUMP), [])
+    instance = wasmtime.Instance(store, wasmtime.Module(engine, GROWING), [])
     exports = instance.exports(store)
     return _abi.Memory(store, exports["memory"], exports["cabi_realloc"])
 
@@ -119,6 +125,61 @@ def test_a_value_that_fits_no_case_is_refused_before_it_reaches_the_component(me
         _abi._Int("I", False).lower_flat(mem, 1 << 32, [])
     with pytest.raises(TypeError):
         ERROR.lower_flat(mem, wc.Variant("gone", "x"), [])
+
+
+def test_a_value_stored_after_the_memory_moved_lands_in_the_new_memory():
+    # An engine whose memories move when they grow: a string whose allocation grows the
+    # memory must be written through the new view (the old one would be freed memory).
+    config = wasmtime.Config()
+    config.memory_reservation = 0
+    config.memory_guard_size = 0
+    config.memory_reservation_for_growth = 0
+    config.memory_may_move = True
+    engine = wasmtime.Engine(config)
+    store = wasmtime.Store(engine)
+    exports = wasmtime.Instance(store, wasmtime.Module(engine, GROWING), []).exports(store)
+    mem = _abi.Memory(store, exports["memory"], exports["cabi_realloc"])
+    at = mem.alloc(LISTED.size, LISTED.align)
+    text = "x" * 300_000
+    STRING.store(mem, text, at)
+    assert mem.size > 65536 and STRING.load(mem, at) == text
+    listed = [meta("k" * 70_000, 1, 2, 3), meta("j" * 70_000, 4, 5, 6)]
+    LISTED.store(mem, listed, at)
+    assert [m.key for m in LISTED.load(mem, at)] == [m.key for m in listed]
+
+
+def test_strings_that_alias_the_same_bytes_cannot_inflate_the_host(mem):
+    # 2,000 strings over the same 60 KiB: far more than the memory holds, lifted.
+    region = mem.alloc(60_000, 1)
+    mem.write(region, b"a" * 60_000)
+    array = mem.alloc(8 * 2000, 4)
+    for i in range(2000):
+        struct.pack_into("<II", mem.view, array + 8 * i, region, 60_000)
+    at = mem.alloc(8, 4)
+    struct.pack_into("<II", mem.view, at, array, 2000)
+    with pytest.raises(_abi.AbiError, match="more than twice"):
+        _abi._List(STRING).load(mem, at)
+    # One of them lifts (the budget is per lifting: a new Memory).
+    struct.pack_into("<II", mem.view, at, array, 1)
+    fresh = _abi.Memory(mem.store, mem.memory, mem.realloc)
+    assert _abi._List(STRING).load(fresh, at) == ["a" * 60_000]
+
+
+def test_the_component_may_not_call_the_host_while_the_host_lowers_into_it(runtime):
+    fn = runtime._core.functions[(f"{rs.PACKAGE}/logic@{rs.VERSION}", "validate-render-ref")]
+    serve = runtime._core._trampoline(fn, lambda *_: None)
+    with pytest.raises(_abi.AbiError, match="while the host was lowering"):
+        serve(None, 0, 0)  # no call running
+
+
+def test_only_a_module_whose_state_is_its_memory_is_reused():
+    one = wasmtime.wat2wasm(BUMP)
+    assert _abi.mutable_globals(one) == ["i32"]
+    two = wasmtime.wat2wasm(BUMP.replace("(global $next", "(global $other (mut i64) (i64.const -5))\n  (global $next"))
+    assert _abi.mutable_globals(two) == ["i64", "i32"]
+    assert _abi.mutable_globals(wasmtime.wat2wasm("(module (global i32 (i32.const 1)))")) == []
+    main = max(_abi.core_modules(rs._packaged_component()), key=len)
+    assert _abi.mutable_globals(main) == ["i32"]
 
 
 def test_core_modules_are_read_from_the_component(runtime):

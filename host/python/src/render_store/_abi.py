@@ -15,7 +15,11 @@ a ``wasmtime.component.Record`` whose attributes are the field names; a variant,
 
 The component is untrusted input: every pointer and length it hands back is checked
 against its memory and alignment, every string must be UTF-8, every discriminant must
-name a case, and anything else is an :class:`AbiError` (the host turns it into a trap).
+name a case, what one value lifts to is bounded by twice the memory (strings aliasing
+the same bytes cannot inflate the host), the component may not call the host from its
+allocator, and anything else is an :class:`AbiError` (the host turns it into a trap).
+An instance is reset and reused only if its module keeps no state outside its memory
+but the stack pointer (at most one mutable global, an i32).
 """
 
 from __future__ import annotations
@@ -45,14 +49,23 @@ class AbiError(Exception):
 class Memory:
     """One instance's linear memory and allocator, seen through ``store`` (the Store, or
     the Caller of a host function: the only context wasmtime allows while the instance
-    is running)."""
+    is running), for one lowering or lifting.
 
-    __slots__ = ("store", "memory", "realloc", "view", "size")
+    ``view`` is only valid until the next allocation (which may grow the memory): take
+    it after anything that allocates, never before. What is lifted is counted against a
+    budget of twice the memory's size, so a component that points many strings or list
+    elements at the same bytes cannot make the host build far more than its memory
+    holds."""
 
-    def __init__(self, store: Any, memory: wasmtime.Memory, realloc: wasmtime.Func):
+    __slots__ = ("store", "memory", "realloc", "view", "size", "running", "lifted")
+
+    def __init__(self, store: Any, memory: wasmtime.Memory, realloc: wasmtime.Func,
+                 running: Optional["_Running"] = None):
         self.store = store
         self.memory = memory
         self.realloc = realloc
+        self.running = running
+        self.lifted = 0
         self.refresh()
 
     def refresh(self) -> None:
@@ -69,11 +82,28 @@ class Memory:
             raise AbiError(f"{what} at {ptr}..{ptr + length} lies outside the component's "
                            f"{self.size} bytes of memory")
 
+    def count(self, units: int) -> None:
+        """Counts bytes (or list elements) about to be lifted against the budget."""
+        self.lifted += units
+        if self.lifted > 2 * self.size:
+            raise AbiError(f"the component's value lifts to more than twice its {self.size} bytes "
+                           "of memory: its strings or lists point at the same bytes again and again")
+
     def alloc(self, size: int, align: int) -> int:
-        """``cabi_realloc(0, 0, align, size)``, checked."""
+        """``cabi_realloc(0, 0, align, size)``, checked. The component may not call the
+        host while it allocates (the canonical ABI's ``may_leave``)."""
         if size == 0:
-            return align  # canonical ABI: an empty list may point anywhere aligned
-        ptr = self.realloc(self.store, 0, 0, align, size) & 0xFFFFFFFF
+            return align  # an empty list may point anywhere aligned; wit-bindgen's lift skips it
+        if self.running is not None:
+            self.running.may_leave = False
+        try:
+            ptr = self.realloc(self.store, 0, 0, align, size)
+        finally:
+            if self.running is not None:
+                self.running.may_leave = True
+        if not isinstance(ptr, int):
+            raise AbiError("cabi_realloc returned no address")
+        ptr &= 0xFFFFFFFF
         self.refresh()
         self.check(ptr, size, align, "an allocation")
         return ptr
@@ -180,6 +210,7 @@ class _String(Codec):
 
     def lift(self, mem: Memory, ptr: int, length: int) -> str:
         mem.check(ptr, length, 1, "a string")
+        mem.count(length)
         try:
             return str(mem.view[ptr:ptr + length], "utf-8")
         except UnicodeDecodeError as e:
@@ -198,7 +229,8 @@ class _String(Codec):
         return self.lift(mem, *struct.unpack_from("<II", mem.view, ptr))
 
     def store(self, mem: Memory, value: Any, ptr: int) -> None:
-        struct.pack_into("<II", mem.view, ptr, *self.lower(mem, value))
+        p, n = self.lower(mem, value)  # first: it allocates, which may move the view
+        struct.pack_into("<II", mem.view, ptr, p, n)
 
     def lower_flat(self, mem: Memory, value: Any, out: List[int]) -> None:
         out.extend(self.lower(mem, value))
@@ -220,6 +252,7 @@ class _List(Codec):
     def lift(self, mem: Memory, ptr: int, length: int) -> Any:
         e = self.element
         mem.check(ptr, length * e.size, e.align, "a list")
+        mem.count(max(length * e.size, length))
         if self.bytes:
             return mem.read(ptr, length)
         if self.ints:
@@ -253,7 +286,7 @@ class _List(Codec):
         return self.lift(mem, *struct.unpack_from("<II", mem.view, ptr))
 
     def store(self, mem: Memory, value: Any, ptr: int) -> None:
-        p, n = self.lower(mem, value)
+        p, n = self.lower(mem, value)  # first: it allocates, which may move the view
         struct.pack_into("<II", mem.view, ptr, p, n)
 
     def lower_flat(self, mem: Memory, value: Any, out: List[int]) -> None:
@@ -419,8 +452,11 @@ class _Variant(Codec):
         start = len(out)
         if c is not None:
             c.lower_flat(mem, payload, out)
-        # Positions the case does not use are zero; an i32 in an i64 position is the
-        # same number (no floats in this world).
+            # An i32 in an i64 position is zero-extended (no floats in this world).
+            for i, t in enumerate(c.flat):
+                if t == "i32" and self.flat[1 + i] == "i64":
+                    out[start + i] &= 0xFFFFFFFF
+        # Positions the case does not use are zero.
         out.extend([0] * (len(self.flat) - 1 - (len(out) - start)))
 
     def lift_flat(self, mem: Memory, flat: List[int], at: int) -> Tuple[Any, int]:
@@ -568,28 +604,81 @@ def function(name: str, ty: Any) -> Function:
 def core_modules(component: bytes) -> List[bytes]:
     """Every core module a component binary embeds at its top level, in order (its
     core-module sections, id 1; a core module is stored whole)."""
-    if component[:8] != b"\x00asm\x0d\x00\x01\x00":
-        raise ValueError("not a WebAssembly component (component-model binary, layer 1)")
-    modules, at = [], 8
-    while at < len(component):
-        section = component[at]
+    try:
+        return [c for section, c in _sections(component, b"\x00asm\x0d\x00\x01\x00") if section == 1]
+    except ValueError as e:
+        raise ValueError(f"not a WebAssembly component (component-model binary, layer 1): {e}") from None
+
+
+def _leb(data: bytes, at: int) -> Tuple[int, int]:
+    """An unsigned LEB128 at ``at``, and the offset after it."""
+    value, shift = 0, 0
+    while True:
+        if at >= len(data) or shift > 63:
+            raise ValueError("a LEB128 number is cut off")
+        byte = data[at]
         at += 1
-        size, shift = 0, 0
-        while True:
-            if at >= len(component) or shift > 28:
-                raise ValueError("a section size of the component is cut off")
-            byte = component[at]
-            at += 1
-            size |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                break
-        if at + size > len(component):
-            raise ValueError("a section of the component is cut off")
-        if section == 1:
-            modules.append(component[at:at + size])
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, at
+
+
+def _sections(binary: bytes, header: bytes) -> List[Tuple[int, bytes]]:
+    """The sections (id, contents) of a WebAssembly binary that starts with ``header``."""
+    if binary[:8] != header:
+        raise ValueError("not a WebAssembly binary of the expected kind")
+    sections, at = [], 8
+    while at < len(binary):
+        section = binary[at]
+        size, at = _leb(binary, at + 1)
+        if at + size > len(binary):
+            raise ValueError("a section is cut off")
+        sections.append((section, binary[at:at + size]))
         at += size
-    return modules
+    return sections
+
+
+def mutable_globals(module: bytes) -> List[str]:
+    """The value type of each mutable global a core module defines, in order."""
+    types = {0x7F: "i32", 0x7E: "i64", 0x7D: "f32", 0x7C: "f64", 0x7B: "v128", 0x70: "funcref",
+             0x6F: "externref"}
+    found: List[str] = []
+    for section, contents in _sections(module, b"\x00asm\x01\x00\x00\x00"):
+        if section != 6:
+            continue
+        count, at = _leb(contents, 0)
+        for _ in range(count):
+            if at + 2 > len(contents):
+                raise ValueError("the global section is cut off")
+            ty, mutable = contents[at], contents[at + 1]
+            if mutable:
+                found.append(types.get(ty, f"type 0x{ty:02x}"))
+            # The initializer is a constant expression: skip it to its `end`.
+            at = _skip_const_expr(contents, at + 2)
+    return found
+
+
+def _skip_const_expr(data: bytes, at: int) -> int:
+    while True:
+        if at >= len(data):
+            raise ValueError("a constant expression is cut off")
+        op = data[at]
+        at += 1
+        if op == 0x0B:  # end
+            return at
+        if op in (0x41, 0x42, 0x23, 0xD2):  # i32.const, i64.const (signed LEB), global.get, ref.func
+            _, at = _leb(data, at)
+        elif op == 0x43:  # f32.const
+            at += 4
+        elif op == 0x44:  # f64.const
+            at += 8
+        elif op == 0xD0:  # ref.null t
+            at += 1
+        elif op in (0x6A, 0x6B, 0x6C, 0x7C, 0x7D, 0x7E):  # extended-const arithmetic
+            pass
+        else:
+            raise ValueError(f"opcode 0x{op:02x} in a global's initializer")
 
 
 # --------------------------------------------------------------------------------------
@@ -605,7 +694,7 @@ class _Running:
     """One instance in its own store: its memory, allocator and exports, and the image
     of its memory right after instantiation."""
 
-    __slots__ = ("store", "linker", "funcs", "memory", "realloc", "image")
+    __slots__ = ("store", "linker", "funcs", "memory", "realloc", "image", "may_leave")
 
     def __init__(self, store: wasmtime.Store, instance: wasmtime.Instance, engine: wasmtime.Engine):
         self.store = store
@@ -620,6 +709,9 @@ class _Running:
         self.memory = memory
         self.realloc = self.func("cabi_realloc")
         self.image = bytes(Memory(store, memory, self.realloc).view)
+        #: False while the host lowers a value into the instance: the component may not
+        #: call the host from its allocator then.
+        self.may_leave = True
 
     def func(self, name: str) -> wasmtime.Func:
         """The exported function ``name``."""
@@ -678,8 +770,13 @@ class CoreComponent:
             raise AbiError("the component holds no core module")
         # The main module is the component's code; the others are wit-component's small
         # shims for indirect calls, which this host does not need.
-        module = wasmtime.Module(engine, max(modules, key=len))
+        main = max(modules, key=len)
+        module = wasmtime.Module(engine, main)
         self._check_exports(module)
+        # Resetting the memory makes an instance as good as new only if the memory is
+        # all the state it has besides its stack pointer, which a normal return puts
+        # back (wasm-ld's one mutable global). A module with more is never reused.
+        self._poolable = mutable_globals(main) in ([], ["i32"])
         self._running: List[_Running] = []
         linker = wasmtime.Linker(engine)
         wanted = {(i.module, i.name): i.type for i in module.imports}
@@ -705,9 +802,12 @@ class CoreComponent:
 
     def _check_exports(self, module: wasmtime.Module) -> None:
         exported = {e.name: e.type for e in module.exports}
-        for needed in ("memory", "cabi_realloc"):
-            if needed not in exported:
-                raise AbiError(f"the core module exports no {needed}")
+        memory = exported.get("memory")
+        if not isinstance(memory, wasmtime.MemoryType) or memory.is_64 or memory.is_shared:
+            raise AbiError("the core module exports no 32-bit, unshared memory named memory")
+        realloc = exported.get("cabi_realloc")
+        if realloc is None or _signature(realloc) != (["i32"] * 4, ["i32"]):
+            raise AbiError("the core module exports no cabi_realloc of type (i32 i32 i32 i32) -> i32")
         for fn in self.functions.values():
             ty = exported.get(fn.name)
             if ty is None:
@@ -718,8 +818,12 @@ class CoreComponent:
 
     def _trampoline(self, fn: Function, handler: Callable[..., Any]) -> Callable[..., Any]:
         def serve(caller: wasmtime.Caller, *core: int) -> Any:
+            # Only the innermost running instance can be executing, so it is the caller.
+            if not self._running or not self._running[-1].may_leave:
+                raise AbiError(f"the component called {fn.name} while the host was lowering a value "
+                               "into it (from cabi_realloc)")
             running = self._running[-1]
-            mem = Memory(caller, running.memory, running.realloc)
+            mem = Memory(caller, running.memory, running.realloc, running)
             value = handler(*fn.lift_args(mem, core))
             mem.refresh()
             return fn.lower_result(mem, value, core)
@@ -746,23 +850,21 @@ class CoreComponent:
             raise AbiError(f"the component exports no {interface}.{name}")
         running = self._idle.pop() if self._idle else self._new_instance()
         returned = False
+        self._running.append(running)
         try:
             store = running.store
             store.set_fuel(self.fuel)
-            mem = Memory(store, running.memory, running.realloc)
+            mem = Memory(store, running.memory, running.realloc, running)
             core = fn.lower_args(mem, args)
-            self._running.append(running)
-            try:
-                result = running.func(fn.name)(store, *core)
-            finally:
-                self._running.pop()
+            result = running.func(fn.name)(store, *core)
             mem.refresh()
             value = fn.lift_result(mem, result)
             returned = True
             # No post-return: the reset below frees everything the call allocated.
             return value
         finally:
-            if returned and running.reset():
+            self._running.pop()
+            if returned and self._poolable and running.reset():
                 self._idle.append(running)
 
 
