@@ -97,7 +97,7 @@ class Memory:
         if self.running is not None:
             self.running.may_leave = False
         try:
-            ptr = self.realloc(self.store, 0, 0, align, size)
+            ptr = self.realloc(self.store, _ZERO, _ZERO, _i32(align), _i32(size))
         finally:
             if self.running is not None:
                 self.running.may_leave = True
@@ -515,6 +515,13 @@ def _signed(value: int, core: str) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
+def _core_value(value: int, core: str) -> wasmtime.Val:
+    """A core argument as a typed ``Val``: wasmtime-py converts a bare int by comparing
+    the parameter's type with every type it could be, ~20% of a small call."""
+    v = _signed(value, core)
+    return wasmtime.Val.i32(v) if core == "i32" else wasmtime.Val.i64(v)
+
+
 class Function:
     """One WIT function's core signature (canonical ABI, ``lift`` and ``lower``): its
     parameters as core values or, past 16 of them, one pointer to a tuple; its result as
@@ -543,17 +550,17 @@ class Function:
 
     # An export: the host lowers the arguments and lifts the result.
 
-    def lower_args(self, mem: Memory, args: Sequence[Any]) -> List[int]:
+    def lower_args(self, mem: Memory, args: Sequence[Any]) -> List[wasmtime.Val]:
         if len(args) != len(self.params):
             raise TypeError(f"{self.name} takes {len(self.params)} arguments, not {len(args)}")
         if self.args is not None:
             ptr = mem.alloc(self.args.size, self.args.align)
             self.args.store(mem, tuple(args), ptr)
-            return [_signed(ptr, "i32")]
+            return [_core_value(ptr, "i32")]
         flat: List[int] = []
         for c, a in zip(self.params, args):
             c.lower_flat(mem, a, flat)
-        return [_signed(v, t) for v, t in zip(flat, self.flat_params)]
+        return [_core_value(v, t) for v, t in zip(flat, self.flat_params)]
 
     def lift_result(self, mem: Memory, core: Any) -> Any:
         if self.result is None:
@@ -608,6 +615,13 @@ def core_modules(component: bytes) -> List[bytes]:
         return [c for section, c in _sections(component, b"\x00asm\x0d\x00\x01\x00") if section == 1]
     except ValueError as e:
         raise ValueError(f"not a WebAssembly component (component-model binary, layer 1): {e}") from None
+
+
+_ZERO = wasmtime.Val.i32(0)
+
+
+def _i32(value: int) -> wasmtime.Val:
+    return wasmtime.Val.i32(_signed(value, "i32"))
 
 
 def _leb(data: bytes, at: int) -> Tuple[int, int]:
