@@ -257,8 +257,6 @@ def test_every_key_an_operation_reaches_lies_in_its_release(runtime):
 
 
 def test_the_memory_cap_stops_one_call_only(runtime):
-    import os
-
     small = rs.Runtime(memory_bytes=2 << 20)
     with pytest.raises(rs.RenderStoreError) as e:
         small.canonical([b'{"d":"' + b"x" * (4 << 20) + b'"}'])

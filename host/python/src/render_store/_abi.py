@@ -204,8 +204,33 @@ class _Bool(_Int):
         return bool(flat[at] & 0xFFFFFFFF), at + 1
 
 
-class _String(Codec):
+class _Span(Codec):
+    """A string or list: a pointer and a length, the elements elsewhere in memory."""
+
     size, align, flat = 8, 4, ["i32", "i32"]
+
+    def lift(self, mem: Memory, ptr: int, length: int) -> Any:
+        raise NotImplementedError
+
+    def lower(self, mem: Memory, value: Any) -> Tuple[int, int]:
+        raise NotImplementedError
+
+    def load(self, mem: Memory, ptr: int) -> Any:
+        mem.check(ptr, 8, 4, "a string or list")
+        return self.lift(mem, *struct.unpack_from("<II", mem.view, ptr))
+
+    def store(self, mem: Memory, value: Any, ptr: int) -> None:
+        p, n = self.lower(mem, value)  # first: it allocates, which may move the view
+        struct.pack_into("<II", mem.view, ptr, p, n)
+
+    def lower_flat(self, mem: Memory, value: Any, out: List[int]) -> None:
+        out.extend(self.lower(mem, value))
+
+    def lift_flat(self, mem: Memory, flat: List[int], at: int) -> Tuple[Any, int]:
+        return self.lift(mem, flat[at] & 0xFFFFFFFF, flat[at + 1] & 0xFFFFFFFF), at + 2
+
+
+class _String(_Span):
     classes = {str}
 
     def lift(self, mem: Memory, ptr: int, length: int) -> str:
@@ -224,24 +249,8 @@ class _String(Codec):
         mem.write(ptr, data)
         return ptr, len(data)
 
-    def load(self, mem: Memory, ptr: int) -> Any:
-        mem.check(ptr, 8, 4, "a string")
-        return self.lift(mem, *struct.unpack_from("<II", mem.view, ptr))
 
-    def store(self, mem: Memory, value: Any, ptr: int) -> None:
-        p, n = self.lower(mem, value)  # first: it allocates, which may move the view
-        struct.pack_into("<II", mem.view, ptr, p, n)
-
-    def lower_flat(self, mem: Memory, value: Any, out: List[int]) -> None:
-        out.extend(self.lower(mem, value))
-
-    def lift_flat(self, mem: Memory, flat: List[int], at: int) -> Tuple[Any, int]:
-        return self.lift(mem, flat[at] & 0xFFFFFFFF, flat[at + 1] & 0xFFFFFFFF), at + 2
-
-
-class _List(Codec):
-    size, align, flat = 8, 4, ["i32", "i32"]
-
+class _List(_Span):
     def __init__(self, element: Codec):
         self.element = element
         self.bytes = isinstance(element, _Int) and element.fmt == "<B" and not isinstance(element, _Bool)
@@ -280,20 +289,6 @@ class _List(Codec):
             for i, v in enumerate(value):
                 e.store(mem, v, ptr + i * e.size)
         return ptr, n
-
-    def load(self, mem: Memory, ptr: int) -> Any:
-        mem.check(ptr, 8, 4, "a list")
-        return self.lift(mem, *struct.unpack_from("<II", mem.view, ptr))
-
-    def store(self, mem: Memory, value: Any, ptr: int) -> None:
-        p, n = self.lower(mem, value)  # first: it allocates, which may move the view
-        struct.pack_into("<II", mem.view, ptr, p, n)
-
-    def lower_flat(self, mem: Memory, value: Any, out: List[int]) -> None:
-        out.extend(self.lower(mem, value))
-
-    def lift_flat(self, mem: Memory, flat: List[int], at: int) -> Tuple[Any, int]:
-        return self.lift(mem, flat[at] & 0xFFFFFFFF, flat[at + 1] & 0xFFFFFFFF), at + 2
 
 
 class _Record(Codec):
