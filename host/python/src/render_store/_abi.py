@@ -517,6 +517,13 @@ def _core_value(value: int, core: str) -> wasmtime.Val:
     return wasmtime.Val.i32(v) if core == "i32" else wasmtime.Val.i64(v)
 
 
+_ZERO = wasmtime.Val.i32(0)
+
+
+def _i32(value: int) -> wasmtime.Val:
+    return wasmtime.Val.i32(_signed(value, "i32"))
+
+
 class Function:
     """One WIT function's core signature (canonical ABI, ``lift`` and ``lower``): its
     parameters as core values or, past 16 of them, one pointer to a tuple; its result as
@@ -610,13 +617,6 @@ def core_modules(component: bytes) -> List[bytes]:
         return [c for section, c in _sections(component, b"\x00asm\x0d\x00\x01\x00") if section == 1]
     except ValueError as e:
         raise ValueError(f"not a WebAssembly component (component-model binary, layer 1): {e}") from None
-
-
-_ZERO = wasmtime.Val.i32(0)
-
-
-def _i32(value: int) -> wasmtime.Val:
-    return wasmtime.Val.i32(_signed(value, "i32"))
 
 
 def _leb(data: bytes, at: int) -> Tuple[int, int]:
