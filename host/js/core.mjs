@@ -167,8 +167,9 @@ export const messages = Object.freeze({
 // The core modules ship inside the package as base64 (generated/js/core-modules.js), so
 // nothing is read from disk or fetched: compiled once, asynchronously (browsers refuse to
 // compile large modules synchronously on the main thread), when this module loads.
+const coreBytes = Object.entries(CORE_MODULES).map(([name, base64]) => [name, fromBase64(base64)]);
 const coreModules = new Map(
-  await Promise.all(Object.entries(CORE_MODULES).map(async ([name, base64]) => [name, await WebAssembly.compile(fromBase64(base64))])),
+  await Promise.all(coreBytes.map(async ([name, bytes]) => [name, await WebAssembly.compile(bytes)])),
 );
 function getCoreModule(path) {
   const module = coreModules.get(path);
@@ -411,8 +412,56 @@ function instantiateFast(imports, instantiateCore) {
 // the image it had right after instantiation and zeroed above it. An instance whose call
 // trapped or threw through the guest, or whose memory grew past REUSE_MAX_BYTES, is
 // dropped. Nothing of one call's data (a Secret of one release) survives into the next.
+// Instances are reused at all only when the module passes the check below (REUSABLE).
 const REUSE_MAX_BYTES = 16 * 1024 * 1024;
 const idleInstances = [];
+
+/** The value type of each mutable global a core module defines (its global section). */
+function mutableGlobals(bytes) {
+  const types = { 0x7f: 'i32', 0x7e: 'i64', 0x7d: 'f32', 0x7c: 'f64', 0x7b: 'v128', 0x70: 'funcref', 0x6f: 'externref' };
+  let at = 8;
+  const leb = () => {
+    let value = 0;
+    for (let shift = 0; ; shift += 7) {
+      if (at >= bytes.length || shift > 28) throw new Error('render-store: a core module is cut off');
+      const byte = bytes[at++];
+      value += (byte & 0x7f) * 2 ** shift;
+      if (!(byte & 0x80)) return value;
+    }
+  };
+  const found = [];
+  while (at < bytes.length) {
+    const id = bytes[at++];
+    const size = leb();
+    const end = at + size;
+    if (id === 6) {
+      for (let count = leb(); count > 0; count--) {
+        const [type, mutable] = [bytes[at], bytes[at + 1]];
+        at += 2;
+        if (mutable) found.push(types[type] ?? `type 0x${type.toString(16)}`);
+        // The initializer, a constant expression, up to its `end`.
+        for (let op = bytes[at++]; op !== 0x0b; op = bytes[at++]) {
+          if (at > end) throw new Error("render-store: a global's initializer is cut off");
+          if (op === 0x41 || op === 0x42 || op === 0x23 || op === 0xd2) leb();
+          else if (op === 0x43) at += 4;
+          else if (op === 0x44) at += 8;
+          else if (op === 0xd0) at += 1;
+          else if (![0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e].includes(op)) {
+            throw new Error(`render-store: opcode 0x${op.toString(16)} in a global's initializer`);
+          }
+        }
+      }
+    }
+    at = end;
+  }
+  return found;
+}
+
+// Resetting the memory makes an instance as good as new only if the memory is all the
+// state it has besides its stack pointer, which a normal return puts back (wasm-ld's one
+// mutable global, an i32). A main module with more would get a new instance every call.
+const [, mainCore] = coreBytes.reduce((a, b) => (b[1].length > a[1].length ? b : a));
+const REUSABLE = ['', 'i32'].includes(mutableGlobals(mainCore).join(','));
 
 /** A new pooled instance: {exports, memory, image, bucket}. Its bucket imports call
  *  whatever `bucket` holds for the call in progress (bucketFunctions; null between
@@ -477,7 +526,7 @@ function inInstance(bucket, fn, mapError = fromWitError) {
     throw mapError(e);
   } finally {
     pooled.bucket = null;
-    if (clean && resetInstance(pooled)) idleInstances.push(pooled);
+    if (clean && REUSABLE && resetInstance(pooled)) idleInstances.push(pooled);
   }
 }
 
