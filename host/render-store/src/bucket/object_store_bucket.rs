@@ -8,6 +8,10 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use std::sync::Arc;
 
+/// How many times a batch delete whose whole request failed is made before its keys are
+/// reported as possibly remaining.
+const BATCH_ATTEMPTS: usize = 3;
+
 /// A [`Bucket`] over any [`ObjectStore`].
 #[derive(Debug, Clone)]
 pub struct ObjectStoreBucket {
@@ -18,6 +22,17 @@ impl ObjectStoreBucket {
     /// Wraps a backend.
     pub fn new(store: Arc<dyn ObjectStore>) -> Self {
         ObjectStoreBucket { store }
+    }
+
+    /// Asks `delete_stream` to delete one chunk of at most 1,000 keys: an answer a
+    /// key, or fewer when the request failed as a whole.
+    async fn delete_chunk(&self, chunk: &[(usize, Path)]) -> Vec<object_store::Result<Path>> {
+        let locations: Vec<object_store::Result<Path>> =
+            chunk.iter().map(|(_, p)| Ok(p.clone())).collect();
+        self.store
+            .delete_stream(futures::stream::iter(locations).boxed())
+            .collect()
+            .await
     }
 }
 
@@ -170,13 +185,17 @@ impl Bucket for ObjectStoreBucket {
         // one error for all its keys, which would shift every later answer: so one
         // stream per 1,000 keys, whose answers line up with its keys or not at all.
         for chunk in sent.chunks(1_000) {
-            let locations: Vec<object_store::Result<Path>> =
-                chunk.iter().map(|(_, p)| Ok(p.clone())).collect();
-            let results: Vec<object_store::Result<Path>> = self
-                .store
-                .delete_stream(futures::stream::iter(locations).boxed())
-                .collect()
-                .await;
+            // When the whole request fails, it is made again, up to BATCH_ATTEMPTS in
+            // all, a moment apart: deleting is idempotent, and object_store does not
+            // retry a POST (Azure's batch) whose connection broke.
+            let mut results = self.delete_chunk(chunk).await;
+            for attempt in 1..BATCH_ATTEMPTS {
+                if results.len() == chunk.len() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(200 * attempt as u64)).await;
+                results = self.delete_chunk(chunk).await;
+            }
             let first = &keys[chunk[0].0];
             if results.len() != chunk.len() {
                 let answered = results.len();
@@ -200,5 +219,128 @@ impl Bucket for ObjectStoreBucket {
             }
         }
         Ok(answers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::stream::BoxStream;
+    use object_store::memory::InMemory;
+    use object_store::{
+        CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, PutMultipartOptions,
+        PutOptions, PutResult,
+    };
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// An in-memory store whose `delete_stream` fails as a whole request (one error,
+    /// nothing deleted) the first `failures` times, as a broken connection does.
+    #[derive(Debug)]
+    struct BrokenDeletes {
+        inner: InMemory,
+        failures: AtomicUsize,
+    }
+
+    impl std::fmt::Display for BrokenDeletes {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "BrokenDeletes")
+        }
+    }
+
+    #[async_trait]
+    impl ObjectStore for BrokenDeletes {
+        async fn put_opts(
+            &self,
+            location: &Path,
+            payload: PutPayload,
+            opts: PutOptions,
+        ) -> object_store::Result<PutResult> {
+            self.inner.put_opts(location, payload, opts).await
+        }
+        async fn put_multipart_opts(
+            &self,
+            location: &Path,
+            opts: PutMultipartOptions,
+        ) -> object_store::Result<Box<dyn MultipartUpload>> {
+            self.inner.put_multipart_opts(location, opts).await
+        }
+        async fn get_opts(
+            &self,
+            location: &Path,
+            options: GetOptions,
+        ) -> object_store::Result<GetResult> {
+            self.inner.get_opts(location, options).await
+        }
+        fn delete_stream(
+            &self,
+            locations: BoxStream<'static, object_store::Result<Path>>,
+        ) -> BoxStream<'static, object_store::Result<Path>> {
+            let failing = self
+                .failures
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok();
+            if failing {
+                let error = object_store::Error::Generic {
+                    store: "BrokenDeletes",
+                    source: "error sending request".into(),
+                };
+                return futures::stream::iter([Err(error)]).boxed();
+            }
+            self.inner.delete_stream(locations)
+        }
+        fn list(
+            &self,
+            prefix: Option<&Path>,
+        ) -> BoxStream<'static, object_store::Result<object_store::ObjectMeta>> {
+            self.inner.list(prefix)
+        }
+        async fn list_with_delimiter(
+            &self,
+            prefix: Option<&Path>,
+        ) -> object_store::Result<ListResult> {
+            self.inner.list_with_delimiter(prefix).await
+        }
+        async fn copy_opts(
+            &self,
+            from: &Path,
+            to: &Path,
+            options: CopyOptions,
+        ) -> object_store::Result<()> {
+            self.inner.copy_opts(from, to, options).await
+        }
+    }
+
+    async fn bucket_with(failures: usize, keys: &[String]) -> ObjectStoreBucket {
+        let store = BrokenDeletes {
+            inner: InMemory::new(),
+            failures: AtomicUsize::new(failures),
+        };
+        let bucket = ObjectStoreBucket::new(Arc::new(store));
+        for key in keys {
+            bucket.put(key, b"x".to_vec()).await.unwrap();
+        }
+        bucket
+    }
+
+    #[tokio::test]
+    async fn a_batch_delete_whose_request_failed_is_made_again() {
+        let keys: Vec<String> = (0..3).map(|i| format!("ns/app/renders/{i}")).collect();
+        let bucket = bucket_with(BATCH_ATTEMPTS - 1, &keys).await;
+        let answers = bucket.delete_many(&keys).await.unwrap();
+        assert!(answers.iter().all(Result::is_ok), "{answers:?}");
+        assert!(bucket.list("ns/app/").await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_batch_delete_that_fails_every_time_reports_the_request() {
+        let keys: Vec<String> = (0..3).map(|i| format!("ns/app/renders/{i}")).collect();
+        let bucket = bucket_with(BATCH_ATTEMPTS, &keys).await;
+        let e = bucket.delete_many(&keys).await.unwrap_err();
+        assert!(
+            e.to_string().contains("delete-many")
+                && e.to_string().contains("error sending request"),
+            "{e}"
+        );
+        assert_eq!(bucket.list("ns/app/").await.unwrap().len(), 3);
     }
 }
