@@ -39,7 +39,7 @@ mkdirSync(generated, { recursive: true });
 const wasm = join(generated, 'render-store.wasm');
 execFileSync(bin, ['component', '--out', wasm], { stdio: ['ignore', 'ignore', 'inherit'] });
 const sha = createHash('sha256').update(readFileSync(wasm)).digest('hex');
-const stamp = `component sha256 ${sha}\njco ${jcoVersion}\ncore modules as base64\n`;
+const stamp = `component sha256 ${sha}\njco ${jcoVersion}\ncore modules as base64\n_debugLog reads JCO_DEBUG once\n`;
 const stampFile = join(generated, '.stamp');
 if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp && existsSync(join(generated, 'js', 'core-modules.js'))) {
   console.log(`build.mjs: generated/ is up to date (component sha256 ${sha.slice(0, 12)}…, jco ${jcoVersion})`);
@@ -86,7 +86,21 @@ for (const file of readdirSync(out).filter((f) => f.endsWith('.wasm'))) {
   }
 }
 
-// 4. The core modules as base64 in a JS module, so the package loads them without a file
+// 4. jco's glue logs through `_debugLog`, which reads `process.env.JCO_DEBUG` on every
+//    call it makes (several for each bucket call; in Node each read is a getenv through
+//    C++, ~8% of a small render's putRender). The variable is read once, when the module
+//    loads, instead.
+const debugLog = `  const _debugLog = (...args) => {
+    if (!globalThis?.process?.env?.JCO_DEBUG) { return; }
+    console.debug(...args);
+  };`;
+if (js.split(debugLog).length !== 2) {
+  fail(`jco ${jcoVersion}'s glue does not define _debugLog as build.mjs expects: update step 4`);
+}
+writeFileSync(join(out, 'render-store.js'), js.replace(debugLog,
+  '  const _debugLog = globalThis?.process?.env?.JCO_DEBUG ? (...args) => { console.debug(...args); } : () => {};'));
+
+// 5. The core modules as base64 in a JS module, so the package loads them without a file
 //    system or a fetch (the same files in Node and in a browser).
 const coreModules = Object.fromEntries(
   readdirSync(out).filter((f) => f.endsWith('.wasm')).sort().map((f) => [f, readFileSync(join(out, f)).toString('base64')]),

@@ -239,12 +239,13 @@ function bucketFunctions(prefix, answer, record) {
     return witAnswer(call, ans.ok);
   };
   const functions = Object.fromEntries(CALLS.map((call) => [call, fn(call)]));
-  for (const call of CALLS) functions[jcoName(call)] = functions[call];
+  for (const [call, name] of JCO_NAMES) functions[name] = functions[call];
   return functions;
 }
 
-/** The name jco calls a bucket function by: the WIT name in camelCase. */
-const jcoName = (call) => call.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
+/** Each bucket function's WIT name and the name jco calls it by (the WIT name in
+ *  camelCase). */
+const JCO_NAMES = CALLS.map((call) => [call, call.replace(/-([a-z])/g, (_, c) => c.toUpperCase())]);
 
 /** An answer's `ok` value (the TRACES.md shape, bytes unencoded) as the component takes it:
  *  sizes and times as bigints, none as undefined. */
@@ -472,7 +473,7 @@ function newPooledInstance() {
     if (!pooled.bucket) throw new Error('render-store: a bucket call outside of a call');
     return pooled.bucket[name](...args);
   };
-  const functions = Object.fromEntries(CALLS.map(jcoName).map((name) => [name, forward(name)]));
+  const functions = Object.fromEntries(JCO_NAMES.map(([, name]) => [name, forward(name)]));
   // jco 1.35 reads the unversioned name; its .d.ts documents the versioned one.
   const imports = { [BUCKET_INTERFACE]: functions, [BUCKET_INTERFACE.replace(/@.*$/, '')]: functions };
   const instantiateCore = (module, importObject) => {

@@ -11,7 +11,7 @@ import wasmtime
 import wasmtime.component as wc
 
 import render_store as rs
-from render_store import _abi
+from render_store import _abi, _capi
 
 # A core module with a memory and a bump allocator: enough to store and load values.
 BUMP = """(module
@@ -31,13 +31,22 @@ GROWING = BUMP.replace("""    (local.get $at)))""", """    (if (i32.gt_u (global
     (local.get $at)))""")
 
 
+def instance(engine: _capi.Engine, wat: str) -> _capi.Instance:
+    """An instance of a module that imports nothing, with fuel for a long test."""
+    store = _capi.Store(engine, 1 << 30)
+    store.set_fuel(1 << 40)
+    module = _capi.Module(engine, wasmtime.wat2wasm(wat))
+    return _capi.Linker(engine).instantiate_pre(module).instantiate(store)
+
+
+def memory_of(instance: _capi.Instance) -> _abi.Memory:
+    return _abi.Memory(instance.store.context, instance.memory("memory"), instance.func("cabi_realloc"))
+
+
 @pytest.fixture
-def mem() -> _abi.Memory:
-    engine = wasmtime.Engine()
-    store = wasmtime.Store(engine)
-    instance = wasmtime.Instance(store, wasmtime.Module(engine, GROWING), [])
-    exports = instance.exports(store)
-    return _abi.Memory(store, exports["memory"], exports["cabi_realloc"])
+def mem():
+    growing = instance(_capi.Engine(), GROWING)
+    yield memory_of(growing)  # the instance (and its store) lives until the test ends
 
 
 STRING = _abi._String()
@@ -130,15 +139,8 @@ def test_a_value_that_fits_no_case_is_refused_before_it_reaches_the_component(me
 def test_a_value_stored_after_the_memory_moved_lands_in_the_new_memory():
     # An engine whose memories move when they grow: a string whose allocation grows the
     # memory must be written through the new view (the old one would be freed memory).
-    config = wasmtime.Config()
-    config.memory_reservation = 0
-    config.memory_guard_size = 0
-    config.memory_reservation_for_growth = 0
-    config.memory_may_move = True
-    engine = wasmtime.Engine(config)
-    store = wasmtime.Store(engine)
-    exports = wasmtime.Instance(store, wasmtime.Module(engine, GROWING), []).exports(store)
-    mem = _abi.Memory(store, exports["memory"], exports["cabi_realloc"])
+    moving = instance(_capi.Engine(moving_memories=True), GROWING)
+    mem = memory_of(moving)
     at = mem.alloc(LISTED.size, LISTED.align)
     text = "x" * 300_000
     STRING.store(mem, text, at)
@@ -161,7 +163,7 @@ def test_strings_that_alias_the_same_bytes_cannot_inflate_the_host(mem):
         _abi._List(STRING).load(mem, at)
     # One of them lifts (the budget is per lifting: a new Memory).
     struct.pack_into("<II", mem.view, at, array, 1)
-    fresh = _abi.Memory(mem.store, mem.memory, mem.realloc)
+    fresh = _abi.Memory(mem.context, mem.memory, mem.realloc)
     assert _abi._List(STRING).load(fresh, at) == ["a" * 60_000]
 
 
@@ -169,7 +171,7 @@ def test_the_component_may_not_call_the_host_while_the_host_lowers_into_it(runti
     fn = runtime._core.functions[(f"{rs.PACKAGE}/logic@{rs.VERSION}", "validate-render-ref")]
     serve = runtime._core._trampoline(fn, lambda *_: None)
     with pytest.raises(_abi.AbiError, match="while the host was lowering"):
-        serve(None, 0, 0)  # no call running
+        serve(0, _capi.slots(2))  # no call running
 
 
 def test_only_a_module_whose_state_is_its_memory_is_reused():
@@ -184,8 +186,9 @@ def test_only_a_module_whose_state_is_its_memory_is_reused():
 
 def test_core_modules_are_read_from_the_component(runtime):
     modules = _abi.core_modules(rs._packaged_component())
-    main = wasmtime.Module(runtime.engine, max(modules, key=len))
-    assert {"memory", "cabi_realloc"} <= {e.name for e in main.exports}
+    exports = _capi.Module(runtime._core.engine, max(modules, key=len)).exports()
+    assert exports["memory"] == ("memory", False, False)
+    assert exports["cabi_realloc"] == (["i32"] * 4, ["i32"])
     with pytest.raises(ValueError):
         _abi.core_modules(b"\x00asm\x01\x00\x00\x00")
     with pytest.raises(ValueError):
@@ -252,3 +255,16 @@ def test_a_bucket_that_calls_the_runtime_gets_an_instance_of_its_own():
     assert ref == runtime.render_ref([b'{"outer":1}'])
     assert bucket.seen == runtime.render_ref([b'{"inner":1}'])
     assert len(runtime._core._idle) == 2
+
+
+def test_an_interrupt_in_a_bucket_comes_through_and_drops_the_instance():
+    runtime = rs.Runtime()
+
+    class Interrupted(rs.MemoryBucket):
+        def exists(self, key):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        rs.RenderStore(Interrupted(), runtime).put_render("ns/app", [b'{"a":1}'])
+    assert runtime._core._idle == []
+    assert rs.RenderStore(rs.MemoryBucket(), runtime).put_render("ns/app", [b'{"a":1}']).startswith("sha256:")

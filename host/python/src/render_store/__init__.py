@@ -59,7 +59,7 @@ from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Se
 import wasmtime
 import wasmtime.component as wc
 
-from . import _abi
+from . import _abi, _capi
 
 __all__ = [
     "RenderStoreError", "BucketError", "NotFound", "Denied", "Failed", "TraceError",
@@ -498,7 +498,7 @@ class Messages:
 # --------------------------------------------------------------------------------------
 # Buckets
 
-_CONTROL = {chr(c) for c in range(0x20)} | {"\x7f"}
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 def object_key_error(key: str) -> Optional[str]:
@@ -509,7 +509,7 @@ def object_key_error(key: str) -> Optional[str]:
     if not key or key.startswith("/") or key.endswith("/"):
         return message
     for segment in key.split("/"):
-        if segment in ("", ".", "..") or any(c in _CONTROL for c in segment):
+        if segment in ("", ".", "..") or _CONTROL.search(segment):
             return message
     return None
 
@@ -1202,11 +1202,11 @@ class Runtime:
     call; one whose call trapped or raised through the guest, or whose memory grew past
     16 MiB, is dropped. :meth:`idle_instance_memories` shows what the idle ones hold.
 
-    The component's main core module runs under wasmtime's core API, with the canonical
-    ABI done by this package (``render_store._abi``): values move straight between
-    Python and the instance's memory, bytes with one copy. ``component`` is the
-    component compiled by wasmtime-py's component API, which this runtime reads the
-    WIT types from once."""
+    The component's main core module runs under wasmtime's C API (the library the
+    wasmtime wheel ships, ``render_store._capi``), with the canonical ABI done by this
+    package (``render_store._abi``): values move straight between Python and the
+    instance's memory, bytes with one copy. ``component`` is the component compiled by
+    wasmtime-py's component API, which this runtime reads the WIT types from once."""
 
     def __init__(self, wasm: Union[str, os.PathLike, bytes, None] = None, *,
                  memory_bytes: int = DEFAULT_MEMORY_BYTES, fuel: int = DEFAULT_FUEL):
@@ -1216,9 +1216,9 @@ class Runtime:
             with open(os.fspath(wasm), "rb") as f:
                 wasm = f.read()
         binary = bytes(wasm)
-        config = wasmtime.Config()
-        config.consume_fuel = True
-        self.engine = wasmtime.Engine(config)
+        # wasmtime-py's engine only compiles the component to read its types; the calls
+        # run in the core engine of self._core.
+        self.engine = wasmtime.Engine()
         self.component = wc.Component(self.engine, binary)
         self.memory_bytes = memory_bytes
         self.fuel = fuel
@@ -1266,7 +1266,7 @@ class Runtime:
             previous, self._scope = self._scope, scope  # a bucket may call the runtime again
             try:
                 return self._core.call(f"{PACKAGE}/{interface}@{VERSION}", name, args)
-            except (wasmtime.WasmtimeError, wasmtime.Trap, _abi.AbiError) as e:
+            except (_capi.WasmtimeError, _capi.Trap, _abi.AbiError) as e:
                 raise RenderStoreError("trap", _trap_message(e)) from e
             finally:
                 self._scope = previous

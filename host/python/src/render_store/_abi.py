@@ -1,11 +1,13 @@
-"""The component model's canonical ABI, done here over wasmtime-py's core-module API.
+"""The component model's canonical ABI, done here over the component's main core module.
 
 wasmtime-py's component API converts every value generically on every call: it reads the
 function's type again, walks the cases of each variant and ``result``, and moves a
 ``list<u8>`` one element at a time. This module runs the component's main core module
-itself, as jco does for JavaScript: the component's types are read once, each becomes a
-:class:`Codec` that loads and stores its values straight from and to the instance's
-linear memory, and bytes cross with one ``memmove``.
+itself, as jco does for JavaScript: the component's types are read once (through
+wasmtime-py's type reflection), each becomes a :class:`Codec` that loads and stores its
+values straight from and to the instance's linear memory, and bytes cross with one
+``memmove``. The core module runs under wasmtime's C API (:mod:`render_store._capi`),
+whose unchecked calls cost a microsecond or two where wasmtime-py's core API costs tens.
 
 Values keep wasmtime-py's component conventions, so this is a drop-in for it: a record is
 a ``wasmtime.component.Record`` whose attributes are the field names; a variant, option or
@@ -30,6 +32,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import wasmtime
 import wasmtime.component as wc
+
+from . import _capi
 
 #: The canonical ABI's limits on values passed as core parameters and results; more go
 #: through memory.
@@ -57,23 +61,31 @@ class Memory:
     elements at the same bytes cannot make the host build far more than its memory
     holds."""
 
-    __slots__ = ("store", "memory", "realloc", "view", "size", "running", "lifted")
+    __slots__ = ("context", "memory", "realloc", "view", "size", "running", "lifted", "slots")
 
-    def __init__(self, store: Any, memory: wasmtime.Memory, realloc: wasmtime.Func,
+    def __init__(self, context: int, memory: _capi.Memory, realloc: _capi.Func,
                  running: Optional["_Running"] = None):
-        self.store = store
+        self.context = context
         self.memory = memory
         self.realloc = realloc
         self.running = running
         self.lifted = 0
+        self.slots = _capi.slots(4) if running is None else running.slots
+        self.size = -1
+        if running is not None and running.view is not None:
+            self.view, self.size = running.view, running.size
         self.refresh()
 
     def refresh(self) -> None:
-        """Looks the memory up again: a call into the instance may have grown it."""
-        size = self.memory.data_len(self.store)
-        base = ctypes.addressof(self.memory.data_ptr(self.store).contents)
+        """Looks the memory up again if a call into the instance grew it. (A memory
+        moves only when it grows, so a view of the same size is still good.)"""
+        if _capi.memory_size(self.context, self.memory) == self.size:
+            return
+        base, size = _capi.memory_data(self.context, self.memory)
         self.view = memoryview((ctypes.c_ubyte * size).from_address(base)).cast("B")
         self.size = size
+        if self.running is not None:
+            self.running.view, self.running.size = self.view, size
 
     def check(self, ptr: int, length: int, align: int, what: str) -> None:
         if ptr % align:
@@ -96,14 +108,16 @@ class Memory:
             return align  # an empty list may point anywhere aligned; wit-bindgen's lift skips it
         if self.running is not None:
             self.running.may_leave = False
+        slots = self.slots
+        slots[0].i32 = slots[1].i32 = 0
+        slots[2].i32 = _signed(align, "i32")
+        slots[3].i32 = _signed(size, "i32")
         try:
-            ptr = self.realloc(self.store, _ZERO, _ZERO, _i32(align), _i32(size))
+            _capi.call(self.context, self.realloc, slots)
         finally:
             if self.running is not None:
                 self.running.may_leave = True
-        if not isinstance(ptr, int):
-            raise AbiError("cabi_realloc returned no address")
-        ptr &= 0xFFFFFFFF
+        ptr = slots[0].i32 & 0xFFFFFFFF
         self.refresh()
         self.check(ptr, size, align, "an allocation")
         return ptr
@@ -504,24 +518,22 @@ def codec(ty: Any) -> Codec:
 
 
 def _signed(value: int, core: str) -> int:
-    """A core value as wasmtime-py passes it: i32 and i64 are signed."""
+    """A core value as a raw slot holds it: i32 and i64 are signed."""
     bits = 32 if core == "i32" else 64
     value &= (1 << bits) - 1
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
-def _core_value(value: int, core: str) -> wasmtime.Val:
-    """A core argument as a typed ``Val``: wasmtime-py converts a bare int by comparing
-    the parameter's type with every type it could be, ~20% of a small call."""
-    v = _signed(value, core)
-    return wasmtime.Val.i32(v) if core == "i32" else wasmtime.Val.i64(v)
+def _put_slot(slots: Any, i: int, value: int, core: str) -> None:
+    if core == "i32":
+        slots[i].i32 = _signed(value, "i32")
+    else:
+        slots[i].i64 = _signed(value, "i64")
 
 
-_ZERO = wasmtime.Val.i32(0)
-
-
-def _i32(value: int) -> wasmtime.Val:
-    return wasmtime.Val.i32(_signed(value, "i32"))
+def _slot(slots: Any, i: int, core: str) -> int:
+    """A core value out of a raw slot, unsigned."""
+    return slots[i].i32 & 0xFFFFFFFF if core == "i32" else slots[i].i64 & 0xFFFFFFFFFFFFFFFF
 
 
 class Function:
@@ -552,17 +564,17 @@ class Function:
 
     # An export: the host lowers the arguments and lifts the result.
 
-    def lower_args(self, mem: Memory, args: Sequence[Any]) -> List[wasmtime.Val]:
+    def lower_args(self, mem: Memory, args: Sequence[Any]) -> List[int]:
         if len(args) != len(self.params):
             raise TypeError(f"{self.name} takes {len(self.params)} arguments, not {len(args)}")
         if self.args is not None:
             ptr = mem.alloc(self.args.size, self.args.align)
             self.args.store(mem, tuple(args), ptr)
-            return [_core_value(ptr, "i32")]
+            return [ptr]
         flat: List[int] = []
         for c, a in zip(self.params, args):
             c.lower_flat(mem, a, flat)
-        return [_core_value(v, t) for v, t in zip(flat, self.flat_params)]
+        return flat
 
     def lift_result(self, mem: Memory, core: Any) -> Any:
         if self.result is None:
@@ -703,33 +715,31 @@ class _Running:
     """One instance in its own store: its memory, allocator and exports, and the image
     of its memory right after instantiation."""
 
-    __slots__ = ("store", "linker", "funcs", "memory", "realloc", "image", "may_leave")
+    __slots__ = ("store", "context", "instance", "funcs", "memory", "realloc", "image", "may_leave",
+                 "view", "size", "slots")
 
-    def __init__(self, store: wasmtime.Store, instance: wasmtime.Instance, engine: wasmtime.Engine):
+    def __init__(self, store: _capi.Store, instance: _capi.Instance):
         self.store = store
-        # Exports are looked up by name through a linker of this instance's own:
-        # ``Instance.exports`` would wrap every one of the module's ~70 exports first.
-        self.linker = wasmtime.Linker(engine)
-        self.linker.define_instance(store, "component", instance)
-        self.funcs: Dict[str, wasmtime.Func] = {}
-        memory = self.linker.get(store, "component", "memory")
-        if not isinstance(memory, wasmtime.Memory):
-            raise AbiError("the core module's export memory is not a memory")
-        self.memory = memory
+        self.context = store.context
+        self.instance = instance
+        self.funcs: Dict[str, _capi.Func] = {}
+        self.memory = instance.memory("memory")
         self.realloc = self.func("cabi_realloc")
-        self.image = bytes(Memory(store, memory, self.realloc).view)
+        #: The memory's view while its size stays what it was (see Memory.refresh).
+        self.view: Optional[memoryview] = None
+        self.size = -1
+        #: Raw slots for cabi_realloc, which the host never calls twice at once.
+        self.slots = _capi.slots(4)
+        self.image = bytes(Memory(self.context, self.memory, self.realloc).view)
         #: False while the host lowers a value into the instance: the component may not
         #: call the host from its allocator then.
         self.may_leave = True
 
-    def func(self, name: str) -> wasmtime.Func:
-        """The exported function ``name``."""
+    def func(self, name: str) -> _capi.Func:
+        """The exported function ``name`` (its type was checked against the module's)."""
         func = self.funcs.get(name)
         if func is None:
-            found = self.linker.get(self.store, "component", name)
-            if not isinstance(found, wasmtime.Func):
-                raise AbiError(f"the core module's export {name} is not a function")
-            func = self.funcs[name] = found
+            func = self.funcs[name] = self.instance.func(name)
         return func
 
     def reset(self) -> bool:
@@ -738,10 +748,9 @@ class _Running:
         state in that memory (its allocator included), and its stack pointer is back
         where instantiation left it after a normal return. False when the memory grew
         past :data:`MAX_POOLED_MEMORY` (the instance is to be dropped)."""
-        size = self.memory.data_len(self.store)
+        base, size = _capi.memory_data(self.context, self.memory)
         if size > MAX_POOLED_MEMORY:
             return False
-        base = ctypes.addressof(self.memory.data_ptr(self.store).contents)
         ctypes.memmove(base, self.image, len(self.image))
         ctypes.memset(base + len(self.image), 0, size - len(self.image))
         return True
@@ -750,6 +759,8 @@ class _Running:
 class CoreComponent:
     """A component run as its main core module, with the canonical ABI done here.
 
+    ``component`` (compiled by wasmtime-py's component API) gives the WIT types; the
+    main core module runs under wasmtime's C API (:mod:`render_store._capi`).
     ``imports`` maps each imported interface to its functions' Python handlers, which
     take and return values in wasmtime-py's component conventions (a handler of a
     function the component does not import is left unused). Each instance has its own
@@ -758,7 +769,6 @@ class CoreComponent:
     def __init__(self, engine: wasmtime.Engine, binary: bytes, component: wc.Component,
                  imports: Dict[str, Dict[str, Callable[..., Any]]], *,
                  memory_bytes: int, fuel: int):
-        self.engine = engine
         self.memory_bytes = memory_bytes
         self.fuel = fuel
         self._idle: List[_Running] = []
@@ -780,15 +790,19 @@ class CoreComponent:
         # The main module is the component's code; the others are wit-component's small
         # shims for indirect calls, which this host does not need.
         main = max(modules, key=len)
-        module = wasmtime.Module(engine, main)
-        self._check_exports(module)
+        self.engine = _capi.Engine()
+        try:
+            module = _capi.Module(self.engine, main)
+        except _capi.WasmtimeError as e:
+            raise AbiError(f"the component's core module does not compile: {e}") from None
+        self._check_exports(module.exports())
         # Resetting the memory makes an instance as good as new only if the memory is
         # all the state it has besides its stack pointer, which a normal return puts
         # back (wasm-ld's one mutable global). A module with more is never reused.
         self._poolable = mutable_globals(main) in ([], ["i32"])
         self._running: List[_Running] = []
-        linker = wasmtime.Linker(engine)
-        wanted = {(i.module, i.name): i.type for i in module.imports}
+        linker = _capi.Linker(self.engine)
+        wanted = module.imports()
         for iface, handlers in imports.items():
             for name, extern in declared[iface].ty.exports(engine).items():
                 ty = extern.ty
@@ -798,62 +812,61 @@ class CoreComponent:
                 if handler is None:
                     raise AbiError(f"the component imports {iface}#{name}, which this host does not serve")
                 fn = function(f"{iface}#{name}", ty)
-                params, results = fn.import_signature()
-                core = wasmtime.FuncType([_core_type(t) for t in params], [_core_type(t) for t in results])
+                signature = fn.import_signature()
                 have = wanted.pop((iface, name), None)
-                if have is not None and _signature(have) != (params, results):
-                    raise AbiError(f"the core module imports {iface}#{name} as {_signature(have)}, "
-                                   f"not {(params, results)}")
-                linker.define_func(iface, name, core, self._trampoline(fn, handler), access_caller=True)
+                if have is not None and have != signature:
+                    raise AbiError(f"the core module imports {iface}#{name} as {have}, not {signature}")
+                linker.define(iface, name, signature, self._trampoline(fn, handler))
         if wanted:
             raise AbiError(f"the core module imports {sorted(wanted)}, which the component does not declare")
         self._pre = linker.instantiate_pre(module)
 
-    def _check_exports(self, module: wasmtime.Module) -> None:
-        exported = {e.name: e.type for e in module.exports}
-        memory = exported.get("memory")
-        if not isinstance(memory, wasmtime.MemoryType) or memory.is_64 or memory.is_shared:
+    def _check_exports(self, exported: Dict[str, Any]) -> None:
+        if exported.get("memory") != ("memory", False, False):
             raise AbiError("the core module exports no 32-bit, unshared memory named memory")
-        realloc = exported.get("cabi_realloc")
-        if realloc is None or _signature(realloc) != (["i32"] * 4, ["i32"]):
+        if exported.get("cabi_realloc") != (["i32"] * 4, ["i32"]):
             raise AbiError("the core module exports no cabi_realloc of type (i32 i32 i32 i32) -> i32")
         for fn in self.functions.values():
             ty = exported.get(fn.name)
             if ty is None:
                 raise AbiError(f"the core module exports no {fn.name}")
-            if _signature(ty) != fn.export_signature():
-                raise AbiError(f"the core module exports {fn.name} as {_signature(ty)}, "
-                               f"not {fn.export_signature()}")
+            if ty != fn.export_signature():
+                raise AbiError(f"the core module exports {fn.name} as {ty}, not {fn.export_signature()}")
 
-    def _trampoline(self, fn: Function, handler: Callable[..., Any]) -> Callable[..., Any]:
-        def serve(caller: wasmtime.Caller, *core: int) -> Any:
+    def _trampoline(self, fn: Function, handler: Callable[..., Any]) -> _capi.HostFunction:
+        params, results = fn.import_signature()
+
+        def serve(context: int, slots: Any) -> None:
             # Only the innermost running instance can be executing, so it is the caller.
             if not self._running or not self._running[-1].may_leave:
                 raise AbiError(f"the component called {fn.name} while the host was lowering a value "
                                "into it (from cabi_realloc)")
             running = self._running[-1]
-            mem = Memory(caller, running.memory, running.realloc, running)
+            core = [_slot(slots, i, t) for i, t in enumerate(params)]
+            mem = Memory(context, running.memory, running.realloc, running)
             value = handler(*fn.lift_args(mem, core))
             mem.refresh()
-            return fn.lower_result(mem, value, core)
+            result = fn.lower_result(mem, value, core)
+            if results:
+                _put_slot(slots, 0, result, results[0])
         return serve
 
     def _new_instance(self) -> _Running:
-        store = wasmtime.Store(self.engine)
-        store.set_limits(memory_size=self.memory_bytes)
-        return _Running(store, self._pre.instantiate(store), self.engine)
+        store = _capi.Store(self.engine, self.memory_bytes)
+        return _Running(store, self._pre.instantiate(store))
 
     def idle_memories(self) -> List[bytes]:
         """A copy of the memory of every idle instance (for audits: no call's data is
         left in them)."""
-        return [bytes(Memory(r.store, r.memory, r.realloc).view) for r in self._idle]
+        return [bytes(Memory(r.context, r.memory, r.realloc).view) for r in self._idle]
 
     def call(self, interface: str, name: str, args: Sequence[Any]) -> Any:
         """Calls export ``name`` of ``interface`` with a full fuel budget, in an instance
         as good as new: an idle one reset after its last call, or a new one.
 
-        Raises :class:`AbiError` when the component breaks the ABI, wasmtime's errors
-        when it traps, and whatever a handler raised; the instance is then dropped."""
+        Raises :class:`AbiError` when the component breaks the ABI,
+        :class:`~render_store._capi.Trap` when it traps, and whatever a handler raised;
+        the instance is then dropped."""
         fn = self.functions.get((interface, name))
         if fn is None:
             raise AbiError(f"the component exports no {interface}.{name}")
@@ -861,13 +874,15 @@ class CoreComponent:
         returned = False
         self._running.append(running)
         try:
-            store = running.store
-            store.set_fuel(self.fuel)
-            mem = Memory(store, running.memory, running.realloc, running)
-            core = fn.lower_args(mem, args)
-            result = running.func(fn.name)(store, *core)
+            running.store.set_fuel(self.fuel)
+            mem = Memory(running.context, running.memory, running.realloc, running)
+            params, results = fn.export_signature()
+            slots = _capi.slots(max(len(params), len(results)))
+            for i, (v, t) in enumerate(zip(fn.lower_args(mem, args), params)):
+                _put_slot(slots, i, v, t)
+            _capi.call(running.context, running.func(fn.name), slots)
             mem.refresh()
-            value = fn.lift_result(mem, result)
+            value = fn.lift_result(mem, _slot(slots, 0, results[0]) if results else None)
             returned = True
             # No post-return: the reset below frees everything the call allocated.
             return value
@@ -875,14 +890,3 @@ class CoreComponent:
             self._running.pop()
             if returned and self._poolable and running.reset():
                 self._idle.append(running)
-
-
-def _core_type(t: str) -> wasmtime.ValType:
-    return wasmtime.ValType.i64() if t == "i64" else wasmtime.ValType.i32()
-
-
-def _signature(ty: Any) -> Tuple[List[str], List[str]]:
-    """A core function type as lists of type names."""
-    if not isinstance(ty, wasmtime.FuncType):
-        return ([], ["not a function"])
-    return [str(t) for t in ty.params], [str(t) for t in ty.results]
