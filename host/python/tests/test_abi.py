@@ -134,6 +134,9 @@ def test_a_value_that_fits_no_case_is_refused_before_it_reaches_the_component(me
         _abi._Int("I", False).lower_flat(mem, 1 << 32, [])
     with pytest.raises(TypeError):
         ERROR.lower_flat(mem, wc.Variant("gone", "x"), [])
+    for bad in ([1, -1], [1, 1 << 32], [1, 2.0]):
+        with pytest.raises(TypeError, match="expected an integer"):
+            _abi._List(_abi._Int("I", False)).lower(mem, bad)
 
 
 def test_a_value_stored_after_the_memory_moved_lands_in_the_new_memory():

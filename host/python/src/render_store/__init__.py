@@ -1,8 +1,9 @@
 """A Python host of the render-store WebAssembly component.
 
 The component (``render-store component --out FILE.wasm``) is run as its main core module
-on wasmtime-py's core API, with the component model's canonical ABI done by this package
-(``render_store._abi``), as jco does for JavaScript. It is granted one capability, the
+under wasmtime's C API (``render_store._capi``, the library the wasmtime wheel ships),
+with the component model's canonical ABI done by this package (``render_store._abi``),
+as jco does for JavaScript. It is granted one capability, the
 WIT ``bucket`` interface, served by a Python bucket and scoped to the release being
 served exactly as the Rust host scopes it; nothing else (no WASI) is linked.
 
@@ -1216,9 +1217,11 @@ class Runtime:
             with open(os.fspath(wasm), "rb") as f:
                 wasm = f.read()
         binary = bytes(wasm)
-        # wasmtime-py's engine only compiles the component to read its types; the calls
-        # run in the core engine of self._core.
-        self.engine = wasmtime.Engine()
+        # wasmtime-py's engine only compiles the component to read its types (its code
+        # never runs, so it is not optimized); the calls run in self._core's engine.
+        config = wasmtime.Config()
+        config.cranelift_opt_level = "none"
+        self.engine = wasmtime.Engine(config)
         self.component = wc.Component(self.engine, binary)
         self.memory_bytes = memory_bytes
         self.fuel = fuel

@@ -296,9 +296,12 @@ class _List(_Span):
         n = len(value)
         ptr = mem.alloc(n * e.size, e.align)
         if self.ints:
-            for v in value:
-                e.checked(v)
-            struct.pack_into(f"<{n}{e.fmt[1]}", mem.view, ptr, *value)
+            try:  # struct checks each value's range (one C loop, not a Python one)
+                struct.pack_into(f"<{n}{e.fmt[1]}", mem.view, ptr, *value)
+            except struct.error:
+                for v in value:
+                    e.checked(v)  # raises TypeError naming the value
+                raise
         else:
             for i, v in enumerate(value):
                 e.store(mem, v, ptr + i * e.size)
