@@ -359,6 +359,12 @@ def _object_list(objects: Iterable[BytesLike]) -> wc.Variant:
     bytes in one buffer (a ``str`` object as its UTF-8), and where each ends."""
     if isinstance(objects, (bytes, bytearray, memoryview, str)):
         raise TypeError("objects must be a sequence of objects, each one JSON object's bytes")
+    if isinstance(objects, (list, tuple)) and all(type(o) is bytes for o in objects):
+        # The usual case, in C loops: a list of bytes.
+        ends = list(itertools.accumulate(map(len, objects)))
+        if ends and ends[-1] >= 1 << 32:
+            raise ValueError(f"the objects are {ends[-1]} bytes together; a render is at most 4 GiB - 1")
+        return wc.Variant("joined", _rec(bytes=b"".join(objects), ends=ends))
     parts: List[Any] = []
     ends: List[int] = []
     end = 0
@@ -386,9 +392,10 @@ def _utf8(text: str) -> bytes:
 
 def _data_bytes(d: Union[str, bytes]) -> bytes:
     """A WIT ``data`` from the component (a canonical render, a stored blob, a value to
-    store) as the bytes it stands for. Given text, the component answers ``text`` (a
-    ``str``); ``raw`` (``bytes``) is taken all the same, since the component is untrusted
-    input."""
+    store) as the bytes it stands for. The component answers in the form it was given:
+    ``raw`` (``bytes``) for this package's calls, which send bytes; ``text`` (a ``str``)
+    where the component builds the value itself (record-history's small entry body), and
+    either is taken, since the component is untrusted input."""
     return d.encode("utf-8") if isinstance(d, str) else bytes(d)
 
 

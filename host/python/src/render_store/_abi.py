@@ -718,8 +718,8 @@ class _Running:
     """One instance in its own store: its memory, allocator and exports, and the image
     of its memory right after instantiation."""
 
-    __slots__ = ("store", "context", "instance", "funcs", "memory", "realloc", "image", "may_leave",
-                 "view", "size", "slots")
+    __slots__ = ("store", "context", "instance", "funcs", "memory", "realloc", "image", "image_used",
+                 "may_leave", "view", "size", "slots")
 
     def __init__(self, store: _capi.Store, instance: _capi.Instance):
         self.store = store
@@ -734,6 +734,8 @@ class _Running:
         #: Raw slots for cabi_realloc, which the host never calls twice at once.
         self.slots = _capi.slots(4)
         self.image = bytes(Memory(self.context, self.memory, self.realloc).view)
+        #: The image up to its last nonzero byte (the rest is zeros).
+        self.image_used = len(self.image.rstrip(b"\0"))
         #: False while the host lowers a value into the instance: the component may not
         #: call the host from its allocator then.
         self.may_leave = True
@@ -754,8 +756,10 @@ class _Running:
         base, size = _capi.memory_data(self.context, self.memory)
         if size > MAX_POOLED_MEMORY:
             return False
-        ctypes.memmove(base, self.image, len(self.image))
-        ctypes.memset(base + len(self.image), 0, size - len(self.image))
+        # The image's zero tail is written as zeros (memset only writes; memmove also
+        # reads the image), with everything above it.
+        ctypes.memmove(base, self.image, self.image_used)
+        ctypes.memset(base + self.image_used, 0, size - self.image_used)
         return True
 
 
