@@ -176,25 +176,24 @@ def _text(vec: _ByteVec) -> str:
     return raw.rstrip(b"\0").decode("utf-8", "replace")
 
 
+def _take_message(ptr: int, message: Any, delete: Any) -> str:
+    """The message of a ``wasmtime_error_t`` or ``wasm_trap_t``, which is then freed."""
+    vec = _ByteVec()
+    message(ptr, byref(vec))
+    text = _text(vec)
+    _byte_vec_delete(byref(vec))
+    delete(ptr)
+    return text
+
+
 def _raise_error(error: Optional[int]) -> None:
     """Raises a ``wasmtime_error_t`` as :class:`WasmtimeError` (and frees it)."""
-    if not error:
-        return
-    vec = _ByteVec()
-    _error_message(error, byref(vec))
-    message = _text(vec)
-    _byte_vec_delete(byref(vec))
-    _error_delete(error)
-    raise WasmtimeError(message)
+    if error:
+        raise WasmtimeError(_take_message(error, _error_message, _error_delete))
 
 
 def _raise_trap(trap: int) -> None:
-    vec = _ByteVec()
-    _trap_message(trap, byref(vec))
-    message = _text(vec)
-    _byte_vec_delete(byref(vec))
-    _trap_delete(trap)
-    raise Trap(message)
+    raise Trap(_take_message(trap, _trap_message, _trap_delete))
 
 
 # --------------------------------------------------------------------------------------
