@@ -181,22 +181,22 @@ fn main() {
         "each figure: the fastest of {rounds} rounds (the hosts in turn), each round the median of at least 3 runs"
     );
     println!("ratio = the package's time over the Rust host's");
+    // Each package: its name, the program that runs its measuring script, the script.
+    let packages = [
+        ("node", PathBuf::from("node"), "host/js/bench/packages.mjs"),
+        ("python", python(), "host/python/bench/packages.py"),
+    ];
     let mut rust = Times::new();
-    let mut hosts: [(&str, Result<Times, String>); 2] =
-        [("node", Ok(Times::new())), ("python", Ok(Times::new()))];
+    let mut hosts: Vec<(&str, Result<Times, String>)> = packages
+        .iter()
+        .map(|(name, _, _)| (*name, Ok(Times::new())))
+        .collect();
     for _ in 0..rounds {
         keep_fastest(&mut rust, rust_times(&cases, min_time));
-        for (host, kept) in hosts.iter_mut() {
+        for ((_, program, script), (_, kept)) in packages.iter().zip(hosts.iter_mut()) {
             let Ok(times) = kept else { continue };
-            let cmd = if *host == "node" {
-                let mut node = Command::new("node");
-                node.arg(repo.join("host/js/bench/packages.mjs"));
-                node
-            } else {
-                let mut py = Command::new(python());
-                py.arg(repo.join("host/python/bench/packages.py"));
-                py
-            };
+            let mut cmd = Command::new(program);
+            cmd.arg(repo.join(script));
             match package_times(cmd, dir.path(), &indices) {
                 Ok(round) => keep_fastest(times, round),
                 Err(why) => *kept = Err(why),

@@ -359,30 +359,26 @@ def _object_list(objects: Iterable[BytesLike]) -> wc.Variant:
     bytes in one buffer (a ``str`` object as its UTF-8), and where each ends."""
     if isinstance(objects, (bytes, bytearray, memoryview, str)):
         raise TypeError("objects must be a sequence of objects, each one JSON object's bytes")
-    if isinstance(objects, (list, tuple)) and all(type(o) is bytes for o in objects):
-        # The usual case, in C loops: a list of bytes.
-        ends = list(itertools.accumulate(map(len, objects)))
-        if ends and ends[-1] >= 1 << 32:
-            raise ValueError(f"the objects are {ends[-1]} bytes together; a render is at most 4 GiB - 1")
-        return wc.Variant("joined", _rec(bytes=b"".join(objects), ends=ends))
-    parts: List[Any] = []
-    ends: List[int] = []
-    end = 0
-    for o in objects:
-        if isinstance(o, str):
-            o = o.encode("utf-8")
-        elif not isinstance(o, (bytes, bytearray)):
-            try:
-                o = memoryview(o).cast("B")
-            except TypeError:
-                raise TypeError(f"objects[{len(ends)}]: expected bytes, bytearray, memoryview or str, "
-                                f"not {type(o).__name__}") from None
-        parts.append(o)
-        end += len(o)
-        ends.append(end)
-    if end >= 1 << 32:
-        raise ValueError(f"the objects are {end} bytes together; a render is at most 4 GiB - 1")
+    # The usual case, a list of bytes, goes as it is; anything else is made bytes first.
+    usual = isinstance(objects, (list, tuple)) and all(type(o) is bytes for o in objects)
+    parts = objects if usual else [_object_bytes(i, o) for i, o in enumerate(objects)]
+    ends = list(itertools.accumulate(map(len, parts)))
+    if ends and ends[-1] >= 1 << 32:
+        raise ValueError(f"the objects are {ends[-1]} bytes together; a render is at most 4 GiB - 1")
     return wc.Variant("joined", _rec(bytes=b"".join(parts), ends=ends))
+
+
+def _object_bytes(index: int, o: Any) -> Any:
+    """One object as bytes or a byte view (a ``str`` as its UTF-8)."""
+    if isinstance(o, str):
+        return o.encode("utf-8")
+    if isinstance(o, (bytes, bytearray)):
+        return o
+    try:
+        return memoryview(o).cast("B")
+    except TypeError:
+        raise TypeError(f"objects[{index}]: expected bytes, bytearray, memoryview or str, "
+                        f"not {type(o).__name__}") from None
 
 
 def _utf8(text: str) -> bytes:
