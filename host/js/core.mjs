@@ -1,5 +1,7 @@
 // The core of the JavaScript host of the render-store component (wit/render-store.wit,
-// convoy:render-store@0.5.0), transpiled by jco into ./generated/js (`node build.mjs`).
+// convoy:render-store@0.5.0): its main core module, run with the canonical ABI of
+// ./abi.mjs (the module and its WIT types are written into ./generated/js by
+// `node build.mjs`).
 // It imports no Node.js built-in, so it runs in browsers too; render-store.mjs adds the
 // Node-only FolderBucket.
 //
@@ -44,13 +46,14 @@
 // Rust FolderBucket of file://).
 
 
-let instantiate;
-let CORE_MODULES;
+import { Component } from './abi.mjs';
+
+let CORE_MODULE;
+let WORLD;
 try {
-  ({ instantiate } = await import('./generated/js/render-store.js'));
-  ({ CORE_MODULES } = await import('./generated/js/core-modules.js'));
+  ({ CORE_MODULE, WORLD } = await import('./generated/js/component.js'));
 } catch (e) {
-  throw new Error(`render-store: the transpiled component is missing; run \`node build.mjs\` (or run.sh) first (${e.message})`);
+  throw new Error(`render-store: the built component is missing; run \`node build.mjs\` (or run.sh) first (${e.message})`);
 }
 
 const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.5.0';
@@ -164,18 +167,11 @@ export const messages = Object.freeze({
 // ---------------------------------------------------------------------------------------
 // Instances
 
-// The core modules ship inside the package as base64 (generated/js/core-modules.js), so
-// nothing is read from disk or fetched: compiled once, asynchronously (browsers refuse to
-// compile large modules synchronously on the main thread), when this module loads.
-const coreBytes = Object.entries(CORE_MODULES).map(([name, base64]) => [name, fromBase64(base64)]);
-const coreModules = new Map(
-  await Promise.all(coreBytes.map(async ([name, bytes]) => [name, await WebAssembly.compile(bytes)])),
-);
-function getCoreModule(path) {
-  const module = coreModules.get(path);
-  if (!module) throw new Error(`render-store: the transpiled component asks for a core module ${path} it does not ship`);
-  return module;
-}
+// The main core module ships inside the package as base64 (generated/js/component.js),
+// so nothing is read from disk or fetched: compiled once, asynchronously (browsers refuse
+// to compile large modules synchronously on the main thread), when this module loads.
+const coreBytes = fromBase64(CORE_MODULE);
+const component = new Component(await WebAssembly.compile(coreBytes), WORLD);
 
 function fromBase64(text) {
   const binary = atob(text);
@@ -192,7 +188,7 @@ function denied(message) {
 
 /**
  * The bucket functions of one call, scoped to `prefix` (null: no bucket), under their
- * WIT names and the camelCase ones jco calls them by. `answer(call, key, value)` gives the answer of a call inside the scope;
+ * WIT names and the camelCase ones abi.mjs calls them by. `answer(call, key, value)` gives the answer of a call inside the scope;
  * `record(call, key, value, answer)`, if given, sees every call with the answer the
  * component gets.
  */
@@ -243,7 +239,7 @@ function bucketFunctions(prefix, answer, record) {
   return functions;
 }
 
-/** Each bucket function's WIT name and the name jco calls it by (the WIT name in
+/** Each bucket function's WIT name and the name abi.mjs calls it by (the WIT name in
  *  camelCase). */
 const JCO_NAMES = CALLS.map((call) => [call, call.replace(/-([a-z])/g, (_, c) => c.toUpperCase())]);
 
@@ -261,7 +257,7 @@ function witAnswer(call, ok) {
     case 'delete-many':
       return ok.map(witResult);
     default:
-      // get: jco moves a Uint8Array in one copy, so bytes cross as `raw`, valid UTF-8 or not.
+      // get: a Uint8Array crosses in one copy, so bytes cross as `raw`, valid UTF-8 or not.
       return { tag: 'raw', val: ok };
   }
 }
@@ -386,27 +382,8 @@ function askBucket(bucket, call, key, value) {
   }
 }
 
-// jco's glue probes `WebAssembly.promising` (JSPI) once per export at each instantiation,
-// and where the probe throws (no JSPI, as in Node 20) it keeps the export as it is.
-// Letting it throw costs: V8 re-parses the glue's 5,000-line generator to word "… is
-// not a function" (25 ms per instance), and even a ready-made error costs a throw and a
-// catch per export. While instantiating, a stand-in that hands back the export itself
-// gives the glue exactly what its catch branch would keep; it is removed right after
-// (instantiation is synchronous).
-const keepExport = (f) => f;
-function instantiateFast(imports, instantiateCore) {
-  if (typeof WebAssembly.promising === 'function') return instantiate(getCoreModule, imports, instantiateCore);
-  WebAssembly.promising = keepExport;
-  try {
-    return instantiate(getCoreModule, imports, instantiateCore);
-  } finally {
-    delete WebAssembly.promising;
-  }
-}
-
 // Fresh instances, as the Rust host makes them. V8 takes ~0.1 ms to create the core
-// instance and jco's glue as much again, which on a 15 KB render is several times the
-// work itself. So, as wasmtime's pooling allocator does for the Rust host, an instance is
+// instance, which on a 15 KB render is about the work itself. So, as wasmtime's pooling allocator does for the Rust host, an instance is
 // reused only after it is made as good as new: when a call returns normally (a value or
 // a WIT error; the guest's stack pointer is then back where instantiation put it, and
 // the guest keeps every other state in linear memory), the memory is overwritten with
@@ -461,10 +438,10 @@ function mutableGlobals(bytes) {
 // Resetting the memory makes an instance as good as new only if the memory is all the
 // state it has besides its stack pointer, which a normal return puts back (wasm-ld's one
 // mutable global, an i32). A main module with more would get a new instance every call.
-const [, mainCore] = coreBytes.reduce((a, b) => (b[1].length > a[1].length ? b : a));
-const REUSABLE = ['', 'i32'].includes(mutableGlobals(mainCore).join(','));
+const REUSABLE = ['', 'i32'].includes(mutableGlobals(coreBytes).join(','));
 
-/** A new pooled instance: {exports, memory, image, bucket}. Its bucket imports call
+/** A new pooled instance: {exports, memory, image (its memory after instantiation, zero
+ *  tail cut), bucket}. Its bucket imports call
  *  whatever `bucket` holds for the call in progress (bucketFunctions; null between
  *  calls). */
 function newPooledInstance() {
@@ -474,16 +451,17 @@ function newPooledInstance() {
     return pooled.bucket[name](...args);
   };
   const functions = Object.fromEntries(JCO_NAMES.map(([, name]) => [name, forward(name)]));
-  // jco 1.35 reads the unversioned name; its .d.ts documents the versioned one.
-  const imports = { [BUCKET_INTERFACE]: functions, [BUCKET_INTERFACE.replace(/@.*$/, '')]: functions };
-  const instantiateCore = (module, importObject) => {
-    const instance = new WebAssembly.Instance(module, importObject);
-    if (instance.exports.memory instanceof WebAssembly.Memory) pooled.memory = instance.exports.memory;
-    return instance;
+  const imports = (module) => {
+    if (module !== BUCKET_INTERFACE) throw new Error(`render-store: the component imports ${module}, not only ${BUCKET_INTERFACE}`);
+    return functions;
   };
-  pooled.exports = instantiateFast(imports, instantiateCore);
-  if (!pooled.memory) throw new Error('render-store: the transpiled component exports no memory');
-  pooled.image = new Uint8Array(pooled.memory.buffer).slice();
+  ({ exports: pooled.exports, memory: pooled.memory } = component.instantiate(imports));
+  // The image up to its last nonzero byte: the rest is zeros, which a reset writes
+  // without reading (here 106 KB of a 256 KiB memory are nonzero).
+  const memory = new Uint8Array(pooled.memory.buffer);
+  let used = memory.length;
+  while (used > 0 && memory[used - 1] === 0) used--;
+  pooled.image = memory.slice(0, used);
   return pooled;
 }
 
@@ -505,8 +483,8 @@ export function idleInstanceMemories() {
   return idleInstances.map((pooled) => new Uint8Array(pooled.memory.buffer).slice());
 }
 
-/** Whether a call that threw `e` returned normally from the guest: jco throws a WIT error
- *  result as an Error with its own `payload` (a trap is a WebAssembly.RuntimeError). */
+/** Whether a call that threw `e` returned normally from the guest: abi.mjs throws a WIT
+ *  error result as an Error with its own `payload` (a trap is a WebAssembly.RuntimeError). */
 const isWitError = (e) => e instanceof Error && Object.hasOwn(e, 'payload');
 
 /**
@@ -554,13 +532,13 @@ function data(value, what) {
 const textBytes = (text) => ENCODER.encode(text);
 
 /** A WIT `data` from the component as the bytes it stands for. The component answers in
- *  the form it was given, and this host gives `raw`, so `raw` comes back: jco's lifted
+ *  the form it was given, and this host gives `raw`, so `raw` comes back: abi.mjs's lifted
  *  Uint8Array is already a copy of its own, taken as is, with no string to decode and
  *  encode again. `text` is encoded, since the component is untrusted input all the same. */
 const dataBytes = (d) => (d.tag === 'raw' ? d.val : ENCODER.encode(d.val));
 
 /** A render's objects as the WIT `object-list`: always `each`, every object its own `data`
- *  (jco copies a byte list in bulk, so bytes stay bytes; `texts` is for hosts whose
+ *  (a byte list is copied in bulk, so bytes stay bytes; `texts` is for hosts whose
  *  per-element variant lowering is slow). */
 function objectList(objects) {
   if (!Array.isArray(objects)) throw new TypeError('objects: expected an array of JSON objects (bytes or strings)');

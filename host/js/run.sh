@@ -3,9 +3,9 @@
 #
 #   host/js/run.sh [node --test options...]
 #
-# 1. `npm ci` (pinned jco) when node_modules is missing or was installed from another
+# 1. `npm ci` (pinned jco, which reads the component's world) when node_modules is missing or was installed from another
 #    package-lock.json / Node major version;
-# 2. writes the component with the Rust CLI and transpiles it with jco (build.mjs; only
+# 2. writes the component with the Rust CLI and its core module and types (build.mjs; only
 #    when the component changed);
 # 3. packs the package (npm pack), installs the tarball offline into an empty folder,
 #    runs examples/quickstart.mjs there, and runs every test against that install.

@@ -85,12 +85,17 @@ async function webdriver(base, method, path, body) {
 test('the core computes the controller\'s renderRefs in headless Chromium', { skip: missing && !required && 'chromium or chromedriver is not installed' }, async (t) => {
   assert.ok(!missing, `RENDER_STORE_REQUIRE_BROWSER=1 but ${!chromium ? 'chromium' : 'chromedriver'} is not on PATH (apt-get install chromium chromium-driver)`);
   const server = await serve();
-  t.after(() => server.close());
   const port = 20000 + Math.floor(Math.random() * 20000);
   const driver = spawn(chromedriver, [`--port=${port}`], { stdio: 'ignore' });
-  t.after(() => driver.kill());
   const base = `http://127.0.0.1:${port}`;
   let session;
+  // In this order: chromedriver closes the browser when its session is deleted, and a
+  // browser whose driver was killed first would be left running.
+  t.after(async () => {
+    if (session) await webdriver(base, 'DELETE', `/session/${session.sessionId}`).catch(() => {});
+    driver.kill();
+    server.close();
+  });
   for (let i = 0; !session; i++) {
     try {
       session = await webdriver(base, 'POST', '/session', {
@@ -102,7 +107,6 @@ test('the core computes the controller\'s renderRefs in headless Chromium', { sk
     }
   }
   const id = session.sessionId;
-  t.after(() => webdriver(base, 'DELETE', `/session/${id}`).catch(() => {}));
   await webdriver(base, 'POST', `/session/${id}/url`, { url: `http://127.0.0.1:${server.address().port}/` });
   let result = null;
   for (let i = 0; i < 300 && result === null; i++) {

@@ -3,7 +3,7 @@
 wasmtime-py's component API converts every value generically on every call: it reads the
 function's type again, walks the cases of each variant and ``result``, and moves a
 ``list<u8>`` one element at a time. This module runs the component's main core module
-itself, as jco does for JavaScript: the component's types are read once (through
+itself, as the npm package does in JavaScript: the component's types are read once (through
 wasmtime-py's type reflection), each becomes a :class:`Codec` that loads and stores its
 values straight from and to the instance's linear memory, and bytes cross with one
 ``memmove``. The core module runs under wasmtime's C API (:mod:`render_store._capi`),
