@@ -11,7 +11,7 @@ import { MemoryBucket, RenderStore, renderRef } from '@convoy/render-store';
 
 function median(minSeconds, f) {
   let start = performance.now();
-  for (let warm = 0; warm < 1 || ((performance.now() - start) / 1e3 < minSeconds / 2 && warm < 200); warm++) f();
+  for (let warm = 0; warm < 1 || ((performance.now() - start) / 1e3 < minSeconds && warm < 10000); warm++) f();
   start = performance.now();
   const runs = [];
   while (runs.length < 3 || ((performance.now() - start) / 1e3 < minSeconds && runs.length < 200)) {

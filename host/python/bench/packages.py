@@ -17,7 +17,7 @@ import render_store as rs
 def median(min_seconds, f):
     start = time.perf_counter()
     warm = 0
-    while warm < 1 or (time.perf_counter() - start < min_seconds / 2 and warm < 200):
+    while warm < 1 or (time.perf_counter() - start < min_seconds and warm < 10_000):
         f()
         warm += 1
     start = time.perf_counter()

@@ -63,6 +63,31 @@ def test_a_host_functions_exception_comes_back_from_the_call():
         _capi.call(store.context, instance.func("boom"), _capi.slots(0))
 
 
+def test_a_bound_call_runs_again_after_a_trap_and_an_exception():
+    class Refused(Exception):
+        pass
+
+    def answer(context, slots):
+        if slots[0].i32 < 0:
+            raise Refused("no")
+        doubling(context, slots)
+
+    store, instance = run(HOST, answer)
+    call = _capi.BoundCall(store.context, instance.func("call-host"), 2)
+    for _ in range(2):  # each failure is freed and forgotten: the call after it succeeds
+        store.set_fuel(0)
+        call.slot[0].i32, call.slot[1].i64 = 4, 1
+        with pytest.raises(_capi.Trap, match="fuel"):
+            call()
+        store.set_fuel(1_000_000)
+        call.slot[0].i32 = -1
+        with pytest.raises(Refused, match="no"):
+            call()
+        call.slot[0].i32, call.slot[1].i64 = 4, 1
+        call()
+        assert call.slot[0].i64 == 9
+
+
 def test_a_host_function_may_call_another_instance():
     inner_store, inner = run(HOST, doubling)
 

@@ -3,7 +3,7 @@
 The component (``render-store component --out FILE.wasm``) is run as its main core module
 under wasmtime's C API (``render_store._capi``, the library the wasmtime wheel ships),
 with the component model's canonical ABI done by this package (``render_store._abi``),
-as jco does for JavaScript. It is granted one capability, the
+as the npm package does in JavaScript. It is granted one capability, the
 WIT ``bucket`` interface, served by a Python bucket and scoped to the release being
 served exactly as the Rust host scopes it; nothing else (no WASI) is linked.
 
@@ -503,18 +503,16 @@ class Messages:
 # Buckets
 
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
+_BAD_SEGMENTS = frozenset(("", ".", ".."))
 
 
 def object_key_error(key: str) -> Optional[str]:
     """Why ``key`` is not a clean object key, the Rust host's check (``None`` if it is):
     no leading or trailing ``/``, no empty, ``.`` or ``..`` segment, no ASCII control
     character."""
-    message = Messages.invalid_key(key)
-    if not key or key.startswith("/") or key.endswith("/"):
-        return message
-    for segment in key.split("/"):
-        if segment in ("", ".", "..") or _CONTROL.search(segment):
-            return message
+    if (not key or key[0] == "/" or key[-1] == "/" or _CONTROL.search(key)
+            or not _BAD_SEGMENTS.isdisjoint(key.split("/"))):
+        return Messages.invalid_key(key)
     return None
 
 

@@ -61,7 +61,7 @@ class Memory:
     elements at the same bytes cannot make the host build far more than its memory
     holds."""
 
-    __slots__ = ("context", "memory", "realloc", "view", "size", "running", "lifted", "slots")
+    __slots__ = ("context", "memory", "realloc", "view", "size", "running", "lifted", "realloc_call")
 
     def __init__(self, context: int, memory: _capi.Memory, realloc: _capi.Func,
                  running: Optional["_Running"] = None):
@@ -70,7 +70,12 @@ class Memory:
         self.realloc = realloc
         self.running = running
         self.lifted = 0
-        self.slots = _capi.slots(4) if running is None else running.slots
+        # The instance's own bound cabi_realloc (the host never calls it twice at once)
+        # where it is reached through the same context, as a host function's caller is.
+        if running is not None and running.context == context:
+            self.realloc_call = running.realloc_call
+        else:
+            self.realloc_call = _capi.BoundCall(context, realloc, 4)
         self.size = -1
         if running is not None and running.view is not None:
             self.view, self.size = running.view, running.size
@@ -106,18 +111,21 @@ class Memory:
         host while it allocates (the canonical ABI's ``may_leave``)."""
         if size == 0:
             return align  # an empty list may point anywhere aligned; wit-bindgen's lift skips it
-        if self.running is not None:
-            self.running.may_leave = False
-        slots = self.slots
-        slots[0].i32 = slots[1].i32 = 0
-        slots[2].i32 = _signed(align, "i32")
-        slots[3].i32 = _signed(size, "i32")
+        running = self.running
+        if running is not None:
+            running.may_leave = False
+        call = self.realloc_call
+        slot = call.slot
+        slot[0].i32 = 0
+        slot[1].i32 = 0
+        slot[2].i32 = align
+        slot[3].i32 = size  # ctypes stores the low 32 bits: size < 2^32 is checked by the caller
         try:
-            _capi.call(self.context, self.realloc, slots)
+            call()
         finally:
-            if self.running is not None:
-                self.running.may_leave = True
-        ptr = slots[0].i32 & 0xFFFFFFFF
+            if running is not None:
+                running.may_leave = True
+        ptr = slot[0].i32 & 0xFFFFFFFF
         self.refresh()
         self.check(ptr, size, align, "an allocation")
         return ptr
@@ -412,6 +420,8 @@ class _Variant(Codec):
             self.classes = {wc.Variant}
         else:
             self.classes = seen
+        #: Each case's index, payload codec and the Python classes it takes (untagged).
+        self.matches = [(i, c, None if c is None else tuple(c.classes)) for i, (_, c) in enumerate(self.cases)]
 
     def case_of(self, value: Any) -> Tuple[int, Any]:
         """The case ``value`` stands for, and its payload."""
@@ -423,11 +433,11 @@ class _Variant(Codec):
             if not isinstance(value, wc.Variant) or value.tag not in self.names:
                 raise TypeError(f"expected a Variant with a tag of {sorted(self.names)}, not {value!r}")
             return self.names[value.tag], value.payload
-        for i, (_, c) in enumerate(self.cases):
+        for i, c, classes in self.matches:
             if c is None:
                 if value is None:
                     return i, None
-            elif isinstance(value, tuple(c.classes)):
+            elif isinstance(value, classes):  # type: ignore[arg-type]
                 return i, value
         raise TypeError(f"{value!r} fits no case of {[name for name, _ in self.cases]}")
 
@@ -520,23 +530,18 @@ def codec(ty: Any) -> Codec:
 # Functions
 
 
-def _signed(value: int, core: str) -> int:
-    """A core value as a raw slot holds it: i32 and i64 are signed."""
-    bits = 32 if core == "i32" else 64
-    value &= (1 << bits) - 1
-    return value - (1 << bits) if value >> (bits - 1) else value
-
-
-def _put_slot(slots: Any, i: int, value: int, core: str) -> None:
+def _put_slot(slot: Any, value: int, core: str) -> None:
+    """A core value into a raw slot (ctypes keeps its low 32 or 64 bits: the same bits,
+    signed, and every value here fits its type's width)."""
     if core == "i32":
-        slots[i].i32 = _signed(value, "i32")
+        slot.i32 = value
     else:
-        slots[i].i64 = _signed(value, "i64")
+        slot.i64 = value
 
 
-def _slot(slots: Any, i: int, core: str) -> int:
+def _slot(slot: Any, core: str) -> int:
     """A core value out of a raw slot, unsigned."""
-    return slots[i].i32 & 0xFFFFFFFF if core == "i32" else slots[i].i64 & 0xFFFFFFFFFFFFFFFF
+    return slot.i32 & 0xFFFFFFFF if core == "i32" else slot.i64 & 0xFFFFFFFFFFFFFFFF
 
 
 class Function:
@@ -553,17 +558,18 @@ class Function:
         self.args = _Tuple(self.params) if len(flat) > MAX_FLAT_PARAMS else None
         self.flat_params = ["i32"] if self.args is not None else flat
         self.result_in_memory = result is not None and len(result.flat) > MAX_FLAT_RESULTS
+        results = [] if result is None else ["i32"] if self.result_in_memory else list(result.flat)
+        self._export = (list(self.flat_params), results)
+        self._import = ((self.flat_params + ["i32"], []) if self.result_in_memory
+                        else (list(self.flat_params), results))
 
     def export_signature(self) -> Tuple[List[str], List[str]]:
         """The core type of the export this function is lifted from."""
-        results = [] if self.result is None else ["i32"] if self.result_in_memory else self.result.flat
-        return self.flat_params, results
+        return list(self._export[0]), list(self._export[1])
 
     def import_signature(self) -> Tuple[List[str], List[str]]:
         """The core type of the import this function is lowered to."""
-        if self.result_in_memory:
-            return self.flat_params + ["i32"], []
-        return self.flat_params, [] if self.result is None else list(self.result.flat)
+        return list(self._import[0]), list(self._import[1])
 
     # An export: the host lowers the arguments and lifts the result.
 
@@ -612,7 +618,7 @@ class Function:
             return None
         flat: List[int] = []
         self.result.lower_flat(mem, value, flat)
-        return _signed(flat[0], self.result.flat[0])
+        return flat[0]
 
 
 def function(name: str, ty: Any) -> Function:
@@ -718,21 +724,22 @@ class _Running:
     """One instance in its own store: its memory, allocator and exports, and the image
     of its memory right after instantiation."""
 
-    __slots__ = ("store", "context", "instance", "funcs", "memory", "realloc", "image", "image_used",
-                 "may_leave", "view", "size", "slots")
+    __slots__ = ("store", "context", "instance", "calls", "memory", "realloc", "realloc_call", "image",
+                 "image_used", "may_leave", "view", "size")
 
     def __init__(self, store: _capi.Store, instance: _capi.Instance):
         self.store = store
         self.context = store.context
         self.instance = instance
-        self.funcs: Dict[str, _capi.Func] = {}
+        #: Each export called so far, bound with its slots (an instance runs one call at
+        #: a time, so each export's slots are free whenever it is called).
+        self.calls: Dict[str, _capi.BoundCall] = {}
         self.memory = instance.memory("memory")
-        self.realloc = self.func("cabi_realloc")
+        self.realloc = instance.func("cabi_realloc")
+        self.realloc_call = _capi.BoundCall(self.context, self.realloc, 4)
         #: The memory's view while its size stays what it was (see Memory.refresh).
         self.view: Optional[memoryview] = None
         self.size = -1
-        #: Raw slots for cabi_realloc, which the host never calls twice at once.
-        self.slots = _capi.slots(4)
         self.image = bytes(Memory(self.context, self.memory, self.realloc).view)
         #: The image up to its last nonzero byte (the rest is zeros).
         self.image_used = len(self.image.rstrip(b"\0"))
@@ -740,12 +747,13 @@ class _Running:
         #: call the host from its allocator then.
         self.may_leave = True
 
-    def func(self, name: str) -> _capi.Func:
-        """The exported function ``name`` (its type was checked against the module's)."""
-        func = self.funcs.get(name)
-        if func is None:
-            func = self.funcs[name] = self.instance.func(name)
-        return func
+    def bound(self, name: str, count: int) -> _capi.BoundCall:
+        """The exported function ``name`` (its type was checked against the module's),
+        bound with ``count`` slots."""
+        call = self.calls.get(name)
+        if call is None:
+            call = self.calls[name] = _capi.BoundCall(self.context, self.instance.func(name), count)
+        return call
 
     def reset(self) -> bool:
         """Makes the instance as good as new after a call that returned normally: its
@@ -842,6 +850,10 @@ class CoreComponent:
 
     def _trampoline(self, fn: Function, handler: Callable[..., Any]) -> _capi.HostFunction:
         params, results = fn.import_signature()
+        # Each parameter's slot read unsigned, as the codecs take core values.
+        masks = tuple(0xFFFFFFFF if t == "i32" else 0xFFFFFFFFFFFFFFFF for t in params)
+        fields = tuple("i32" if t == "i32" else "i64" for t in params)
+        read = tuple(zip(range(len(params)), fields, masks))
 
         def serve(context: int, slots: Any) -> None:
             # Only the innermost running instance can be executing, so it is the caller.
@@ -849,13 +861,13 @@ class CoreComponent:
                 raise AbiError(f"the component called {fn.name} while the host was lowering a value "
                                "into it (from cabi_realloc)")
             running = self._running[-1]
-            core = [_slot(slots, i, t) for i, t in enumerate(params)]
+            core = [getattr(slots[i], field) & mask for i, field, mask in read]
             mem = Memory(context, running.memory, running.realloc, running)
             value = handler(*fn.lift_args(mem, core))
             mem.refresh()
             result = fn.lower_result(mem, value, core)
             if results:
-                _put_slot(slots, 0, result, results[0])
+                _put_slot(slots[0], result, results[0])
         return serve
 
     def _new_instance(self) -> _Running:
@@ -883,13 +895,14 @@ class CoreComponent:
         try:
             running.store.set_fuel(self.fuel)
             mem = Memory(running.context, running.memory, running.realloc, running)
-            params, results = fn.export_signature()
-            slots = _capi.slots(max(len(params), len(results)))
+            params, results = fn._export
+            call = running.bound(fn.name, max(len(params), len(results)))
+            slot = call.slot
             for i, (v, t) in enumerate(zip(fn.lower_args(mem, args), params)):
-                _put_slot(slots, i, v, t)
-            _capi.call(running.context, running.func(fn.name), slots)
+                _put_slot(slot[i], v, t)
+            call()
             mem.refresh()
-            value = fn.lift_result(mem, _slot(slots, 0, results[0]) if results else None)
+            value = fn.lift_result(mem, _slot(slot[0], results[0]) if results else None)
             returned = True
             # No post-return: the reset below frees everything the call allocated.
             return value
