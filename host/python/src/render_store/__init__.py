@@ -360,7 +360,7 @@ def _object_list(objects: Iterable[BytesLike]) -> wc.Variant:
     if isinstance(objects, (bytes, bytearray, memoryview, str)):
         raise TypeError("objects must be a sequence of objects, each one JSON object's bytes")
     # The usual case, a list of bytes, goes as it is; anything else is made bytes first.
-    usual = isinstance(objects, (list, tuple)) and all(type(o) is bytes for o in objects)
+    usual = isinstance(objects, (list, tuple)) and set(map(type, objects)) <= {bytes}
     parts = objects if usual else [_object_bytes(i, o) for i, o in enumerate(objects)]
     ends = list(itertools.accumulate(map(len, parts)))
     if ends and ends[-1] >= 1 << 32:
@@ -502,18 +502,16 @@ class Messages:
 # --------------------------------------------------------------------------------------
 # Buckets
 
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
-_BAD_SEGMENTS = frozenset(("", ".", ".."))
+# A clean key in one match: segments of no "/" or control character, none "." or "..".
+_SEGMENT = r"(?!\.\.?(?:/|\Z))[^/\x00-\x1f\x7f]+"
+_CLEAN_KEY = re.compile(f"{_SEGMENT}(?:/{_SEGMENT})*")
 
 
 def object_key_error(key: str) -> Optional[str]:
     """Why ``key`` is not a clean object key, the Rust host's check (``None`` if it is):
     no leading or trailing ``/``, no empty, ``.`` or ``..`` segment, no ASCII control
     character."""
-    if (not key or key[0] == "/" or key[-1] == "/" or _CONTROL.search(key)
-            or not _BAD_SEGMENTS.isdisjoint(key.split("/"))):
-        return Messages.invalid_key(key)
-    return None
+    return None if _CLEAN_KEY.fullmatch(key) else Messages.invalid_key(key)
 
 
 def _check_key(key: str) -> None:

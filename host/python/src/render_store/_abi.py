@@ -422,6 +422,10 @@ class _Variant(Codec):
             self.classes = seen
         #: Each case's index, payload codec and the Python classes it takes (untagged).
         self.matches = [(i, c, None if c is None else tuple(c.classes)) for i, (_, c) in enumerate(self.cases)]
+        #: Each case's positions that hold an i32 in an i64 slot (no floats in this
+        #: world): zero-extended when lowered, wrapped when lifted. Usually none.
+        self.widened = [[] if c is None else [i for i, t in enumerate(c.flat) if t == "i32" and joined[i] == "i64"]
+                        for _, c in self.cases]
 
     def case_of(self, value: Any) -> Tuple[int, Any]:
         """The case ``value`` stands for, and its payload."""
@@ -474,10 +478,8 @@ class _Variant(Codec):
         start = len(out)
         if c is not None:
             c.lower_flat(mem, payload, out)
-            # An i32 in an i64 position is zero-extended (no floats in this world).
-            for i, t in enumerate(c.flat):
-                if t == "i32" and self.flat[1 + i] == "i64":
-                    out[start + i] &= 0xFFFFFFFF
+            for i in self.widened[d]:
+                out[start + i] &= 0xFFFFFFFF
         # Positions the case does not use are zero.
         out.extend([0] * (len(self.flat) - 1 - (len(out) - start)))
 
@@ -486,9 +488,13 @@ class _Variant(Codec):
         c = self.cases[d][1]
         payload = None
         if c is not None:
-            narrowed = [v & 0xFFFFFFFF if t == "i32" else v
-                        for v, t in zip(flat[at + 1:at + 1 + len(c.flat)], c.flat)]
-            payload, _ = c.lift_flat(mem, narrowed, 0)
+            if self.widened[d]:
+                narrowed = flat[at + 1:at + 1 + len(c.flat)]
+                for i in self.widened[d]:
+                    narrowed[i] &= 0xFFFFFFFF
+                payload, _ = c.lift_flat(mem, narrowed, 0)
+            else:
+                payload, _ = c.lift_flat(mem, flat, at + 1)
         return self.lifted(d, payload), at + len(self.flat)
 
 
