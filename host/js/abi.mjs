@@ -23,7 +23,9 @@
 
 const MAX_FLAT_PARAMS = 16;
 const MAX_FLAT_RESULTS = 1;
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
+// fatal: a string that is not UTF-8 is refused; ignoreBOM: a leading U+FEFF is part of
+// the string (by default TextDecoder drops it).
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const ENCODER = new TextEncoder();
 
 /** The component broke the canonical ABI (a pointer out of its memory, a string that is

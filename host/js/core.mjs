@@ -517,7 +517,7 @@ const logicCall = (fn) => inInstance(NO_BUCKET, (x) => fn(x.logic));
 
 const ENCODER = new TextEncoder();
 /** Invalid UTF-8 sequences each become U+FFFD (the WHATWG decoder, as Rust's from_utf8_lossy). */
-const LOSSY = new TextDecoder();
+const LOSSY = new TextDecoder('utf-8', { ignoreBOM: true }); // a leading U+FEFF kept, as Rust keeps it
 
 /** A value as the WIT `data` variant: a string as `text` (it is UTF-8 once encoded),
  *  bytes as `raw` (whatever they hold: Go's handling of invalid UTF-8 needs them as is). */

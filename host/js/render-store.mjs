@@ -12,7 +12,7 @@ export * from './core.mjs';
 /** An integer as JSON holds it: a number when it is safe, else a bigint. */
 const jsInteger = (big) => (Number.isSafeInteger(Number(big)) ? Number(big) : big);
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }); // a name's leading U+FEFF is part of it
 const O = fsConstants;
 const DIR_FLAGS = O.O_RDONLY | (O.O_DIRECTORY ?? 0) | (O.O_NOFOLLOW ?? 0);
 /** Where a descriptor's folder can be named as a path (Linux): `/proc/self/fd/N/name`

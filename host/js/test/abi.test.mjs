@@ -90,6 +90,7 @@ test('values round-trip through memory, as jco gives them', () => {
   const meta = (key, size, seconds, nanoseconds) => ({ key, size, modified: { seconds, nanoseconds } });
   for (const [c, value] of [
     [DATA, { tag: 'text', val: 'é' }],
+    [STRING, '\ufeffa leading byte order mark stays'],
     [DATA, { tag: 'raw', val: new Uint8Array([0xff, 0]) }],
     [LISTED, { tag: 'ok', val: [meta('a/b', 7n, -1n, 999_999_999), meta('a/c', 1n << 63n, 0n, 0)] }],
     [LISTED, { tag: 'err', val: { tag: 'denied', val: 'no' } }],

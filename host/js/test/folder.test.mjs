@@ -159,6 +159,7 @@ test('the folder listing agrees with `render-store ls`', (t) => {
   file(`${P}history/y#`);
   file(`${P}history/z#1x`);
   file(`${P}notes/a b%20c ü.txt`);
+  file(`${P}notes/\ufeffbom`); // a leading U+FEFF is part of the name
   file(`${P}deep/er/still/deeper/k`);
   file('default/guestbook2/renders/other');
   file('default/guest');
@@ -184,6 +185,7 @@ test('the folder listing agrees with `render-store ls`', (t) => {
   const listed = bucket.list('');
   const all = keysOf(listed);
   assert.ok(all.includes(`${P}history/x#b#1`) && all.includes(`${P}history/y#`) && all.includes(`${P}history/z#1x`));
+  assert.ok(all.includes(`${P}notes/\ufeffbom`), all.join('\n'));
   assert.ok(all.includes(`${P}renders/${ref}#1`) && all.includes(`${P}renders/${ref}#4242.7`), all.join('\n'));
   assert.deepEqual(all.filter((k) => /link|broken|loop|tab|c1|n.o$/.test(k)), []);
   assert.deepEqual(all, [...all].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
