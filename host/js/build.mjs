@@ -47,7 +47,7 @@ execFileSync(bin, ['component', '--out', wasm], { stdio: ['ignore', 'ignore', 'i
 const sha = createHash('sha256').update(readFileSync(wasm)).digest('hex');
 const witText = readFileSync(witFile, 'utf8');
 const witSha = createHash('sha256').update(witText).digest('hex');
-const stamp = `component sha256 ${sha}\nwit sha256 ${witSha}\nmain core module and world types for abi.mjs\n`;
+const stamp = `component sha256 ${sha}\nwit sha256 ${witSha}\nmain core module, world types and mutable globals for abi.mjs and core.mjs\n`;
 const stampFile = join(generated, '.stamp');
 if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp && existsSync(join(generated, 'js', 'component.js'))) {
   console.log(`build.mjs: generated/ is up to date (component sha256 ${sha.slice(0, 12)}…)`);
@@ -104,11 +104,14 @@ if (cores.length === 0) fail('the component holds no core module');
 const main = cores.reduce((a, b) => (b.length > a.length ? b : a));
 
 // 4. Each function the module imports or exports has the core type the WIT gives it.
+//    The same walk finds the module's mutable globals (core.mjs reuses an instance only
+//    when its stack pointer, an i32, is the one it has: see REUSABLE there).
 const VALTYPES = { 0x7f: 'i32', 0x7e: 'i64', 0x7d: 'f32', 0x7c: 'f64', 0x7b: 'v128', 0x70: 'funcref', 0x6f: 'externref' };
 const types = [];
 const funcTypes = []; // by function index: imports first
 const coreImports = new Map();
 const coreExports = new Map();
+const mutableGlobals = [];
 const name = () => {
   const n = leb(main);
   const text = main.subarray(at, at + n).toString('utf8');
@@ -139,6 +142,21 @@ while (at < main.length) {
     }
   } else if (id === 3) {
     for (let count = leb(main); count > 0; count--) funcTypes.push(types[leb(main)]);
+  } else if (id === 6) {
+    for (let count = leb(main); count > 0; count--) {
+      const [type, mutable] = [main[at], main[at + 1]];
+      at += 2;
+      if (mutable) mutableGlobals.push(VALTYPES[type] ?? `type 0x${type.toString(16)}`);
+      // The initializer, a constant expression, up to its `end`.
+      for (let op = main[at++]; op !== 0x0b; op = main[at++]) {
+        if (at > end) fail("a global's initializer is cut off");
+        if (op === 0x41 || op === 0x42 || op === 0x23 || op === 0xd2) leb(main);
+        else if (op === 0x43) at += 4;
+        else if (op === 0x44) at += 8;
+        else if (op === 0xd0) at += 1;
+        else if (![0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e].includes(op)) fail(`opcode 0x${op.toString(16)} in a global's initializer`);
+      }
+    }
   } else if (id === 7) {
     for (let count = leb(main); count > 0; count--) {
       const field = name();
@@ -179,10 +197,12 @@ writeFileSync(
   `// Written by build.mjs from the component (sha256 ${sha}) and ${'wit/render-store.wit'}.\n` +
   `/** The WIT types of the component's imports and exports (wit.mjs's descriptions). */\n` +
   `export const WORLD = ${JSON.stringify(description)};\n` +
+  `/** The value type of each mutable global the main core module defines. */\n` +
+  `export const MUTABLE_GLOBALS = ${JSON.stringify(mutableGlobals)};\n` +
   `/** The component's main core module, base64. */\n` +
   `export const CORE_MODULE = ${JSON.stringify(Buffer.from(main).toString('base64'))};\n`,
 );
-writeFileSync(join(out, 'component.d.ts'), 'export declare const WORLD: object;\nexport declare const CORE_MODULE: string;\n');
+writeFileSync(join(out, 'component.d.ts'), 'export declare const WORLD: object;\nexport declare const MUTABLE_GLOBALS: string[];\nexport declare const CORE_MODULE: string;\n');
 rmSync(join(generated, 'js'), { recursive: true, force: true });
 renameSync(out, join(generated, 'js'));
 writeFileSync(stampFile, stamp);

@@ -50,8 +50,9 @@ import { Component } from './abi.mjs';
 
 let CORE_MODULE;
 let WORLD;
+let MUTABLE_GLOBALS;
 try {
-  ({ CORE_MODULE, WORLD } = await import('./generated/js/component.js'));
+  ({ CORE_MODULE, WORLD, MUTABLE_GLOBALS } = await import('./generated/js/component.js'));
 } catch (e) {
   throw new Error(`render-store: the built component is missing; run \`node build.mjs\` (or run.sh) first (${e.message})`);
 }
@@ -170,8 +171,7 @@ export const messages = Object.freeze({
 // The main core module ships inside the package as base64 (generated/js/component.js),
 // so nothing is read from disk or fetched: compiled once, asynchronously (browsers refuse
 // to compile large modules synchronously on the main thread), when this module loads.
-const coreBytes = fromBase64(CORE_MODULE);
-const component = new Component(await WebAssembly.compile(coreBytes), WORLD);
+const component = new Component(await WebAssembly.compile(fromBase64(CORE_MODULE)), WORLD);
 
 function fromBase64(text) {
   const binary = atob(text);
@@ -383,67 +383,27 @@ function askBucket(bucket, call, key, value) {
 }
 
 // Fresh instances, as the Rust host makes them. V8 takes ~0.1 ms to create the core
-// instance, which on a 15 KB render is about the work itself. So, as wasmtime's pooling allocator does for the Rust host, an instance is
-// reused only after it is made as good as new: when a call returns normally (a value or
-// a WIT error; the guest's stack pointer is then back where instantiation put it, and
-// the guest keeps every other state in linear memory), the memory is overwritten with
-// the image it had right after instantiation and zeroed above it. An instance whose call
+// instance, which on a 15 KB render is about the work itself. So, as wasmtime's pooling
+// allocator does for the Rust host, an instance is reused only after it is made as good
+// as new: when a call returns normally (a value or a WIT error; the guest's stack
+// pointer is then back where instantiation put it, and the guest keeps every other state
+// in linear memory), the memory is overwritten with the image it had right after
+// instantiation and zeroed above it. An instance whose call
 // trapped or threw through the guest, or whose memory grew past REUSE_MAX_BYTES, is
 // dropped. Nothing of one call's data (a Secret of one release) survives into the next.
 // Instances are reused at all only when the module passes the check below (REUSABLE).
 const REUSE_MAX_BYTES = 16 * 1024 * 1024;
 const idleInstances = [];
 
-/** The value type of each mutable global a core module defines (its global section). */
-function mutableGlobals(bytes) {
-  const types = { 0x7f: 'i32', 0x7e: 'i64', 0x7d: 'f32', 0x7c: 'f64', 0x7b: 'v128', 0x70: 'funcref', 0x6f: 'externref' };
-  let at = 8;
-  const leb = () => {
-    let value = 0;
-    for (let shift = 0; ; shift += 7) {
-      if (at >= bytes.length || shift > 28) throw new Error('render-store: a core module is cut off');
-      const byte = bytes[at++];
-      value += (byte & 0x7f) * 2 ** shift;
-      if (!(byte & 0x80)) return value;
-    }
-  };
-  const found = [];
-  while (at < bytes.length) {
-    const id = bytes[at++];
-    const size = leb();
-    const end = at + size;
-    if (id === 6) {
-      for (let count = leb(); count > 0; count--) {
-        const [type, mutable] = [bytes[at], bytes[at + 1]];
-        at += 2;
-        if (mutable) found.push(types[type] ?? `type 0x${type.toString(16)}`);
-        // The initializer, a constant expression, up to its `end`.
-        for (let op = bytes[at++]; op !== 0x0b; op = bytes[at++]) {
-          if (at > end) throw new Error("render-store: a global's initializer is cut off");
-          if (op === 0x41 || op === 0x42 || op === 0x23 || op === 0xd2) leb();
-          else if (op === 0x43) at += 4;
-          else if (op === 0x44) at += 8;
-          else if (op === 0xd0) at += 1;
-          else if (![0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e].includes(op)) {
-            throw new Error(`render-store: opcode 0x${op.toString(16)} in a global's initializer`);
-          }
-        }
-      }
-    }
-    at = end;
-  }
-  return found;
-}
-
 // Resetting the memory makes an instance as good as new only if the memory is all the
 // state it has besides its stack pointer, which a normal return puts back (wasm-ld's one
 // mutable global, an i32). A main module with more would get a new instance every call.
-const REUSABLE = ['', 'i32'].includes(mutableGlobals(coreBytes).join(','));
+// (build.mjs lists the module's mutable globals, from the bytes it ships.)
+const REUSABLE = ['', 'i32'].includes(MUTABLE_GLOBALS.join(','));
 
 /** A new pooled instance: {exports, memory, image (its memory after instantiation, zero
- *  tail cut), bucket}. Its bucket imports call
- *  whatever `bucket` holds for the call in progress (bucketFunctions; null between
- *  calls). */
+ *  tail cut), bucket}. Its bucket imports call whatever `bucket` holds for the call in
+ *  progress (bucketFunctions; null between calls). */
 function newPooledInstance() {
   const pooled = { exports: null, memory: null, image: null, bucket: null };
   const forward = (name) => (...args) => {

@@ -856,10 +856,6 @@ class CoreComponent:
 
     def _trampoline(self, fn: Function, handler: Callable[..., Any]) -> _capi.HostFunction:
         params, results = fn.import_signature()
-        # Each parameter's slot read unsigned, as the codecs take core values.
-        masks = tuple(0xFFFFFFFF if t == "i32" else 0xFFFFFFFFFFFFFFFF for t in params)
-        fields = tuple("i32" if t == "i32" else "i64" for t in params)
-        read = tuple(zip(range(len(params)), fields, masks))
 
         def serve(context: int, slots: Any) -> None:
             # Only the innermost running instance can be executing, so it is the caller.
@@ -867,7 +863,7 @@ class CoreComponent:
                 raise AbiError(f"the component called {fn.name} while the host was lowering a value "
                                "into it (from cabi_realloc)")
             running = self._running[-1]
-            core = [getattr(slots[i], field) & mask for i, field, mask in read]
+            core = [_slot(slots[i], t) for i, t in enumerate(params)]
             mem = Memory(context, running.memory, running.realloc, running)
             value = handler(*fn.lift_args(mem, core))
             mem.refresh()
