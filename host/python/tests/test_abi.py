@@ -40,7 +40,8 @@ def instance(engine: _capi.Engine, wat: str) -> _capi.Instance:
 
 
 def memory_of(instance: _capi.Instance) -> _abi.Memory:
-    return _abi.Memory(instance.store.context, instance.memory("memory"), instance.func("cabi_realloc"))
+    return _abi.Memory(instance.store.context, instance.memory("memory"), instance.func("cabi_realloc"),
+                       fixed=instance.store.engine.fixed_memories)
 
 
 @pytest.fixture
@@ -127,6 +128,91 @@ def test_what_the_component_hands_back_is_checked(mem):
         ERROR.load(mem, size - 4)
 
 
+WIDE = _abi._Variant([("small", _abi._Int("i", True)), ("big", _abi._Int("Q", False)), ("none", None)])
+OPTION = _abi._Variant([("none", None), ("some", STRING)])
+# 16 flat parameters: the most that go as core values.
+SIGNATURE = [META, DATA, WIDE, _abi._Tuple([STRING, _abi._Int("h", True)]), OPTION]
+ARGUMENTS = [
+    [meta("a/b", 7, -1, 999_999_999), "é", wc.Variant("small", -2), ("x", -32768), None],
+    [meta("", 1 << 63, 0, 0), b"\xff\x00", wc.Variant("big", (1 << 64) - 1), ("", 5), "y"],
+    [meta("k", 0, 1, 2), "", wc.Variant("none"), ("z", 0), ""],
+]
+FORM = _abi._Variant([("yaml", None), ("json", None)], enum=True)
+
+
+def lifted(value):
+    """A lifted value in a form that compares by content."""
+    if isinstance(value, wc.Record):
+        return {k: lifted(v) for k, v in vars(value).items()}
+    if isinstance(value, wc.Variant):
+        return (value.tag, lifted(value.payload))
+    if isinstance(value, tuple):
+        return tuple(lifted(v) for v in value)
+    return value
+
+
+WIDE_AT = 9  # META's 5 and DATA's 3 flat values, then WIDE's discriminant
+
+
+def test_compiled_flat_values_agree_with_the_codecs(mem):
+    # Each function's code, written once from its types, must move values to and from
+    # the raw slots exactly as the codecs' generic lower_flat and lift_flat do.
+    fn = _abi.Function("f", SIGNATURE, None)
+    assert len(fn.flat_params) == 16 and fn.args is None
+    kinds = fn.flat_params
+    assert kinds[WIDE_AT] == "i64"
+    lower, lift = fn.compiled_lower(), fn.compiled_lift()
+    for args in ARGUMENTS:
+        slots = _capi.slots(len(kinds))
+        lower(mem, args, slots)
+        core = [_abi._slot(slots[i], k) for i, k in enumerate(kinds)]
+        assert lifted(fn.lift_args(mem, core)) == lifted(args)
+        flat = fn.lower_args(mem, args)
+        other = _capi.slots(len(kinds))
+        for i, (v, k) in enumerate(zip(flat, kinds)):
+            _abi._put_slot(other[i], v, k)
+        assert lifted(lift(mem, other)) == lifted(args)
+    # Without pointers, the slots hold exactly the generic flat values (an s32 in an
+    # i64 slot zero-extended, unused positions zero).
+    ints = _abi.Function("g", [WIDE, _abi._Int("i", True), WIDE, _abi._Bool(), _abi._Int("b", True), FORM], None)
+    for args in ([wc.Variant("small", -1), -5, wc.Variant("big", 1 << 40), True, -128, "json"],
+                 [wc.Variant("none"), 3, wc.Variant("small", 7), False, 127, "yaml"]):
+        slots = _capi.slots(len(ints.flat_params))
+        for slot in slots:
+            slot.i64 = -1  # what a call before left in them
+        ints.compiled_lower()(mem, args, slots)
+        assert [_abi._slot(slots[i], k) for i, k in enumerate(ints.flat_params)] == \
+            [v & (0xFFFFFFFF if k == "i32" else 0xFFFFFFFFFFFFFFFF) for v, k in zip(ints.lower_args(mem, args),
+                                                                                  ints.flat_params)]
+        assert lifted(ints.compiled_lift()(mem, slots)) == lifted(args)
+    # Past 16 flat values the arguments go as one tuple in memory, both ways.
+    many = _abi.Function("h", SIGNATURE + [FORM], None)
+    assert many.args is not None
+    slots = _capi.slots(1)
+    many.compiled_lower()(mem, ARGUMENTS[0] + ["json"], slots)
+    assert lifted(many.compiled_lift()(mem, slots)) == lifted(ARGUMENTS[0] + ["json"])
+
+
+def test_compiled_flat_values_check_what_they_are_given(mem):
+    fn = _abi.Function("f", SIGNATURE, None)
+    lower, lift = fn.compiled_lower(), fn.compiled_lift()
+    slots = _capi.slots(len(fn.flat_params))
+    with pytest.raises(TypeError, match="takes 5 arguments, not 4"):
+        lower(mem, ARGUMENTS[0][:4], slots)
+    for i, bad in [(0, "k"), (1, 5), (2, 5), (2, wc.Variant("small", 1 << 31)), (3, ("x",)), (3, ("x", 1 << 15)),
+                   (4, b"y")]:
+        with pytest.raises((TypeError, AttributeError)):  # a record is read field by field
+            lower(mem, ARGUMENTS[0][:i] + [bad] + ARGUMENTS[0][i + 1:], slots)
+    lower(mem, ARGUMENTS[0], slots)
+    slots[5].i32 = 2  # DATA has two cases
+    with pytest.raises(_abi.AbiError, match="discriminant 2"):
+        lift(mem, slots)
+    lower(mem, ARGUMENTS[0], slots)
+    slots[0].i32 = mem.size - 1  # the key's pointer, past the memory's end
+    with pytest.raises(_abi.AbiError, match="outside"):
+        lift(mem, slots)
+
+
 def test_a_value_that_fits_no_case_is_refused_before_it_reaches_the_component(mem):
     with pytest.raises(TypeError):
         DATA.store(mem, 7, mem.alloc(DATA.size, DATA.align))
@@ -139,11 +225,16 @@ def test_a_value_that_fits_no_case_is_refused_before_it_reaches_the_component(me
             _abi._List(_abi._Int("I", False)).lower(mem, bad)
 
 
-def test_a_value_stored_after_the_memory_moved_lands_in_the_new_memory():
-    # An engine whose memories move when they grow: a string whose allocation grows the
-    # memory must be written through the new view (the old one would be freed memory).
-    moving = instance(_capi.Engine(moving_memories=True), GROWING)
-    mem = memory_of(moving)
+@pytest.mark.parametrize("moving", [True, False], ids=["moving", "fixed"])
+def test_a_value_stored_after_the_memory_grew_lands_in_the_grown_memory(moving):
+    # Where memories move when they grow, a string whose allocation grows the memory
+    # must be written through the new view (the old one would be freed memory). Where
+    # they never move, the memory is looked at again only when an address lies past
+    # what the host saw: the value must still land, and the memory must not have moved.
+    grown = instance(_capi.Engine(moving_memories=moving), GROWING)
+    mem = memory_of(grown)
+    assert mem.fixed is not moving
+    base = mem.base
     at = mem.alloc(LISTED.size, LISTED.align)
     text = "x" * 300_000
     STRING.store(mem, text, at)
@@ -151,6 +242,8 @@ def test_a_value_stored_after_the_memory_moved_lands_in_the_new_memory():
     listed = [meta("k" * 70_000, 1, 2, 3), meta("j" * 70_000, 4, 5, 6)]
     LISTED.store(mem, listed, at)
     assert [m.key for m in LISTED.load(mem, at)] == [m.key for m in listed]
+    if not moving:
+        assert mem.base == base and _capi.memory_data(mem.context, mem.memory)[0] == base
 
 
 def test_strings_that_alias_the_same_bytes_cannot_inflate_the_host(mem):
@@ -217,9 +310,10 @@ def test_an_idle_instance_holds_nothing_of_earlier_calls():
     assert idle and not images
     for memory in idle:
         assert SECRET not in memory
-        # The image right after instantiation, zeroed above it: every idle instance alike.
-        assert memory[:len(idle[0])] == idle[0][:len(memory)]
-        assert not any(memory[len(runtime._core._idle[0].image):])
+        # The image right after instantiation, zeroed above it.
+        image = runtime._core._idle[0].image
+        assert memory[:len(image)] == image
+        assert not any(memory[len(image):])
 
 
 def test_instances_are_reused_and_dropped_by_the_rules():

@@ -5,9 +5,11 @@ function's type again, walks the cases of each variant and ``result``, and moves
 ``list<u8>`` one element at a time. This module runs the component's main core module
 itself, as the npm package does in JavaScript: the component's types are read once (through
 wasmtime-py's type reflection), each becomes a :class:`Codec` that loads and stores its
-values straight from and to the instance's linear memory, and bytes cross with one
-``memmove``. The core module runs under wasmtime's C API (:mod:`render_store._capi`),
-whose unchecked calls cost a microsecond or two where wasmtime-py's core API costs tens.
+values straight from and to the instance's linear memory, each function's flat arguments
+move between its values and the call's slots through Python code written for that
+function when the runtime starts, and bytes cross with one ``memmove``. The core module
+runs under wasmtime's C API (:mod:`render_store._capi`), whose unchecked calls cost a
+microsecond or two where wasmtime-py's core API costs tens.
 
 Values keep wasmtime-py's component conventions, so this is a drop-in for it: a record is
 a ``wasmtime.component.Record`` whose attributes are the field names; a variant, option or
@@ -55,21 +57,27 @@ class Memory:
     the Caller of a host function: the only context wasmtime allows while the instance
     is running), for one lowering or lifting.
 
-    ``view`` is only valid until the next allocation (which may grow the memory): take
-    it after anything that allocates, never before. What is lifted is counted against a
-    budget of twice the memory's size, so a component that points many strings or list
-    elements at the same bytes cannot make the host build far more than its memory
-    holds."""
+    ``view`` covers the memory as it was last looked at. Where memories never move
+    (``fixed``: the engine's promise, :attr:`render_store._capi.Engine.fixed_memories`)
+    it stays good as the memory grows, and the memory is looked at again only when an
+    address lies past the view's end: a call into wasmtime saved on every allocation.
+    Where they may move, ``view`` is only valid until the next allocation (which may grow
+    the memory): take it after anything that allocates, never before. What is lifted is
+    counted against a budget of twice the memory's size, so a component that points
+    many strings or list elements at the same bytes cannot make the host build far more
+    than its memory holds."""
 
-    __slots__ = ("context", "memory", "realloc", "view", "size", "running", "lifted", "realloc_call")
+    __slots__ = ("context", "memory", "realloc", "view", "size", "base", "fixed", "running", "lifted",
+                 "realloc_call")
 
     def __init__(self, context: int, memory: _capi.Memory, realloc: _capi.Func,
-                 running: Optional["_Running"] = None):
+                 running: Optional["_Running"] = None, *, fixed: bool = False):
         self.context = context
         self.memory = memory
         self.realloc = realloc
         self.running = running
         self.lifted = 0
+        self.fixed = running.fixed if running is not None else fixed
         # The instance's own bound cabi_realloc (the host never calls it twice at once)
         # where it is reached through the same context, as a host function's caller is.
         if running is not None and running.context == context:
@@ -77,31 +85,46 @@ class Memory:
         else:
             self.realloc_call = _capi.BoundCall(context, realloc, 4)
         self.size = -1
+        self.base = 0
         if running is not None and running.view is not None:
-            self.view, self.size = running.view, running.size
-        self.refresh()
+            self.view, self.size, self.base = running.view, running.size, running.base
+            self.guest_ran()
+        else:
+            self.refresh()
 
     def refresh(self) -> None:
-        """Looks the memory up again if a call into the instance grew it. (A memory
-        moves only when it grows, so a view of the same size is still good.)"""
+        """Looks the memory up again, in case a call into the instance grew it. (A
+        memory moves only when it grows, so a view of the same size is still good.)"""
         if _capi.memory_size(self.context, self.memory) == self.size:
             return
         base, size = _capi.memory_data(self.context, self.memory)
+        if self.fixed and self.size >= 0 and base != self.base:
+            raise AbiError("the component's memory moved, though its engine promised it never would")
         self.view = memoryview((ctypes.c_ubyte * size).from_address(base)).cast("B")
-        self.size = size
+        self.size, self.base = size, base
         if self.running is not None:
-            self.running.view, self.running.size = self.view, size
+            self.running.view, self.running.size, self.running.base = self.view, size, base
+
+    def guest_ran(self) -> None:
+        """The instance ran since the memory was last looked at: look again, unless the
+        memory cannot have moved (then :meth:`check` looks when it has to)."""
+        if not self.fixed:
+            self.refresh()
 
     def check(self, ptr: int, length: int, align: int, what: str) -> None:
         if ptr % align:
             raise AbiError(f"{what} at {ptr} is not aligned to {align} bytes")
         if ptr + length > self.size:
-            raise AbiError(f"{what} at {ptr}..{ptr + length} lies outside the component's "
-                           f"{self.size} bytes of memory")
+            self.refresh()  # the memory may have grown since it was looked at
+            if ptr + length > self.size:
+                raise AbiError(f"{what} at {ptr}..{ptr + length} lies outside the component's "
+                               f"{self.size} bytes of memory")
 
     def count(self, units: int) -> None:
         """Counts bytes (or list elements) about to be lifted against the budget."""
         self.lifted += units
+        if self.lifted > 2 * self.size:
+            self.refresh()
         if self.lifted > 2 * self.size:
             raise AbiError(f"the component's value lifts to more than twice its {self.size} bytes "
                            "of memory: its strings or lists point at the same bytes again and again")
@@ -116,8 +139,9 @@ class Memory:
             running.may_leave = False
         call = self.realloc_call
         slot = call.slot
+        # The result comes back in slot 0 and slot 1 is written by no one but the host:
+        # its zero stays from the binding on.
         slot[0].i32 = 0
-        slot[1].i32 = 0
         slot[2].i32 = align
         slot[3].i32 = size  # ctypes stores the low 32 bits: size < 2^32 is checked by the caller
         try:
@@ -126,8 +150,10 @@ class Memory:
             if running is not None:
                 running.may_leave = True
         ptr = slot[0].i32 & 0xFFFFFFFF
-        self.refresh()
-        self.check(ptr, size, align, "an allocation")
+        if not self.fixed:
+            self.refresh()
+        if ptr % align or ptr + size > self.size:
+            self.check(ptr, size, align, "an allocation")
         return ptr
 
     def write(self, ptr: int, data: Any) -> None:
@@ -204,10 +230,14 @@ class _Int(Codec):
         out.append(self.checked(value))
 
     def lift_flat(self, mem: Memory, flat: List[int], at: int) -> Tuple[Any, int]:
-        v = flat[at] & ((1 << self.bits) - 1)
+        return self.from_core(flat[at]), at + 1
+
+    def from_core(self, raw: int) -> Any:
+        """The value of a core value (its low ``bits`` bits, signed or not)."""
+        v = raw & ((1 << self.bits) - 1)
         if self.signed and v >= 1 << (self.bits - 1):
             v -= 1 << self.bits
-        return v, at + 1
+        return v
 
 
 class _Bool(_Int):
@@ -222,8 +252,8 @@ class _Bool(_Int):
     def load(self, mem: Memory, ptr: int) -> Any:
         return bool(super().load(mem, ptr))
 
-    def lift_flat(self, mem: Memory, flat: List[int], at: int) -> Tuple[Any, int]:
-        return bool(flat[at] & 0xFFFFFFFF), at + 1
+    def from_core(self, raw: int) -> Any:
+        return bool(raw & 0xFFFFFFFF)
 
 
 class _Span(Codec):
@@ -256,7 +286,8 @@ class _String(_Span):
     classes = {str}
 
     def lift(self, mem: Memory, ptr: int, length: int) -> str:
-        mem.check(ptr, length, 1, "a string")
+        if ptr + length > mem.size:
+            mem.check(ptr, length, 1, "a string")
         mem.count(length)
         try:
             return str(mem.view[ptr:ptr + length], "utf-8")
@@ -533,6 +564,163 @@ def codec(ty: Any) -> Codec:
 
 
 # --------------------------------------------------------------------------------------
+# Flat values, compiled per function
+#
+# Lowering a function's arguments (or lifting an import's) through the codecs' generic
+# ``lower_flat`` and ``lift_flat`` builds a list of core values and walks the type tree
+# on every call. A function's flat values sit at positions its type fixes, so each
+# function gets Python code written once, when the runtime starts, that moves them
+# straight between its values and the call's raw slots: records and tuples are taken
+# apart, variants dispatched on their case, and each string, list and integer handled
+# by its codec's own checked method. ``Function.lower_args`` and ``lift_args`` stay the
+# reference these are tested against.
+
+_M32 = 0xFFFFFFFF
+
+
+class _Writer:
+    """The lines of one generated function, with the objects its code names."""
+
+    def __init__(self) -> None:
+        self.lines: List[str] = []
+        self.names: Dict[str, Any] = {"AbiError": AbiError, "Record": wc.Record}
+        self.count = 0
+
+    def name(self, obj: Any) -> str:
+        n = f"c{len(self.names)}"
+        self.names[n] = obj
+        return n
+
+    def temp(self) -> str:
+        self.count += 1
+        return f"t{self.count}"
+
+    def line(self, depth: int, text: str) -> None:
+        self.lines.append("    " * depth + text)
+
+    def build(self, name: str, what: str) -> Callable[..., Any]:
+        """The function ``name`` the lines define; tracebacks name it ``what``."""
+        namespace = dict(self.names)
+        code = compile("\n".join(self.lines), f"<render_store: {what}>", "exec")
+        exec(code, namespace)  # noqa: S102 - code written above, from WIT types
+        return namespace[name]  # type: ignore[no-any-return]
+
+
+def _emit_lower(w: _Writer, codec: Codec, value: str, at: int, kinds: List[str], depth: int) -> None:
+    """Code that lowers the Python value named ``value`` into slots ``s[at:]``, whose
+    core types are ``kinds`` (an i32 may sit in an i64 slot of a variant)."""
+    if isinstance(codec, _Int):
+        v = f"{w.name(codec)}.checked({value})"
+        if codec.flat == ["i32"] and kinds[0] == "i64":
+            v += " & 0xFFFFFFFF"  # zero-extended, as the canonical ABI widens
+        w.line(depth, f"s[{at}].{kinds[0]} = {v}")
+    elif isinstance(codec, _Span):
+        p, n = w.temp(), w.temp()
+        w.line(depth, f"{p}, {n} = {w.name(codec)}.lower(mem, {value})")
+        w.line(depth, f"s[{at}].{kinds[0]} = {p}")
+        w.line(depth, f"s[{at + 1}].{kinds[1]} = {n}")
+    elif isinstance(codec, _Tuple):
+        n = len(codec.fields)
+        w.line(depth, f"if not isinstance({value}, tuple) or len({value}) != {n}:")
+        w.line(depth + 1, f"raise TypeError('expected a tuple of {n}')")
+        for i, (_, c) in enumerate(codec.fields):
+            t = w.temp()
+            w.line(depth, f"{t} = {value}[{i}]")
+            _emit_lower(w, c, t, at, kinds, depth)
+            kinds, at = kinds[len(c.flat):], at + len(c.flat)
+    elif isinstance(codec, _Record):
+        for name, c in codec.fields:
+            t = w.temp()
+            w.line(depth, f"{t} = getattr({value}, {name!r})")
+            _emit_lower(w, c, t, at, kinds, depth)
+            kinds, at = kinds[len(c.flat):], at + len(c.flat)
+    elif isinstance(codec, _Variant):
+        d, payload = w.temp(), w.temp()
+        w.line(depth, f"{d}, {payload} = {w.name(codec)}.case_of({value})")
+        w.line(depth, f"s[{at}].i32 = {d}")
+        width = len(codec.flat) - 1
+        for i, (_, c) in enumerate(codec.cases):
+            last = i == len(codec.cases) - 1
+            w.line(depth, "else:" if last else f"{'if' if i == 0 else 'elif'} {d} == {i}:")
+            used = 0 if c is None else len(c.flat)
+            before = len(w.lines)
+            if c is not None:
+                _emit_lower(w, c, payload, at + 1, kinds[1:1 + used], depth + 1)
+            for j in range(at + 1 + used, at + 1 + width):
+                w.line(depth + 1, f"s[{j}].i64 = 0")  # positions the case leaves unused
+            if len(w.lines) == before:
+                w.line(depth + 1, "pass")
+    else:
+        raise AbiError(f"this host does not lower {type(codec).__name__}")
+
+
+def _emit_lift(w: _Writer, codec: Codec, at: int, depth: int) -> str:
+    """Code that lifts the value whose core values are in slots ``s[at:]``; the name
+    it is left in. (An i32 in an i64 slot is read through its low half, which holds it.)"""
+    t = w.temp()
+    if isinstance(codec, _Int):
+        kind = codec.flat[0]
+        w.line(depth, f"{t} = {w.name(codec)}.from_core(s[{at}].{kind})")
+    elif isinstance(codec, _Span):
+        w.line(depth, f"{t} = {w.name(codec)}.lift(mem, s[{at}].i32 & 0xFFFFFFFF, s[{at + 1}].i32 & 0xFFFFFFFF)")
+    elif isinstance(codec, _Tuple):
+        parts = []
+        for _, c in codec.fields:
+            parts.append(_emit_lift(w, c, at, depth))
+            at += len(c.flat)
+        w.line(depth, f"{t} = ({', '.join(parts)}{',' if len(parts) == 1 else ''})")
+    elif isinstance(codec, _Record):
+        w.line(depth, f"{t} = Record()")
+        for name, c in codec.fields:
+            v = _emit_lift(w, c, at, depth)
+            w.line(depth, f"setattr({t}, {name!r}, {v})")
+            at += len(c.flat)
+    elif isinstance(codec, _Variant):
+        d, name = w.temp(), w.name(codec)
+        w.line(depth, f"{d} = {name}.discriminant(s[{at}].i32 & 0xFFFFFFFF)")
+        for i, (_, c) in enumerate(codec.cases):
+            last = i == len(codec.cases) - 1
+            w.line(depth, "else:" if last else f"{'if' if i == 0 else 'elif'} {d} == {i}:")
+            payload = "None" if c is None else _emit_lift(w, c, at + 1, depth + 1)
+            w.line(depth + 1, f"{t} = {name}.lifted({i}, {payload})")
+    else:
+        raise AbiError(f"this host does not lift {type(codec).__name__}")
+    return t
+
+
+def compile_lower_args(fn: "Function") -> Callable[[Memory, Sequence[Any], Any], None]:
+    """``lower(mem, args, s)``: ``fn``'s arguments lowered into the raw slots ``s`` (a
+    function of at most 16 flat parameters; more go through memory)."""
+    w = _Writer()
+    w.line(0, "def lower(mem, args, s):")
+    n = len(fn.params)
+    w.line(1, f"if len(args) != {n}:")
+    w.line(2, f"raise TypeError({fn.name!r} + ' takes {n} arguments, not ' + str(len(args)))")
+    at = 0
+    for i, c in enumerate(fn.params):
+        a = w.temp()
+        w.line(1, f"{a} = args[{i}]")
+        _emit_lower(w, c, a, at, c.flat, 1)
+        at += len(c.flat)
+    w.line(1, "return None")
+    return w.build("lower", f"lowering the arguments of {fn.name}")
+
+
+def compile_lift_args(fn: "Function") -> Callable[[Memory, Any], List[Any]]:
+    """``lift(mem, s)``: an import's arguments lifted from the raw slots ``s`` (a
+    function of at most 16 flat parameters)."""
+    w = _Writer()
+    w.line(0, "def lift(mem, s):")
+    values, at = [], 0
+    for c in fn.params:
+        values.append(_emit_lift(w, c, at, 1))
+        at += len(c.flat)
+    w.line(1, f"return [{', '.join(values)}]")
+    return w.build("lift", f"lifting the arguments of {fn.name}")
+
+
+
+# --------------------------------------------------------------------------------------
 # Functions
 
 
@@ -568,6 +756,30 @@ class Function:
         self._export = (list(self.flat_params), results)
         self._import = ((self.flat_params + ["i32"], []) if self.result_in_memory
                         else (list(self.flat_params), results))
+        self._lower: Optional[Callable[[Memory, Sequence[Any], Any], None]] = None
+        self._lift: Optional[Callable[[Memory, Any], List[Any]]] = None
+
+    def compiled_lower(self) -> Callable[[Memory, Sequence[Any], Any], None]:
+        """``lower(mem, args, slots)``, as :meth:`lower_args` then the slots, written
+        for this function (see :func:`compile_lower_args`)."""
+        if self._lower is None:
+            if self.args is None:
+                self._lower = compile_lower_args(self)
+            else:
+                def lower(mem: Memory, args: Sequence[Any], s: Any) -> None:
+                    s[0].i32 = self.lower_args(mem, args)[0]
+                self._lower = lower
+        return self._lower
+
+    def compiled_lift(self) -> Callable[[Memory, Any], List[Any]]:
+        """``lift(mem, slots)``, as :meth:`lift_args` of the slots, written for this
+        function (see :func:`compile_lift_args`)."""
+        if self._lift is None:
+            if self.args is None:
+                self._lift = compile_lift_args(self)
+            else:
+                self._lift = lambda mem, s: self.lift_args(mem, [s[0].i32 & _M32])
+        return self._lift
 
     def export_signature(self) -> Tuple[List[str], List[str]]:
         """The core type of the export this function is lifted from."""
@@ -608,9 +820,8 @@ class Function:
             mem.check(ptr, self.args.size, self.args.align, f"{self.name}'s arguments")
             return list(self.args.load(mem, ptr))
         values, at = [], 0
-        flat = list(core)
         for c in self.params:
-            v, at = c.lift_flat(mem, flat, at)
+            v, at = c.lift_flat(mem, core, at)
             values.append(v)
         return values
 
@@ -731,7 +942,7 @@ class _Running:
     of its memory right after instantiation."""
 
     __slots__ = ("store", "context", "instance", "calls", "memory", "realloc", "realloc_call", "image",
-                 "image_used", "may_leave", "view", "size")
+                 "image_start", "image_end", "image_data", "may_leave", "view", "size", "base", "fixed")
 
     def __init__(self, store: _capi.Store, instance: _capi.Instance):
         self.store = store
@@ -743,12 +954,17 @@ class _Running:
         self.memory = instance.memory("memory")
         self.realloc = instance.func("cabi_realloc")
         self.realloc_call = _capi.BoundCall(self.context, self.realloc, 4)
-        #: The memory's view while its size stays what it was (see Memory.refresh).
+        #: The memory's view, size and address as last looked at (see Memory.refresh).
         self.view: Optional[memoryview] = None
         self.size = -1
+        self.base = 0
+        self.fixed = store.engine.fixed_memories
         self.image = bytes(Memory(self.context, self.memory, self.realloc).view)
-        #: The image up to its last nonzero byte (the rest is zeros).
-        self.image_used = len(self.image.rstrip(b"\0"))
+        #: Where the image's nonzero bytes start and end (wasm-ld puts the stack, all
+        #: zeros, below the data; the heap above it is zeros too).
+        self.image_end = len(self.image.rstrip(b"\0"))
+        self.image_start = min(len(self.image) - len(self.image.lstrip(b"\0")), self.image_end)
+        self.image_data = self.image[self.image_start:self.image_end]
         #: False while the host lowers a value into the instance: the component may not
         #: call the host from its allocator then.
         self.may_leave = True
@@ -770,10 +986,12 @@ class _Running:
         base, size = _capi.memory_data(self.context, self.memory)
         if size > MAX_POOLED_MEMORY:
             return False
-        # The image's zero tail is written as zeros (memset only writes; memmove also
+        # The image's zero ends are written as zeros (memset only writes; memmove also
         # reads the image), with everything above it.
-        ctypes.memmove(base, self.image, self.image_used)
-        ctypes.memset(base + self.image_used, 0, size - self.image_used)
+        start, end = self.image_start, self.image_end
+        ctypes.memset(base, 0, start)
+        ctypes.memmove(base + start, self.image_data, end - start)
+        ctypes.memset(base + end, 0, size - end)
         return True
 
 
@@ -856,6 +1074,9 @@ class CoreComponent:
 
     def _trampoline(self, fn: Function, handler: Callable[..., Any]) -> _capi.HostFunction:
         params, results = fn.import_signature()
+        lift = fn.compiled_lift()
+        # The slot of the pointer the result is written at, after the parameters.
+        out = len(params) - 1 if fn.result_in_memory else None
 
         def serve(context: int, slots: Any) -> None:
             # Only the innermost running instance can be executing, so it is the caller.
@@ -863,13 +1084,13 @@ class CoreComponent:
                 raise AbiError(f"the component called {fn.name} while the host was lowering a value "
                                "into it (from cabi_realloc)")
             running = self._running[-1]
-            core = [_slot(slots[i], t) for i, t in enumerate(params)]
             mem = Memory(context, running.memory, running.realloc, running)
-            value = handler(*fn.lift_args(mem, core))
-            mem.refresh()
-            result = fn.lower_result(mem, value, core)
-            if results:
-                _put_slot(slots[0], result, results[0])
+            # The handler cannot run this instance (it is not idle), so the memory stays.
+            value = handler(*lift(mem, slots))
+            if out is not None:
+                fn.lower_result(mem, value, [slots[out].i32 & 0xFFFFFFFF])
+            elif results:
+                _put_slot(slots[0], fn.lower_result(mem, value, []), results[0])
         return serve
 
     def _new_instance(self) -> _Running:
@@ -900,10 +1121,9 @@ class CoreComponent:
             params, results = fn._export
             call = running.bound(fn.name, max(len(params), len(results)))
             slot = call.slot
-            for i, (v, t) in enumerate(zip(fn.lower_args(mem, args), params)):
-                _put_slot(slot[i], v, t)
+            fn.compiled_lower()(mem, args, slot)
             call()
-            mem.refresh()
+            mem.guest_ran()
             value = fn.lift_result(mem, _slot(slot[0], results[0]) if results else None)
             returned = True
             # No post-return: the reset below frees everything the call allocated.

@@ -203,8 +203,11 @@ def _raise_trap(trap: int) -> None:
 class Engine:
     """A wasmtime engine that meters fuel (each call gets a budget).
 
-    ``moving_memories`` makes every memory move when it grows (no reservation, no
-    guard): slower, and only for tests that show the host never writes through an
+    Its memories never move: each reserves the whole 32-bit address space up front and
+    grows in place (wasmtime's default on 64-bit machines, made a promise here), so an
+    address into a memory stays good for the memory's life (``fixed_memories``).
+    ``moving_memories`` makes every memory move when it grows instead (no reservation,
+    no guard): slower, and only for tests that show the host never writes through an
     address taken before the memory grew."""
 
     def __init__(self, *, moving_memories: bool = False) -> None:
@@ -215,6 +218,10 @@ class Engine:
             _config_guard_size(config, 0)
             _config_growth(config, 0)
             _config_may_move(config, True)
+        else:
+            _config_reservation(config, 1 << 32)
+            _config_may_move(config, False)
+        self.fixed_memories = not moving_memories
         self.ptr: int = _engine_new(config)  # takes the config
         if not self.ptr:
             raise WasmtimeError("wasmtime could not make an engine")
