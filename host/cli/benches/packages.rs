@@ -3,10 +3,12 @@
 //! small objects), the median time of `render_ref`, `put_render` (into a fresh memory
 //! bucket) and `get_render` in each host, and each package's time over the Rust host's.
 //!
-//! The hosts are measured in turn, in several rounds (`RENDER_STORE_BENCH_ROUNDS`,
-//! default 3), and each figure is the fastest of its rounds: on a shared machine a
-//! neighbour's burst slows whichever host runs at that moment, and taking each host's
-//! least disturbed round keeps such bursts out of the ratios.
+//! The hosts are measured in turn, case by case (each package's script runs once a case,
+//! so the three figures of a case are taken within seconds of each other), in several
+//! rounds (`RENDER_STORE_BENCH_ROUNDS`, default 3), and each figure is the fastest of its
+//! rounds: on a shared machine a neighbour's burst slows whichever host runs at that
+//! moment, and taking each host's least disturbed round keeps such bursts out of the
+//! ratios.
 //!
 //! `cargo bench -p render-store-cli --bench packages`. The packages are measured as
 //! their test scripts leave them: run `host/js/run.sh` (it builds the component
@@ -189,7 +191,7 @@ fn main() {
         "packages side by side — the Rust host, the npm package (Node.js), the Python package (wasmtime)"
     );
     println!(
-        "each figure: the fastest of {rounds} rounds (the hosts in turn), each round the median of at least 3 runs"
+        "each figure: the fastest of {rounds} rounds (the hosts in turn, case by case), each round the median of at least 3 runs"
     );
     println!("ratio = the package's time over the Rust host's");
     // Each package: its name, the program that runs its measuring script, the script.
@@ -202,15 +204,19 @@ fn main() {
         .iter()
         .map(|(name, _, _)| (*name, Ok(Times::new())))
         .collect();
+    // Case by case, every host in turn: the machine's speed drifts over minutes, and the
+    // hosts' figures for one case are taken within seconds of each other.
     for _ in 0..rounds {
-        keep_fastest(&mut rust, rust_times(&cases, min_time));
-        for ((_, program, script), (_, kept)) in packages.iter().zip(hosts.iter_mut()) {
-            let Ok(times) = kept else { continue };
-            let mut cmd = Command::new(program);
-            cmd.arg(repo.join(script));
-            match package_times(cmd, dir.path(), &indices) {
-                Ok(round) => keep_fastest(times, round),
-                Err(why) => *kept = Err(why),
+        for (i, case) in cases.iter().enumerate() {
+            keep_fastest(&mut rust, rust_times(std::slice::from_ref(case), min_time));
+            for ((_, program, script), (_, kept)) in packages.iter().zip(hosts.iter_mut()) {
+                let Ok(times) = kept else { continue };
+                let mut cmd = Command::new(program);
+                cmd.arg(repo.join(script));
+                match package_times(cmd, dir.path(), &indices[i..=i]) {
+                    Ok(round) => keep_fastest(times, round),
+                    Err(why) => *kept = Err(why),
+                }
             }
         }
     }
