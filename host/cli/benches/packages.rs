@@ -5,7 +5,7 @@
 //!
 //! The hosts are measured in turn, case by case (each package's script runs once a case,
 //! so the three figures of a case are taken within seconds of each other), in several
-//! rounds (`RENDER_STORE_BENCH_ROUNDS`, default 3), and each figure is the fastest of its
+//! rounds (`RENDER_STORE_BENCH_ROUNDS`, default 5), and each figure is the fastest of its
 //! rounds: on a shared machine a neighbour's burst slows whichever host runs at that
 //! moment, and taking each host's least disturbed round keeps such bursts out of the
 //! ratios.
@@ -186,7 +186,7 @@ fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .filter(|&r| r > 0)
-        .unwrap_or(3);
+        .unwrap_or(5);
     println!(
         "packages side by side — the Rust host, the npm package (Node.js), the Python package (wasmtime)"
     );
