@@ -583,7 +583,7 @@ class _Writer:
 
     def __init__(self) -> None:
         self.lines: List[str] = []
-        self.names: Dict[str, Any] = {"AbiError": AbiError, "Record": wc.Record}
+        self.names: Dict[str, Any] = {"Record": wc.Record}
         self.count = 0
 
     def name(self, obj: Any) -> str:
@@ -717,7 +717,6 @@ def compile_lift_args(fn: "Function") -> Callable[[Memory, Any], List[Any]]:
         at += len(c.flat)
     w.line(1, f"return [{', '.join(values)}]")
     return w.build("lift", f"lifting the arguments of {fn.name}")
-
 
 
 # --------------------------------------------------------------------------------------
