@@ -575,8 +575,6 @@ def codec(ty: Any) -> Codec:
 # by its codec's own checked method. ``Function.lower_args`` and ``lift_args`` stay the
 # reference these are tested against.
 
-_M32 = 0xFFFFFFFF
-
 
 class _Writer:
     """The lines of one generated function, with the objects its code names."""
@@ -777,7 +775,7 @@ class Function:
             if self.args is None:
                 self._lift = compile_lift_args(self)
             else:
-                self._lift = lambda mem, s: self.lift_args(mem, [s[0].i32 & _M32])
+                self._lift = lambda mem, s: self.lift_args(mem, [s[0].i32 & 0xFFFFFFFF])
         return self._lift
 
     def export_signature(self) -> Tuple[List[str], List[str]]:
