@@ -93,6 +93,49 @@ pub fn folder_not_blob(key: &str) -> String {
     format!("{} is a folder, not a blob", quote(key))
 }
 
+/// What a `file://` listing met inside its prefix that it will not walk (the `why` of
+/// [`unwalkable`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unwalkable {
+    /// A symbolic link.
+    Link,
+    /// A file, FIFO or other non-folder where the prefix needs a folder.
+    NotFolder,
+    /// A folder this user cannot open or read.
+    Unreadable,
+}
+
+impl Unwalkable {
+    fn what(self) -> &'static str {
+        match self {
+            Unwalkable::Link => "a symbolic link, which a file:// store never follows",
+            Unwalkable::NotFolder => "which is not a folder, though the prefix needs one there",
+            Unwalkable::Unreadable => "a folder this user cannot read",
+        }
+    }
+
+    fn fix(self) -> &'static str {
+        match self {
+            Unwalkable::Link => "remove the link, or move back what it points to",
+            Unwalkable::NotFolder => "remove it, or move back the folder",
+            Unwalkable::Unreadable => "make it readable by this user",
+        }
+    }
+}
+
+/// `denied` (`file://`): a listing of `prefix` met `path` inside it, which it will not
+/// walk. The listing fails as a whole: an answer without what lies beyond `path` would
+/// read as "not there" to GC and delete-release (CONTRACT.md §12, fail closed).
+pub fn unwalkable(prefix: &str, path: &str, why: Unwalkable) -> String {
+    format!(
+        "list {} meets {}, {}; a listing fails rather than leave out what it cannot see: {}",
+        quote(prefix),
+        quote(path),
+        why.what(),
+        why.fix()
+    )
+}
+
 /// Why a `file://` listing left an entry out (the `why` of [`left_out`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeftOut {
@@ -183,6 +226,15 @@ mod tests {
                 "not-plain-file" => not_plain_file(text(case, "key")),
                 "staging-mark" => staging_mark(text(case, "key")),
                 "folder-not-blob" => folder_not_blob(text(case, "key")),
+                "unwalkable" => {
+                    let why = match text(case, "why") {
+                        "link" => Unwalkable::Link,
+                        "not-folder" => Unwalkable::NotFolder,
+                        "unreadable" => Unwalkable::Unreadable,
+                        other => panic!("why {other:?}"),
+                    };
+                    unwalkable(text(case, "prefix"), text(case, "path"), why)
+                }
                 "left-out" => {
                     let why = match text(case, "why") {
                         "link" => LeftOut::Link,
