@@ -3,16 +3,27 @@
 //! same file on their buckets), and the bounded read, which only the Rust buckets have.
 
 use super::support::{Backend, CLOUD_URL_VARS, backends, bucket_from_url, emulators_required};
-use render_store::conformance::{cases, run_case};
+use render_store::conformance::{cases, run_case, run_folder_case};
 use render_store::{Bucket, BucketError};
+use std::path::Path;
 
 /// Runs every case on `bucket`, one after the other (cases share the bucket, each under
 /// its own prefix), and fails naming every failing case, its step and the backend.
-async fn every_case(backend: &str, bucket: &dyn Bucket) {
+/// `folder` is the bucket's folder, for a file:// bucket: then the cases that need one
+/// run too; otherwise they are left out, saying so.
+async fn every_case(backend: &str, bucket: &dyn Bucket, folder: Option<&Path>) {
     let mut failures = Vec::new();
     for case in cases() {
         let started = std::time::Instant::now();
-        match run_case(bucket, case).await {
+        let outcome = match folder {
+            Some(root) => run_folder_case(bucket, case, root).await,
+            None if case.needs_folder() => {
+                eprintln!("{backend}: {} needs a folder; not run", case.name);
+                continue;
+            }
+            None => run_case(bucket, case).await,
+        };
+        match outcome {
             Ok(()) => eprintln!("{backend}: {} ok ({:.1?})", case.name, started.elapsed()),
             Err(failure) => {
                 eprintln!("{backend}: {failure}");
@@ -52,34 +63,36 @@ fn cloud_bucket(backend: &str) -> Option<std::sync::Arc<dyn Bucket>> {
 
 #[tokio::test]
 async fn every_case_on_mem() {
-    every_case("mem", bucket_from_url("mem://").as_ref()).await;
+    every_case("mem", bucket_from_url("mem://").as_ref(), None).await;
 }
 
 #[tokio::test]
 async fn every_case_on_file() {
     let dir = tempfile::tempdir().expect("temp dir");
     let bucket = bucket_from_url(&format!("file://{}", dir.path().display()));
-    every_case("file", bucket.as_ref()).await;
+    every_case("file", bucket.as_ref(), Some(dir.path())).await;
+    let folder_cases = cases().iter().filter(|c| c.needs_folder()).count();
+    assert!(folder_cases >= 4, "only {folder_cases} folder cases");
 }
 
 #[tokio::test]
 async fn every_case_on_s3() {
     if let Some(bucket) = cloud_bucket("s3") {
-        every_case("s3", bucket.as_ref()).await;
+        every_case("s3", bucket.as_ref(), None).await;
     }
 }
 
 #[tokio::test]
 async fn every_case_on_gs() {
     if let Some(bucket) = cloud_bucket("gs") {
-        every_case("gs", bucket.as_ref()).await;
+        every_case("gs", bucket.as_ref(), None).await;
     }
 }
 
 #[tokio::test]
 async fn every_case_on_azblob() {
     if let Some(bucket) = cloud_bucket("azblob") {
-        every_case("azblob", bucket.as_ref()).await;
+        every_case("azblob", bucket.as_ref(), None).await;
     }
 }
 
@@ -142,7 +155,7 @@ impl Bucket for ReversedListings {
 async fn a_bucket_that_breaks_the_contract_fails_the_cases_that_check_it() {
     let bucket = ReversedListings(bucket_from_url("mem://"));
     let mut failed = Vec::new();
-    for case in cases() {
+    for case in cases().iter().filter(|c| !c.needs_folder()) {
         if let Err(failure) = run_case(&bucket, case).await {
             assert_eq!(failure.case, case.name);
             assert!(failure.call.starts_with("list "), "{failure}");
@@ -198,7 +211,7 @@ impl Bucket for ReversedBatchAnswers {
 async fn a_batch_delete_answering_out_of_order_fails_its_case() {
     let bucket = ReversedBatchAnswers(bucket_from_url("mem://"));
     let mut failed = Vec::new();
-    for case in cases() {
+    for case in cases().iter().filter(|c| !c.needs_folder()) {
         if let Err(failure) = run_case(&bucket, case).await {
             failed.push(failure);
         }
@@ -211,4 +224,51 @@ async fn a_batch_delete_answering_out_of_order_fails_its_case() {
         failed[0]
     );
     assert!(failed[0].message.contains("key 1 "), "{}", failed[0]);
+}
+
+/// A folder bucket that reads "could not walk" as "not there", as every file:// bucket
+/// did before listings failed closed: the folder cases must catch it.
+struct ShortListings(std::sync::Arc<dyn Bucket>);
+
+#[async_trait::async_trait]
+impl Bucket for ShortListings {
+    async fn get(&self, key: &str, limit: u64) -> Result<Vec<u8>, BucketError> {
+        self.0.get(key, limit).await
+    }
+    async fn put(&self, key: &str, value: Vec<u8>) -> Result<(), BucketError> {
+        self.0.put(key, value).await
+    }
+    async fn exists(&self, key: &str) -> Result<Option<u64>, BucketError> {
+        self.0.exists(key).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<render_store::ObjectMeta>, BucketError> {
+        match self.0.list(prefix).await {
+            Err(BucketError::Denied(_)) => Ok(Vec::new()),
+            other => other,
+        }
+    }
+    async fn delete(&self, key: &str) -> Result<(), BucketError> {
+        self.0.delete(key).await
+    }
+}
+
+#[tokio::test]
+async fn a_folder_bucket_whose_listings_come_back_short_fails_the_folder_cases() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bucket = ShortListings(bucket_from_url(&format!("file://{}", dir.path().display())));
+    let mut failed = Vec::new();
+    for case in cases() {
+        if let Err(failure) = run_folder_case(&bucket, case, dir.path()).await {
+            assert!(failure.call.starts_with("list "), "{failure}");
+            failed.push(failure.case);
+        }
+    }
+    assert_eq!(
+        failed,
+        [
+            "a-listing-through-a-link-fails-closed",
+            "a-listing-that-meets-a-link-to-a-file-fails-closed",
+            "a-listing-through-a-file-or-fifo-where-a-folder-should-be-fails-closed",
+        ]
+    );
 }

@@ -8,6 +8,7 @@ mod conformance;
 mod controller;
 mod corrupt;
 mod crashes;
+mod fail_closed;
 mod faults;
 mod go_peer;
 mod http;

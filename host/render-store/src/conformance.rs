@@ -54,9 +54,27 @@ pub struct Case {
     pub name: String,
     /// The sections of CONTRACT.md it checks, e.g. `§2`.
     pub section: String,
+    /// What the case needs of a bucket beyond the contract.
+    #[serde(default)]
+    needs: Option<Needs>,
     /// The rule, in words.
     pub checks: String,
     steps: Vec<Step>,
+}
+
+impl Case {
+    /// Whether the case runs only on a bucket over a local folder, where it plants
+    /// links, FIFOs and odd names beside the bucket's files ([`run_folder_case`]).
+    pub fn needs_folder(&self) -> bool {
+        self.needs == Some(Needs::Folder)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Needs {
+    /// A bucket over a local folder, which [`run_folder_case`] is given.
+    Folder,
 }
 
 /// Why a case failed: the case, the step and what the bucket answered instead.
@@ -103,10 +121,46 @@ pub fn recent_seconds() -> u64 {
 
 /// Runs one case on `bucket`, under a fresh prefix of its own, and then deletes what is
 /// left under that prefix (best effort, whatever the outcome: a failure to clean up does
-/// not fail the case). Reads are not bounded (`get` gets `u64::MAX`).
+/// not fail the case). Reads are not bounded (`get` gets `u64::MAX`). A case that
+/// [needs a folder](Case::needs_folder) fails here, saying so: run it with
+/// [`run_folder_case`], or leave it out for a bucket that is not over a folder.
 pub async fn run_case(bucket: &dyn Bucket, case: &Case) -> Result<(), CaseFailure> {
+    run(bucket, case, None).await
+}
+
+/// Runs one case, as [`run_case`] does, on a bucket whose keys are files under the
+/// local folder `root` (`<root>/<key>`), which `plant` steps write into directly. Every
+/// case runs here, those that need a folder too. What the case planted is removed
+/// before the clean-up.
+pub async fn run_folder_case(
+    bucket: &dyn Bucket,
+    case: &Case,
+    root: &std::path::Path,
+) -> Result<(), CaseFailure> {
+    run(bucket, case, Some(root)).await
+}
+
+async fn run(
+    bucket: &dyn Bucket,
+    case: &Case,
+    root: Option<&std::path::Path>,
+) -> Result<(), CaseFailure> {
+    if case.needs_folder() && root.is_none() {
+        return Err(CaseFailure {
+            case: case.name.clone(),
+            step: 0,
+            call: "none".to_string(),
+            message: "the case needs a bucket over a local folder: run it with \
+                      run_folder_case"
+                .to_string(),
+        });
+    }
     let prefix = unique_prefix(&case.name);
-    let outcome = run_steps(bucket, case, &prefix).await;
+    let mut planted = Vec::new();
+    let outcome = run_steps(bucket, case, &prefix, root, &mut planted).await;
+    for path in planted.iter().rev() {
+        let _ = std::fs::remove_file(path);
+    }
     clean_up(bucket, &prefix).await;
     outcome
 }
@@ -131,7 +185,13 @@ static FILE: LazyLock<File> = LazyLock::new(|| {
             case.name
         );
         for (i, step) in case.steps.iter().enumerate() {
-            if let Err(why) = step.check() {
+            let why = match step.check() {
+                Ok(()) if step.op == Op::Plant && !case.needs_folder() => {
+                    Err("plant is for cases that need a folder".to_string())
+                }
+                other => other,
+            };
+            if let Err(why) = why {
                 panic!(
                     "tests/conformance/bucket.json: case {}, step {}: {why}",
                     case.name,
@@ -153,6 +213,20 @@ enum Op {
     Delete,
     #[serde(rename = "delete-many")]
     DeleteMany,
+    /// Folder cases only: makes something beside the bucket's own files.
+    Plant,
+}
+
+/// What a `plant` step makes at its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Plant {
+    /// A symbolic link to the absolute path of `target` under the folder.
+    Link,
+    /// A FIFO.
+    Fifo,
+    /// A regular file holding `x`.
+    File,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -170,7 +244,16 @@ struct Step {
     /// Relative to the case's prefix (`list` only).
     prefix: Option<String>,
     value: Option<Value>,
-    expect: Expect,
+    /// `plant`: where, relative to the case's prefix, as a path under the folder.
+    path: Option<String>,
+    /// `plant`: what.
+    what: Option<Plant>,
+    /// `plant` of a link: what it points to, relative to the case's prefix.
+    target: Option<String>,
+    /// With an error expectation: text the message names, after the case's prefix.
+    mentions: Option<String>,
+    /// Every op but `plant` has one.
+    expect: Option<Expect>,
 }
 
 /// A key as a step names it: `key` relative to the case's prefix, or `raw_key`.
@@ -293,6 +376,18 @@ impl Step {
     /// Whether the step is well formed: the fields its op needs and no others, and an
     /// expectation its op can meet.
     fn check(&self) -> Result<(), String> {
+        if self.op == Op::Plant {
+            return self.check_plant();
+        }
+        let Some(expect) = &self.expect else {
+            return Err(format!("{:?} needs an expect", self.op));
+        };
+        if self.path.is_some() || self.what.is_some() || self.target.is_some() {
+            return Err("path, what and target are for plant only".into());
+        }
+        if self.mentions.is_some() && !matches!(expect, Expect::Error(_)) {
+            return Err("mentions goes with an error expectation".into());
+        }
         let keyed = [
             self.key.is_some(),
             self.raw_key.is_some(),
@@ -306,6 +401,7 @@ impl Step {
             Op::Put => (true, true),
             Op::Get | Op::Exists | Op::Delete | Op::DeleteMany => (true, false),
             Op::List => (false, false),
+            Op::Plant => unreachable!("checked above"),
         };
         if wants_key != (keyed == 1) || keyed > 1 {
             return Err("give exactly one of key, raw_key, keys and many (none for list)".into());
@@ -335,7 +431,7 @@ impl Step {
             (None, false) => {}
             _ => return Err("put, and only put, has a value".into()),
         }
-        let fits = match (&self.expect, self.op) {
+        let fits = match (expect, self.op) {
             (Expect::Error(_), _) => true,
             (Expect::Ok, op) => matches!(op, Op::Put | Op::Delete | Op::DeleteMany),
             (Expect::Each(each), op) => {
@@ -367,7 +463,30 @@ impl Step {
         if fits {
             Ok(())
         } else {
-            Err(format!("{:?} cannot answer {:?}", self.op, self.expect))
+            Err(format!("{:?} cannot answer {:?}", self.op, expect))
+        }
+    }
+
+    fn check_plant(&self) -> Result<(), String> {
+        let others = self.key.is_some()
+            || self.raw_key.is_some()
+            || self.keys.is_some()
+            || self.many.is_some()
+            || self.prefix.is_some()
+            || self.value.is_some()
+            || self.mentions.is_some()
+            || self.expect.is_some();
+        if others {
+            return Err("plant has path, what and (for a link) target only".into());
+        }
+        match (&self.path, self.what, &self.target) {
+            (Some(path), Some(what), target) if !path.is_empty() => {
+                if (what == Plant::Link) != target.is_some() {
+                    return Err("a link, and only a link, has a target".into());
+                }
+                Ok(())
+            }
+            _ => Err("plant needs a path and what".into()),
         }
     }
 }
@@ -388,7 +507,13 @@ fn quote(key: &str) -> String {
     serde_json::Value::from(key).to_string()
 }
 
-async fn run_steps(bucket: &dyn Bucket, case: &Case, prefix: &str) -> Result<(), CaseFailure> {
+async fn run_steps(
+    bucket: &dyn Bucket,
+    case: &Case,
+    prefix: &str,
+    root: Option<&std::path::Path>,
+    planted: &mut Vec<std::path::PathBuf>,
+) -> Result<(), CaseFailure> {
     let started = SyncTime::now();
     for (i, step) in case.steps.iter().enumerate() {
         let fail = |call: String, message: String| CaseFailure {
@@ -402,9 +527,20 @@ async fn run_steps(bucket: &dyn Bucket, case: &Case, prefix: &str) -> Result<(),
             (_, Some(raw)) => raw.replace("{prefix}", prefix),
             _ => String::new(),
         };
+        if step.op == Op::Plant {
+            let root = root.expect("a folder case has a folder");
+            let path = step.path.as_deref().expect("checked");
+            plant(root, prefix, step, planted)
+                .map_err(|m| fail(format!("plant {}", quote(path)), m))?;
+            continue;
+        }
         // Checked when the file was loaded.
         let value = step.value.as_ref().map(|v| v.bytes().expect("checked"));
+        let expect = step.expect.as_ref().expect("checked");
+        let mentions = step.mentions.as_ref().map(|m| format!("{prefix}{m}"));
+        let mentions = mentions.as_deref();
         match step.op {
+            Op::Plant => unreachable!("handled above"),
             Op::Put => {
                 let value = value.expect("checked");
                 let keys: Vec<String> = match &step.keys {
@@ -424,7 +560,7 @@ async fn run_steps(bucket: &dyn Bucket, case: &Case, prefix: &str) -> Result<(),
                     })
                     .buffer_unordered(CONCURRENCY);
                 while let Some((key, answer)) = answers.next().await {
-                    check_done(&step.expect, answer).map_err(|m| fail(call(key), m))?;
+                    check_done(expect, mentions, answer).map_err(|m| fail(call(key), m))?;
                 }
             }
             Op::DeleteMany => {
@@ -441,27 +577,27 @@ async fn run_steps(bucket: &dyn Bucket, case: &Case, prefix: &str) -> Result<(),
                     quote(keys.first().map_or("", String::as_str))
                 );
                 let answer = bucket.delete_many(&keys).await;
-                check_many(&step.expect, &keys, answer).map_err(|m| fail(call, m))?;
+                check_many(expect, mentions, &keys, answer).map_err(|m| fail(call, m))?;
             }
             Op::Delete => {
                 let answer = bucket.delete(&key).await;
-                check_done(&step.expect, answer)
+                check_done(expect, mentions, answer)
                     .map_err(|m| fail(format!("delete {}", quote(&key)), m))?;
             }
             Op::Get => {
                 let answer = bucket.get(&key, u64::MAX).await;
-                check_get(&step.expect, &key, answer)
+                check_get(expect, mentions, &key, answer)
                     .map_err(|m| fail(format!("get {}", quote(&key)), m))?;
             }
             Op::Exists => {
                 let answer = bucket.exists(&key).await;
-                check_exists(&step.expect, answer)
+                check_exists(expect, mentions, answer)
                     .map_err(|m| fail(format!("exists {}", quote(&key)), m))?;
             }
             Op::List => {
                 let listed_prefix = format!("{prefix}{}", step.prefix.as_deref().unwrap_or(""));
                 let answer = bucket.list(&listed_prefix).await;
-                check_list(&step.expect, prefix, started, answer)
+                check_list(expect, mentions, prefix, started, answer)
                     .map_err(|m| fail(format!("list {}", quote(&listed_prefix)), m))?;
             }
         }
@@ -469,14 +605,59 @@ async fn run_steps(bucket: &dyn Bucket, case: &Case, prefix: &str) -> Result<(),
     Ok(())
 }
 
+/// Carries out a `plant` step under `root`: the folders above the path as `put` makes
+/// them (0700), then the link, FIFO or file, whose path goes into `planted`.
+fn plant(
+    root: &std::path::Path,
+    prefix: &str,
+    step: &Step,
+    planted: &mut Vec<std::path::PathBuf>,
+) -> Result<(), String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let path = root.join(format!("{prefix}{}", step.path.as_deref().expect("checked")));
+    if let Some(parent) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
+            .map_err(|e| format!("making the folders above it: {e}"))?;
+    }
+    let made = match step.what.expect("checked") {
+        Plant::Link => {
+            let target = root.join(format!("{prefix}{}", step.target.as_deref().expect("checked")));
+            std::os::unix::fs::symlink(target, &path)
+        }
+        Plant::Fifo => rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .map_err(Into::into),
+        Plant::File => std::fs::write(&path, b"x"),
+    };
+    made.map_err(|e| e.to_string())?;
+    planted.push(path);
+    Ok(())
+}
+
 /// The expected error kind against an answer that was not the expected success.
 fn check_error<T>(
     expect: &Expect,
+    mentions: Option<&str>,
     answer: Result<T, BucketError>,
     shown: impl FnOnce(T) -> String,
 ) -> Result<(), String> {
     match (expect, answer) {
-        (Expect::Error(kind), Err(e)) if ErrorKind::of(&e) == *kind => Ok(()),
+        (Expect::Error(kind), Err(e)) if ErrorKind::of(&e) == *kind => match mentions {
+            Some(text) if !e.to_string().contains(text) => Err(format!(
+                "expected {} naming {}, got: {e}",
+                kind.name(),
+                quote(text)
+            )),
+            _ => Ok(()),
+        },
         (Expect::Error(kind), Err(e)) => Err(format!(
             "expected {}, got {}: {e}",
             kind.name(),
@@ -491,10 +672,13 @@ fn check_error<T>(
     }
 }
 
-fn check_done(expect: &Expect, answer: Result<(), BucketError>) -> Result<(), String> {
+fn check_done(
+    expect: &Expect,
+    mentions: Option<&str>,
+    answer: Result<(), BucketError>) -> Result<(), String> {
     match (expect, answer) {
         (Expect::Ok, Ok(())) => Ok(()),
-        (expect, answer) => check_error(expect, answer, |()| "success".into()),
+        (expect, answer) => check_error(expect, mentions, answer, |()| "success".into()),
     }
 }
 
@@ -502,12 +686,13 @@ fn check_done(expect: &Expect, answer: Result<(), BucketError>) -> Result<(), St
 /// request's error.
 fn check_many(
     expect: &Expect,
+    mentions: Option<&str>,
     keys: &[String],
     answer: Result<Vec<Result<(), BucketError>>, BucketError>,
 ) -> Result<(), String> {
     let answers = match (expect, answer) {
         (Expect::Error(_), answer) => {
-            return check_error(expect, answer, |a| format!("{} answers", a.len()));
+            return check_error(expect, mentions, answer, |a| format!("{} answers", a.len()));
         }
         (_, Err(e)) => {
             return Err(format!(
@@ -529,13 +714,14 @@ fn check_many(
             Expect::Each(each) => &each[i],
             other => other,
         };
-        check_done(want, answer).map_err(|m| format!("key {} ({}): {m}", i + 1, quote(key)))?;
+        check_done(want, None, answer).map_err(|m| format!("key {} ({}): {m}", i + 1, quote(key)))?;
     }
     Ok(())
 }
 
 fn check_get(
     expect: &Expect,
+    mentions: Option<&str>,
     key: &str,
     answer: Result<Vec<u8>, BucketError>,
 ) -> Result<(), String> {
@@ -557,18 +743,21 @@ fn check_get(
                 quote(&named)
             ))
         }
-        (expect, answer) => check_error(expect, answer, |v| format!("the value {}", bytes(&v))),
+        (expect, answer) => check_error(expect, mentions, answer, |v| format!("the value {}", bytes(&v))),
     }
 }
 
-fn check_exists(expect: &Expect, answer: Result<Option<u64>, BucketError>) -> Result<(), String> {
+fn check_exists(
+    expect: &Expect,
+    mentions: Option<&str>,
+    answer: Result<Option<u64>, BucketError>) -> Result<(), String> {
     let shown = |size: Option<u64>| size.map_or("absent".to_string(), |n| format!("size {n}"));
     match (expect, answer) {
         (Expect::Size(want), Ok(got)) if *want == got => Ok(()),
         (Expect::Size(want), Ok(got)) => {
             Err(format!("expected {}, got {}", shown(*want), shown(got)))
         }
-        (expect, answer) => check_error(expect, answer, shown),
+        (expect, answer) => check_error(expect, mentions, answer, shown),
     }
 }
 
@@ -588,6 +777,7 @@ impl std::fmt::Display for Listed {
 
 fn check_list(
     expect: &Expect,
+    mentions: Option<&str>,
     prefix: &str,
     started: SyncTime,
     answer: Result<Vec<ObjectMeta>, BucketError>,
@@ -595,7 +785,7 @@ fn check_list(
     let (entries, got) = match (expect, answer) {
         (Expect::Listed(entries), Ok(got)) => (entries, got),
         (expect, answer) => {
-            return check_error(expect, answer, |v| {
+            return check_error(expect, mentions, answer, |v| {
                 format!("a listing of {} objects", v.len())
             });
         }

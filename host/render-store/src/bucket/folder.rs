@@ -6,8 +6,13 @@
 //! anything outside the root. Every path is walked one component at a time from the
 //! root's descriptor with `openat(O_NOFOLLOW)`: a component that is a link fails the
 //! open itself, so there is no window between a check and a use. A key that crosses a
-//! link is refused, naming the key; a listing leaves links (and names that are not
-//! keys) out and says so in the log, instead of failing the whole release.
+//! link is refused, naming the key.
+//!
+//! A listing feeds GC and delete-release, which read what it leaves out as "not there":
+//! so a listing that meets, inside its prefix, something it will not walk (a link, a
+//! file or FIFO where a folder should be, a folder it cannot read) fails as a whole
+//! (CONTRACT.md §12, fail closed). Only files that cannot be keys (a FIFO at a key, a
+//! name that is not UTF-8 or holds a control character) are left out, and logged.
 //!
 //! Blobs are written to a staging file `<name>#<pid>.<n>` (created exclusively, mode
 //! 0600) and renamed over the key, so a reader sees the old content or the new. A
@@ -15,7 +20,7 @@
 //! any other file, so GC leaves them alone (they do not parse as keys) and
 //! delete-release removes them. Folders are created 0700.
 
-use super::messages::{self, LeftOut};
+use super::messages::{self, LeftOut, Unwalkable};
 use super::{Bucket, BucketError, ObjectMeta};
 use crate::types::SyncTime;
 use async_trait::async_trait;
@@ -64,8 +69,11 @@ const STAGING_MARK: char = '#';
 enum WalkError {
     /// A folder on the way does not exist.
     Missing,
-    /// A component is a link or not a folder: the walk would leave the tree.
-    Link(String),
+    /// The component at `at` (its index in the walked names) is a link or not a folder:
+    /// the walk would leave the tree.
+    Link { at: usize },
+    /// The folder at `at` cannot be opened by this user.
+    Unreadable { at: usize },
     Io(std::io::Error),
 }
 
@@ -157,10 +165,12 @@ impl Folder {
                 }
                 other => other,
             };
+            let at = fds.len() - 1;
             match opened {
                 Ok(fd) => fds.push(fd),
                 Err(Errno::NOENT) => return Err(WalkError::Missing),
-                Err(Errno::LOOP | Errno::NOTDIR) => return Err(WalkError::Link(dir.to_string())),
+                Err(Errno::LOOP | Errno::NOTDIR) => return Err(WalkError::Link { at }),
+                Err(Errno::ACCESS | Errno::PERM) => return Err(WalkError::Unreadable { at }),
                 Err(e) => return Err(WalkError::Io(e.into())),
             }
         }
@@ -180,7 +190,8 @@ impl Folder {
         match self.walk(dirs, create) {
             Ok(fds) => Ok(Some((fds, name))),
             Err(WalkError::Missing) => Ok(None),
-            Err(WalkError::Link(at)) => Err(crosses_link(key, &at)),
+            Err(WalkError::Link { at }) => Err(crosses_link(key, dirs[at])),
+            Err(WalkError::Unreadable { .. }) => Err(io(call, key, Errno::ACCESS)),
             Err(WalkError::Io(e)) => Err(io(call, key, e)),
         }
     }
@@ -290,7 +301,8 @@ impl Folder {
         let fds = match self.walk(dirs, false) {
             Ok(fds) => fds,
             Err(WalkError::Missing) => return Ok(()),
-            Err(WalkError::Link(at)) => return Err(crosses_link(key, &at)),
+            Err(WalkError::Link { at }) => return Err(crosses_link(key, dirs[at])),
+            Err(WalkError::Unreadable { .. }) => return Err(io("delete", key, Errno::ACCESS)),
             Err(WalkError::Io(e)) => return Err(io("delete", key, e)),
         };
         // unlinkat removes a link itself, never its target; a folder is refused.
@@ -306,9 +318,15 @@ impl Folder {
             Err(e) => return Err(io("delete", key, e)),
         }
         // Folders left empty go too, deepest first, so a deleted release leaves no trace;
-        // a folder that is not empty (or already gone) ends the climb.
+        // a folder that is not empty (or already gone) ends the climb, and so does one
+        // another user owns: it was theirs before this store wrote under it (a shared
+        // namespace folder), and removing it would take it from them.
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
         for (i, dir) in dirs.iter().enumerate().rev() {
-            if rustix::fs::unlinkat(&fds[i], *dir, AtFlags::REMOVEDIR).is_err() {
+            let ours = rustix::fs::statat(&fds[i], *dir, AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|st| st.st_uid == me);
+            if !ours || rustix::fs::unlinkat(&fds[i], *dir, AtFlags::REMOVEDIR).is_err() {
                 break;
             }
         }
@@ -323,24 +341,29 @@ impl Folder {
         } else {
             components(dir_part)?
         };
+        let refused = |path: &str, why| BucketError::Denied(messages::unwalkable(prefix, path, why));
         let start = match self.walk(&dirs, false) {
             Ok(mut fds) => fds.pop().expect("the root is first"),
             Err(WalkError::Missing) => return Ok(Vec::new()),
-            Err(WalkError::Link(at)) => {
-                self.report(messages::entry_at(dir_part, &at), LeftOut::LinkOrFile);
-                return Ok(Vec::new());
+            Err(WalkError::Link { at }) => {
+                let path = dirs[..=at].join("/");
+                let why = self.link_or_not_folder(&path);
+                return Err(refused(&path, why));
+            }
+            Err(WalkError::Unreadable { at }) => {
+                return Err(refused(&dirs[..=at].join("/"), Unwalkable::Unreadable));
             }
             Err(WalkError::Io(e)) => return Err(io("list", prefix, e)),
         };
         let mut listed = Vec::new();
-        let base = if dir_part.is_empty() {
-            String::new()
-        } else {
-            format!("{dir_part}/")
-        };
         // An explicit stack: depth is bounded by the file system, not by our stack.
-        let mut pending = vec![(start, base)];
-        while let Some((fd, base)) = pending.pop() {
+        let mut pending = vec![(start, dir_part.to_string())];
+        while let Some((fd, folder)) = pending.pop() {
+            let base = if folder.is_empty() {
+                String::new()
+            } else {
+                format!("{folder}/")
+            };
             self.each_name(&fd, prefix, &base, |name| {
                 let key = format!("{base}{name}");
                 if !key.starts_with(prefix) && !prefix.starts_with(&format!("{key}/")) {
@@ -350,6 +373,9 @@ impl Folder {
                     Ok(st) => st,
                     // Deleted since the folder was read.
                     Err(Errno::NOENT) => return Ok(()),
+                    Err(Errno::ACCESS | Errno::PERM) => {
+                        return Err(refused(&folder, Unwalkable::Unreadable));
+                    }
                     Err(e) => return Err(io("list", &key, e)),
                 };
                 match FileType::from_raw_mode(st.st_mode) {
@@ -361,17 +387,22 @@ impl Folder {
                     FileType::RegularFile => {}
                     FileType::Directory => {
                         match rustix::fs::openat(&fd, name, DIR_FLAGS, Mode::empty()) {
-                            Ok(sub) => pending.push((sub, format!("{key}/"))),
+                            Ok(sub) => pending.push((sub, key)),
                             Err(Errno::NOENT) => {}
                             // Swapped for a link since the stat: never followed.
                             Err(Errno::LOOP | Errno::NOTDIR) => {
-                                self.report(messages::entry(key.as_bytes()), LeftOut::Link)
+                                return Err(refused(&key, Unwalkable::Link));
+                            }
+                            Err(Errno::ACCESS | Errno::PERM) => {
+                                return Err(refused(&key, Unwalkable::Unreadable));
                             }
                             Err(e) => return Err(io("list", &key, e)),
                         }
                     }
-                    FileType::Symlink => {
-                        self.report(messages::entry(key.as_bytes()), LeftOut::Link)
+                    FileType::Symlink => return Err(refused(&key, Unwalkable::Link)),
+                    // A FIFO, socket or device where the prefix needs a folder.
+                    _ if !key.starts_with(prefix) => {
+                        return Err(refused(&key, Unwalkable::NotFolder));
                     }
                     _ => self.report(messages::entry(key.as_bytes()), LeftOut::NotPlainFile),
                 }
@@ -380,6 +411,18 @@ impl Folder {
         }
         listed.sort_unstable_by(|a, b| a.key.cmp(&b.key));
         Ok(listed)
+    }
+
+    /// Whether what stopped a walk at `path` is a link or something else that is not a
+    /// folder: the walk's open cannot tell (`O_DIRECTORY | O_NOFOLLOW` answers `ENOTDIR`
+    /// for both), and the message should.
+    fn link_or_not_folder(&self, path: &str) -> Unwalkable {
+        match rustix::fs::statat(&self.root, path, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) if FileType::from_raw_mode(st.st_mode) != FileType::Symlink => {
+                Unwalkable::NotFolder
+            }
+            _ => Unwalkable::Link,
+        }
     }
 
     /// The folders directly in the folder `prefix` names (empty: the root), as
@@ -393,10 +436,13 @@ impl Folder {
         let fd = match self.walk(&dirs, false) {
             Ok(mut fds) => fds.pop().expect("the root is first"),
             Err(WalkError::Missing) => return Ok(Vec::new()),
-            Err(WalkError::Link(at)) => {
-                self.report(messages::entry_at(prefix, &at), LeftOut::LinkOrFile);
+            // Finding releases is no decision that deletes: what cannot be walked is
+            // left out, and logged.
+            Err(WalkError::Link { at }) => {
+                self.report(messages::entry_at(prefix, dirs[at]), LeftOut::LinkOrFile);
                 return Ok(Vec::new());
             }
+            Err(WalkError::Unreadable { .. }) => return Err(io("list", prefix, Errno::ACCESS)),
             Err(WalkError::Io(e)) => return Err(io("list", prefix, e)),
         };
         let mut folders = Vec::new();
@@ -557,8 +603,14 @@ mod tests {
                 other => panic!("expected a refusal, got {other:?}"),
             }
         }
-        assert!(bucket.list("ns/").await.unwrap().is_empty());
-        assert!(bucket.list("ns/app/").await.unwrap().is_empty());
+        for prefix in ["ns/", "ns/app/", "ns/app/victim", ""] {
+            match bucket.list(prefix).await {
+                Err(BucketError::Denied(m)) => {
+                    assert!(m.contains("\"ns/app\", a symbolic link"), "{m}")
+                }
+                other => panic!("list {prefix:?}: expected a refusal, got {other:?}"),
+            }
+        }
         assert_eq!(
             std::fs::read(outside.path().join("victim")).unwrap(),
             b"keep"
@@ -566,17 +618,88 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn listing_leaves_out_links_loops_and_odd_names_and_keeps_the_rest() {
+    async fn a_link_inside_the_prefix_fails_the_listing_and_odd_files_do_not() {
         let (dir, bucket) = bucket();
         bucket.put("ns/app/history/a", b"1".to_vec()).await.unwrap();
+        bucket.put("ns/app/renders/r", b"1".to_vec()).await.unwrap();
         let history = dir.path().join("ns/app/history");
-        symlink("/proc", history.join("proc")).unwrap();
-        symlink("loop", history.join("loop")).unwrap();
         std::fs::write(history.join("tab\there"), b"x").unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            history.join("fifo"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let keys = |listed: Vec<ObjectMeta>| listed.into_iter().map(|o| o.key).collect::<Vec<_>>();
+        assert_eq!(
+            keys(bucket.list("ns/app/").await.unwrap()),
+            ["ns/app/history/a", "ns/app/renders/r"]
+        );
+        for (name, target) in [("proc", "/proc"), ("loop", "loop"), ("a2", "a")] {
+            symlink(target, history.join(name)).unwrap();
+            for prefix in ["ns/app/", "ns/app/history/", "ns/app/h", ""] {
+                match bucket.list(prefix).await {
+                    Err(BucketError::Denied(m)) => assert!(
+                        m.contains(&format!("\"ns/app/history/{name}\", a symbolic link")),
+                        "{m}"
+                    ),
+                    other => panic!("list {prefix:?}: expected a refusal, got {other:?}"),
+                }
+            }
+            // A listing that does not reach the link still answers.
+            assert_eq!(
+                keys(bucket.list("ns/app/renders/").await.unwrap()),
+                ["ns/app/renders/r"]
+            );
+            std::fs::remove_file(history.join(name)).unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn a_file_or_fifo_where_the_prefix_needs_a_folder_fails_the_listing() {
+        let (dir, bucket) = bucket();
+        bucket.put("ns/app/history", b"1".to_vec()).await.unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            dir.path().join("ns/app/renders"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        for (prefix, path) in [
+            ("ns/app/history/", "ns/app/history"),
+            ("ns/app/history/x/", "ns/app/history"),
+            ("ns/app/renders/", "ns/app/renders"),
+        ] {
+            match bucket.list(prefix).await {
+                Err(BucketError::Denied(m)) => assert!(
+                    m.contains(&format!("\"{path}\", which is not a folder")),
+                    "{m}"
+                ),
+                other => panic!("list {prefix:?}: expected a refusal, got {other:?}"),
+            }
+        }
         let listed = bucket.list("ns/app/").await.unwrap();
-        let keys: Vec<_> = listed.iter().map(|o| o.key.as_str()).collect();
-        assert_eq!(keys, ["ns/app/history/a"]);
-        assert_eq!(listed[0].size, 1);
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].key, "ns/app/history");
+    }
+
+    #[tokio::test]
+    async fn delete_leaves_an_empty_folder_another_user_owns() {
+        // Only root can give a folder away.
+        if unsafe { libc::geteuid() } != 0 {
+            return;
+        }
+        let (dir, bucket) = bucket();
+        bucket.put("shared/app/renders/r", b"x".to_vec()).await.unwrap();
+        let nobody = 65534;
+        std::os::unix::fs::chown(dir.path().join("shared"), Some(nobody), Some(nobody)).unwrap();
+        bucket.delete("shared/app/renders/r").await.unwrap();
+        assert!(!dir.path().join("shared/app").exists());
+        assert!(dir.path().join("shared").is_dir(), "another user's folder was removed");
     }
 
     #[tokio::test]
