@@ -336,22 +336,31 @@ impl logic::Guest for Component {
         old: imported::Data,
         new: imported::Data,
         form: types::ObjectForm,
+        secrets: types::SecretValues,
     ) -> WitResult<types::RenderDiff> {
-        let d = crate::diff_canonical(&bytes(old), &bytes(new), object_form(form))?;
+        let d = crate::diff_canonical(
+            &bytes(old),
+            &bytes(new),
+            object_form(form),
+            secret_values(secrets),
+        )?;
         Ok(wit_diff(d))
     }
 
     fn show_objects(
         canonical: imported::Data,
         form: types::ObjectForm,
+        secrets: types::SecretValues,
     ) -> WitResult<Vec<types::ShownObject>> {
-        Ok(crate::show_objects(&bytes(canonical), object_form(form))?
-            .into_iter()
-            .map(|o| types::ShownObject {
-                id: wit_id(o.id),
-                text: o.text,
-            })
-            .collect())
+        Ok(
+            crate::show_objects(&bytes(canonical), object_form(form), secret_values(secrets))?
+                .into_iter()
+                .map(|o| types::ShownObject {
+                    id: wit_id(o.id),
+                    text: o.text,
+                })
+                .collect(),
+        )
     }
 
     fn summarize_history(
@@ -373,6 +382,13 @@ fn object_form(form: types::ObjectForm) -> crate::ObjectForm {
     match form {
         types::ObjectForm::Yaml => crate::ObjectForm::Yaml,
         types::ObjectForm::Json => crate::ObjectForm::Json,
+    }
+}
+
+fn secret_values(secrets: types::SecretValues) -> crate::SecretValues {
+    match secrets {
+        types::SecretValues::Masked => crate::SecretValues::Masked,
+        types::SecretValues::Shown => crate::SecretValues::Shown,
     }
 }
 
@@ -425,6 +441,7 @@ impl store::Guest for Component {
         old_ref: String,
         new_ref: String,
         form: types::ObjectForm,
+        secrets: types::SecretValues,
     ) -> WitResult<types::RenderDiff> {
         let d = crate::diff_stored(
             &mut Host::default(),
@@ -432,6 +449,7 @@ impl store::Guest for Component {
             &old_ref,
             &new_ref,
             object_form(form),
+            secret_values(secrets),
         )?;
         Ok(wit_diff(d))
     }

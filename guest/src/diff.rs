@@ -6,6 +6,7 @@ use crate::error::{Result, invalid};
 use crate::json::{
     Document, Node, decode_object, encode_document, encode_document_pretty, encode_document_yaml,
 };
+use crate::secrets::{SecretValues, mask_one, mask_pair, may_hold_secrets};
 use std::collections::{HashMap, VecDeque};
 
 /// What identifies an object in a render. Absent fields are empty.
@@ -119,8 +120,14 @@ fn pretty(doc: &Document<'_>, form: ObjectForm) -> String {
 }
 
 /// The difference from `old` to `new`, both canonical renders (one object a line, as
-/// stored by put-render), changed objects shown in `form`.
-pub fn diff_canonical(old: &[u8], new: &[u8], form: ObjectForm) -> Result<RenderDiff> {
+/// stored by put-render), changed objects shown in `form`, Secret values as `secrets`
+/// says. Whether an object changed is decided on the objects as they are.
+pub fn diff_canonical(
+    old: &[u8],
+    new: &[u8],
+    form: ObjectForm,
+    secrets: SecretValues,
+) -> Result<RenderDiff> {
     let old = objects(old, "old")?;
     let new = objects(new, "new")?;
     let mut unmatched: HashMap<&ObjectId, VecDeque<usize>> = HashMap::new();
@@ -139,9 +146,18 @@ pub fn diff_canonical(old: &[u8], new: &[u8], form: ObjectForm) -> Result<Render
         if compact(&old[i].doc) == compact(&n.doc) {
             diff.unchanged += 1;
         } else {
+            let masked = secrets == SecretValues::Masked
+                && (may_hold_secrets(&old[i].doc) || may_hold_secrets(&n.doc));
+            let (before, after) = if masked {
+                let (mut before, mut after) = (old[i].doc.clone(), n.doc.clone());
+                mask_pair(&mut before, &mut after);
+                (pretty(&before, form), pretty(&after, form))
+            } else {
+                (pretty(&old[i].doc, form), pretty(&n.doc, form))
+            };
             diff.changed.push(ChangedObject {
                 id: n.id.clone(),
-                lines: unified(&pretty(&old[i].doc, form), &pretty(&n.doc, form)),
+                lines: unified(&before, &after),
             });
         }
     }
@@ -164,13 +180,23 @@ pub struct ShownObject {
 }
 
 /// Every object of a canonical render (one object a line), in render order, written
-/// in `form`: what a render looks like to the people reading its diffs.
-pub fn show_objects(canonical: &[u8], form: ObjectForm) -> Result<Vec<ShownObject>> {
+/// in `form`, Secret values as `secrets` says: what a render looks like to the people
+/// reading its diffs.
+pub fn show_objects(
+    canonical: &[u8],
+    form: ObjectForm,
+    secrets: SecretValues,
+) -> Result<Vec<ShownObject>> {
     Ok(objects(canonical, "shown")?
         .into_iter()
-        .map(|o| ShownObject {
-            text: pretty(&o.doc, form),
-            id: o.id,
+        .map(|mut o| {
+            if secrets == SecretValues::Masked {
+                mask_one(&mut o.doc);
+            }
+            ShownObject {
+                text: pretty(&o.doc, form),
+                id: o.id,
+            }
         })
         .collect())
 }
@@ -317,7 +343,7 @@ mod tests {
             r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"ns","name":"a"},"data":{"x":"same","k":"2"}}"#,
             r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"}}"#,
         ]);
-        let d = diff_canonical(&old, &new, ObjectForm::Json).unwrap();
+        let d = diff_canonical(&old, &new, ObjectForm::Json, SecretValues::Shown).unwrap();
         assert_eq!(d.unchanged, 1);
         assert_eq!(d.added.len(), 1);
         assert_eq!(d.added[0].kind, "Deployment");
@@ -346,7 +372,7 @@ mod tests {
             r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"ns"},"data":{"k":"1"}}"#,
             r#"{"kind":"Secret","metadata":{"name":"s"}}"#,
         ]);
-        let shown = show_objects(&r, ObjectForm::Yaml).unwrap();
+        let shown = show_objects(&r, ObjectForm::Yaml, SecretValues::Masked).unwrap();
         assert_eq!(shown.len(), 2);
         assert_eq!(shown[0].id.kind, "ConfigMap");
         assert_eq!(shown[0].id.namespace, "ns");
@@ -357,20 +383,23 @@ mod tests {
             shown[0].text
         );
         // The same text a diff shows: every line of a changed object comes from it.
-        let json = show_objects(&r, ObjectForm::Json).unwrap();
+        let json = show_objects(&r, ObjectForm::Json, SecretValues::Masked).unwrap();
         assert!(
             json[1].text.starts_with("{\n  \"kind\": \"Secret\""),
             "{}",
             json[1].text
         );
-        assert!(show_objects(b"[1]\n", ObjectForm::Yaml).is_err());
-        assert_eq!(show_objects(b"", ObjectForm::Yaml).unwrap(), vec![]);
+        assert!(show_objects(b"[1]\n", ObjectForm::Yaml, SecretValues::Masked).is_err());
+        assert_eq!(
+            show_objects(b"", ObjectForm::Yaml, SecretValues::Masked).unwrap(),
+            vec![]
+        );
     }
 
     #[test]
     fn identical_renders_have_no_difference() {
         let r = canonical(&[r#"{"kind":"A"}"#, r#"{"kind":"B"}"#]);
-        let d = diff_canonical(&r, &r, ObjectForm::Yaml).unwrap();
+        let d = diff_canonical(&r, &r, ObjectForm::Yaml, SecretValues::Masked).unwrap();
         assert_eq!(
             d,
             RenderDiff {
@@ -405,7 +434,7 @@ mod tests {
         let new = canonical(&[
             r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"template":{"spec":{"containers":[{"image":"app:v9","name":"app"}]}}}}"#,
         ]);
-        let d = diff_canonical(&old, &new, ObjectForm::default()).unwrap();
+        let d = diff_canonical(&old, &new, ObjectForm::default(), SecretValues::Masked).unwrap();
         let lines = &d.changed[0].lines;
         let removed = lines.iter().position(|l| l == "-      - image: app:v1");
         let added = lines.iter().position(|l| l == "+      - image: app:v9");

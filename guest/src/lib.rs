@@ -23,6 +23,7 @@ pub mod history;
 pub mod json;
 pub mod keys;
 pub mod render;
+pub mod secrets;
 pub mod store;
 pub mod time;
 pub mod trace;
@@ -47,6 +48,7 @@ pub use keys::{
     ParsedKey, Release, ReleasePrefix, validate_name, validate_namespace, validate_render_ref,
 };
 pub use render::{canonical, render_ref, render_ref_of_canonical, sha256_hex};
+pub use secrets::SecretValues;
 pub use store::{delete_release, diff_stored, get_render, put_render};
 pub use time::{SyncTime, format_key_time, format_synced_at, parse_key_time, parse_synced_at};
 pub use yaml::{Stage, YamlError, yaml_canonical, yaml_objects, yaml_render_ref};

@@ -6,6 +6,7 @@ use crate::diff::{ObjectForm, RenderDiff, diff_canonical};
 use crate::error::{Error, Result};
 use crate::keys::{Release, ReleasePrefix};
 use crate::render::{canonical, render_ref_of_canonical};
+use crate::secrets::SecretValues;
 
 /// Turns a failed bucket call into the operation's error, naming the call and key.
 pub(crate) fn call_failed(call: &str, key: &str, err: BucketError) -> Error {
@@ -130,10 +131,11 @@ pub fn diff_stored<B: Bucket>(
     old_ref: &str,
     new_ref: &str,
     form: ObjectForm,
+    secrets: SecretValues,
 ) -> Result<RenderDiff> {
     let old = get_render(bucket, release, old_ref)?;
     let new = get_render(bucket, release, new_ref)?;
-    diff_canonical(&old, &new, form)
+    diff_canonical(&old, &new, form, secrets)
 }
 
 /// Deletes every key under the release's prefix: `list(P)`, then `delete_many` of the

@@ -8,8 +8,8 @@ use futures::stream::BoxStream;
 use object_store::memory::InMemory;
 use object_store::path::Path as StorePath;
 use object_store::{
-    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectStore, PutMultipartOptions,
-    PutOptions, PutPayload, PutResult,
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult,
 };
 use render_store::bucket::ObjectStoreBucket;
 use render_store::{Error, Release, RenderStore, Runtime};
@@ -32,7 +32,13 @@ impl Release2 {
                 &format!(r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"c"}},"data":{{"n":"{n}"}}}}"#),
             );
             let render_ref = cli.ok(&["put", "prod/db", &object]).trim().to_string();
-            cli.ok(&["record", "prod/db", &render_ref, "--summary", &format!("v{n}")]);
+            cli.ok(&[
+                "record",
+                "prod/db",
+                &render_ref,
+                "--summary",
+                &format!("v{n}"),
+            ]);
         }
         Release2 { cli }
     }
@@ -223,7 +229,8 @@ async fn a_cloud_listing_that_fails_on_its_second_page_stops_gc() {
     .with_gc_grace(std::time::Duration::ZERO);
     let release = Release::new("prod", "db");
     for n in 1..=3 {
-        let object = format!(r#"{{"kind":"ConfigMap","metadata":{{"name":"c"}},"data":{{"n":"{n}"}}}}"#);
+        let object =
+            format!(r#"{{"kind":"ConfigMap","metadata":{{"name":"c"}},"data":{{"n":"{n}"}}}}"#);
         let render_ref = store
             .put_render(&release, &[object.into_bytes()])
             .await

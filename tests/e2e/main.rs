@@ -19,6 +19,7 @@ mod observer;
 mod operations;
 mod progress;
 mod race;
+mod secrets;
 mod shared_machine;
 mod support;
 mod traces;

@@ -2,7 +2,8 @@
 
 use super::support::*;
 use render_store::{
-    Error, NewEntry, ObjectForm, Observer, ObserverError, Release, RenderStore, SyncTime,
+    Error, NewEntry, ObjectForm, Observer, ObserverError, Release, RenderStore, SecretValues,
+    SyncTime,
 };
 
 #[tokio::test]
@@ -202,7 +203,10 @@ async fn releases_are_found_by_folders_on_every_backend() {
 async fn show_objects_writes_each_object_as_diffs_do() {
     let rt = runtime();
     let canonical = rt.canonical(&render(1)).await.unwrap();
-    let shown = rt.show_objects(&canonical, ObjectForm::Yaml).await.unwrap();
+    let shown = rt
+        .show_objects(&canonical, ObjectForm::Yaml, SecretValues::Masked)
+        .await
+        .unwrap();
     assert_eq!(shown.len(), 2);
     assert_eq!(shown[0].id.kind, "ConfigMap");
     assert!(shown[0].text.contains("  'n': '1'\n"), "{}", shown[0].text);
@@ -213,7 +217,7 @@ async fn show_objects_writes_each_object_as_diffs_do() {
             .to_vec();
     let other = rt.canonical(&changed).await.unwrap();
     let diff = rt
-        .diff_renders(&canonical, &other, ObjectForm::Yaml)
+        .diff_renders(&canonical, &other, ObjectForm::Yaml, SecretValues::Masked)
         .await
         .unwrap();
     assert_eq!(diff.changed.len(), 1);
@@ -227,7 +231,8 @@ async fn show_objects_writes_each_object_as_diffs_do() {
         }
     }
     assert!(matches!(
-        rt.show_objects(b"not json\n", ObjectForm::Yaml).await,
+        rt.show_objects(b"not json\n", ObjectForm::Yaml, SecretValues::Masked)
+            .await,
         Err(Error::InvalidInput(_))
     ));
 }

@@ -326,7 +326,13 @@ async fn diff_renders_of_the_store_reads_both_renders_and_diffs_them() {
         r.calls();
         let d = r
             .store
-            .diff_renders(&app, &old, &new, render_store::ObjectForm::Json)
+            .diff_renders(
+                &app,
+                &old,
+                &new,
+                render_store::ObjectForm::Json,
+                render_store::SecretValues::Masked,
+            )
             .await
             .unwrap();
         // The same answer as the pure diff of the two canonical renders.
@@ -336,6 +342,7 @@ async fn diff_renders_of_the_store_reads_both_renders_and_diffs_them() {
                 &rt.canonical(&render(1)).await.unwrap(),
                 &rt.canonical(&render(2)).await.unwrap(),
                 render_store::ObjectForm::Json,
+                render_store::SecretValues::Masked,
             )
             .await
             .unwrap();
@@ -354,7 +361,13 @@ async fn diff_renders_of_the_store_reads_both_renders_and_diffs_them() {
         let absent = runtime().render_ref(&render(9)).await.unwrap();
         let err = r
             .store
-            .diff_renders(&app, &old, &absent, render_store::ObjectForm::Yaml)
+            .diff_renders(
+                &app,
+                &old,
+                &absent,
+                render_store::ObjectForm::Yaml,
+                render_store::SecretValues::Masked,
+            )
             .await
             .unwrap_err();
         assert!(matches!(err, render_store::Error::NotFound(_)), "{err}");

@@ -141,7 +141,12 @@ fn a_link_planted_in_the_store_reaches_nothing_outside_it() {
     }
     assert_survived(outside.path());
     // Nothing of the release went, and the planted links are left where they were.
-    assert_eq!(std::fs::read_dir(store.root().join("ns/app/renders")).unwrap().count(), 1);
+    assert_eq!(
+        std::fs::read_dir(store.root().join("ns/app/renders"))
+            .unwrap()
+            .count(),
+        1
+    );
     assert_eq!(std::fs::read_dir(&history).unwrap().count(), 2);
     // Once the link is gone, the release works again.
     std::fs::remove_file(history.join("20260101T000000.000000000Z-sha256:0000000000000000000000000000000000000000000000000000000000000000")).unwrap();

@@ -77,6 +77,13 @@ impl<'a> Document<'a> {
         self.member(self.root(), key).map(|i| self.node(i))
     }
 
+    /// Puts `node` at `index` in place of what was there: the forms made for people
+    /// mask Secret values this way. What a replaced container held stays in the arena,
+    /// unreachable.
+    pub(crate) fn replace(&mut self, index: u32, node: Node<'a>) {
+        self.nodes[index as usize] = node;
+    }
+
     /// The index of member `key` of `object` (the last one, as Go keeps); `None` when
     /// `object` is not an object or has no such member.
     pub fn member(&self, object: &Node<'a>, key: &str) -> Option<u32> {

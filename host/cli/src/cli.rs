@@ -13,7 +13,8 @@ use render_store::controller::DEFAULT_KEEP_HISTORY;
 use render_store::operation::{Operation, Output};
 use render_store::trace::ReplayError;
 use render_store::{
-    Grace, Limits, NewEntry, ObjectForm, Observer, Release, RenderStore, Runtime, SyncTime,
+    Grace, Limits, NewEntry, ObjectForm, Observer, Release, RenderStore, Runtime, SecretValues,
+    SyncTime,
 };
 use serde_json::json;
 use std::io::Write;
@@ -34,6 +35,13 @@ pub struct Args {
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     pub json: bool,
+
+    /// Show the values of Secrets in diffs and in the web pages of `serve`. By default
+    /// every value of a v1 Secret's data and stringData (and inside its
+    /// last-applied-configuration annotation) is shown as `***`, or `*** (before)` and
+    /// `*** (after)` where it changed. `get` always writes the blob as stored.
+    #[arg(long, global = true, env = "RENDER_STORE_SHOW_SECRETS")]
+    pub show_secrets: bool,
 
     /// Show no progress on standard error (delete-release, gc and put of a large
     /// render show it when standard error is a terminal).
@@ -187,7 +195,8 @@ pub enum StoreCommand {
         #[command(flatten)]
         input: RenderInput,
     },
-    /// Write a stored render's canonical bytes to standard output.
+    /// Write a stored render's canonical bytes to standard output: the blob as stored,
+    /// Secret values included (the views for people, `diff` and `serve`, mask them).
     Get { release: String, render_ref: String },
     /// Print a release's history, oldest first; with --limit, one page of it, newest
     /// first, reading only that page's entries.
@@ -503,6 +512,11 @@ pub async fn run(args: Args) -> Result<Finish> {
         }),
     };
     Runtime::init_shared(limits)?;
+    let secrets = if args.show_secrets {
+        SecretValues::Shown
+    } else {
+        SecretValues::Masked
+    };
     if args.trace.is_some() && !matches!(args.command, Command::Store(_)) {
         bail!(
             "--trace records a store operation (put, get, history, record, gc, \
@@ -615,7 +629,7 @@ pub async fn run(args: Args) -> Result<Finish> {
             color,
         } => {
             let release = parse_release(&release)?;
-            let observer = Observer::new(Some(open(url)?))?;
+            let observer = Observer::new(Some(open(url)?))?.with_secrets(secrets);
             let form = match output {
                 DiffOutput::Yaml => ObjectForm::Yaml,
                 DiffOutput::Json => ObjectForm::Json,
@@ -674,7 +688,7 @@ pub async fn run(args: Args) -> Result<Finish> {
             options
                 .check()
                 .map_err(|m| anyhow::anyhow!("serve --allow-host: {m}"))?;
-            let observer = std::sync::Arc::new(Observer::open(url)?);
+            let observer = std::sync::Arc::new(Observer::open(url)?.with_secrets(secrets));
             if observer.store().is_none() {
                 tracing::warn!("no render store: /history answers 503 and /diff an error");
             }

@@ -604,12 +604,11 @@ pub(super) async fn render_page(
     };
     let objects = match app
         .observer
-        .runtime()
         .show_objects(&canonical, ObjectForm::Yaml)
         .await
     {
         Ok(o) => o,
-        Err(e) => return failure_page(&app, &crumbs, e.into()),
+        Err(e) => return failure_page(&app, &crumbs, e),
     };
     let size = canonical.len() as u64;
     drop(canonical);

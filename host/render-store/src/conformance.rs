@@ -614,7 +614,10 @@ fn plant(
     planted: &mut Vec<std::path::PathBuf>,
 ) -> Result<(), String> {
     use std::os::unix::fs::DirBuilderExt;
-    let path = root.join(format!("{prefix}{}", step.path.as_deref().expect("checked")));
+    let path = root.join(format!(
+        "{prefix}{}",
+        step.path.as_deref().expect("checked")
+    ));
     if let Some(parent) = path.parent() {
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -624,7 +627,10 @@ fn plant(
     }
     let made = match step.what.expect("checked") {
         Plant::Link => {
-            let target = root.join(format!("{prefix}{}", step.target.as_deref().expect("checked")));
+            let target = root.join(format!(
+                "{prefix}{}",
+                step.target.as_deref().expect("checked")
+            ));
             std::os::unix::fs::symlink(target, &path)
         }
         Plant::Fifo => rustix::fs::mknodat(
@@ -675,7 +681,8 @@ fn check_error<T>(
 fn check_done(
     expect: &Expect,
     mentions: Option<&str>,
-    answer: Result<(), BucketError>) -> Result<(), String> {
+    answer: Result<(), BucketError>,
+) -> Result<(), String> {
     match (expect, answer) {
         (Expect::Ok, Ok(())) => Ok(()),
         (expect, answer) => check_error(expect, mentions, answer, |()| "success".into()),
@@ -714,7 +721,8 @@ fn check_many(
             Expect::Each(each) => &each[i],
             other => other,
         };
-        check_done(want, None, answer).map_err(|m| format!("key {} ({}): {m}", i + 1, quote(key)))?;
+        check_done(want, None, answer)
+            .map_err(|m| format!("key {} ({}): {m}", i + 1, quote(key)))?;
     }
     Ok(())
 }
@@ -743,14 +751,17 @@ fn check_get(
                 quote(&named)
             ))
         }
-        (expect, answer) => check_error(expect, mentions, answer, |v| format!("the value {}", bytes(&v))),
+        (expect, answer) => check_error(expect, mentions, answer, |v| {
+            format!("the value {}", bytes(&v))
+        }),
     }
 }
 
 fn check_exists(
     expect: &Expect,
     mentions: Option<&str>,
-    answer: Result<Option<u64>, BucketError>) -> Result<(), String> {
+    answer: Result<Option<u64>, BucketError>,
+) -> Result<(), String> {
     let shown = |size: Option<u64>| size.map_or("absent".to_string(), |n| format!("size {n}"));
     match (expect, answer) {
         (Expect::Size(want), Ok(got)) if *want == got => Ok(()),

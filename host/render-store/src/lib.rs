@@ -51,5 +51,6 @@ pub use store::{Grace, RenderStore};
 pub use store_url::{REDACTED, SCHEMES, accepted_params, open_bucket, redact_url, redact_urls_in};
 pub use types::{
     ChangedObject, GcPlan, HistoryEntry, HistoryKey, HistoryPage, HistorySummary, NewEntry,
-    ObjectForm, ObjectId, ParsedKey, Release, RenderDiff, ShownObject, SyncTime, YamlStage,
+    ObjectForm, ObjectId, ParsedKey, Release, RenderDiff, SecretValues, ShownObject, SyncTime,
+    YamlStage,
 };

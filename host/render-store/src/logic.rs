@@ -4,7 +4,8 @@
 use crate::error::Result;
 use crate::runtime::{Runtime, call_export, data_bytes, raw, raw_objects};
 use crate::types::{
-    GcPlan, HistorySummary, ObjectForm, ParsedKey, Release, RenderDiff, ShownObject, SyncTime,
+    GcPlan, HistorySummary, ObjectForm, ParsedKey, Release, RenderDiff, SecretValues, ShownObject,
+    SyncTime,
 };
 
 impl Runtime {
@@ -160,32 +161,44 @@ impl Runtime {
         .map(GcPlan::from)
     }
 
-    /// The difference between two canonical renders.
+    /// The difference between two canonical renders, changed objects' lines in `form`
+    /// with Secret values as `secrets` says.
     pub async fn diff_renders(
         &self,
         old: &[u8],
         new: &[u8],
         form: ObjectForm,
+        secrets: SecretValues,
     ) -> Result<RenderDiff> {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_diff_renders(&raw(old), &raw(new), form.into())
+            convoy_render_store_logic.call_diff_renders(
+                &raw(old),
+                &raw(new),
+                form.into(),
+                secrets.into()
+            )
         )
         .map(RenderDiff::from)
     }
 
-    /// Every object of a canonical render, in order, with its text in `form` (the
-    /// text [`Runtime::diff_renders`] diffs).
+    /// Every object of a canonical render, in order, with its text in `form` and
+    /// Secret values as `secrets` says (the text [`Runtime::diff_renders`] diffs).
     pub async fn show_objects(
         &self,
         canonical: &[u8],
         form: ObjectForm,
+        secrets: SecretValues,
     ) -> Result<Vec<ShownObject>> {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_show_objects(&raw(canonical), form.into())
+            convoy_render_store_logic.call_show_objects(
+                &raw(canonical),
+                form.into(),
+                secrets.into()
+            )
         )
         .map(|objects| objects.into_iter().map(ShownObject::from).collect())
     }

@@ -4,7 +4,10 @@ use crate::bucket::ReadOnlyBucket;
 use crate::error::{BoxError, Error};
 use crate::runtime::Runtime;
 use crate::store::RenderStore;
-use crate::types::{HistoryEntry, HistoryPage, HistorySummary, ObjectForm, Release, RenderDiff};
+use crate::types::{
+    HistoryEntry, HistoryPage, HistorySummary, ObjectForm, Release, RenderDiff, SecretValues,
+    ShownObject,
+};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -47,10 +50,15 @@ pub struct ReleaseSummary {
 }
 
 /// Read access to the render store for the observer.
+///
+/// What it shows people (its diffs, [`Observer::show_objects`]) masks Secret values
+/// unless it was made with [`Observer::with_secrets`]`(SecretValues::Shown)`: a choice
+/// for the whole observer, which no request can change.
 #[derive(Debug, Clone)]
 pub struct Observer {
     store: Option<RenderStore>,
     runtime: Arc<Runtime>,
+    secrets: SecretValues,
 }
 
 impl Observer {
@@ -72,7 +80,35 @@ impl Observer {
                 Arc::new(ReadOnlyBucket::new(s.bucket().clone())),
             )
         });
-        Ok(Observer { store, runtime })
+        Ok(Observer {
+            store,
+            runtime,
+            secrets: SecretValues::Masked,
+        })
+    }
+
+    /// This observer, showing Secret values as `secrets` says in everything it shows
+    /// people.
+    pub fn with_secrets(self, secrets: SecretValues) -> Self {
+        Observer { secrets, ..self }
+    }
+
+    /// Whether what this observer shows people masks Secret values.
+    pub fn secrets(&self) -> SecretValues {
+        self.secrets
+    }
+
+    /// Every object of a canonical render, in order, in `form`, Secret values as this
+    /// observer shows them.
+    pub async fn show_objects(
+        &self,
+        canonical: &[u8],
+        form: ObjectForm,
+    ) -> Result<Vec<ShownObject>, ObserverError> {
+        Ok(self
+            .runtime
+            .show_objects(canonical, form, self.secrets)
+            .await?)
     }
 
     /// The read-only store, if any.
@@ -189,7 +225,7 @@ impl Observer {
     }
 
     /// The difference from `against` (default: the newest history entry) to `render`,
-    /// changed objects shown in `form`.
+    /// changed objects shown in `form`, Secret values as this observer shows them.
     pub async fn diff(
         &self,
         release: &Release,
@@ -201,7 +237,10 @@ impl Observer {
         let against = self.against(store, release, against).await?;
         let new = store.get_render(release, render).await?;
         let old = store.get_render(release, &against).await?;
-        Ok(self.runtime.diff_renders(&old, &new, form).await?)
+        Ok(self
+            .runtime
+            .diff_renders(&old, &new, form, self.secrets)
+            .await?)
     }
 
     /// The difference from `against` (default: the newest history entry) to a render
@@ -217,7 +256,10 @@ impl Observer {
         let store = self.require()?;
         let against = self.against(store, release, against).await?;
         let old = store.get_render(release, &against).await?;
-        Ok(self.runtime.diff_renders(&old, canonical, form).await?)
+        Ok(self
+            .runtime
+            .diff_renders(&old, canonical, form, self.secrets)
+            .await?)
     }
 
     /// `against`, or the renderRef of the newest history entry.

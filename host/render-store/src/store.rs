@@ -6,7 +6,9 @@ use crate::error::Result;
 use crate::runtime::{CallLog, Runtime, Scope, call_export, data_bytes, raw_objects};
 use crate::store_url::open_bucket;
 use crate::types::SyncTime;
-use crate::types::{GcPlan, HistoryEntry, HistoryPage, NewEntry, ObjectForm, Release, RenderDiff};
+use crate::types::{
+    GcPlan, HistoryEntry, HistoryPage, NewEntry, ObjectForm, Release, RenderDiff, SecretValues,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -162,13 +164,14 @@ impl RenderStore {
 
     /// The difference between two stored renders of `release`, each read and verified
     /// in the component (calls: `get` of `old_ref`, then of `new_ref`): the renders never
-    /// cross the sandbox boundary as arguments.
+    /// cross the sandbox boundary as arguments. Secret values as `secrets` says.
     pub async fn diff_renders(
         &self,
         release: &Release,
         old_ref: &str,
         new_ref: &str,
         form: ObjectForm,
+        secrets: SecretValues,
     ) -> Result<RenderDiff> {
         call_export!(
             &self.runtime,
@@ -177,7 +180,8 @@ impl RenderStore {
                 &release.into(),
                 old_ref,
                 new_ref,
-                form.into()
+                form.into(),
+                secrets.into()
             )
         )
         .map(RenderDiff::from)

@@ -135,6 +135,23 @@ pub enum ObjectForm {
     Json,
 }
 
+/// Whether the forms made for people (a diff's lines, [`Runtime::show_objects`]) show
+/// the values of Secrets. `Masked` (the default) writes kubectl diff's markers in place
+/// of every value of a `v1` `Secret`'s `data` and `stringData`, there and inside its
+/// last-applied-configuration annotation: `***`, or `*** (before)` and `*** (after)` for
+/// a value that changed (the component decides it; wit/render-store.wit,
+/// `secret-values`). `Shown` is for a user who asked (`--show-secrets`).
+///
+/// [`Runtime::show_objects`]: crate::Runtime::show_objects
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum SecretValues {
+    /// Values replaced by markers that say only whether each changed.
+    #[default]
+    Masked,
+    /// Values as stored.
+    Shown,
+}
+
 /// An object present in both renders with other content.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangedObject {

@@ -71,9 +71,13 @@ enum WalkError {
     Missing,
     /// The component at `at` (its index in the walked names) is a link or not a folder:
     /// the walk would leave the tree.
-    Link { at: usize },
+    Link {
+        at: usize,
+    },
     /// The folder at `at` cannot be opened by this user.
-    Unreadable { at: usize },
+    Unreadable {
+        at: usize,
+    },
     Io(std::io::Error),
 }
 
@@ -341,7 +345,8 @@ impl Folder {
         } else {
             components(dir_part)?
         };
-        let refused = |path: &str, why| BucketError::Denied(messages::unwalkable(prefix, path, why));
+        let refused =
+            |path: &str, why| BucketError::Denied(messages::unwalkable(prefix, path, why));
         let start = match self.walk(&dirs, false) {
             Ok(mut fds) => fds.pop().expect("the root is first"),
             Err(WalkError::Missing) => return Ok(Vec::new()),
@@ -694,12 +699,18 @@ mod tests {
             return;
         }
         let (dir, bucket) = bucket();
-        bucket.put("shared/app/renders/r", b"x".to_vec()).await.unwrap();
+        bucket
+            .put("shared/app/renders/r", b"x".to_vec())
+            .await
+            .unwrap();
         let nobody = 65534;
         std::os::unix::fs::chown(dir.path().join("shared"), Some(nobody), Some(nobody)).unwrap();
         bucket.delete("shared/app/renders/r").await.unwrap();
         assert!(!dir.path().join("shared/app").exists());
-        assert!(dir.path().join("shared").is_dir(), "another user's folder was removed");
+        assert!(
+            dir.path().join("shared").is_dir(),
+            "another user's folder was removed"
+        );
     }
 
     #[tokio::test]

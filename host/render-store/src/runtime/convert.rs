@@ -5,8 +5,18 @@
 use super::wit;
 use crate::types::{
     ChangedObject, GcPlan, HistoryEntry, HistoryKey, HistoryPage, HistorySummary, NewEntry,
-    ObjectForm, ObjectId, ParsedKey, Release, RenderDiff, ShownObject, SyncTime, YamlStage,
+    ObjectForm, ObjectId, ParsedKey, Release, RenderDiff, SecretValues, ShownObject, SyncTime,
+    YamlStage,
 };
+
+impl From<SecretValues> for wit::SecretValues {
+    fn from(s: SecretValues) -> Self {
+        match s {
+            SecretValues::Masked => wit::SecretValues::Masked,
+            SecretValues::Shown => wit::SecretValues::Shown,
+        }
+    }
+}
 
 impl From<ObjectForm> for wit::ObjectForm {
     fn from(f: ObjectForm) -> Self {
