@@ -1,6 +1,7 @@
 //! End-to-end tests of the render store: the component through the wasmtime host, the
 //! buckets, and the CLI. One test binary, a module per topic.
 
+mod aliases;
 mod browser;
 mod cli;
 mod component;

@@ -75,6 +75,76 @@ fn allowed_alias_ratio(decodes: u64) -> f64 {
     }
 }
 
+/// Refuses a document whose aliases expand it past what the call's memory can hold.
+///
+/// go-yaml bounds aliases by counting decodes (the ratio below), not bytes, so a small
+/// stream that names one large scalar many times passes that rule and is copied out in
+/// full: a 534 KB stream can become 460 MB. Before anything is copied, the expanded size
+/// is added up (every scalar's bytes, each alias counting what it names) and, when it is
+/// large, the allocator is asked for room for it twice over (the decoded copy and its
+/// JSON text live at once). The host refuses memory past the
+/// call's cap by failing the growth, so the request fails exactly when the document could
+/// not fit under the cap: nothing Go accepts within the cap is refused, and what cannot
+/// fit is an error that says so instead of a trap after the memory is used up. The room
+/// is only reserved, not touched, and goes back to the allocator at once.
+fn room_for_aliases(tree: &Tree, root: u32) -> Result<(), Located> {
+    let bytes = expanded_bytes(tree, root);
+    if bytes < ROOM_CHECKED_FROM {
+        return Ok(());
+    }
+    // The decoded copy and its JSON text are held at once.
+    let needed = bytes.saturating_mul(2);
+    let mut room: Vec<u8> = Vec::new();
+    let fits = usize::try_from(needed).is_ok_and(|n| room.try_reserve_exact(n).is_ok());
+    if fits {
+        return Ok(());
+    }
+    Err(Located::yaml(
+        tree.nodes[root as usize].pos,
+        format!(
+            "the document's aliases expand it to about {bytes} bytes, more than the call's \
+             memory cap leaves room for (raise the memory cap if the stream is legitimate)"
+        ),
+    ))
+}
+
+/// About how many bytes the document rooted at `root` takes with every alias copied out:
+/// each scalar's text and a few bytes of syntax a node. Each node is sized once (an
+/// alias reuses its target's size), without recursion.
+fn expanded_bytes(tree: &Tree, root: u32) -> u64 {
+    const SYNTAX: u64 = 4;
+    let mut size: Vec<Option<u64>> = vec![None; tree.nodes.len()];
+    let mut stack = vec![root];
+    while let Some(&node) = stack.last() {
+        if size[node as usize].is_some() {
+            stack.pop();
+            continue;
+        }
+        let children: &[u32] = match &tree.nodes[node as usize].kind {
+            Kind::Scalar { value, .. } => {
+                size[node as usize] = Some(value.len() as u64 + SYNTAX);
+                stack.pop();
+                continue;
+            }
+            Kind::Alias { target } => std::slice::from_ref(target),
+            Kind::Sequence(children) | Kind::Mapping(children) => children,
+        };
+        // An anchor's node never holds an alias to itself (the composer refuses it), so
+        // this walk ends; a node comes back here once its children are sized, so each
+        // node's children are looked at twice at most.
+        let before = stack.len();
+        stack.extend(children.iter().filter(|&&c| size[c as usize].is_none()));
+        if stack.len() == before {
+            let total = children
+                .iter()
+                .fold(SYNTAX, |sum, &c| sum.saturating_add(size[c as usize].unwrap_or(0)));
+            size[node as usize] = Some(total);
+            stack.pop();
+        }
+    }
+    size[root as usize].unwrap_or(0)
+}
+
 enum Work {
     /// go-yaml's `unmarshal` of a node; `into` when a merge writes a mapping into the
     /// mapping being built rather than into a new one.
@@ -94,11 +164,18 @@ enum Open {
     Mapping { map: GoMap, key: Option<u32> },
 }
 
+/// Past this many bytes of expanded document, a document with aliases first makes sure
+/// the call's memory has room for it: below it, the room is never in doubt.
+const ROOM_CHECKED_FROM: u64 = 1 << 20;
+
 /// Decodes the tree's document; `None` when it has none.
 pub(crate) fn decode(tree: &Tree) -> Result<Option<Values>, Located> {
     let Some(root) = tree.root else {
         return Ok(None);
     };
+    if tree.nodes.iter().any(|n| matches!(n.kind, Kind::Alias { .. })) {
+        room_for_aliases(tree, root)?;
+    }
     let mut out = Values::default();
     let mut open: Vec<(Open, Pos)> = Vec::new();
     let mut root_value = None;

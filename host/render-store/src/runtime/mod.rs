@@ -131,18 +131,13 @@ pub(crate) struct CallState {
     _slot: Option<OwnedSemaphorePermit>,
 }
 
-/// The memory cap of one call, which also remembers the most memory the call asked for.
+/// The memory cap of one call, which also remembers the most memory the call asked for
+/// and the largest growth it refused.
 struct CallLimiter {
     memory_cap: usize,
     peak: usize,
-}
-
-/// A call's linear memory would grow past the cap.
-#[derive(Debug, thiserror::Error)]
-#[error("the call wanted {wanted} bytes of memory, over its cap of {cap} bytes")]
-struct MemoryCapExceeded {
-    wanted: usize,
-    cap: usize,
+    /// The size the memory would have grown to, had the cap allowed it.
+    refused: Option<usize>,
 }
 
 impl ResourceLimiter for CallLimiter {
@@ -153,12 +148,12 @@ impl ResourceLimiter for CallLimiter {
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         if desired > self.memory_cap {
-            // An error here traps the call, with this error as its cause.
-            return Err(MemoryCapExceeded {
-                wanted: desired,
-                cap: self.memory_cap,
-            }
-            .into());
+            // `memory.grow` fails (answers -1) rather than trapping: the guest asks for
+            // room ahead of work it can refuse with an error of its own (a YAML stream
+            // whose aliases expand past the cap). An allocation it cannot do without
+            // traps, and that trap is reported as the cap (`finish`).
+            self.refused = Some(self.refused.map_or(desired, |r| r.max(desired)));
+            return Ok(false);
         }
         self.peak = self.peak.max(desired);
         Ok(true)
@@ -537,6 +532,7 @@ impl Runtime {
             limiter: CallLimiter {
                 memory_cap: self.limits.memory_bytes,
                 peak: 0,
+                refused: None,
             },
             bucket,
         };
@@ -557,7 +553,7 @@ impl Runtime {
             .pre
             .instantiate_async(&mut store)
             .await
-            .map_err(|e| trap(e, self.limits))?;
+            .map_err(|e| trap(e, store.data().limiter.refused, self.limits))?;
         Ok((store, instance))
     }
 
@@ -572,7 +568,7 @@ impl Runtime {
         match result {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(from_wit(e)),
-            Err(e) => Err(trap(e, self.limits)),
+            Err(e) => Err(trap(e, store.data().limiter.refused, self.limits)),
         }
     }
 }
@@ -581,12 +577,16 @@ fn sandbox(e: impl std::fmt::Display) -> Error {
     Error::Runtime(e.to_string())
 }
 
-/// A trap or host failure during a call, in words an operator can act on.
-fn trap(e: wasmtime::Error, limits: Limits) -> Error {
-    if let Some(cap) = e.downcast_ref::<MemoryCapExceeded>() {
+/// A trap or host failure during a call, in words an operator can act on. A call whose
+/// memory was refused growth and then trapped stopped for want of that memory (an
+/// allocation the guest cannot do without aborts).
+fn trap(e: wasmtime::Error, refused: Option<usize>, limits: Limits) -> Error {
+    if let Some(wanted) = refused
+        && !matches!(e.downcast_ref::<Trap>(), Some(Trap::OutOfFuel))
+    {
         return Error::MemoryCap {
-            wanted: cap.wanted as u64,
-            cap: cap.cap as u64,
+            wanted: wanted as u64,
+            cap: limits.memory_bytes as u64,
         };
     }
     match e.downcast_ref::<Trap>() {
@@ -632,6 +632,7 @@ mod tests {
         CallLimiter {
             memory_cap: usize::MAX,
             peak: 0,
+            refused: None,
         }
     }
 
