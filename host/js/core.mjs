@@ -148,6 +148,18 @@ export const messages = Object.freeze({
   stagingMark: (key) => `${quote(key)} holds "#", which a file:// store reserves for staging files`,
   /** denied (file://): a delete of a key that names a folder. */
   folderNotBlob: (key) => `${quote(key)} is a folder, not a blob`,
+  /** What a file:// listing met inside its prefix that it will not walk, and how to
+   *  mend it (the `why` of unwalkable). */
+  UNWALKABLE: Object.freeze({
+    link: Object.freeze({ what: 'a symbolic link, which a file:// store never follows', fix: 'remove the link, or move back what it points to' }),
+    notFolder: Object.freeze({ what: 'which is not a folder, though the prefix needs one there', fix: 'remove it, or move back the folder' }),
+    unreadable: Object.freeze({ what: 'a folder this user cannot read', fix: 'make it readable by this user' }),
+  }),
+  /** denied (file://): a listing of `prefix` met `path` (the would-be key of what it met)
+   *  inside it, which it will not walk (`why`, one of UNWALKABLE). The listing fails as a
+   *  whole: an answer without what lies beyond `path` would read as "not there" to GC and
+   *  delete-release. */
+  unwalkable: (prefix, path, why) => `list ${quote(prefix)} meets ${quote(path)}, ${why.what}; a listing fails rather than leave out what it cannot see: ${why.fix}`,
   /** Why a file:// listing left an entry out (the `why` of leftOut). */
   LEFT_OUT: Object.freeze({
     link: 'a symbolic link',
