@@ -1050,7 +1050,10 @@ class _Scope:
     def answer(self, call: str, key: str, value: Optional[Union[str, bytes]] = None) -> Answer:
         answer = self.check(key)
         if answer is None:
-            answer = self._ask(call, key, value)
+            try:
+                answer = self._ask(call, key, value)
+            except Exception as e:  # whatever reading a bucket's own objects raises
+                answer = _unreadable(call, key, e)
         if self.log is not None:
             self.log.append(_wit_recorded_call(call, key, value, answer))
         return answer
@@ -1060,7 +1063,12 @@ class _Scope:
         ``delete`` would be; the others are asked for in one call."""
         checks = [self.check(k) for k in keys]
         inside = [k for k, c in zip(keys, checks) if c is None]
-        answer: Answer = ("ok", []) if not inside else self._ask_many(inside)
+        answer: Answer = ("ok", [])
+        if inside:
+            try:
+                answer = self._ask_many(inside)
+            except Exception as e:  # whatever reading a bucket's own objects raises
+                answer = _unreadable("delete-many", inside[0], e)
         if answer[0] == "ok":
             each = iter(answer[1])
             answer = ("ok", [c if c is not None else next(each) for c in checks])
@@ -1079,13 +1087,16 @@ class _Scope:
         except NotFound:
             return ("error", "failed", Messages.backend("delete-many", keys[0], "not found"))
         except Denied as e:
-            return ("error", "denied", e.message)
+            return ("error", "denied", _message(e))
         except Failed as e:
-            return ("error", "failed", e.message)
+            return ("error", "failed", _message(e))
         except Exception as e:  # a bucket's own failure: worded as a backend's
-            return ("error", "failed", Messages.backend("delete-many", keys[0], e))
-        if not isinstance(got, (list, tuple)) or len(got) != len(keys):
-            shown = f"{len(got)} entries" if isinstance(got, (list, tuple)) else type(got).__name__
+            return ("error", "failed", Messages.backend("delete-many", keys[0], _text(e)))
+        if isinstance(got, (list, tuple)):
+            # Copied once: a subclass could answer differently on a second read.
+            got = list(got)
+        if not isinstance(got, list) or len(got) != len(keys):
+            shown = f"{len(got)} entries" if isinstance(got, list) else type(got).__name__
             return ("error", "failed", Messages.backend(
                 "delete-many", keys[0],
                 f"the bucket's delete_many answered {shown} for {len(keys)} keys; it must "
@@ -1096,11 +1107,11 @@ class _Scope:
             if g is None or isinstance(g, NotFound):
                 answers.append(("ok", None))
             elif isinstance(g, Denied):
-                answers.append(("error", "denied", g.message))
+                answers.append(("error", "denied", _message(g)))
             elif isinstance(g, Failed):
-                answers.append(("error", "failed", g.message))
+                answers.append(("error", "failed", _message(g)))
             else:
-                answers.append(("error", "failed", Messages.backend("delete", key, g)))
+                answers.append(("error", "failed", Messages.backend("delete", key, _text(g))))
         return ("ok", answers)
 
     def _ask(self, call: str, key: str, value: Optional[Union[str, bytes]]) -> Answer:
@@ -1132,11 +1143,38 @@ class _Scope:
         except NotFound:
             return ("error", "not-found", None)
         except Denied as e:
-            return ("error", "denied", e.message)
+            return ("error", "denied", _message(e))
         except Failed as e:
-            return ("error", "failed", e.message)
+            return ("error", "failed", _message(e))
         except Exception as e:  # a bucket's own failure: worded as a backend's
-            return ("error", "failed", Messages.backend(call, key, e))
+            return ("error", "failed", Messages.backend(call, key, _text(e)))
+
+
+def _text(x: Any) -> str:
+    """``str(x)``, or what ``x`` is when even that raises: a bucket's own object may."""
+    try:
+        return str(x)
+    except Exception:
+        try:
+            return f"an object of type {type(x).__name__}, whose text cannot be read"
+        except Exception:
+            return "an object whose text cannot be read"
+
+
+def _message(e: BucketError) -> str:
+    """The message of a :class:`Denied` or :class:`Failed` a bucket raised, which must be
+    a ``str`` to reach the component (a TypeError otherwise)."""
+    message = e.message
+    if not isinstance(message, str):
+        raise TypeError(f"{type(e).__name__} with a message of type {type(message).__name__}, not str")
+    return message
+
+
+def _unreadable(call: str, key: str, e: Exception) -> Answer:
+    """The answer of a bucket whose ``call`` of ``key`` gave something that could not be
+    read (a property or ``__len__`` that raises): a failure of the call, in the words of a
+    backend's own failure, never an exception through the component."""
+    return ("error", "failed", Messages.backend(call, key, f"the bucket's answer could not be read: {_text(e)}"))
 
 
 def _is_int(v: Any) -> bool:
