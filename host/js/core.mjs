@@ -148,6 +148,18 @@ export const messages = Object.freeze({
   stagingMark: (key) => `${quote(key)} holds "#", which a file:// store reserves for staging files`,
   /** denied (file://): a delete of a key that names a folder. */
   folderNotBlob: (key) => `${quote(key)} is a folder, not a blob`,
+  /** What a file:// listing met inside its prefix that it will not walk, and how to
+   *  mend it (the `why` of unwalkable). */
+  UNWALKABLE: Object.freeze({
+    link: Object.freeze({ what: 'a symbolic link, which a file:// store never follows', fix: 'remove the link, or move back what it points to' }),
+    notFolder: Object.freeze({ what: 'which is not a folder, though the prefix needs one there', fix: 'remove it, or move back the folder' }),
+    unreadable: Object.freeze({ what: 'a folder this user cannot read', fix: 'make it readable by this user' }),
+  }),
+  /** denied (file://): a listing of `prefix` met `path` (the would-be key of what it met)
+   *  inside it, which it will not walk (`why`, one of UNWALKABLE). The listing fails as a
+   *  whole: an answer without what lies beyond `path` would read as "not there" to GC and
+   *  delete-release. */
+  unwalkable: (prefix, path, why) => `list ${quote(prefix)} meets ${quote(path)}, ${why.what}; a listing fails rather than leave out what it cannot see: ${why.fix}`,
   /** Why a file:// listing left an entry out (the `why` of leftOut). */
   LEFT_OUT: Object.freeze({
     link: 'a symbolic link',
@@ -297,48 +309,101 @@ function asInstant(t) {
   return { seconds: jsInteger(big), nanoseconds: ns };
 }
 
-/** A listing entry {key, size, modified} normalized, or undefined if `o` is not one. */
+/** A listing entry {key, size, modified} normalized, or undefined if `o` is not one. Each
+ *  property is read once: a getter could answer a string to a check and a number after. */
 function asObjectMeta(o) {
-  if (o === null || typeof o !== 'object' || typeof o.key !== 'string') return undefined;
-  const size = asU64(o.size);
-  const modified = asInstant(o.modified);
+  if (o === null || typeof o !== 'object') return undefined;
+  const { key, size: rawSize, modified: rawModified } = o;
+  if (typeof key !== 'string') return undefined;
+  const size = asU64(rawSize);
+  const modified = asInstant(rawModified);
   if (size === undefined || modified === undefined) return undefined;
-  return { key: o.key, size, modified };
+  return { key, size, modified };
 }
 
-/** A BucketError (or anything else thrown) as an answer's error. */
-function thrownError(e) {
-  if (e instanceof BucketError) {
-    return e.kind === 'not-found' ? { kind: 'not-found' } : { kind: e.kind, message: e.message };
+/** What a thrown value says, for a message: an Error's message, else the value as a
+ *  string, else what it is (a bucket's own object may throw even from toString). */
+function describeThrown(e) {
+  try {
+    return e instanceof Error ? String(e.message) : String(e);
+  } catch {
+    // below
   }
-  return { kind: 'failed', message: e instanceof Error ? e.message : String(e) };
+  try {
+    return Object.prototype.toString.call(e);
+  } catch {
+    return `a ${typeof e} that cannot be shown`;
+  }
 }
+
+/** A BucketError (or anything else thrown) by `call` of `key` as an answer's error; a
+ *  thrown value that cannot even be read is a failure of the call, not a trap. */
+function thrownError(e, call, key) {
+  try {
+    if (e instanceof BucketError) {
+      const { kind, message } = e;
+      if (kind === 'not-found') return { kind: 'not-found' };
+      if (BUCKET_ERROR_KINDS.has(kind) && typeof message === 'string') return { kind, message };
+      return { kind: 'failed', message: messages.backend(call, key, `the bucket threw a BucketError of kind ${describeThrown(kind)} with a message of type ${typeof message}`) };
+    }
+    return { kind: 'failed', message: describeThrown(e) };
+  } catch (inner) {
+    return { kind: 'failed', message: messages.backend(call, key, `the bucket threw a value that could not be read: ${describeThrown(inner)}`) };
+  }
+}
+
+/** The answer of a bucket whose `call` of `key` returned something that cannot be read or
+ *  converted (a getter that throws, a value of the wrong type): a failure of the call,
+ *  in the words of a backend's own failure, never a trap of the component. */
+function unreadable(call, key, description) {
+  return { error: { kind: 'failed', message: messages.backend(call, key, description) } };
+}
+
+/** Whether `got` is a promise (or another thenable): reading `then` may itself throw. */
+const isThenable = (got) => got !== null && (typeof got === 'object' || typeof got === 'function') && typeof got.then === 'function';
 
 /** Asks a JS bucket to delete `keys`: its deleteMany in one call where it has one,
  *  else one delete a key. */
 function askBucketMany(bucket, keys) {
-  if (typeof bucket?.deleteMany !== 'function') {
+  let batch;
+  try {
+    batch = bucket?.deleteMany;
+  } catch (e) {
+    return { error: thrownError(e, 'delete-many', keys[0]) };
+  }
+  if (typeof batch !== 'function') {
     return { ok: keys.map((key) => askBucket(bucket, 'delete', key)) };
   }
   let got;
   try {
-    got = bucket.deleteMany([...keys]);
+    got = batch.call(bucket, [...keys]);
   } catch (e) {
-    return { error: thrownError(e) };
+    return { error: thrownError(e, 'delete-many', keys[0]) };
   }
-  const wrong = (what) => ({ error: { kind: 'failed', message: `the bucket's deleteMany ${what}; it must return one entry per key: undefined or null when deleted, a BucketError when not` } });
-  if (got !== null && typeof got?.then === 'function') {
+  try {
+    return readDeleteMany(got, keys);
+  } catch (e) {
+    return unreadable('delete-many', keys[0], `the bucket's deleteMany answer could not be read: ${describeThrown(e)}`);
+  }
+}
+
+/** A deleteMany's answer for `keys`, each entry an answer; throws what reading it throws. */
+function readDeleteMany(got, keys) {
+  const wrong = (what) => unreadable('delete-many', keys[0], `the bucket's deleteMany ${what}; it must return one entry per key: undefined or null when deleted, a BucketError when not`);
+  if (isThenable(got)) {
     Promise.resolve(got).catch(() => {});
     return wrong('returned a promise');
   }
   if (!Array.isArray(got)) return wrong(`returned ${typeof got}`);
-  if (got.length !== keys.length) return wrong(`returned ${got.length} entries for ${keys.length} keys`);
+  // Copied once: a proxy or a getter could answer differently on a second read.
+  const entries = Array.from(got);
+  if (entries.length !== keys.length) return wrong(`returned ${entries.length} entries for ${keys.length} keys`);
   return {
-    ok: got.map((g) => {
+    ok: entries.map((g, i) => {
       if (g === undefined || g === null) return { ok: null };
+      const error = thrownError(g, 'delete', keys[i]);
       // A key's absence is no error for a delete (CONTRACT.md §2).
-      if (g instanceof BucketError && g.kind === 'not-found') return { ok: null };
-      return { error: thrownError(g) };
+      return error.kind === 'not-found' ? { ok: null } : { error };
     }),
   };
 }
@@ -346,35 +411,45 @@ function askBucketMany(bucket, keys) {
 /** Asks a JS bucket, turning whatever it does into an answer. */
 function askBucket(bucket, call, key, value) {
   if (call === 'delete-many') return askBucketMany(bucket, key);
-  const failed = (message) => ({ error: { kind: 'failed', message } });
   let got;
   try {
-    if (typeof bucket?.[call] !== 'function') return failed(`the bucket has no ${call} method`);
-    got = call === 'put' ? bucket.put(key, value) : bucket[call](key);
+    const method = bucket?.[call];
+    if (typeof method !== 'function') return { error: { kind: 'failed', message: `the bucket has no ${call} method` } };
+    got = call === 'put' ? method.call(bucket, key, value) : method.call(bucket, key);
   } catch (e) {
-    if (e instanceof BucketError) {
-      return { error: e.kind === 'not-found' ? { kind: 'not-found' } : { kind: e.kind, message: e.message } };
-    }
-    return failed(e instanceof Error ? e.message : String(e));
+    return { error: thrownError(e, call, key) };
   }
-  if (got !== null && (typeof got === 'object' || typeof got === 'function') && typeof got.then === 'function') {
+  try {
+    return readAnswer(call, key, got);
+  } catch (e) {
+    return unreadable(call, key, `the bucket's ${call} answer could not be read: ${describeThrown(e)}`);
+  }
+}
+
+/** What a bucket's `call` of `key` returned, `got`, as an answer of plain values (the
+ *  component's lowering then reads nothing of the bucket's); throws what reading it throws. */
+function readAnswer(call, key, got) {
+  const wrong = (description) => unreadable(call, key, description);
+  if (isThenable(got)) {
     Promise.resolve(got).catch(() => {});
-    return failed(`the bucket's ${call} returned a promise; a bucket must answer synchronously`);
+    return wrong(`the bucket's ${call} returned a promise; a bucket must answer synchronously`);
   }
   switch (call) {
     case 'get':
       if (got === undefined || got === null) return { error: { kind: 'not-found' } };
-      if (got instanceof Uint8Array) return { ok: got };
+      // A view of its own over the same bytes: no copy, and none of a subclass's or a
+      // proxy's behaviour left for the lowering to meet.
+      if (got instanceof Uint8Array) return { ok: new Uint8Array(got.buffer, got.byteOffset, got.byteLength) };
       if (got instanceof ArrayBuffer) return { ok: new Uint8Array(got) };
-      return failed(`the bucket's get returned ${typeof got}, not bytes`);
+      return wrong(`the bucket's get returned ${typeof got}, not bytes`);
     case 'exists': {
       if (got === undefined || got === null) return { ok: null };
       const size = asU64(got);
-      return size === undefined ? failed(`the bucket's exists returned ${typeof got} ${String(got)}, not a size or null`) : { ok: size };
+      return size === undefined ? wrong(`the bucket's exists returned ${typeof got} ${describeThrown(got)}, not a size or null`) : { ok: size };
     }
     case 'list': {
-      const listed = Array.isArray(got) ? got.map(asObjectMeta) : [undefined];
-      if (listed.includes(undefined)) return failed("the bucket's list did not return an array of {key, size, modified: {seconds, nanoseconds}}");
+      const listed = Array.isArray(got) ? Array.from(got, asObjectMeta) : [undefined];
+      if (listed.includes(undefined)) return wrong("the bucket's list did not return an array of {key, size, modified: {seconds, nanoseconds}}");
       return { ok: listed };
     }
     default:

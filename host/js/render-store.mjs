@@ -68,9 +68,12 @@ function mtimeOf(st) {
  * staging file `<name>#<pid>.<n>` (created exclusively) and renames it over the key;
  * staging files are listed like any other file (GC leaves them alone, delete-release
  * removes them), and a key holding `#` cannot be put. A listing reports each object's
- * size and modification time, and leaves out (with a warning, once per entry) symbolic
- * links, what is not a plain file, and names that are not UTF-8 or hold control
- * characters. A delete removes the folders it leaves empty.
+ * size and modification time, and leaves out (with a warning, once per entry) files that
+ * cannot be keys: FIFOs, sockets and devices, and names that are not UTF-8 or hold
+ * control characters. Inside the prefix it lists, a symbolic link, a file or FIFO where
+ * the prefix needs a folder, or a folder this user cannot read fails the listing with
+ * `denied` naming it (fail closed: GC and delete-release decide from listings); a folder
+ * that does not exist lists as empty. A delete removes the folders it leaves empty.
  */
 export class FolderBucket {
   #root;
@@ -114,8 +117,9 @@ export class FolderBucket {
   /**
    * Opens the folders `dirs` one by one from the root, never following a link; with
    * `create`, makes the missing ones (0700). Returns {chain} (every folder opened, the
-   * root first: close it with #close), {missing: true} or {link: component}; throws
-   * an I/O error as is.
+   * root first: close it with #close), {missing: true}, {link: component, at, isLink}
+   * (`dirs[at]` is a link, or not a folder) or {unreadable: component, at, error} (this
+   * user may not open it); throws any other I/O error as is.
    */
   #walk(dirs, create) {
     if (this.#root === null) throw new Error('the FolderBucket was closed');
@@ -140,10 +144,26 @@ export class FolderBucket {
       }
       return { chain };
     } catch (e) {
-      this.#close(chain);
-      if (e.code === 'ENOENT') return { missing: true };
-      if (e.code === 'ELOOP' || e.code === 'ENOTDIR') return { link: dirs[chain.length - 1] };
-      throw e;
+      const at = chain.length - 1;
+      try {
+        if (e.code === 'ENOENT') return { missing: true };
+        if (e.code === 'ELOOP' || e.code === 'ENOTDIR') {
+          return { link: dirs[at], at, isLink: e.code === 'ELOOP' || this.#isLink(chain.at(-1), dirs[at]) };
+        }
+        if (e.code === 'EACCES' || e.code === 'EPERM') return { unreadable: dirs[at], at, error: e };
+        throw e;
+      } finally {
+        this.#close(chain);
+      }
+    }
+  }
+
+  /** Whether `name` in the opened folder `dir` is a symbolic link (not followed). */
+  #isLink(dir, name) {
+    try {
+      return lstatSync(this.#at(dir, name), { throwIfNoEntry: false })?.isSymbolicLink() ?? false;
+    } catch {
+      return false;
     }
   }
 
@@ -160,6 +180,7 @@ export class FolderBucket {
     }
     if (walked.missing) return null;
     if (walked.link !== undefined) throw crossesLink(key, walked.link);
+    if (walked.unreadable !== undefined) throw io(call, key, walked.error);
     return { chain: walked.chain, name };
   }
 
@@ -267,6 +288,7 @@ export class FolderBucket {
     }
     if (walked.missing) return;
     if (walked.link !== undefined) throw crossesLink(key, walked.link);
+    if (walked.unreadable !== undefined) throw io('delete', key, walked.error);
     const { chain } = walked;
     try {
       // unlink removes a link itself, never its target; a folder is refused.
@@ -294,9 +316,14 @@ export class FolderBucket {
 
   list(prefix) {
     // Walk to the deepest folder the prefix names whole; filter by the string prefix.
+    // What the walk will not enter inside the prefix (a link, a non-folder where a folder
+    // must be, a folder this user cannot read) fails the whole listing: an answer without
+    // what lies beyond it would read as "not there" to GC and delete-release, which would
+    // then delete what it still refers to.
     const slash = prefix.lastIndexOf('/');
     const dirPart = slash < 0 ? '' : prefix.slice(0, slash);
     const dirs = dirPart === '' ? [] : components(dirPart);
+    const refused = (path, why) => new BucketError('denied', messages.unwalkable(prefix, path, messages.UNWALKABLE[why]));
     let walked;
     try {
       walked = this.#walk(dirs, false);
@@ -304,23 +331,23 @@ export class FolderBucket {
       throw io('list', prefix, e);
     }
     if (walked.missing) return [];
-    if (walked.link !== undefined) {
-      this.#report(messages.entryAt(dirPart, walked.link), messages.LEFT_OUT.linkOrFile);
-      return [];
-    }
+    if (walked.link !== undefined) throw refused(dirs.slice(0, walked.at + 1).join('/'), walked.isLink ? 'link' : 'notFolder');
+    if (walked.unreadable !== undefined) throw refused(dirs.slice(0, walked.at + 1).join('/'), 'unreadable');
     const start = walked.chain.pop();
     this.#close(walked.chain);
     const listed = [];
     // An explicit stack: depth is bounded by the file system, not by the JS stack.
-    const pending = [{ dir: start, base: dirPart === '' ? '' : `${dirPart}/`, owned: start.fd !== this.#root }];
+    const pending = [{ dir: start, folder: dirPart, owned: start.fd !== this.#root }];
     try {
       while (pending.length > 0) {
-        const { dir, base, owned } = pending.pop();
+        const { dir, folder, owned } = pending.pop();
+        const base = folder === '' ? '' : `${folder}/`;
         try {
           let names;
           try {
             names = readdirSync(PROC_FD ? `${PROC_FD}/${dir.fd}` : dir.path, { encoding: 'buffer' });
           } catch (e) {
+            if (e.code === 'EACCES' || e.code === 'EPERM') throw refused(folder, 'unreadable');
             throw io('list', prefix, e);
           }
           for (const raw of names) {
@@ -341,22 +368,28 @@ export class FolderBucket {
               // Deleted since the folder was read: left out.
               st = lstatSync(this.#at(dir, name), { bigint: true, throwIfNoEntry: false });
             } catch (e) {
+              // A folder that can be read but not searched.
+              if (e.code === 'EACCES' || e.code === 'EPERM') throw refused(folder, 'unreadable');
               throw io('list', key, e);
             }
             if (st === undefined) continue;
             if (st.isFile()) {
               if (key.startsWith(prefix)) listed.push({ key, size: jsInteger(st.size), modified: mtimeOf(st) });
             } else if (st.isDirectory()) {
+              let fd;
               try {
-                const fd = openSync(this.#at(dir, name), DIR_FLAGS);
-                pending.push({ dir: { fd, path: join(dir.path, name) }, base: `${key}/`, owned: true });
+                fd = openSync(this.#at(dir, name), DIR_FLAGS);
               } catch (e) {
-                // Swapped for a link since the stat: never followed.
-                if (e.code === 'ELOOP' || e.code === 'ENOTDIR') this.#report(messages.entry(key), messages.LEFT_OUT.link);
-                else if (e.code !== 'ENOENT') throw io('list', key, e);
+                if (e.code === 'ENOENT') continue;
+                // Swapped for a link or a file since the stat: never followed.
+                if (e.code === 'ELOOP' || e.code === 'ENOTDIR') throw refused(key, e.code === 'ELOOP' || this.#isLink(dir, name) ? 'link' : 'notFolder');
+                if (e.code === 'EACCES' || e.code === 'EPERM') throw refused(key, 'unreadable');
+                throw io('list', key, e);
               }
+              pending.push({ dir: { fd, path: join(dir.path, name) }, folder: key, owned: true });
             } else if (st.isSymbolicLink()) {
-              this.#report(messages.entry(key), messages.LEFT_OUT.link);
+              // Whatever it points to: a link named like an entry may be that entry, moved.
+              throw refused(key, 'link');
             } else {
               this.#report(messages.entry(key), messages.LEFT_OUT.notPlainFile);
             }
@@ -371,8 +404,8 @@ export class FolderBucket {
     return listed.sort((a, b) => compareKeys(a.key, b.key));
   }
 
-  /** Reports, once per bucket, an entry (messages.entry or entryAt: quoted, so a name
-   *  cannot forge a line) a listing left out. */
+  /** Reports, once per bucket, an entry (messages.entry: quoted, so a name cannot forge
+   *  a line) a listing left out. */
   #report(entry, why) {
     if (this.#reported.has(entry)) return;
     this.#reported.add(entry);

@@ -1,9 +1,12 @@
 // The bucket contract (CONTRACT.md §2) as data: every case of
 // tests/conformance/bucket.json (format in tests/conformance/README.md) on MemoryBucket
-// and FolderBucket, the cases the Rust buckets run in tests/e2e/conformance.rs.
+// and FolderBucket, the cases the Rust buckets run in tests/e2e/conformance.rs. Folder
+// cases (`"needs": "folder"`) run on FolderBucket alone: they plant links, FIFOs and odd
+// files beside the bucket's own, which only a bucket over a folder can meet.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import * as rs from '@convoy/render-store';
@@ -50,10 +53,16 @@ function answer(call) {
   }
 }
 
-/** Throws when `got` (from `answer`) is not the expected error; `shown` describes a success. */
-function checkError(expect, got, shown) {
+/** Throws when `got` (from `answer`) is not the expected error; `shown` describes a success.
+ *  `mentions`, when given, is text the error's message must contain. */
+function checkError(expect, got, shown, mentions) {
   if (expect.error !== undefined) {
-    if (got.error === expect.error) return;
+    if (got.error === expect.error) {
+      if (mentions !== undefined && !got.message.includes(mentions)) {
+        throw new Error(`expected ${expect.error} naming ${quote(mentions)}, got ${got.error}: ${got.message}`);
+      }
+      return;
+    }
     if (got.error !== undefined) throw new Error(`expected ${expect.error}, got ${got.error}: ${got.message}`);
     throw new Error(`expected ${expect.error}, got ${shown(got.ok)}`);
   }
@@ -105,11 +114,47 @@ function checkListed(entries, prefix, started, listed) {
   }
 }
 
-/** Runs one step; throws an Error saying what was expected and what came. */
-function runStep(bucket, step, prefix, started) {
+/** The path in the folder `root` of `rel` (relative to the case's `prefix`, `/`-separated). */
+const pathIn = (root, prefix, rel) => join(root, ...`${prefix}${rel}`.split('/'));
+
+/**
+ * Makes what a `plant` step names, in the folder `root` under the case's `prefix`, with
+ * the folders above it (0700, as a put makes them); returns the path made, for removal.
+ */
+function plant(root, step, prefix) {
+  const path = pathIn(root, prefix, step.path);
+  mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
+  switch (step.what) {
+    case 'link':
+      symlinkSync(pathIn(root, prefix, step.target), path);
+      break;
+    case 'fifo': {
+      // Node has no mkfifo(3); the coreutils tool makes the same node.
+      const made = spawnSync('mkfifo', ['-m', '600', path], { encoding: 'utf8' });
+      if (made.error || made.status !== 0) throw new Error(`mkfifo ${quote(path)}: ${made.error?.message ?? made.stderr.trim()}`);
+      break;
+    }
+    case 'file':
+      writeFileSync(path, 'x', { flag: 'wx', mode: 0o600 });
+      break;
+    default:
+      throw new Error(`unknown plant ${quote(step.what)}`);
+  }
+  return path;
+}
+
+/** Runs one step; throws an Error saying what was expected and what came. `folder`:
+ *  {root, planted} of a folder bucket (the paths planted so far), else null. */
+function runStep(bucket, step, prefix, started, folder) {
   const key = step.key !== undefined ? `${prefix}${step.key}` : (step.raw_key ?? '').replaceAll('{prefix}', prefix);
   const { expect } = step;
+  const mentions = step.mentions === undefined ? undefined : `${prefix}${step.mentions}`;
   switch (step.op) {
+    case 'plant': {
+      if (folder === null) throw new Error('a plant step needs a folder bucket');
+      folder.planted.push(plant(folder.root, step, prefix));
+      return;
+    }
     case 'put': {
       const value = valueBytes(step.value);
       // Generated keys are put last to first: a listing in write order is then out of order.
@@ -118,7 +163,7 @@ function runStep(bucket, step, prefix, started) {
         const got = answer(() => bucket.put(k, value));
         if (!(expect === 'ok' && got.error === undefined)) {
           try {
-            checkError(expect, got, () => 'success');
+            checkError(expect, got, () => 'success', mentions);
           } catch (e) {
             throw new Error(`put ${quote(k)} (${value.length} bytes): ${e.message}`);
           }
@@ -134,7 +179,7 @@ function runStep(bucket, step, prefix, started) {
       const got = typeof bucket.deleteMany === 'function'
         ? answer(() => bucket.deleteMany(keys).map((g) => (g ? { error: g.kind, message: g.message } : { ok: null })))
         : { ok: keys.map((k) => answer(() => bucket.delete(k))) };
-      if (got.error !== undefined || expect.error !== undefined) return checkError(expect, got, (v) => `${v.length} answers`);
+      if (got.error !== undefined || expect.error !== undefined) return checkError(expect, got, (v) => `${v.length} answers`, mentions);
       if (got.ok.length !== keys.length) throw new Error(`${got.ok.length} answers for ${keys.length} keys`);
       got.ok.forEach((one, i) => {
         const want = expect === 'ok' ? 'ok' : expect.each[i];
@@ -150,12 +195,12 @@ function runStep(bucket, step, prefix, started) {
     case 'delete': {
       const got = answer(() => bucket.delete(key));
       if (expect === 'ok' && got.error === undefined) return;
-      return checkError(expect, got, () => 'success');
+      return checkError(expect, got, () => 'success', mentions);
     }
     case 'get': {
       const got = answer(() => bucket.get(key));
       if (expect.value !== undefined && got.error === undefined) return checkValue(valueBytes(expect.value), got.ok);
-      return checkError(expect, got, (v) => `the value ${describeBytes(Buffer.from(v))}`);
+      return checkError(expect, got, (v) => `the value ${describeBytes(Buffer.from(v))}`, mentions);
     }
     case 'exists': {
       const got = answer(() => bucket.exists(key));
@@ -165,12 +210,12 @@ function runStep(bucket, step, prefix, started) {
         if (size === expect.size) return;
         throw new Error(`expected ${shown(expect.size)}, got ${shown(size)}`);
       }
-      return checkError(expect, got, shown);
+      return checkError(expect, got, shown, mentions);
     }
     case 'list': {
       const got = answer(() => bucket.list(`${prefix}${step.prefix}`));
       if (expect.listed !== undefined && got.error === undefined) return checkListed(expect.listed, prefix, started, got.ok);
-      return checkError(expect, got, (v) => `a listing of ${v.length} objects`);
+      return checkError(expect, got, (v) => `a listing of ${v.length} objects`, mentions);
     }
     default:
       throw new Error(`unknown op ${quote(step.op)}`);
@@ -181,24 +226,30 @@ function runStep(bucket, step, prefix, started) {
 function callOf(step, prefix) {
   if (step.op === 'list') return `list ${quote(`${prefix}${step.prefix}`)}`;
   if (step.op === 'delete-many') return `delete-many of ${step.keys?.count ?? step.many.length} keys`;
+  if (step.op === 'plant') return `plant ${step.what} ${quote(`${prefix}${step.path}`)}`;
   if (step.keys !== undefined) return `put ${step.keys.count} generated keys`;
   const key = step.key !== undefined ? `${prefix}${step.key}` : step.raw_key.replaceAll('{prefix}', prefix);
   return `${step.op} ${quote(key)}`;
 }
 
-/** Runs `testCase` under a fresh prefix, then deletes what is left under it. */
-function runCase(bucket, testCase) {
+/** Runs `testCase` under a fresh prefix, then removes what it planted (last first) and
+ *  deletes what is left under it. `root`: the folder of a folder bucket, else null. */
+function runCase(bucket, testCase, root) {
   const prefix = uniquePrefix(testCase.name);
   const started = seconds();
+  const folder = root === null ? null : { root, planted: [] };
   try {
     testCase.steps.forEach((step, i) => {
       try {
-        runStep(bucket, step, prefix, started);
+        runStep(bucket, step, prefix, started, folder);
       } catch (e) {
         throw new Error(`case ${testCase.name}, step ${i + 1} (${callOf(step, prefix)}): ${e.message}`, { cause: e });
       }
     });
   } finally {
+    // What was planted goes first: a link or a FIFO left in place would fail the listing
+    // the clean-up below makes.
+    for (const path of (folder?.planted ?? []).reverse()) unlinkSync(path);
     try {
       for (const o of bucket.list(prefix)) bucket.delete(o.key);
     } catch {
@@ -207,26 +258,37 @@ function runCase(bucket, testCase) {
   }
 }
 
+/** Each bucket: `make(t)` gives {bucket, root}, `root` the folder it keeps its objects
+ *  in (null: none, and folder cases are skipped). */
 const buckets = {
-  MemoryBucket: () => new rs.MemoryBucket(),
-  FolderBucket: (t) => {
-    const bucket = new rs.FolderBucket(tempDir(t, 'render-store-conformance-'));
-    t.after(() => bucket.close());
-    return bucket;
+  MemoryBucket: { folder: false, make: () => ({ bucket: new rs.MemoryBucket(), root: null }) },
+  FolderBucket: {
+    folder: true,
+    make: (t) => {
+      const bucket = new rs.FolderBucket(tempDir(t, 'render-store-conformance-'));
+      t.after(() => bucket.close());
+      return { bucket, root: bucket.root };
+    },
   },
 };
+/** What a case may need beyond a bucket. */
+const NEEDS = new Set(['folder']);
 
-test('the conformance file has cases with unique names', () => {
+test('the conformance file has cases with unique names, each needing what a runner knows', () => {
   const names = FILE.cases.map((c) => c.name);
   assert.ok(names.length > 0);
   assert.deepEqual(names, [...new Set(names)]);
+  for (const c of FILE.cases) assert.ok(c.needs === undefined || NEEDS.has(c.needs), `${c.name} needs ${quote(c.needs)}`);
+  assert.ok(FILE.cases.some((c) => c.needs === 'folder'), 'no folder case');
 });
 
-for (const [bucketName, make] of Object.entries(buckets)) {
+for (const [bucketName, { folder, make }] of Object.entries(buckets)) {
   for (const testCase of FILE.cases) {
-    test(`${bucketName}: ${testCase.name} (CONTRACT.md ${testCase.section})`, (t) => {
+    const skip = testCase.needs === 'folder' && !folder ? `a folder case, and ${bucketName} keeps no folder` : false;
+    test(`${bucketName}: ${testCase.name} (CONTRACT.md ${testCase.section})`, { skip }, (t) => {
       try {
-        runCase(make(t), testCase);
+        const { bucket, root } = make(t);
+        runCase(bucket, testCase, root);
       } catch (e) {
         e.message = `${bucketName}: ${e.message}`;
         throw e;

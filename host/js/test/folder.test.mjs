@@ -1,10 +1,12 @@
 // The folder bucket against the Rust host's file:// store: a store written by Node is
 // read back by the Rust CLI and the reverse, with the same keys, bytes and history; the
-// listing agrees with `render-store ls` (staging files, symlinks, odd names, prefixes);
-// links are never followed; GC's grace period and the rewrite of a truncated blob.
+// listing agrees with `render-store ls` (staging files, FIFOs, odd names, prefixes);
+// links are never followed; a listing that cannot see everything fails, so GC and
+// delete-release lose nothing; GC's grace period and the rewrite of a truncated blob.
 
 import assert from 'node:assert/strict';
-import { lstatSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import * as rs from '@convoy/render-store';
@@ -144,7 +146,6 @@ test('a store written by the Rust CLI is read back by the Node host', (t) => {
 
 test('the folder listing agrees with `render-store ls`', (t) => {
   const dir = tempDir(t);
-  const outside = tempDir(t);
   const url = fileUrl(dir);
   const { bucket, warnings } = quietBucket(dir);
   const ref = rs.putRender(bucket, release, [manifest('a')]);
@@ -165,20 +166,14 @@ test('the folder listing agrees with `render-store ls`', (t) => {
   file('default/guest');
   file('top');
   mkdirSync(join(dir, P, 'empty-dir'), { recursive: true });
-  // Links are never followed nor listed, broken or not; nor are names that are not UTF-8
-  // or hold control characters.
-  writeFileSync(join(outside, 'target'), 'linked');
-  mkdirSync(join(outside, 'dir'));
-  writeFileSync(join(outside, 'dir', 'inside'), 'linked too');
-  symlinkSync(join(outside, 'target'), join(dir, P, 'notes', 'link'));
-  symlinkSync(join(outside, 'dir'), join(dir, P, 'linked-dir'));
-  symlinkSync(join(outside, 'missing'), join(dir, P, 'notes', 'broken'));
-  symlinkSync('loop', join(dir, P, 'notes', 'loop'));
+  // Files that cannot be keys are left out, and the listing still answers: a FIFO, and
+  // names that are not UTF-8 or hold control characters.
+  assert.equal(spawnSync('mkfifo', [join(dir, P, 'notes', 'fifo')]).status, 0);
   file(`${P}notes/tab\there`);
   file(`${P}notes/c1\u0085`);
   writeFileSync(Buffer.concat([Buffer.from(join(dir, P, 'notes/')), Buffer.from([0x6e, 0xff, 0x6f])]), 'not UTF-8');
 
-  const prefixes = ['', 'default/', 'default/guest', P, `${P}renders/`, `${P}ren`, `${P}history/`, `${P}notes/a`, `${P}notes/`, `${P}deep/er/`, `${P}linked-dir/`, `${P}linked-dir/in`, 'nothing/here/', 'zzz', '/x', `${P}renders/${ref}`];
+  const prefixes = ['', 'default/', 'default/guest', P, `${P}renders/`, `${P}ren`, `${P}history/`, `${P}notes/a`, `${P}notes/`, `${P}deep/er/`, `${P}empty-dir/`, 'nothing/here/', 'zzz', '/x', `${P}renders/${ref}`];
   for (const prefix of prefixes) {
     assert.deepEqual(keysOf(bucket.list(prefix)), cliJson(['ls', prefix], { url }), `prefix ${JSON.stringify(prefix)}`);
   }
@@ -187,7 +182,7 @@ test('the folder listing agrees with `render-store ls`', (t) => {
   assert.ok(all.includes(`${P}history/x#b#1`) && all.includes(`${P}history/y#`) && all.includes(`${P}history/z#1x`));
   assert.ok(all.includes(`${P}notes/\ufeffbom`), all.join('\n'));
   assert.ok(all.includes(`${P}renders/${ref}#1`) && all.includes(`${P}renders/${ref}#4242.7`), all.join('\n'));
-  assert.deepEqual(all.filter((k) => /link|broken|loop|tab|c1|n.o$/.test(k)), []);
+  assert.deepEqual(all.filter((k) => /fifo|tab|c1|n.o$/.test(k)), []);
   assert.deepEqual(all, [...all].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
   // Each object's size and modification time, as the file system has them.
   for (const o of listed) {
@@ -197,15 +192,14 @@ test('the folder listing agrees with `render-store ls`', (t) => {
   }
   assert.equal(listed.find((o) => o.key === `${P}renders/${ref}#4242.7`).size, 4);
   // Each entry left out is reported once.
-  for (const what of ['notes/link', 'linked-dir', 'notes/broken', 'notes/loop', 'notes/tab\there', 'notes/c1\u0085', 'notes/n\uFFFDo']) {
+  for (const what of ['notes/fifo', 'notes/tab\there', 'notes/c1\u0085', 'notes/n\uFFFDo']) {
     assert.equal(warnings.filter((w) => w.includes(`: ${JSON.stringify(P + what)} is `)).length, 1, `${what}\n${warnings.join('\n')}`);
   }
-  // A folder and a link are not blobs (a folder is no key at all, as on every backend);
+  // A folder and a FIFO are not blobs (a folder is no key at all, as on every backend);
   // a staging file can be read, not written.
   assert.throws(() => bucket.get(`${P}notes`), (e) => e.kind === 'denied' && /not a regular file/.test(e.message));
   assert.equal(bucket.exists(`${P}notes`), null);
-  assert.throws(() => bucket.get(`${P}notes/link`), (e) => e.kind === 'denied' && /symbolic link/.test(e.message));
-  assert.throws(() => bucket.exists(`${P}notes/link`), (e) => e.kind === 'denied' && /symbolic link/.test(e.message));
+  assert.throws(() => bucket.get(`${P}notes/fifo`), (e) => e.kind === 'denied' && e.message === rs.messages.notPlainFile(`${P}notes/fifo`));
   assert.equal(Buffer.from(bucket.get(`${P}renders/${ref}#4242.7`)).toString(), 'torn');
   assert.throws(() => bucket.put(`${P}renders/${ref}#2`, new Uint8Array()), (e) => e.kind === 'denied'
     && e.message === `"${P}renders/${ref}#2" holds "#", which a file:// store reserves for staging files`);
@@ -216,6 +210,71 @@ test('the folder listing agrees with `render-store ls`', (t) => {
   assert.deepEqual(plan, rustPlan);
   assert.deepEqual(plan.ignored, [`${P}history/x#b#1`, `${P}history/y#`, `${P}history/z#1x`, `${P}renders/${ref}#1`, `${P}renders/${ref}#4242.7`]);
   assert.deepEqual(plan.deleteRenders, [`${P}renders/${ref}`]);
+});
+
+test('a listing that meets a link inside its prefix fails naming it; one that does not reach it answers', (t) => {
+  const dir = tempDir(t);
+  const outside = tempDir(t);
+  const { bucket, warnings } = quietBucket(dir);
+  const ref = rs.putRender(bucket, release, [manifest('a')]);
+  bucket.put(`${P}notes/keep`, new Uint8Array([1]));
+  writeFileSync(join(outside, 'target'), 'linked');
+  mkdirSync(join(outside, 'dir'));
+  writeFileSync(join(outside, 'dir', 'inside'), 'linked too');
+  // Links of every kind: to a file, to a folder, broken, a loop. None is followed.
+  const links = { 'notes/link': join(outside, 'target'), 'linked-dir': join(outside, 'dir'), 'notes/broken': join(outside, 'missing'), 'notes/loop': 'loop' };
+  for (const [at, target] of Object.entries(links)) symlinkSync(target, join(dir, P, at));
+  const refusedBy = (prefix, linked) => linked.map((at) => rs.messages.unwalkable(prefix, `${P}${at}`, rs.messages.UNWALKABLE.link));
+  const notes = ['notes/link', 'notes/broken', 'notes/loop'];
+  // Each prefix and the links it reaches (the listing names the first it meets).
+  const reaching = [
+    ['', [...notes, 'linked-dir']],
+    ['default/', [...notes, 'linked-dir']],
+    ['default/guest', [...notes, 'linked-dir']],
+    [P, [...notes, 'linked-dir']],
+    [`${P}notes/`, notes],
+    [`${P}notes/l`, ['notes/link', 'notes/loop']],
+    [`${P}notes/link`, ['notes/link']],
+    [`${P}linked`, ['linked-dir']],
+    // A link on the way to the prefix's folder, whatever follows it.
+    [`${P}linked-dir/`, ['linked-dir']],
+    [`${P}linked-dir/in`, ['linked-dir']],
+    [`${P}linked-dir/a/b/`, ['linked-dir']],
+  ];
+  for (const [prefix, linked] of reaching) {
+    assert.throws(() => bucket.list(prefix), (e) => {
+      assert.ok(e instanceof rs.BucketError && e.kind === 'denied', String(e));
+      assert.ok(refusedBy(prefix, linked).includes(e.message), `prefix ${JSON.stringify(prefix)}: ${e.message}`);
+      return true;
+    }, `prefix ${JSON.stringify(prefix)}`);
+  }
+  // Listings that do not reach a link are whole.
+  assert.deepEqual(keysOf(bucket.list(`${P}renders/`)), [`${P}renders/${ref}`]);
+  assert.deepEqual(keysOf(bucket.list(`${P}notes/k`)), [`${P}notes/keep`]);
+  assert.deepEqual(keysOf(bucket.list(`${P}notes/x`)), []);
+  assert.deepEqual(keysOf(bucket.list('default/guestbook2')), []);
+  // A refusal is an answer, not a log line; nothing was followed or touched.
+  assert.deepEqual(warnings, []);
+  assert.throws(() => bucket.get(`${P}notes/link`), (e) => e.kind === 'denied' && /symbolic link/.test(e.message));
+  assert.throws(() => bucket.exists(`${P}notes/link`), (e) => e.kind === 'denied' && /symbolic link/.test(e.message));
+  assert.deepEqual(readdirSync(outside).sort(), ['dir', 'target']);
+  assert.deepEqual(readdirSync(join(outside, 'dir')), ['inside']);
+});
+
+test('a listing whose prefix needs a folder where a file or FIFO is fails naming it; a missing folder is empty', (t) => {
+  const dir = tempDir(t);
+  const { bucket } = quietBucket(dir);
+  bucket.put(`${P}history`, new TextEncoder().encode('a file'));
+  assert.equal(spawnSync('mkfifo', [join(dir, P, 'renders')]).status, 0);
+  const notFolder = (prefix, path) => (e) => e instanceof rs.BucketError && e.kind === 'denied' && e.message === rs.messages.unwalkable(prefix, path, rs.messages.UNWALKABLE.notFolder);
+  assert.throws(() => bucket.list(`${P}history/`), notFolder(`${P}history/`, `${P}history`));
+  assert.throws(() => bucket.list(`${P}history/2024`), notFolder(`${P}history/2024`, `${P}history`));
+  assert.throws(() => bucket.list(`${P}history/a/b/`), notFolder(`${P}history/a/b/`, `${P}history`));
+  assert.throws(() => bucket.list(`${P}renders/`), notFolder(`${P}renders/`, `${P}renders`));
+  // The folder above lists the file as a key and leaves the FIFO out, as ever.
+  assert.deepEqual(keysOf(bucket.list(P)), [`${P}history`]);
+  assert.deepEqual(bucket.list(`${P}missing/`), []);
+  assert.deepEqual(bucket.list('nowhere/at/all/'), []);
 });
 
 test('a key through a symbolic link is refused by both hosts, and the target survives', (t) => {
@@ -233,20 +292,124 @@ test('a key through a symbolic link is refused by both hosts, and the target sur
   assert.throws(() => bucket.put(`${P}victim`, new Uint8Array([1])), crosses);
   assert.throws(() => bucket.exists(`${P}victim`), crosses);
   assert.throws(() => bucket.delete(`${P}victim`), crosses);
-  assert.deepEqual(bucket.list('default/'), []);
-  assert.deepEqual(bucket.list(P), []);
-  assert.equal(warnings.length, 2, warnings.join('\n'));
+  // Listings that meet the link fail: what lies beyond it is not "nothing".
+  const refused = (prefix) => (e) => e instanceof rs.BucketError && e.kind === 'denied' && e.message === rs.messages.unwalkable(prefix, 'default/guestbook', rs.messages.UNWALKABLE.link);
+  assert.throws(() => bucket.list('default/'), refused('default/'));
+  assert.throws(() => bucket.list(P), refused(P));
+  assert.throws(() => bucket.list(`${P}renders/`), refused(`${P}renders/`));
+  assert.deepEqual(warnings, []);
   // Through the component: the store operations fail with the bucket's refusal.
   assert.throws(() => rs.putRender(bucket, release, [manifest('a')]), (e) => e.kind === 'bucket' && /crosses "guestbook"/.test(e.message));
-  assert.deepEqual(rs.listHistory(bucket, release), []);
-  assert.equal(rs.deleteRelease(bucket, release), 0);
+  assert.throws(() => rs.listHistory(bucket, release), (e) => e.kind === 'bucket' && /meets "default\/guestbook", a symbolic link/.test(e.message));
+  assert.throws(() => rs.deleteRelease(bucket, release), (e) => e.kind === 'bucket' && /meets "default\/guestbook", a symbolic link/.test(e.message));
   // The Rust CLI refuses the same way.
   const rust = cli(['put', NAME, ...objectFiles(work, [manifest('a')])], { url, status: 1 });
   assert.match(rust.stderr, /crosses "guestbook", which is a symbolic link/);
-  assert.deepEqual(cliJson(['ls'], { url }), []);
   assert.deepEqual(readdirSync(outside).sort(), ['renders', 'victim']);
   assert.deepEqual(readdirSync(join(outside, 'renders')), []);
   assert.equal(readFileSync(join(outside, 'victim'), 'utf8'), 'keep');
+});
+
+/** A release with two stored renders, each in a history entry, on a FolderBucket in a
+ *  folder of its own: {dir, bucket, refs, blobs (the renders' file paths)}. */
+function releaseWithHistory(t) {
+  const dir = tempDir(t);
+  const bucket = new rs.FolderBucket(dir, { warn: () => {} });
+  const refs = [[manifest('one')], [manifest('two')]].map((objects) => rs.putRender(bucket, release, objects));
+  refs.forEach((ref, i) => rs.recordHistory(bucket, release, { renderRef: ref, syncedAt: { seconds: 1_704_067_200 + i, nanoseconds: 0 }, summary: `v${i}` }));
+  // Both renders are referenced: GC, seeing the whole history, deletes nothing.
+  assert.deepEqual(rs.gc(bucket, release, 2, [], true, { graceSeconds: 0 }).deleteRenders, []);
+  return { dir, bucket, refs, blobs: refs.map((ref) => join(dir, P, 'renders', ref)) };
+}
+
+/** The component's words for a bucket's `denied` of `list <prefix>` meeting `path`. */
+const refusedListing = (prefix, path, what, fix) => `list ${prefix}: denied: list "${prefix}" meets "${path}", ${what}; a listing fails rather than leave out what it cannot see: ${fix}`;
+const LINK = ['a symbolic link, which a file:// store never follows', 'remove the link, or move back what it points to'];
+const NOT_FOLDER = ['which is not a folder, though the prefix needs one there', 'remove it, or move back the folder'];
+const UNREADABLE = ['a folder this user cannot read', 'make it readable by this user'];
+
+test('GC fails, deleting nothing, when history/ was moved away and replaced by a link', (t) => {
+  const { dir, bucket, blobs } = releaseWithHistory(t);
+  const moved = join(tempDir(t), 'history');
+  renameSync(join(dir, P, 'history'), moved);
+  symlinkSync(moved, join(dir, P, 'history'));
+  const before = tree(dir);
+  assert.throws(() => rs.gc(bucket, release, 2, [], false, { graceSeconds: 0 }), (e) => {
+    assert.equal(e.kind, 'bucket', e.message);
+    assert.equal(e.message, refusedListing(`${P}history/`, `${P}history`, ...LINK));
+    return true;
+  });
+  for (const blob of blobs) assert.ok(existsSync(blob), `${blob} was deleted`);
+  // delete-release fails as well, and deletes nothing: not the renders, not the entries
+  // in the folder the link points to.
+  assert.throws(() => rs.deleteRelease(bucket, release), (e) => e.kind === 'bucket' && e.message === refusedListing(P, `${P}history`, ...LINK));
+  assert.deepEqual(tree(dir), before);
+  for (const blob of blobs) assert.ok(existsSync(blob), `${blob} was deleted`);
+  assert.equal(readdirSync(moved).length, 2);
+});
+
+test('GC fails, deleting nothing, when history/ was replaced by a file', (t) => {
+  const { dir, bucket, blobs } = releaseWithHistory(t);
+  renameSync(join(dir, P, 'history'), join(tempDir(t), 'history'));
+  writeFileSync(join(dir, P, 'history'), 'not a folder');
+  assert.throws(() => rs.gc(bucket, release, 2, [], false, { graceSeconds: 0 }), (e) => {
+    assert.equal(e.kind, 'bucket', e.message);
+    assert.equal(e.message, refusedListing(`${P}history/`, `${P}history`, ...NOT_FOLDER));
+    return true;
+  });
+  for (const blob of blobs) assert.ok(existsSync(blob), `${blob} was deleted`);
+});
+
+/** How to run a process that cannot read a mode-000 folder: root reads one anyway
+ *  (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH), so as root the child loses both; null when
+ *  that is not possible here. */
+function withoutDacOverride() {
+  if (process.getuid?.() !== 0) return [];
+  const caps = '-dac_override,-dac_read_search';
+  const setpriv = ['setpriv', '--bounding-set', caps, '--inh-caps', caps];
+  return spawnSync(setpriv[0], [...setpriv.slice(1), 'true']).status === 0 ? setpriv : null;
+}
+
+test('GC fails, deleting nothing, when history/ cannot be read', (t) => {
+  const { dir, blobs } = releaseWithHistory(t);
+  const prefix = withoutDacOverride();
+  if (prefix === null) return t.skip('running as root without setpriv: no process here would be refused the folder');
+  const history = join(dir, P, 'history');
+  chmodSync(history, 0);
+  // GC in a child process, over the store as this package opens it.
+  const child = `
+    import { readdirSync } from 'node:fs';
+    const rs = await import(process.argv[1]);
+    const [dir, history] = process.argv.slice(2);
+    let readable = true;
+    try { readdirSync(history); } catch { readable = false; }
+    const outcome = (fn) => {
+      try {
+        return { value: fn() };
+      } catch (e) {
+        return { kind: e.kind, message: e.message };
+      }
+    };
+    const bucket = new rs.FolderBucket(dir);
+    const release = ${JSON.stringify(release)};
+    const gc = outcome(() => rs.gc(bucket, release, 2, [], false, { graceSeconds: 0 }));
+    const deleteRelease = outcome(() => rs.deleteRelease(bucket, release));
+    console.log(JSON.stringify({ readable, gc, deleteRelease }));`;
+  const command = [...prefix, process.execPath, '--input-type=module', '-e', child, import.meta.resolve('@convoy/render-store'), dir, history];
+  let run;
+  try {
+    run = spawnSync(command[0], command.slice(1), { encoding: 'utf8' });
+  } finally {
+    // So that the folder can be removed (and checked) by this user.
+    chmodSync(history, 0o700);
+  }
+  assert.equal(run.status, 0, run.stderr);
+  const got = JSON.parse(run.stdout);
+  assert.equal(got.readable, false, 'the child could read the mode-000 folder: the test proves nothing');
+  assert.deepEqual(got.gc, { kind: 'bucket', message: refusedListing(`${P}history/`, `${P}history`, ...UNREADABLE) });
+  // delete-release meets the folder inside the prefix it lists.
+  assert.deepEqual(got.deleteRelease, { kind: 'bucket', message: refusedListing(P, `${P}history`, ...UNREADABLE) });
+  for (const blob of blobs) assert.ok(existsSync(blob), `${blob} was deleted`);
 });
 
 test('put is atomic through a staging file, files are private, delete removes emptied folders', (t) => {

@@ -225,6 +225,54 @@ test('a JS bucket that throws gives the bucket error kind', () => {
   assert.throws(() => rs.listHistory({ list: () => { throw 'plain string'; } }, release), isError('bucket', /plain string$/));
 });
 
+test('an answer that cannot be read is the bucket call\'s failure, never a trap', () => {
+  const mem = new MemoryBucket();
+  const ref = rs.putRender(mem, release, [manifest('a')]);
+  rs.recordHistory(mem, release, { renderRef: ref, syncedAt: { seconds: t0, nanoseconds: 0 }, summary: '' });
+  const over = (answers) => ({
+    get: (k) => mem.get(k),
+    put: (k, v) => mem.put(k, v),
+    exists: (k) => mem.exists(k),
+    list: (p) => mem.list(p),
+    delete: (k) => mem.delete(k),
+    ...answers,
+  });
+  const throwing = (what) => ({ get() { throw new Error(`${what} getter on fire`); } });
+  const entry = (p) => mem.list(p)[0];
+  // The component's own lead (`<call> <key>: `), then the host's backend-style words.
+  const failedAs = (call, key, text) => isError('bucket', new RegExp(`^${call} ${key}: ${call} "${key}": ${text}$`));
+  const history = `${P}history/`;
+  const blob = `${P}renders/${ref}`;
+  const cases = [
+    // A listing entry whose properties throw when read.
+    ['a key getter', () => rs.listHistory(over({ list: (p) => [Object.defineProperty({ ...entry(p) }, 'key', throwing('key'))] }), release), failedAs('list', history, "the bucket's list answer could not be read: key getter on fire")],
+    ['a modified getter', () => rs.gc(over({ list: (p) => [Object.defineProperty({ ...entry(p) }, 'modified', throwing('modified'))] }), release, 1, [], true), failedAs('list', history, "the bucket's list answer could not be read: modified getter on fire")],
+    ['a seconds getter', () => rs.gc(over({ list: (p) => [{ ...entry(p), modified: Object.defineProperty({ nanoseconds: 0 }, 'seconds', throwing('seconds')) }] }), release, 1, [], true), failedAs('list', history, "the bucket's list answer could not be read: seconds getter on fire")],
+    // A value whose `then` throws, and arrays and bytes behind proxies that throw.
+    ['a then getter', () => rs.listHistory(over({ list: () => Object.defineProperty([], 'then', throwing('then')) }), release), failedAs('list', history, "the bucket's list answer could not be read: then getter on fire")],
+    ['a proxy of an array', () => rs.listHistory(over({ list: () => new Proxy([], { get() { throw new Error('proxy on fire'); } }) }), release), failedAs('list', history, "the bucket's list answer could not be read: proxy on fire")],
+    ['a proxy of bytes', () => rs.getRender(over({ get: (k) => new Proxy(mem.get(k), { get() { throw new Error('bytes on fire'); } }) }), release, ref), failedAs('get', blob, "the bucket's get answer could not be read: bytes on fire")],
+    // A size of the wrong type that cannot even be shown.
+    ['an unprintable size', () => rs.putRender(over({ exists: () => ({ toString() { throw new Error('no text'); } }) }), release, [manifest('b')]), isError('bucket', /: exists "default\/guestbook\/renders\/sha256:[0-9a-f]{64}": the bucket's exists returned object \[object Object\], not a size or null$/)],
+    // Thrown values that cannot be read: a BucketError whose message throws, an object
+    // that has no string form.
+    ['a BucketError whose message throws', () => rs.listHistory(over({ list: () => { throw Object.defineProperty(new BucketError('denied', 'x'), 'message', throwing('message')); } }), release), failedAs('list', history, 'the bucket threw a value that could not be read: message getter on fire')],
+    ['a thrown object without a string form', () => rs.listHistory(over({ list: () => { throw Object.create(null); } }), release), isError('bucket', /^list default\/guestbook\/history\/: \[object Object\]$/)],
+    // delete-many's answer, read as the others are.
+    ['a deleteMany answer whose length throws', () => rs.deleteRelease(over({ deleteMany: () => new Proxy([], { get(target, name) { if (name === 'length') throw new Error('length on fire'); return target[name]; } }) }), release), isError('bucket', /: delete-many "default\/guestbook\/history\/[^"]+": the bucket's deleteMany answer could not be read: length on fire$/)],
+  ];
+  for (const [what, run, check] of cases) assert.throws(run, check, what);
+  // A getter that answers a string to a check and a number after is read once: the
+  // listing is what the first read said.
+  let reads = 0;
+  const fickle = (p) => [Object.defineProperty({ ...entry(p) }, 'key', { get: () => (reads++ === 0 ? entry(p).key : 7) })];
+  assert.deepEqual(rs.listHistory(over({ list: fickle }), release).map((e) => e.renderRef), [ref]);
+  assert.equal(reads, 1);
+  // Nothing was lost to them, and the next call over the same bucket works.
+  assert.deepEqual(rs.listHistory(mem, release).map((e) => e.renderRef), [ref]);
+  assert.deepEqual(Buffer.from(rs.getRender(mem, release, ref)), Buffer.from(rs.canonical([manifest('a')])));
+});
+
 test('a key outside the release prefix is denied before the bucket, as the Rust host words it', () => {
   const { bucket, calls } = recording(new MemoryBucket());
   const imports = rs.scopedBucket(bucket, 'ns/app');

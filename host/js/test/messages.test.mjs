@@ -5,6 +5,7 @@
 // left-out file name.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -15,6 +16,7 @@ const { BucketError, FolderBucket, MemoryBucket, messages } = rs;
 const vectors = JSON.parse(readFileSync(join(REPO, 'tests/vectors/messages.json'), 'utf8'));
 const casesOf = (name) => vectors.cases.filter((c) => c.message === name);
 const WHY = { link: 'link', 'link-or-file': 'linkOrFile', 'not-plain-file': 'notPlainFile', 'odd-name': 'oddName' };
+const UNWALKABLE = { link: 'link', 'not-folder': 'notFolder', unreadable: 'unreadable' };
 
 /** What `fn()` threw: a BucketError of `kind`; its message. */
 function refusal(fn, kind) {
@@ -41,6 +43,7 @@ test('every message of the shared vectors, word for word', () => {
     'not-plain-file': (c) => messages.notPlainFile(c.key),
     'staging-mark': (c) => messages.stagingMark(c.key),
     'folder-not-blob': (c) => messages.folderNotBlob(c.key),
+    unwalkable: (c) => messages.unwalkable(c.prefix, c.path, messages.UNWALKABLE[UNWALKABLE[c.why]]),
     'left-out': (c) => {
       const entry = c.bytes_b64 !== undefined ? messages.entry(Buffer.from(c.bytes_b64, 'base64'))
         : c.component !== undefined ? messages.entryAt(c.path, c.component) : messages.entry(c.path);
@@ -48,6 +51,8 @@ test('every message of the shared vectors, word for word', () => {
     },
   };
   assert.ok(vectors.cases.length >= 20);
+  // Each way a listing refuses is worded by a case.
+  assert.deepEqual([...new Set(casesOf('unwalkable').map((c) => c.why))].sort(), Object.keys(UNWALKABLE).sort());
   for (const c of vectors.cases) {
     assert.ok(say[c.message], `unknown message ${c.message}`);
     assert.equal(say[c.message](c), c.want, JSON.stringify(c));
@@ -108,13 +113,12 @@ test('a hostile list prefix is refused in the Rust CLI\'s words, on mem:// and f
 
 test('a file:// listing reports the entries it leaves out in the Rust CLI\'s words', (t) => {
   const dir = tempDir(t);
-  const outside = tempDir(t);
   mkdirSync(join(dir, 'ns/app'), { recursive: true });
   writeFileSync(join(dir, 'ns/app/ok'), 'x');
   writeFileSync(Buffer.concat([Buffer.from(join(dir, 'ns/app', HOSTILE)), Buffer.from([0xff, 0xc0, 0xaf])]), 'not UTF-8');
-  // No control character: left out as a link, not for its name.
-  const link = 'link"q\\\u2028\u2029é\u{1F600}';
-  symlinkSync(outside, join(dir, 'ns/app', link));
+  // No control character: left out as a FIFO, not for its name.
+  const fifo = 'fifo"q\\\u2028\u2029é\u{1F600}';
+  assert.equal(spawnSync('mkfifo', [join(dir, 'ns/app', fifo)]).status, 0);
   const warnings = [];
   const folder = new FolderBucket(dir, { warn: (m) => warnings.push(m) });
   assert.deepEqual(folder.list('').map((o) => o.key), ['ns/app/ok']);
@@ -125,6 +129,22 @@ test('a file:// listing reports the entries it leaves out in the Rust CLI\'s wor
   for (const line of lines) assert.ok(rust.stderr.includes(`${line} `), `${line}\n${rust.stderr}`);
   assert.deepEqual(lines.sort(), [
     messages.leftOut(messages.entry(`ns/app/${HOSTILE}\uFFFD\uFFFD\uFFFD`), messages.LEFT_OUT.oddName),
-    messages.leftOut(messages.entry(`ns/app/${link}`), messages.LEFT_OUT.link),
+    messages.leftOut(messages.entry(`ns/app/${fifo}`), messages.LEFT_OUT.notPlainFile),
   ].sort());
+});
+
+test('a file:// listing refuses what it will not walk in the shared words', (t) => {
+  // The cases a folder can hold: a name with a control character is an odd name, left
+  // out, and an unreadable folder needs a user who cannot read it (folder.test.mjs).
+  const plantable = casesOf('unwalkable').filter((c) => c.why !== 'unreadable' && !/\p{Cc}/u.test(c.path));
+  assert.ok(plantable.length >= 3);
+  for (const c of plantable) {
+    const dir = tempDir(t);
+    const at = join(dir, ...c.path.split('/'));
+    mkdirSync(join(at, '..'), { recursive: true });
+    if (c.why === 'link') symlinkSync(tempDir(t), at);
+    else writeFileSync(at, 'x');
+    const folder = new FolderBucket(dir, { warn: () => {} });
+    assert.equal(refusal(() => folder.list(c.prefix), 'denied'), c.want, JSON.stringify(c));
+  }
 });

@@ -1,6 +1,8 @@
 """The bucket contract (CONTRACT.md §2) as data: every case of
 tests/conformance/bucket.json (format in tests/conformance/README.md) on MemoryBucket and
-FolderBucket, the cases the Rust buckets run in tests/e2e/conformance.rs."""
+FolderBucket, the cases the Rust buckets run in tests/e2e/conformance.rs. Folder cases
+(``"needs": "folder"``) run on FolderBucket alone: they plant links, FIFOs and odd files
+beside the bucket's own, which only a bucket over a folder can meet."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 import pytest
 
@@ -21,6 +23,8 @@ FILE = json.loads((Path(__file__).resolve().parents[3] / "tests" / "conformance"
 
 #: A listing or value longer than this is described by its length and first difference.
 SHOWN = 64
+#: What a case may need beyond a bucket.
+NEEDS = {"folder"}
 
 _next = itertools.count()
 
@@ -61,9 +65,15 @@ def answer(call: Callable[[], Any]) -> Dict[str, Any]:
         return {"error": e.kind, "message": e.message}
 
 
-def check_error(expect: Any, got: Dict[str, Any], shown: Callable[[Any], str]) -> None:
+def check_error(expect: Any, got: Dict[str, Any], shown: Callable[[Any], str],
+                mentions: Optional[str] = None) -> None:
+    """Raises StepFailed when ``got`` is not the expected error; ``mentions``, when given,
+    is text the error's message must contain."""
     if isinstance(expect, dict) and "error" in expect:
         if got.get("error") == expect["error"]:
+            if mentions is not None and mentions not in got["message"]:
+                raise StepFailed(f"expected {expect['error']} naming {quote(mentions)}, got {got['error']}: "
+                                 f"{got['message']}")
             return
         if "error" in got:
             raise StepFailed(f"expected {expect['error']}, got {got['error']}: {got['message']}")
@@ -117,13 +127,56 @@ def check_listed(entries: List[Dict[str, Any]], prefix: str, started: int, liste
                              f"case's time ({started} to {now} s)")
 
 
-def run_step(bucket: Any, step: Dict[str, Any], prefix: str, started: int) -> None:
+def path_in(root: str, prefix: str, rel: str) -> str:
+    """The path in the folder ``root`` of ``rel`` (relative to the case's ``prefix``,
+    ``/``-separated)."""
+    return os.path.join(root, *f"{prefix}{rel}".split("/"))
+
+
+def plant(root: str, step: Dict[str, Any], prefix: str) -> str:
+    """Makes what a ``plant`` step names, in the folder ``root`` under the case's
+    ``prefix``, with the folders above it (0700, as a put makes them); returns the path
+    made, for removal."""
+    path = path_in(root, prefix, step["path"])
+    parts = f"{prefix}{step['path']}".split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        # os.makedirs gives its mode to the last folder only.
+        try:
+            os.mkdir(os.path.join(root, *parts[:depth]), 0o700)
+        except FileExistsError:
+            pass
+    what = step["what"]
+    if what == "link":
+        os.symlink(path_in(root, prefix, step["target"]), path)
+    elif what == "fifo":
+        os.mkfifo(path, 0o600)
+    elif what == "file":
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, b"x")
+        finally:
+            os.close(fd)
+    else:
+        raise StepFailed(f"unknown plant {quote(what)}")
+    return path
+
+
+def run_step(bucket: Any, step: Dict[str, Any], prefix: str, started: int,
+             planted: Optional[List[str]] = None) -> None:
+    """Runs one step. ``planted``: for a folder bucket, the paths planted so far (a
+    ``plant`` step adds to it); ``None`` for another bucket."""
     if "key" in step:
         key = prefix + step["key"]
     else:
         key = step.get("raw_key", "").replace("{prefix}", prefix)
-    expect = step["expect"]
     op = step["op"]
+    if op == "plant":
+        if planted is None:
+            raise StepFailed("a plant step needs a folder bucket")
+        planted.append(plant(bucket.root, step, prefix))
+        return
+    expect = step["expect"]
+    mentions = prefix + step["mentions"] if "mentions" in step else None
     if op == "put":
         value = value_bytes(step["value"])
         # Generated keys are put last to first: a listing in write order is then out of order.
@@ -133,7 +186,7 @@ def run_step(bucket: Any, step: Dict[str, Any], prefix: str, started: int) -> No
             if expect == "ok" and "error" not in got:
                 continue
             try:
-                check_error(expect, got, lambda _: "success")
+                check_error(expect, got, lambda _: "success", mentions)
             except StepFailed as e:
                 raise StepFailed(f"put {quote(k)} ({len(value)} bytes): {e}") from None
     elif op == "delete-many":
@@ -150,7 +203,7 @@ def run_step(bucket: Any, step: Dict[str, Any], prefix: str, started: int) -> No
         else:
             got = {"ok": [answer(lambda k=k: bucket.delete(k)) for k in keys]}
         if "error" in got or (isinstance(expect, dict) and "error" in expect):
-            check_error(expect, got, lambda v: f"{len(v)} answers")
+            check_error(expect, got, lambda v: f"{len(v)} answers", mentions)
             return
         if len(got["ok"]) != len(keys):
             raise StepFailed(f"{len(got['ok'])} answers for {len(keys)} keys")
@@ -165,13 +218,13 @@ def run_step(bucket: Any, step: Dict[str, Any], prefix: str, started: int) -> No
     elif op == "delete":
         got = answer(lambda: bucket.delete(key))
         if not (expect == "ok" and "error" not in got):
-            check_error(expect, got, lambda _: "success")
+            check_error(expect, got, lambda _: "success", mentions)
     elif op == "get":
         got = answer(lambda: bucket.get(key))
         if isinstance(expect, dict) and "value" in expect and "error" not in got:
             check_value(value_bytes(expect["value"]), got["ok"])
         else:
-            check_error(expect, got, lambda v: f"the value {describe(bytes(v))}")
+            check_error(expect, got, lambda v: f"the value {describe(bytes(v))}", mentions)
     elif op == "exists":
         got = answer(lambda: bucket.exists(key))
 
@@ -182,13 +235,13 @@ def run_step(bucket: Any, step: Dict[str, Any], prefix: str, started: int) -> No
             if got["ok"] != expect["size"]:
                 raise StepFailed(f"expected {shown(expect['size'])}, got {shown(got['ok'])}")
         else:
-            check_error(expect, got, shown)
+            check_error(expect, got, shown, mentions)
     elif op == "list":
         got = answer(lambda: bucket.list(prefix + step["prefix"]))
         if isinstance(expect, dict) and "listed" in expect and "error" not in got:
             check_listed(expect["listed"], prefix, started, got["ok"])
         else:
-            check_error(expect, got, lambda v: f"a listing of {len(v)} objects")
+            check_error(expect, got, lambda v: f"a listing of {len(v)} objects", mentions)
     else:
         raise StepFailed(f"unknown op {quote(op)}")
 
@@ -199,23 +252,32 @@ def call_of(step: Dict[str, Any], prefix: str) -> str:
         return f"list {quote(prefix + step['prefix'])}"
     if step["op"] == "delete-many":
         return f"delete-many of {step['keys']['count'] if 'keys' in step else len(step['many'])} keys"
+    if step["op"] == "plant":
+        return f"plant {step['what']} {quote(prefix + step['path'])}"
     if "keys" in step:
         return f"put {step['keys']['count']} generated keys"
     key = prefix + step["key"] if "key" in step else step["raw_key"].replace("{prefix}", prefix)
     return f"{step['op']} {quote(key)}"
 
 
-def run_case(bucket: Any, case: Dict[str, Any]) -> None:
-    """Runs ``case`` under a fresh prefix, then deletes what is left under it."""
+def run_case(bucket: Any, case: Dict[str, Any], folder: bool) -> None:
+    """Runs ``case`` under a fresh prefix, then removes what it planted (last first) and
+    deletes what is left under it. ``folder``: the bucket keeps its objects in the folder
+    ``bucket.root``."""
     prefix = unique_prefix(case["name"])
     started = int(time.time())
+    planted: Optional[List[str]] = [] if folder else None
     try:
         for i, step in enumerate(case["steps"], start=1):
             try:
-                run_step(bucket, step, prefix, started)
+                run_step(bucket, step, prefix, started, planted)
             except StepFailed as e:
                 raise StepFailed(f"case {case['name']}, step {i} ({call_of(step, prefix)}): {e}") from None
     finally:
+        # What was planted goes first: a link or a FIFO left in place would fail the
+        # listing the clean-up below makes.
+        for path in reversed(planted or []):
+            os.unlink(path)
         # Cleaning up is best effort: the case's outcome does not depend on it.
         try:
             for o in bucket.list(prefix):
@@ -224,20 +286,22 @@ def run_case(bucket: Any, case: Dict[str, Any]) -> None:
             pass
 
 
-def test_the_cases_have_unique_names():
+def test_the_cases_have_unique_names_each_needing_what_a_runner_knows():
     names = [c["name"] for c in FILE["cases"]]
     assert names and len(names) == len(set(names))
+    assert all(c.get("needs", "folder") in NEEDS for c in FILE["cases"]), [c.get("needs") for c in FILE["cases"]]
+    assert any(c.get("needs") == "folder" for c in FILE["cases"]), "no folder case"
 
 
 @pytest.mark.parametrize("case", FILE["cases"], ids=[c["name"] for c in FILE["cases"]])
 @pytest.mark.parametrize("bucket_kind", ["MemoryBucket", "FolderBucket"])
 def test_case(bucket_kind: str, case: Dict[str, Any], tmp_path: Path):
-    if bucket_kind == "MemoryBucket":
-        bucket = rs.MemoryBucket()
-    else:
-        bucket = rs.FolderBucket(tmp_path)
+    folder = bucket_kind == "FolderBucket"
+    if case.get("needs") == "folder" and not folder:
+        pytest.skip(f"a folder case, and {bucket_kind} keeps no folder")
+    bucket = rs.FolderBucket(tmp_path) if folder else rs.MemoryBucket()
     try:
-        run_case(bucket, case)
+        run_case(bucket, case, folder)
     except StepFailed as e:
         pytest.fail(f"{bucket_kind}: {e}", pytrace=False)
     finally:

@@ -4,6 +4,7 @@ the error mapping, bucket failures, the release-prefix scope and the sandbox."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -292,6 +293,95 @@ def test_a_bucket_answer_of_the_wrong_type_is_failed(runtime, bucket, text):
     with pytest.raises(rs.RenderStoreError) as e:
         call()
     assert e.value.kind == "bucket" and text in e.value.message
+
+
+class Unprintable(Exception):
+    """An exception whose text cannot be read."""
+
+    def __str__(self):
+        raise RuntimeError("no text")
+
+
+class Unsized(list):
+    """A list whose length cannot be read."""
+
+    def __len__(self):
+        raise RuntimeError("length on fire")
+
+
+class Opaque:
+    """An object whose text cannot be read."""
+
+    def __str__(self):
+        raise RuntimeError("no text")
+
+
+class Keyless:
+    """A listing entry whose key cannot be read."""
+
+    size, modified = 1, rs.SyncTime(0)
+
+    @property
+    def key(self):
+        raise RuntimeError("key on fire")
+
+
+class Muffled(rs.Denied):
+    """A Denied whose message cannot be read."""
+
+    @property
+    def message(self):
+        raise RuntimeError("message on fire")
+
+    @message.setter
+    def message(self, _):
+        pass
+
+
+class Unreadable(rs.MemoryBucket):
+    """A memory bucket whose list or delete_many answer what they are told to, or raise it."""
+
+    def __init__(self, listed=None, raised=None, deleted=None):
+        super().__init__()
+        self.listed, self.raised, self.deleted = listed, raised, deleted
+
+    def list(self, prefix):
+        if self.raised is not None:
+            raise self.raised
+        return super().list(prefix) if self.listed is None else self.listed
+
+    def delete_many(self, keys):
+        return self.deleted(keys)
+
+
+HISTORY = 'list ns/app/history/: list "ns/app/history/": '
+
+
+@pytest.mark.parametrize("bucket,call,want", [
+    (Unreadable(listed=[Keyless()]), "list_history", HISTORY + "key on fire"),
+    (Unreadable(raised=Unprintable()), "list_history", HISTORY + "an object of type Unprintable, whose text cannot be read"),
+    (Unreadable(raised=Muffled("x")), "list_history", HISTORY + "the bucket's answer could not be read: message on fire"),
+    (Unreadable(raised=rs.Denied(7)), "list_history",
+     HISTORY + "the bucket's answer could not be read: Denied with a message of type int, not str"),
+    (Unreadable(deleted=lambda keys: Unsized([None] * len(keys))), "delete_release",
+     r'.*: delete-many "ns/app/renders/sha256:[0-9a-f]{64}": the bucket\'s answer could not be read: length on fire'),
+    (Unreadable(deleted=lambda keys: [Opaque() for _ in keys]), "delete_release",
+     r'.*: delete "ns/app/renders/sha256:[0-9a-f]{64}": an object of type Opaque, whose text cannot be read'),
+], ids=["a key property", "an exception's text", "a Denied's message", "a message not a str",
+        "a delete_many answer's length", "a delete_many entry's text"])
+def test_a_bucket_answer_that_cannot_be_read_is_failed_not_raised_through(runtime, bucket, call, want):
+    store = rs.RenderStore(bucket, runtime)
+    ref = store.put_render(APP, [configmap("a")])
+    with pytest.raises(rs.RenderStoreError) as e:
+        getattr(store, call)(APP)
+    assert e.value.kind == "bucket"
+    if want.startswith("list "):
+        assert e.value.message == want
+    else:
+        assert re.fullmatch(want, e.value.message, re.S), e.value.message
+    # Nothing was lost to it, and the same runtime serves the next call.
+    assert store.get_render(APP, ref) == runtime.canonical([configmap("a")])
+    assert runtime.render_ref([b"{}"]).startswith("sha256:")
 
 
 def test_gc_spares_a_blob_younger_than_the_grace_period(runtime):

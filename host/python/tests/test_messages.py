@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,11 @@ VECTORS = json.loads((Path(__file__).resolve().parents[3] / "tests" / "vectors" 
                       "messages.json").read_text(encoding="utf-8"))
 WHY = {"link": M.LINK, "link-or-file": M.LINK_OR_FILE, "not-plain-file": M.NOT_PLAIN_FILE,
        "odd-name": M.ODD_NAME}
+UNWALKABLE = {"link": M.UNWALKABLE_LINK, "not-folder": M.UNWALKABLE_NOT_FOLDER,
+              "unreadable": M.UNWALKABLE_UNREADABLE}
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def cases(name):
@@ -47,6 +53,7 @@ SAY = {
     "not-plain-file": lambda c: M.not_plain_file(c["key"]),
     "staging-mark": lambda c: M.staging_mark(c["key"]),
     "folder-not-blob": lambda c: M.folder_not_blob(c["key"]),
+    "unwalkable": lambda c: M.unwalkable(c["prefix"], c["path"], UNWALKABLE[c["why"]]),
     "left-out": left_out,
 }
 
@@ -54,6 +61,8 @@ SAY = {
 def test_every_message_the_wit_specifies_has_vectors():
     assert len(VECTORS["cases"]) >= 20
     assert set(SAY) == {c["message"] for c in VECTORS["cases"]}
+    # Each way a listing refuses is worded by a case.
+    assert {c["why"] for c in cases("unwalkable")} == set(UNWALKABLE)
 
 
 @pytest.mark.parametrize("case", VECTORS["cases"], ids=lambda c: c["message"])
@@ -115,22 +124,44 @@ def test_a_bad_release_name_is_quoted_the_same_way(cli):
 
 
 def test_a_listing_reports_what_it_leaves_out_in_the_rust_clis_words(cli, tmp_path):
-    root, outside = tmp_path / "store", tmp_path / "outside"
+    root = tmp_path / "store"
     (root / "ns" / "app").mkdir(parents=True)
-    outside.mkdir()
     (root / "ns" / "app" / "ok").write_bytes(b"x")
     app = os.fsencode(root / "ns" / "app")
     with open(app + b"/" + HOSTILE.encode() + b"\xff\xc0\xaf", "wb") as f:
         f.write(b"not UTF-8")
-    # No control character: left out as a link, not for its name.
-    link = 'link"q\\\u2028\u2029é\U0001F600'
-    os.symlink(outside, root / "ns" / "app" / link)
+    # No control character: left out as a FIFO, not for its name.
+    fifo = 'fifo"q\\\u2028\u2029é\U0001F600'
+    os.mkfifo(root / "ns" / "app" / fifo)
     warnings = []
     assert [o.key for o in rs.FolderBucket(root, warn=warnings.append).list("")] == ["ns/app/ok"]
     lines = sorted(w[w.index(": left out of listings: ") + 2:] for w in warnings)
     assert lines == sorted([M.left_out(M.entry(f"ns/app/{HOSTILE}\ufffd\ufffd\ufffd"), M.ODD_NAME),
-                            M.left_out(M.entry(f"ns/app/{link}"), M.LINK)])
+                            M.left_out(M.entry(f"ns/app/{fifo}"), M.NOT_PLAIN_FILE)])
     rust = cli.run("ls", store=root)
     assert rust.stdout == b"ns/app/ok\n"
     for line in lines:
         assert f"{line} " in rust.stderr.decode(), rust.stderr.decode()
+
+
+# The cases a folder can hold: a name with a control character is an odd name, left out,
+# and an unreadable folder needs a user who cannot read it (test_store_interop.py).
+PLANTABLE = [c for c in cases("unwalkable") if c["why"] != "unreadable" and not _CONTROL.search(c["path"])]
+
+
+@pytest.mark.parametrize("case", PLANTABLE, ids=lambda c: f"{c['why']}-{c['path']}")
+def test_a_listing_refuses_what_it_will_not_walk_in_the_shared_words(tmp_path, case):
+    root = tmp_path / "store"
+    at = root.joinpath(*case["path"].split("/"))
+    at.parent.mkdir(parents=True)
+    if case["why"] == "link":
+        os.symlink(tmp_path, at)
+    else:
+        at.write_bytes(b"x")
+    with pytest.raises(rs.Denied) as e:
+        rs.FolderBucket(root).list(case["prefix"])
+    assert e.value.message == case["want"]
+
+
+def test_the_vectors_hold_refusals_a_folder_can_show():
+    assert len(PLANTABLE) >= 3

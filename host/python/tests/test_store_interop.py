@@ -1,12 +1,16 @@
 """One file:// store, two hosts: what the Python folder bucket writes the Rust CLI reads
 back key for key and byte for byte, and the reverse; listings agree with `render-store ls`;
-links are never followed; GC's grace period; a truncated blob is written again."""
+links are never followed; a listing that cannot see everything fails, so GC and
+delete_release lose nothing; GC's grace period; a truncated blob is written again."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -120,7 +124,7 @@ def keys(listed):
 
 
 def make_junk(root: Path) -> None:
-    """A folder with what a store may hold besides blobs: staging files (listed), links,
+    """A folder with what a store may hold besides blobs: staging files (listed), a FIFO,
     names that are not UTF-8 or hold control characters (left out)."""
     def put(rel: str, data: bytes = b"x") -> None:
         p = root / rel
@@ -133,22 +137,18 @@ def make_junk(root: Path) -> None:
                 "ns/app/per%cent", "ns/app/brace{}", "ns/app/.hidden"]:
         put(rel)
     (root / "ns" / "empty" / "dir").mkdir(parents=True)
-    os.symlink(root / "ns" / "app" / "renders" / "a", root / "ns" / "app" / "link-to-file")
-    os.symlink(root / "nowhere", root / "ns" / "app" / "broken-link")
-    os.symlink(root / "ns" / "app" / "history", root / "ns" / "linked-dir")
-    os.symlink("loop", root / "ns" / "app" / "loop")
+    os.mkfifo(root / "ns" / "app" / "fifo")
     put("ns/app/tab\there")
     put("ns/app/c1\u0085")
     (root / "ns" / "app").joinpath(os.fsdecode(b"n\xffo")).write_bytes(b"not UTF-8")
 
 
-LEFT_OUT = {"ns/app/link-to-file", "ns/app/broken-link", "ns/linked-dir/h", "ns/app/loop", "ns/app/tab\there",
-            "ns/app/c1\u0085"}
+LEFT_OUT = {"ns/app/fifo", "ns/app/tab\there", "ns/app/c1\u0085"}
 
 
 @pytest.mark.parametrize("prefix", ["", "ns", "ns/", "ns/app", "ns/app/", "ns/app/renders/", "ns/app/rend",
                                     "ns/app/renders/a", "ns/ap", "nope/", "nope/deeper/", "top", "ns/app/ü",
-                                    "ns/linked-dir/", "ns/app/link", "/x"])
+                                    "ns/empty/", "ns/app/fi", "/x"])
 def test_listing_agrees_with_rust_ls(cli, tmp_path, prefix):
     root = tmp_path / "store"
     make_junk(root)
@@ -160,7 +160,7 @@ def test_listing_agrees_with_rust_ls(cli, tmp_path, prefix):
     # Staging files are plain files: listed.
     if prefix == "":
         assert {"ns/app/renders/a#1", "ns/app/renders/b#12", "top#3", "ns/app/renders/e#1#2"} <= set(from_rust)
-        assert len(warnings) == 7, warnings
+        assert len(warnings) == 4, warnings
     # Each object's size and modification time, as the file system has them.
     for o in listed:
         st = os.stat(root / o.key)
@@ -238,20 +238,203 @@ def test_a_key_through_a_link_is_refused_by_both_hosts(runtime, cli, tmp_path):
         with pytest.raises(rs.Denied) as e:
             call()
         assert e.value.message == want
-    assert bucket.list("ns/") == [] and bucket.list("ns/app/") == []
-    assert len(warnings) == 2, warnings
+    # Listings that meet the link fail: what lies beyond it is not "nothing".
+    for prefix in ("ns/", "ns/app/", "ns/app/renders/", "ns/a", ""):
+        with pytest.raises(rs.Denied) as e:
+            bucket.list(prefix)
+        assert e.value.message == rs.Messages.unwalkable(prefix, "ns/app", rs.Messages.UNWALKABLE_LINK)
+    assert warnings == []
     # Through the component, and in the Rust CLI: the same refusal.
     store = rs.RenderStore(bucket, runtime)
     with pytest.raises(rs.RenderStoreError) as e:
         store.put_render(APP, [configmap("a")])
     assert e.value.kind == "bucket" and 'crosses "app"' in e.value.message
-    assert store.list_history(APP) == [] and store.delete_release(APP) == 0
+    for call in (lambda: store.list_history(APP), lambda: store.delete_release(APP)):
+        with pytest.raises(rs.RenderStoreError) as e:
+            call()
+        assert e.value.kind == "bucket" and 'meets "ns/app", a symbolic link' in e.value.message
     files = write_objects(tmp_path / "objects", [configmap("a")])
     rust = cli.run("put", str(APP), *files, store=root, check=False)
     assert rust.returncode != 0 and 'crosses "app", which is a symbolic link' in rust.stderr.decode()
-    assert cli.json("ls", store=root) == []
     assert sorted(os.listdir(outside)) == ["renders", "victim"] and os.listdir(outside / "renders") == []
     assert (outside / "victim").read_bytes() == b"keep"
+
+
+@pytest.mark.parametrize("prefix,linked", [
+    ("", ["ns/app/history/b", "ns/app/link", "ns/app/broken", "ns/app/loop", "ns/linked-dir"]),
+    ("ns/", ["ns/app/history/b", "ns/app/link", "ns/app/broken", "ns/app/loop", "ns/linked-dir"]),
+    ("ns/app/", ["ns/app/history/b", "ns/app/link", "ns/app/broken", "ns/app/loop"]),
+    ("ns/app/l", ["ns/app/link", "ns/app/loop"]),
+    ("ns/app/history/", ["ns/app/history/b"]),
+    ("ns/app/history/b", ["ns/app/history/b"]),
+    ("ns/linked", ["ns/linked-dir"]),
+    # A link on the way to the prefix's folder, whatever follows it.
+    ("ns/linked-dir/", ["ns/linked-dir"]),
+    ("ns/linked-dir/x/y/", ["ns/linked-dir"]),
+])
+def test_a_listing_that_meets_a_link_inside_its_prefix_fails_naming_it(tmp_path, prefix, linked):
+    root, outside = tmp_path / "store", tmp_path / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "target").write_bytes(b"linked")
+    warnings = []
+    bucket = rs.FolderBucket(root, create_dir=True, warn=warnings.append)
+    for key in ("ns/app/history/a", "ns/app/renders/r", "ns/other/b"):
+        bucket.put(key, b"x")
+    # Links of every kind: to a file (named like an entry: it may be the entry, moved),
+    # to a folder, broken, a loop. None is followed.
+    os.symlink(root / "ns" / "other" / "b", root / "ns" / "app" / "history" / "b")
+    os.symlink(outside / "target", root / "ns" / "app" / "link")
+    os.symlink(outside / "missing", root / "ns" / "app" / "broken")
+    os.symlink("loop", root / "ns" / "app" / "loop")
+    os.symlink(outside / "dir", root / "ns" / "linked-dir")
+    with pytest.raises(rs.Denied) as e:
+        bucket.list(prefix)
+    # The listing names the first link it meets.
+    assert e.value.message in [rs.Messages.unwalkable(prefix, at, rs.Messages.UNWALKABLE_LINK) for at in linked]
+    # Listings that do not reach a link are whole; nothing was logged, followed or touched.
+    assert keys(bucket.list("ns/app/renders/")) == ["ns/app/renders/r"]
+    assert keys(bucket.list("ns/app/history/a")) == ["ns/app/history/a"]
+    assert keys(bucket.list("ns/other/")) == ["ns/other/b"]
+    assert warnings == []
+    assert sorted(os.listdir(outside)) == ["dir", "target"] and os.listdir(outside / "dir") == []
+
+
+def test_a_listing_whose_prefix_needs_a_folder_where_a_file_or_fifo_is_fails_naming_it(tmp_path):
+    bucket = rs.FolderBucket(tmp_path)
+    bucket.put("ns/app/history", b"a file")
+    os.mkfifo(tmp_path / "ns" / "app" / "renders")
+    for prefix, path in [("ns/app/history/", "ns/app/history"), ("ns/app/history/2024", "ns/app/history"),
+                         ("ns/app/history/a/b/", "ns/app/history"), ("ns/app/renders/", "ns/app/renders")]:
+        with pytest.raises(rs.Denied) as e:
+            bucket.list(prefix)
+        assert e.value.message == rs.Messages.unwalkable(prefix, path, rs.Messages.UNWALKABLE_NOT_FOLDER)
+    # The folder above lists the file as a key and leaves the FIFO out, as ever; a
+    # folder that does not exist lists as empty.
+    assert keys(bucket.list("ns/app/")) == ["ns/app/history"]
+    assert bucket.list("ns/app/missing/") == [] and bucket.list("nowhere/at/all/") == []
+
+
+def release_with_history(runtime, root: Path):
+    """A release with two stored renders, each in a history entry, on a FolderBucket:
+    the store and the renders' file paths."""
+    store = rs.RenderStore(rs.FolderBucket(root, create_dir=True, warn=lambda _: None), runtime)
+    refs = [store.put_render(APP, [configmap(n)]) for n in ("one", "two")]
+    for n, ref in enumerate(refs):
+        store.record_history(APP, render_ref=ref, synced_at=TIMES[n], summary=f"v{n}")
+    # Both renders are referenced: GC, seeing the whole history, deletes nothing.
+    assert store.gc(APP, 2, dry_run=True, grace_seconds=0).delete_renders == []
+    return store, [root / "ns" / "app" / "renders" / ref for ref in refs]
+
+
+def refused_listing(prefix: str, path: str, what: str, fix: str) -> str:
+    """The component's words for a bucket's ``denied`` of ``list <prefix>`` meeting ``path``."""
+    return (f'list {prefix}: denied: list "{prefix}" meets "{path}", {what}; a listing fails rather than leave '
+            f"out what it cannot see: {fix}")
+
+
+LINK = ("a symbolic link, which a file:// store never follows", "remove the link, or move back what it points to")
+NOT_FOLDER = ("which is not a folder, though the prefix needs one there", "remove it, or move back the folder")
+UNREADABLE = ("a folder this user cannot read", "make it readable by this user")
+
+
+def tree(root: Path) -> list:
+    """Every path under root (links not followed), relative."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_gc_fails_deleting_nothing_when_history_was_moved_away_and_replaced_by_a_link(runtime, tmp_path):
+    root, moved = tmp_path / "store", tmp_path / "elsewhere" / "history"
+    store, blobs = release_with_history(runtime, root)
+    moved.parent.mkdir()
+    os.rename(root / "ns" / "app" / "history", moved)
+    os.symlink(moved, root / "ns" / "app" / "history")
+    before = tree(tmp_path)
+    with pytest.raises(rs.RenderStoreError) as e:
+        store.gc(APP, 2, grace_seconds=0)
+    assert (e.value.kind, e.value.message) == ("bucket", refused_listing("ns/app/history/", "ns/app/history", *LINK))
+    assert all(blob.is_file() for blob in blobs), [str(b) for b in blobs if not b.is_file()]
+    # delete_release fails as well, and deletes nothing: not the renders, not the entries
+    # in the folder the link points to.
+    with pytest.raises(rs.RenderStoreError) as e:
+        store.delete_release(APP)
+    assert (e.value.kind, e.value.message) == ("bucket", refused_listing("ns/app/", "ns/app/history", *LINK))
+    assert tree(tmp_path) == before
+    assert all(blob.is_file() for blob in blobs) and len(os.listdir(moved)) == 2
+
+
+def test_gc_fails_deleting_nothing_when_history_was_replaced_by_a_file(runtime, tmp_path):
+    root = tmp_path / "store"
+    store, blobs = release_with_history(runtime, root)
+    os.rename(root / "ns" / "app" / "history", tmp_path / "history")
+    (root / "ns" / "app" / "history").write_bytes(b"not a folder")
+    with pytest.raises(rs.RenderStoreError) as e:
+        store.gc(APP, 2, grace_seconds=0)
+    assert (e.value.kind, e.value.message) == ("bucket", refused_listing("ns/app/history/", "ns/app/history",
+                                                                         *NOT_FOLDER))
+    assert all(blob.is_file() for blob in blobs), [str(b) for b in blobs if not b.is_file()]
+
+
+#: GC, then delete_release, over the store in argv[1], in a child process; prints whether
+#: the child could read the folder argv[2], and each call's outcome, as JSON.
+UNREADABLE_CHILD = """
+import json, os, sys
+import render_store as rs
+root, history = sys.argv[1:]
+try:
+    os.listdir(history)
+    readable = True
+except OSError:
+    readable = False
+store = rs.RenderStore(rs.FolderBucket(root))
+def outcome(fn):
+    try:
+        fn()
+        return {"ok": True}
+    except rs.RenderStoreError as e:
+        return {"kind": e.kind, "message": e.message}
+gc = outcome(lambda: store.gc(rs.Release("ns", "app"), 2, grace_seconds=0))
+delete = outcome(lambda: store.delete_release(rs.Release("ns", "app")))
+print(json.dumps({"readable": readable, "gc": gc, "delete_release": delete}))
+"""
+
+
+def without_dac_override():
+    """How to run a process that cannot read a mode-000 folder: root reads one anyway
+    (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH), so as root the child loses both; ``None``
+    when that is not possible here."""
+    if os.getuid() != 0:
+        return []
+    caps = "-dac_override,-dac_read_search"
+    setpriv = ["setpriv", "--bounding-set", caps, "--inh-caps", caps]
+    if shutil.which("setpriv") is None or subprocess.run([*setpriv, "true"]).returncode != 0:
+        return None
+    return setpriv
+
+
+def test_gc_fails_deleting_nothing_when_history_cannot_be_read(runtime, tmp_path):
+    root = tmp_path / "store"
+    _, blobs = release_with_history(runtime, root)
+    prefix = without_dac_override()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: no process here would be refused the folder")
+    history = root / "ns" / "app" / "history"
+    history.chmod(0)
+    try:
+        run = subprocess.run([*prefix, sys.executable, "-c", UNREADABLE_CHILD, str(root), str(history)],
+                             capture_output=True, text=True, timeout=120)
+    finally:
+        # So that the folder can be removed (and checked) by this user.
+        history.chmod(0o700)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)
+    assert got["readable"] is False, "the child could read the mode-000 folder: the test proves nothing"
+    assert got["gc"] == {"kind": "bucket", "message": refused_listing("ns/app/history/", "ns/app/history",
+                                                                      *UNREADABLE)}
+    # delete_release meets the folder inside the prefix it lists.
+    assert got["delete_release"] == {"kind": "bucket", "message": refused_listing("ns/app/", "ns/app/history",
+                                                                                  *UNREADABLE)}
+    assert all(blob.is_file() for blob in blobs), [str(b) for b in blobs if not b.is_file()]
+    assert len(os.listdir(history)) == 2
 
 
 def test_gc_spares_a_blob_younger_than_the_grace_period_as_the_rust_cli_does(runtime, cli, tmp_path):

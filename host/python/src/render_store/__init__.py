@@ -411,6 +411,14 @@ class Messages:
     #: ``denied``: a bucket call from a call that was given no bucket (the pure logic).
     NO_BUCKET = "this call has no bucket"
 
+    #: What a ``file://`` listing met inside its prefix that it will not walk, and how
+    #: to mend it (the ``why`` of :meth:`unwalkable`).
+    UNWALKABLE_LINK = ("a symbolic link, which a file:// store never follows",
+                       "remove the link, or move back what it points to")
+    UNWALKABLE_NOT_FOLDER = ("which is not a folder, though the prefix needs one there",
+                             "remove it, or move back the folder")
+    UNWALKABLE_UNREADABLE = ("a folder this user cannot read", "make it readable by this user")
+
     #: Why a ``file://`` listing left an entry out (the ``why`` of :meth:`left_out`).
     LINK = "a symbolic link"
     LINK_OR_FILE = "a symbolic link or not a folder"
@@ -479,6 +487,16 @@ class Messages:
     def folder_not_blob(key: str) -> str:
         """``denied`` (``file://``): a ``delete`` of a key that names a folder."""
         return f"{Messages.quote(key)} is a folder, not a blob"
+
+    @staticmethod
+    def unwalkable(prefix: str, path: str, why: Tuple[str, str]) -> str:
+        """``denied`` (``file://``): a listing of ``prefix`` met ``path`` (the would-be
+        key of what it met) inside it, which it will not walk (``why``, one of the
+        ``UNWALKABLE_*``). The listing fails as a whole: an answer without what lies
+        beyond ``path`` would read as "not there" to GC and ``delete_release``."""
+        what, fix = why
+        return (f"list {Messages.quote(prefix)} meets {Messages.quote(path)}, {what}; a listing fails "
+                f"rather than leave out what it cannot see: {fix}")
 
     @staticmethod
     def entry(path: Union[str, bytes]) -> str:
@@ -594,6 +612,10 @@ def _not_plain_file(key: str) -> Denied:
     return Denied(Messages.not_plain_file(key))
 
 
+def _unwalkable(prefix: str, path: str, why: Tuple[str, str]) -> Denied:
+    return Denied(Messages.unwalkable(prefix, path, why))
+
+
 def _not_utf8(name: str) -> bool:
     return any("\udc80" <= c <= "\udcff" for c in name)
 
@@ -603,11 +625,31 @@ class _Missing(Exception):
 
 
 class _Link(Exception):
-    """A component on a key's way is a link or not a folder."""
+    """A component on a key's way, ``dirs[at]``, is a link (``is_link``) or not a folder."""
 
-    def __init__(self, component: str):
+    def __init__(self, component: str, at: int, is_link: bool):
         super().__init__(component)
-        self.component = component
+        self.component, self.at, self.is_link = component, at, is_link
+
+
+class _Unreadable(Exception):
+    """A folder on a key's way, ``dirs[at]``, is one this user may not open (``error``)."""
+
+    def __init__(self, component: str, at: int, error: OSError):
+        super().__init__(component)
+        self.component, self.at, self.error = component, at, error
+
+
+def _is_link(name: str, dir_fd: int) -> bool:
+    """Whether ``name`` in the folder ``dir_fd`` is a symbolic link (not followed)."""
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+#: What a folder this user may not open or read answers.
+_UNREADABLE = (errno.EACCES, errno.EPERM)
 
 
 class FolderBucket:
@@ -622,9 +664,13 @@ class FolderBucket:
     renames it over the key; staging files are listed like any other file (GC leaves
     them alone, ``delete_release`` removes them), and a key holding ``#`` cannot be
     put. A listing gives each object's size and modification time and leaves out, with
-    a warning (once per entry; ``warn``, default the ``render_store`` logger), links,
-    what is not a plain file, and names that are not UTF-8 or hold control characters.
-    ``delete`` removes the folders it leaves empty (up to ROOT).
+    a warning (once per entry; ``warn``, default the ``render_store`` logger), files that
+    cannot be keys: FIFOs, sockets and devices, and names that are not UTF-8 or hold
+    control characters. Inside the prefix it lists, a symbolic link, a file or FIFO
+    where the prefix needs a folder, or a folder this user cannot read fails the
+    listing with :class:`Denied` naming it (fail closed: GC and ``delete_release``
+    decide from listings); a folder that does not exist lists as empty. ``delete``
+    removes the folders it leaves empty (up to ROOT).
     """
 
     def __init__(self, root: Union[str, os.PathLike], create_dir: bool = False,
@@ -690,7 +736,8 @@ class FolderBucket:
     def _walk(self, dirs: Sequence[str], create: bool) -> List[int]:
         """Opens the folders ``dirs`` one by one from the root, never following a link;
         with ``create``, makes the missing ones (0700). Returns every folder opened, the
-        root first (close them with ``_close``). Raises _Missing, _Link or OSError."""
+        root first (close them with ``_close``). Raises _Missing, _Link, _Unreadable or
+        OSError."""
         if self._root is None:
             raise ValueError("the FolderBucket was closed")
         fds = [self._root]
@@ -713,10 +760,16 @@ class FolderBucket:
             self._close(fds)
             raise _Missing() from None
         except OSError as e:
-            self._close(fds)
-            if e.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise _Link(dirs[len(fds) - 1]) from None
-            raise
+            at = len(fds) - 1
+            try:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                    is_link = e.errno == errno.ELOOP or _is_link(dirs[at], fds[-1])
+                    raise _Link(dirs[at], at, is_link) from None
+                if e.errno in _UNREADABLE:
+                    raise _Unreadable(dirs[at], at, e) from None
+                raise
+            finally:
+                self._close(fds)
 
     def _parent(self, call: str, key: str, create: bool) -> Optional[Tuple[List[int], str]]:
         """The opened folders down to a key's folder and its file name; ``None`` when a
@@ -728,6 +781,8 @@ class FolderBucket:
             return None
         except _Link as e:
             raise _crosses_link(key, e.component) from None
+        except _Unreadable as e:
+            raise Failed(Messages.backend(call, key, e.error)) from None
         except OSError as e:
             raise Failed(Messages.backend(call, key, e)) from None
 
@@ -834,6 +889,8 @@ class FolderBucket:
             return
         except _Link as e:
             raise _crosses_link(key, e.component) from None
+        except _Unreadable as e:
+            raise Failed(Messages.backend("delete", key, e.error)) from None
         except OSError as e:
             raise Failed(Messages.backend("delete", key, e)) from None
         try:
@@ -858,6 +915,10 @@ class FolderBucket:
 
     def list(self, prefix: str) -> List[ObjectMeta]:
         # Walk to the deepest folder the prefix names whole; filter by the string prefix.
+        # What the walk will not enter inside the prefix (a link, a non-folder where a
+        # folder must be, a folder this user cannot read) fails the whole listing: an
+        # answer without what lies beyond it would read as "not there" to GC and
+        # delete_release, which would then delete what it still refers to.
         i = prefix.rfind("/")
         dir_part = prefix[:i] if i >= 0 else ""
         dirs = _components(dir_part) if dir_part else []
@@ -866,20 +927,22 @@ class FolderBucket:
         except _Missing:
             return []
         except _Link as e:
-            self._report(Messages.entry_at(dir_part, e.component), Messages.LINK_OR_FILE)
-            return []
+            why = Messages.UNWALKABLE_LINK if e.is_link else Messages.UNWALKABLE_NOT_FOLDER
+            raise _unwalkable(prefix, "/".join(dirs[:e.at + 1]), why) from None
+        except _Unreadable as e:
+            raise _unwalkable(prefix, "/".join(dirs[:e.at + 1]), Messages.UNWALKABLE_UNREADABLE) from None
         except OSError as e:
             raise Failed(Messages.backend("list", prefix, e)) from None
         start = fds.pop()
         self._close(fds)
         listed: List[ObjectMeta] = []
         # An explicit stack: depth is bounded by the file system, not by Python's stack.
-        pending = [(start, f"{dir_part}/" if dir_part else "", start != self._root)]
+        pending = [(start, dir_part, start != self._root)]
         try:
             while pending:
-                fd, base, owned = pending.pop()
+                fd, folder, owned = pending.pop()
                 try:
-                    self._list_folder(fd, base, prefix, listed, pending)
+                    self._list_folder(fd, folder, prefix, listed, pending)
                 finally:
                     if owned:
                         os.close(fd)
@@ -890,12 +953,17 @@ class FolderBucket:
         listed.sort(key=lambda o: o.key)
         return listed
 
-    def _list_folder(self, fd: int, base: str, prefix: str, listed: List[ObjectMeta],
+    def _list_folder(self, fd: int, folder: str, prefix: str, listed: List[ObjectMeta],
                      pending: List[Tuple[int, str, bool]]) -> None:
+        """Lists the folder ``fd`` (the key-path ``folder``, ``""`` for the root) into
+        ``listed``, its subfolders onto ``pending``."""
+        base = f"{folder}/" if folder else ""
         try:
             with os.scandir(fd) as it:
                 names = [entry.name for entry in it]
         except OSError as e:
+            if e.errno in _UNREADABLE:
+                raise _unwalkable(prefix, folder, Messages.UNWALKABLE_UNREADABLE) from None
             raise Failed(Messages.backend("list", prefix, e)) from None
         for name in names:
             if _not_utf8(name) or _CC.search(name):
@@ -909,29 +977,36 @@ class FolderBucket:
             except FileNotFoundError:
                 continue  # deleted since the folder was read
             except OSError as e:
+                # A folder that can be read but not searched.
+                if e.errno in _UNREADABLE:
+                    raise _unwalkable(prefix, folder, Messages.UNWALKABLE_UNREADABLE) from None
                 raise Failed(Messages.backend("list", key, e)) from None
             if stat.S_ISREG(st.st_mode):
                 if key.startswith(prefix):
                     listed.append(ObjectMeta(key, st.st_size, SyncTime(*divmod(st.st_mtime_ns, 1_000_000_000))))
             elif stat.S_ISDIR(st.st_mode):
                 try:
-                    pending.append((os.open(name, _DIR_FLAGS, dir_fd=fd), f"{key}/", True))
+                    pending.append((os.open(name, _DIR_FLAGS, dir_fd=fd), key, True))
                 except FileNotFoundError:
                     pass
                 except OSError as e:
-                    # Swapped for a link since the stat: never followed.
-                    if e.errno not in (errno.ELOOP, errno.ENOTDIR):
-                        raise Failed(Messages.backend("list", key, e)) from None
-                    self._report(Messages.entry(key), Messages.LINK)
+                    # Swapped for a link or a file since the stat: never followed.
+                    if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                        is_link = e.errno == errno.ELOOP or _is_link(name, fd)
+                        why = Messages.UNWALKABLE_LINK if is_link else Messages.UNWALKABLE_NOT_FOLDER
+                        raise _unwalkable(prefix, key, why) from None
+                    if e.errno in _UNREADABLE:
+                        raise _unwalkable(prefix, key, Messages.UNWALKABLE_UNREADABLE) from None
+                    raise Failed(Messages.backend("list", key, e)) from None
             elif stat.S_ISLNK(st.st_mode):
-                self._report(Messages.entry(key), Messages.LINK)
+                # Whatever it points to: a link named like an entry may be that entry, moved.
+                raise _unwalkable(prefix, key, Messages.UNWALKABLE_LINK)
             else:
                 self._report(Messages.entry(key), Messages.NOT_PLAIN_FILE)
 
     def _report(self, entry: str, why: str) -> None:
-        """Reports, once per bucket, an entry (:meth:`Messages.entry` or
-        :meth:`Messages.entry_at`: quoted, so a name cannot forge a line) a listing left
-        out."""
+        """Reports, once per bucket, an entry (:meth:`Messages.entry`: quoted, so a name
+        cannot forge a line) a listing left out."""
         if entry in self._reported:
             return
         self._reported.add(entry)
@@ -975,7 +1050,10 @@ class _Scope:
     def answer(self, call: str, key: str, value: Optional[Union[str, bytes]] = None) -> Answer:
         answer = self.check(key)
         if answer is None:
-            answer = self._ask(call, key, value)
+            try:
+                answer = self._ask(call, key, value)
+            except Exception as e:  # whatever reading a bucket's own objects raises
+                answer = _unreadable(call, key, e)
         if self.log is not None:
             self.log.append(_wit_recorded_call(call, key, value, answer))
         return answer
@@ -985,7 +1063,12 @@ class _Scope:
         ``delete`` would be; the others are asked for in one call."""
         checks = [self.check(k) for k in keys]
         inside = [k for k, c in zip(keys, checks) if c is None]
-        answer: Answer = ("ok", []) if not inside else self._ask_many(inside)
+        answer: Answer = ("ok", [])
+        if inside:
+            try:
+                answer = self._ask_many(inside)
+            except Exception as e:  # whatever reading a bucket's own objects raises
+                answer = _unreadable("delete-many", inside[0], e)
         if answer[0] == "ok":
             each = iter(answer[1])
             answer = ("ok", [c if c is not None else next(each) for c in checks])
@@ -1004,13 +1087,16 @@ class _Scope:
         except NotFound:
             return ("error", "failed", Messages.backend("delete-many", keys[0], "not found"))
         except Denied as e:
-            return ("error", "denied", e.message)
+            return ("error", "denied", _message(e))
         except Failed as e:
-            return ("error", "failed", e.message)
+            return ("error", "failed", _message(e))
         except Exception as e:  # a bucket's own failure: worded as a backend's
-            return ("error", "failed", Messages.backend("delete-many", keys[0], e))
-        if not isinstance(got, (list, tuple)) or len(got) != len(keys):
-            shown = f"{len(got)} entries" if isinstance(got, (list, tuple)) else type(got).__name__
+            return ("error", "failed", Messages.backend("delete-many", keys[0], _text(e)))
+        if isinstance(got, (list, tuple)):
+            # Copied once: a subclass could answer differently on a second read.
+            got = list(got)
+        if not isinstance(got, list) or len(got) != len(keys):
+            shown = f"{len(got)} entries" if isinstance(got, list) else type(got).__name__
             return ("error", "failed", Messages.backend(
                 "delete-many", keys[0],
                 f"the bucket's delete_many answered {shown} for {len(keys)} keys; it must "
@@ -1021,11 +1107,11 @@ class _Scope:
             if g is None or isinstance(g, NotFound):
                 answers.append(("ok", None))
             elif isinstance(g, Denied):
-                answers.append(("error", "denied", g.message))
+                answers.append(("error", "denied", _message(g)))
             elif isinstance(g, Failed):
-                answers.append(("error", "failed", g.message))
+                answers.append(("error", "failed", _message(g)))
             else:
-                answers.append(("error", "failed", Messages.backend("delete", key, g)))
+                answers.append(("error", "failed", Messages.backend("delete", key, _text(g))))
         return ("ok", answers)
 
     def _ask(self, call: str, key: str, value: Optional[Union[str, bytes]]) -> Answer:
@@ -1057,11 +1143,38 @@ class _Scope:
         except NotFound:
             return ("error", "not-found", None)
         except Denied as e:
-            return ("error", "denied", e.message)
+            return ("error", "denied", _message(e))
         except Failed as e:
-            return ("error", "failed", e.message)
+            return ("error", "failed", _message(e))
         except Exception as e:  # a bucket's own failure: worded as a backend's
-            return ("error", "failed", Messages.backend(call, key, e))
+            return ("error", "failed", Messages.backend(call, key, _text(e)))
+
+
+def _text(x: Any) -> str:
+    """``str(x)``, or what ``x`` is when even that raises: a bucket's own object may."""
+    try:
+        return str(x)
+    except Exception:
+        try:
+            return f"an object of type {type(x).__name__}, whose text cannot be read"
+        except Exception:
+            return "an object whose text cannot be read"
+
+
+def _message(e: BucketError) -> str:
+    """The message of a :class:`Denied` or :class:`Failed` a bucket raised, which must be
+    a ``str`` to reach the component (a TypeError otherwise)."""
+    message = e.message
+    if not isinstance(message, str):
+        raise TypeError(f"{type(e).__name__} with a message of type {type(message).__name__}, not str")
+    return message
+
+
+def _unreadable(call: str, key: str, e: Exception) -> Answer:
+    """The answer of a bucket whose ``call`` of ``key`` gave something that could not be
+    read (a property or ``__len__`` that raises): a failure of the call, in the words of a
+    backend's own failure, never an exception through the component."""
+    return ("error", "failed", Messages.backend(call, key, f"the bucket's answer could not be read: {_text(e)}"))
 
 
 def _is_int(v: Any) -> bool:
