@@ -569,12 +569,68 @@ fn a_trace_file_is_private_and_no_link_is_followed() {
     assert!(err.contains("symbolic link"), "{err}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
 
-    // So is a hard link, which would let the other name read the trace.
+    // A file with another name (a hard link) is replaced, not written into: the other
+    // name keeps what it had and never sees the trace.
     let hard = cli.dir.path().join("hard.jsonl");
     std::fs::hard_link(&victim, &hard).unwrap();
-    let err = cli.fails(&["--trace", hard.to_str().unwrap(), "history", "ns/app"]);
-    assert!(err.contains("hard links"), "{err}");
+    cli.ok(&["--trace", hard.to_str().unwrap(), "history", "ns/app"]);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(std::fs::read_to_string(&hard).unwrap().contains("list-history"));
+}
+
+/// Another user's file or FIFO planted at FILE in a shared folder receives nothing;
+/// `replay` reads neither a FIFO nor a file too large to replay.
+#[test]
+fn a_planted_trace_file_or_fifo_receives_nothing() {
+    use std::os::unix::fs::{PermissionsExt, chown};
+    let cli = Cli::file_store();
+    let shared = cli.dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let fifo = shared.join("trace.jsonl");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o666),
+        0,
+    )
+    .unwrap();
+    // A reader of the FIFO would get the trace; nothing may block or be written.
+    let started = std::time::Instant::now();
+    let err = cli.fails(&["--trace", fifo.to_str().unwrap(), "history", "ns/app"]);
+    assert!(err.contains("not a regular file"), "{err}");
+    let err = cli.fails(&["replay", fifo.to_str().unwrap()]);
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+
+    // As root, a file another user planted (and can read) is refused and left as it is.
+    if unsafe { libc::geteuid() } == 0 {
+        let planted = shared.join("planted.jsonl");
+        std::fs::write(&planted, "theirs").unwrap();
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o666)).unwrap();
+        chown(&planted, Some(65534), Some(65534)).unwrap();
+        let err = cli.fails(&["--trace", planted.to_str().unwrap(), "history", "ns/app"]);
+        assert!(err.contains("another user"), "{err}");
+        assert_eq!(std::fs::read_to_string(&planted).unwrap(), "theirs");
+    }
+
+    let huge = shared.join("huge.jsonl");
+    std::fs::File::create(&huge).unwrap().set_len(1 << 40).unwrap();
+    let err = cli.fails(&["--memory-cap-mib", "16", "replay", huge.to_str().unwrap()]);
+    assert!(err.contains("over the call's memory cap"), "{err}");
+    // Nothing was left in the shared folder but what was planted.
+    let mut left: Vec<_> = std::fs::read_dir(&shared)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    let planted: &[&str] = if unsafe { libc::geteuid() } == 0 {
+        &["huge.jsonl", "planted.jsonl", "trace.jsonl"]
+    } else {
+        &["huge.jsonl", "trace.jsonl"]
+    };
+    assert_eq!(left, planted);
 }
 
 #[test]

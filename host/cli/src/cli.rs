@@ -340,36 +340,6 @@ fn open(url: &str) -> Result<RenderStore> {
     }
 }
 
-/// Writes a file only its owner can read: a trace holds whole renders, and renders hold
-/// Secrets. A symbolic link at `path` is refused rather than followed (in a shared
-/// folder, someone else may have put it there to have the trace written over a file of
-/// their choosing), and so is a file with other hard links.
-fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => anyhow::anyhow!("it is a symbolic link, which is not followed"),
-            _ => e.into(),
-        })?;
-    let meta = file.metadata()?;
-    // Devices and pipes (/dev/null, a FIFO) are written as they are.
-    if meta.is_file() {
-        if meta.nlink() > 1 {
-            bail!("it has other hard links, which would see the trace");
-        }
-        // An existing file keeps its mode when opened; a trace must not.
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        file.set_len(0)?;
-    }
-    file.write_all(bytes)?;
-    Ok(())
-}
-
 /// The store operation a command stands for, with its arguments read and parsed.
 async fn store_operation(command: StoreCommand) -> Result<Operation> {
     Ok(match command {
@@ -581,8 +551,8 @@ pub async fn run(args: Args) -> Result<Finish> {
                 Some(path) => {
                     let (output, trace) = render_store::trace::record(&store, &operation).await;
                     let trace = trace.context("writing the trace")?;
-                    write_private(path, trace.as_bytes())
-                        .with_context(|| format!("writing the trace {}", path.display()))?;
+                    crate::local_file::write_private(path, trace.as_bytes())
+                        .context("writing the trace")?;
                     output
                 }
                 None => operation.run(&store).await,
@@ -699,8 +669,8 @@ pub async fn run(args: Args) -> Result<Finish> {
             crate::serve::serve_with(listener, observer, options).await?;
         }
         Command::Replay { file } => {
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("reading {}", file.display()))?;
+            let text = crate::local_file::read_regular(&file, limits.memory_bytes as u64)
+                .context("reading the trace")?;
             let report = match Runtime::shared()?.replay(&text).await {
                 Ok(report) => report,
                 Err(e @ ReplayError::Trace { .. }) => {

@@ -1,6 +1,7 @@
 //! The `render-store` command line over the render-store library: the commands
 //! ([`cli`]), how they read renders ([`input`]), what they print ([`output`],
-//! [`json_view`], [`terminal`], [`progress`]), the observer's HTTP server ([`serve`]) and the demo
+//! [`json_view`], [`terminal`], [`progress`]), the files on paths it is given
+//! ([`local_file`]), the observer's HTTP server ([`serve`]) and the demo
 //! ([`demo`]). The binary is `src/main.rs`; everything that
 //! decides anything about a store is in the library and its component.
 
@@ -10,6 +11,7 @@ pub mod cli;
 pub mod demo;
 pub mod input;
 pub mod json_view;
+pub mod local_file;
 pub mod output;
 pub mod progress;
 pub mod serve;
