@@ -712,3 +712,16 @@ fn a_closed_output_pipe_ends_the_command_quietly() {
         out.status
     );
 }
+
+#[test]
+fn record_refuses_a_render_the_store_does_not_hold() {
+    let cli = Cli::file_store();
+    let absent = format!("sha256:{}", "b".repeat(64));
+    let err = cli.fails(&["record", "ns/app", &absent, "--summary", "typo"]);
+    assert!(err.contains(&absent) && err.contains("is not stored"), "{err}");
+    assert!(files_under(&cli.store_dir()).is_empty(), "record wrote something");
+    // Once the render is stored, it is recorded.
+    let object = cli.object("o.json", r#"{"kind":"A","metadata":{"name":"a"}}"#);
+    let stored = cli.ok(&["put", "ns/app", &object]).trim().to_string();
+    assert!(cli.ok(&["record", "ns/app", &stored]).contains("recorded"));
+}

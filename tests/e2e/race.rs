@@ -32,8 +32,14 @@ fn ok(url: &str, args: &[&str]) -> String {
 }
 
 /// Runs `syncs` syncs of `release` beside a GC loop with `grace`; returns the history
-/// entries left at the end and those whose render blob is gone.
-async fn race(url: &str, release: &Release, grace: &str, syncs: usize) -> (usize, Vec<String>) {
+/// entries left at the end, those whose render blob is gone, and how many records were
+/// refused because GC had taken the render's blob before it.
+async fn race(
+    url: &str,
+    release: &Release,
+    grace: &str,
+    syncs: usize,
+) -> (usize, Vec<String>, usize) {
     let dir = tempfile::tempdir().unwrap();
     let name = release.to_string();
     let done = Arc::new(AtomicBool::new(false));
@@ -58,12 +64,13 @@ async fn race(url: &str, release: &Release, grace: &str, syncs: usize) -> (usize
     let writer = {
         let (url, name, path) = (url.to_string(), name.clone(), dir.path().to_path_buf());
         std::thread::spawn(move || {
+            let mut refused = 0;
             for i in 0..syncs {
                 let file = write_object(&path, i);
                 let render_ref = ok(&url, &["put", &name, &file]).trim().to_string();
                 // The apply between persist and record (hooks, waves) takes a while.
                 std::thread::sleep(Duration::from_millis(40));
-                ok(
+                let out = cli(
                     &url,
                     &[
                         "record",
@@ -73,10 +80,17 @@ async fn race(url: &str, release: &Release, grace: &str, syncs: usize) -> (usize
                         &format!("sync {i}"),
                     ],
                 );
+                // `record` refuses a render whose blob GC already took.
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                if !out.status.success() {
+                    assert!(stderr.contains("is not stored"), "record: {stderr}");
+                    refused += 1;
+                }
             }
+            refused
         })
     };
-    writer.join().expect("the writer finished");
+    let refused = writer.join().expect("the writer finished");
     done.store(true, Ordering::SeqCst);
     let gc_runs = gc_loop.join().expect("the GC loop finished");
     assert!(gc_runs > 0);
@@ -93,11 +107,11 @@ async fn race(url: &str, release: &Release, grace: &str, syncs: usize) -> (usize
     }
     eprintln!(
         "{url} grace {grace}: {syncs} syncs beside {gc_runs} GCs; {} entries left, {} without \
-         their render",
+         their render, {refused} records refused for a deleted render",
         history.len(),
         missing.len()
     );
-    (history.len(), missing)
+    (history.len(), missing, refused)
 }
 
 fn write_object(dir: &Path, i: usize) -> String {
@@ -124,15 +138,16 @@ fn unique_release(grace: &str) -> Release {
 /// Both halves on one store: the loss without a grace period (so the test can fail),
 /// none with the default one.
 async fn with_and_without_grace(url: &str) {
-    let (left, missing) = race(url, &unique_release("0"), "0", 60).await;
+    let (left, missing, refused) = race(url, &unique_release("0"), "0", 60).await;
     assert!(left > 0);
     assert!(
-        !missing.is_empty(),
+        !missing.is_empty() || refused > 0,
         "without a grace period the race should lose blobs on {url}"
     );
-    let (left, missing) = race(url, &unique_release("10m"), "10m", 200).await;
+    let (left, missing, refused) = race(url, &unique_release("10m"), "10m", 200).await;
     assert!(left >= 3);
     assert_eq!(missing, Vec::<String>::new(), "{url}");
+    assert_eq!(refused, 0, "{url}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -144,6 +144,26 @@ fn credentials_in_a_url_are_refused_and_never_shown() {
     }
 }
 
+/// A bad value of a parameter is refused naming the parameter, never repeating the
+/// value: the URL beside it is redacted, and a value in the wrong place may be a secret.
+#[test]
+fn a_bad_parameter_value_is_not_repeated() {
+    for (url, names) in [
+        ("s3://bucket?use_path_style=QUERYSECRET", "use_path_style"),
+        ("s3://bucket?disableSSL=QUERYSECRET", "disable_https"),
+        ("s3://bucket?ssetype=QUERYSECRET", "ssetype"),
+        ("s3://bucket?awssdk=QUERYSECRET", "awssdk"),
+        ("gs://bucket?anonymous=QUERYSECRET", "anonymous"),
+        ("azblob://c?localemu=QUERYSECRET", "localemu"),
+        ("azblob://c?protocol=QUERYSECRET", "protocol"),
+        ("file:///tmp?create_dir=QUERYSECRET", "create_dir"),
+    ] {
+        let err = url_error(url);
+        assert_no_secret(&err);
+        assert!(err.contains(names) && err.contains("REDACTED"), "{url}: {err}");
+    }
+}
+
 #[test]
 fn the_cli_shows_no_credentials() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_render-store"))

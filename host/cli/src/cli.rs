@@ -340,6 +340,20 @@ fn open(url: &str) -> Result<RenderStore> {
     }
 }
 
+/// Refuses to record an entry for a render the store does not hold: the entry would
+/// name a blob nothing can read, and an operator's typo would look like history. (The
+/// controller always stores the render first; its path has no such check.)
+async fn require_stored(store: &RenderStore, release: &Release, render_ref: &str) -> Result<()> {
+    let key = store.runtime().render_key(release, render_ref).await?;
+    if store.bucket().exists(&key).await?.is_none() {
+        bail!(
+            "{render_ref} is not stored for {release}: put the render first \
+             (render-store put {release} FILE), then record it"
+        );
+    }
+    Ok(())
+}
+
 /// The store operation a command stands for, with its arguments read and parsed.
 async fn store_operation(command: StoreCommand) -> Result<Operation> {
     Ok(match command {
@@ -538,6 +552,9 @@ pub async fn run(args: Args) -> Result<Finish> {
         Command::Store(command) => {
             let operation = store_operation(command).await?;
             let store = open(url)?;
+            if let Operation::RecordHistory { release, entry } = &operation {
+                require_stored(&store, release, &entry.render_ref).await?;
+            }
             let progress =
                 progress_task(&operation).and_then(|task| Progress::to_terminal(task, args.quiet));
             let store = match &progress {

@@ -5,7 +5,7 @@
 //! as defaults of the parameters). Without a key, SAS or connection string, the
 //! service-principal and managed-identity variables object_store reads apply.
 
-use super::params::{Params, env, parse_bool};
+use super::params::{Params, env, not_a_bool, parse_bool};
 use crate::error::Error;
 use object_store::ObjectStore;
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
@@ -60,9 +60,7 @@ fn bool_param(params: &mut Params, name: &str, env_name: &str) -> Result<bool, E
         Some(b) => Ok(b),
         None => match env(env_name) {
             None => Ok(false),
-            Some(v) => parse_bool(&v).ok_or_else(|| {
-                params.error(format!("{env_name} must be true or false, not {v:?}"))
-            }),
+            Some(v) => parse_bool(&v).ok_or_else(|| params.error(not_a_bool(env_name))),
         },
     }
 }
@@ -84,7 +82,7 @@ pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectSto
     {
         return Err(super::params::url_error(
             parsed.as_str(),
-            format!("protocol must be http or https, not {p:?}"),
+            "protocol (or AZURE_STORAGE_PROTOCOL) must be http or https".to_string(),
         ));
     }
     let fail = |reason: String| super::params::url_error(parsed.as_str(), reason);

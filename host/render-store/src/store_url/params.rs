@@ -68,13 +68,15 @@ impl Params {
         Ok(found.first().and_then(|n| self.values.remove(*n)))
     }
 
-    /// Takes a boolean parameter, parsed as Go's `strconv.ParseBool` does.
+    /// Takes a boolean parameter, parsed as Go's `strconv.ParseBool` does. A bad value
+    /// is not repeated in the error: the URL shown beside it has every value redacted,
+    /// and a value put in the wrong place may be a credential.
     pub fn take_bool(&mut self, names: &[&str]) -> Result<Option<bool>, Error> {
         match self.take_any(names)? {
             None => Ok(None),
-            Some(v) => parse_bool(&v).map(Some).ok_or_else(|| {
-                self.error(format!("{} must be true or false, not {v:?}", names[0]))
-            }),
+            Some(v) => parse_bool(&v)
+                .map(Some)
+                .ok_or_else(|| self.error(not_a_bool(names[0]))),
         }
     }
 
@@ -120,6 +122,11 @@ pub(crate) fn url_error(url: &str, reason: impl Into<String>) -> Error {
         url: super::redact::redact_url(url),
         reason: reason.into(),
     }
+}
+
+/// The refusal of a value that is not a boolean, which never repeats the value.
+pub(crate) fn not_a_bool(name: &str) -> String {
+    format!("{name} must be true or false (or 1, t, T, TRUE, True, 0, f, F, FALSE, False)")
 }
 
 /// Go's `strconv.ParseBool`, which gocloud uses for its parameters.

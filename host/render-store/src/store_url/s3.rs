@@ -105,10 +105,8 @@ pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectSto
         (Some("aws:kms:dsse"), key) => {
             builder = builder.with_dsse_kms_encryption(key.unwrap_or_default())
         }
-        (Some(other), _) => {
-            return Err(params.error(format!(
-                "ssetype {other:?} is not one of AES256, aws:kms, aws:kms:dsse"
-            )));
+        (Some(_), _) => {
+            return Err(params.error("ssetype must be one of AES256, aws:kms, aws:kms:dsse"));
         }
     }
 
@@ -116,7 +114,7 @@ pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectSto
     if let Some(v) = params.take("awssdk")
         && !matches!(v.as_str(), "v1" | "v2" | "V1" | "V2")
     {
-        return Err(params.error(format!("awssdk must be v1 or v2, not {v:?}")));
+        return Err(params.error("awssdk must be v1 or v2"));
     }
     params.refuse_true(
         "dualstack",
