@@ -18,6 +18,7 @@ mod observer;
 mod operations;
 mod progress;
 mod race;
+mod serve_bounds;
 mod shared_machine;
 mod support;
 mod traces;
