@@ -8,10 +8,9 @@
 //! that lost its browser cannot pass by skipping. `RENDER_STORE_CHROMEDRIVER` and
 //! `RENDER_STORE_CHROMIUM` name other binaries than the ones on `PATH`.
 
+use super::support::serve_cli;
 use render_store::{NewEntry, Release, RenderStore, SyncTime};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -33,16 +32,6 @@ fn find(var: &str, names: &[&str]) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
         .find(|p| p.is_file())
-}
-
-/// A child process killed when the test ends, passed or not.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// chromedriver in a process group of its own, killed with every browser it started
@@ -347,34 +336,6 @@ async fn populate(store: &RenderStore) -> Vec<String> {
     refs
 }
 
-/// `render-store serve` on 127.0.0.1 over the store at `url`; its address.
-fn start_server(url: &str) -> (Killed, SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_render-store"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("RENDER_STORE_URL", url)
-        .env_remove("RENDER_STORE_LOG")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let child = Killed(child);
-    let mut line = String::new();
-    while !line.contains("serving on") {
-        line.clear();
-        assert_ne!(stderr.read_line(&mut line).unwrap(), 0, "serve ended early");
-    }
-    let addr = line
-        .trim()
-        .rsplit("http://")
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    // Keep reading what the server logs, so it never blocks on a full pipe.
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    (child, addr)
-}
-
 fn screenshot_dir() -> PathBuf {
     // The binary under test lives in <target>/<profile>/.
     let bin = Path::new(env!("CARGO_BIN_EXE_render-store"));
@@ -405,12 +366,49 @@ async fn the_pages_in_a_real_browser() {
     let url = format!("file://{}", dir.path().display());
     let store = RenderStore::open(&url).unwrap().unwrap();
     let refs = populate(&store).await;
-    let (_server, addr) = start_server(&url);
-    let site = format!("http://{addr}");
+    // With its defaults: a token, and a one-time login URL for the browser.
+    let server = serve_cli(&url, &[]);
+    let site = format!("http://{}", server.addr);
     let (_driver, s) = start_browser(&driver, chromium.as_deref(), false).await;
 
-    // The release list shows both releases, grouped by namespace.
+    // Before the login the pages are closed to the browser.
     s.open(&format!("{site}/")).await;
+    assert!(
+        s.all("section.namespace").await.is_empty(),
+        "shown without a login"
+    );
+    // The login URL sets the session cookie and leads to the release list, without the
+    // code in the address.
+    s.open(
+        server
+            .login_url
+            .as_deref()
+            .expect("serve printed a login URL"),
+    )
+    .await;
+    assert_eq!(s.url_with("/").await, format!("{site}/"));
+    let cookies = s.get("/cookie").await;
+    let session = cookies
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            c["name"]
+                .as_str()
+                .unwrap()
+                .starts_with("render-store-session-")
+        })
+        .expect("a session cookie")
+        .clone();
+    assert_eq!(session["httpOnly"], json!(true), "{session}");
+    assert_eq!(session["sameSite"], json!("Strict"), "{session}");
+    assert_eq!(
+        s.script("return document.cookie").await,
+        json!(""),
+        "the page's script sees the session cookie"
+    );
+
+    // The release list shows both releases, grouped by namespace.
     assert_eq!(
         s.texts("section.namespace h2").await,
         ["prod", "staging"],
@@ -577,9 +575,24 @@ async fn the_pages_in_a_real_browser() {
     s.screenshot(&shots, "diff-400px").await;
     s.call(reqwest::Method::DELETE, "", None).await;
 
-    // A dark system theme gives a dark page.
+    // A dark system theme gives a dark page. A second browser has no cookie and the
+    // login URL worked once: it logs in to a server started again.
+    drop(server);
+    let again = serve_cli(&url, &[]);
+    let second_site = format!("http://{}", again.addr);
     let (_dark_driver, dark) = start_browser(&driver, chromium.as_deref(), true).await;
+    dark.open(again.login_url.as_deref().expect("a login URL"))
+        .await;
+    dark.url_with("/").await;
+    let diff_url = diff_url.replace(&site, &second_site);
+    let site = second_site;
     dark.open(&diff_url).await;
+    assert!(
+        dark.text(&dark.one("#summary").await)
+            .await
+            .contains("changed"),
+        "the diff page after the second login"
+    );
     let background = dark
         .script(
             "const c = getComputedStyle(document.body).backgroundColor.match(/\\d+/g).map(Number); \

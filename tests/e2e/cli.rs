@@ -414,28 +414,19 @@ fn diff_between_stored_renders() {
 
 #[tokio::test]
 async fn serve_answers_on_loopback() {
-    use std::io::{BufRead, BufReader};
     let cli = Cli::file_store();
     let obj = cli.object("o.json", "{}");
     let r = cli.ok(&["put", "ns/app", &obj]).trim().to_string();
     cli.ok(&["record", "ns/app", &r, "--summary", "first"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_render-store"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("RENDER_STORE_URL", &cli.url)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
+    let served = super::support::serve_cli(&cli.url, &[]);
+    let base = format!("http://{}", served.addr);
+    assert!(base.starts_with("http://127.0.0.1:"), "{}", served.printed);
     let client = reqwest::Client::new();
     let health = client.get(format!("{base}/healthz")).send().await.unwrap();
     assert_eq!(health.status().as_u16(), 200);
     let body = client
         .get(format!("{base}/history?namespace=ns&name=app"))
+        .bearer_auth(served.token())
         .send()
         .await
         .unwrap()
@@ -443,8 +434,6 @@ async fn serve_answers_on_loopback() {
         .await
         .unwrap();
     let history: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
-    child.kill().unwrap();
-    child.wait().unwrap();
     assert_eq!(history[0]["summary"], "first", "{history}");
 }
 

@@ -8,14 +8,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-struct Server {
-    base: String,
-    addr: SocketAddr,
-    client: reqwest::Client,
+pub(crate) struct Server {
+    pub(crate) base: String,
+    pub(crate) addr: SocketAddr,
+    pub(crate) client: reqwest::Client,
 }
 
 impl Server {
-    async fn start(store: Option<RenderStore>) -> Server {
+    pub(crate) async fn start(store: Option<RenderStore>) -> Server {
         let observer = Arc::new(Observer::new(store).unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -23,7 +23,7 @@ impl Server {
         Server::at(addr)
     }
 
-    async fn start_with(store: Option<RenderStore>, options: ServeOptions) -> Server {
+    pub(crate) async fn start_with(store: Option<RenderStore>, options: ServeOptions) -> Server {
         let observer = Arc::new(Observer::new(store).unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -33,7 +33,7 @@ impl Server {
         Server::at(addr)
     }
 
-    fn at(addr: SocketAddr) -> Server {
+    pub(crate) fn at(addr: SocketAddr) -> Server {
         Server {
             base: format!("http://{addr}"),
             addr,
@@ -42,7 +42,7 @@ impl Server {
     }
 
     /// A GET with extra headers.
-    async fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    pub(crate) async fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
         let mut request = self.client.get(format!("{}{path}", self.base));
         for (name, value) in headers {
             request = request.header(*name, *value);
@@ -52,10 +52,11 @@ impl Server {
         (status, response.text().await.unwrap())
     }
 
-    async fn post(&self, path: &str, body: &'static str) -> (u16, String) {
+    pub(crate) async fn post(&self, path: &str, body: &'static str) -> (u16, String) {
         let response = self
             .client
             .post(format!("{}{path}", self.base))
+            .header("content-type", "application/yaml")
             .body(body)
             .send()
             .await
@@ -64,7 +65,7 @@ impl Server {
         (status, response.text().await.unwrap())
     }
 
-    async fn get(&self, path: &str) -> (u16, String) {
+    pub(crate) async fn get(&self, path: &str) -> (u16, String) {
         let response = self
             .client
             .get(format!("{}{path}", self.base))
@@ -77,7 +78,7 @@ impl Server {
 }
 
 /// A file:// store with two recorded renders; returns the folder, the store and refs.
-async fn populated() -> (tempfile::TempDir, RenderStore, Vec<String>) {
+pub(crate) async fn populated() -> (tempfile::TempDir, RenderStore, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let store = RenderStore::open(&format!("file://{}", dir.path().display()))
         .unwrap()
@@ -278,7 +279,7 @@ async fn without_a_store_history_is_503_and_diff_an_error() {
 
 /// What a raw HTTP/1.1 exchange gives back: everything the server sent until it closed
 /// the connection or `wait` passed, and how long that took.
-fn raw_exchange(addr: SocketAddr, request: &[u8], wait: Duration) -> (String, Duration) {
+pub(crate) fn raw_exchange(addr: SocketAddr, request: &[u8], wait: Duration) -> (String, Duration) {
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(wait)).unwrap();
     let start = Instant::now();
@@ -298,7 +299,7 @@ fn raw_exchange(addr: SocketAddr, request: &[u8], wait: Duration) -> (String, Du
 /// and the last value of every object, so the diff of two versions compares every line
 /// of every object with every other (the component's LCS table: a million cells an
 /// object), which takes seconds of guest work in one call.
-fn large_render(objects: usize, version: u32) -> Vec<Vec<u8>> {
+pub(crate) fn large_render(objects: usize, version: u32) -> Vec<Vec<u8>> {
     (0..objects)
         .map(|i| {
             let data: Vec<String> = (0..1000)
@@ -764,6 +765,14 @@ fn the_cli_serves_with_its_flags() {
             "max-concurrent-requests",
         ),
         (vec!["--allow-host", "a/b"], "a/b"),
+        (vec!["--body-timeout", "0"], "body-timeout"),
+        (vec!["--write-timeout", "later"], "write-timeout"),
+        (vec!["--max-diff-body-bytes", "0"], "max-diff-body-bytes"),
+        (vec!["--max-connections", "0"], "max-connections"),
+        (
+            vec!["--no-auth", "--token-file", token_file.to_str().unwrap()],
+            "--no-auth",
+        ),
     ] {
         let out = serve(&bad).wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -1017,5 +1026,284 @@ async fn pages_over_the_response_cap_are_refused() {
     assert!(
         page.contains("over the response limit of 2000 bytes"),
         "{page}"
+    );
+}
+
+/// The answer to a request sent with `headers`, redirects not followed: status,
+/// headers and body.
+async fn exchange(
+    s: &Server,
+    method: reqwest::Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &'static str,
+) -> (u16, reqwest::header::HeaderMap, String) {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let mut request = client
+        .request(method, format!("{}{path}", s.base))
+        .body(body);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    (status, headers, response.text().await.unwrap())
+}
+
+/// A browser logs in once with the printed code; its cookie then stands for the token,
+/// and cannot be used to post a diff from another origin.
+#[tokio::test]
+async fn a_one_time_login_gives_the_browser_a_session_cookie() {
+    let (_dir, store, refs) = populated().await;
+    let s = Server::start_with(
+        Some(store),
+        ServeOptions {
+            token: Some("t0ken-of-the-test".into()),
+            login_code: Some("c0de-of-the-test".into()),
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let get = reqwest::Method::GET;
+    let pages = [
+        "/".to_string(),
+        "/releases".to_string(),
+        "/ui/ns/app".to_string(),
+        format!("/renders/ns/app/{}", refs[0]),
+    ];
+    for path in &pages {
+        assert_eq!(
+            exchange(&s, get.clone(), path, &[], "").await.0,
+            401,
+            "{path}"
+        );
+    }
+    let (status, _, body) =
+        exchange(&s, get.clone(), "/login?code=c0de-of-the-tesT", &[], "").await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("Restart the server"), "{body}");
+    assert_eq!(exchange(&s, get.clone(), "/login", &[], "").await.0, 401);
+    // The login must come for this server's name, as every other request.
+    let (status, _, _) = exchange(
+        &s,
+        get.clone(),
+        "/login?code=c0de-of-the-test",
+        &[("host", "evil.example")],
+        "",
+    )
+    .await;
+    assert_eq!(status, 403);
+
+    let (status, headers, _) =
+        exchange(&s, get.clone(), "/login?code=c0de-of-the-test", &[], "").await;
+    assert_eq!(status, 303);
+    assert_eq!(headers["location"], "/");
+    assert_eq!(headers["cache-control"], "no-store");
+    let set_cookie = headers["set-cookie"].to_str().unwrap().to_string();
+    assert!(
+        set_cookie.contains("; HttpOnly")
+            && set_cookie.contains("; SameSite=Strict")
+            && set_cookie.contains("; Path=/"),
+        "{set_cookie}"
+    );
+    let cookie = set_cookie.split(';').next().unwrap().to_string();
+    assert!(
+        cookie.starts_with(&format!("render-store-session-{}=", s.addr.port())),
+        "{cookie}"
+    );
+    assert!(!cookie.contains("t0ken-of-the-test") && !cookie.contains("c0de"));
+    for path in &pages {
+        let (status, _, body) = exchange(&s, get.clone(), path, &[("cookie", &cookie)], "").await;
+        assert_eq!(status, 200, "{path}: {body}");
+    }
+    // Once only.
+    let (status, _, _) = exchange(&s, get.clone(), "/login?code=c0de-of-the-test", &[], "").await;
+    assert_eq!(status, 401);
+    // Another value under the name is nothing.
+    let forged = format!("render-store-session-{}=0000", s.addr.port());
+    assert_eq!(
+        exchange(&s, get.clone(), "/releases", &[("cookie", &forged)], "")
+            .await
+            .0,
+        401
+    );
+    // The token goes on working beside the cookie.
+    let bearer = [("authorization", "Bearer t0ken-of-the-test")];
+    assert_eq!(
+        exchange(&s, get.clone(), "/releases", &bearer, "").await.0,
+        200
+    );
+
+    // The cookie does not make a page of another origin able to post a diff.
+    let post = reqwest::Method::POST;
+    let yaml = "kind: Service\napiVersion: v1\nmetadata:\n  name: s\n";
+    let path = "/diff?namespace=ns&name=app";
+    let other_origin = format!("http://127.0.0.1:{}", s.addr.port() ^ 1);
+    for headers in [
+        vec![
+            ("cookie", cookie.as_str()),
+            ("origin", other_origin.as_str()),
+            ("content-type", "application/yaml"),
+        ],
+        vec![
+            ("cookie", cookie.as_str()),
+            ("sec-fetch-site", "same-site"),
+            ("content-type", "application/yaml"),
+        ],
+    ] {
+        assert_eq!(
+            exchange(&s, post.clone(), path, &headers, yaml).await.0,
+            403,
+            "{headers:?}"
+        );
+    }
+    let form = [
+        ("cookie", cookie.as_str()),
+        ("content-type", "application/x-www-form-urlencoded"),
+    ];
+    assert_eq!(exchange(&s, post.clone(), path, &form, yaml).await.0, 415);
+    let own = s.base.clone();
+    let same_origin = [
+        ("cookie", cookie.as_str()),
+        ("origin", own.as_str()),
+        ("sec-fetch-site", "same-origin"),
+        ("content-type", "application/yaml"),
+    ];
+    let (status, _, body) = exchange(&s, post.clone(), path, &same_origin, yaml).await;
+    assert_eq!(status, 200, "{body}");
+
+    // Without a token there is no login.
+    let open = Server::start(None).await;
+    assert_eq!(exchange(&open, get, "/login?code=x", &[], "").await.0, 404);
+}
+
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// `serve` with its defaults makes a token in a private folder of the runtime folder
+/// (when that is the user's alone), prints a login URL, and removes the token when it is
+/// stopped with SIGTERM or SIGINT; a runtime folder others can write is not used.
+#[tokio::test]
+async fn serve_makes_a_private_token_and_removes_it_when_stopped() {
+    let (dir, _store, refs) = populated().await;
+    let url = format!("file://{}", dir.path().display());
+    let runtime = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        runtime.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let runtime_path = runtime.path().to_str().unwrap().to_string();
+    let served = serve_cli_with(&url, &[], &[("XDG_RUNTIME_DIR", Some(&runtime_path))]);
+    let token_file = served.token_file.clone().expect("a token file");
+    assert!(token_file.starts_with(runtime.path()), "{}", served.printed);
+    assert_eq!(mode(&token_file), 0o600);
+    assert_eq!(mode(token_file.parent().unwrap()), 0o700);
+    let token = served.token();
+    assert!(token.len() >= 32, "{token}");
+    let s = Server::at(served.addr);
+    let render = format!("/renders/ns/app/{}", refs[0]);
+    assert_eq!(s.get(&render).await.0, 401);
+    let bearer = format!("Bearer {token}");
+    assert_eq!(
+        s.get_with(&render, &[("authorization", &bearer)]).await.0,
+        200
+    );
+    // The login URL the server printed, as a browser opens it.
+    let login = served.login_url.clone().expect("a login URL");
+    let path = login.strip_prefix(&s.base).expect("on the address served");
+    let (status, headers, _) = exchange(&s, reqwest::Method::GET, path, &[], "").await;
+    assert_eq!(status, 303, "{login}");
+    let cookie = headers["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(s.get_with("/", &[("cookie", &cookie)]).await.0, 200);
+    let status = served.stop(libc::SIGTERM);
+    assert!(status.success(), "{status:?}");
+    assert!(
+        !token_file.parent().unwrap().exists(),
+        "the token's folder is left"
+    );
+
+    // A runtime folder others can write is passed over, for the temporary folder.
+    let shared = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        shared.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let shared_path = shared.path().to_str().unwrap().to_string();
+    let served = serve_cli_with(&url, &[], &[("XDG_RUNTIME_DIR", Some(&shared_path))]);
+    let token_file = served.token_file.clone().expect("a token file");
+    assert!(
+        !token_file.starts_with(shared.path()),
+        "{}",
+        token_file.display()
+    );
+    assert_eq!(mode(token_file.parent().unwrap()), 0o700);
+    let status = served.stop(libc::SIGINT);
+    assert!(status.success(), "{status:?}");
+    assert!(!token_file.exists());
+    assert!(std::fs::read_dir(shared.path()).unwrap().next().is_none());
+
+    // With --token-file the server makes no token, and still prints a login URL.
+    let given = runtime.path().join("given-token");
+    std::fs::write(&given, "g1ven-t0ken\n").unwrap();
+    let served = serve_cli(&url, &["--token-file", given.to_str().unwrap()]);
+    assert!(served.token_file.is_none(), "{}", served.printed);
+    assert!(served.login_url.is_some(), "{}", served.printed);
+    let s = Server::at(served.addr);
+    assert_eq!(
+        s.get_with(&render, &[("authorization", "Bearer g1ven-t0ken")])
+            .await
+            .0,
+        200
+    );
+    assert!(served.stop(libc::SIGTERM).success());
+    assert!(given.exists(), "the given token file was removed");
+}
+
+/// Without a token only with --no-auth, whose help says what that exposes.
+#[tokio::test]
+async fn serve_without_a_token_only_when_asked() {
+    let (dir, _store, refs) = populated().await;
+    let url = format!("file://{}", dir.path().display());
+    let served = serve_cli(&url, &["--no-auth"]);
+    assert!(
+        served.token_file.is_none() && served.login_url.is_none(),
+        "{}",
+        served.printed
+    );
+    assert!(
+        served.printed.contains("every local user"),
+        "{}",
+        served.printed
+    );
+    let s = Server::at(served.addr);
+    assert_eq!(s.get(&format!("/renders/ns/app/{}", refs[0])).await.0, 200);
+    drop(served);
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_render-store"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        help.contains("--no-auth")
+            && help.contains("Every local user of this machine")
+            && help.contains("can then read every render, Secrets included"),
+        "{help}"
     );
 }

@@ -21,6 +21,7 @@ mod operations;
 mod progress;
 mod race;
 mod secrets;
+mod serve_bounds;
 mod shared_machine;
 mod support;
 mod traces;

@@ -274,3 +274,107 @@ async fn a_huge_entry_does_not_take_the_server_down() {
         assert!(started.elapsed() < Duration::from_secs(30));
     }
 }
+
+/// Whether this process runs as root, and so can try things as another user.
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `program ARGS` run as the unprivileged user `nobody` (no groups, no capabilities),
+/// as another user of the machine would.
+fn as_nobody(program: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("setpriv")
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            program,
+        ])
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .expect("setpriv runs (util-linux)")
+}
+
+/// Another local user gets nothing from a `serve` started with its defaults: every
+/// endpoint but /healthz answers 401 without the token, and the token's file cannot
+/// be read. As root the tries run as `nobody`; otherwise as this user without the
+/// token.
+#[test]
+fn another_user_gets_nothing_from_a_default_serve() {
+    let store = Store::new();
+    let render_ref = store.sync("ns/app", 1);
+    let served = super::support::serve_cli(&store.url(), &[]);
+    let token_file = served
+        .token_file
+        .clone()
+        .expect("serve printed its token's file");
+    let base = format!("http://{}", served.addr);
+    let paths = [
+        format!("/renders/ns/app/{render_ref}"),
+        "/history?namespace=ns&name=app".to_string(),
+        format!("/diff?namespace=ns&name=app&render={render_ref}&against={render_ref}"),
+        "/releases".to_string(),
+        "/".to_string(),
+        "/ui/ns/app".to_string(),
+        format!("/ui/ns/app/renders/{render_ref}"),
+        format!("/ui/ns/app/diff?from={render_ref}"),
+    ];
+    let curl = |as_other: bool, path: &str, extra: &[&str]| -> (String, String) {
+        let url = format!("{base}{path}");
+        let mut args = vec!["-s", "-o", "-", "-w", "\n%{http_code}", "--max-time", "10"];
+        args.extend_from_slice(extra);
+        args.push(&url);
+        let out = if as_other {
+            as_nobody("curl", &args)
+        } else {
+            std::process::Command::new("curl")
+                .args(&args)
+                .output()
+                .unwrap()
+        };
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, status) = text.rsplit_once('\n').unwrap_or(("", &text));
+        (status.to_string(), body.to_string())
+    };
+    let as_other = is_root();
+    if !as_other {
+        eprintln!("not root: trying without the token as this user, not as nobody");
+    }
+    for path in &paths {
+        let (status, body) = curl(as_other, path, &[]);
+        assert_eq!(status, "401", "{path}: {body}");
+        assert!(
+            !body.contains("Secret") && !body.contains("renderRef"),
+            "{body}"
+        );
+    }
+    // Nor does a guessed login code, nor a cookie made up.
+    let (status, _) = curl(as_other, "/login?code=0000", &[]);
+    assert_eq!(status, "401");
+    let (status, _) = curl(
+        as_other,
+        "/releases",
+        &["-H", "Cookie: render-store-session=x"],
+    );
+    assert_eq!(status, "401");
+    // The token's file and folder are the server's user's alone.
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&token_file), 0o600, "{}", token_file.display());
+    assert_eq!(mode(token_file.parent().unwrap()), 0o700);
+    if as_other {
+        let read = as_nobody("cat", &[token_file.to_str().unwrap()]);
+        assert!(!read.status.success(), "nobody read the token file");
+        assert!(read.stdout.is_empty());
+    }
+    // The owner, with the token, is answered: the refusals above were not an accident.
+    let bearer = format!("Authorization: Bearer {}", served.token());
+    for path in &paths {
+        let (status, body) = curl(false, path, &["-H", &bearer]);
+        assert_eq!(status, "200", "{path}: {body}");
+    }
+    let (status, _) = curl(as_other, "/healthz", &[]);
+    assert_eq!(status, "200");
+}

@@ -286,3 +286,122 @@ pub fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// `render-store serve` started by a test, with what it printed before it began to
+/// serve; killed when dropped.
+pub struct Served {
+    pub child: std::process::Child,
+    pub addr: std::net::SocketAddr,
+    /// The file of the token it made, when it made one.
+    pub token_file: Option<std::path::PathBuf>,
+    /// The one-time login URL it printed, if any.
+    pub login_url: Option<String>,
+    /// Everything it printed up to its "serving on" line.
+    pub printed: String,
+}
+
+impl Served {
+    /// The token the server made.
+    pub fn token(&self) -> String {
+        let path = self.token_file.as_ref().expect("the server made a token");
+        std::fs::read_to_string(path).unwrap().trim().to_string()
+    }
+
+    /// Stops the server with `signal` and waits for it; its exit status.
+    pub fn stop(mut self, signal: i32) -> std::process::ExitStatus {
+        let pid = i32::try_from(self.child.id()).unwrap();
+        // SAFETY: kill has no memory-safety preconditions.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let status = self.child.wait().unwrap();
+        std::mem::forget(self);
+        status
+    }
+}
+
+impl Drop for Served {
+    // Stopped as a person stops it, so it removes the token it made; killed if it has
+    // not stopped within its shutdown grace and some.
+    fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `render-store serve --listen 127.0.0.1:0 ARGS` over the store at `url` and
+/// reads what it prints until it serves. Its later log lines are read and dropped, so
+/// it never blocks on a full pipe.
+pub fn serve_cli(url: &str, args: &[&str]) -> Served {
+    serve_cli_with(url, args, &[])
+}
+
+/// [`serve_cli`] with environment variables set (`Some`) or removed (`None`).
+pub fn serve_cli_with(url: &str, args: &[&str], env: &[(&str, Option<&str>)]) -> Served {
+    use std::io::BufRead;
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_render-store"));
+    command
+        .args([
+            "--max-concurrent-calls",
+            "4",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(args)
+        .env("RENDER_STORE_URL", url)
+        .env_remove("RENDER_STORE_LOG")
+        .env_remove("RENDER_STORE_MAX_CONCURRENT_CALLS")
+        .stderr(std::process::Stdio::piped());
+    for (name, value) in env {
+        match value {
+            Some(v) => command.env(name, v),
+            None => command.env_remove(name),
+        };
+    }
+    let mut child = command.spawn().unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut printed = String::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve ended before it served: {printed}");
+        }
+        printed.push_str(&line);
+        if line.contains("serving on") {
+            break;
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let after = |marker: &str| {
+        printed
+            .lines()
+            .find_map(|l| l.split_once(marker).map(|(_, rest)| rest.to_string()))
+    };
+    let addr = after("serving on http://").unwrap().trim().parse().unwrap();
+    let token_file = after("the token is in ")
+        .map(|rest| std::path::PathBuf::from(rest.split(": send").next().unwrap()));
+    let login_url = after("open http://")
+        .map(|rest| format!("http://{}", rest.split_whitespace().next().unwrap()));
+    Served {
+        child,
+        addr,
+        token_file,
+        login_url,
+        printed,
+    }
+}

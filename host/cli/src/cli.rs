@@ -136,7 +136,10 @@ pub enum Command {
         color: ColorChoice,
     },
     /// Serve the observer's read-only HTTP endpoints (/history, /renders, /diff,
-    /// /releases, /healthz) and its web pages (/, /ui/…).
+    /// /releases, /healthz) and its web pages (/, /ui/…). Every endpoint but /healthz
+    /// needs a token: without --token-file one is made into a new file only this user
+    /// can read (its path is printed, and it is removed when the server stops), and a
+    /// one-time login URL for a browser is printed.
     Serve {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:8080")]
@@ -144,33 +147,58 @@ pub enum Command {
         /// Time a client has to send a request's headers: seconds, or 30s, 10m, 1h.
         #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = timeout)]
         header_timeout: Duration,
-        /// Time a request may take, waiting for a free place included; then it is
-        /// answered 503.
+        /// Time a client has to send a request's body, from its headers; then it is
+        /// answered 408.
+        #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = timeout)]
+        body_timeout: Duration,
+        /// Time a request may take, its body and waiting for a free place included;
+        /// then it is answered 503.
         #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = timeout)]
         request_timeout: Duration,
+        /// Time a client has to read a response once it is sent; a connection that has
+        /// not read it all by then is closed. Until then the response keeps its place
+        /// among --max-concurrent-requests.
+        #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = timeout)]
+        write_timeout: Duration,
         /// Largest response: a render or a diff's JSON over it is refused.
         #[arg(long, value_name = "BYTES",
               default_value_t = ServeOptions::DEFAULT_MAX_RESPONSE_BYTES,
               value_parser = positive)]
         max_response_bytes: usize,
-        /// Largest request body: the YAML stream of a POST /diff.
+        /// Largest request body on any endpoint; over it, 413.
         #[arg(long, value_name = "BYTES",
               default_value_t = ServeOptions::DEFAULT_MAX_REQUEST_BYTES,
               value_parser = positive)]
         max_request_bytes: usize,
-        /// Requests handled at once; more wait.
+        /// Largest body of a POST /diff (the YAML stream to preview); over it, 413.
+        #[arg(long, value_name = "BYTES",
+              default_value_t = ServeOptions::DEFAULT_MAX_DIFF_BODY_BYTES,
+              value_parser = positive)]
+        max_diff_body_bytes: usize,
+        /// Requests handled at once, from their body's arrival until the client has
+        /// read the answer; more wait.
         #[arg(long, value_name = "N",
               default_value_t = ServeOptions::DEFAULT_MAX_CONCURRENT_REQUESTS,
               value_parser = positive)]
         max_concurrent_requests: usize,
+        /// Connections open at once; more wait to be accepted until one ends.
+        #[arg(long, value_name = "N",
+              default_value_t = ServeOptions::DEFAULT_MAX_CONNECTIONS,
+              value_parser = positive)]
+        max_connections: usize,
         /// A name (or IP address) to accept in the Host header besides localhost, the
         /// loopback addresses and the address listened on (repeatable).
         #[arg(long = "allow-host", value_name = "NAME")]
         allow_host: Vec<String>,
         /// Require `Authorization: Bearer TOKEN` on every endpoint but /healthz, with
-        /// the token read from FILE.
-        #[arg(long, value_name = "FILE")]
+        /// the token read from FILE, instead of a token the server makes.
+        #[arg(long, value_name = "FILE", conflicts_with = "no_auth")]
         token_file: Option<PathBuf>,
+        /// Ask for no token at all. Every local user of this machine (and, with a
+        /// --listen address others can reach, everyone who reaches it) can then read
+        /// every render, Secrets included.
+        #[arg(long)]
+        no_auth: bool,
     },
     /// Re-run a traced operation in the sandbox against the trace's answers alone (no
     /// store is opened) and report whether every call and the result match.
@@ -650,31 +678,61 @@ pub async fn run(args: Args) -> Result<Finish> {
         Command::Serve {
             listen,
             header_timeout,
+            body_timeout,
             request_timeout,
+            write_timeout,
             max_response_bytes,
             max_request_bytes,
+            max_diff_body_bytes,
             max_concurrent_requests,
+            max_connections,
             allow_host,
             token_file,
+            no_auth,
         } => {
-            let token = match &token_file {
-                Some(path) => {
+            match crate::serve::raise_open_file_limit() {
+                Ok(Some((from, to))) => {
+                    tracing::debug!("raised the open-file limit from {from} to {to}")
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(
+                    "could not raise the open-file limit to its hard limit ({e}): the                      server may run out of descriptors with many connections"
+                ),
+            }
+            // The token's file, when the server makes it: removed when this is dropped,
+            // after the server stopped.
+            let mut made = None;
+            let token = match (&token_file, no_auth) {
+                (_, true) => None,
+                (Some(path), false) => {
                     Some(crate::serve::read_token_file(path).map_err(anyhow::Error::msg)?)
                 }
+                (None, false) => {
+                    let token = crate::serve::random_secret().map_err(anyhow::Error::msg)?;
+                    made =
+                        Some(crate::serve::TokenFile::create(&token).map_err(anyhow::Error::msg)?);
+                    Some(token)
+                }
+            };
+            let login_code = match token {
+                Some(_) => Some(crate::serve::random_secret().map_err(anyhow::Error::msg)?),
                 None => None,
             };
             let options = ServeOptions {
                 header_timeout,
+                body_timeout,
                 request_timeout,
+                write_timeout,
                 max_response_bytes,
                 max_request_bytes,
+                max_diff_body_bytes,
                 max_concurrent_requests,
+                max_connections,
                 allowed_hosts: allow_host,
                 token,
+                login_code: login_code.clone(),
             };
-            options
-                .check()
-                .map_err(|m| anyhow::anyhow!("serve --allow-host: {m}"))?;
+            options.check().map_err(|m| anyhow::anyhow!("serve: {m}"))?;
             let observer = std::sync::Arc::new(Observer::open(url)?.with_secrets(secrets));
             if observer.store().is_none() {
                 tracing::warn!("no render store: /history answers 503 and /diff an error");
@@ -682,8 +740,41 @@ pub async fn run(args: Args) -> Result<Finish> {
             let listener = tokio::net::TcpListener::bind(&listen)
                 .await
                 .with_context(|| format!("listening on {listen}"))?;
-            eprintln!("render-store: serving on http://{}", listener.local_addr()?);
-            crate::serve::serve_with(listener, observer, options).await?;
+            let addr = listener.local_addr()?;
+            let stop = crate::serve::stop_signal().context("handling SIGINT and SIGTERM")?;
+            if let Some(made) = &made {
+                eprintln!(
+                    "render-store: the token is in {}: send it as Authorization: Bearer \
+                     TOKEN; the file is removed when the server stops",
+                    made.path().display()
+                );
+            }
+            if let Some(code) = &login_code {
+                // A browser on this machine reaches a server listening on every
+                // address through the loopback one.
+                let mut at = addr;
+                if at.ip().is_unspecified() {
+                    at.set_ip(match at.ip() {
+                        std::net::IpAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                        std::net::IpAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+                    });
+                }
+                eprintln!(
+                    "render-store: for the web pages, open http://{at}/login?code={code} \
+                     (it works once, within {} minutes)",
+                    ServeOptions::LOGIN_CODE_LIFETIME.as_secs() / 60
+                );
+            }
+            if no_auth {
+                eprintln!(
+                    "render-store: --no-auth: no token is asked for; every local user can \
+                     read every render, Secrets included"
+                );
+            }
+            eprintln!("render-store: serving on http://{addr}");
+            crate::serve::serve_until(listener, observer, options, stop).await?;
+            drop(made);
+            eprintln!("render-store: stopped");
         }
         Command::Replay { file } => {
             let text = crate::local_file::read_regular(&file, limits.memory_bytes as u64)

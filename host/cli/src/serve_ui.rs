@@ -267,7 +267,7 @@ pub(super) async fn asset(Path(file): Path<String>) -> Response {
         [
             (header::CONTENT_TYPE, kind),
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-            (header::CACHE_CONTROL, "no-cache"),
+            (header::CACHE_CONTROL, "no-store"),
         ],
         body,
     )

@@ -150,12 +150,27 @@ impl Observer {
     /// `<namespace>/<name>/`), never by listing every key; then one listing of each
     /// release's `history/`, which the component summarizes. A folder whose names are
     /// not a valid namespace and name is not a release: the component says which.
+    ///
+    /// A list for people to read, not a decision: a namespace folder or a history that
+    /// cannot be listed (unreadable, or a link) is left out with a warning in the log,
+    /// so one such folder does not hide every other release. A failed listing of the
+    /// store's root is an error.
     pub async fn releases(&self) -> Result<Vec<ReleaseSummary>, ObserverError> {
         let store = self.require()?;
         let bucket = store.bucket();
         let mut found = Vec::new();
         for namespace in bucket.list_folders("").await.map_err(Error::from)? {
-            for folder in bucket.list_folders(&namespace).await.map_err(Error::from)? {
+            let folders = match bucket.list_folders(&namespace).await {
+                Ok(folders) => folders,
+                Err(e) => {
+                    tracing::warn!(
+                        "left the folder {namespace:?} out of the release list: listing it \
+                         failed: {e}"
+                    );
+                    continue;
+                }
+            };
+            for folder in folders {
                 let (Some(ns), Some(name)) = (
                     namespace.strip_suffix('/'),
                     folder[namespace.len()..].strip_suffix('/'),
@@ -163,13 +178,16 @@ impl Observer {
                     continue;
                 };
                 let release = Release::new(ns, name);
-                let keys: Vec<String> = bucket
-                    .list(&format!("{folder}history/"))
-                    .await
-                    .map_err(Error::from)?
-                    .into_iter()
-                    .map(|m| m.key)
-                    .collect();
+                let keys: Vec<String> = match bucket.list(&format!("{folder}history/")).await {
+                    Ok(listed) => listed.into_iter().map(|m| m.key).collect(),
+                    Err(e) => {
+                        tracing::warn!(
+                            "left the folder {folder:?} out of the release list: listing \
+                             its history failed: {e}"
+                        );
+                        continue;
+                    }
+                };
                 match self.runtime.summarize_history(&release, &keys).await {
                     Ok(history) => found.push(ReleaseSummary { release, history }),
                     Err(Error::InvalidInput(_)) => {}

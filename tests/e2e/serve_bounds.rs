@@ -1,0 +1,575 @@
+//! The server's resources against clients that misbehave on purpose (CONTRACT.md §12):
+//! bodies trickled a byte at a time, answers never read, cross-site posts, folders the
+//! server cannot list, and the headers every answer carries.
+
+use super::http::{Server, large_render, populated, raw_exchange};
+use super::support::*;
+use render_store::{BucketCall, NewEntry, RenderStore};
+use render_store_cli::serve::ServeOptions;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncWriteExt;
+
+/// A POST with extra headers; the status and the body.
+async fn post_with(
+    s: &Server,
+    path: &str,
+    body: impl Into<reqwest::Body>,
+    headers: &[(&str, &str)],
+) -> (u16, String) {
+    let mut request = s.client.post(format!("{}{path}", s.base)).body(body);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
+}
+
+const YAML: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  port: 7\n";
+
+/// A connection that sent a request's headers and a first byte of its body, then
+/// sends one more byte at a time, never the whole body.
+async fn trickler(addr: SocketAddr) -> tokio::net::TcpStream {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = "POST /diff?namespace=ns&name=app HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+                Content-Type: application/yaml\r\nContent-Length: 100000\r\n\r\nk";
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream
+}
+
+/// A connection that asked for `path` and reads nothing of the answer; its receive
+/// buffer is small, so the server's writes soon stop.
+async fn non_reader(addr: SocketAddr, path: &str) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    stream
+}
+
+/// 40 clients trickling their bodies and 30 that never read a render of a dozen MiB,
+/// all with the server's default limits: the release list is still answered within a
+/// second. (Before, each trickled body held one of the request places.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_bodies_and_unread_answers_do_not_hold_up_the_release_list() {
+    let store = RenderStore::open("mem://").unwrap().unwrap();
+    let app = release("app");
+    let r = store.put_render(&app, &render(1)).await.unwrap();
+    let entry = NewEntry {
+        render_ref: r,
+        synced_at: time(1_767_225_600),
+        summary: "v1".into(),
+    };
+    store.record_history(&app, &entry).await.unwrap();
+    let big = release("big");
+    let objects = large_render(450, 1);
+    assert!(objects.iter().map(Vec::len).sum::<usize>() > 12 << 20);
+    let big_ref = store.put_render(&big, &objects).await.unwrap();
+    drop(objects);
+    let s = Server::start(Some(store)).await;
+
+    let mut tricklers = Vec::new();
+    for _ in 0..40 {
+        tricklers.push(trickler(s.addr).await);
+    }
+    let mut readers = Vec::new();
+    for _ in 0..30 {
+        readers.push(non_reader(s.addr, &format!("/renders/ns/big/{big_ref}")).await);
+    }
+    // Let the server read every request's headers and write what it can of the renders;
+    // the tricklers go on sending a byte now and then.
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        for t in &mut tricklers {
+            let _ = t.write_all(b"x").await;
+        }
+    }
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    for _ in 0..3 {
+        let start = Instant::now();
+        let response = client
+            .get(format!("{}/releases", s.base))
+            .send()
+            .await
+            .expect("GET /releases answered within 5 s");
+        let status = response.status().as_u16();
+        let body = response.text().await.unwrap();
+        let took = start.elapsed();
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("\"app\""), "{body}");
+        assert!(
+            took < Duration::from_secs(1),
+            "GET /releases took {took:?} beside 40 trickled bodies and 30 unread answers"
+        );
+        for t in &mut tricklers {
+            let _ = t.write_all(b"x").await;
+        }
+    }
+    drop((tricklers, readers));
+}
+
+#[tokio::test]
+async fn post_diff_refuses_cross_site_requests() {
+    let (_dir, store, _refs) = populated().await;
+    let s = Server::start(Some(store)).await;
+    let path = "/diff?namespace=ns&name=app";
+    let own = s.base.clone();
+    let other_port = format!("http://127.0.0.1:{}", s.addr.port().wrapping_add(1).max(1));
+    for refused in [
+        vec![("origin", "http://evil.example")],
+        vec![("origin", other_port.as_str())],
+        vec![("origin", "null")],
+        vec![("sec-fetch-site", "cross-site")],
+        // Another port of the same host is the same site, not the same origin.
+        vec![("sec-fetch-site", "same-site")],
+        vec![("origin", own.as_str()), ("sec-fetch-site", "cross-site")],
+    ] {
+        let mut headers = refused.clone();
+        headers.push(("content-type", "application/yaml"));
+        let (status, body) = post_with(&s, path, YAML, &headers).await;
+        assert_eq!(status, 403, "{refused:?}: {body}");
+        assert!(
+            body.contains("cross-site") || body.contains("origin"),
+            "{body}"
+        );
+        assert!(!body.contains("changed"), "{body}");
+    }
+    for allowed in [
+        vec![],
+        vec![("origin", own.as_str())],
+        vec![("sec-fetch-site", "same-origin"), ("origin", own.as_str())],
+        // Typed into the address bar, or sent by a tool.
+        vec![("sec-fetch-site", "none")],
+    ] {
+        let mut headers = allowed.clone();
+        headers.push(("content-type", "application/yaml"));
+        let (status, body) = post_with(&s, path, YAML, &headers).await;
+        assert_eq!(status, 200, "{allowed:?}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn post_diff_needs_a_yaml_or_json_content_type() {
+    let (_dir, store, _refs) = populated().await;
+    let s = Server::start(Some(store)).await;
+    let path = "/diff?namespace=ns&name=app";
+    // What a page can send without asking first (a form, text/plain), and others.
+    for refused in [
+        None,
+        Some("text/plain"),
+        Some("text/plain; charset=utf-8"),
+        Some("application/x-www-form-urlencoded"),
+        Some("multipart/form-data; boundary=x"),
+        Some("application/octet-stream"),
+        Some("application/yamlx"),
+        Some("application/json-seq"),
+    ] {
+        let headers: Vec<(&str, &str)> = refused.map(|t| ("content-type", t)).into_iter().collect();
+        let (status, body) = post_with(&s, path, YAML, &headers).await;
+        assert_eq!(status, 415, "{refused:?}: {body}");
+        assert!(body.contains("application/yaml"), "{body}");
+    }
+    for accepted in [
+        "application/yaml",
+        "application/x-yaml",
+        "text/yaml",
+        "Application/YAML; charset=utf-8",
+        "text/yaml;charset=UTF-8",
+    ] {
+        let (status, body) = post_with(&s, path, YAML, &[("content-type", accepted)]).await;
+        assert_eq!(status, 200, "{accepted}: {body}");
+    }
+    let json = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},"spec":{"port":7}}"#;
+    let (status, body) = post_with(&s, path, json, &[("content-type", "application/json")]).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("+  port: 7"), "{body}");
+}
+
+#[tokio::test]
+async fn post_diff_has_its_own_smaller_body_cap() {
+    let (_dir, store, _refs) = populated().await;
+    let s = Server::start(Some(store)).await;
+    let cap = ServeOptions::default().max_diff_body_bytes;
+    assert!(cap < ServeOptions::default().max_request_bytes);
+    let path = "/diff?namespace=ns&name=app";
+    let yaml = [("content-type", "application/yaml")];
+    let over = format!("kind: A\ndata: {}\n", "x".repeat(cap));
+    let (status, body) = post_with(&s, path, over.clone(), &yaml).await;
+    assert_eq!(status, 413, "{body}");
+    assert!(body.contains("--max-diff-body-bytes"), "{body}");
+    // Without a length in the headers (chunked), the cap holds as the body arrives.
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = over
+        .into_bytes()
+        .chunks(1 << 20)
+        .map(|c| Ok(c.to_vec()))
+        .collect();
+    let stream = reqwest::Body::wrap_stream(futures::stream::iter(chunks));
+    let (status, body) = post_with(&s, path, stream, &yaml).await;
+    assert_eq!(status, 413, "{body}");
+    // A body under the cap is read.
+    let under = format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\ndata: {}\n",
+        "x".repeat(cap / 2)
+    );
+    let (status, body) = post_with(&s, path, under, &yaml).await;
+    assert_eq!(status, 200, "{}", &body[..body.len().min(300)]);
+}
+
+/// Every answer, whatever made it, tells caches to keep nothing and browsers not to
+/// guess a type: renders hold Secrets.
+#[tokio::test]
+async fn every_answer_is_kept_out_of_caches_and_sniffing() {
+    let (_dir, store, refs) = populated().await;
+    let open = Server::start(Some(store.clone())).await;
+    let guarded = Server::start_with(
+        Some(store),
+        ServeOptions {
+            token: Some("t0ken-for-headers".into()),
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let absent = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    let mut checked = 0;
+    for (s, path, headers, status) in [
+        (&open, "/healthz".to_string(), vec![], 200),
+        (&open, "/history?namespace=ns&name=app".into(), vec![], 200),
+        (&open, "/history?namespace=ns".into(), vec![], 400),
+        (&open, format!("/renders/ns/app/{}", refs[0]), vec![], 200),
+        (&open, format!("/renders/ns/app/{absent}"), vec![], 404),
+        (
+            &open,
+            format!("/diff?namespace=ns&name=app&render={}", refs[0]),
+            vec![],
+            200,
+        ),
+        (&open, "/releases".into(), vec![], 200),
+        (&open, "/".into(), vec![], 200),
+        (&open, "/ui/ns/app".into(), vec![], 200),
+        (
+            &open,
+            format!("/ui/ns/app/renders/{}", refs[0]),
+            vec![],
+            200,
+        ),
+        (
+            &open,
+            format!("/ui/ns/app/diff?from={}", refs[0]),
+            vec![],
+            200,
+        ),
+        (&open, "/assets/app.js".into(), vec![], 200),
+        (&open, "/assets/app.css".into(), vec![], 200),
+        (&open, "/no/such/page".into(), vec![], 404),
+        (
+            &open,
+            "/releases".into(),
+            vec![("host", "evil.example")],
+            403,
+        ),
+        (&guarded, "/releases".into(), vec![], 401),
+        (&guarded, "/healthz".into(), vec![], 200),
+    ] {
+        let mut request = s.client.get(format!("{}{path}", s.base));
+        for (name, value) in &headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), status, "{path}");
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(String::from)
+        };
+        assert_eq!(
+            header("cache-control").as_deref(),
+            Some("no-store"),
+            "{path}"
+        );
+        assert_eq!(
+            header("x-content-type-options").as_deref(),
+            Some("nosniff"),
+            "{path}"
+        );
+        checked += 1;
+    }
+    // And the answers a POST gets, refused or not.
+    for content_type in ["application/yaml", "text/plain"] {
+        let response = open
+            .client
+            .post(format!("{}/diff?namespace=ns&name=app", open.base))
+            .header("content-type", content_type)
+            .body(YAML)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response.headers().get("cache-control").unwrap(),
+            "no-store",
+            "{content_type}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 19);
+}
+
+/// One namespace folder the server cannot list (here a bucket failing that listing,
+/// since tests often run as root, who reads a mode-000 folder anyway), and one release
+/// whose history cannot be listed: both are left out, the rest is shown.
+#[tokio::test]
+async fn an_unreadable_folder_is_left_out_of_the_release_list() {
+    let inner = bucket_from_url("mem://");
+    let writer = RenderStore::new(runtime(), inner.clone());
+    for (namespace, name) in [
+        ("ns", "app"),
+        ("locked", "app"),
+        ("ns", "broken"),
+        ("zz", "z"),
+    ] {
+        let release = render_store::Release::new(namespace, name);
+        let r = writer.put_render(&release, &render(1)).await.unwrap();
+        let entry = NewEntry {
+            render_ref: r,
+            synced_at: time(1_767_225_600),
+            summary: "v1".into(),
+        };
+        writer.record_history(&release, &entry).await.unwrap();
+    }
+    let failing = FaultyBucket::new(
+        inner,
+        |call| matches!(call, BucketCall::List(p) if p == "locked/" || p == "ns/broken/history/"),
+    );
+    let s = Server::start(Some(RenderStore::new(runtime(), failing))).await;
+    let (status, body) = s.get("/releases").await;
+    assert_eq!(status, 200, "{body}");
+    let listed: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let names: Vec<String> = listed["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|n| {
+            n["releases"].as_array().unwrap().iter().map(move |r| {
+                format!(
+                    "{}/{}",
+                    n["namespace"].as_str().unwrap(),
+                    r["name"].as_str().unwrap()
+                )
+            })
+        })
+        .collect();
+    assert_eq!(names, ["ns/app", "zz/z"]);
+    let (status, page) = s.get("/").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains("/ui/ns/app") && page.contains("/ui/zz/z"),
+        "{page}"
+    );
+    assert!(!page.contains("/ui/locked/app"), "{page}");
+    // The root itself failing is still the store failing.
+    let root_fails = FaultyBucket::new(
+        bucket_from_url("mem://"),
+        |call| matches!(call, BucketCall::List(p) if p.is_empty()),
+    );
+    let s = Server::start(Some(RenderStore::new(runtime(), root_fails))).await;
+    assert_eq!(s.get("/releases").await.0, 502);
+}
+
+/// `serve` raises its soft open-file limit to the hard one: every connection is a
+/// descriptor, and the usual soft limit is small.
+#[test]
+fn serve_raises_its_open_file_limit() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::CommandExt;
+    let mut hard = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given.
+    assert_eq!(
+        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut hard) },
+        0
+    );
+    if hard.rlim_max <= 256 {
+        eprintln!(
+            "open-file limit test skipped: the hard limit is {}",
+            hard.rlim_max
+        );
+        return;
+    }
+    let hard = hard.rlim_max;
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_render-store"));
+    command
+        .args([
+            "--max-concurrent-calls",
+            "1",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-auth",
+        ])
+        .env("RENDER_STORE_URL", "mem://")
+        .env_remove("RENDER_STORE_LOG")
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe; the closure allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            let low = libc::rlimit {
+                rlim_cur: 256,
+                rlim_max: hard,
+            };
+            match libc::setrlimit(libc::RLIMIT_NOFILE, &low) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let mut seen = String::new();
+    while !line.contains("serving on") {
+        seen.push_str(&line);
+        line.clear();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+    }
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", child.id()));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(line.contains("serving on"), "{seen}");
+    let limits = limits.unwrap();
+    let open_files = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    let numbers: Vec<&str> = open_files.split_whitespace().skip(3).take(2).collect();
+    assert_eq!(
+        numbers,
+        [hard.to_string(), hard.to_string()],
+        "{open_files}"
+    );
+}
+
+/// A client that does not read its answer keeps its request place (an unread answer
+/// is memory the server still holds) until the write timeout closes its connection;
+/// then the place is free again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unread_answer_holds_its_place_until_the_write_timeout() {
+    let store = RenderStore::open("mem://").unwrap().unwrap();
+    let big = release("big");
+    let big_ref = store.put_render(&big, &large_render(450, 1)).await.unwrap();
+    let s = Server::start_with(
+        Some(store),
+        ServeOptions {
+            max_concurrent_requests: 1,
+            write_timeout: Duration::from_secs(2),
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let started = Instant::now();
+    let mut reader = non_reader(s.addr, &format!("/renders/ns/big/{big_ref}")).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (status, _) = s.get("/history?namespace=ns&name=big").await;
+    let waited = started.elapsed();
+    assert_eq!(status, 200);
+    assert!(
+        waited >= Duration::from_millis(1800) && waited < Duration::from_secs(5),
+        "/history was answered after {waited:?}: the unread answer did not hold the \
+         only place until the write timeout"
+    );
+    // The connection was closed: what can be read ends before the whole render.
+    let mut got = 0usize;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        use tokio::io::AsyncReadExt;
+        match tokio::time::timeout(Duration::from_secs(5), reader.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => break,
+            Ok(Ok(n)) => got += n,
+            Err(_) => panic!("the unread connection was left open"),
+        }
+    }
+    assert!(got < 12 << 20, "read {got} bytes: the whole render");
+}
+
+/// A body that does not arrive within the body timeout is answered 408 and holds no
+/// request place meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_does_not_arrive_in_time_is_408() {
+    let (_dir, store, _refs) = populated().await;
+    let s = Server::start_with(
+        Some(store),
+        ServeOptions {
+            max_concurrent_requests: 1,
+            body_timeout: Duration::from_secs(1),
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let addr = s.addr;
+    let slow = tokio::task::spawn_blocking(move || {
+        raw_exchange(
+            addr,
+            b"POST /diff?namespace=ns&name=app HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+              Content-Type: application/yaml\r\nContent-Length: 1000\r\n\r\nkind: A\n",
+            Duration::from_secs(10),
+        )
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let start = Instant::now();
+    assert_eq!(s.get("/history?namespace=ns&name=app").await.0, 200);
+    assert!(
+        start.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        start.elapsed()
+    );
+    let (answer, took) = slow.await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(took < Duration::from_secs(4), "{took:?}");
+}
+
+/// Connections over the limit wait to be accepted until another one ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_over_the_limit_wait_for_one_to_end() {
+    let s = Server::start_with(
+        None,
+        ServeOptions {
+            max_connections: 2,
+            header_timeout: Duration::from_secs(1),
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let idle: Vec<_> = [0, 1]
+        .iter()
+        .map(|_| std::net::TcpStream::connect(s.addr).unwrap())
+        .collect();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let start = Instant::now();
+    let addr = s.addr;
+    let (answer, _) = tokio::task::spawn_blocking(move || {
+        raw_exchange(
+            addr,
+            b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+            Duration::from_secs(10),
+        )
+    })
+    .await
+    .unwrap();
+    let took = start.elapsed();
+    assert!(answer.ends_with("ok\n"), "{answer}");
+    // Answered once the header timeout closed an idle connection.
+    assert!(
+        took >= Duration::from_millis(700) && took < Duration::from_secs(4),
+        "{took:?}"
+    );
+    drop(idle);
+}
