@@ -81,6 +81,21 @@ def main():
         "hand-neg-zero-render",
         SEPARATOR.join([b'{"n":-0.0}', b'{"n":-0}', b'{"n":[-0.0]}']),
     )
+    # Secrets the people's forms mask: values, a last-applied annotation, a List.
+    applied = json.dumps({"apiVersion": "v1", "kind": "Secret", "data": {"p": "eA=="}})
+    write(
+        "canonical_roundtrip",
+        "hand-secrets-render",
+        SEPARATOR.join([
+            json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": applied}},
+                "data": {"p": "eA=="}, "stringData": {"q": "y"}}).encode(),
+            json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+                {"apiVersion": "v1", "kind": "Secret", "data": "not a map"}]}).encode(),
+            b'{"apiVersion":"v1","kind":"Secret","metadata":{"annotations":'
+            b'{"kubectl.kubernetes.io/last-applied-configuration":7}}}',
+        ]),
+    )
 
     # keys: lines are namespace, name, then keys; whole text and each line are also
     # tried as names, renderRefs and times; the first 12 bytes are a SyncTime.

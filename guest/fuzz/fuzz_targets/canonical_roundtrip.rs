@@ -25,7 +25,8 @@ use libfuzzer_sys::fuzz_target;
 use render_store_fuzz::{compact, fix_negative_zero};
 use render_store_guest::json::decode_object;
 use render_store_guest::{
-    Error, ObjectForm, canonical, diff_canonical, render_ref, render_ref_of_canonical, sha256_hex,
+    Error, ObjectForm, SecretValues, canonical, diff_canonical, render_ref, render_ref_of_canonical,
+    sha256_hex, show_objects,
     validate_render_ref,
 };
 
@@ -106,9 +107,14 @@ fn check_render(objects: &[&[u8]]) {
     }
 
     for form in [ObjectForm::Yaml, ObjectForm::Json] {
-        let diff = diff_canonical(&out, &out, form).expect("canonical output diffs");
-        assert!(diff.added.is_empty() && diff.removed.is_empty() && diff.changed.is_empty());
-        assert_eq!(diff.unchanged as usize, objects.len());
+        for secrets in [SecretValues::Masked, SecretValues::Shown] {
+            let diff = diff_canonical(&out, &out, form, secrets).expect("canonical output diffs");
+            assert!(diff.added.is_empty() && diff.removed.is_empty() && diff.changed.is_empty());
+            assert_eq!(diff.unchanged as usize, objects.len());
+        }
+        // Masking writes any object, Secret-like or not.
+        let shown = show_objects(&out, form, SecretValues::Masked).expect("canonical output shows");
+        assert_eq!(shown.len(), objects.len());
     }
     // The YAML form diffs show: every object writes, line by line.
     for line in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {

@@ -41,7 +41,13 @@ pub fn redact_urls_in(text: &str) -> String {
             .map_or(at, |(i, _)| i);
         let end = rest[at..].find(ends_url).map_or(rest.len(), |i| at + i);
         out.push_str(&rest[..start]);
-        out.push_str(&redact_url(&rest[start..end]));
+        // A bare `scheme://` (as in "a file:// store") names a scheme, not a URL: it holds
+        // nothing to redact, and rewriting it would change the sentence.
+        if end == at + 3 {
+            out.push_str(&rest[start..end]);
+        } else {
+            out.push_str(&redact_url(&rest[start..end]));
+        }
         rest = &rest[end..];
     }
     out.push_str(rest);
@@ -185,5 +191,8 @@ mod tests {
              and \"s3://REDACTED@b\" too"
         );
         assert_eq!(redact_urls_in("no url here: a:b"), "no url here: a:b");
+        // A scheme named in a sentence is left as it is.
+        let sentence = "a symbolic link, which a file:// store never follows; see mem://";
+        assert_eq!(redact_urls_in(sentence), sentence);
     }
 }
