@@ -104,6 +104,15 @@ export interface RenderDiff {
 }
 /** How a diff writes changed objects: YAML as `kubectl get -o yaml` shows them, or pretty JSON. */
 export type ObjectForm = 'yaml' | 'json';
+/**
+ * The options of the views made for people (diffRenders, showObjects, diffStored). By
+ * default every value of a v1 Secret's `data` and `stringData`, and those inside its
+ * last-applied-configuration annotation, is shown as `***`, or `*** (before)` and
+ * `*** (after)` where it changed; `showSecrets: true` shows the values as stored.
+ */
+export interface ViewOptions {
+  showSecrets?: boolean;
+}
 /** The options of gc: `now` (default: this machine's clock) and the grace period in seconds (default GC_GRACE_SECONDS). */
 export interface GcOptions {
   now?: SyncTime;
@@ -136,11 +145,11 @@ export function yamlObjects(yaml: BytesLike): Uint8Array[];
 export function yamlCanonical(yaml: BytesLike): Uint8Array;
 /** renderRef(yamlObjects(yaml)) in one call. */
 export function yamlRenderRef(yaml: BytesLike): string;
-/** The difference between two canonical renders. */
-export function diffRenders(oldRender: BytesLike, newRender: BytesLike, form?: ObjectForm): RenderDiff;
+/** The difference between two canonical renders, Secret values masked unless `options.showSecrets`. */
+export function diffRenders(oldRender: BytesLike, newRender: BytesLike, form?: ObjectForm, options?: ViewOptions): RenderDiff;
 
-/** Every object of a canonical render, in order, with its text in `form`, as diffRenders writes a changed object. */
-export function showObjects(canonicalRender: BytesLike, form?: ObjectForm): { id: ObjectId; text: string }[];
+/** Every object of a canonical render, in order, with its text in `form`, as diffRenders writes a changed object (Secret values masked unless `options.showSecrets`). */
+export function showObjects(canonicalRender: BytesLike, form?: ObjectForm, options?: ViewOptions): { id: ObjectId; text: string }[];
 /** A release's history from one listing of its `history/` keys: the entry count and the newest entry. */
 export function summarizeHistory(release: ReleaseLike, historyKeys: string[]): { entries: number; newest?: { syncedAt: SyncTime; renderRef: string } };
 
@@ -158,8 +167,8 @@ export function gc(bucket: Bucket, release: ReleaseLike, keep: number | bigint, 
 export function deleteRelease(bucket: Bucket, release: ReleaseLike): number;
 /** At most `limit` entries, newest first, older than `before`; reads only the page's entries. */
 export function listHistoryPage(bucket: Bucket, release: ReleaseLike, limit: number, before?: string): { entries: HistoryEntry[]; nextBefore?: string };
-/** The difference between two stored renders, both read and verified in the component. */
-export function diffStored(bucket: Bucket, release: ReleaseLike, oldRef: string, newRef: string, form?: ObjectForm): RenderDiff;
+/** The difference between two stored renders, both read and verified in the component, Secret values masked unless `options.showSecrets`. */
+export function diffStored(bucket: Bucket, release: ReleaseLike, oldRef: string, newRef: string, form?: ObjectForm, options?: ViewOptions): RenderDiff;
 /** GC's default grace period in seconds (600, the CLI's `--grace 10m`). */
 export const GC_GRACE_SECONDS: number;
 /** This machine's clock. */
@@ -177,7 +186,7 @@ export class RenderStore {
   listHistoryPage(release: ReleaseLike, limit: number, before?: string): { entries: HistoryEntry[]; nextBefore?: string };
   gc(release: ReleaseLike, keep: number | bigint, protectedRefs?: string[], dryRun?: boolean, options?: GcOptions): GcPlan;
   deleteRelease(release: ReleaseLike): number;
-  diffRenders(release: ReleaseLike, oldRef: string, newRef: string, form?: ObjectForm): RenderDiff;
+  diffRenders(release: ReleaseLike, oldRef: string, newRef: string, form?: ObjectForm, options?: ViewOptions): RenderDiff;
 }
 /** `new RenderStore(bucket)`. */
 export function store(bucket: Bucket): RenderStore;

@@ -1,16 +1,17 @@
 // The core of the JavaScript host of the render-store component (wit/render-store.wit,
-// convoy:render-store@0.5.0): its main core module, run with the canonical ABI of
+// convoy:render-store@0.6.0): its main core module, run with the canonical ABI of
 // ./abi.mjs (the module and its WIT types are written into ./generated/js by
 // `node build.mjs`).
 // It imports no Node.js built-in, so it runs in browsers too; render-store.mjs adds the
 // Node-only FolderBucket.
 //
 // Every render-store decision comes from the component: canonical JSON, hashing, keys,
-// history, GC and diff. This module only gives the component a bucket, scopes it to the
-// release being served (as the Rust host's CallState/Scope does), converts values, and
-// records the bucket calls of traced operations (TRACES.md; the component writes,
-// reads and replays traces). Like the Rust host, it runs each call in a fresh instance
-// (the compiled core modules are shared; see "Instances" for how one is reused).
+// history, GC and diff (Secret values masked in the views for people included). This
+// module only gives the component a bucket, scopes it to the release being served (as
+// the Rust host's CallState/Scope does), converts values, and records the bucket calls
+// of traced operations (TRACES.md; the component writes, reads and replays traces).
+// Like the Rust host, it runs each call in a fresh instance (the compiled core modules
+// are shared; see "Instances" for how one is reused).
 //
 // Errors. An export's `error` variant becomes a RenderStoreError:
 //
@@ -57,7 +58,7 @@ try {
   throw new Error(`render-store: the built component is missing; run \`node build.mjs\` (or run.sh) first (${e.message})`);
 }
 
-const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.5.0';
+const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.6.0';
 const ERROR_KINDS = new Set(['invalid-input', 'invalid-object', 'not-found', 'corrupt', 'bucket', 'invalid-yaml']);
 /** Where a YAML stream was rejected: the fields of the WIT `yaml-error` besides its message. */
 const YAML_ERROR_FIELDS = ['stage', 'document', 'line', 'column'];
@@ -722,29 +723,49 @@ export const yamlRenderRef = (yaml) => {
   const b = data(yaml, 'yaml');
   return logicCall((l) => l.yamlRenderRef(b));
 };
-/**
- * The difference between two canonical renders (logic.diff-renders); changed objects'
- * lines in `form`: 'yaml' (as `kubectl get -o yaml` shows objects) or 'json'.
- */
-export const diffRenders = (oldRender, newRender, form = 'yaml') => {
-  const a = data(oldRender, 'old');
-  const b = data(newRender, 'new');
+
+/** A form as the WIT `object-form`. */
+function objectForm(form) {
   if (form !== 'yaml' && form !== 'json') {
     throw new RenderStoreError('invalid-input', `form ${JSON.stringify(form)}: expected 'yaml' or 'json'`);
   }
-  return logicCall((l) => l.diffRenders(a, b, form));
+  return form;
+}
+
+/** The views' options as the WIT `secret-values`. Only `showSecrets: true` shows values:
+ *  a truthy string such as 'false' is a TypeError, never a reason to show a Secret. */
+function secretValues(options) {
+  if (options === undefined || options === null) return 'masked';
+  if (typeof options !== 'object') throw new TypeError('options: expected an options object {showSecrets}');
+  const { showSecrets = false } = options;
+  if (typeof showSecrets !== 'boolean') throw new TypeError('options.showSecrets: expected a boolean');
+  return showSecrets ? 'shown' : 'masked';
+}
+
+/**
+ * The difference between two canonical renders (logic.diff-renders); changed objects'
+ * lines in `form`: 'yaml' (as `kubectl get -o yaml` shows objects) or 'json'. The
+ * values of Secrets are masked (`***`, `*** (before)`, `*** (after)`) unless
+ * `options.showSecrets` is true.
+ */
+export const diffRenders = (oldRender, newRender, form = 'yaml', options = {}) => {
+  const a = data(oldRender, 'old');
+  const b = data(newRender, 'new');
+  const f = objectForm(form);
+  const secrets = secretValues(options);
+  return logicCall((l) => l.diffRenders(a, b, f, secrets));
 };
 
 /**
  * Every object of a canonical render, in order (logic.show-objects): `{id, text}`, the
- * text in `form` ('yaml' or 'json'), as diffRenders writes a changed object.
+ * text in `form` ('yaml' or 'json'), as diffRenders writes a changed object, Secret
+ * values masked unless `options.showSecrets` is true.
  */
-export const showObjects = (canonicalRender, form = 'yaml') => {
+export const showObjects = (canonicalRender, form = 'yaml', options = {}) => {
   const b = data(canonicalRender, 'render');
-  if (form !== 'yaml' && form !== 'json') {
-    throw new RenderStoreError('invalid-input', `form ${JSON.stringify(form)}: expected 'yaml' or 'json'`);
-  }
-  return logicCall((l) => l.showObjects(b, form));
+  const f = objectForm(form);
+  const secrets = secretValues(options);
+  return logicCall((l) => l.showObjects(b, f, secrets));
 };
 /**
  * A release's history from one listing of `<prefix>history/` (logic.summarize-history):
@@ -880,16 +901,15 @@ export const listHistoryPage = (bucket, release, limit, before = undefined) => {
 
 /**
  * The difference between two stored renders of a release (store.diff-renders): both are
- * read and verified in the component (`get` of oldRef, then of newRef), in one call.
- * Not a traced operation.
+ * read and verified in the component (`get` of oldRef, then of newRef), in one call,
+ * Secret values masked unless `options.showSecrets` is true. Not a traced operation.
  */
-export const diffStored = (bucket, release, oldRef, newRef, form = 'yaml') => {
+export const diffStored = (bucket, release, oldRef, newRef, form = 'yaml', options = {}) => {
   const r = witRelease(release);
-  if (form !== 'yaml' && form !== 'json') {
-    throw new RenderStoreError('invalid-input', `form ${JSON.stringify(form)}: expected 'yaml' or 'json'`);
-  }
+  const f = objectForm(form);
+  const secrets = secretValues(options);
   const functions = bucketFunctions(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
-  return inInstance(functions, (x) => x.store.diffRenders(r, String(oldRef), String(newRef), form));
+  return inInstance(functions, (x) => x.store.diffRenders(r, String(oldRef), String(newRef), f, secrets));
 };
 
 /**
@@ -926,8 +946,8 @@ export class RenderStore {
   deleteRelease(release) {
     return deleteRelease(this.bucket, release);
   }
-  diffRenders(release, oldRef, newRef, form = 'yaml') {
-    return diffStored(this.bucket, release, oldRef, newRef, form);
+  diffRenders(release, oldRef, newRef, form = 'yaml', options = {}) {
+    return diffStored(this.bucket, release, oldRef, newRef, form, options);
   }
 }
 

@@ -53,7 +53,7 @@ built=$SECONDS
 "$work/fresh/bin/python" -m pip install --disable-pip-version-check --quiet "$wheel"
 installed="$("$work/fresh/bin/python" -m pip list --format freeze --disable-pip-version-check |
     grep -v -E '^(pip|setuptools|wheel)==' | sort | tr '\n' ' ')"
-if [ "$installed" != "convoy-render-store==0.5.0 wasmtime==50.0.1 " ]; then
+if [ "$installed" != "convoy-render-store==0.6.0 wasmtime==50.0.1 " ]; then
     echo "run.sh: the fresh venv holds $installed; expected convoy-render-store and wasmtime only" >&2
     exit 1
 fi

@@ -2,7 +2,9 @@
 // read back by the Rust CLI and the reverse, with the same keys, bytes and history; the
 // listing agrees with `render-store ls` (staging files, FIFOs, odd names, prefixes);
 // links are never followed; a listing that cannot see everything fails, so GC and
-// delete-release lose nothing; GC's grace period and the rewrite of a truncated blob.
+// delete-release lose nothing, and refuses in the Rust CLI's words; GC's grace period
+// and the rewrite of a truncated blob; diffs of stored Secrets masked as the CLI masks
+// them.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -10,7 +12,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync,
 import { join } from 'node:path';
 import { test } from 'node:test';
 import * as rs from '@convoy/render-store';
-import { cli, cliJson, fileUrl, manifest, objectFiles, putAndRecordWithCli, tempDir } from './helpers.mjs';
+import { SECRET_VALUES, cli, cliJson, diffAsCliPrints, fileUrl, manifest, objectFiles, putAndRecordWithCli, secretRenders, tempDir } from './helpers.mjs';
 
 const release = { namespace: 'default', name: 'guestbook' };
 const NAME = 'default/guestbook';
@@ -410,6 +412,78 @@ test('GC fails, deleting nothing, when history/ cannot be read', (t) => {
   // delete-release meets the folder inside the prefix it lists.
   assert.deepEqual(got.deleteRelease, { kind: 'bucket', message: refusedListing(P, `${P}history`, ...UNREADABLE) });
   for (const blob of blobs) assert.ok(existsSync(blob), `${blob} was deleted`);
+});
+
+/** A release with a history entry moved out of its history/ folder and a symbolic link
+ *  to it left in its place: {dir, bucket, url, at (the link's would-be key)}. */
+function historyWithPlantedLink(t) {
+  const { dir, bucket } = releaseWithHistory(t);
+  const [entry] = readdirSync(join(dir, P, 'history'));
+  const moved = join(tempDir(t), entry);
+  renameSync(join(dir, P, 'history', entry), moved);
+  symlinkSync(moved, join(dir, P, 'history', entry));
+  return { dir, bucket, url: fileUrl(dir), at: `${P}history/${entry}` };
+}
+
+/** Prefixes whose listing reaches the history folder, down to the folder itself. */
+const REACHING_HISTORY = ['', 'default/', P, `${P}history/`, `${P}history/2024`];
+
+/** The Rust CLI's stderr with its redaction of URLs undone where it meets the words
+ *  "file:// store": main.rs passes every error through redact_urls_in, which takes
+ *  "file://" for a URL and prints it as "file:///". A defect of the CLI, not of the
+ *  sentence; the todo test below asks for the words unchanged. */
+const unredacted = (stderr) => stderr.replaceAll('file:/// store', 'file:// store');
+
+test('a link planted in history/: the folder listing and `render-store ls` refuse with the same sentence', (t) => {
+  const { bucket, url, at } = historyWithPlantedLink(t);
+  for (const prefix of REACHING_HISTORY) {
+    const sentence = rs.messages.unwalkable(prefix, at, rs.messages.UNWALKABLE.link);
+    assert.throws(() => bucket.list(prefix), (e) => e instanceof rs.BucketError && e.kind === 'denied' && e.message === sentence, `prefix ${JSON.stringify(prefix)}`);
+    for (const args of [['ls', prefix], ['--json', 'ls', prefix]]) {
+      const rust = cli(args, { url, status: 1 });
+      // Nothing listed: the CLI too fails rather than print a shorter listing.
+      assert.equal(rust.stdout.length, 0, `${args.join(' ')} printed ${rust.stdout}`);
+      assert.equal(unredacted(rust.stderr), `render-store: ${sentence}\n`, args.join(' '));
+    }
+  }
+  // The listings that do not reach the link still answer, in both hosts alike.
+  assert.deepEqual(keysOf(bucket.list(`${P}renders/`)), cliJson(['ls', `${P}renders/`], { url }));
+});
+
+test('a link planted in history/: `render-store ls` prints the refusal word for word', { todo: 'the Rust CLI prints "a file:/// store" (main.rs: redact_urls_in)' }, (t) => {
+  const { url, at } = historyWithPlantedLink(t);
+  const prefix = `${P}history/`;
+  assert.equal(cli(['ls', prefix], { url, status: 1 }).stderr, `render-store: ${rs.messages.unwalkable(prefix, at, rs.messages.UNWALKABLE.link)}\n`);
+});
+
+test('diffs of stored Secrets: masked as `render-store diff` masks them, and shown alike when asked', (t) => {
+  const dir = tempDir(t);
+  const work = tempDir(t);
+  const url = fileUrl(dir);
+  const store = new rs.RenderStore(new rs.FolderBucket(dir));
+  const renders = secretRenders();
+  const [oldRef, newRef] = [renders.old, renders.new].map((objects) => store.putRender('prod/db', objects));
+  const local = objectFiles(work, renders.new, 'local');
+  for (const showSecrets of [false, true]) {
+    const flag = showSecrets ? ['--show-secrets'] : [];
+    for (const form of ['yaml', 'json']) {
+      const what = `${form}, showSecrets ${showSecrets}`;
+      const ours = diffAsCliPrints(store.diffRenders('prod/db', oldRef, newRef, form, { showSecrets }));
+      const rust = cliJson([...flag, 'diff', 'prod/db', newRef, oldRef, '--output', form], { url });
+      assert.deepEqual(ours, rust, what);
+      // The logic export against `diff --local` (exit status 1: the renders differ).
+      const logic = rs.diffRenders(store.getRender('prod/db', oldRef), rs.canonical(renders.new), form, { showSecrets });
+      const preview = cli(['--json', ...flag, 'diff', 'prod/db', '--local', ...local, '--against', oldRef, '--output', form], { url, status: 1 });
+      assert.deepEqual(diffAsCliPrints(logic), JSON.parse(preview.stdout.toString()), `--local, ${what}`);
+      // So that equal diffs are not two that both show, or both hide, the values.
+      const text = JSON.stringify(rust);
+      assert.equal(text.includes(SECRET_VALUES.passwordAfter), showSecrets, what);
+      assert.equal(text.includes('*** (after)'), !showSecrets, what);
+    }
+  }
+  // Neither host rewrote the blobs: the CLI's get is the render as put.
+  assert.deepEqual(cli(['get', 'prod/db', newRef], { url }).stdout, Buffer.from(store.getRender('prod/db', newRef)));
+  assert.deepEqual(cli(['get', 'prod/db', newRef], { url }).stdout, Buffer.from(rs.canonical(renders.new)));
 });
 
 test('put is atomic through a staging file, files are private, delete removes emptied folders', (t) => {

@@ -13,14 +13,22 @@ export const REPO = resolve(process.env.RENDER_STORE_REPO || join(here, '../../.
 /** The Rust CLI: RENDER_STORE_BIN, or target/debug/render-store of this checkout. */
 export const BIN = resolve(process.env.RENDER_STORE_BIN || join(REPO, 'target/debug/render-store'));
 
+/** The CLI's environment: this one without the variables that would stand in for a
+ *  test's own flags (a store URL, or RENDER_STORE_SHOW_SECRETS unmasking every diff). */
+function cliEnv() {
+  const env = { ...process.env };
+  delete env.RENDER_STORE_URL;
+  delete env.RENDER_STORE_SHOW_SECRETS;
+  return env;
+}
+
 /**
  * Runs the Rust CLI. `url`: the store (--render-store-url). Fails the test when the exit
  * status is not `status` (default 0). Returns {status, stdout (Buffer), stderr (string)}.
  */
 export function cli(args, { url, status = 0 } = {}) {
   const full = url === undefined ? args : ['--render-store-url', url, ...args];
-  const env = { ...process.env };
-  delete env.RENDER_STORE_URL;
+  const env = cliEnv();
   // Standard input is closed: with no FILE, `ref`, `canonical` and `put` read it, and
   // the test runner's would never end.
   const r = spawnSync(BIN, full, { env, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -34,8 +42,7 @@ export function cli(args, { url, status = 0 } = {}) {
 
 /** `cli` without blocking, for tests that run the CLI many times at once; any exit status. */
 export function cliAsync(args) {
-  const env = { ...process.env };
-  delete env.RENDER_STORE_URL;
+  const env = cliEnv();
   return new Promise((resolvePromise, reject) => {
     const child = execFile(BIN, args, { env, encoding: 'buffer', maxBuffer: 256 << 20 }, (error, stdout, stderr) => {
       if (error && typeof error.code !== 'number') return reject(error);
@@ -96,4 +103,53 @@ export function vectors() {
 /** A few Kubernetes objects, as JSON text. */
 export function manifest(name, data = {}) {
   return JSON.stringify({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace: 'default' }, data });
+}
+
+/**
+ * Two renders of release prod/db with Secrets in them, as JSON text ({old, new}), and
+ * every Secret value they hold (SECRET_VALUES): `db` changes a `data` value
+ * (password), keeps one (user) and changes a `stringData` one (token); `applied`
+ * changes only inside its last-applied-configuration annotation; `tls` is the same in
+ * both; the ConfigMap `settings` changes too, and is never masked.
+ */
+export const SECRET_VALUES = Object.freeze({
+  passwordBefore: 'aHVudGVyMg==',
+  passwordAfter: 'czNjcjN0IQ==',
+  user: 'YWRtaW4=',
+  tokenBefore: 'old-token',
+  tokenAfter: 's3cr3t!',
+  appliedBefore: 'b2xkLXRva2Vu',
+  appliedAfter: 'bmV3LXRva2Vu',
+  appliedData: 'c2FtZQ==',
+  tls: 'dW50b3VjaGVk',
+});
+
+export function secretRenders() {
+  const v = SECRET_VALUES;
+  const meta = (name) => ({ name, namespace: 'prod' });
+  const db = (password, token) => ({ apiVersion: 'v1', kind: 'Secret', metadata: meta('db'), data: { password, user: v.user }, stringData: { token } });
+  // kubectl's annotation holds the whole Secret as applied, as compact JSON text.
+  const applied = (password) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { ...meta('applied'), annotations: { 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ apiVersion: 'v1', data: { password }, kind: 'Secret', metadata: meta('applied') }) } },
+    data: { password: v.appliedData },
+  });
+  const tls = { apiVersion: 'v1', kind: 'Secret', metadata: meta('tls'), data: { 'tls.key': v.tls } };
+  const settings = (mode) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('settings'), data: { mode } });
+  const render = (objects) => objects.map((o) => JSON.stringify(o));
+  return {
+    old: render([db(v.passwordBefore, v.tokenBefore), applied(v.appliedBefore), tls, settings('blue')]),
+    new: render([db(v.passwordAfter, v.tokenAfter), applied(v.appliedAfter), tls, settings('green')]),
+  };
+}
+
+/** A diff as `render-store --json diff` prints it (host/cli/src/json_view.rs). */
+export function diffAsCliPrints(diff) {
+  return {
+    added: diff.added,
+    removed: diff.removed,
+    changed: diff.changed.map(({ id, lines }) => ({ ...id, diff: lines })),
+    unchanged: diff.unchanged,
+  };
 }

@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import pytest
 
@@ -24,6 +24,11 @@ def cli_path() -> Path:
     return path
 
 
+#: What the CLI's environment goes without: variables that would stand in for a test's
+#: own flags (a store URL, or RENDER_STORE_SHOW_SECRETS unmasking every diff).
+FLAG_VARIABLES = ("RENDER_STORE_URL", "RENDER_STORE_SHOW_SECRETS")
+
+
 class Cli:
     """The Rust CLI on a file:// store."""
 
@@ -36,7 +41,7 @@ class Cli:
         if store is not None:
             cmd += ["--render-store-url", f"file://{store}?create_dir=true"]
         cmd += list(args)
-        full_env = {k: v for k, v in os.environ.items() if k != "RENDER_STORE_URL"}
+        full_env = {k: v for k, v in os.environ.items() if k not in FLAG_VARIABLES}
         full_env.update(env or {})
         # Standard input is empty: with no FILE, `ref`, `canonical` and `put` read it.
         out = subprocess.run(cmd, capture_output=True, env=full_env, timeout=120, stdin=subprocess.DEVNULL)
@@ -93,3 +98,68 @@ def configmap(name: str, data: Optional[dict] = None, namespace: str = "") -> by
         meta["namespace"] = namespace
     obj = {"metadata": meta, "kind": "ConfigMap", "data": data or {"n": name}, "apiVersion": "v1"}
     return json.dumps(obj, indent=1).encode()
+
+
+#: Every Secret value in :func:`secret_renders`, by what it is.
+SECRET_VALUES = {
+    "password_before": "aHVudGVyMg==",
+    "password_after": "czNjcjN0IQ==",
+    "user": "YWRtaW4=",
+    "token_before": "old-token",
+    "token_after": "s3cr3t!",
+    "applied_before": "b2xkLXRva2Vu",
+    "applied_after": "bmV3LXRva2Vu",
+    "applied_data": "c2FtZQ==",
+    "tls": "dW50b3VjaGVk",
+}
+
+
+def secret_renders() -> Tuple[List[bytes], List[bytes]]:
+    """Two renders of release prod/db with Secrets in them (old, new): ``db`` changes a
+    ``data`` value (password), keeps one (user) and changes a ``stringData`` one
+    (token); ``applied`` changes only inside its last-applied-configuration annotation;
+    ``tls`` is the same in both; the ConfigMap ``settings`` changes too, and is never
+    masked."""
+    v = SECRET_VALUES
+
+    def meta(name: str) -> dict:
+        return {"name": name, "namespace": "prod"}
+
+    def db(password: str, token: str) -> dict:
+        return {"apiVersion": "v1", "kind": "Secret", "metadata": meta("db"),
+                "data": {"password": password, "user": v["user"]}, "stringData": {"token": token}}
+
+    def applied(password: str) -> dict:
+        # kubectl's annotation holds the whole Secret as applied, as compact JSON text.
+        last = json.dumps({"apiVersion": "v1", "data": {"password": password}, "kind": "Secret",
+                           "metadata": meta("applied")}, separators=(",", ":"))
+        return {"apiVersion": "v1", "kind": "Secret",
+                "metadata": {**meta("applied"),
+                             "annotations": {"kubectl.kubernetes.io/last-applied-configuration": last}},
+                "data": {"password": v["applied_data"]}}
+
+    tls = {"apiVersion": "v1", "kind": "Secret", "metadata": meta("tls"), "data": {"tls.key": v["tls"]}}
+
+    def settings(mode: str) -> dict:
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta("settings"), "data": {"mode": mode}}
+
+    def render(objects: List[dict]) -> List[bytes]:
+        return [json.dumps(o).encode() for o in objects]
+
+    return (render([db(v["password_before"], v["token_before"]), applied(v["applied_before"]), tls,
+                    settings("blue")]),
+            render([db(v["password_after"], v["token_after"]), applied(v["applied_after"]), tls,
+                    settings("green")]))
+
+
+def diff_as_cli_prints(diff: rs.RenderDiff) -> dict:
+    """A diff as ``render-store --json diff`` prints it (host/cli/src/json_view.rs)."""
+    def object_id(i: rs.ObjectId) -> dict:
+        return {"apiVersion": i.api_version, "kind": i.kind, "namespace": i.namespace, "name": i.name}
+
+    return {
+        "added": [object_id(i) for i in diff.added],
+        "removed": [object_id(i) for i in diff.removed],
+        "changed": [{**object_id(c.id), "diff": c.lines} for c in diff.changed],
+        "unchanged": diff.unchanged,
+    }

@@ -46,10 +46,10 @@ class Recording(rs.MemoryBucket):
 
 def test_the_component_imports_the_bucket_alone(runtime):
     imports = runtime.component.type.imports(runtime.engine)
-    assert sorted(imports) == ["convoy:render-store/bucket@0.5.0"]
+    assert sorted(imports) == ["convoy:render-store/bucket@0.6.0"]
     exports = runtime.component.type.exports(runtime.engine)
-    assert sorted(exports) == ["convoy:render-store/logic@0.5.0", "convoy:render-store/store@0.5.0",
-                               "convoy:render-store/trace@0.5.0", "convoy:render-store/types@0.5.0"]
+    assert sorted(exports) == ["convoy:render-store/logic@0.6.0", "convoy:render-store/store@0.6.0",
+                               "convoy:render-store/trace@0.6.0", "convoy:render-store/types@0.6.0"]
 
 
 def test_every_operation_on_the_memory_bucket(runtime):

@@ -1,7 +1,8 @@
 """One file:// store, two hosts: what the Python folder bucket writes the Rust CLI reads
 back key for key and byte for byte, and the reverse; listings agree with `render-store ls`;
 links are never followed; a listing that cannot see everything fails, so GC and
-delete_release lose nothing; GC's grace period; a truncated blob is written again."""
+delete_release lose nothing, and refuses in the Rust CLI's words; GC's grace period; a
+truncated blob is written again; diffs of stored Secrets masked as the CLI masks them."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import render_store as rs
-from conftest import configmap, files_under, write_objects
+from conftest import SECRET_VALUES, configmap, diff_as_cli_prints, files_under, secret_renders, write_objects
 
 APP = rs.Release("ns", "app")
 OTHER = rs.Release("ns", "other")
@@ -435,6 +436,81 @@ def test_gc_fails_deleting_nothing_when_history_cannot_be_read(runtime, tmp_path
                                                                                   *UNREADABLE)}
     assert all(blob.is_file() for blob in blobs), [str(b) for b in blobs if not b.is_file()]
     assert len(os.listdir(history)) == 2
+
+
+def history_with_planted_link(runtime, tmp_path: Path):
+    """A release with a history entry moved out of its history/ folder and a symbolic
+    link to it left in its place: the store's root, its bucket and the link's would-be
+    key."""
+    root = tmp_path / "store"
+    store, _ = release_with_history(runtime, root)
+    history = root / "ns" / "app" / "history"
+    entry = sorted(os.listdir(history))[0]
+    moved = tmp_path / "elsewhere" / entry
+    moved.parent.mkdir()
+    os.rename(history / entry, moved)
+    os.symlink(moved, history / entry)
+    return root, store.bucket, f"ns/app/history/{entry}"
+
+
+def unredacted(stderr: str) -> str:
+    """The Rust CLI's stderr with its redaction of URLs undone where it meets the words
+    "file:// store": main.rs passes every error through redact_urls_in, which takes
+    "file://" for a URL and prints it as "file:///". A defect of the CLI, not of the
+    sentence; the xfail test below asks for the words unchanged."""
+    return stderr.replace("file:/// store", "file:// store")
+
+
+@pytest.mark.parametrize("prefix", ["", "ns/", "ns/app/", "ns/app/history/", "ns/app/history/2024"])
+def test_a_link_planted_in_history_is_refused_in_the_same_sentence_by_both_hosts(runtime, cli, tmp_path, prefix):
+    root, bucket, at = history_with_planted_link(runtime, tmp_path)
+    sentence = rs.Messages.unwalkable(prefix, at, rs.Messages.UNWALKABLE_LINK)
+    with pytest.raises(rs.Denied) as e:
+        bucket.list(prefix)
+    assert e.value.message == sentence
+    for args in (("ls", prefix), ("--json", "ls", prefix)):
+        rust = cli.run(*args, store=root, check=False)
+        # Nothing listed: the CLI too fails rather than print a shorter listing.
+        assert (rust.returncode, rust.stdout) == (1, b""), args
+        assert unredacted(rust.stderr.decode()) == f"render-store: {sentence}\n", args
+    # The listings that do not reach the link still answer, in both hosts alike.
+    assert keys(bucket.list("ns/app/renders/")) == cli.json("ls", "ns/app/renders/", store=root)
+
+
+@pytest.mark.xfail(strict=True, reason='the Rust CLI prints "a file:/// store" (main.rs: redact_urls_in)')
+def test_a_link_planted_in_history_is_refused_word_for_word_by_render_store_ls(runtime, cli, tmp_path):
+    root, _, at = history_with_planted_link(runtime, tmp_path)
+    rust = cli.run("ls", "ns/app/history/", store=root, check=False)
+    sentence = rs.Messages.unwalkable("ns/app/history/", at, rs.Messages.UNWALKABLE_LINK)
+    assert rust.stderr.decode() == f"render-store: {sentence}\n"
+
+
+@pytest.mark.parametrize("show_secrets", [False, True])
+@pytest.mark.parametrize("form", ["yaml", "json"])
+def test_diffs_of_stored_secrets_equal_the_rust_clis(runtime, cli, tmp_path, form, show_secrets):
+    root = tmp_path / "store"
+    db = rs.Release("prod", "db")
+    store = rs.RenderStore(rs.FolderBucket(root, create_dir=True), runtime)
+    old, new = secret_renders()
+    old_ref, new_ref = store.put_render(db, old), store.put_render(db, new)
+    flag = ["--show-secrets"] if show_secrets else []
+    ours = store.diff_renders(db, old_ref, new_ref, form, show_secrets=show_secrets)
+    rust = cli.json(*flag, "diff", str(db), new_ref, old_ref, "--output", form, store=root)
+    assert diff_as_cli_prints(ours) == rust
+    # The logic export against `diff --local` (exit status 1: the renders differ).
+    logic = runtime.diff_renders(store.get_render(db, old_ref), runtime.canonical(new), form,
+                                 show_secrets=show_secrets)
+    local = write_objects(tmp_path / "local", new)
+    preview = cli.run("--json", *flag, "diff", str(db), "--local", *local, "--against", old_ref, "--output", form,
+                      store=root, check=False)
+    assert preview.returncode == 1, preview.stderr
+    assert diff_as_cli_prints(logic) == json.loads(preview.stdout)
+    # So that equal diffs are not two that both show, or both hide, the values.
+    text = json.dumps(rust)
+    assert (SECRET_VALUES["password_after"] in text, "*** (after)" in text) == (show_secrets, not show_secrets)
+    # Neither host rewrote the blobs: the CLI's get is the render as put.
+    from_rust = cli.run("get", str(db), new_ref, store=root).stdout
+    assert from_rust == store.get_render(db, new_ref) == runtime.canonical(new)
 
 
 def test_gc_spares_a_blob_younger_than_the_grace_period_as_the_rust_cli_does(runtime, cli, tmp_path):

@@ -21,6 +21,9 @@ const next: string | undefined = page.nextBefore;
 const plan: GcPlan = store.gc('ns/app', 10, [], true, { graceSeconds: 0 });
 const diff: RenderDiff = diffRenders(bytes, back, 'json');
 const shown = showObjects(back)[0]?.text;
+const revealed: RenderDiff = store.diffRenders('ns/app', ref, ref, undefined, { showSecrets: true });
+const revealedObjects = showObjects(back, 'yaml', { showSecrets: false }).length;
+const storedDiff: RenderDiff = core.diffStored(store.bucket, 'ns/app', ref, ref, 'json', {});
 const summary = summarizeHistory('ns/app', []).entries;
 const yaml: Uint8Array[] = yamlObjects('a: 1\n');
 const yref: string = yamlRenderRef(new Uint8Array());
@@ -38,4 +41,8 @@ core.FolderBucket;
 renderRef('{}');
 // @ts-expect-error: a form is 'yaml' or 'json'
 diffRenders(bytes, back, 'toml');
-export { added, history, plan, diff, shown, summary, yaml, yref, sorted, report, page2, err, kind, browserRef };
+// @ts-expect-error: showSecrets is a boolean, not text that may read as "yes"
+diffRenders(bytes, back, 'yaml', { showSecrets: 'false' });
+// @ts-expect-error: the options are an object, not a bare flag
+showObjects(back, 'yaml', true);
+export { added, history, plan, diff, shown, revealed, revealedObjects, storedDiff, summary, yaml, yref, sorted, report, page2, err, kind, browserRef };

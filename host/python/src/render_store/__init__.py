@@ -8,9 +8,9 @@ WIT ``bucket`` interface, served by a Python bucket and scoped to the release be
 served exactly as the Rust host scopes it; nothing else (no WASI) is linked.
 
 Every piece of render-store logic -- canonical JSON, hashing, keys, history, GC, diffs
--- runs inside the component. This module only converts values, serves bucket calls
-and, for traces (TRACES.md), records them: the component writes, reads and replays
-traces.
+and the masking of Secret values in them -- runs inside the component. This module only
+converts values, serves bucket calls and, for traces (TRACES.md), records them: the
+component writes, reads and replays traces.
 
 Errors of the WIT ``error`` variant are raised as :class:`RenderStoreError` with
 ``kind`` set to the variant case (``invalid-input``, ``invalid-object``, ``not-found``,
@@ -80,7 +80,7 @@ __all__ = [
 ]
 
 PACKAGE = "convoy:render-store"
-VERSION = "0.5.0"
+VERSION = "0.6.0"
 BUCKET_INTERFACE = f"{PACKAGE}/bucket@{VERSION}"
 
 #: The Rust host's per-call limits (host/render-store/src/runtime.rs, ``Limits``).
@@ -1461,15 +1461,23 @@ class Runtime:
         return _py_plan(self._result("logic", "plan-gc", _wit_release(release), int(keep),
                                      list(history_keys), list(render_keys), list(protected)))
 
-    def diff_renders(self, old: BytesLike, new: BytesLike, form: str = "yaml") -> RenderDiff:
+    def diff_renders(self, old: BytesLike, new: BytesLike, form: str = "yaml", *,
+                     show_secrets: bool = False) -> RenderDiff:
         """Changed objects' lines in ``form``: ``"yaml"`` (as ``kubectl get -o yaml``
-        shows objects) or ``"json"``."""
-        return _py_diff(self._result("logic", "diff-renders", _data(old), _data(new), _form(form)))
+        shows objects) or ``"json"``. Every value of a v1 Secret's ``data`` and
+        ``stringData`` (and inside its last-applied-configuration annotation) is shown
+        as ``***``, or ``*** (before)`` and ``*** (after)`` where it changed, unless
+        ``show_secrets`` is true."""
+        return _py_diff(self._result("logic", "diff-renders", _data(old), _data(new), _form(form),
+                                     _secret_values(show_secrets)))
 
-    def show_objects(self, canonical: BytesLike, form: str = "yaml") -> List[ShownObject]:
+    def show_objects(self, canonical: BytesLike, form: str = "yaml", *,
+                     show_secrets: bool = False) -> List[ShownObject]:
         """Every object of a canonical render, in order, with its text in ``form``
-        (``"yaml"`` or ``"json"``), as ``diff_renders`` writes a changed object."""
-        shown = self._result("logic", "show-objects", _data(canonical), _form(form))
+        (``"yaml"`` or ``"json"``), as ``diff_renders`` writes a changed object: Secret
+        values as ``***`` unless ``show_secrets`` is true."""
+        shown = self._result("logic", "show-objects", _data(canonical), _form(form),
+                             _secret_values(show_secrets))
         return [ShownObject(_py_object_id(o.id), o.text) for o in shown]
 
     def summarize_history(self, release: ReleaseLike,
@@ -1493,6 +1501,14 @@ def _form(form: str) -> str:
     if form not in ("yaml", "json"):
         raise RenderStoreError("invalid-input", f"form {form!r}: expected 'yaml' or 'json'")
     return form
+
+
+def _secret_values(show_secrets: bool) -> str:
+    """``show_secrets`` as the WIT ``secret-values``. Only ``True`` shows values: a
+    truthy ``"no"`` is a TypeError, never a reason to show a Secret."""
+    if not isinstance(show_secrets, bool):
+        raise TypeError(f"show_secrets: expected True or False, not {type(show_secrets).__name__}")
+    return "shown" if show_secrets else "masked"
 
 
 def _py_diff(d: Any) -> RenderDiff:
@@ -1578,14 +1594,17 @@ class RenderStore:
                                     scope=self._scope(r))
         return HistoryPage([_py_entry(e) for e in page.entries], _get(page, "next_before"))
 
-    def diff_renders(self, release: ReleaseLike, old_ref: str, new_ref: str, form: str = "yaml") -> RenderDiff:
+    def diff_renders(self, release: ReleaseLike, old_ref: str, new_ref: str, form: str = "yaml", *,
+                     show_secrets: bool = False) -> RenderDiff:
         """The difference between two stored renders, each read and verified in the
         component (``get`` of ``old_ref``, then of ``new_ref``): the renders cross the
         boundary once, from the bucket. Both must fit in the call's memory together
-        with the diff (see "Limits" in README.md). Not a traced operation."""
+        with the diff (see "Limits" in README.md). Secret values are masked as
+        ``Runtime.diff_renders`` masks them unless ``show_secrets`` is true. Not a
+        traced operation."""
         r = _release(release)
         return _py_diff(self.runtime._result("store", "diff-renders", _wit_release(r), old_ref, new_ref,
-                                             _form(form), scope=self._scope(r)))
+                                             _form(form), _secret_values(show_secrets), scope=self._scope(r)))
 
     def has_history_ref(self, release: ReleaseLike, render_ref: str) -> bool:
         return self._op("has-history-ref", release, render_ref)
@@ -1698,12 +1717,18 @@ def plan_gc(release: ReleaseLike, keep: int, history_keys: Sequence[str],
     return default_runtime().plan_gc(release, keep, history_keys, render_keys, protected)
 
 
-def diff_renders(old: BytesLike, new: BytesLike, form: str = "yaml") -> RenderDiff:
-    return default_runtime().diff_renders(old, new, form)
+def diff_renders(old: BytesLike, new: BytesLike, form: str = "yaml", *,
+                 show_secrets: bool = False) -> RenderDiff:
+    """The difference between two canonical renders, Secret values masked unless
+    ``show_secrets`` is true (``Runtime.diff_renders``)."""
+    return default_runtime().diff_renders(old, new, form, show_secrets=show_secrets)
 
 
-def show_objects(canonical: BytesLike, form: str = "yaml") -> List[ShownObject]:
-    return default_runtime().show_objects(canonical, form)
+def show_objects(canonical: BytesLike, form: str = "yaml", *,
+                 show_secrets: bool = False) -> List[ShownObject]:
+    """Every object of a canonical render, Secret values masked unless ``show_secrets``
+    is true (``Runtime.show_objects``)."""
+    return default_runtime().show_objects(canonical, form, show_secrets=show_secrets)
 
 
 def summarize_history(release: ReleaseLike, history_keys: Sequence[str]) -> HistorySummary:
