@@ -45,7 +45,10 @@ async fn aliases_expanding_past_the_memory_cap_are_refused_before_they_are_copie
                 "{message}"
             );
         }
-        other => panic!("expected the aliases to be refused, got {:?}", other.map(|c| c.len())),
+        other => panic!(
+            "expected the aliases to be refused, got {:?}",
+            other.map(|c| c.len())
+        ),
     }
     // Refused before the copies were made: the call's memory stayed far below them.
     assert!(
@@ -70,7 +73,10 @@ async fn the_server_refuses_an_alias_bomb_within_its_cap_and_keeps_answering() {
     let store = RenderStore::new(rt.clone(), bucket);
     let release = render_store::Release::new("ns", "app");
     let r = store
-        .put_render(&release, &[br#"{"kind":"ConfigMap","metadata":{"name":"big"}}"#.to_vec()])
+        .put_render(
+            &release,
+            &[br#"{"kind":"ConfigMap","metadata":{"name":"big"}}"#.to_vec()],
+        )
         .await
         .unwrap();
     store
@@ -110,5 +116,9 @@ async fn the_server_refuses_an_alias_bomb_within_its_cap_and_keeps_answering() {
         let body = answer.text().await.unwrap();
         assert!(body.contains("aliases expand"), "{body}");
     }
-    assert!(rt.peak_memory_bytes() < 64 << 20, "{}", rt.peak_memory_bytes());
+    assert!(
+        rt.peak_memory_bytes() < 64 << 20,
+        "{}",
+        rt.peak_memory_bytes()
+    );
 }

@@ -564,7 +564,11 @@ fn a_trace_file_is_private_and_no_link_is_followed() {
     std::fs::hard_link(&victim, &hard).unwrap();
     cli.ok(&["--trace", hard.to_str().unwrap(), "history", "ns/app"]);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
-    assert!(std::fs::read_to_string(&hard).unwrap().contains("list-history"));
+    assert!(
+        std::fs::read_to_string(&hard)
+            .unwrap()
+            .contains("list-history")
+    );
 }
 
 /// Another user's file or FIFO planted at FILE in a shared folder receives nothing;
@@ -605,7 +609,10 @@ fn a_planted_trace_file_or_fifo_receives_nothing() {
     }
 
     let huge = shared.join("huge.jsonl");
-    std::fs::File::create(&huge).unwrap().set_len(1 << 40).unwrap();
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
     let err = cli.fails(&["--memory-cap-mib", "16", "replay", huge.to_str().unwrap()]);
     assert!(err.contains("over the call's memory cap"), "{err}");
     // Nothing was left in the shared folder but what was planted.
@@ -707,8 +714,14 @@ fn record_refuses_a_render_the_store_does_not_hold() {
     let cli = Cli::file_store();
     let absent = format!("sha256:{}", "b".repeat(64));
     let err = cli.fails(&["record", "ns/app", &absent, "--summary", "typo"]);
-    assert!(err.contains(&absent) && err.contains("is not stored"), "{err}");
-    assert!(files_under(&cli.store_dir()).is_empty(), "record wrote something");
+    assert!(
+        err.contains(&absent) && err.contains("is not stored"),
+        "{err}"
+    );
+    assert!(
+        files_under(&cli.store_dir()).is_empty(),
+        "record wrote something"
+    );
     // Once the render is stored, it is recorded.
     let object = cli.object("o.json", r#"{"kind":"A","metadata":{"name":"a"}}"#);
     let stored = cli.ok(&["put", "ns/app", &object]).trim().to_string();

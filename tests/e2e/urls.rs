@@ -160,7 +160,10 @@ fn a_bad_parameter_value_is_not_repeated() {
     ] {
         let err = url_error(url);
         assert_no_secret(&err);
-        assert!(err.contains(names) && err.contains("REDACTED"), "{url}: {err}");
+        assert!(
+            err.contains(names) && err.contains("REDACTED"),
+            "{url}: {err}"
+        );
     }
 }
 

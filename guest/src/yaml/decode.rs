@@ -135,9 +135,9 @@ fn expanded_bytes(tree: &Tree, root: u32) -> u64 {
         let before = stack.len();
         stack.extend(children.iter().filter(|&&c| size[c as usize].is_none()));
         if stack.len() == before {
-            let total = children
-                .iter()
-                .fold(SYNTAX, |sum, &c| sum.saturating_add(size[c as usize].unwrap_or(0)));
+            let total = children.iter().fold(SYNTAX, |sum, &c| {
+                sum.saturating_add(size[c as usize].unwrap_or(0))
+            });
             size[node as usize] = Some(total);
             stack.pop();
         }
@@ -173,7 +173,11 @@ pub(crate) fn decode(tree: &Tree) -> Result<Option<Values>, Located> {
     let Some(root) = tree.root else {
         return Ok(None);
     };
-    if tree.nodes.iter().any(|n| matches!(n.kind, Kind::Alias { .. })) {
+    if tree
+        .nodes
+        .iter()
+        .any(|n| matches!(n.kind, Kind::Alias { .. }))
+    {
         room_for_aliases(tree, root)?;
     }
     let mut out = Values::default();

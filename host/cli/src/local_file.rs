@@ -92,8 +92,7 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), LocalFileError> {
     let name = path
         .file_name()
         .ok_or_else(|| refused(path, "it names no file"))?;
-    let (staging, mut file) = create_staging(folder, &name.to_string_lossy())
-        .map_err(io(path))?;
+    let (staging, mut file) = create_staging(folder, &name.to_string_lossy()).map_err(io(path))?;
     let written = file
         .write_all(bytes)
         .and_then(|()| file.sync_all())
@@ -173,7 +172,10 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<String, LocalFileError> {
     String::from_utf8(bytes).map_err(|e| {
         refused(
             path,
-            format!("it is not UTF-8 text (at byte {}), so not a trace", e.utf8_error().valid_up_to()),
+            format!(
+                "it is not UTF-8 text (at byte {}), so not a trace",
+                e.utf8_error().valid_up_to()
+            ),
         )
     })
 }
@@ -193,7 +195,10 @@ mod tests {
         std::fs::hard_link(&path, dir.path().join("other-name")).unwrap();
         write_private(&path, b"new").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
-        assert_eq!(std::fs::read(dir.path().join("other-name")).unwrap(), b"old");
+        assert_eq!(
+            std::fs::read(dir.path().join("other-name")).unwrap(),
+            b"old"
+        );
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         // No staging file is left behind.

@@ -453,14 +453,6 @@ def history_with_planted_link(runtime, tmp_path: Path):
     return root, store.bucket, f"ns/app/history/{entry}"
 
 
-def unredacted(stderr: str) -> str:
-    """The Rust CLI's stderr with its redaction of URLs undone where it meets the words
-    "file:// store": main.rs passes every error through redact_urls_in, which takes
-    "file://" for a URL and prints it as "file:///". A defect of the CLI, not of the
-    sentence; the xfail test below asks for the words unchanged."""
-    return stderr.replace("file:/// store", "file:// store")
-
-
 @pytest.mark.parametrize("prefix", ["", "ns/", "ns/app/", "ns/app/history/", "ns/app/history/2024"])
 def test_a_link_planted_in_history_is_refused_in_the_same_sentence_by_both_hosts(runtime, cli, tmp_path, prefix):
     root, bucket, at = history_with_planted_link(runtime, tmp_path)
@@ -472,17 +464,9 @@ def test_a_link_planted_in_history_is_refused_in_the_same_sentence_by_both_hosts
         rust = cli.run(*args, store=root, check=False)
         # Nothing listed: the CLI too fails rather than print a shorter listing.
         assert (rust.returncode, rust.stdout) == (1, b""), args
-        assert unredacted(rust.stderr.decode()) == f"render-store: {sentence}\n", args
+        assert rust.stderr.decode() == f"render-store: {sentence}\n", args
     # The listings that do not reach the link still answer, in both hosts alike.
     assert keys(bucket.list("ns/app/renders/")) == cli.json("ls", "ns/app/renders/", store=root)
-
-
-@pytest.mark.xfail(strict=True, reason='the Rust CLI prints "a file:/// store" (main.rs: redact_urls_in)')
-def test_a_link_planted_in_history_is_refused_word_for_word_by_render_store_ls(runtime, cli, tmp_path):
-    root, _, at = history_with_planted_link(runtime, tmp_path)
-    rust = cli.run("ls", "ns/app/history/", store=root, check=False)
-    sentence = rs.Messages.unwalkable("ns/app/history/", at, rs.Messages.UNWALKABLE_LINK)
-    assert rust.stderr.decode() == f"render-store: {sentence}\n"
 
 
 @pytest.mark.parametrize("show_secrets", [False, True])
