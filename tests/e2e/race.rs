@@ -139,7 +139,7 @@ fn unique_release(grace: &str) -> Release {
 /// none with the default one.
 async fn with_and_without_grace(url: &str) {
     let (left, missing, refused) = race(url, &unique_release("0"), "0", 60).await;
-    assert!(left > 0);
+    assert!(left > 0 || refused > 0);
     assert!(
         !missing.is_empty() || refused > 0,
         "without a grace period the race should lose blobs on {url}"

@@ -139,7 +139,8 @@ pub enum Command {
     /// /releases, /healthz) and its web pages (/, /ui/…). Every endpoint but /healthz
     /// needs a token: without --token-file one is made into a new file only this user
     /// can read (its path is printed, and it is removed when the server stops), and a
-    /// one-time login URL for a browser is printed.
+    /// one-time login URL for a browser is printed (not with --token-file, whose
+    /// standard error is often a log others read).
     Serve {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:8080")]
@@ -372,7 +373,12 @@ fn open(url: &str) -> Result<RenderStore> {
 /// name a blob nothing can read, and an operator's typo would look like history. (The
 /// controller always stores the render first; its path has no such check.)
 async fn require_stored(store: &RenderStore, release: &Release, render_ref: &str) -> Result<()> {
-    let key = store.runtime().render_key(release, render_ref).await?;
+    let key = match store.runtime().render_key(release, render_ref).await {
+        Ok(key) => key,
+        // The operation refuses it itself, in its own words (and a trace records that).
+        Err(render_store::Error::InvalidInput(_)) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
     if store.bucket().exists(&key).await?.is_none() {
         bail!(
             "{render_ref} is not stored for {release}: put the render first \
@@ -714,7 +720,11 @@ pub async fn run(args: Args) -> Result<Finish> {
                     Some(token)
                 }
             };
-            let login_code = match token {
+            // Only for a token the server made: then standard error is the terminal of
+            // whoever started it. With --token-file it is usually a log (a pod's) that
+            // people without the token read, and a browser goes through a proxy that
+            // adds the header.
+            let login_code = match &made {
                 Some(_) => Some(crate::serve::random_secret().map_err(anyhow::Error::msg)?),
                 None => None,
             };

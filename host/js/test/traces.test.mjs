@@ -211,7 +211,9 @@ test('a recorded trap is compared by its kind only, and a stopped replay fails i
   // A replay the sandbox stops itself cannot be reported by the component: both hosts
   // say so and fail.
   const s = rustStore(t);
-  const big = [JSON.stringify({ kind: 'ConfigMap', data: { x: 'y'.repeat(3 << 20) } })];
+  // Within the cap as a file (a replay reads no trace larger than its memory cap), over
+  // it once replayed.
+  const big = [JSON.stringify({ kind: 'ConfigMap', data: { x: 'y'.repeat(1 << 20) } })];
   const traced = s.trace(['put', NAME, ...objectFiles(s.work, big, 'big')]);
   const rust = cli(['replay', '--memory-cap-mib', '4', traced.file], { status: null });
   assert.equal(rust.status, 1);
