@@ -125,10 +125,10 @@ fn create_staging(folder: &Path, name: &str) -> std::io::Result<(PathBuf, std::f
     Err(last.unwrap_or_else(|| std::io::Error::other("no free staging name")))
 }
 
-/// 64 random bits as hex, from the kernel.
+/// 64 random bits as hex, from the operating system.
 fn random_suffix() -> std::io::Result<String> {
     let mut bytes = [0u8; 8];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    getrandom::fill(&mut bytes).map_err(std::io::Error::other)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 

@@ -1,0 +1,317 @@
+//! The JSON endpoints and what every answer is made of: JSON within the response
+//! cap, errors that show no internal path, the query parameters each endpoint takes.
+
+use super::App;
+use crate::json_view::{diff_json, history_json, history_page_json};
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use render_store::Error;
+use render_store::ObserverError;
+use render_store::{ObjectForm, Release};
+use serde_json::json;
+use std::collections::HashMap;
+
+pub(super) fn json_response(status: StatusCode, value: serde_json::Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        format!("{value}\n"),
+    )
+        .into_response()
+}
+
+pub(super) fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
+    json_response(status, json!({ "error": message.to_string() }))
+}
+
+/// Writes what it is given up to a limit, and counts the rest.
+pub(super) struct CappedWriter {
+    bytes: Vec<u8>,
+    limit: usize,
+    len: usize,
+}
+
+impl std::io::Write for CappedWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.len = self.len.saturating_add(buf.len());
+        if self.len <= self.limit {
+            self.bytes.extend_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `value` as a JSON response, or a 500 naming its size and the cap when it is larger
+/// than `limit` bytes. Only the first `limit` bytes are ever held.
+pub(super) fn capped_json(what: &str, value: &serde_json::Value, limit: usize) -> Response {
+    let mut out = CappedWriter {
+        bytes: Vec::new(),
+        limit,
+        len: 0,
+    };
+    let written = serde_json::to_writer(&mut out, value)
+        .and_then(|()| std::io::Write::write_all(&mut out, b"\n").map_err(serde_json::Error::io));
+    if let Err(e) = written {
+        tracing::error!("writing the JSON of {what}: {e}");
+        return error(StatusCode::INTERNAL_SERVER_ERROR, "the server failed");
+    }
+    if out.len > limit {
+        return over_limit(what, "bytes of JSON", out.len, limit);
+    }
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        out.bytes,
+    )
+        .into_response()
+}
+
+pub(super) fn over_limit(what: &str, unit: &str, len: usize, limit: usize) -> Response {
+    tracing::warn!("refused a response of {len} bytes: over the limit of {limit}");
+    error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        format!(
+            "{what} is {len} {unit}, over the response limit of {limit} bytes \
+             (serve --max-response-bytes)"
+        ),
+    )
+}
+
+/// The status and message a client gets for a failed read. Messages the component
+/// made from the request (an invalid renderRef, a render not in the store) are passed
+/// on; whatever may carry a path, a URL or a backend's words goes to the log only.
+pub(super) fn observer_error(e: ObserverError) -> Response {
+    let (status, message) = observer_failure(e);
+    error(status, message)
+}
+
+/// [`observer_error`]'s status and message, for the JSON and the HTML answers alike.
+pub(crate) fn observer_failure(e: ObserverError) -> (StatusCode, String) {
+    let (status, message) = match &e {
+        ObserverError::NoStore | ObserverError::NoHistory(_) => {
+            let status = match e {
+                ObserverError::NoStore => StatusCode::SERVICE_UNAVAILABLE,
+                _ => StatusCode::NOT_FOUND,
+            };
+            return (status, e.to_string());
+        }
+        ObserverError::Store(
+            Error::InvalidInput(_)
+            | Error::InvalidObject { .. }
+            | Error::InvalidYaml { .. }
+            | Error::NotFound(_),
+        ) => {
+            let status = match e {
+                ObserverError::Store(Error::NotFound(_)) => StatusCode::NOT_FOUND,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            return (status, e.to_string());
+        }
+        ObserverError::Store(Error::Corrupt(_)) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "a stored object is corrupt: it does not hash to its key or does not parse; \
+             see the server log",
+        ),
+        ObserverError::Store(Error::Bucket(_) | Error::Backend(_)) => (
+            StatusCode::BAD_GATEWAY,
+            "the store failed; see the server log",
+        ),
+        ObserverError::Store(e) if e.is_stopped() => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the render-store component was stopped (over its memory cap or CPU budget, \
+             or it failed); see the server log",
+        ),
+        _ => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the server failed; see the server log",
+        ),
+    };
+    tracing::error!("answered {status}: {e}");
+    (status, message.to_string())
+}
+
+/// Checks the query against the parameters an endpoint takes: the values of the
+/// required ones, then of the optional ones; or what is wrong, naming the parameter.
+pub(super) fn params<'q>(
+    query: &'q HashMap<String, String>,
+    required: &[&str],
+    optional: &[&str],
+) -> Result<Vec<Option<&'q str>>, String> {
+    if let Some(unknown) = query
+        .keys()
+        .find(|k| !required.contains(&k.as_str()) && !optional.contains(&k.as_str()))
+    {
+        return Err(format!("unknown query parameter {unknown:?}"));
+    }
+    let mut values = Vec::new();
+    for name in required {
+        match query.get(*name).filter(|v| !v.is_empty()) {
+            Some(v) => values.push(Some(v.as_str())),
+            None => return Err(format!("missing query parameter {name:?}")),
+        }
+    }
+    for name in optional {
+        values.push(
+            query
+                .get(*name)
+                .map(String::as_str)
+                .filter(|v| !v.is_empty()),
+        );
+    }
+    Ok(values)
+}
+
+pub(super) async fn history(
+    State(app): State<App>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let p = match params(&query, &["namespace", "name"], &["limit", "before"]) {
+        Ok(p) => p,
+        Err(m) => return error(StatusCode::BAD_REQUEST, m),
+    };
+    let release = Release::new(p[0].unwrap_or_default(), p[1].unwrap_or_default());
+    if let Some(limit) = p[2] {
+        // A page: one listing and a read per entry of the page, newest first.
+        let Some(limit) = limit.parse::<u32>().ok().filter(|&n| n > 0) else {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "limit {limit:?}: expected a whole number from 1 to {}",
+                    u32::MAX
+                ),
+            );
+        };
+        return match app.observer.history_page(&release, limit, p[3]).await {
+            Ok(page) => match history_page_json(app.observer.runtime(), &page).await {
+                Ok(v) => capped_json("the history page", &v, app.max_response_bytes),
+                Err(e) => observer_error(e.into()),
+            },
+            Err(e) => observer_error(e),
+        };
+    }
+    if p[3].is_some() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "before is the cursor of a page: give limit too".to_string(),
+        );
+    }
+    match app.observer.history(&release).await {
+        Ok(entries) => match history_json(app.observer.runtime(), &entries).await {
+            Ok(v) => capped_json("the history", &v, app.max_response_bytes),
+            Err(e) => observer_error(e.into()),
+        },
+        Err(e) => observer_error(e),
+    }
+}
+
+pub(super) async fn render(
+    State(app): State<App>,
+    Path((namespace, name, render_ref)): Path<(String, String, String)>,
+) -> Response {
+    match app
+        .observer
+        .render(&Release::new(namespace, name), &render_ref)
+        .await
+    {
+        Ok(bytes) if bytes.len() > app.max_response_bytes => {
+            over_limit("the render", "bytes", bytes.len(), app.max_response_bytes)
+        }
+        Ok(bytes) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/x-ndjson")],
+            bytes,
+        )
+            .into_response(),
+        Err(e) => observer_error(e),
+    }
+}
+
+pub(super) async fn diff(
+    State(app): State<App>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let p = match params(
+        &query,
+        &["namespace", "name", "render"],
+        &["against", "output"],
+    ) {
+        Ok(p) => p,
+        Err(m) => return error(StatusCode::BAD_REQUEST, m),
+    };
+    let form = match object_form(p[4]) {
+        Ok(form) => form,
+        Err(response) => return response,
+    };
+    let release = Release::new(p[0].unwrap_or_default(), p[1].unwrap_or_default());
+    let d = match app
+        .observer
+        .diff(&release, p[2].unwrap_or_default(), p[3], form)
+        .await
+    {
+        Ok(d) => d,
+        Err(e) => return observer_error(e),
+    };
+    diff_response(&app, d).await
+}
+
+/// A diff as the JSON answer, within the response cap.
+pub(super) async fn diff_response(app: &App, d: render_store::RenderDiff) -> Response {
+    // Writing the JSON of a large diff takes long enough to stall the async worker.
+    let limit = app.max_response_bytes;
+    tokio::task::spawn_blocking(move || capped_json("the diff", &diff_json(&d), limit))
+        .await
+        .unwrap_or_else(|e| {
+            tracing::error!("writing a diff: {e}");
+            error(StatusCode::INTERNAL_SERVER_ERROR, "the server failed")
+        })
+}
+
+/// `POST /diff?namespace=&name=[&against=][&output=]`: what applying the render in the
+/// body (a YAML stream, as `helm template` writes it) would change against the newest
+/// history entry or `against`. Nothing is stored: the observer's bucket is read-only.
+pub(super) async fn diff_local(
+    State(app): State<App>,
+    Query(query): Query<HashMap<String, String>>,
+    body: Bytes,
+) -> Response {
+    let p = match params(&query, &["namespace", "name"], &["against", "output"]) {
+        Ok(p) => p,
+        Err(m) => return error(StatusCode::BAD_REQUEST, m),
+    };
+    let form = match object_form(p[3]) {
+        Ok(form) => form,
+        Err(response) => return response,
+    };
+    let release = Release::new(p[0].unwrap_or_default(), p[1].unwrap_or_default());
+    let canonical = match app.observer.runtime().yaml_canonical(&body).await {
+        Ok(c) => c,
+        Err(e) => return observer_error(e.into()),
+    };
+    let d = match app
+        .observer
+        .diff_local(&release, &canonical, p[2], form)
+        .await
+    {
+        Ok(d) => d,
+        Err(e) => return observer_error(e),
+    };
+    diff_response(&app, d).await
+}
+
+/// The `output` parameter of `/diff`: `yaml` (the default) or `json`.
+#[allow(clippy::result_large_err)] // the error is the response itself
+pub(super) fn object_form(output: Option<&str>) -> Result<ObjectForm, Response> {
+    match output {
+        None | Some("yaml") => Ok(ObjectForm::Yaml),
+        Some("json") => Ok(ObjectForm::Json),
+        Some(other) => Err(error(
+            StatusCode::BAD_REQUEST,
+            format!("output={other:?}: expected yaml or json"),
+        )),
+    }
+}
