@@ -337,12 +337,14 @@ impl logic::Guest for Component {
         new: imported::Data,
         form: types::ObjectForm,
         secrets: types::SecretValues,
+        context: u32,
     ) -> WitResult<types::RenderDiff> {
         let d = crate::diff_canonical(
             &bytes(old),
             &bytes(new),
             object_form(form),
             secret_values(secrets),
+            context,
         )?;
         Ok(wit_diff(d))
     }
@@ -442,6 +444,7 @@ impl store::Guest for Component {
         new_ref: String,
         form: types::ObjectForm,
         secrets: types::SecretValues,
+        context: u32,
     ) -> WitResult<types::RenderDiff> {
         let d = crate::diff_stored(
             &mut Host::default(),
@@ -450,6 +453,7 @@ impl store::Guest for Component {
             &new_ref,
             object_form(form),
             secret_values(secrets),
+            context,
         )?;
         Ok(wit_diff(d))
     }

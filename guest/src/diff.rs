@@ -5,6 +5,7 @@
 use crate::error::{Result, invalid};
 use crate::json::{
     Document, Node, decode_object, encode_document, encode_document_pretty, encode_document_yaml,
+    encode_document_yaml_with_paths, pretty_line_paths,
 };
 use crate::secrets::{SecretValues, mask_one, mask_pair, may_hold_secrets};
 use std::collections::{HashMap, VecDeque};
@@ -27,9 +28,11 @@ pub struct ObjectId {
 pub struct ChangedObject {
     /// The object.
     pub id: ObjectId,
-    /// A unified diff of its [`ObjectForm`], old to new: `@@ -a,b +c,d @@` hunk
-    /// headers, then lines starting with ` ` (context), `-` (old) or `+` (new); within
-    /// a run of changes, removed lines come before added ones.
+    /// A unified diff of its [`ObjectForm`], old to new: `@@ -a,b +c,d @@ PATH` hunk
+    /// headers (PATH: where the hunk's first change is in the object,
+    /// `spec.template.spec.containers[name=app].image`; none at the top level), then
+    /// lines starting with ` ` (context), `-` (old) or `+` (new); within a run of
+    /// changes, removed lines come before added ones.
     pub lines: Vec<String>,
 }
 
@@ -57,8 +60,8 @@ pub enum ObjectForm {
     Json,
 }
 
-/// Lines of context around each change.
-const CONTEXT: usize = 3;
+/// Lines of context around each change, as diff(1) and git show by default.
+pub const DEFAULT_CONTEXT: u32 = 3;
 /// Largest line-pair table the exact diff builds; past it a change is shown as the
 /// whole old text removed and the whole new text added.
 const MAX_TABLE: usize = 4_000_000;
@@ -119,14 +122,33 @@ fn pretty(doc: &Document<'_>, form: ObjectForm) -> String {
     String::from_utf8(out).expect("the encoders write UTF-8")
 }
 
+/// [`pretty`] with the path of the node each line belongs to.
+fn pretty_with_paths(doc: &Document<'_>, form: ObjectForm) -> (String, Vec<String>) {
+    let mut out = Vec::new();
+    let paths = match form {
+        ObjectForm::Yaml => encode_document_yaml_with_paths(doc, &mut out),
+        ObjectForm::Json => {
+            encode_document_pretty(doc, &mut out);
+            pretty_line_paths(doc)
+        }
+    };
+    (
+        String::from_utf8(out).expect("the encoders write UTF-8"),
+        paths,
+    )
+}
+
 /// The difference from `old` to `new`, both canonical renders (one object a line, as
-/// stored by put-render), changed objects shown in `form`, Secret values as `secrets`
-/// says. Whether an object changed is decided on the objects as they are.
+/// stored by put-render), changed objects shown in `form` with `context` lines around
+/// each change ([`DEFAULT_CONTEXT`]; `u32::MAX` shows each changed object whole), Secret
+/// values as `secrets` says. Whether an object changed is decided on the objects as
+/// they are.
 pub fn diff_canonical(
     old: &[u8],
     new: &[u8],
     form: ObjectForm,
     secrets: SecretValues,
+    context: u32,
 ) -> Result<RenderDiff> {
     let old = objects(old, "old")?;
     let new = objects(new, "new")?;
@@ -151,13 +173,19 @@ pub fn diff_canonical(
             let (before, after) = if masked {
                 let (mut before, mut after) = (old[i].doc.clone(), n.doc.clone());
                 mask_pair(&mut before, &mut after);
-                (pretty(&before, form), pretty(&after, form))
+                (
+                    pretty_with_paths(&before, form),
+                    pretty_with_paths(&after, form),
+                )
             } else {
-                (pretty(&old[i].doc, form), pretty(&n.doc, form))
+                (
+                    pretty_with_paths(&old[i].doc, form),
+                    pretty_with_paths(&n.doc, form),
+                )
             };
             diff.changed.push(ChangedObject {
                 id: n.id.clone(),
-                lines: unified(&before, &after),
+                lines: hunks(&before, &after, context as usize),
             });
         }
     }
@@ -269,10 +297,19 @@ fn removed_before_added(ops: &mut [Op]) {
     }
 }
 
-/// A unified diff with [`CONTEXT`] lines of context, hunks headed `@@ -a,b +c,d @@`.
+/// A unified diff with [`DEFAULT_CONTEXT`] lines of context, hunks headed
+/// `@@ -a,b +c,d @@`.
 pub fn unified(old: &str, new: &str) -> Vec<String> {
-    let a: Vec<&str> = old.lines().collect();
-    let b: Vec<&str> = new.lines().collect();
+    let no_paths = |text: &str| (text.to_string(), vec![String::new(); text.lines().count()]);
+    hunks(&no_paths(old), &no_paths(new), DEFAULT_CONTEXT as usize)
+}
+
+/// The unified diff of two texts, each with the path of every line: `context` lines
+/// around each change, each hunk headed by its ranges and the path of its first change.
+fn hunks(old: &(String, Vec<String>), new: &(String, Vec<String>), context: usize) -> Vec<String> {
+    let a: Vec<&str> = old.0.lines().collect();
+    let b: Vec<&str> = new.0.lines().collect();
+    let path = |paths: &[String], i: usize| paths.get(i).cloned().unwrap_or_default();
     let ops = edit_script(&a, &b);
     // Positions in a and b before each op.
     let mut pos = Vec::with_capacity(ops.len() + 1);
@@ -291,26 +328,58 @@ pub fn unified(old: &str, new: &str) -> Vec<String> {
     pos.push((i, j));
 
     let changes: Vec<usize> = (0..ops.len()).filter(|&k| ops[k] != Op::Same).collect();
-    let mut out = Vec::new();
-    let mut k = 0;
-    while k < changes.len() {
-        let start = changes[k].saturating_sub(CONTEXT);
-        let mut end = changes[k] + 1;
-        // Extend the hunk while the next change is within two contexts.
-        while k + 1 < changes.len() && changes[k + 1] <= end + 2 * CONTEXT {
-            k += 1;
-            end = changes[k] + 1;
+    // A context that reaches past both ends shows the object whole; its changes are
+    // still grouped as with the default context, each group a hunk of its own (the
+    // hunks abut), so each says where its change is.
+    let whole = context >= ops.len();
+    let grouping = if whole {
+        DEFAULT_CONTEXT as usize
+    } else {
+        context
+    };
+    // Each group: the index of its first and its last change.
+    let mut groups: Vec<(usize, usize)> = Vec::new();
+    for &change in &changes {
+        match groups.last_mut() {
+            // The next change is within two contexts of the group's last one.
+            Some((_, last)) if change <= (*last + 1).saturating_add(grouping.saturating_mul(2)) => {
+                *last = change
+            }
+            _ => groups.push((change, change)),
         }
-        let end = (end + CONTEXT).min(ops.len());
+    }
+    let mut out = Vec::new();
+    for (g, &(first, last)) in groups.iter().enumerate() {
+        let (start, end) = if whole {
+            // Split the unchanged lines between two groups in the middle.
+            let start = match g {
+                0 => 0,
+                _ => (groups[g - 1].1 + 1 + first) / 2,
+            };
+            let end = match groups.get(g + 1) {
+                Some(&(next, _)) => (last + 1 + next) / 2,
+                None => ops.len(),
+            };
+            (start, end)
+        } else {
+            (
+                first.saturating_sub(context),
+                (last + 1).saturating_add(context).min(ops.len()),
+            )
+        };
         let (a0, b0) = pos[start];
         let (a1, b1) = pos[end];
-        out.push(format!(
-            "@@ -{},{} +{},{} @@",
-            a0 + 1,
-            a1 - a0,
-            b0 + 1,
-            b1 - b0
-        ));
+        let (x, y) = pos[first];
+        let where_ = match ops[first] {
+            Op::Removed => path(&old.1, x),
+            _ => path(&new.1, y),
+        };
+        let header = format!("@@ -{},{} +{},{} @@", a0 + 1, a1 - a0, b0 + 1, b1 - b0);
+        out.push(if where_.is_empty() {
+            header
+        } else {
+            format!("{header} {where_}")
+        });
         for (op, &(x, y)) in ops[start..end].iter().zip(&pos[start..end]) {
             out.push(match op {
                 Op::Same => format!(" {}", a[x]),
@@ -318,7 +387,6 @@ pub fn unified(old: &str, new: &str) -> Vec<String> {
                 Op::Added => format!("+{}", b[y]),
             });
         }
-        k += 1;
     }
     out
 }
@@ -343,7 +411,14 @@ mod tests {
             r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"ns","name":"a"},"data":{"x":"same","k":"2"}}"#,
             r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"}}"#,
         ]);
-        let d = diff_canonical(&old, &new, ObjectForm::Json, SecretValues::Shown).unwrap();
+        let d = diff_canonical(
+            &old,
+            &new,
+            ObjectForm::Json,
+            SecretValues::Shown,
+            DEFAULT_CONTEXT,
+        )
+        .unwrap();
         assert_eq!(d.unchanged, 1);
         assert_eq!(d.added.len(), 1);
         assert_eq!(d.added[0].kind, "Deployment");
@@ -364,6 +439,12 @@ mod tests {
                 .contains(&"+    \"k\": \"2\",".to_string())
         );
         assert!(d.changed[0].lines[0].starts_with("@@ -"));
+        // The hunk says where its change is.
+        assert!(
+            d.changed[0].lines[0].ends_with("@@ data.k"),
+            "{:?}",
+            d.changed[0].lines
+        );
     }
 
     #[test]
@@ -399,7 +480,14 @@ mod tests {
     #[test]
     fn identical_renders_have_no_difference() {
         let r = canonical(&[r#"{"kind":"A"}"#, r#"{"kind":"B"}"#]);
-        let d = diff_canonical(&r, &r, ObjectForm::Yaml, SecretValues::Masked).unwrap();
+        let d = diff_canonical(
+            &r,
+            &r,
+            ObjectForm::Yaml,
+            SecretValues::Masked,
+            DEFAULT_CONTEXT,
+        )
+        .unwrap();
         assert_eq!(
             d,
             RenderDiff {
@@ -434,7 +522,14 @@ mod tests {
         let new = canonical(&[
             r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"template":{"spec":{"containers":[{"image":"app:v9","name":"app"}]}}}}"#,
         ]);
-        let d = diff_canonical(&old, &new, ObjectForm::default(), SecretValues::Masked).unwrap();
+        let d = diff_canonical(
+            &old,
+            &new,
+            ObjectForm::default(),
+            SecretValues::Masked,
+            DEFAULT_CONTEXT,
+        )
+        .unwrap();
         let lines = &d.changed[0].lines;
         let removed = lines.iter().position(|l| l == "-      - image: app:v1");
         let added = lines.iter().position(|l| l == "+      - image: app:v9");
@@ -442,6 +537,58 @@ mod tests {
             matches!((removed, added), (Some(r), Some(a)) if r < a),
             "{lines:?}"
         );
+    }
+
+    #[test]
+    fn a_whole_context_shows_each_changed_object_in_one_hunk() {
+        let old = canonical(&[
+            r#"{"kind":"A","metadata":{"name":"a"},"spec":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9}}"#,
+        ]);
+        let new = canonical(&[
+            r#"{"kind":"A","metadata":{"name":"a"},"spec":{"a":0,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":0}}"#,
+        ]);
+        let three = diff_canonical(
+            &old,
+            &new,
+            ObjectForm::Yaml,
+            SecretValues::Masked,
+            DEFAULT_CONTEXT,
+        )
+        .unwrap();
+        let hunk_count = |d: &RenderDiff| {
+            d.changed[0]
+                .lines
+                .iter()
+                .filter(|l| l.starts_with("@@"))
+                .count()
+        };
+        assert_eq!(hunk_count(&three), 2, "{:?}", three.changed[0].lines);
+        assert!(
+            three.changed[0].lines[0].ends_with("@@ spec.a"),
+            "{:?}",
+            three.changed[0].lines
+        );
+        let whole =
+            diff_canonical(&old, &new, ObjectForm::Yaml, SecretValues::Masked, u32::MAX).unwrap();
+        let lines = &whole.changed[0].lines;
+        // The same two groups, as two hunks that abut and hold every line of the
+        // object: 11 unchanged, 2 removed and 2 added.
+        assert_eq!(hunk_count(&whole), 2, "{lines:?}");
+        assert_eq!(lines.len(), 2 + 15, "{lines:?}");
+        let headers: Vec<&String> = lines.iter().filter(|l| l.starts_with("@@")).collect();
+        assert!(
+            headers[0].starts_with("@@ -1,") && headers[0].ends_with(" spec.a"),
+            "{headers:?}"
+        );
+        assert!(headers[1].ends_with(" spec.i"), "{headers:?}");
+        let first_len: usize = headers[0][4..]
+            .split(&[',', ' '])
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        let second_start: usize = headers[1][4..].split(',').next().unwrap().parse().unwrap();
+        assert_eq!(second_start, 1 + first_len, "the hunks abut: {headers:?}");
     }
 
     #[test]

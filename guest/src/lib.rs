@@ -36,7 +36,8 @@ mod heap;
 
 pub use bucket::{Bucket, BucketError, MemoryBucket, ObjectMeta};
 pub use diff::{
-    ChangedObject, ObjectForm, ObjectId, RenderDiff, ShownObject, diff_canonical, show_objects,
+    ChangedObject, DEFAULT_CONTEXT, ObjectForm, ObjectId, RenderDiff, ShownObject, diff_canonical,
+    show_objects,
 };
 pub use error::{Error, Result};
 pub use gc::{GcPlan, Grace, gc, plan_gc};

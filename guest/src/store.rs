@@ -132,10 +132,11 @@ pub fn diff_stored<B: Bucket>(
     new_ref: &str,
     form: ObjectForm,
     secrets: SecretValues,
+    context: u32,
 ) -> Result<RenderDiff> {
     let old = get_render(bucket, release, old_ref)?;
     let new = get_render(bucket, release, new_ref)?;
-    diff_canonical(&old, &new, form, secrets)
+    diff_canonical(&old, &new, form, secrets, context)
 }
 
 /// Deletes every key under the release's prefix: `list(P)`, then `delete_many` of the

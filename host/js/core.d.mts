@@ -112,6 +112,8 @@ export type ObjectForm = 'yaml' | 'json';
  */
 export interface ViewOptions {
   showSecrets?: boolean;
+  /** Diffs only: lines of context around each change (default 3; 4294967295 shows changed objects whole, each hunk still headed by its path). */
+  context?: number;
 }
 /** The options of gc: `now` (default: this machine's clock) and the grace period in seconds (default GC_GRACE_SECONDS). */
 export interface GcOptions {

@@ -742,18 +742,30 @@ function secretValues(options) {
   return showSecrets ? 'shown' : 'masked';
 }
 
+/** A diff's `options.context` as the WIT `context`: lines around each change, 3 by
+ *  default, 4294967295 for whole objects. */
+function diffContext(options) {
+  const context = options?.context ?? 3;
+  if (!Number.isInteger(context) || context < 0 || context > 0xffffffff) {
+    throw new TypeError('options.context: expected a whole number from 0 to 4294967295');
+  }
+  return context;
+}
+
 /**
  * The difference between two canonical renders (logic.diff-renders); changed objects'
  * lines in `form`: 'yaml' (as `kubectl get -o yaml` shows objects) or 'json'. The
  * values of Secrets are masked (`***`, `*** (before)`, `*** (after)`) unless
- * `options.showSecrets` is true.
+ * `options.showSecrets` is true; `options.context` lines around each change (3; a
+ * number as long as the objects shows them whole, each hunk still headed by its path).
  */
 export const diffRenders = (oldRender, newRender, form = 'yaml', options = {}) => {
   const a = data(oldRender, 'old');
   const b = data(newRender, 'new');
   const f = objectForm(form);
   const secrets = secretValues(options);
-  return logicCall((l) => l.diffRenders(a, b, f, secrets));
+  const context = diffContext(options);
+  return logicCall((l) => l.diffRenders(a, b, f, secrets, context));
 };
 
 /**
@@ -908,8 +920,9 @@ export const diffStored = (bucket, release, oldRef, newRef, form = 'yaml', optio
   const r = witRelease(release);
   const f = objectForm(form);
   const secrets = secretValues(options);
+  const context = diffContext(options);
   const functions = bucketFunctions(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
-  return inInstance(functions, (x) => x.store.diffRenders(r, String(oldRef), String(newRef), f, secrets));
+  return inInstance(functions, (x) => x.store.diffRenders(r, String(oldRef), String(newRef), f, secrets, context));
 };
 
 /**

@@ -606,3 +606,146 @@ async fn the_pages_in_a_real_browser() {
     dark.call(reqwest::Method::DELETE, "", None).await;
     eprintln!("browser test: screenshots in {}", shots.display());
 }
+
+/// The diff page on a real manifest: calico's DaemonSet with the `image:` of two of its
+/// containers changed. Each hunk names the container it is in, the changed part of a
+/// line is marked, the far context is folded and opens on a click, and the page reads
+/// side by side too.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_diff_page_names_each_hunk_and_folds_the_rest() {
+    let Some(driver) = find("RENDER_STORE_CHROMEDRIVER", &["chromedriver"]) else {
+        assert!(
+            !browser_required(),
+            "chromedriver is not installed (Debian: apt-get install chromium chromium-driver), \
+             and CI requires the browser test"
+        );
+        eprintln!("browser test skipped: chromedriver is not installed");
+        return;
+    };
+    let chromium = find("RENDER_STORE_CHROMIUM", &["chromium", "chromium-browser"]);
+    let shots = screenshot_dir();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", dir.path().display());
+    let store = RenderStore::open(&url).unwrap().unwrap();
+    let release = Release::new("kube-system", "calico");
+    let calico = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/real-renders/calico.yaml"
+    ))
+    .unwrap();
+    let mut refs = Vec::new();
+    for (v, yaml) in [
+        calico.clone(),
+        calico.replace("quay.io/calico/node:master", "quay.io/calico/node:v3.29.1"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let objects = store.runtime().yaml_objects(yaml.as_bytes()).await.unwrap();
+        let r = store.put_render(&release, &objects).await.unwrap();
+        let entry = NewEntry {
+            render_ref: r.clone(),
+            synced_at: SyncTime {
+                seconds: 1_790_000_000 + v as i64 * 60,
+                nanoseconds: 0,
+            },
+            summary: format!("calico {v}"),
+        };
+        store.record_history(&release, &entry).await.unwrap();
+        refs.push(r);
+    }
+    let server = serve_cli(&url, &[]);
+    let site = format!("http://{}", server.addr);
+    let (_driver, s) = start_browser(&driver, chromium.as_deref(), false).await;
+    s.open(server.login_url.as_deref().expect("a login URL"))
+        .await;
+    let diff = format!(
+        "{site}/ui/kube-system/calico/diff?from={}&to={}",
+        refs[0], refs[1]
+    );
+    s.open(&diff).await;
+    assert_eq!(
+        s.texts("details.changed-object > summary").await,
+        ["DaemonSet kube-system/calico-node apps/v1"]
+    );
+    assert_eq!(
+        s.texts(".changed-object .hunk-path").await,
+        [
+            "spec.template.spec.containers[name=calico-node].image",
+            "spec.template.spec.initContainers[name=ebpf-bootstrap].image",
+        ]
+    );
+    assert_eq!(
+        s.texts(".hunk .add mark").await,
+        ["v3.29.1", "v3.29.1"],
+        "the changed part of each line is marked"
+    );
+    // Line numbers of both sides: a removed line has its old number, an added one its
+    // new number, and they are not part of the line's text.
+    let numbers = s
+        .script(
+            "const d = document.querySelector('.hunk .del'); \
+             const a = document.querySelector('.hunk .add'); \
+             return [d.children[0].dataset.n, d.children[1].dataset.n, \
+                     a.children[0].dataset.n, a.children[1].dataset.n, d.innerText]",
+        )
+        .await;
+    let numbers = numbers.as_array().unwrap();
+    assert!(numbers[0].as_str().unwrap().parse::<u32>().unwrap() > 1);
+    assert_eq!(numbers[1], json!(""));
+    assert_eq!(numbers[2], json!(""));
+    assert_eq!(numbers[0], numbers[3], "one line replaced by one");
+    assert!(numbers[4].as_str().unwrap().starts_with("-"), "{numbers:?}");
+    // The far context is folded; a click opens it.
+    let folds = s.all("details.fold").await;
+    assert!(folds.len() >= 2, "{} folds", folds.len());
+    let hidden = s
+        .script("return !document.querySelector('details.fold > span.ctx').checkVisibility()")
+        .await;
+    assert_eq!(hidden, json!(true), "folded lines are hidden");
+    let summary = s.one("details.fold > summary").await;
+    let label = s.text(&summary).await;
+    assert!(label.contains("unchanged lines"), "{label}");
+    s.click(&summary).await;
+    let shown = s
+        .script("return document.querySelector('details.fold > span.ctx').checkVisibility()")
+        .await;
+    assert_eq!(shown, json!(true), "a click opens the fold");
+    s.screenshot(&shots, "diff-calico").await;
+
+    // Side by side: old on the left, new on the right, the same hunks.
+    let toggle = s.one("a.layout").await;
+    assert_eq!(s.text(&toggle).await, "Side by side");
+    s.click(&toggle).await;
+    let split = s.url_with("layout=split").await;
+    assert!(
+        split.contains(&refs[0]["sha256:".len()..]) && split.contains(&refs[1]["sha256:".len()..]),
+        "{split}"
+    );
+    assert_eq!(
+        s.texts(".changed-object .hunk-path").await.len(),
+        2,
+        "the same hunks side by side"
+    );
+    let row = s
+        .script(
+            "const r = [...document.querySelectorAll('table.split-lines tr')]\
+             .find(r => r.querySelector('td.del')); \
+             return [r.querySelector('td.del').innerText, r.querySelector('td.add').innerText]",
+        )
+        .await;
+    let row = row.as_array().unwrap();
+    assert!(
+        row[0]
+            .as_str()
+            .unwrap()
+            .contains("quay.io/calico/node:master")
+            && row[1]
+                .as_str()
+                .unwrap()
+                .contains("quay.io/calico/node:v3.29.1"),
+        "{row:?}"
+    );
+    s.screenshot(&shots, "diff-calico-split").await;
+    assert_eq!(s.text(&s.one("a.layout").await).await, "One column");
+}

@@ -2,8 +2,8 @@
 
 use super::support::*;
 use render_store::{
-    Error, NewEntry, ObjectForm, Observer, ObserverError, Release, RenderStore, SecretValues,
-    SyncTime,
+    DEFAULT_CONTEXT, Error, NewEntry, ObjectForm, Observer, ObserverError, Release, RenderStore,
+    SecretValues, SyncTime,
 };
 
 #[tokio::test]
@@ -127,7 +127,7 @@ async fn diff_defaults_to_the_newest_entry() {
     }
     let observer = Observer::new(Some(writer)).unwrap();
     let d = observer
-        .diff(&app, &refs[0], None, ObjectForm::Yaml)
+        .diff(&app, &refs[0], None, ObjectForm::Yaml, DEFAULT_CONTEXT)
         .await
         .unwrap();
     assert_eq!(
@@ -137,7 +137,7 @@ async fn diff_defaults_to_the_newest_entry() {
     assert_eq!(d.added[0].name, "c1");
     assert_eq!(d.removed[0].name, "c2");
     let same = observer
-        .diff(&app, &refs[1], None, ObjectForm::Json)
+        .diff(&app, &refs[1], None, ObjectForm::Json, DEFAULT_CONTEXT)
         .await
         .unwrap();
     assert_eq!(same.unchanged, 2);
@@ -217,7 +217,13 @@ async fn show_objects_writes_each_object_as_diffs_do() {
             .to_vec();
     let other = rt.canonical(&changed).await.unwrap();
     let diff = rt
-        .diff_renders(&canonical, &other, ObjectForm::Yaml, SecretValues::Masked)
+        .diff_renders(
+            &canonical,
+            &other,
+            ObjectForm::Yaml,
+            SecretValues::Masked,
+            DEFAULT_CONTEXT,
+        )
         .await
         .unwrap();
     assert_eq!(diff.changed.len(), 1);

@@ -332,6 +332,7 @@ async fn diff_renders_of_the_store_reads_both_renders_and_diffs_them() {
                 &new,
                 render_store::ObjectForm::Json,
                 render_store::SecretValues::Masked,
+                render_store::DEFAULT_CONTEXT,
             )
             .await
             .unwrap();
@@ -343,6 +344,7 @@ async fn diff_renders_of_the_store_reads_both_renders_and_diffs_them() {
                 &rt.canonical(&render(2)).await.unwrap(),
                 render_store::ObjectForm::Json,
                 render_store::SecretValues::Masked,
+                render_store::DEFAULT_CONTEXT,
             )
             .await
             .unwrap();
@@ -367,6 +369,7 @@ async fn diff_renders_of_the_store_reads_both_renders_and_diffs_them() {
                 &absent,
                 render_store::ObjectForm::Yaml,
                 render_store::SecretValues::Masked,
+                render_store::DEFAULT_CONTEXT,
             )
             .await
             .unwrap_err();

@@ -25,7 +25,7 @@ use libfuzzer_sys::fuzz_target;
 use render_store_fuzz::{compact, fix_negative_zero};
 use render_store_guest::json::decode_object;
 use render_store_guest::{
-    Error, ObjectForm, SecretValues, canonical, diff_canonical, render_ref, render_ref_of_canonical,
+    DEFAULT_CONTEXT, Error, ObjectForm, SecretValues, canonical, diff_canonical, render_ref, render_ref_of_canonical,
     sha256_hex, show_objects,
     validate_render_ref,
 };
@@ -108,7 +108,8 @@ fn check_render(objects: &[&[u8]]) {
 
     for form in [ObjectForm::Yaml, ObjectForm::Json] {
         for secrets in [SecretValues::Masked, SecretValues::Shown] {
-            let diff = diff_canonical(&out, &out, form, secrets).expect("canonical output diffs");
+            let diff = diff_canonical(&out, &out, form, secrets, DEFAULT_CONTEXT)
+                .expect("canonical output diffs");
             assert!(diff.added.is_empty() && diff.removed.is_empty() && diff.changed.is_empty());
             assert_eq!(diff.unchanged as usize, objects.len());
         }

@@ -13,6 +13,7 @@ mod build;
 mod canonical;
 mod decode;
 mod encode;
+mod line_paths;
 mod scan;
 mod yaml_form;
 
@@ -25,5 +26,6 @@ pub use encode::{
     encode_string_minimal,
 };
 pub(crate) use encode::{push_float, push_int, push_uint};
+pub use line_paths::pretty_line_paths;
 pub(crate) use scan::{find_byte, text_run};
-pub use yaml_form::encode_document_yaml;
+pub use yaml_form::{encode_document_yaml, encode_document_yaml_with_paths};

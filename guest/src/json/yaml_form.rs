@@ -13,14 +13,36 @@ use std::borrow::Cow;
 ///
 /// Iterative, like the encoder: nesting depth costs heap, not stack.
 pub fn encode_document_yaml(doc: &Document<'_>, out: &mut Vec<u8>) {
+    encode(doc, out, None);
+}
+
+/// [`encode_document_yaml`], and the path of the node each line written belongs to
+/// ([`super::line_paths`]): a member's line and its literal block's lines have the
+/// member's path, a `- ` line the deepest node that starts on it.
+pub fn encode_document_yaml_with_paths(doc: &Document<'_>, out: &mut Vec<u8>) -> Vec<String> {
+    let start = out.len();
+    let mut starts = Vec::new();
+    encode(doc, out, Some(&mut starts));
+    lines_to_paths(&out[start..], starts, start)
+}
+
+/// Where each node's text starts in the output, and the node's path.
+type Starts = Vec<(usize, String)>;
+
+fn encode(doc: &Document<'_>, out: &mut Vec<u8>, mut starts: Option<&mut Starts>) {
     enum Frame<'d, 'a> {
-        Object(&'d [(Cow<'a, str>, u32)], usize, usize),
-        Array(&'d [u32], usize, usize),
+        Object(&'d [(Cow<'a, str>, u32)], usize, usize, String),
+        Array(&'d [u32], usize, usize, String),
     }
     let mut stack = match doc.root() {
-        Node::Object(members) if !members.is_empty() => vec![Frame::Object(members, 0, 0)],
-        Node::Array(items) if !items.is_empty() => vec![Frame::Array(items, 0, 0)],
+        Node::Object(members) if !members.is_empty() => {
+            vec![Frame::Object(members, 0, 0, String::new())]
+        }
+        Node::Array(items) if !items.is_empty() => vec![Frame::Array(items, 0, 0, String::new())],
         scalar => {
+            if let Some(starts) = starts.as_deref_mut() {
+                starts.push((out.len(), String::new()));
+            }
             write_scalar(scalar, 0, out);
             out.push(b'\n');
             return;
@@ -29,27 +51,42 @@ pub fn encode_document_yaml(doc: &Document<'_>, out: &mut Vec<u8>) {
     // After `- `, the first line of a collection item continues the dash's line.
     let mut continue_line = false;
     while let Some(frame) = stack.last_mut() {
-        let (value, indent, is_member) = match frame {
-            Frame::Object(members, next, indent) => {
+        let (value, indent, is_member, path) = match frame {
+            Frame::Object(members, next, indent, path) => {
                 let Some((key, value)) = members.get(*next) else {
                     stack.pop();
                     continue;
                 };
                 *next += 1;
                 start_line(out, *indent, &mut continue_line);
+                let path = starts
+                    .as_ref()
+                    .map(|_| super::line_paths::member(path, key))
+                    .unwrap_or_default();
+                if let Some(starts) = starts.as_deref_mut() {
+                    starts.push((out.len(), path.clone()));
+                }
                 write_string(key, *indent + 2, true, out);
                 out.push(b':');
-                (doc.node(*value), *indent, true)
+                (doc.node(*value), *indent, true, path)
             }
-            Frame::Array(items, next, indent) => {
+            Frame::Array(items, next, indent, path) => {
                 let Some(&value) = items.get(*next) else {
                     stack.pop();
                     continue;
                 };
+                let position = *next;
                 *next += 1;
                 start_line(out, *indent, &mut continue_line);
+                let path = starts
+                    .as_ref()
+                    .map(|_| super::line_paths::item(doc, path, position, value))
+                    .unwrap_or_default();
+                if let Some(starts) = starts.as_deref_mut() {
+                    starts.push((out.len(), path.clone()));
+                }
                 out.push(b'-');
-                (doc.node(value), *indent, false)
+                (doc.node(value), *indent, false, path)
             }
         };
         match value {
@@ -60,18 +97,18 @@ pub fn encode_document_yaml(doc: &Document<'_>, out: &mut Vec<u8>) {
                     out.push(b' ');
                     continue_line = true;
                 }
-                stack.push(Frame::Object(members, 0, indent + 2));
+                stack.push(Frame::Object(members, 0, indent + 2, path));
             }
             // go-yaml writes a sequence under a key at the key's indent, and one
             // inside a sequence after the outer dash.
             Node::Array(items) if !items.is_empty() => {
                 if is_member {
                     out.push(b'\n');
-                    stack.push(Frame::Array(items, 0, indent));
+                    stack.push(Frame::Array(items, 0, indent, path));
                 } else {
                     out.push(b' ');
                     continue_line = true;
-                    stack.push(Frame::Array(items, 0, indent + 2));
+                    stack.push(Frame::Array(items, 0, indent + 2, path));
                 }
             }
             scalar => {
@@ -81,6 +118,32 @@ pub fn encode_document_yaml(doc: &Document<'_>, out: &mut Vec<u8>) {
             }
         }
     }
+}
+
+/// The path of each line of `text` (which starts at `offset` in the output the starts
+/// were taken in): that of the last node whose text starts before the line ends.
+fn lines_to_paths(text: &[u8], starts: Starts, offset: usize) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut next = starts.into_iter().peekable();
+    let mut current = String::new();
+    let mut line_start = 0;
+    for (i, &b) in text.iter().enumerate() {
+        if b != b'\n' {
+            continue;
+        }
+        while let Some((at, _)) = next.peek() {
+            if *at >= offset + i {
+                break;
+            }
+            current = next.next().expect("peeked").1;
+        }
+        paths.push(current.clone());
+        line_start = i + 1;
+    }
+    if line_start < text.len() {
+        paths.push(current);
+    }
+    paths
 }
 
 fn start_line(out: &mut Vec<u8>, indent: usize, continue_line: &mut bool) {

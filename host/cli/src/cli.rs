@@ -13,8 +13,8 @@ use render_store::controller::DEFAULT_KEEP_HISTORY;
 use render_store::operation::{Operation, Output};
 use render_store::trace::ReplayError;
 use render_store::{
-    Grace, Limits, NewEntry, ObjectForm, Observer, Release, RenderStore, Runtime, SecretValues,
-    SyncTime,
+    DEFAULT_CONTEXT, Grace, Limits, NewEntry, ObjectForm, Observer, Release, RenderStore, Runtime,
+    SecretValues, SyncTime,
 };
 use serde_json::json;
 use std::io::Write;
@@ -659,7 +659,7 @@ pub async fn run(args: Args) -> Result<Finish> {
             let diff = match render {
                 Some(render) => {
                     observer
-                        .diff(&release, &render, against.as_deref(), form)
+                        .diff(&release, &render, against.as_deref(), form, DEFAULT_CONTEXT)
                         .await?
                 }
                 None => {
@@ -667,7 +667,13 @@ pub async fn run(args: Args) -> Result<Finish> {
                     let objects = read_render(rt, &local, format, rt.limits().memory_bytes).await?;
                     let canonical = rt.canonical(&objects).await?;
                     observer
-                        .diff_local(&release, &canonical, against.as_deref(), form)
+                        .diff_local(
+                            &release,
+                            &canonical,
+                            against.as_deref(),
+                            form,
+                            DEFAULT_CONTEXT,
+                        )
                         .await?
                 }
             };

@@ -359,6 +359,16 @@ test('the pure logic export', () => {
   const asJson = rs.diffRenders(rs.canonical([manifest('a')]), rs.canonical([manifest('a', { k: 'v' })]), 'json');
   assert.ok(asJson.changed[0].lines.some((l) => l.startsWith('+') && l.includes('"k": "v"')), asJson.changed[0].lines.join('\n'));
   assert.throws(() => rs.diffRenders('', '', 'toml'), isError('invalid-input'));
+  // Each hunk says where its change is; a whole context shows the object whole.
+  const wide = (k) => rs.canonical([manifest('a', Object.fromEntries([...'abcdefghij'].map((c) => [c, c === k ? 'x' : c])))]);
+  const short = rs.diffRenders(wide('a'), wide('j'));
+  const heads = (d) => d.changed[0].lines.filter((l) => l.startsWith('@@'));
+  assert.equal(heads(short).length, 2, short.changed[0].lines.join('\n'));
+  assert.ok(heads(short)[0].endsWith(' data.a') && heads(short)[1].endsWith(' data.j'), heads(short).join('\n'));
+  const whole = rs.diffRenders(wide('a'), wide('j'), 'yaml', { context: 0xffffffff });
+  assert.deepEqual(heads(whole).map((h) => h.split(' @@ ')[1]), ['data.a', 'data.j']);
+  assert.ok(whole.changed[0].lines.length > short.changed[0].lines.length);
+  assert.throws(() => rs.diffRenders(wide('a'), wide('j'), 'yaml', { context: -1 }), TypeError);
   assert.equal(diff.unchanged, 0);
   assert.throws(() => rs.diffRenders('not json\n', ''), isError('invalid-input'));
   // The store's diff reads both renders in the component and answers the same.

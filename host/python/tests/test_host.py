@@ -120,6 +120,17 @@ def test_the_logic_exports(runtime):
     assert any(line.startswith("-") and '"1"' in line for line in as_json.changed[0].lines)
     with pytest.raises(rs.RenderStoreError):
         runtime.diff_renders(old, new, "toml")
+    # Each hunk says where its change is; a whole context shows the object whole.
+    assert diff.changed[0].lines[0].endswith("@@ data.x"), diff.changed[0].lines
+    wide = lambda k: runtime.canonical([configmap("a", {c: ("x" if c == k else c) for c in "abcdefghij"})])
+    heads = lambda d: [line for line in d.changed[0].lines if line.startswith("@@")]
+    short = runtime.diff_renders(wide("a"), wide("j"))
+    whole = runtime.diff_renders(wide("a"), wide("j"), context=0xFFFFFFFF)
+    assert [h.split(" @@ ")[1] for h in heads(short)] == ["data.a", "data.j"]
+    assert [h.split(" @@ ")[1] for h in heads(whole)] == ["data.a", "data.j"]
+    assert len(whole.changed[0].lines) > len(short.changed[0].lines)
+    with pytest.raises(TypeError):
+        runtime.diff_renders(old, new, context=-1)
     assert diff.unchanged == 0
     shown = runtime.show_objects(old)
     assert [o.id.name for o in shown] == ["a", "b"]

@@ -50,7 +50,7 @@ pub use runtime::{COMPONENT, Limits, Runtime};
 pub use store::{Grace, RenderStore};
 pub use store_url::{REDACTED, SCHEMES, accepted_params, open_bucket, redact_url, redact_urls_in};
 pub use types::{
-    ChangedObject, GcPlan, HistoryEntry, HistoryKey, HistoryPage, HistorySummary, NewEntry,
-    ObjectForm, ObjectId, ParsedKey, Release, RenderDiff, SecretValues, ShownObject, SyncTime,
-    YamlStage,
+    ChangedObject, DEFAULT_CONTEXT, GcPlan, HistoryEntry, HistoryKey, HistoryPage, HistorySummary,
+    NewEntry, ObjectForm, ObjectId, ParsedKey, Release, RenderDiff, SecretValues, ShownObject,
+    SyncTime, YamlStage,
 };

@@ -162,13 +162,15 @@ impl Runtime {
     }
 
     /// The difference between two canonical renders, changed objects' lines in `form`
-    /// with Secret values as `secrets` says.
+    /// with Secret values as `secrets` says and `context` lines around each change
+    /// ([`crate::DEFAULT_CONTEXT`]; `u32::MAX` for whole objects).
     pub async fn diff_renders(
         &self,
         old: &[u8],
         new: &[u8],
         form: ObjectForm,
         secrets: SecretValues,
+        context: u32,
     ) -> Result<RenderDiff> {
         call_export!(
             self,
@@ -177,7 +179,8 @@ impl Runtime {
                 &raw(old),
                 &raw(new),
                 form.into(),
-                secrets.into()
+                secrets.into(),
+                context
             )
         )
         .map(RenderDiff::from)

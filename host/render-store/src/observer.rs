@@ -243,13 +243,15 @@ impl Observer {
     }
 
     /// The difference from `against` (default: the newest history entry) to `render`,
-    /// changed objects shown in `form`, Secret values as this observer shows them.
+    /// changed objects shown in `form` with `context` lines around each change, Secret
+    /// values as this observer shows them.
     pub async fn diff(
         &self,
         release: &Release,
         render: &str,
         against: Option<&str>,
         form: ObjectForm,
+        context: u32,
     ) -> Result<RenderDiff, ObserverError> {
         let store = self.require()?;
         let against = self.against(store, release, against).await?;
@@ -257,7 +259,7 @@ impl Observer {
         let old = store.get_render(release, &against).await?;
         Ok(self
             .runtime
-            .diff_renders(&old, &new, form, self.secrets)
+            .diff_renders(&old, &new, form, self.secrets, context)
             .await?)
     }
 
@@ -270,13 +272,14 @@ impl Observer {
         canonical: &[u8],
         against: Option<&str>,
         form: ObjectForm,
+        context: u32,
     ) -> Result<RenderDiff, ObserverError> {
         let store = self.require()?;
         let against = self.against(store, release, against).await?;
         let old = store.get_render(release, &against).await?;
         Ok(self
             .runtime
-            .diff_renders(&old, canonical, form, self.secrets)
+            .diff_renders(&old, canonical, form, self.secrets, context)
             .await?)
     }
 

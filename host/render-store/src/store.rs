@@ -164,7 +164,8 @@ impl RenderStore {
 
     /// The difference between two stored renders of `release`, each read and verified
     /// in the component (calls: `get` of `old_ref`, then of `new_ref`): the renders never
-    /// cross the sandbox boundary as arguments. Secret values as `secrets` says.
+    /// cross the sandbox boundary as arguments. Secret values as `secrets` says, with
+    /// `context` lines around each change.
     pub async fn diff_renders(
         &self,
         release: &Release,
@@ -172,6 +173,7 @@ impl RenderStore {
         new_ref: &str,
         form: ObjectForm,
         secrets: SecretValues,
+        context: u32,
     ) -> Result<RenderDiff> {
         call_export!(
             &self.runtime,
@@ -181,7 +183,8 @@ impl RenderStore {
                 old_ref,
                 new_ref,
                 form.into(),
-                secrets.into()
+                secrets.into(),
+                context
             )
         )
         .map(RenderDiff::from)

@@ -135,6 +135,10 @@ pub enum ObjectForm {
     Json,
 }
 
+/// Lines of context a diff shows around each change unless asked otherwise, as diff(1)
+/// and git show them; `u32::MAX` shows each changed object whole.
+pub const DEFAULT_CONTEXT: u32 = 3;
+
 /// Whether the forms made for people (a diff's lines, [`Runtime::show_objects`]) show
 /// the values of Secrets. `Masked` (the default) writes kubectl diff's markers in place
 /// of every value of a `v1` `Secret`'s `data` and `stringData`, there and inside its

@@ -9,7 +9,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use render_store::Error;
 use render_store::ObserverError;
-use render_store::{ObjectForm, Release};
+use render_store::{DEFAULT_CONTEXT, ObjectForm, Release};
 use serde_json::json;
 use std::collections::HashMap;
 
@@ -250,7 +250,13 @@ pub(super) async fn diff(
     let release = Release::new(p[0].unwrap_or_default(), p[1].unwrap_or_default());
     let d = match app
         .observer
-        .diff(&release, p[2].unwrap_or_default(), p[3], form)
+        .diff(
+            &release,
+            p[2].unwrap_or_default(),
+            p[3],
+            form,
+            DEFAULT_CONTEXT,
+        )
         .await
     {
         Ok(d) => d,
@@ -294,7 +300,7 @@ pub(super) async fn diff_local(
     };
     let d = match app
         .observer
-        .diff_local(&release, &canonical, p[2], form)
+        .diff_local(&release, &canonical, p[2], form, DEFAULT_CONTEXT)
         .await
     {
         Ok(d) => d,

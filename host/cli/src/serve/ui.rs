@@ -13,10 +13,13 @@
 //! (Content-Security-Policy), so a summary holding markup shows as text twice over.
 //! Nothing is loaded from the network: the style and script are compiled in.
 
+mod diff_lines;
+
 use super::{App, observer_failure, params};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use diff_lines::{Layout, diff_lines_html};
 use render_store::controller::DEFAULT_KEEP_HISTORY;
 use render_store::{
     Error, GcPlan, HistoryEntry, ObjectForm, ObjectId, ObserverError, Release, RenderDiff, SyncTime,
@@ -438,14 +441,40 @@ fn gc_marker(plan: &GcPlan, entry: &HistoryEntry, render_key: &str) -> (&'static
     )
 }
 
-/// `GET /ui/{namespace}/{name}`: the history, newest first.
+/// Entries a history page shows unless `limit` says otherwise.
+const HISTORY_PAGE: u32 = 50;
+/// The most entries one history page shows.
+const HISTORY_PAGE_MAX: u32 = 1_000;
+
+/// `GET /ui/{namespace}/{name}[?limit=N][&before=KEY]`: the history, newest first, a
+/// page at a time: the entries of the page alone are read, however long the history.
 pub(super) async fn history_page(
     State(app): State<App>,
     Path((namespace, name)): Path<(String, String)>,
+    Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let release = Release::new(namespace, name);
     let crumbs = release_crumbs(&release);
-    match history_html(&app, &release).await {
+    let p = match params(&query, &[], &["limit", "before"]) {
+        Ok(p) => p,
+        Err(m) => return bad_request_page(&app, &crumbs, &m),
+    };
+    let limit = match p[0] {
+        None => HISTORY_PAGE,
+        Some(text) => match text.parse::<u32>() {
+            Ok(n) if (1..=HISTORY_PAGE_MAX).contains(&n) => n,
+            _ => {
+                return bad_request_page(
+                    &app,
+                    &crumbs,
+                    &format!(
+                        "limit {text:?}: expected a whole number from 1 to {HISTORY_PAGE_MAX}"
+                    ),
+                );
+            }
+        },
+    };
+    match history_html(&app, &release, limit, p[1]).await {
         Ok(main) => html(
             &app,
             StatusCode::OK,
@@ -455,11 +484,24 @@ pub(super) async fn history_page(
     }
 }
 
-async fn history_html(app: &App, release: &Release) -> Result<String, ObserverError> {
+async fn history_html(
+    app: &App,
+    release: &Release,
+    limit: u32,
+    before: Option<&str>,
+) -> Result<String, ObserverError> {
     let store = app.observer.store().ok_or(ObserverError::NoStore)?;
     let rt = app.observer.runtime();
-    let entries = app.observer.history(release).await?;
-    let times: Vec<SyncTime> = entries.iter().map(|e| e.synced_at).collect();
+    // One entry more than shown: the oldest shown one's predecessor, for its "with
+    // previous" link, and the sign that an older page exists.
+    let page = app
+        .observer
+        .history_page(release, limit + 1, before)
+        .await?;
+    let shown = page.entries.len().min(limit as usize);
+    let older = (page.entries.len() > shown).then(|| page.entries[shown - 1].key.clone());
+    let entries = &page.entries;
+    let times: Vec<SyncTime> = entries[..shown].iter().map(|e| e.synced_at).collect();
     let times = rt.format_synced_at_all(&times).await?;
     // The folder of the release's renders, from the component's key layout: one call,
     // whatever the length of the history.
@@ -481,7 +523,16 @@ async fn history_html(app: &App, release: &Release) -> Result<String, ObserverEr
             .map(|m| (m.key, m.size))
             .collect(),
     };
+    // The plan lists every entry, kept or deleted: their number, and each one's place.
     let plan = store.gc(release, DEFAULT_KEEP_HISTORY, &[], true).await?;
+    let mut all_keys: Vec<&String> = plan
+        .keep_history
+        .iter()
+        .chain(&plan.delete_history)
+        .collect();
+    all_keys.sort();
+    let count = all_keys.len();
+    let position = |key: &String| all_keys.binary_search(&key).ok();
 
     let title = esc(&release.to_string());
     let mut main = format!("<h1>{title}</h1>\n");
@@ -490,8 +541,8 @@ async fn history_html(app: &App, release: &Release) -> Result<String, ObserverEr
         "<p class=\"summary\" id=\"summary\">{} entr{}, newest first. GC markers: the plan of \
          a GC now keeping {DEFAULT_KEEP_HISTORY} entries (the default), without the \
          Release's protected renders, which only the controller knows.</p>",
-        entries.len(),
-        if entries.len() == 1 { "y" } else { "ies" },
+        count,
+        if count == 1 { "y" } else { "ies" },
     );
     if entries.is_empty() {
         main.push_str("<p>This release has no history entry.</p>\n");
@@ -510,31 +561,34 @@ async fn history_html(app: &App, release: &Release) -> Result<String, ObserverEr
          <th scope=\"col\">Render</th><th scope=\"col\" class=\"num\">Size</th>\
          <th scope=\"col\">GC</th><th scope=\"col\">Diff</th></tr></thead>\n<tbody>\n"
     );
-    let count = entries.len();
-    for (i, (entry, time)) in entries.iter().zip(&times).enumerate().rev() {
-        let number = i + 1;
+    let newest_ref = (before.is_none()).then(|| entries[0].render_ref.as_str());
+    for (k, (entry, time)) in entries[..shown].iter().zip(&times).enumerate() {
+        // Entries count from the oldest; `@N` counts back from the newest, as the CLI
+        // and the HTTP API name them.
+        let index = position(&entry.key).unwrap_or(count - 1 - k);
+        let number = index + 1;
+        let back = count - 1 - index;
         let render_key = format!("{renders_dir}{}", entry.render_ref);
         let size = match sizes.get(&render_key) {
             Some(&n) => bytes_text(n),
             None => "<span class=\"muted\">missing</span>".to_string(),
         };
         let (gc_class, marker) = gc_marker(&plan, entry, &render_key);
-        let from_checked = if count >= 2 && i == count - 2 {
-            " checked"
-        } else {
-            ""
-        };
-        let to_checked = if i == count - 1 { " checked" } else { "" };
-        let previous = match i {
-            0 => "<span class=\"muted\">first</span>".to_string(),
-            _ => format!(
+        let from_checked = if k == 1 { " checked" } else { "" };
+        let to_checked = if k == 0 { " checked" } else { "" };
+        let previous = match entries.get(k + 1) {
+            None => "<span class=\"muted\">first</span>".to_string(),
+            Some(prev) => format!(
                 "<a class=\"diff-prev\" href=\"{}\">with previous</a>",
-                esc(&diff_href(
-                    release,
-                    &entries[i - 1].render_ref,
-                    &entry.render_ref
-                ))
+                esc(&diff_href(release, &prev.render_ref, &entry.render_ref))
             ),
+        };
+        let newest = match newest_ref == Some(entry.render_ref.as_str()) && k == 0 {
+            true => {
+                " <span class=\"badge newest\" title=\"the render the newest entry records: \
+                     what the release runs if its last sync succeeded\">newest</span>"
+            }
+            false => "",
         };
         let r = esc(&entry.render_ref);
         let _ = writeln!(
@@ -544,10 +598,11 @@ async fn history_html(app: &App, release: &Release) -> Result<String, ObserverEr
              aria-label=\"compare from entry {number}\"></td>\
              <td><input type=\"radio\" name=\"to\" value=\"{r}\"{to_checked} \
              aria-label=\"compare to entry {number}\"></td>\
-             <td class=\"time\">{time}</td>\
+             <td class=\"time\">{time} <span class=\"position\" title=\"its name in the CLI and \
+             the HTTP API\">@{back}</span></td>\
              <td class=\"entry-summary\">{summary}</td>\
              <td class=\"ref\"><a href=\"{href}\" title=\"{r}\"><code>{short}</code></a>\
-             {copy}</td><td class=\"num\">{size}</td><td>{marker}</td><td>{previous}</td></tr>",
+             {copy}{newest}</td><td class=\"num\">{size}</td><td>{marker}</td><td>{previous}</td></tr>",
             time = time_html(time),
             summary = esc(&entry.summary),
             href = esc(&render_href(release, &entry.render_ref)),
@@ -556,6 +611,34 @@ async fn history_html(app: &App, release: &Release) -> Result<String, ObserverEr
         );
     }
     main.push_str("</tbody>\n</table>\n</form>\n");
+    let limit_query = match limit {
+        HISTORY_PAGE => String::new(),
+        n => format!("&limit={n}"),
+    };
+    let mut pager = Vec::new();
+    if before.is_some() {
+        pager.push(format!(
+            "<a href=\"{}\" class=\"page-newest\">Newest entries</a>",
+            esc(&format!(
+                "{}{}",
+                release_href(release),
+                limit_query.replacen('&', "?", 1)
+            ))
+        ));
+    }
+    if let Some(key) = &older {
+        pager.push(format!(
+            "<a href=\"{}\" class=\"page-older\" rel=\"next\">Older entries</a>",
+            esc(&format!(
+                "{}?before={}{limit_query}",
+                release_href(release),
+                qv(key)
+            ))
+        ));
+    }
+    if !pager.is_empty() {
+        let _ = writeln!(main, "<p class=\"pager\">{}</p>", pager.join(" · "));
+    }
     Ok(main)
 }
 
@@ -679,61 +762,6 @@ pub(super) async fn render_page(
     }
 }
 
-/// The old range's start and length of a hunk header `@@ -a,b +c,d @@`.
-fn hunk_old_range(header: &str) -> Option<(u64, u64)> {
-    let old = header.strip_prefix("@@ -")?.split(' ').next()?;
-    let (start, len) = old.split_once(',').unwrap_or((old, "1"));
-    Some((start.parse().ok()?, len.parse().ok()?))
-}
-
-fn gap_html(lines: u64) -> String {
-    format!(
-        "<div class=\"gap\">⋯ {lines} unchanged line{}</div>",
-        if lines == 1 { "" } else { "s" }
-    )
-}
-
-/// A changed object's unified diff as coloured lines, with the unchanged lines between
-/// hunks collapsed to a count.
-fn hunks_html(lines: &[String]) -> String {
-    let mut out = String::new();
-    let mut next_old = 1u64;
-    let mut open = false;
-    for line in lines {
-        if line.starts_with("@@") {
-            if open {
-                out.push_str("</code></pre>");
-            }
-            if let Some((start, len)) = hunk_old_range(line) {
-                // A hunk with no old lines starts after line `start`.
-                let first = if len == 0 { start + 1 } else { start };
-                if first > next_old {
-                    out.push_str(&gap_html(first - next_old));
-                }
-                next_old = first + len;
-            }
-            let _ = write!(
-                out,
-                "<div class=\"hunk-head\">{}</div><pre class=\"hunk\"><code>",
-                esc(line)
-            );
-            open = true;
-            continue;
-        }
-        let class = match line.as_bytes().first() {
-            Some(b'-') => "del",
-            Some(b'+') => "add",
-            _ => "ctx",
-        };
-        // Block spans, no newline between: a newline would show as an empty line.
-        let _ = write!(out, "<span class=\"{class}\">{}</span>", esc(line));
-    }
-    if open {
-        out.push_str("</code></pre>");
-    }
-    out
-}
-
 /// `GET /ui/{namespace}/{name}/diff?from=REF[&to=REF]`.
 pub(super) async fn diff_page(
     State(app): State<App>,
@@ -742,9 +770,20 @@ pub(super) async fn diff_page(
 ) -> Response {
     let release = Release::new(namespace, name);
     let mut crumbs = release_crumbs(&release);
-    let p = match params(&query, &["from"], &["to"]) {
+    let p = match params(&query, &["from"], &["to", "layout"]) {
         Ok(p) => p,
         Err(m) => return bad_request_page(&app, &crumbs, &m),
+    };
+    let layout = match p[2] {
+        None | Some("unified") => Layout::Unified,
+        Some("split") => Layout::Split,
+        Some(other) => {
+            return bad_request_page(
+                &app,
+                &crumbs,
+                &format!("layout={other:?}: expected unified or split"),
+            );
+        }
     };
     let from = p[0].unwrap_or_default().to_string();
     let to = match p[1] {
@@ -769,7 +808,9 @@ pub(super) async fn diff_page(
     ));
     let d = match app
         .observer
-        .diff(&release, &to, Some(&from), ObjectForm::Yaml)
+        // Whole objects: the page folds the unchanged runs itself, so a reader can open
+        // any of them.
+        .diff(&release, &to, Some(&from), ObjectForm::Yaml, u32::MAX)
         .await
     {
         Ok(d) => d,
@@ -795,7 +836,27 @@ pub(super) async fn diff_page(
     };
     let from_label = labels.get(&from).cloned().unwrap_or_default();
     let to_label = labels.get(&to).cloned().unwrap_or_default();
-    let swap = diff_href(&release, &to, &from);
+    let layout_query = |l: Layout| match l {
+        Layout::Unified => "",
+        Layout::Split => "&layout=split",
+    };
+    let swap = format!(
+        "{}{}",
+        diff_href(&release, &to, &from),
+        layout_query(layout)
+    );
+    let other_layout = match layout {
+        Layout::Unified => ("Side by side", Layout::Split),
+        Layout::Split => ("One column", Layout::Unified),
+    };
+    let toggle = (
+        other_layout.0,
+        format!(
+            "{}{}",
+            diff_href(&release, &from, &to),
+            layout_query(other_layout.1)
+        ),
+    );
     let from_href = render_href(&release, &from);
     let to_href = render_href(&release, &to);
     let body = tokio::task::spawn_blocking(move || {
@@ -803,6 +864,8 @@ pub(super) async fn diff_page(
             &d,
             [(&from, &from_href, &from_label), (&to, &to_href, &to_label)],
             &swap,
+            (toggle.0, &toggle.1),
+            layout,
         )
     })
     .await;
@@ -823,7 +886,13 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn diff_html(d: &RenderDiff, sides: [(&String, &String, &String); 2], swap: &str) -> String {
+fn diff_html(
+    d: &RenderDiff,
+    sides: [(&String, &String, &String); 2],
+    swap: &str,
+    toggle: (&str, &str),
+    layout: Layout,
+) -> String {
     let mut main = String::from("<h1>Diff</h1>\n");
     let _ = writeln!(
         main,
@@ -848,8 +917,11 @@ fn diff_html(d: &RenderDiff, sides: [(&String, &String, &String); 2], swap: &str
     }
     let _ = writeln!(
         main,
-        "</dl>\n<p><a href=\"{}\" class=\"swap\">Swap from and to</a></p>",
-        esc(swap)
+        "</dl>\n<p class=\"diff-actions\"><a href=\"{}\" class=\"swap\">Swap from and to</a> \
+         · <a href=\"{}\" class=\"layout\">{}</a></p>",
+        esc(swap),
+        esc(toggle.1),
+        esc(toggle.0)
     );
     if !d.changed.is_empty() {
         main.push_str("<section class=\"changed\"><h2>Changed</h2>\n");
@@ -860,7 +932,7 @@ fn diff_html(d: &RenderDiff, sides: [(&String, &String, &String); 2], swap: &str
                  <summary>{id}</summary><div class=\"diff\">{hunks}</div></details>",
                 n = i + 1,
                 id = id_html(&c.id),
-                hunks = hunks_html(&c.lines),
+                hunks = diff_lines_html(&c.lines, layout),
             );
         }
         main.push_str("</section>\n");
@@ -909,30 +981,6 @@ mod tests {
         );
         assert_eq!(seg("a/b?c#d e"), "a%2Fb%3Fc%23d%20e");
         assert_eq!(seg("sha256:ab"), "sha256:ab");
-    }
-
-    #[test]
-    fn hunks_are_coloured_and_the_context_between_them_collapsed() {
-        let lines: Vec<String> = [
-            "@@ -2,3 +2,3 @@",
-            " a",
-            "-b",
-            "+c",
-            "@@ -20,2 +20,1 @@",
-            " x",
-            "-<y>",
-        ]
-        .map(String::from)
-        .to_vec();
-        let out = hunks_html(&lines);
-        assert!(
-            out.starts_with("<div class=\"gap\">⋯ 1 unchanged line</div>"),
-            "{out}"
-        );
-        assert!(out.contains("⋯ 15 unchanged lines"), "{out}");
-        assert!(out.contains("<span class=\"del\">-b</span>"));
-        assert!(out.contains("<span class=\"add\">+c</span>"));
-        assert!(out.contains("<span class=\"del\">-&lt;y&gt;</span>"));
     }
 
     #[test]

@@ -63,6 +63,7 @@ import wasmtime.component as wc
 from . import _abi, _capi
 
 __all__ = [
+    "DEFAULT_CONTEXT",
     "RenderStoreError", "BucketError", "NotFound", "Denied", "Failed", "TraceError",
     "Release", "SyncTime", "ObjectMeta", "NewEntry", "HistoryEntry", "HistoryKey", "HistoryPage", "GcPlan",
     "ObjectId", "ChangedObject", "RenderDiff", "Replay", "ShownObject", "HistorySummary",
@@ -82,6 +83,9 @@ __all__ = [
 PACKAGE = "convoy:render-store"
 VERSION = "0.6.0"
 BUCKET_INTERFACE = f"{PACKAGE}/bucket@{VERSION}"
+
+#: Lines of context a diff shows around each change unless asked otherwise.
+DEFAULT_CONTEXT = 3
 
 #: The Rust host's per-call limits (host/render-store/src/runtime.rs, ``Limits``).
 DEFAULT_MEMORY_BYTES = 1 << 30
@@ -1462,14 +1466,15 @@ class Runtime:
                                      list(history_keys), list(render_keys), list(protected)))
 
     def diff_renders(self, old: BytesLike, new: BytesLike, form: str = "yaml", *,
-                     show_secrets: bool = False) -> RenderDiff:
+                     show_secrets: bool = False, context: int = DEFAULT_CONTEXT) -> RenderDiff:
         """Changed objects' lines in ``form``: ``"yaml"`` (as ``kubectl get -o yaml``
-        shows objects) or ``"json"``. Every value of a v1 Secret's ``data`` and
-        ``stringData`` (and inside its last-applied-configuration annotation) is shown
-        as ``***``, or ``*** (before)`` and ``*** (after)`` where it changed, unless
-        ``show_secrets`` is true."""
+        shows objects) or ``"json"``, with ``context`` lines around each change (a
+        number as long as the objects shows them whole, each hunk still headed by its
+        path). Every value of a v1 Secret's ``data`` and ``stringData`` (and inside its
+        last-applied-configuration annotation) is shown as ``***``, or ``*** (before)``
+        and ``*** (after)`` where it changed, unless ``show_secrets`` is true."""
         return _py_diff(self._result("logic", "diff-renders", _data(old), _data(new), _form(form),
-                                     _secret_values(show_secrets)))
+                                     _secret_values(show_secrets), _context(context)))
 
     def show_objects(self, canonical: BytesLike, form: str = "yaml", *,
                      show_secrets: bool = False) -> List[ShownObject]:
@@ -1501,6 +1506,13 @@ def _form(form: str) -> str:
     if form not in ("yaml", "json"):
         raise RenderStoreError("invalid-input", f"form {form!r}: expected 'yaml' or 'json'")
     return form
+
+
+def _context(context: int) -> int:
+    """``context`` as the WIT's ``u32``."""
+    if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= 0xFFFFFFFF:
+        raise TypeError(f"context: expected a whole number from 0 to 4294967295, not {context!r}")
+    return context
 
 
 def _secret_values(show_secrets: bool) -> str:
@@ -1595,7 +1607,7 @@ class RenderStore:
         return HistoryPage([_py_entry(e) for e in page.entries], _get(page, "next_before"))
 
     def diff_renders(self, release: ReleaseLike, old_ref: str, new_ref: str, form: str = "yaml", *,
-                     show_secrets: bool = False) -> RenderDiff:
+                     show_secrets: bool = False, context: int = DEFAULT_CONTEXT) -> RenderDiff:
         """The difference between two stored renders, each read and verified in the
         component (``get`` of ``old_ref``, then of ``new_ref``): the renders cross the
         boundary once, from the bucket. Both must fit in the call's memory together
@@ -1604,7 +1616,8 @@ class RenderStore:
         traced operation."""
         r = _release(release)
         return _py_diff(self.runtime._result("store", "diff-renders", _wit_release(r), old_ref, new_ref,
-                                             _form(form), _secret_values(show_secrets), scope=self._scope(r)))
+                                             _form(form), _secret_values(show_secrets), _context(context),
+                                             scope=self._scope(r)))
 
     def has_history_ref(self, release: ReleaseLike, render_ref: str) -> bool:
         return self._op("has-history-ref", release, render_ref)
@@ -1718,10 +1731,10 @@ def plan_gc(release: ReleaseLike, keep: int, history_keys: Sequence[str],
 
 
 def diff_renders(old: BytesLike, new: BytesLike, form: str = "yaml", *,
-                 show_secrets: bool = False) -> RenderDiff:
+                 show_secrets: bool = False, context: int = DEFAULT_CONTEXT) -> RenderDiff:
     """The difference between two canonical renders, Secret values masked unless
     ``show_secrets`` is true (``Runtime.diff_renders``)."""
-    return default_runtime().diff_renders(old, new, form, show_secrets=show_secrets)
+    return default_runtime().diff_renders(old, new, form, show_secrets=show_secrets, context=context)
 
 
 def show_objects(canonical: BytesLike, form: str = "yaml", *,
