@@ -77,6 +77,16 @@ pub(crate) fn raw_objects(objects: &[Vec<u8>]) -> wit::ObjectList {
     raw_objects_owned(objects.to_vec())
 }
 
+/// A render's objects given as one buffer and where each ends, in the WIT `joined`
+/// form: one copy of the whole render, however many objects it has (the C ABI's form,
+/// which takes a caller's objects that way).
+pub(crate) fn joined_objects(bytes: &[u8], ends: &[u32]) -> wit::ObjectList {
+    wit::ObjectList::Joined(wit::JoinedObjects {
+        bytes: bytes.to_vec(),
+        ends: ends.to_vec(),
+    })
+}
+
 /// [`raw_objects`] of objects the caller no longer needs, without copying them.
 pub(crate) fn raw_objects_owned(objects: Vec<Vec<u8>>) -> wit::ObjectList {
     wit::ObjectList::Each(objects.into_iter().map(wit_bucket::Data::Raw).collect())

@@ -1,0 +1,1 @@
+//! Tests of the ABI, calling the exported functions as C would.
