@@ -69,8 +69,9 @@ impl std::fmt::Debug for rs_error {
     }
 }
 
-/// The result of the code behind an entry point.
-pub(crate) type Result<T, E = rs_error> = std::result::Result<T, E>;
+/// The result of the code behind an entry point: the error boxed already, as the call
+/// hands it out.
+pub(crate) type Result<T, E = Box<rs_error>> = std::result::Result<T, E>;
 
 impl rs_error {
     fn new(kind: i32, message: String, detail: String) -> rs_error {
@@ -87,30 +88,34 @@ impl rs_error {
     }
 
     /// An argument this ABI refuses.
-    pub(crate) fn argument(message: impl Into<String>) -> rs_error {
+    pub(crate) fn argument(message: impl Into<String>) -> Box<rs_error> {
         let message = message.into();
-        rs_error::new(RS_ERROR_INVALID_ARGUMENT, message.clone(), message)
+        Box::new(rs_error::new(
+            RS_ERROR_INVALID_ARGUMENT,
+            message.clone(),
+            message,
+        ))
     }
 
     /// Input the library could not take (text that is not UTF-8, a list whose ends do
     /// not split it), in the kind the library gives any other rejected input.
-    pub(crate) fn input(message: impl Into<String>) -> rs_error {
+    pub(crate) fn input(message: impl Into<String>) -> Box<rs_error> {
         let detail = message.into();
-        rs_error::new(
+        Box::new(rs_error::new(
             RS_ERROR_INVALID_INPUT,
             format!("invalid input: {detail}"),
             detail,
-        )
+        ))
     }
 
     /// The library's runtime could not be used.
-    pub(crate) fn runtime(message: impl Into<String>) -> rs_error {
+    pub(crate) fn runtime(message: impl Into<String>) -> Box<rs_error> {
         let detail = message.into();
-        rs_error::new(
+        Box::new(rs_error::new(
             RS_ERROR_RUNTIME,
             format!("the render-store runtime: {detail}"),
             detail,
-        )
+        ))
     }
 
     fn panic(payload: Box<dyn Any + Send>) -> rs_error {
@@ -126,17 +131,19 @@ impl rs_error {
         )
     }
 
-    pub(crate) fn kind(&self) -> i32 {
-        self.kind
-    }
-
     pub(crate) fn message(&self) -> &str {
         self.message.strip_suffix('\0').unwrap_or(&self.message)
     }
 }
 
-impl From<Error> for rs_error {
-    fn from(e: Error) -> rs_error {
+impl From<Error> for Box<rs_error> {
+    fn from(e: Error) -> Box<rs_error> {
+        Box::new(rs_error::of(e))
+    }
+}
+
+impl rs_error {
+    fn of(e: Error) -> rs_error {
         let message = e.to_string();
         let plain = |kind, detail: &String| rs_error::new(kind, message.clone(), detail.clone());
         match &e {
@@ -189,10 +196,10 @@ impl From<Error> for rs_error {
     }
 }
 
-impl From<ObserverError> for rs_error {
-    fn from(e: ObserverError) -> rs_error {
-        match e {
-            ObserverError::Store(e) => e.into(),
+impl From<ObserverError> for Box<rs_error> {
+    fn from(e: ObserverError) -> Box<rs_error> {
+        Box::new(match e {
+            ObserverError::Store(e) => rs_error::of(e),
             ObserverError::NoHistory(ref release) => {
                 rs_error::new(RS_ERROR_NO_HISTORY, e.to_string(), release.clone())
             }
@@ -201,29 +208,30 @@ impl From<ObserverError> for rs_error {
             ObserverError::NoStore | ObserverError::Source(_) => {
                 rs_error::new(RS_ERROR_RUNTIME, e.to_string(), e.to_string())
             }
-        }
+        })
     }
 }
 
-impl From<ReplayError> for rs_error {
-    fn from(e: ReplayError) -> rs_error {
-        match e {
+impl From<ReplayError> for Box<rs_error> {
+    fn from(e: ReplayError) -> Box<rs_error> {
+        Box::new(match e {
             ReplayError::Trace { line, ref message } => rs_error {
                 trace_line: Some(line),
                 ..rs_error::new(RS_ERROR_TRACE, e.to_string(), message.clone())
             },
-            ReplayError::Stopped(e) => e.into(),
-        }
+            ReplayError::Stopped(e) => rs_error::of(e),
+        })
     }
 }
 
 /// Runs the body of an entry point: its error, or a panic, becomes the `rs_error *` the
 /// call returns, so no panic unwinds into the caller.
 pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> *mut rs_error {
-    let outcome = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|p| Err(rs_error::panic(p)));
+    let outcome =
+        catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|p| Err(Box::new(rs_error::panic(p))));
     match outcome {
         Ok(()) => std::ptr::null_mut(),
-        Err(e) => Box::into_raw(Box::new(e)),
+        Err(e) => Box::into_raw(e),
     }
 }
 

@@ -161,7 +161,7 @@ pub const RS_KEY_RENDER: u32 = 1;
 /// `rs_parse_key`: the key is a history entry's.
 pub const RS_KEY_HISTORY: u32 = 2;
 
-pub(crate) fn form(value: u32) -> Result<ObjectForm, crate::error::rs_error> {
+pub(crate) fn form(value: u32) -> crate::error::Result<ObjectForm> {
     match value {
         RS_FORM_YAML => Ok(ObjectForm::Yaml),
         RS_FORM_JSON => Ok(ObjectForm::Json),
@@ -171,7 +171,7 @@ pub(crate) fn form(value: u32) -> Result<ObjectForm, crate::error::rs_error> {
     }
 }
 
-pub(crate) fn secrets(value: u32) -> Result<SecretValues, crate::error::rs_error> {
+pub(crate) fn secrets(value: u32) -> crate::error::Result<SecretValues> {
     match value {
         RS_SECRETS_MASKED => Ok(SecretValues::Masked),
         RS_SECRETS_SHOWN => Ok(SecretValues::Shown),
