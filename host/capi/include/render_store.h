@@ -16,10 +16,17 @@
  * - Results come out in rs_buf buffers the library allocates and the caller frees
  *   with rs_buf_free; handles (rs_store) are freed with their own _free function.
  *   Structured results are JSON text, in the shapes each function documents.
+ * - The seven store operations a trace can record (put-render, also from YAML,
+ *   get-render, has-history-ref, record-history, list-history, gc, delete-release)
+ *   take a last rs_buf *trace: NULL, or a buffer that receives the trace text
+ *   (TRACES.md), written also when the operation fails. If the trace itself cannot be
+ *   written, the call returns that error (the operation may have run).
  * - Each call runs to completion on the calling thread (it blocks). Every function may
  *   be called from any number of threads at once, on the same store too; a handle must
  *   not be freed while a call on it runs. Do not fork a process after its first call
- *   into the library (its runtime's threads would not follow).
+ *   into the library (its runtime's threads would not follow). Bucket callbacks run on
+ *   the thread that made the store call; from inside one, calling the store again on
+ *   that thread is refused (RS_ERROR_INVALID_ARGUMENT) rather than risk a deadlock.
  */
 
 
