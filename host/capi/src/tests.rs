@@ -1010,3 +1010,129 @@ fn logic_and_controller_rules_come_from_the_library() {
     });
     assert_eq!(take_text(refs), r#"["a","b"]"#);
 }
+
+// ---- where callbacks run, batch deletes, traces ----
+
+static CALLBACK_THREADS: Mutex<Vec<std::thread::ThreadId>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn exists_noting_thread(
+    d: *mut c_void,
+    k: *const c_char,
+    n: usize,
+    a: *mut rs_answer,
+) {
+    CALLBACK_THREADS
+        .lock()
+        .unwrap()
+        .push(std::thread::current().id());
+    // SAFETY: passed on as the library gave them.
+    unsafe { exists(d, k, n, a) }
+}
+
+/// Answers every key but the last: the batch is a failed answer naming what is missing.
+unsafe extern "C" fn delete_many_but_last(
+    _: *mut c_void,
+    _: *const rs_str,
+    count: usize,
+    a: *mut rs_answer,
+) {
+    for i in 0..count.saturating_sub(1) {
+        // SAFETY: the handle the library gave.
+        unsafe { rs_answer_key_ok(a, i) };
+    }
+}
+
+#[test]
+fn callbacks_run_on_the_thread_that_called() {
+    let m = leak();
+    let mut table = bucket_of(m);
+    table.exists = Some(exists_noting_thread);
+    let mut store = null_mut();
+    ok(unsafe { rs_store_new(&table, null(), &mut store) });
+    put_render(store, "ns", &[CM]).unwrap();
+    let threads = CALLBACK_THREADS.lock().unwrap().clone();
+    assert_eq!(threads, [std::thread::current().id()]);
+    unsafe { rs_store_free(store) };
+}
+
+#[test]
+fn a_batch_delete_with_an_unanswered_key_stops_the_operation() {
+    let m = leak();
+    let mut table = bucket_of(m);
+    table.delete_many = Some(delete_many_but_last);
+    let mut store = null_mut();
+    ok(unsafe { rs_store_new(&table, null(), &mut store) });
+    put_render(store, "ns", &[CM]).unwrap();
+    put_render(store, "ns", &[r#"{"kind":"Service"}"#]).unwrap();
+    let (n, nl) = s("ns");
+    let (a, al) = s("app");
+    let mut deleted = 0;
+    let e = unsafe { rs_store_delete_release(store, n, nl, a, al, &mut deleted, null_mut()) };
+    let (kind, msg) = check(e).unwrap_err();
+    assert_eq!(kind, RS_ERROR_BUCKET, "{msg}");
+    assert!(
+        msg.contains("left 1 of 2 keys unanswered (the first is key 1)"),
+        "{msg}"
+    );
+    unsafe { rs_store_free(store) };
+}
+
+#[test]
+fn a_traced_put_replays_to_a_match() {
+    let store = new_store(leak(), null());
+    let (bytes, ends) = joined(&[CM, r#"{"kind":"Service"}"#]);
+    let (n, nl) = s("ns");
+    let (a, al) = s("app");
+    let (mut r, mut trace) = (rs_buf::EMPTY, rs_buf::EMPTY);
+    ok(unsafe {
+        rs_store_put_render(
+            store,
+            n,
+            nl,
+            a,
+            al,
+            bytes.as_ptr(),
+            bytes.len(),
+            ends.as_ptr(),
+            2,
+            &mut r,
+            &mut trace,
+        )
+    });
+    let r = take_text(r);
+    let trace = take_text(trace);
+    assert!(trace.lines().last().unwrap().contains(&r), "{trace}");
+    let (mut matches, mut text, mut json) = (false, rs_buf::EMPTY, rs_buf::EMPTY);
+    ok(unsafe {
+        rs_replay(
+            null(),
+            trace.as_ptr().cast(),
+            trace.len(),
+            &mut matches,
+            &mut text,
+            &mut json,
+        )
+    });
+    assert!(matches, "{}", take_text(text));
+    let report: serde_json::Value = serde_json::from_slice(&take(json)).unwrap();
+    assert_eq!(report["result"]["ok"]["renderRef"], r.as_str());
+    // A failed operation is traced too: its error is the trace's result.
+    let mut trace = rs_buf::EMPTY;
+    let (x, xl) = s("Bad_Ns");
+    let e = unsafe {
+        rs_store_get_render(
+            store,
+            x,
+            xl,
+            a,
+            al,
+            r.as_ptr().cast(),
+            r.len(),
+            &mut rs_buf::EMPTY,
+            &mut trace,
+        )
+    };
+    assert_eq!(check(e).unwrap_err().0, RS_ERROR_INVALID_INPUT);
+    assert!(take_text(trace).contains("invalid-input"));
+    unsafe { rs_store_free(store) };
+}
