@@ -1119,6 +1119,7 @@ fn a_traced_put_replays_to_a_match() {
     // A failed operation is traced too: its error is the trace's result.
     let mut trace = rs_buf::EMPTY;
     let (x, xl) = s("Bad_Ns");
+    let mut render = rs_buf::EMPTY;
     let e = unsafe {
         rs_store_get_render(
             store,
@@ -1128,7 +1129,7 @@ fn a_traced_put_replays_to_a_match() {
             al,
             r.as_ptr().cast(),
             r.len(),
-            &mut rs_buf::EMPTY,
+            &mut render,
             &mut trace,
         )
     };
