@@ -2,7 +2,7 @@
 //! the component, so Rust, JavaScript and Python hosts agree by construction.
 
 use crate::error::Result;
-use crate::runtime::{Runtime, call_export, data_bytes, raw, raw_objects};
+use crate::runtime::{Runtime, call_export, data_bytes, joined_objects, raw, raw_objects};
 use crate::types::{
     GcPlan, HistorySummary, ObjectForm, ParsedKey, Release, RenderDiff, SecretValues, ShownObject,
     SyncTime,
@@ -25,6 +25,27 @@ impl Runtime {
             self,
             None,
             convoy_render_store_logic.call_render_ref(&raw_objects(objects))
+        )
+    }
+
+    /// [`Runtime::canonical`] of objects given in one buffer and where each ends
+    /// ([`crate::RenderStore::put_render_joined`] says how).
+    pub async fn canonical_joined(&self, bytes: &[u8], ends: &[u32]) -> Result<Vec<u8>> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_canonical(&joined_objects(bytes, ends))
+        )
+        .map(data_bytes)
+    }
+
+    /// [`Runtime::render_ref`] of objects given in one buffer and where each ends
+    /// ([`crate::RenderStore::put_render_joined`] says how).
+    pub async fn render_ref_joined(&self, bytes: &[u8], ends: &[u32]) -> Result<String> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_render_ref(&joined_objects(bytes, ends))
         )
     }
 
@@ -73,6 +94,16 @@ impl Runtime {
     /// The hex SHA-256 of `bytes`, computed in the component.
     pub async fn sha256_hex(&self, bytes: &[u8]) -> Result<String> {
         call_export!(infallible self, None, convoy_render_store_logic.call_sha256_hex(&raw(bytes)))
+    }
+
+    /// `<namespace>/<name>/`, the prefix of every key of `release`, after the
+    /// component has checked both names.
+    pub async fn release_prefix(&self, release: &Release) -> Result<String> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_release_prefix(&release.into())
+        )
     }
 
     /// The key of a render blob of `release`.

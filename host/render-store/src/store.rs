@@ -3,7 +3,9 @@
 
 use crate::bucket::Bucket;
 use crate::error::Result;
-use crate::runtime::{CallLog, Runtime, Scope, call_export, data_bytes, raw_objects};
+use crate::runtime::{
+    CallLog, Runtime, Scope, call_export, data_bytes, joined_objects, raw_objects,
+};
 use crate::store_url::open_bucket;
 use crate::types::SyncTime;
 use crate::types::{
@@ -131,6 +133,24 @@ impl RenderStore {
             &self.runtime,
             Some(self.scope(release)),
             convoy_render_store_store.call_put_render(&release.into(), &raw_objects(objects))
+        )
+    }
+
+    /// [`RenderStore::put_render`] of objects given in one buffer: object `i` is
+    /// `bytes[ends[i - 1]..ends[i]]` (from 0 for the first). `ends` must never decrease
+    /// and end at `bytes.len()`; anything else is [`crate::Error::InvalidInput`], before
+    /// any bucket call. One copy of the render, however many objects it has.
+    pub async fn put_render_joined(
+        &self,
+        release: &Release,
+        bytes: &[u8],
+        ends: &[u32],
+    ) -> Result<String> {
+        call_export!(
+            &self.runtime,
+            Some(self.scope(release)),
+            convoy_render_store_store
+                .call_put_render(&release.into(), &joined_objects(bytes, ends))
         )
     }
 

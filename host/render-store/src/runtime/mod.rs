@@ -77,6 +77,16 @@ pub(crate) fn raw_objects(objects: &[Vec<u8>]) -> wit::ObjectList {
     raw_objects_owned(objects.to_vec())
 }
 
+/// A render's objects given as one buffer and where each ends, in the WIT `joined`
+/// form: one copy of the whole render, however many objects it has (the C ABI's form,
+/// which takes a caller's objects that way).
+pub(crate) fn joined_objects(bytes: &[u8], ends: &[u32]) -> wit::ObjectList {
+    wit::ObjectList::Joined(wit::JoinedObjects {
+        bytes: bytes.to_vec(),
+        ends: ends.to_vec(),
+    })
+}
+
 /// [`raw_objects`] of objects the caller no longer needs, without copying them.
 pub(crate) fn raw_objects_owned(objects: Vec<Vec<u8>>) -> wit::ObjectList {
     wit::ObjectList::Each(objects.into_iter().map(wit_bucket::Data::Raw).collect())
@@ -832,6 +842,57 @@ mod tests {
             assert_eq!(puts, [form]);
         }
         Ok(())
+    }
+
+    /// The joined form (the C ABI's) means the same render as one object a buffer, and
+    /// ends that do not split its bytes are invalid input before any bucket call.
+    #[tokio::test]
+    async fn joined_objects_are_the_same_render() {
+        let rt = Runtime::new(Limits::default()).unwrap();
+        let objects = [br#"{"b":1,"a":2}"#.to_vec(), b"{ }".to_vec()];
+        let bytes = objects.concat();
+        let ends = [13, 16];
+        assert_eq!(
+            rt.canonical_joined(&bytes, &ends).await.unwrap(),
+            rt.canonical(&objects).await.unwrap()
+        );
+        assert_eq!(
+            rt.render_ref_joined(&bytes, &ends).await.unwrap(),
+            rt.render_ref(&objects).await.unwrap()
+        );
+        for bad in [&[16, 13][..], &[13], &[13, 17]] {
+            assert!(
+                matches!(
+                    rt.render_ref_joined(&bytes, bad).await,
+                    Err(Error::InvalidInput(_))
+                ),
+                "{bad:?}"
+            );
+        }
+        let recorder = recorder();
+        let store = crate::RenderStore::new(Arc::new(rt), recorder.clone());
+        let release = crate::Release::new("ns", "app");
+        let r = store
+            .put_render_joined(&release, &bytes, &ends)
+            .await
+            .unwrap();
+        assert_eq!(
+            store.get_render(&release, &r).await.unwrap(),
+            b"{\"a\":2,\"b\":1}\n{}\n"
+        );
+        assert!(matches!(
+            store.put_render_joined(&release, &bytes, &[2]).await,
+            Err(Error::InvalidInput(_))
+        ));
+        assert_eq!(
+            recorder.take_calls().len(),
+            3,
+            "exists, put, get: nothing for bad ends"
+        );
+        assert_eq!(
+            store.runtime().release_prefix(&release).await.unwrap(),
+            "ns/app/"
+        );
     }
 
     fn big_render() -> Vec<Vec<u8>> {

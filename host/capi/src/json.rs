@@ -1,0 +1,82 @@
+//! The JSON shapes of structured results. Where the component writes a shape
+//! (`Runtime::output_json`: history entries, GC plans), it is taken as the component
+//! wrote it; the diff's is the one `render-store --json diff` and the observer's
+//! `/diff` print (a test compares them).
+
+use crate::error::{Result, rs_error};
+use render_store::operation::Output;
+use render_store::{ObjectId, RenderDiff, Runtime, ShownObject};
+use serde_json::{Value, json};
+
+/// The `ok` value the component writes for an operation's output (`{"ok":VALUE}`,
+/// compact), byte for byte.
+pub(crate) async fn output(rt: &Runtime, output: &Output) -> Result<String> {
+    let text = rt.output_json(output).await?;
+    text.strip_prefix("{\"ok\":")
+        .and_then(|rest| rest.strip_suffix('}'))
+        .map(str::to_string)
+        .ok_or_else(|| {
+            rs_error::runtime(format!(
+                "the component's output JSON is not {{\"ok\":…}}: {text}"
+            ))
+        })
+}
+
+/// A page of history: `{"entries":[…],"nextBefore":KEY or null}`, the entries as
+/// `list-history` writes them, the field names those of `/history?limit=`.
+pub(crate) fn page(entries_ok: &str, next_before: Option<&str>) -> Result<String> {
+    let inner = entries_ok
+        .strip_suffix('}')
+        .ok_or_else(|| rs_error::runtime("the component's entries JSON is not an object"))?;
+    Ok(format!(
+        "{inner},\"nextBefore\":{}}}",
+        serde_json::to_string(&next_before).expect("an optional string serializes")
+    ))
+}
+
+fn id(id: &ObjectId) -> Value {
+    json!({
+        "apiVersion": id.api_version,
+        "kind": id.kind,
+        "namespace": id.namespace,
+        "name": id.name,
+    })
+}
+
+/// A diff as `render-store --json diff` prints it (compact here).
+pub(crate) fn diff(diff: &RenderDiff) -> String {
+    let changed: Vec<Value> = diff
+        .changed
+        .iter()
+        .map(|c| {
+            let mut v = id(&c.id);
+            v["diff"] = json!(c.lines);
+            v
+        })
+        .collect();
+    json!({
+        "added": diff.added.iter().map(id).collect::<Vec<_>>(),
+        "removed": diff.removed.iter().map(id).collect::<Vec<_>>(),
+        "changed": changed,
+        "unchanged": diff.unchanged,
+    })
+    .to_string()
+}
+
+/// A render's objects for people: an array of each object's id fields and its `text`.
+pub(crate) fn shown(objects: &[ShownObject]) -> String {
+    let items: Vec<Value> = objects
+        .iter()
+        .map(|o| {
+            let mut v = id(&o.id);
+            v["text"] = json!(o.text);
+            v
+        })
+        .collect();
+    Value::Array(items).to_string()
+}
+
+/// A list of strings as a JSON array.
+pub(crate) fn strings(items: &[String]) -> String {
+    serde_json::to_string(items).expect("strings serialize")
+}

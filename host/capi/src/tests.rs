@@ -1,0 +1,1139 @@
+//! Tests of the ABI, calling the exported functions as C would: errors and what they
+//! carry, NULL and bad arguments, callbacks that do not answer or answer wrongly, a
+//! panic inside the library, many threads on one handle, and the JSON shapes.
+
+use crate::*;
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_void};
+use std::ptr::{null, null_mut};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What a call returned: NULL, or the error's kind and message (freed).
+fn check(e: *mut rs_error) -> Result<(), (i32, String)> {
+    if e.is_null() {
+        return Ok(());
+    }
+    // SAFETY: an error the library just returned.
+    let out = unsafe { (rs_error_kind(e), message(e)) };
+    unsafe { rs_error_free(e) };
+    Err(out)
+}
+
+unsafe fn message(e: *const rs_error) -> String {
+    let (mut p, mut n) = (null(), 0);
+    // SAFETY: an unfreed error; the text lives until it is freed.
+    unsafe {
+        rs_error_message(e, &mut p, &mut n);
+        String::from_utf8(std::slice::from_raw_parts(p, n).to_vec()).unwrap()
+    }
+}
+
+fn ok(e: *mut rs_error) {
+    if let Err((kind, m)) = check(e) {
+        panic!("error {kind}: {m}");
+    }
+}
+
+/// Takes a buffer's bytes and frees it.
+fn take(mut b: rs_buf) -> Vec<u8> {
+    let bytes = if b.data.is_null() {
+        Vec::new()
+    } else {
+        // SAFETY: a buffer the library filled.
+        unsafe { std::slice::from_raw_parts(b.data, b.len).to_vec() }
+    };
+    unsafe { rs_buf_free(&mut b) };
+    bytes
+}
+
+fn take_text(b: rs_buf) -> String {
+    String::from_utf8(take(b)).unwrap()
+}
+
+fn s(text: &str) -> (*const c_char, usize) {
+    (text.as_ptr().cast(), text.len())
+}
+
+/// Objects joined, with their ends.
+fn joined(objects: &[&str]) -> (Vec<u8>, Vec<usize>) {
+    let mut bytes = Vec::new();
+    let mut ends = Vec::new();
+    for o in objects {
+        bytes.extend_from_slice(o.as_bytes());
+        ends.push(bytes.len());
+    }
+    (bytes, ends)
+}
+
+// ---- a bucket of callbacks over a map, with ways to misbehave ----
+
+#[derive(Default)]
+struct Mem {
+    objects: Mutex<BTreeMap<String, Vec<u8>>>,
+    /// What the get callback does: 0 answers, 1 does not, 2 answers a size, 3 keeps the
+    /// handle and answers after returning, 4 answers twice, 5 calls the store.
+    get_mode: AtomicUsize,
+    kept: Mutex<Option<usize>>,
+    second_answer: Mutex<Option<bool>>,
+    nested: Mutex<Option<(i32, String)>>,
+    store: AtomicUsize,
+    calls: AtomicUsize,
+    dropped: AtomicUsize,
+}
+
+unsafe fn mem<'a>(data: *mut c_void) -> &'a Mem {
+    // SAFETY: every test bucket's user_data is a leaked `Mem`.
+    unsafe { &*(data as *const Mem) }
+}
+
+unsafe fn key(k: *const c_char, n: usize) -> String {
+    // SAFETY: the library lends `n` bytes of UTF-8.
+    unsafe { String::from_utf8(std::slice::from_raw_parts(k.cast(), n).to_vec()).unwrap() }
+}
+
+unsafe extern "C" fn get(
+    d: *mut c_void,
+    k: *const c_char,
+    n: usize,
+    limit: u64,
+    a: *mut rs_answer,
+) {
+    // SAFETY: the library's arguments.
+    let (m, k) = unsafe { (mem(d), key(k, n)) };
+    m.calls.fetch_add(1, Ordering::Relaxed);
+    let objects = m.objects.lock().unwrap();
+    let value = objects.get(&k).cloned();
+    drop(objects);
+    unsafe {
+        match m.get_mode.load(Ordering::Relaxed) {
+            1 => {}
+            2 => {
+                rs_answer_size(a, 3);
+            }
+            3 => *m.kept.lock().unwrap() = Some(a as usize),
+            4 => {
+                rs_answer_not_found(a);
+                *m.second_answer.lock().unwrap() = Some(rs_answer_not_found(a));
+            }
+            5 => {
+                let store = m.store.load(Ordering::Relaxed) as *const rs_store;
+                let (ns, nl) = s("ns");
+                let (na, nal) = s("app");
+                let mut recorded = false;
+                let e = rs_store_has_history_ref(
+                    store,
+                    ns,
+                    nl,
+                    na,
+                    nal,
+                    null(),
+                    0,
+                    &mut recorded,
+                    null_mut(),
+                );
+                *m.nested.lock().unwrap() = check(e).err();
+                rs_answer_not_found(a);
+            }
+            _ => match value {
+                None => {
+                    rs_answer_not_found(a);
+                }
+                Some(v) if v.len() as u64 > limit => {
+                    rs_answer_too_large(a, v.len() as u64);
+                }
+                Some(v) => {
+                    rs_answer_bytes(a, v.as_ptr(), v.len());
+                }
+            },
+        }
+    }
+}
+
+unsafe extern "C" fn put(
+    d: *mut c_void,
+    k: *const c_char,
+    n: usize,
+    v: *const u8,
+    vn: usize,
+    a: *mut rs_answer,
+) {
+    // SAFETY: the library's arguments.
+    unsafe {
+        let m = mem(d);
+        m.calls.fetch_add(1, Ordering::Relaxed);
+        let value = std::slice::from_raw_parts(v, vn).to_vec();
+        m.objects.lock().unwrap().insert(key(k, n), value);
+        rs_answer_ok(a);
+    }
+}
+
+unsafe extern "C" fn exists(d: *mut c_void, k: *const c_char, n: usize, a: *mut rs_answer) {
+    // SAFETY: the library's arguments.
+    unsafe {
+        let m = mem(d);
+        m.calls.fetch_add(1, Ordering::Relaxed);
+        match m.objects.lock().unwrap().get(&key(k, n)) {
+            Some(v) => rs_answer_size(a, v.len() as u64),
+            None => rs_answer_not_found(a),
+        };
+    }
+}
+
+unsafe extern "C" fn list(d: *mut c_void, k: *const c_char, n: usize, a: *mut rs_answer) {
+    // SAFETY: the library's arguments.
+    unsafe {
+        let m = mem(d);
+        m.calls.fetch_add(1, Ordering::Relaxed);
+        let prefix = key(k, n);
+        // Newest first: the library sorts.
+        for (key, v) in m.objects.lock().unwrap().iter().rev() {
+            if key.starts_with(&prefix) {
+                rs_answer_listed(
+                    a,
+                    key.as_ptr().cast(),
+                    key.len(),
+                    v.len() as u64,
+                    1_700_000_000,
+                    0,
+                );
+            }
+        }
+        rs_answer_ok(a);
+    }
+}
+
+unsafe extern "C" fn delete(d: *mut c_void, k: *const c_char, n: usize, a: *mut rs_answer) {
+    // SAFETY: the library's arguments.
+    unsafe {
+        let m = mem(d);
+        m.calls.fetch_add(1, Ordering::Relaxed);
+        m.objects.lock().unwrap().remove(&key(k, n));
+        rs_answer_ok(a);
+    }
+}
+
+unsafe extern "C" fn dropped(d: *mut c_void) {
+    // SAFETY: the leaked Mem, which the test still holds.
+    unsafe { mem(d) }.dropped.fetch_add(1, Ordering::Relaxed);
+}
+
+fn bucket_of(m: &'static Mem) -> rs_bucket {
+    rs_bucket {
+        size: size_of::<rs_bucket>(),
+        user_data: m as *const Mem as *mut c_void,
+        get: Some(get),
+        put: Some(put),
+        exists: Some(exists),
+        list: Some(list),
+        delete_key: Some(delete),
+        delete_many: None,
+        drop: Some(dropped),
+    }
+}
+
+fn new_store(m: &'static Mem, options: *const rs_options) -> *mut rs_store {
+    let mut store = null_mut();
+    ok(unsafe { rs_store_new(&bucket_of(m), options, &mut store) });
+    m.store.store(store as usize, Ordering::Relaxed);
+    store
+}
+
+fn leak() -> &'static Mem {
+    Box::leak(Box::default())
+}
+
+const CM: &str = r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a"}}"#;
+
+fn put_render(store: *const rs_store, ns: &str, objects: &[&str]) -> Result<String, (i32, String)> {
+    let (bytes, ends) = joined(objects);
+    let (n, nl) = s(ns);
+    let (a, al) = s("app");
+    let mut out = rs_buf::EMPTY;
+    check(unsafe {
+        rs_store_put_render(
+            store,
+            n,
+            nl,
+            a,
+            al,
+            bytes.as_ptr(),
+            bytes.len(),
+            ends.as_ptr(),
+            ends.len(),
+            &mut out,
+            null_mut(),
+        )
+    })?;
+    Ok(take_text(out))
+}
+
+fn get_render(store: *const rs_store, ns: &str, r: &str) -> Result<Vec<u8>, (i32, String)> {
+    let (n, nl) = s(ns);
+    let (a, al) = s("app");
+    let (r, rl) = s(r);
+    let mut out = rs_buf::EMPTY;
+    check(unsafe { rs_store_get_render(store, n, nl, a, al, r, rl, &mut out, null_mut()) })?;
+    Ok(take(out))
+}
+
+// ---- errors and what they carry ----
+
+#[test]
+fn errors_carry_their_kind_message_and_position() {
+    let store = new_store(leak(), null());
+    // A bad namespace: invalid input, before any bucket call.
+    let (kind, m) = put_render(store, "Not_A_Label", &[CM]).unwrap_err();
+    assert_eq!(kind, RS_ERROR_INVALID_INPUT, "{m}");
+    assert!(m.starts_with("invalid input: "), "{m}");
+
+    // A bad object: its index.
+    let (bytes, ends) = joined(&[CM, "[1]"]);
+    let mut out = rs_buf::EMPTY;
+    let e = unsafe {
+        rs_render_ref(
+            null(),
+            bytes.as_ptr(),
+            bytes.len(),
+            ends.as_ptr(),
+            2,
+            &mut out,
+        )
+    };
+    let mut index = 99;
+    assert_eq!(unsafe { rs_error_kind(e) }, RS_ERROR_INVALID_OBJECT);
+    assert!(unsafe { rs_error_object_index(e, &mut index) });
+    assert_eq!(index, 1);
+    assert!(!unsafe { rs_error_yaml(e, null_mut(), null_mut(), null_mut(), null_mut()) });
+    let (mut p, mut n) = (null(), 0);
+    unsafe { rs_error_detail(e, &mut p, &mut n) };
+    let detail = unsafe { std::str::from_utf8(std::slice::from_raw_parts(p, n)).unwrap() };
+    assert!(
+        !detail.starts_with("object 1"),
+        "the detail is the component's own: {detail}"
+    );
+    assert_eq!(
+        unsafe { std::ffi::CStr::from_ptr(p.cast()) }.to_bytes(),
+        detail.as_bytes()
+    );
+    unsafe { rs_error_free(e) };
+
+    // Bad YAML: document, line, column and stage.
+    let yaml = "a: 1\n---\nb: [\n";
+    let e = unsafe { rs_yaml_render_ref(null(), yaml.as_ptr(), yaml.len(), &mut out) };
+    let (mut doc, mut line, mut col, mut stage) = (0, 0, 0, 0);
+    assert_eq!(unsafe { rs_error_kind(e) }, RS_ERROR_INVALID_YAML);
+    assert!(unsafe { rs_error_yaml(e, &mut doc, &mut line, &mut col, &mut stage) });
+    assert_eq!((doc, stage), (1, RS_YAML_STAGE_YAML));
+    assert!(line >= 3 && col >= 1, "{line}:{col}");
+    let name = unsafe { std::ffi::CStr::from_ptr(rs_error_kind_name(rs_error_kind(e))) };
+    assert_eq!(name.to_str().unwrap(), "invalid-yaml");
+    unsafe { rs_error_free(e) };
+
+    // Absent: not found.
+    let absent = format!("sha256:{}", "0".repeat(64));
+    assert_eq!(
+        get_render(store, "ns", &absent).unwrap_err().0,
+        RS_ERROR_NOT_FOUND
+    );
+
+    // A URL the library refuses, in its words, the value redacted.
+    let mut none = null_mut();
+    let url = "s3://bucket?region=secret-region&nope=1";
+    let (kind, m) =
+        check(unsafe { rs_store_open(url.as_ptr().cast(), url.len(), null(), &mut none) })
+            .unwrap_err();
+    assert_eq!(kind, RS_ERROR_URL, "{m}");
+    assert!(m.contains("nope") && !m.contains("secret-region"), "{m}");
+    assert!(none.is_null());
+
+    // A trace that is no trace: its line.
+    let trace = "{}\n";
+    let mut matches = false;
+    let e = unsafe {
+        rs_replay(
+            null(),
+            trace.as_ptr().cast(),
+            trace.len(),
+            &mut matches,
+            null_mut(),
+            null_mut(),
+        )
+    };
+    let mut at = 0;
+    assert_eq!(unsafe { rs_error_kind(e) }, RS_ERROR_TRACE);
+    assert!(unsafe { rs_error_trace_line(e, &mut at) });
+    assert_eq!(at, 1);
+    unsafe { rs_error_free(e) };
+    unsafe { rs_store_free(store) };
+}
+
+#[test]
+fn the_limits_given_at_open_bound_each_call() {
+    let m = leak();
+    let mut options = rs_options {
+        size: 0,
+        memory_bytes: 0,
+        fuel: 0,
+        gc_grace_seconds: 0,
+        concurrent_calls: 0,
+    };
+    unsafe { rs_options_init(&mut options, size_of::<rs_options>()) };
+    assert_eq!(options.memory_bytes, 1 << 30);
+    options.memory_bytes = 8 << 20;
+    options.concurrent_calls = 4;
+    let store = new_store(m, &options);
+    let big = format!(r#"{{"data":"{}"}}"#, "x".repeat(16 << 20));
+    let (kind, msg) = put_render(store, "ns", &[&big]).unwrap_err();
+    assert_eq!(kind, RS_ERROR_MEMORY_CAP, "{msg}");
+
+    // A blob larger than the cap is refused before it is read, naming both sizes: the
+    // callback is given the cap as its limit.
+    let r = put_render(store, "ns", &[CM]).unwrap();
+    let blob = format!("ns/app/renders/{r}");
+    m.objects.lock().unwrap().insert(blob, vec![b' '; 9 << 20]);
+    let (kind, msg) = get_render(store, "ns", &r).unwrap_err();
+    assert_eq!(kind, RS_ERROR_BUCKET, "{msg}");
+    assert!(
+        msg.contains(&(9u64 << 20).to_string()) && msg.contains(&(8u64 << 20).to_string()),
+        "{msg}"
+    );
+    unsafe { rs_store_free(store) };
+
+    // Fuel, through a logic call's options.
+    options.fuel = 1_000;
+    let (bytes, ends) = joined(&[CM]);
+    let mut out = rs_buf::EMPTY;
+    let e = unsafe {
+        rs_render_ref(
+            &options,
+            bytes.as_ptr(),
+            bytes.len(),
+            ends.as_ptr(),
+            1,
+            &mut out,
+        )
+    };
+    let mut budget = 0;
+    assert_eq!(unsafe { rs_error_kind(e) }, RS_ERROR_FUEL);
+    assert!(unsafe { rs_error_fuel(e, &mut budget) });
+    assert_eq!(budget, 1_000);
+    unsafe { rs_error_free(e) };
+}
+
+#[test]
+fn null_and_bad_arguments_are_errors() {
+    let (n, nl) = s("ns");
+    let (a, al) = s("app");
+    let mut out = rs_buf::EMPTY;
+    // No store (the empty URL's NULL).
+    let e = unsafe { rs_store_get_render(null(), n, nl, a, al, null(), 0, &mut out, null_mut()) };
+    let (kind, m) = check(e).unwrap_err();
+    assert_eq!(kind, RS_ERROR_INVALID_ARGUMENT);
+    assert!(m.contains("store is NULL"), "{m}");
+    // A length with a NULL pointer; a NULL out pointer.
+    let store = new_store(leak(), null());
+    let e =
+        unsafe { rs_store_get_render(store, null(), 5, a, al, null(), 0, &mut out, null_mut()) };
+    assert_eq!(check(e).unwrap_err().0, RS_ERROR_INVALID_ARGUMENT);
+    let e = unsafe { rs_store_get_render(store, n, nl, a, al, null(), 0, null_mut(), null_mut()) };
+    assert_eq!(check(e).unwrap_err().0, RS_ERROR_INVALID_ARGUMENT);
+    // Not UTF-8: invalid input.
+    let bad = [b'n', 0xff];
+    let e = unsafe {
+        rs_store_get_render(
+            store,
+            bad.as_ptr().cast(),
+            2,
+            a,
+            al,
+            null(),
+            0,
+            &mut out,
+            null_mut(),
+        )
+    };
+    assert_eq!(check(e).unwrap_err().0, RS_ERROR_INVALID_INPUT);
+    // An unknown constant.
+    let e =
+        unsafe { rs_diff_renders(null(), null(), 0, null(), 0, 7, RS_SECRETS_MASKED, &mut out) };
+    assert_eq!(check(e).unwrap_err().0, RS_ERROR_INVALID_ARGUMENT);
+    // Ends that do not split the objects: invalid input, as the component says.
+    let ends = [5usize, 2];
+    let e = unsafe { rs_canonical(null(), b"{}{}{}".as_ptr(), 6, ends.as_ptr(), 2, &mut out) };
+    assert_eq!(check(e).unwrap_err().0, RS_ERROR_INVALID_INPUT);
+    // A bucket missing a required callback, or too short a struct.
+    let mut table = bucket_of(leak());
+    table.list = None;
+    let mut none = null_mut();
+    let (kind, m) = check(unsafe { rs_store_new(&table, null(), &mut none) }).unwrap_err();
+    assert_eq!(kind, RS_ERROR_INVALID_ARGUMENT);
+    assert!(m.contains("list"), "{m}");
+    table.size = 8;
+    assert_eq!(
+        check(unsafe { rs_store_new(&table, null(), &mut none) })
+            .unwrap_err()
+            .0,
+        RS_ERROR_INVALID_ARGUMENT
+    );
+    // Freeing NULL and freeing twice are harmless.
+    unsafe {
+        rs_error_free(null_mut());
+        rs_buf_free(null_mut());
+        rs_buf_free(&mut out);
+        rs_buf_free(&mut out);
+        rs_store_free(null_mut());
+        assert_eq!(rs_error_kind(null()), 0);
+        rs_store_free(store);
+    }
+}
+
+#[test]
+fn an_empty_url_is_no_store_and_no_error() {
+    let mut store = std::ptr::dangling_mut::<rs_store>();
+    ok(unsafe { rs_store_open("  ".as_ptr().cast(), 2, null(), &mut store) });
+    assert!(store.is_null());
+    let mut count = -1;
+    ok(unsafe { rs_history_count(store, false, 0, &mut count) });
+    assert_eq!(count, 0);
+}
+
+// ---- callbacks that misbehave ----
+
+fn get_with_mode(mode: usize) -> ((i32, String), &'static Mem) {
+    let m = leak();
+    let store = new_store(m, null());
+    let r = put_render(store, "ns", &[CM]).unwrap();
+    m.get_mode.store(mode, Ordering::Relaxed);
+    let err = get_render(store, "ns", &r).unwrap_err();
+    unsafe { rs_store_free(store) };
+    assert_eq!(m.dropped.load(Ordering::Relaxed), 1);
+    (err, m)
+}
+
+#[test]
+fn a_callback_that_does_not_answer_fails_its_bucket_call() {
+    let ((kind, m), _) = get_with_mode(1);
+    assert_eq!(kind, RS_ERROR_BUCKET, "{m}");
+    assert!(m.contains("get callback returned without an answer"), "{m}");
+}
+
+#[test]
+fn a_wrong_answer_fails_its_bucket_call() {
+    let ((kind, m), _) = get_with_mode(2);
+    assert_eq!(kind, RS_ERROR_BUCKET);
+    assert!(
+        m.contains("answered wrongly: rs_answer_size does not answer a get call"),
+        "{m}"
+    );
+    let ((kind, m), mem) = get_with_mode(4);
+    assert_eq!(kind, RS_ERROR_BUCKET);
+    assert!(m.contains("already answered"), "{m}");
+    assert_eq!(*mem.second_answer.lock().unwrap(), Some(false));
+}
+
+#[test]
+fn a_handle_kept_past_its_callback_answers_nothing() {
+    let ((kind, m), mem) = get_with_mode(3);
+    assert_eq!(kind, RS_ERROR_BUCKET);
+    assert!(m.contains("without an answer"), "{m}");
+    let kept = mem.kept.lock().unwrap().unwrap() as *mut rs_answer;
+    let late = unsafe { rs_answer_bytes(kept, b"x".as_ptr(), 1) };
+    assert!(!late);
+    // A handle that never was one.
+    assert!(!unsafe { rs_answer_ok(usize::MAX as *mut rs_answer) });
+}
+
+#[test]
+fn a_store_call_from_inside_a_callback_is_refused() {
+    let ((kind, m), mem) = get_with_mode(5);
+    assert_eq!(kind, RS_ERROR_NOT_FOUND, "{m}");
+    let (nested, text) = mem
+        .nested
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("the nested call failed");
+    assert_eq!(nested, RS_ERROR_INVALID_ARGUMENT);
+    assert!(text.contains("inside a bucket callback"), "{text}");
+}
+
+#[test]
+fn a_panic_inside_the_library_is_an_error_and_the_store_goes_on() {
+    let store = new_store(leak(), null());
+    let (ns, name) = crate::bucket::PANIC_RELEASE
+        .trim_end_matches('/')
+        .split_once('/')
+        .unwrap();
+    let (n, nl) = s(ns);
+    let (a, al) = s(name);
+    let r = format!("sha256:{}", "0".repeat(64));
+    let (rp, rl) = s(&r);
+    let mut out = rs_buf::EMPTY;
+    let e = unsafe { rs_store_get_render(store, n, nl, a, al, rp, rl, &mut out, null_mut()) };
+    let (kind, m) = check(e).unwrap_err();
+    assert_eq!(kind, RS_ERROR_PANIC, "{m}");
+    assert!(m.contains("a test asked the bucket to panic"), "{m}");
+    // The thread and the store are usable again.
+    let r = put_render(store, "ns", &[CM]).unwrap();
+    assert!(get_render(store, "ns", &r).is_ok());
+    unsafe { rs_store_free(store) };
+}
+
+// ---- threads ----
+
+#[test]
+fn sixteen_threads_share_one_store() {
+    let m = leak();
+    let store = new_store(m, null()) as usize;
+    let url = "mem://";
+    let mut mem_store = null_mut();
+    ok(unsafe { rs_store_open(url.as_ptr().cast(), url.len(), null(), &mut mem_store) });
+    let mem_store = mem_store as usize;
+    let threads: Vec<_> = (0..16)
+        .map(|i| {
+            std::thread::spawn(move || {
+                for &store in &[store, mem_store] {
+                    let store = store as *const rs_store;
+                    for j in 0..5 {
+                        let object =
+                            format!(r#"{{"kind":"ConfigMap","metadata":{{"name":"t{i}-{j}"}}}}"#);
+                        let ns = format!("ns{i}");
+                        let r = put_render(store, &ns, &[&object]).unwrap();
+                        let canonical = get_render(store, &ns, &r).unwrap();
+                        assert!(canonical.ends_with(b"\n"));
+                        let (n, nl) = s(&ns);
+                        let (a, al) = s("app");
+                        let (rp, rl) = s(&r);
+                        let mut added = false;
+                        let t = rs_time {
+                            seconds: 1_700_000_000 + j,
+                            nanoseconds: 0,
+                        };
+                        ok(unsafe {
+                            rs_store_record_history(
+                                store,
+                                n,
+                                nl,
+                                a,
+                                al,
+                                rp,
+                                rl,
+                                t,
+                                null(),
+                                0,
+                                &mut added,
+                                null_mut(),
+                            )
+                        });
+                        assert!(added);
+                    }
+                    let n = format!("ns{i}");
+                    let mut json = rs_buf::EMPTY;
+                    ok(unsafe {
+                        rs_store_list_history(
+                            store,
+                            n.as_ptr().cast(),
+                            n.len(),
+                            "app".as_ptr().cast(),
+                            3,
+                            &mut json,
+                            null_mut(),
+                        )
+                    });
+                    let v: serde_json::Value = serde_json::from_slice(&take(json)).unwrap();
+                    assert_eq!(v["entries"].as_array().unwrap().len(), 5);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert!(m.calls.load(Ordering::Relaxed) >= 16 * 5 * 4);
+    unsafe {
+        rs_store_free(store as *mut rs_store);
+        rs_store_free(mem_store as *mut rs_store);
+    }
+}
+
+// ---- shapes ----
+
+#[test]
+fn history_gc_and_diff_come_back_in_the_shapes_the_hosts_print() {
+    let store = new_store(leak(), null());
+    let secret = |v: &str| {
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Secret","metadata":{{"name":"s"}},"data":{{"p":"{v}"}}}}"#
+        )
+    };
+    let (one, two) = (secret("b2xk"), secret("bmV3"));
+    let r1 = put_render(store, "ns", &[CM, &one]).unwrap();
+    let r2 = put_render(store, "ns", &[&two]).unwrap();
+    let (n, nl) = s("ns");
+    let (a, al) = s("app");
+    for (i, r) in [&r1, &r2].into_iter().enumerate() {
+        let (rp, rl) = s(r);
+        let mut added = false;
+        let t = rs_time {
+            seconds: 1_767_225_600 + i as i64,
+            nanoseconds: 5,
+        };
+        ok(unsafe {
+            rs_store_record_history(
+                store,
+                n,
+                nl,
+                a,
+                al,
+                rp,
+                rl,
+                t,
+                "s".as_ptr().cast(),
+                1,
+                &mut added,
+                null_mut(),
+            )
+        });
+    }
+
+    // The history: the component's shape, as a trace's result holds it.
+    let mut out = rs_buf::EMPTY;
+    let mut trace = rs_buf::EMPTY;
+    ok(unsafe { rs_store_list_history(store, n, nl, a, al, &mut out, &mut trace) });
+    let history = take_text(out);
+    let trace = take_text(trace);
+    let result_line = trace.lines().last().unwrap();
+    assert!(
+        result_line.contains(&format!("{{\"ok\":{history}}}")),
+        "{result_line}\n{history}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&history).unwrap();
+    assert_eq!(
+        v["entries"][0]["syncedAt"],
+        serde_json::json!({"seconds": 1_767_225_600, "nanoseconds": 5})
+    );
+
+    // A page: the same entries, newest first, and the cursor.
+    let mut out = rs_buf::EMPTY;
+    ok(unsafe { rs_store_list_history_page(store, n, nl, a, al, 1, null(), 0, &mut out) });
+    let page: serde_json::Value = serde_json::from_slice(&take(out)).unwrap();
+    assert_eq!(page["entries"][0]["renderRef"], r2.as_str());
+    assert_eq!(page["entries"][0], v["entries"][1]);
+    let before = page["nextBefore"].as_str().unwrap().to_string();
+    let mut out = rs_buf::EMPTY;
+    ok(unsafe {
+        rs_store_list_history_page(
+            store,
+            n,
+            nl,
+            a,
+            al,
+            1,
+            before.as_ptr().cast(),
+            before.len(),
+            &mut out,
+        )
+    });
+    let page: serde_json::Value = serde_json::from_slice(&take(out)).unwrap();
+    assert_eq!(page["entries"][0]["renderRef"], r1.as_str());
+    assert!(page["nextBefore"].is_null());
+
+    // A diff from the newest entry (r2) to r1: `render-store --json diff`'s shape,
+    // Secret values masked by default.
+    let (rp, rl) = s(&r1);
+    let mut out = rs_buf::EMPTY;
+    ok(unsafe {
+        rs_store_diff(
+            store,
+            n,
+            nl,
+            a,
+            al,
+            rp,
+            rl,
+            null(),
+            0,
+            RS_FORM_YAML,
+            RS_SECRETS_MASKED,
+            &mut out,
+        )
+    });
+    let masked: serde_json::Value = serde_json::from_slice(&take(out)).unwrap();
+    let rs = crate::call::block_on(async {
+        // SAFETY: the store made above, not freed yet.
+        let inner = unsafe { &*store }.inner().clone();
+        let observer = render_store::Observer::new(Some(inner)).unwrap();
+        observer
+            .diff(
+                &render_store::Release::new("ns", "app"),
+                &r1,
+                None,
+                render_store::ObjectForm::Yaml,
+            )
+            .await
+            .unwrap()
+    });
+    let cli = render_store_cli::json_view::diff_json(&rs.unwrap());
+    assert_eq!(masked, cli);
+    let text = masked.to_string();
+    assert!(
+        text.contains("***") && !text.contains("bmV3") && !text.contains("b2xk"),
+        "{text}"
+    );
+    let mut out = rs_buf::EMPTY;
+    ok(unsafe {
+        rs_store_diff(
+            store,
+            n,
+            nl,
+            a,
+            al,
+            rp,
+            rl,
+            null(),
+            0,
+            RS_FORM_YAML,
+            RS_SECRETS_SHOWN,
+            &mut out,
+        )
+    });
+    assert!(take_text(out).contains("bmV3"));
+
+    // diff-local of r1's canonical bytes against r2, named: the same change.
+    let canonical = get_render(store, "ns", &r1).unwrap();
+    let (rp, rl) = s(&r2);
+    let mut out = rs_buf::EMPTY;
+    ok(unsafe {
+        rs_store_diff_local(
+            store,
+            n,
+            nl,
+            a,
+            al,
+            canonical.as_ptr(),
+            canonical.len(),
+            rp,
+            rl,
+            RS_FORM_JSON,
+            RS_SECRETS_MASKED,
+            &mut out,
+        )
+    });
+    let local: serde_json::Value = serde_json::from_slice(&take(out)).unwrap();
+    assert_eq!(local["added"][0]["kind"], "ConfigMap");
+
+    // GC: the component's plan, equal to the pure plan of the same listings.
+    let grace = rs_grace {
+        now: rs_time {
+            seconds: 1_800_000_000,
+            nanoseconds: 0,
+        },
+        seconds: 0,
+    };
+    let mut out = rs_buf::EMPTY;
+    ok(unsafe {
+        rs_store_gc(
+            store,
+            n,
+            nl,
+            a,
+            al,
+            1,
+            null(),
+            0,
+            null(),
+            0,
+            true,
+            &grace,
+            &mut out,
+            null_mut(),
+        )
+    });
+    let plan: serde_json::Value = serde_json::from_slice(&take(out)).unwrap();
+    assert_eq!(plan["deleteRenders"][0], format!("ns/app/renders/{r1}"));
+    let history_keys: Vec<String> = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["key"].as_str().unwrap().to_string())
+        .collect();
+    let render_keys = [
+        format!("ns/app/renders/{r1}"),
+        format!("ns/app/renders/{r2}"),
+    ];
+    let (hb, he) = joined(&history_keys.iter().map(String::as_str).collect::<Vec<_>>());
+    let (rb, re) = joined(&render_keys.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut out = rs_buf::EMPTY;
+    ok(unsafe {
+        rs_plan_gc(
+            null(),
+            n,
+            nl,
+            a,
+            al,
+            1,
+            hb.as_ptr(),
+            hb.len(),
+            he.as_ptr(),
+            he.len(),
+            rb.as_ptr(),
+            rb.len(),
+            re.as_ptr(),
+            re.len(),
+            null(),
+            0,
+            null(),
+            0,
+            &mut out,
+        )
+    });
+    let pure: serde_json::Value = serde_json::from_slice(&take(out)).unwrap();
+    assert_eq!(pure, plan);
+
+    // An empty history has nothing to diff against.
+    let (o, ol) = s("other");
+    let mut out = rs_buf::EMPTY;
+    let e = unsafe {
+        rs_store_diff(
+            store,
+            o,
+            ol,
+            a,
+            al,
+            rp,
+            rl,
+            null(),
+            0,
+            RS_FORM_YAML,
+            RS_SECRETS_MASKED,
+            &mut out,
+        )
+    };
+    assert_eq!(check(e).unwrap_err().0, RS_ERROR_NO_HISTORY);
+    unsafe { rs_store_free(store) };
+}
+
+#[test]
+fn logic_and_controller_rules_come_from_the_library() {
+    let yaml = "a: |\n  two\n  lines\n---\n---\nb: 2\n";
+    let mut out = rs_buf::EMPTY;
+    ok(unsafe { rs_yaml_objects(null(), yaml.as_ptr(), yaml.len(), &mut out) });
+    assert_eq!(take_text(out), "{\"a\":\"two\\nlines\\n\"}\n{\"b\":2}\n");
+
+    let (n, nl) = s("ns");
+    let (a, al) = s("app");
+    let r = format!("sha256:{}", "a".repeat(64));
+    let (rp, rl) = s(&r);
+    let t = rs_time {
+        seconds: 1_767_225_600,
+        nanoseconds: 120_000_000,
+    };
+    let mut key = rs_buf::EMPTY;
+    ok(unsafe { rs_history_key(null(), n, nl, a, al, t, rp, rl, &mut key) });
+    let key = take_text(key);
+    assert_eq!(
+        key,
+        format!("ns/app/history/20260101T000000.120000000Z-{r}")
+    );
+    let (mut kind, mut parsed, mut at) = (
+        0,
+        rs_buf::EMPTY,
+        rs_time {
+            seconds: 0,
+            nanoseconds: 0,
+        },
+    );
+    ok(unsafe {
+        rs_parse_key(
+            null(),
+            n,
+            nl,
+            a,
+            al,
+            key.as_ptr().cast(),
+            key.len(),
+            &mut kind,
+            &mut parsed,
+            &mut at,
+        )
+    });
+    assert_eq!(
+        (kind, take_text(parsed), at),
+        (RS_KEY_HISTORY, r.clone(), t)
+    );
+    let mut prefix = rs_buf::EMPTY;
+    ok(unsafe { rs_release_prefix(null(), n, nl, a, al, &mut prefix) });
+    assert_eq!(take_text(prefix), "ns/app/");
+    let mut text = rs_buf::EMPTY;
+    ok(unsafe { rs_format_synced_at(null(), t, &mut text) });
+    let text = take_text(text);
+    assert_eq!(text, "2026-01-01T00:00:00.12Z");
+    let mut back = rs_time {
+        seconds: 0,
+        nanoseconds: 0,
+    };
+    ok(unsafe { rs_parse_synced_at(null(), text.as_ptr().cast(), text.len(), &mut back) });
+    assert_eq!(back, t);
+    assert_eq!(
+        check(unsafe { rs_validate_render_ref(null(), "sha256:AB".as_ptr().cast(), 9) })
+            .unwrap_err()
+            .0,
+        RS_ERROR_INVALID_INPUT
+    );
+
+    let mut keep = 0;
+    ok(unsafe { rs_effective_keep_history(false, 0, &mut keep) });
+    assert_eq!(keep, render_store::controller::DEFAULT_KEEP_HISTORY);
+    ok(unsafe { rs_effective_keep_history(true, -3, &mut keep) });
+    assert_eq!(keep, 0);
+    let store = new_store(leak(), null());
+    let mut count = 0;
+    ok(unsafe { rs_history_count(store, true, 7, &mut count) });
+    assert_eq!(count, 7);
+    unsafe { rs_store_free(store) };
+    let mut refs = rs_buf::EMPTY;
+    ok(unsafe {
+        rs_protected_refs(
+            "b".as_ptr().cast(),
+            1,
+            "a".as_ptr().cast(),
+            1,
+            "".as_ptr().cast(),
+            0,
+            null(),
+            0,
+            "a".as_ptr().cast(),
+            1,
+            &mut refs,
+        )
+    });
+    assert_eq!(take_text(refs), r#"["a","b"]"#);
+}
+
+// ---- where callbacks run, batch deletes, traces ----
+
+static CALLBACK_THREADS: Mutex<Vec<std::thread::ThreadId>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn exists_noting_thread(
+    d: *mut c_void,
+    k: *const c_char,
+    n: usize,
+    a: *mut rs_answer,
+) {
+    CALLBACK_THREADS
+        .lock()
+        .unwrap()
+        .push(std::thread::current().id());
+    // SAFETY: passed on as the library gave them.
+    unsafe { exists(d, k, n, a) }
+}
+
+/// Answers every key but the last: the batch is a failed answer naming what is missing.
+unsafe extern "C" fn delete_many_but_last(
+    _: *mut c_void,
+    _: *const rs_str,
+    count: usize,
+    a: *mut rs_answer,
+) {
+    for i in 0..count.saturating_sub(1) {
+        // SAFETY: the handle the library gave.
+        unsafe { rs_answer_key_ok(a, i) };
+    }
+}
+
+#[test]
+fn callbacks_run_on_the_thread_that_called() {
+    let m = leak();
+    let mut table = bucket_of(m);
+    table.exists = Some(exists_noting_thread);
+    let mut store = null_mut();
+    ok(unsafe { rs_store_new(&table, null(), &mut store) });
+    put_render(store, "ns", &[CM]).unwrap();
+    let threads = CALLBACK_THREADS.lock().unwrap().clone();
+    assert_eq!(threads, [std::thread::current().id()]);
+    unsafe { rs_store_free(store) };
+}
+
+#[test]
+fn a_batch_delete_with_an_unanswered_key_stops_the_operation() {
+    let m = leak();
+    let mut table = bucket_of(m);
+    table.delete_many = Some(delete_many_but_last);
+    let mut store = null_mut();
+    ok(unsafe { rs_store_new(&table, null(), &mut store) });
+    put_render(store, "ns", &[CM]).unwrap();
+    put_render(store, "ns", &[r#"{"kind":"Service"}"#]).unwrap();
+    let (n, nl) = s("ns");
+    let (a, al) = s("app");
+    let mut deleted = 0;
+    let e = unsafe { rs_store_delete_release(store, n, nl, a, al, &mut deleted, null_mut()) };
+    let (kind, msg) = check(e).unwrap_err();
+    assert_eq!(kind, RS_ERROR_BUCKET, "{msg}");
+    assert!(
+        msg.contains("left 1 of 2 keys unanswered (the first is key 1)"),
+        "{msg}"
+    );
+    unsafe { rs_store_free(store) };
+}
+
+#[test]
+fn a_traced_put_replays_to_a_match() {
+    let store = new_store(leak(), null());
+    let (bytes, ends) = joined(&[CM, r#"{"kind":"Service"}"#]);
+    let (n, nl) = s("ns");
+    let (a, al) = s("app");
+    let (mut r, mut trace) = (rs_buf::EMPTY, rs_buf::EMPTY);
+    ok(unsafe {
+        rs_store_put_render(
+            store,
+            n,
+            nl,
+            a,
+            al,
+            bytes.as_ptr(),
+            bytes.len(),
+            ends.as_ptr(),
+            2,
+            &mut r,
+            &mut trace,
+        )
+    });
+    let r = take_text(r);
+    let trace = take_text(trace);
+    assert!(trace.lines().last().unwrap().contains(&r), "{trace}");
+    let (mut matches, mut text, mut json) = (false, rs_buf::EMPTY, rs_buf::EMPTY);
+    ok(unsafe {
+        rs_replay(
+            null(),
+            trace.as_ptr().cast(),
+            trace.len(),
+            &mut matches,
+            &mut text,
+            &mut json,
+        )
+    });
+    assert!(matches, "{}", take_text(text));
+    let report: serde_json::Value = serde_json::from_slice(&take(json)).unwrap();
+    assert_eq!(report["result"]["ok"]["renderRef"], r.as_str());
+    // A failed operation is traced too: its error is the trace's result.
+    let mut trace = rs_buf::EMPTY;
+    let (x, xl) = s("Bad_Ns");
+    let mut render = rs_buf::EMPTY;
+    let e = unsafe {
+        rs_store_get_render(
+            store,
+            x,
+            xl,
+            a,
+            al,
+            r.as_ptr().cast(),
+            r.len(),
+            &mut render,
+            &mut trace,
+        )
+    };
+    assert_eq!(check(e).unwrap_err().0, RS_ERROR_INVALID_INPUT);
+    assert!(take_text(trace).contains("invalid-input"));
+    unsafe { rs_store_free(store) };
+}
