@@ -111,6 +111,10 @@
 // Secret values are shown as stored: only for a user who asked.
 #define RS_SECRETS_SHOWN 1
 
+// The diffs' `context` as the CLI shows it: lines around each change, as diff(1)
+// (a literal, so the header can carry it; a test checks it is the library's).
+#define RS_DEFAULT_CONTEXT 3
+
 // `rs_error_yaml`'s stage: splitting the stream into documents.
 #define RS_YAML_STAGE_SPLIT 1
 
@@ -590,7 +594,8 @@ struct rs_error *rs_plan_gc(const struct rs_options *options,
                             struct rs_buf *plan);
 
 // The difference between two canonical renders (`old` to `new`), changed objects'
-// lines in `form`, Secret values as `secrets` says; `*diff` as for `rs_store_diff`.
+// lines in `form` with `context` lines around each change, Secret values as `secrets`
+// says; `*diff` as for `rs_store_diff`.
 struct rs_error *rs_diff_renders(const struct rs_options *options,
                                  const uint8_t *old,
                                  size_t old_len,
@@ -598,6 +603,7 @@ struct rs_error *rs_diff_renders(const struct rs_options *options,
                                  size_t new_len,
                                  uint32_t form,
                                  uint32_t secrets,
+                                 uint32_t context,
                                  struct rs_buf *diff);
 
 // Every object of a canonical render, in order, for people: `*shown` is JSON text, an
@@ -776,7 +782,9 @@ struct rs_error *rs_store_delete_release(const struct rs_store *store,
 
 // What changed from the stored render `against` (NULL: the newest history entry's;
 // an empty history is `RS_ERROR_NO_HISTORY`) to the stored render `render_ref`, each
-// changed object's lines in `form` (`RS_FORM_*`), Secret values as `secrets`
+// changed object's lines in `form` (`RS_FORM_*`) with `context` lines around each
+// change (`RS_DEFAULT_CONTEXT`; `UINT32_MAX` shows each changed object whole, its
+// hunks abutting, each still headed by its path), Secret values as `secrets`
 // (`RS_SECRETS_*`) says, read through a read-only view of the store, as
 // `render-store diff` does. `*diff` receives JSON text, what `render-store --json diff`
 // prints: `{"added":[ID…],"changed":[ID with "diff":[lines]…],"removed":[ID…],
@@ -792,6 +800,7 @@ struct rs_error *rs_store_diff(const struct rs_store *store,
                                size_t against_len,
                                uint32_t form,
                                uint32_t secrets,
+                               uint32_t context,
                                struct rs_buf *diff);
 
 // What applying a render that is not stored would change: the diff from the stored
@@ -809,6 +818,7 @@ struct rs_error *rs_store_diff_local(const struct rs_store *store,
                                      size_t against_len,
                                      uint32_t form,
                                      uint32_t secrets,
+                                     uint32_t context,
                                      struct rs_buf *diff);
 
 // Replays a trace (TRACES.md; `trace_len` bytes of its text) in the component against

@@ -416,7 +416,8 @@ pub unsafe extern "C" fn rs_plan_gc(
 }
 
 /// The difference between two canonical renders (`old` to `new`), changed objects'
-/// lines in `form`, Secret values as `secrets` says; `*diff` as for `rs_store_diff`.
+/// lines in `form` with `context` lines around each change, Secret values as `secrets`
+/// says; `*diff` as for `rs_store_diff`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rs_diff_renders(
     options: *const rs_options,
@@ -426,6 +427,7 @@ pub unsafe extern "C" fn rs_diff_renders(
     new_len: usize,
     form: u32,
     secrets: u32,
+    context: u32,
     diff: *mut rs_buf,
 ) -> *mut rs_error {
     guard(|| {
@@ -438,7 +440,7 @@ pub unsafe extern "C" fn rs_diff_renders(
             )
         };
         let (form, secrets) = (crate::value::form(form)?, crate::value::secrets(secrets)?);
-        let diff = block_on(rt(options)?.diff_renders(old, new, form, secrets))??;
+        let diff = block_on(rt(options)?.diff_renders(old, new, form, secrets, context))??;
         out.set_text(json::diff(&diff));
         Ok(())
     })

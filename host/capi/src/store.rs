@@ -519,7 +519,9 @@ fn observer(store: &rs_store, secrets: u32) -> Result<Observer> {
 
 /// What changed from the stored render `against` (NULL: the newest history entry's;
 /// an empty history is `RS_ERROR_NO_HISTORY`) to the stored render `render_ref`, each
-/// changed object's lines in `form` (`RS_FORM_*`), Secret values as `secrets`
+/// changed object's lines in `form` (`RS_FORM_*`) with `context` lines around each
+/// change (`RS_DEFAULT_CONTEXT`; `UINT32_MAX` shows each changed object whole, its
+/// hunks abutting, each still headed by its path), Secret values as `secrets`
 /// (`RS_SECRETS_*`) says, read through a read-only view of the store, as
 /// `render-store diff` does. `*diff` receives JSON text, what `render-store --json diff`
 /// prints: `{"added":[ID…],"changed":[ID with "diff":[lines]…],"removed":[ID…],
@@ -537,6 +539,7 @@ pub unsafe extern "C" fn rs_store_diff(
     against_len: usize,
     form: u32,
     secrets: u32,
+    context: u32,
     diff: *mut rs_buf,
 ) -> *mut rs_error {
     guard(|| {
@@ -552,7 +555,7 @@ pub unsafe extern "C" fn rs_store_diff(
         let release = release!(namespace, namespace_len, name, name_len);
         let form = crate::value::form(form)?;
         let observer = observer(store, secrets)?;
-        let diff = block_on(observer.diff(&release, render_ref, against, form))??;
+        let diff = block_on(observer.diff(&release, render_ref, against, form, context))??;
         out.set_text(json::diff(&diff));
         Ok(())
     })
@@ -575,6 +578,7 @@ pub unsafe extern "C" fn rs_store_diff_local(
     against_len: usize,
     form: u32,
     secrets: u32,
+    context: u32,
     diff: *mut rs_buf,
 ) -> *mut rs_error {
     guard(|| {
@@ -590,7 +594,7 @@ pub unsafe extern "C" fn rs_store_diff_local(
         let release = release!(namespace, namespace_len, name, name_len);
         let form = crate::value::form(form)?;
         let observer = observer(store, secrets)?;
-        let diff = block_on(observer.diff_local(&release, canonical, against, form))??;
+        let diff = block_on(observer.diff_local(&release, canonical, against, form, context))??;
         out.set_text(json::diff(&diff));
         Ok(())
     })

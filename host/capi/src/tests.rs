@@ -455,8 +455,19 @@ fn null_and_bad_arguments_are_errors() {
     };
     assert_eq!(check(e).unwrap_err().0, RS_ERROR_INVALID_INPUT);
     // An unknown constant.
-    let e =
-        unsafe { rs_diff_renders(null(), null(), 0, null(), 0, 7, RS_SECRETS_MASKED, &mut out) };
+    let e = unsafe {
+        rs_diff_renders(
+            null(),
+            null(),
+            0,
+            null(),
+            0,
+            7,
+            RS_SECRETS_MASKED,
+            RS_DEFAULT_CONTEXT,
+            &mut out,
+        )
+    };
     assert_eq!(check(e).unwrap_err().0, RS_ERROR_INVALID_ARGUMENT);
     // Ends that do not split the objects: invalid input, as the component says.
     let ends = [5usize, 2];
@@ -756,6 +767,7 @@ fn history_gc_and_diff_come_back_in_the_shapes_the_hosts_print() {
             0,
             RS_FORM_YAML,
             RS_SECRETS_MASKED,
+            RS_DEFAULT_CONTEXT,
             &mut out,
         )
     });
@@ -770,6 +782,7 @@ fn history_gc_and_diff_come_back_in_the_shapes_the_hosts_print() {
                 &r1,
                 None,
                 render_store::ObjectForm::Yaml,
+                render_store::DEFAULT_CONTEXT,
             )
             .await
             .unwrap()
@@ -795,6 +808,7 @@ fn history_gc_and_diff_come_back_in_the_shapes_the_hosts_print() {
             0,
             RS_FORM_YAML,
             RS_SECRETS_SHOWN,
+            RS_DEFAULT_CONTEXT,
             &mut out,
         )
     });
@@ -817,6 +831,7 @@ fn history_gc_and_diff_come_back_in_the_shapes_the_hosts_print() {
             rl,
             RS_FORM_JSON,
             RS_SECRETS_MASKED,
+            RS_DEFAULT_CONTEXT,
             &mut out,
         )
     });
@@ -907,6 +922,7 @@ fn history_gc_and_diff_come_back_in_the_shapes_the_hosts_print() {
             0,
             RS_FORM_YAML,
             RS_SECRETS_MASKED,
+            RS_DEFAULT_CONTEXT,
             &mut out,
         )
     };
@@ -1136,4 +1152,12 @@ fn a_traced_put_replays_to_a_match() {
     assert_eq!(check(e).unwrap_err().0, RS_ERROR_INVALID_INPUT);
     assert!(take_text(trace).contains("invalid-input"));
     unsafe { rs_store_free(store) };
+}
+
+#[test]
+fn the_default_context_is_the_librarys() {
+    assert_eq!(
+        crate::value::RS_DEFAULT_CONTEXT,
+        render_store::DEFAULT_CONTEXT
+    );
 }

@@ -147,6 +147,10 @@ pub const RS_SECRETS_MASKED: u32 = 0;
 /// Secret values are shown as stored: only for a user who asked.
 pub const RS_SECRETS_SHOWN: u32 = 1;
 
+/// The diffs' `context` as the CLI shows it: lines around each change, as diff(1)
+/// (a literal, so the header can carry it; a test checks it is the library's).
+pub const RS_DEFAULT_CONTEXT: u32 = 3;
+
 /// `rs_error_yaml`'s stage: splitting the stream into documents.
 pub const RS_YAML_STAGE_SPLIT: u32 = 1;
 /// `rs_error_yaml`'s stage: YAML to JSON (syntax, tags, keys, aliases).

@@ -6,16 +6,17 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The folder cargo put the library in: the test executable is in `<dir>/deps/`.
+/// The folder cargo put the library in for this test: beside the test executable
+/// (`<target>/<profile>/deps/`; the crate is also an rlib, so `cargo test` builds its
+/// shared and static forms there), or the profile's folder after a `cargo build`.
 fn library_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-    assert!(
-        dir.join("librender_store_capi.so").exists(),
-        "no librender_store_capi.so in {}",
-        dir.display()
-    );
-    dir
+    let deps = exe.parent().unwrap().to_path_buf();
+    let profile = deps.parent().unwrap().to_path_buf();
+    [deps, profile]
+        .into_iter()
+        .find(|dir| dir.join("librender_store_capi.so").exists())
+        .unwrap_or_else(|| panic!("no librender_store_capi.so beside {}", exe.display()))
 }
 
 fn crate_dir() -> &'static Path {
