@@ -9,8 +9,10 @@
 //! flow levels and 10,000 block indentation levels.
 
 use super::error::{Located, Pos};
-use libyaml_safer::{Event, EventData, MappingStyle, Parser, ScalarStyle, SequenceStyle};
-use std::borrow::Cow;
+use super::reader;
+use libyaml_safer::{
+    Event, EventData, MappingStyle, Parser, ScalarStyle, SequenceStyle, TokenData,
+};
 use std::collections::BTreeMap;
 
 /// go-yaml's `max_flow_level` and `max_indents`.
@@ -52,65 +54,372 @@ pub(crate) struct Tree {
 
 /// Parses the first document of `text` (one chunk of the splitter).
 pub(crate) fn compose(text: &[u8]) -> Result<Tree, Located> {
-    // libyaml-safer's UTF-16 reader loses its alignment (it consumes code units as
-    // bytes) and then trips a debug assertion; go-yaml decodes UTF-16 properly. So the
-    // text is decoded here, as go-yaml would, and parsed as UTF-8: an odd last byte or
-    // an unpaired surrogate is an error, as in go-yaml.
-    let mut text = match utf16_bom(text) {
-        Some(big_endian) => match decode_utf16(&text[2..], big_endian) {
-            Some(utf8) => Cow::Owned(utf8.into_bytes()),
-            None => {
-                return Err(Located::yaml(
-                    Pos { line: 0, column: 0 },
-                    "invalid UTF-16: an incomplete character or an unpaired surrogate",
-                ));
-            }
-        },
-        None => Cow::Borrowed(text),
-    };
+    let mut source = Source::new(reader::decode(text));
+    source.guard_tags();
     loop {
-        match compose_once(&text) {
-            Ok(tree) => return Ok(tree),
+        match compose_once(&source) {
+            Ok(mut tree) => {
+                source.restore_byte_order_marks(&mut tree);
+                return Ok(tree);
+            }
             Err(Failure::QuoteEscape(at)) => {
                 // go-yaml reads `\'` as `'`; libyaml does not. `\x27` says the same to
-                // both, at the cost of shifting the columns after it on that line.
-                text.to_mut().splice(at..at + 2, *b"\\x27");
+                // both; the columns after it are given back by `Source::pos`.
+                source.edit_text(at, 2, "\\x27");
             }
             Err(Failure::Located(e)) => return Err(e),
         }
     }
 }
 
-/// `Some(big_endian)` when `text` starts with a UTF-16 byte order mark.
-fn utf16_bom(text: &[u8]) -> Option<bool> {
-    match text {
-        [0xFF, 0xFE, ..] => Some(false),
-        [0xFE, 0xFF, ..] => Some(true),
-        _ => None,
+/// A change to the decoded text that makes libyaml-safer read it as go-yaml does.
+#[derive(Debug, Clone, Copy)]
+struct Edit {
+    /// Where it starts in the decoded text, in bytes.
+    at: usize,
+    /// How many bytes (all ASCII) it replaces.
+    len: usize,
+    with: &'static str,
+}
+
+/// One document's decoded text, the edits made to it, and the text they give, which is
+/// what libyaml-safer parses.
+struct Source {
+    decoded: reader::Decoded,
+    /// Sorted by `at`, never overlapping.
+    edits: Vec<Edit>,
+    /// The character U+FEFF was replaced by (see [`Source::new`]).
+    placeholder: Option<char>,
+    text: String,
+    /// `decoded.steps` in `text`.
+    steps: Vec<usize>,
+    /// For each edit: where it starts in `text`, its line there, and how many more
+    /// characters it has than what it replaced.
+    shifts: Vec<(usize, usize, usize)>,
+}
+
+impl Source {
+    fn new(mut decoded: reader::Decoded) -> Self {
+        // libyaml skips a U+FEFF wherever a line starts with one; go-yaml means to, but
+        // looks at the first three bytes of its buffer instead of the current ones, so
+        // a U+FEFF inside a document stays an ordinary character (YAML-RULES.md, Y2).
+        // A private-use character the text does not hold stands in for it while
+        // libyaml-safer reads. A document whose text starts with U+FEFF (after its byte
+        // order mark) is where go-yaml's check fires: not emulated (CONTRACT.md §11).
+        let placeholder =
+            if decoded.text.contains('\u{FEFF}') && !decoded.text.starts_with('\u{FEFF}') {
+                let stand_in = ('\u{E000}'..='\u{F8FF}').find(|&c| !decoded.text.contains(c));
+                if let Some(c) = stand_in {
+                    // The same width in UTF-8, so the steps and marks do not move.
+                    decoded.text = decoded.text.replace('\u{FEFF}', c.encode_utf8(&mut [0; 4]));
+                }
+                stand_in
+            } else {
+                None
+            };
+        let mut source = Source {
+            text: String::new(),
+            steps: Vec::new(),
+            shifts: Vec::new(),
+            decoded,
+            edits: Vec::new(),
+            placeholder,
+        };
+        source.apply();
+        source
+    }
+
+    /// Rebuilds `text`, `steps` and `shifts` from the decoded text and the edits.
+    fn apply(&mut self) {
+        let original = &self.decoded.text;
+        if self.edits.is_empty() {
+            self.text.clone_from(original);
+            self.steps.clone_from(&self.decoded.steps);
+            self.shifts.clear();
+            return;
+        }
+        let mut text = String::with_capacity(original.len() + 2 * self.edits.len());
+        let mut shifts = Vec::with_capacity(self.edits.len());
+        let mut from = 0;
+        let mut line = 0;
+        for edit in &self.edits {
+            line += line_breaks(&original[from..edit.at]);
+            text.push_str(&original[from..edit.at]);
+            shifts.push((text.len(), line, edit.with.len() - edit.len));
+            text.push_str(edit.with);
+            from = edit.at + edit.len;
+        }
+        text.push_str(&original[from..]);
+        let mut grown = 0;
+        let mut next = self.edits.iter().peekable();
+        let steps = self
+            .decoded
+            .steps
+            .iter()
+            .map(|&end| {
+                // An edit cut by a step's end moves the end past it.
+                let mut end = end;
+                while let Some(edit) = next.next_if(|e| e.at < end) {
+                    end = end.max(edit.at + edit.len);
+                    grown += edit.with.len() - edit.len;
+                }
+                end + grown
+            })
+            .collect();
+        self.text = text;
+        self.steps = steps;
+        self.shifts = shifts;
+    }
+
+    /// Replaces `len` bytes at `at` in `text` (not the decoded text) by `with`.
+    fn edit_text(&mut self, at: usize, len: usize, with: &'static str) {
+        let mut at = at;
+        for edit in &self.edits {
+            if edit.at < at {
+                at -= edit.with.len() - edit.len;
+            }
+        }
+        let index = self.edits.partition_point(|e| e.at < at);
+        self.edits.insert(index, Edit { at, len, with });
+        self.apply();
+    }
+
+    fn feed(&self) -> reader::Feed<'_> {
+        reader::Feed::new(
+            self.text.as_bytes(),
+            &self.steps,
+            self.decoded.error.is_some(),
+        )
+    }
+
+    /// A mark of `text` as a position in the decoded text: columns lose what edits
+    /// earlier on the same line added.
+    fn pos(&self, mark: libyaml_safer::Mark) -> Pos {
+        let (index, line) = (mark.index as usize, mark.line as usize);
+        let mut column = mark.column as usize;
+        let before = self.shifts.partition_point(|&(at, _, _)| at < index);
+        for &(_, edit_line, extra) in self.shifts[..before].iter().rev() {
+            if edit_line != line {
+                break;
+            }
+            column = column.saturating_sub(extra);
+        }
+        Pos { line, column }
+    }
+
+    fn restore_byte_order_marks(&self, tree: &mut Tree) {
+        let Some(stand_in) = self.placeholder else {
+            return;
+        };
+        for node in &mut tree.nodes {
+            if let Kind::Scalar { value, .. } = &mut node.kind
+                && value.contains(stand_in)
+            {
+                *value = value.replace(stand_in, "\u{FEFF}");
+            }
+        }
+    }
+
+    /// go-yaml's tags take `,`, `[` and `]` as URI characters anywhere; libyaml's end
+    /// there, and libyaml-safer panics where a flow collection's `,` follows a tag
+    /// (`[!x, 1]`). So inside every tag the scanner will meet, those characters are
+    /// written as URI escapes (`%2C`), which give libyaml-safer go-yaml's tag, and a
+    /// `,` right after a verbatim tag (`!<x>,`, an error in go-yaml) as another
+    /// character that is not white space, which gives the same error without the panic.
+    ///
+    /// Which `!` start a tag is what libyaml-safer's own scanner says of the edited
+    /// text. A `!` that does not (inside a quoted or plain scalar, a comment) loses its
+    /// edit; where that edit was inside a flow collection's plain scalar it changed how
+    /// the text after it scans, so the text is scanned again. Whether a `!` starts a tag
+    /// depends only on the text before it, so each scan settles at least one more.
+    fn guard_tags(&mut self) {
+        let candidates = tag_candidates(&self.decoded.text);
+        if candidates.is_empty() {
+            return;
+        }
+        let mut active = vec![true; candidates.len()];
+        let mut settled = 0;
+        loop {
+            self.edits = candidates
+                .iter()
+                .zip(&active)
+                .filter(|(_, on)| **on)
+                .flat_map(|(c, _)| c.edits.iter().copied())
+                .collect();
+            self.apply();
+            let scan = self.scan_tokens();
+            let mut rescan = false;
+            for i in settled..candidates.len() {
+                if !active[i] {
+                    continue;
+                }
+                let at = self.in_text(candidates[i].bang);
+                if scan.stopped.is_some_and(|stop| at > stop) {
+                    break;
+                }
+                settled = i + 1;
+                if scan.tags.binary_search(&at).is_ok() {
+                    continue;
+                }
+                active[i] = false;
+                let inside = scan.flow_plain.partition_point(|&(start, _)| start <= at);
+                if inside > 0 && scan.flow_plain[inside - 1].1 > at {
+                    rescan = true;
+                    break;
+                }
+            }
+            if !rescan {
+                break;
+            }
+        }
+        self.edits = candidates
+            .iter()
+            .zip(&active)
+            .filter(|(_, on)| **on)
+            .flat_map(|(c, _)| c.edits.iter().copied())
+            .collect();
+        self.apply();
+    }
+
+    /// Where a byte of the decoded text is in `text`.
+    fn in_text(&self, at: usize) -> usize {
+        at + self
+            .edits
+            .iter()
+            .take_while(|e| e.at < at)
+            .map(|e| e.with.len() - e.len)
+            .sum::<usize>()
+    }
+
+    fn scan_tokens(&self) -> Scan {
+        let mut scanner = libyaml_safer::Scanner::new();
+        scanner.set_input(self.feed());
+        let mut scan = Scan::default();
+        let mut flow = 0usize;
+        for token in scanner {
+            let token = match token {
+                Ok(token) => token,
+                Err(e) => {
+                    scan.stopped = Some(
+                        e.problem_mark()
+                            .map_or(self.text.len(), |m| m.index as usize),
+                    );
+                    break;
+                }
+            };
+            let start = token.start_mark.index as usize;
+            match token.data {
+                TokenData::FlowSequenceStart | TokenData::FlowMappingStart => flow += 1,
+                TokenData::FlowSequenceEnd | TokenData::FlowMappingEnd => {
+                    flow = flow.saturating_sub(1)
+                }
+                TokenData::Tag { .. } => scan.tags.push(start),
+                TokenData::Scalar {
+                    style: ScalarStyle::Plain,
+                    ..
+                } if flow > 0 => {
+                    scan.flow_plain.push((start, token.end_mark.index as usize));
+                }
+                _ => {}
+            }
+        }
+        scan
     }
 }
 
-/// The text of UTF-16 `bytes` (after the byte order mark), `None` when they are not
-/// UTF-16.
-fn decode_utf16(bytes: &[u8], big_endian: bool) -> Option<String> {
-    if !bytes.len().is_multiple_of(2) {
-        return None;
-    }
-    let units = bytes.chunks_exact(2).map(|pair| {
-        let pair = [pair[0], pair[1]];
-        if big_endian {
-            u16::from_be_bytes(pair)
+/// What a scan of the edited text found, in `text` offsets, in order.
+#[derive(Default)]
+struct Scan {
+    tags: Vec<usize>,
+    flow_plain: Vec<(usize, usize)>,
+    /// Where a scanner error stopped it; nothing after is known.
+    stopped: Option<usize>,
+}
+
+/// A `!` that, if it starts a tag, needs edits for libyaml-safer to read it as go-yaml.
+struct Candidate {
+    bang: usize,
+    edits: Vec<Edit>,
+}
+
+/// go-yaml's URI characters, `,`, `[` and `]` included.
+fn uri_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-_;/?:@&=+$,.!~*'()[]%".contains(&b)
+}
+
+fn tag_candidates(text: &str) -> Vec<Candidate> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    for bang in (0..bytes.len()).filter(|&i| bytes[i] == b'!') {
+        let mut edits = Vec::new();
+        if bytes.get(bang + 1) == Some(&b'<') {
+            let mut end = bang + 2;
+            while end < bytes.len() && uri_char(bytes[end]) {
+                end += 1;
+            }
+            if bytes.get(end) == Some(&b'>') && bytes.get(end + 1) == Some(&b',') {
+                edits.push(Edit {
+                    at: end + 1,
+                    len: 1,
+                    with: "x",
+                });
+            }
         } else {
-            u16::from_le_bytes(pair)
+            let mut end = bang + 1;
+            while end < bytes.len() && uri_char(bytes[end]) {
+                let with = match bytes[end] {
+                    b',' => Some("%2C"),
+                    b'[' => Some("%5B"),
+                    b']' => Some("%5D"),
+                    _ => None,
+                };
+                if let Some(with) = with {
+                    edits.push(Edit {
+                        at: end,
+                        len: 1,
+                        with,
+                    });
+                }
+                end += 1;
+            }
         }
-    });
-    char::decode_utf16(units)
-        .collect::<Result<String, _>>()
-        .ok()
+        // A `!` inside the run of an earlier one shares its edits: the earlier one
+        // decides them.
+        if let Some(last) = out.last() {
+            let last: &Candidate = last;
+            if edits
+                .first()
+                .is_some_and(|e| last.edits.iter().any(|l| l.at == e.at))
+            {
+                continue;
+            }
+        }
+        if !edits.is_empty() {
+            out.push(Candidate { bang, edits });
+        }
+    }
+    out
+}
+
+/// libyaml's line breaks in `text` (CR LF counts once).
+fn line_breaks(text: &str) -> usize {
+    let mut n = 0;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => {
+                chars.next_if_eq(&'\n');
+                n += 1;
+            }
+            '\n' | '\u{85}' | '\u{2028}' | '\u{2029}' => n += 1,
+            _ => {}
+        }
+    }
+    n
 }
 
 enum Failure {
-    /// A `\'` escape at this byte offset.
+    /// A `\'` escape at this byte offset of the text.
     QuoteEscape(usize),
     Located(Located),
 }
@@ -121,22 +430,11 @@ impl From<Located> for Failure {
     }
 }
 
-fn pos(mark: libyaml_safer::Mark) -> Pos {
-    Pos {
-        line: mark.line as usize,
-        column: mark.column as usize,
-    }
-}
-
-fn compose_once(text: &[u8]) -> Result<Tree, Failure> {
-    // Marks count UTF-8 bytes from after a UTF-8 BOM (UTF-16 was decoded by `compose`).
-    let base = if text.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        3
-    } else {
-        0
-    };
-    let mut parser = Parser::<&[u8]>::new();
-    parser.set_input(text);
+fn compose_once(source: &Source) -> Result<Tree, Failure> {
+    // The feed starts with a UTF-8 byte order mark, so marks count bytes of `text`.
+    let text = source.text.as_bytes();
+    let mut parser = Parser::new();
+    parser.set_input(source.feed());
     let mut tree = Tree::default();
     let mut open: Vec<(u32, bool)> = Vec::new();
     let mut is_open: Vec<bool> = Vec::new();
@@ -145,9 +443,9 @@ fn compose_once(text: &[u8]) -> Result<Tree, Failure> {
     loop {
         let event: Event = match parser.parse() {
             Ok(event) => event,
-            Err(e) => return Err(parse_failure(&e, text, base)),
+            Err(e) => return Err(parse_failure(&e, source)),
         };
-        let at = pos(event.start_mark);
+        let at = source.pos(event.start_mark);
         let (kind, anchor, opens) = match event.data {
             EventData::StreamStart { .. } | EventData::DocumentStart { .. } => continue,
             EventData::StreamEnd | EventData::DocumentEnd { .. } => return Ok(tree),
@@ -175,8 +473,8 @@ fn compose_once(text: &[u8]) -> Result<Tree, Failure> {
                 ..
             } => {
                 if style == ScalarStyle::DoubleQuoted {
-                    let start = base + event.start_mark.index as usize;
-                    let end = (base + event.end_mark.index as usize).min(text.len());
+                    let start = event.start_mark.index as usize;
+                    let end = (event.end_mark.index as usize).min(text.len());
                     if has_slash_escape(text.get(start..end).unwrap_or_default()) {
                         return Err(Located::yaml(
                             at,
@@ -255,37 +553,39 @@ fn has_slash_escape(raw: &[u8]) -> bool {
 }
 
 /// The parser's error as ours; a `\'` escape is reported for a retry instead.
-fn parse_failure(e: &libyaml_safer::Error, text: &[u8], base: usize) -> Failure {
+fn parse_failure(e: &libyaml_safer::Error, source: &Source) -> Failure {
     let problem = e.problem();
     if let Some(mark) = e.problem_mark() {
-        let at = base + mark.index as usize;
-        if problem == "found unknown escape character" && text.get(at..at + 2) == Some(b"\\'") {
+        let at = mark.index as usize;
+        if problem == "found unknown escape character"
+            && source.text.as_bytes().get(at..at + 2) == Some(b"\\'")
+        {
             return Failure::QuoteEscape(at);
         }
         let message = match e.context() {
             Some(context) => format!("{problem} {context}"),
             None => problem.to_owned(),
         };
-        return Failure::Located(Located::yaml(pos(mark), message));
+        return Failure::Located(Located::yaml(source.pos(mark), message));
     }
-    // Reader errors carry no mark: the first byte the reader refuses is found again.
-    Failure::Located(Located::yaml(reader_error_pos(text), problem))
+    // The feed stops where go-yaml's reader fails: at the end of what it decoded.
+    let message = match (e.kind(), source.decoded.error) {
+        (libyaml_safer::ErrorKind::Io, Some(why)) => why,
+        _ => problem,
+    };
+    Failure::Located(Located::yaml(end_pos(&source.decoded.text), message))
 }
 
-/// Where the first invalid UTF-8 or disallowed character of `text` is (the end when
-/// there is none, as for an incomplete UTF-16 character).
-fn reader_error_pos(text: &[u8]) -> Pos {
-    let text = text.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(text);
-    let valid = match std::str::from_utf8(text) {
-        Ok(s) => s,
-        Err(e) => std::str::from_utf8(&text[..e.valid_up_to()]).expect("valid prefix"),
-    };
-    let allowed = |c: char| matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{7E}' | '\u{85}' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..);
-    let end = valid.find(|c| !allowed(c)).unwrap_or(valid.len());
-    let before = &valid[..end];
-    let line = before.matches('\n').count();
-    let column = before[before.rfind('\n').map_or(0, |i| i + 1)..]
-        .chars()
-        .count();
-    Pos { line, column }
+/// Where the text ends: the line and column of the character after it.
+fn end_pos(text: &str) -> Pos {
+    let line = line_breaks(text);
+    let last = text
+        .rfind(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'])
+        .map_or(0, |i| {
+            i + text[i..].chars().next().map_or(1, char::len_utf8)
+        });
+    Pos {
+        line,
+        column: text[last..].chars().count(),
+    }
 }

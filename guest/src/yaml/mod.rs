@@ -20,6 +20,7 @@ mod decode;
 mod direct;
 mod error;
 mod fast;
+mod reader;
 mod resolve;
 mod split;
 mod to_json;
