@@ -19,7 +19,6 @@ mod yaml_form;
 
 pub use build::Builder;
 pub use canonical::{Canonicalizer, encode_canonical};
-pub(crate) use decode::push_replacing_invalid;
 pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object, decode_value};
 pub use encode::{
     Escape, encode_document, encode_document_pretty, encode_node, encode_string,

@@ -227,11 +227,13 @@ impl Source {
     /// `,` right after a verbatim tag (`!<x>,`, an error in go-yaml) as another
     /// character that is not white space, which gives the same error without the panic.
     ///
-    /// Which `!` start a tag is what libyaml-safer's own scanner says of the edited
-    /// text. A `!` that does not (inside a quoted or plain scalar, a comment) loses its
-    /// edit; where that edit was inside a flow collection's plain scalar it changed how
-    /// the text after it scans, so the text is scanned again. Whether a `!` starts a tag
-    /// depends only on the text before it, so each scan settles at least one more.
+    /// Which `!` are inside a scalar is what libyaml-safer's own scanner says of the
+    /// edited text: those lose their edits. Every other keeps them: a tag's are needed,
+    /// a comment's change nothing, and one the scanner did not reach (past an error)
+    /// is safer kept, since an edit never makes the scanner panic. Where a dropped
+    /// edit was inside a flow collection's plain scalar it changed how the text after
+    /// it scans, so the text is scanned again; what the scanner makes of a `!` depends
+    /// only on the text before it, so each scan settles at least one more.
     fn guard_tags(&mut self) {
         let candidates = tag_candidates(&self.decoded.text);
         if candidates.is_empty() {
@@ -247,25 +249,21 @@ impl Source {
                 .flat_map(|(c, _)| c.edits.iter().copied())
                 .collect();
             self.apply();
-            let scan = self.scan_tokens();
+            let scalars = self.scan_scalars();
             let mut rescan = false;
             for i in settled..candidates.len() {
-                if !active[i] {
-                    continue;
-                }
-                let at = self.in_text(candidates[i].bang);
-                if scan.stopped.is_some_and(|stop| at > stop) {
-                    break;
-                }
                 settled = i + 1;
-                if scan.tags.binary_search(&at).is_ok() {
+                let at = self.in_text(candidates[i].bang);
+                let inside = scalars.partition_point(|&(start, _, _)| start < at);
+                let Some(&(_, end, flow_plain)) = inside.checked_sub(1).map(|j| &scalars[j]) else {
                     continue;
-                }
-                active[i] = false;
-                let inside = scan.flow_plain.partition_point(|&(start, _)| start <= at);
-                if inside > 0 && scan.flow_plain[inside - 1].1 > at {
-                    rescan = true;
-                    break;
+                };
+                if at < end && active[i] {
+                    active[i] = false;
+                    if flow_plain {
+                        rescan = true;
+                        break;
+                    }
                 }
             }
             if !rescan {
@@ -291,49 +289,33 @@ impl Source {
             .sum::<usize>()
     }
 
-    fn scan_tokens(&self) -> Scan {
+    /// The scalars libyaml-safer's scanner finds in `text`, in order, up to its first
+    /// error: where each starts and ends, and whether it is a plain scalar inside a
+    /// flow collection.
+    fn scan_scalars(&self) -> Vec<(usize, usize, bool)> {
         let mut scanner = libyaml_safer::Scanner::new();
         scanner.set_input(self.feed());
-        let mut scan = Scan::default();
+        let mut scalars = Vec::new();
         let mut flow = 0usize;
         for token in scanner {
-            let token = match token {
-                Ok(token) => token,
-                Err(e) => {
-                    scan.stopped = Some(
-                        e.problem_mark()
-                            .map_or(self.text.len(), |m| m.index as usize),
-                    );
-                    break;
-                }
+            let Ok(token) = token else {
+                break;
             };
-            let start = token.start_mark.index as usize;
             match token.data {
                 TokenData::FlowSequenceStart | TokenData::FlowMappingStart => flow += 1,
                 TokenData::FlowSequenceEnd | TokenData::FlowMappingEnd => {
-                    flow = flow.saturating_sub(1)
+                    flow = flow.saturating_sub(1);
                 }
-                TokenData::Tag { .. } => scan.tags.push(start),
-                TokenData::Scalar {
-                    style: ScalarStyle::Plain,
-                    ..
-                } if flow > 0 => {
-                    scan.flow_plain.push((start, token.end_mark.index as usize));
-                }
+                TokenData::Scalar { style, .. } => scalars.push((
+                    token.start_mark.index as usize,
+                    token.end_mark.index as usize,
+                    flow > 0 && style == ScalarStyle::Plain,
+                )),
                 _ => {}
             }
         }
-        scan
+        scalars
     }
-}
-
-/// What a scan of the edited text found, in `text` offsets, in order.
-#[derive(Default)]
-struct Scan {
-    tags: Vec<usize>,
-    flow_plain: Vec<(usize, usize)>,
-    /// Where a scanner error stopped it; nothing after is known.
-    stopped: Option<usize>,
 }
 
 /// A `!` that, if it starts a tag, needs edits for libyaml-safer to read it as go-yaml.

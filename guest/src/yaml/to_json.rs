@@ -8,7 +8,7 @@
 use super::decode::{Value, Values};
 use super::error::Located;
 use super::resolve::{Scalar, float_key};
-use crate::json::{encode_string, push_float, push_replacing_invalid};
+use crate::json::{encode_string, push_float};
 
 /// The compact JSON of the document's value; `None` for a null document (skipped).
 /// A document that is not a mapping fails at the `object` stage, as Go's decoding into
@@ -40,7 +40,7 @@ pub(crate) fn to_json(doc: &Values) -> Result<Option<Vec<u8>>, Located> {
 
 enum Frame {
     Sequence(Vec<u32>, usize),
-    Mapping(Vec<(String, u32)>, usize),
+    Mapping(Vec<(Vec<u8>, u32)>, usize),
 }
 
 fn write(doc: &Values, out: &mut Vec<u8>) -> Result<(), Located> {
@@ -61,8 +61,8 @@ fn write(doc: &Values, out: &mut Vec<u8>) -> Result<(), Located> {
                     }
                     // Sorted like json.Marshal; among equal JSON keys the stable sort
                     // keeps document order and the last one is kept.
-                    members.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-                    let mut kept: Vec<(String, u32)> = Vec::with_capacity(members.len());
+                    members.sort_by(|a, b| a.0.cmp(&b.0));
+                    let mut kept: Vec<(Vec<u8>, u32)> = Vec::with_capacity(members.len());
                     for member in members {
                         match kept.last_mut() {
                             Some(last) if last.0 == member.0 => *last = member,
@@ -98,7 +98,10 @@ fn write(doc: &Values, out: &mut Vec<u8>) -> Result<(), Located> {
                     if *at > 0 {
                         out.push(b',');
                     }
-                    encode_string(&members[*at].0, out);
+                    match std::str::from_utf8(&members[*at].0) {
+                        Ok(key) => encode_string(key, out),
+                        Err(_) => encode_binary(&members[*at].0, out),
+                    }
                     out.push(b':');
                     next = Some(members[*at].1);
                     *at += 1;
@@ -137,7 +140,10 @@ fn scalar(doc: &Values, id: u32, s: &Scalar, out: &mut Vec<u8>) -> Result<(), Lo
 
 /// sigs.k8s.io/yaml's key conversion: strings as they are, integers in decimal, floats
 /// as float32 `%g`, booleans as `true`/`false`; null and uint64 keys are errors.
-fn json_key(doc: &Values, key: u32) -> Result<String, Located> {
+///
+/// A key is bytes, as a Go string is: a `!!binary` key may hold bytes that are not
+/// UTF-8, which json.Marshal sorts as they are and writes as `\ufffd` each.
+fn json_key(doc: &Values, key: u32) -> Result<Vec<u8>, Located> {
     let Value::Scalar(s) = &doc.values[key as usize] else {
         unreachable!("keys are scalars")
     };
@@ -148,17 +154,11 @@ fn json_key(doc: &Values, key: u32) -> Result<String, Located> {
         )
     };
     Ok(match s {
-        Scalar::Str(s) => s.clone(),
-        // A JSON key is a Rust string here: invalid bytes become U+FFFD written raw,
-        // where Go writes `\ufffd` (only a `!!binary` key can hold them).
-        Scalar::Binary(bytes) => {
-            let mut text = String::new();
-            push_replacing_invalid(&mut text, bytes);
-            text
-        }
-        Scalar::Int(i) => i.to_string(),
-        Scalar::Float(f) => float_key(*f),
-        Scalar::Bool(b) => b.to_string(),
+        Scalar::Str(s) => s.clone().into_bytes(),
+        Scalar::Binary(bytes) => bytes.clone(),
+        Scalar::Int(i) => i.to_string().into_bytes(),
+        Scalar::Float(f) => float_key(*f).into_bytes(),
+        Scalar::Bool(b) => b.to_string().into_bytes(),
         Scalar::Null => return Err(fail("%!s(<nil>)")),
         Scalar::Uint(_) => return Err(fail("uint64")),
     })
