@@ -271,3 +271,55 @@ fn alias_bombs_fail_cleanly() {
     }
     assert!(yaml_objects(merges.as_bytes()).is_err());
 }
+
+#[test]
+fn columns_count_the_text_as_written() {
+    // The `\'` escape and a tag's `,` are rewritten before libyaml-safer reads them;
+    // the column of an error after them on the same line is still the written one.
+    for (stream, column) in [
+        ("a: \"it\\'s\" ]\n", 12),
+        ("a: !x,y ]\n", 9),
+        ("a: [!x, 1] ]\n", 12),
+    ] {
+        let err = yaml_objects(stream.as_bytes()).unwrap_err();
+        assert_eq!((err.line, err.column), (1, column), "{stream:?}: {err}");
+    }
+}
+
+#[test]
+fn tags_next_to_flow_indicators_never_panic() {
+    // libyaml-safer panics on a tag followed by `,` in a flow collection; every short
+    // mix of tags, indicators, quotes and comments must answer instead.
+    let pieces = [
+        "[", "]", "{", "}", ",", " ", "!", "!x", "!<x>", "\"", "'", "a", ":", "\n", "# ",
+    ];
+    let mut stream = String::new();
+    let mut digits = [0usize; 4];
+    loop {
+        stream.clear();
+        stream.push_str("k: ");
+        for &d in &digits {
+            stream.push_str(pieces[d]);
+        }
+        let _ = yaml_objects(stream.as_bytes());
+        let mut i = 0;
+        while i < digits.len() {
+            digits[i] += 1;
+            if digits[i] < pieces.len() {
+                break;
+            }
+            digits[i] = 0;
+            i += 1;
+        }
+        if i == digits.len() {
+            break;
+        }
+    }
+}
+
+#[test]
+fn quote_escapes_after_tag_edits() {
+    // Both rewrites on one line: the `\'` is found in the edited text and mapped back.
+    let objects = yaml_objects(b"a: [!x, \"it\\'s\", !y, \"\\'\"]\n").unwrap();
+    assert_eq!(objects, [br#"{"a":["it's","'"]}"#.to_vec()]);
+}

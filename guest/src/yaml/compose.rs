@@ -173,12 +173,14 @@ impl Source {
 
     /// Replaces `len` bytes at `at` in `text` (not the decoded text) by `with`.
     fn edit_text(&mut self, at: usize, len: usize, with: &'static str) {
-        let mut at = at;
+        let mut grown = 0;
         for edit in &self.edits {
-            if edit.at < at {
-                at -= edit.with.len() - edit.len;
+            if edit.at + grown >= at {
+                break;
             }
+            grown += edit.with.len() - edit.len;
         }
+        let at = at - grown;
         let index = self.edits.partition_point(|e| e.at < at);
         self.edits.insert(index, Edit { at, len, with });
         self.apply();
@@ -251,9 +253,17 @@ impl Source {
             self.apply();
             let scalars = self.scan_scalars();
             let mut rescan = false;
-            for i in settled..candidates.len() {
-                settled = i + 1;
-                let at = self.in_text(candidates[i].bang);
+            // `text` offsets of the candidates, from the edits before each.
+            let (mut edit, mut grown) = (0, 0);
+            while settled < candidates.len() {
+                let i = settled;
+                settled += 1;
+                let bang = candidates[i].bang;
+                while let Some(e) = self.edits.get(edit).filter(|e| e.at < bang) {
+                    grown += e.with.len() - e.len;
+                    edit += 1;
+                }
+                let at = bang + grown;
                 let inside = scalars.partition_point(|&(start, _, _)| start < at);
                 let Some(&(_, end, flow_plain)) = inside.checked_sub(1).map(|j| &scalars[j]) else {
                     continue;
@@ -277,16 +287,6 @@ impl Source {
             .flat_map(|(c, _)| c.edits.iter().copied())
             .collect();
         self.apply();
-    }
-
-    /// Where a byte of the decoded text is in `text`.
-    fn in_text(&self, at: usize) -> usize {
-        at + self
-            .edits
-            .iter()
-            .take_while(|e| e.at < at)
-            .map(|e| e.with.len() - e.len)
-            .sum::<usize>()
     }
 
     /// The scalars libyaml-safer's scanner finds in `text`, in order, up to its first
@@ -333,6 +333,34 @@ fn tag_candidates(text: &str) -> Vec<Candidate> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     for bang in (0..bytes.len()).filter(|&i| bytes[i] == b'!') {
+        // A tag starts where a token can: after white space, a line break, an
+        // indicator, a closing quote or a skipped U+FEFF. Anywhere else a `!` is inside
+        // a scalar or a comment, and skipping it here spares a scan.
+        let after = text[..bang].chars().next_back();
+        if !after.is_none_or(|c| {
+            matches!(
+                c,
+                ' ' | '\t'
+                    | '\n'
+                    | '\r'
+                    | '\u{85}'
+                    | '\u{2028}'
+                    | '\u{2029}'
+                    | '\u{FEFF}'
+                    | '['
+                    | ']'
+                    | '{'
+                    | '}'
+                    | ','
+                    | ':'
+                    | '?'
+                    | '-'
+                    | '"'
+                    | '\''
+            )
+        }) {
+            continue;
+        }
         let mut edits = Vec::new();
         if bytes.get(bang + 1) == Some(&b'<') {
             let mut end = bang + 2;
