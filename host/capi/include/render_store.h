@@ -504,6 +504,14 @@ struct rs_error *rs_validate_render_ref(const struct rs_options *options,
                                         const char *render_ref,
                                         size_t render_ref_len);
 
+// Checks a bucket key by the rule every bucket applies before it stores or deletes
+// (CONTRACT.md §2: a clean `/`-separated path): NULL when `key` is clean, else
+// `RS_ERROR_INVALID_INPUT` with the sentence a bucket answers `denied` with. For
+// buckets written over the callbacks, so they refuse exactly what the library's own
+// buckets refuse. Needs no runtime and never blocks.
+struct rs_error *rs_check_key(const char *key,
+                              size_t key_len);
+
 // The 64 lowercase hex digits of SHA-256 over `bytes`, computed in the component
 // (text).
 struct rs_error *rs_sha256_hex(const struct rs_options *options,

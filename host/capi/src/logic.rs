@@ -4,7 +4,7 @@
 
 use crate::args::{self, out, out_buf, text};
 use crate::call::block_on;
-use crate::error::{Result, guard};
+use crate::error::{Result, guard, rs_error};
 use crate::json;
 use crate::options::{rs_options, runtime_of};
 use crate::value::{RS_KEY_HISTORY, RS_KEY_OTHER, RS_KEY_RENDER, rs_buf, rs_time};
@@ -167,6 +167,20 @@ pub unsafe extern "C" fn rs_validate_render_ref(
         // SAFETY: the header's rules for every pointer argument.
         let r = unsafe { text(render_ref, render_ref_len, "render_ref") }?;
         Ok(block_on(rt(options)?.validate_render_ref(r))??)
+    })
+}
+
+/// Checks a bucket key by the rule every bucket applies before it stores or deletes
+/// (CONTRACT.md §2: a clean `/`-separated path): NULL when `key` is clean, else
+/// `RS_ERROR_INVALID_INPUT` with the sentence a bucket answers `denied` with. For
+/// buckets written over the callbacks, so they refuse exactly what the library's own
+/// buckets refuse. Needs no runtime and never blocks.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_check_key(key: *const c_char, key_len: usize) -> *mut rs_error {
+    guard(|| {
+        // SAFETY: the header's rules for every pointer argument.
+        let k = unsafe { text(key, key_len, "key") }?;
+        render_store::check_key(k).map_err(|e| rs_error::input(e.to_string()))
     })
 }
 
@@ -472,5 +486,3 @@ pub unsafe extern "C" fn rs_show_objects(
         Ok(())
     })
 }
-
-use crate::error::rs_error;

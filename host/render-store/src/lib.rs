@@ -42,7 +42,7 @@ mod types;
 
 pub use bucket::{
     Bucket, BucketCall, BucketError, FolderBucket, ObjectMeta, ObjectStoreBucket, ReadOnlyBucket,
-    RecordingBucket,
+    RecordingBucket, check_key,
 };
 pub use error::{BoxError, Error, Result};
 pub use observer::{Observer, ObserverError, ReleaseSummary, RenderRead};

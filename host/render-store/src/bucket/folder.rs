@@ -114,16 +114,8 @@ impl FolderBucket {
 
 /// A key's components: clean `/`-separated names, or a refusal naming the key.
 fn components(key: &str) -> Result<Vec<&str>, BucketError> {
-    let parts: Vec<&str> = key.split('/').collect();
-    let clean = !key.is_empty()
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && *p != "." && *p != ".." && representable(p));
-    if clean {
-        Ok(parts)
-    } else {
-        Err(BucketError::Denied(messages::invalid_key(key)))
-    }
+    super::check_key(key)?;
+    Ok(key.split('/').collect())
 }
 
 /// Whether a file name can be part of a key: no control characters (they would let a

@@ -27,6 +27,23 @@ pub use recording::{BucketCall, RecordingBucket};
 use crate::types::SyncTime;
 use async_trait::async_trait;
 
+/// Checks that `key` is a clean `/`-separated path, the rule every bucket applies
+/// before it stores or deletes anything (CONTRACT.md §2): not empty, no leading or
+/// trailing `/`, no empty, `.` or `..` component, no control character. Buckets written
+/// outside this library (a Go or Python bucket through the C ABI) apply it through
+/// `rs_check_key`, so the rule is written once.
+pub fn check_key(key: &str) -> Result<(), BucketError> {
+    let clean = !key.is_empty()
+        && key
+            .split('/')
+            .all(|p| !p.is_empty() && p != "." && p != ".." && !p.chars().any(char::is_control));
+    if clean {
+        Ok(())
+    } else {
+        Err(BucketError::Denied(messages::invalid_key(key)))
+    }
+}
+
 /// One object of a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectMeta {

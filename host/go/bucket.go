@@ -1,0 +1,77 @@
+package renderstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Bucket is a byte store the render store keeps its keys in: the bucket contract of
+// CONTRACT.md §2. New serves the component's bucket calls from it. Every method gets
+// the context of the Store call it serves, and may be called from several goroutines
+// at once (one per Store call in flight).
+//
+// A method must not call the Store it serves (such a call fails with
+// KindInvalidArgument). A panic in a method is recovered and becomes the failure of
+// that bucket call; so does an error. Do not call runtime.Goexit (or t.FailNow) in a
+// method: it cannot unwind through the library.
+type Bucket interface {
+	// Get returns the whole content of key. An absent key is ErrNotFound (or an
+	// error wrapping it); content larger than limit (the call's memory cap) should be
+	// refused before it is read, with a *TooLargeError.
+	Get(ctx context.Context, key string, limit int64) ([]byte, error)
+	// Put stores value under key atomically: a reader sees the old content or the
+	// new, never a part. value is only valid during the call: copy it to keep it.
+	Put(ctx context.Context, key string, value []byte) error
+	// Exists returns the size of key by a metadata request, or ErrNotFound.
+	Exists(ctx context.Context, key string) (int64, error)
+	// List returns every object whose key starts with prefix, in any order. A listing
+	// that cannot be complete is an error, never a shorter listing (fail closed: GC
+	// decides what to delete from it).
+	List(ctx context.Context, prefix string) ([]Object, error)
+	// Delete removes key; an absent key is not an error.
+	Delete(ctx context.Context, key string) error
+}
+
+// ManyDeleter is the sixth bucket call, optional: a Bucket that also implements it
+// deletes a batch of keys (at most 1,000) in one request. Without it keys are deleted
+// one by one with Delete.
+type ManyDeleter interface {
+	// DeleteMany deletes keys. It returns either an error for the whole request (any
+	// of the keys may or may not be gone then), or one error per key (nil for a key
+	// deleted or absent; the slice as long as keys, or nil when every key succeeded).
+	DeleteMany(ctx context.Context, keys []string) ([]error, error)
+}
+
+// Object is one entry of a listing.
+type Object struct {
+	// Key is the whole key.
+	Key string
+	// Size is the object's size in bytes.
+	Size int64
+	// Modified is its last modification time by the bucket's clock (GC's grace
+	// period is judged by it).
+	Modified time.Time
+}
+
+// TooLargeError is what Bucket.Get returns for an object larger than its limit.
+type TooLargeError struct {
+	// Size is the object's size in bytes.
+	Size int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the object is %d bytes, more than the call's limit", e.Size)
+}
+
+// ErrDenied marks a refusal of the bucket (a key it cannot store, a read-only
+// bucket) rather than a failure: a Bucket method returns an error wrapping it, and
+// the bucket call is answered as denied, with the error's text.
+var ErrDenied = errors.New("denied")
+
+// callState is what a Bucket store's callbacks need during one Store call.
+type callState struct {
+	ctx    context.Context
+	bucket Bucket
+}

@@ -1,0 +1,104 @@
+package renderstore
+
+// The library is the C ABI of the Rust host (host/capi), built by cargo into the
+// workspace's target folder. The default links the debug build, with an rpath to it,
+// so `cargo build -p render-store-capi && go test ./...` works from a checkout; the
+// build tag renderstore_release links target/release instead, and CGO_LDFLAGS can
+// point anywhere else (see README.md).
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../capi/include
+#cgo LDFLAGS: -lrender_store_capi
+#include <stdlib.h>
+#include "render_store.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+)
+
+// ABIVersion is the C ABI version this package was written against; Open and New
+// refuse a loaded library that reports another.
+const ABIVersion = C.RS_ABI_VERSION
+
+// cstr lends the bytes of s to C for the duration of a call. cgo allows passing Go
+// memory that holds no Go pointers, and the library reads it only during the call.
+func cstr(s string) (*C.char, C.size_t) {
+	if len(s) == 0 {
+		return nil, 0
+	}
+	return (*C.char)(unsafe.Pointer(unsafe.StringData(s))), C.size_t(len(s))
+}
+
+// optstr is cstr for an optional argument: "" is absent (NULL).
+func optstr(s string) (*C.char, C.size_t) { return cstr(s) }
+
+// cbytes lends b to C for the duration of a call.
+func cbytes(b []byte) (*C.uint8_t, C.size_t) {
+	if len(b) == 0 {
+		return nil, 0
+	}
+	return (*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(b))), C.size_t(len(b))
+}
+
+// joined is a list in the ABI's form: one buffer and the offset where each item ends.
+type joined struct {
+	buf  []byte
+	ends []C.size_t
+}
+
+func joinBytes(items [][]byte) joined {
+	n := 0
+	for _, it := range items {
+		n += len(it)
+	}
+	j := joined{buf: make([]byte, 0, n), ends: make([]C.size_t, len(items))}
+	for i, it := range items {
+		j.buf = append(j.buf, it...)
+		j.ends[i] = C.size_t(len(j.buf))
+	}
+	return j
+}
+
+func joinStrings(items []string) joined {
+	n := 0
+	for _, it := range items {
+		n += len(it)
+	}
+	j := joined{buf: make([]byte, 0, n), ends: make([]C.size_t, len(items))}
+	for i, it := range items {
+		j.buf = append(j.buf, it...)
+		j.ends[i] = C.size_t(len(j.buf))
+	}
+	return j
+}
+
+// args returns the pointers of j for a call.
+func (j joined) args() (*C.uint8_t, C.size_t, *C.size_t, C.size_t) {
+	data, n := cbytes(j.buf)
+	var ends *C.size_t
+	if len(j.ends) > 0 {
+		ends = &j.ends[0]
+	}
+	return data, n, ends, C.size_t(len(j.ends))
+}
+
+// takeBytes copies a buffer the library handed out into Go memory and frees it.
+func takeBytes(b *C.rs_buf) []byte {
+	defer C.rs_buf_free(b)
+	out := make([]byte, int(b.len))
+	if b.len > 0 {
+		copy(out, unsafe.Slice((*byte)(unsafe.Pointer(b.data)), int(b.len)))
+	}
+	return out
+}
+
+// takeString is takeBytes for text.
+func takeString(b *C.rs_buf) string {
+	defer C.rs_buf_free(b)
+	if b.len == 0 {
+		return ""
+	}
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(b.data)), int(b.len)))
+}

@@ -1,0 +1,3 @@
+module convoy/renderstore
+
+go 1.22

@@ -1,0 +1,211 @@
+package renderstore
+
+/*
+#include <stdlib.h>
+#include "render_store.h"
+
+extern void goBucketGet(void *, char *, size_t, uint64_t, rs_answer *);
+extern void goBucketPut(void *, char *, size_t, uint8_t *, size_t, rs_answer *);
+extern void goBucketExists(void *, char *, size_t, rs_answer *);
+extern void goBucketList(void *, char *, size_t, rs_answer *);
+extern void goBucketDelete(void *, char *, size_t, rs_answer *);
+extern void goBucketDeleteMany(void *, rs_str *, size_t, rs_answer *);
+extern void goBucketDrop(void *);
+
+// The callback table of a Bucket store: the exported Go functions, whose parameters
+// cgo declares without const.
+static void rs_go_bucket(rs_bucket *b, void *user_data, int many) {
+	b->size = sizeof *b;
+	b->user_data = user_data;
+	b->get = (rs_get_fn)goBucketGet;
+	b->put = (rs_put_fn)goBucketPut;
+	b->exists = (rs_key_fn)goBucketExists;
+	b->list = (rs_key_fn)goBucketList;
+	b->delete_key = (rs_key_fn)goBucketDelete;
+	b->delete_many = many ? (rs_delete_many_fn)goBucketDeleteMany : NULL;
+	b->drop = goBucketDrop;
+}
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"runtime/cgo"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Option sets a limit of the sandbox or GC's grace period, for Open, New and the
+// logic functions.
+type Option func(*C.rs_options)
+
+// WithMemoryLimit caps the linear memory one sandboxed call may use, in bytes
+// (default 1 GiB). A bucket object larger than this is refused before it is read.
+func WithMemoryLimit(bytes uint64) Option {
+	return func(o *C.rs_options) { o.memory_bytes = C.uint64_t(bytes) }
+}
+
+// WithFuel sets the fuel (about one unit per WebAssembly instruction) one call may
+// burn (default 10^11).
+func WithFuel(fuel uint64) Option {
+	return func(o *C.rs_options) { o.fuel = C.uint64_t(fuel) }
+}
+
+// WithGCGrace sets GC's grace period (default 10 minutes): GC without an explicit
+// grace never deletes a render blob modified more recently than this. Rounded down to
+// whole seconds; 0 disables it.
+func WithGCGrace(d time.Duration) Option {
+	return func(o *C.rs_options) { o.gc_grace_seconds = C.uint64_t(d / time.Second) }
+}
+
+// WithConcurrentCalls sets how many sandboxed calls may run at once over every store
+// with the same limits (default 64); more wait for a free slot.
+func WithConcurrentCalls(n uint32) Option {
+	return func(o *C.rs_options) { o.concurrent_calls = C.uint32_t(n) }
+}
+
+func options(opts []Option) *C.rs_options {
+	o := new(C.rs_options)
+	C.rs_options_init(o, C.size_t(unsafe.Sizeof(*o)))
+	for _, opt := range opts {
+		opt(o)
+	}
+	return o
+}
+
+// Store is a render store: a bucket, the sandbox that runs the store's logic over it,
+// and GC's grace period. Its methods may be called from many goroutines at once.
+//
+// A nil *Store is the store of an empty URL (CONTRACT.md §8): PutRender computes the
+// renderRef and stores nothing, RecordHistory, GC and DeleteRelease do nothing, and
+// the reads return ErrNoStore.
+type Store struct {
+	opts C.rs_options
+
+	// mu guards handle: calls hold it shared, Close exclusively, so a handle is never
+	// freed while a call uses it.
+	mu     sync.RWMutex
+	closed bool
+	// handle is the URL-opened store; nil for a Bucket store.
+	handle *C.rs_store
+	// bucket serves a Bucket store's calls: each call gets a handle of its own whose
+	// callbacks see that call's context.
+	bucket Bucket
+}
+
+func checkABI() error {
+	if v := C.rs_abi_version(); v != C.RS_ABI_VERSION {
+		return fmt.Errorf("render store: the loaded C library has ABI version %d, this package needs %d: rebuild it (cargo build -p render-store-capi)", uint32(v), uint32(C.RS_ABI_VERSION))
+	}
+	return nil
+}
+
+// Open opens the store a render-store URL names: s3://, gs://, azblob://, file://,
+// mem://, with every parameter of the Rust library (credentials from each cloud's
+// usual environment variables). An empty URL (or blanks only) means "no render
+// store": Open returns a nil *Store and no error. An unknown scheme or parameter is an
+// *Error of KindURL. ctx bounds nothing beyond Open itself: a call's context is given
+// to each method.
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkABI(); err != nil {
+		return nil, err
+	}
+	s := &Store{opts: *options(opts)}
+	u, n := cstr(url)
+	var h *C.rs_store
+	if err := takeError(C.rs_store_open(u, n, &s.opts, &h)); err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, nil
+	}
+	s.handle = h
+	return s, nil
+}
+
+// New makes a store over a Bucket the caller implements. Each Store call serves its
+// bucket calls on the calling goroutine, with that call's context.
+func New(bucket Bucket, opts ...Option) (*Store, error) {
+	if bucket == nil {
+		return nil, fmt.Errorf("render store: New needs a Bucket, got nil")
+	}
+	if err := checkABI(); err != nil {
+		return nil, err
+	}
+	s := &Store{opts: *options(opts), bucket: bucket}
+	// Open one handle now, so a bad option fails here rather than at the first call.
+	h, err := s.bucketHandle(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	C.rs_store_free(h)
+	return s, nil
+}
+
+// Close frees the store. It waits for calls in flight; later calls return ErrClosed.
+// Closing a nil or closed store does nothing.
+func (s *Store) Close() error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		C.rs_store_free(s.handle)
+		s.handle = nil
+	}
+	return nil
+}
+
+// bucketHandle opens a store handle whose callbacks serve one call with ctx.
+func (s *Store) bucketHandle(ctx context.Context) (*C.rs_store, error) {
+	h := cgo.NewHandle(&callState{ctx: ctx, bucket: s.bucket})
+	ud := C.malloc(C.size_t(unsafe.Sizeof(C.uintptr_t(0))))
+	*(*C.uintptr_t)(ud) = C.uintptr_t(h)
+	var table C.rs_bucket
+	_, many := s.bucket.(ManyDeleter)
+	C.rs_go_bucket(&table, ud, boolInt(many))
+	var out *C.rs_store
+	if err := takeError(C.rs_store_new(&table, &s.opts, &out)); err != nil {
+		// On error the library keeps nothing and does not call drop.
+		h.Delete()
+		C.free(ud)
+		return nil, err
+	}
+	return out, nil
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// call runs f with a store handle for one call: the URL store's, or a Bucket store's
+// own for this call's context.
+func (s *Store) call(ctx context.Context, f func(*C.rs_store) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.bucket == nil {
+		return f(s.handle)
+	}
+	h, err := s.bucketHandle(ctx)
+	if err != nil {
+		return err
+	}
+	defer C.rs_store_free(h)
+	return f(h)
+}

@@ -1,0 +1,243 @@
+package renderstore
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The shared data lives at the repository's tests/ folder.
+func testData(t *testing.T, parts ...string) string {
+	t.Helper()
+	return filepath.Join(append([]string{"..", "..", "tests"}, parts...)...)
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+type refVector struct {
+	Name             string   `json:"name"`
+	Objects          []string `json:"objects"`
+	ObjectsB64       []string `json:"objects_b64"`
+	Canonical        string   `json:"canonical"`
+	RenderRef        string   `json:"renderRef"`
+	Error            string   `json:"error"`
+	ErrorObjectIndex *int     `json:"error_object_index"`
+}
+
+func (v refVector) objects(t *testing.T) [][]byte {
+	var out [][]byte
+	for _, o := range v.Objects {
+		out = append(out, []byte(o))
+	}
+	for _, o := range v.ObjectsB64 {
+		b, err := base64.StdEncoding.DecodeString(o)
+		if err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func TestRenderRefVectors(t *testing.T) {
+	var vectors []refVector
+	readJSON(t, testData(t, "vectors", "render-ref.json"), &vectors)
+	if len(vectors) < 100 {
+		t.Fatalf("only %d vectors", len(vectors))
+	}
+	for _, v := range vectors {
+		objects := v.objects(t)
+		canonical, err := Canonical(objects)
+		ref, refErr := RenderRef(objects)
+		if v.Error != "" {
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != KindInvalidObject {
+				t.Errorf("%s: want an invalid-object error, got %v", v.Name, err)
+				continue
+			}
+			if v.ErrorObjectIndex != nil && e.ObjectIndex != *v.ErrorObjectIndex {
+				t.Errorf("%s: object index %d, want %d", v.Name, e.ObjectIndex, *v.ErrorObjectIndex)
+			}
+			if !errors.Is(refErr, ErrInvalidObject) {
+				t.Errorf("%s: RenderRef: %v", v.Name, refErr)
+			}
+			continue
+		}
+		if err != nil || refErr != nil {
+			t.Errorf("%s: %v / %v", v.Name, err, refErr)
+			continue
+		}
+		if string(canonical) != v.Canonical {
+			t.Errorf("%s: canonical %q, want %q", v.Name, canonical, v.Canonical)
+		}
+		if ref != v.RenderRef {
+			t.Errorf("%s: renderRef %s, want %s", v.Name, ref, v.RenderRef)
+		}
+	}
+}
+
+type yamlOutcome struct {
+	Objects   []string `json:"objects"`
+	Canonical string   `json:"canonical"`
+	RenderRef string   `json:"renderRef"`
+}
+
+type yamlVector struct {
+	Name               string        `json:"name"`
+	YAML               *string       `json:"yaml"`
+	YAMLB64            string        `json:"yaml_b64"`
+	Objects            []string      `json:"objects"`
+	Canonical          string        `json:"canonical"`
+	RenderRef          string        `json:"renderRef"`
+	Error              string        `json:"error"`
+	ErrorDocumentIndex int           `json:"error_document_index"`
+	ErrorStage         string        `json:"error_stage"`
+	Nondeterministic   bool          `json:"nondeterministic"`
+	Outcomes           []yamlOutcome `json:"outcomes"`
+}
+
+func TestYAMLVectors(t *testing.T) {
+	var vectors []yamlVector
+	readJSON(t, testData(t, "vectors", "yaml-render-ref.json"), &vectors)
+	if len(vectors) < 100 {
+		t.Fatalf("only %d vectors", len(vectors))
+	}
+	for _, v := range vectors {
+		var stream []byte
+		if v.YAML != nil {
+			stream = []byte(*v.YAML)
+		} else {
+			var err error
+			if stream, err = base64.StdEncoding.DecodeString(v.YAMLB64); err != nil {
+				t.Fatalf("%s: %v", v.Name, err)
+			}
+		}
+		objects, err := YAMLObjects(stream)
+		ref, refErr := YAMLRenderRef(stream)
+		switch {
+		case v.Error != "":
+			var e *InvalidYAMLError
+			if !errors.As(err, &e) {
+				t.Errorf("%s: want an invalid-YAML error, got %v", v.Name, err)
+				continue
+			}
+			if e.Document != v.ErrorDocumentIndex || e.Stage.String() != v.ErrorStage {
+				t.Errorf("%s: document %d stage %s, want %d %s (%v)", v.Name, e.Document, e.Stage, v.ErrorDocumentIndex, v.ErrorStage, e)
+			}
+			if !errors.Is(refErr, ErrInvalidYAML) {
+				t.Errorf("%s: YAMLRenderRef: %v", v.Name, refErr)
+			}
+		case v.Nondeterministic:
+			if err != nil {
+				t.Errorf("%s: %v", v.Name, err)
+				continue
+			}
+			found := false
+			for _, o := range v.Outcomes {
+				if o.RenderRef == ref && equalObjects(objects, o.Objects) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s: %s is none of Go's outcomes", v.Name, ref)
+			}
+		default:
+			if err != nil || refErr != nil {
+				t.Errorf("%s: %v / %v", v.Name, err, refErr)
+				continue
+			}
+			if !equalObjects(objects, v.Objects) {
+				t.Errorf("%s: objects %q, want %q", v.Name, objects, v.Objects)
+			}
+			if ref != v.RenderRef {
+				t.Errorf("%s: renderRef %s, want %s", v.Name, ref, v.RenderRef)
+			}
+			canonical, err := YAMLCanonical(stream)
+			if err != nil || string(canonical) != v.Canonical {
+				t.Errorf("%s: canonical %q (%v), want %q", v.Name, canonical, err, v.Canonical)
+			}
+		}
+	}
+}
+
+func equalObjects(got [][]byte, want []string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if string(got[i]) != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+type realRender struct {
+	Name           string `json:"name"`
+	YAML           string `json:"yaml"`
+	JSONCompactDir string `json:"json_compact_dir"`
+	RenderRef      string `json:"renderRef"`
+}
+
+func realRenders(t *testing.T) []realRender {
+	var expected struct {
+		Renders []realRender `json:"renders"`
+	}
+	readJSON(t, testData(t, "real-renders", "expected.json"), &expected)
+	if len(expected.Renders) == 0 {
+		t.Fatal("no real renders")
+	}
+	return expected.Renders
+}
+
+func TestRealRenders(t *testing.T) {
+	store, err := New(NewMemoryBucket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for _, r := range realRenders(t) {
+		stream, err := os.ReadFile(testData(t, "real-renders", r.YAML))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := YAMLRenderRef(stream)
+		if err != nil || ref != r.RenderRef {
+			t.Errorf("%s: YAML renderRef %s (%v), want %s", r.Name, ref, err, r.RenderRef)
+		}
+		stored, err := store.PutRenderYAML(ctx(t), "default", "real", stream)
+		if err != nil || stored != r.RenderRef {
+			t.Errorf("%s: PutRenderYAML %s (%v)", r.Name, stored, err)
+		}
+		if r.JSONCompactDir == "" {
+			continue
+		}
+		files, err := filepath.Glob(filepath.Join(testData(t, "real-renders", r.JSONCompactDir), "*.json"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no JSON objects in %s (%v)", r.Name, r.JSONCompactDir, err)
+		}
+		var objects [][]byte
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objects = append(objects, b)
+		}
+		if ref, err := RenderRef(objects); err != nil || ref != r.RenderRef {
+			t.Errorf("%s: JSON renderRef %s (%v), want %s", r.Name, ref, err, r.RenderRef)
+		}
+	}
+}
