@@ -2,7 +2,8 @@
 # The Go package, tested against the C library of this checkout: builds
 # librender_store_capi with cargo, then go vet, go test (vectors, real renders, the
 # bucket conformance cases, a fault at every bucket call, CLI interop, examples) and
-# go test -race -short (the concurrency test under the race detector), offline.
+# go test -race -short (the concurrency test under the race detector), offline, then
+# the gocloud adapter (gocloudblob/) in GOPATH mode where Debian's golang-gocloud-dev is.
 #
 #   RENDER_STORE_BIN          the CLI the interop tests run (default: target/debug/render-store)
 #   RENDER_STORE_REQUIRE_GO=1 fail, rather than skip, when Go is missing
@@ -35,3 +36,25 @@ fi
 go vet ./...
 go test -count=1 "$@" ./...
 go test -count=1 -race -short "$@" ./...
+
+# The gocloud adapter, a module of its own, builds in GOPATH mode against Debian's
+# golang-gocloud-dev (no module proxy here): a GOPATH whose convoy/renderstore is this
+# folder. The cgo flags point at the header and library directly, as ${SRCDIR} is the
+# link's path there.
+gocode=/usr/share/gocode
+if [ -d "$gocode/src/gocloud.dev/blob" ]; then
+    gopath=$(mktemp -d)
+    trap 'rm -rf "$gopath"' EXIT
+    mkdir -p "$gopath/src/convoy"
+    ln -s "$here" "$gopath/src/convoy/renderstore"
+    (cd "$gopath/src/convoy/renderstore/gocloudblob" &&
+        GO111MODULE=off GOPATH="$gopath:$gocode" GOFLAGS= \
+        CGO_CFLAGS="-I$here/../capi/include ${CGO_CFLAGS:-}" go vet . &&
+        GO111MODULE=off GOPATH="$gopath:$gocode" GOFLAGS= \
+        CGO_CFLAGS="-I$here/../capi/include ${CGO_CFLAGS:-}" go test -count=1 "$@" .)
+elif [ "${RENDER_STORE_REQUIRE_GO:-}" = 1 ]; then
+    echo "run.sh: golang-gocloud-dev is not installed (apt-get install golang-gocloud-dev)" >&2
+    exit 2
+else
+    echo "run.sh: golang-gocloud-dev is not installed; skipping the gocloud adapter" >&2
+fi

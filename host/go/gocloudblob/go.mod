@@ -1,0 +1,5 @@
+module convoy/renderstore/gocloudblob
+
+go 1.22
+
+require gocloud.dev v0.23.0
