@@ -23,6 +23,7 @@ const PREBUILT_VAR: &str = "RENDER_STORE_COMPONENT";
 
 fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("set by cargo"));
+    emit_wit_package();
     println!("cargo:rerun-if-env-changed={PREBUILT_VAR}");
     if let Some(prebuilt) = env::var_os(PREBUILT_VAR).filter(|v| !v.is_empty()) {
         embed_prebuilt(Path::new(&prebuilt), &out_dir);
@@ -169,4 +170,19 @@ fn write_component(out_dir: &Path, component: &[u8]) {
         .collect();
     std::fs::write(out_dir.join("render_store.wasm.sha256"), digest)
         .expect("writing the component's digest");
+}
+
+/// Gives the crate the WIT package its component implements (`WIT_PACKAGE`), read from
+/// the package line of wit/render-store.wit, so the version is written once.
+fn emit_wit_package() {
+    let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let wit = manifest_dir.join("../../wit/render-store.wit");
+    println!("cargo:rerun-if-changed={}", wit.display());
+    let text =
+        std::fs::read_to_string(&wit).unwrap_or_else(|e| panic!("reading {}: {e}", wit.display()));
+    let package = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("package ")?.strip_suffix(';'))
+        .unwrap_or_else(|| panic!("{} has no package line", wit.display()));
+    println!("cargo:rustc-env=RENDER_STORE_WIT_PACKAGE={package}");
 }

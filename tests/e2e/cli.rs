@@ -8,13 +8,28 @@ use std::process::{Command, Output};
 pub(crate) struct Cli {
     pub(crate) url: String,
     pub(crate) dir: tempfile::TempDir,
+    /// Whether `put`, `ref` and `diff --local` apply the Kubernetes object rule: most
+    /// tests here use small ad-hoc objects, and `operator.rs` checks the rule itself.
+    pub(crate) validate: bool,
 }
 
 impl Cli {
     pub(crate) fn file_store() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("file://{}/store?create_dir=true", dir.path().display());
-        Cli { url, dir }
+        Cli {
+            url,
+            dir,
+            validate: false,
+        }
+    }
+
+    /// A file store whose commands apply every input rule, as users get them.
+    pub(crate) fn validating() -> Self {
+        Cli {
+            validate: true,
+            ..Cli::file_store()
+        }
     }
 
     pub(crate) fn store_dir(&self) -> PathBuf {
@@ -25,6 +40,7 @@ impl Cli {
         Command::new(env!("CARGO_BIN_EXE_render-store"))
             .args(args)
             .env("RENDER_STORE_URL", &self.url)
+            .env("RENDER_STORE_VALIDATE", self.validate.to_string())
             .output()
             .expect("the CLI runs")
     }
@@ -72,7 +88,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 fn ref_and_canonical() {
     let cli = Cli::file_store();
     assert_eq!(
-        cli.ok(&["ref"]).trim(),
+        cli.ok(&["ref", "--allow-empty"]).trim(),
         "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     );
     let a = cli.object("a.json", r#"{"b":1, "a":"<x>"}"#);
@@ -265,7 +281,7 @@ fn put_get_history_gc_delete_on_a_file_store() {
     assert!(cli.ok(&["ls"]).is_empty());
     assert!(
         cli.ok(&["delete-release", "ns/app"])
-            .contains("deleted 0 keys")
+            .contains("nothing to delete")
     );
 }
 
@@ -311,6 +327,7 @@ fn urls_are_checked() {
         Command::new(env!("CARGO_BIN_EXE_render-store"))
             .args(args)
             .env("RENDER_STORE_URL", url)
+            .env("RENDER_STORE_VALIDATE", "false")
             .output()
             .unwrap()
     };
@@ -342,8 +359,9 @@ fn urls_are_checked() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("sha256:"));
+    // Each command has a store of its own: the next one finds no release.
     let out = run("mem://", &["history", "ns/app"]);
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "(no history)");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no release ns/app in the store"));
 }
 
 #[test]
@@ -382,8 +400,23 @@ fn diff_between_stored_renders() {
     );
     let ra = cli.ok(&["put", "ns/app", &a]).trim().to_string();
     let rb = cli.ok(&["put", "ns/app", &b]).trim().to_string();
-    let out = cli.ok(&["diff", "ns/app", &rb, &ra]);
+    // Old, then new; different renders exit 1, as diff(1).
+    let differs = |args: &[&str]| {
+        let out = cli.run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let out = differs(&["diff", "ns/app", &ra, &rb]);
     assert!(out.contains("changed  v1 ConfigMap a"), "{out}");
+    assert!(
+        out.starts_with(&format!("--- {ra} (not in the history)\n+++ {rb}")),
+        "{out}"
+    );
     // YAML by default, the old line before the new one, no colour into a pipe.
     let removed = out.find("    -  k: '1'\n");
     let added = out.find("    +  k: '2'\n");
@@ -392,8 +425,8 @@ fn diff_between_stored_renders() {
         "{out}"
     );
     assert!(!out.contains('\x1b'), "{out}");
-    let json = cli.ok(&[
-        "diff", "ns/app", &rb, &ra, "--output", "json", "--color", "always",
+    let json = differs(&[
+        "diff", "ns/app", &ra, &rb, "--form", "json", "--color", "always",
     ]);
     assert!(
         json.contains("\x1b[31m-    \"k\": \"1\"\x1b[0m")
@@ -404,12 +437,19 @@ fn diff_between_stored_renders() {
         out.contains("0 added, 0 removed, 1 changed, 0 unchanged"),
         "{out}"
     );
-    // Without a second ref it diffs against the newest entry; there is none yet.
-    assert!(cli.fails(&["diff", "ns/app", &rb]).contains("history"));
+    // @0 is the newest entry; there is none yet.
+    assert!(
+        cli.fails(&["diff", "ns/app", "@0", &rb])
+            .contains("history")
+    );
     cli.ok(&["record", "ns/app", &ra]);
     let json: serde_json::Value =
-        serde_json::from_str(&cli.ok(&["--json", "diff", "ns/app", &rb])).unwrap();
+        serde_json::from_str(&differs(&["--json", "diff", "ns/app", "@0", &rb])).unwrap();
     assert_eq!(json["changed"][0]["name"], "a");
+    assert_eq!(
+        cli.run(&["diff", "ns/app", "@0", &ra]).status.code(),
+        Some(0)
+    );
 }
 
 #[tokio::test]
@@ -443,6 +483,7 @@ fn the_same_commands_work_on_every_cloud_backend() {
         let cli = Cli {
             url: url.clone(),
             dir: tempfile::tempdir().unwrap(),
+            validate: false,
         };
         // A namespace of its own: the emulator's bucket is shared by the whole run.
         let release = format!("cli-{}-{name}/app", std::process::id());
@@ -539,6 +580,8 @@ fn a_trace_file_is_private_and_no_link_is_followed() {
     let cli = Cli::file_store();
     let trace = cli.dir.path().join("trace.jsonl");
     let trace_arg = trace.to_str().unwrap();
+    let obj = cli.object("o.json", "{}");
+    cli.ok(&["put", "ns/app", &obj]);
     cli.ok(&["--trace", trace_arg, "history", "ns/app"]);
     let mode = std::fs::metadata(&trace).unwrap().permissions().mode();
     assert_eq!(mode & 0o077, 0, "mode {mode:o}");
@@ -577,6 +620,8 @@ fn a_trace_file_is_private_and_no_link_is_followed() {
 fn a_planted_trace_file_or_fifo_receives_nothing() {
     use std::os::unix::fs::{PermissionsExt, chown};
     let cli = Cli::file_store();
+    let obj = cli.object("o.json", "{}");
+    cli.ok(&["put", "ns/app", &obj]);
     let shared = cli.dir.path().join("shared");
     std::fs::create_dir(&shared).unwrap();
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();

@@ -18,6 +18,7 @@ mod limits;
 mod load;
 mod observer;
 mod operations;
+mod operator;
 mod progress;
 mod race;
 mod secrets;

@@ -195,11 +195,17 @@ fn helm_template_output_put_from_stdin_stores_the_json_objects_blob() {
         "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: app\n",
     );
     assert_eq!(cli.ok(&["ref", &sa_yaml, &b]), from_json);
-    // An empty input is the empty render.
-    let empty = stdout_ok(run_with_stdin(&cli, &["ref"], b""));
+    // An empty input is the empty render, when asked for (operator.rs: refused otherwise).
+    let empty = stdout_ok(run_with_stdin(&cli, &["ref", "--allow-empty"], b""));
     assert_eq!(
         empty,
-        cli.ok(&["ref", "--format", "yaml", &cli.object("e.yaml", "")])
+        cli.ok(&[
+            "ref",
+            "--allow-empty",
+            "--format",
+            "yaml",
+            &cli.object("e.yaml", "")
+        ])
     );
 }
 

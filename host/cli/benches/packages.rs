@@ -1,4 +1,4 @@
-//! The JavaScript and Python packages side by side with the Rust host, in one run: for
+//! The JavaScript, Python and Go packages side by side with the Rust host, in one run: for
 //! each public real render and for 64 MiB renders (one object of one long string; 20,000
 //! small objects), the median time of `render_ref`, `put_render` (into a fresh memory
 //! bucket) and `get_render` in each host, and each package's time over the Rust host's.
@@ -13,7 +13,9 @@
 //! `cargo bench -p render-store-cli --bench packages`. The packages are measured as
 //! their test scripts leave them: run `host/js/run.sh` (it builds the component
 //! into host/js/generated) and `host/python/run.sh` (it installs the wheel into its venv)
-//! first; `RENDER_STORE_BENCH_PYTHON` names another interpreter with the package.
+//! first; `RENDER_STORE_BENCH_PYTHON` names another interpreter with the package. The
+//! Go package is built here (`go build -tags renderstore_release`) against the release
+//! C library: run `cargo build --release -p render-store-capi` first.
 //! A package that cannot run is reported as not available, with the reason.
 //! `RENDER_STORE_BENCH_ONLY=TEXT,…` measures only the cases whose name holds one of the
 //! texts (`ingress,metallb`: the two smallest real renders).
@@ -143,6 +145,40 @@ fn package_times(mut cmd: Command, dir: &Path, cases: &[String]) -> Result<Times
     serde_json::from_slice(&out.stdout).map_err(|e| format!("unreadable output: {e}"))
 }
 
+/// Builds the Go package's measuring program against the release C library beside this
+/// bench's binary; its path, or why it could not be built.
+fn go_program(repo: &Path, into: &Path) -> Result<PathBuf, String> {
+    let release = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.to_path_buf()))
+        .ok_or("cannot find the target folder")?;
+    if !release.join("librender_store_capi.so").exists() {
+        return Err(format!(
+            "no {}: cargo build --release -p render-store-capi",
+            release.join("librender_store_capi.so").display()
+        ));
+    }
+    let program = into.join("bench-go");
+    let out = Command::new("go")
+        .current_dir(repo.join("host/go"))
+        .args(["build", "-tags", "renderstore_release", "-o"])
+        .arg(&program)
+        .arg("./bench")
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOPROXY", "off")
+        .env(
+            "CGO_LDFLAGS",
+            format!("-L{0} -Wl,-rpath,{0}", release.display()),
+        )
+        .output()
+        .map_err(|e| format!("cannot start go: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(err.lines().last().unwrap_or("go build failed").to_string());
+    }
+    Ok(program)
+}
+
 fn python() -> PathBuf {
     std::env::var_os("RENDER_STORE_BENCH_PYTHON")
         .map(PathBuf::from)
@@ -188,22 +224,32 @@ fn main() {
         .filter(|&r| r > 0)
         .unwrap_or(5);
     println!(
-        "packages side by side — the Rust host, the npm package (Node.js), the Python package (wasmtime)"
+        "packages side by side — the Rust host, the npm package (Node.js), the Python package (wasmtime), the Go package (cgo over the C ABI)"
     );
     println!(
         "each figure: the fastest of {rounds} rounds (the hosts in turn, case by case), each round the median of at least 3 runs"
     );
     println!("ratio = the package's time over the Rust host's");
-    // Each package: its name, the program that runs its measuring script, the script.
+    // Each package: its name, the program that measures it and its script (none for
+    // Go's compiled program).
+    let go = go_program(&repo, dir.path());
     let packages = [
-        ("node", PathBuf::from("node"), "host/js/bench/packages.mjs"),
-        ("python", python(), "host/python/bench/packages.py"),
+        (
+            "node",
+            PathBuf::from("node"),
+            Some("host/js/bench/packages.mjs"),
+        ),
+        ("python", python(), Some("host/python/bench/packages.py")),
+        ("go", go.clone().unwrap_or_default(), None),
     ];
     let mut rust = Times::new();
     let mut hosts: Vec<(&str, Result<Times, String>)> = packages
         .iter()
         .map(|(name, _, _)| (*name, Ok(Times::new())))
         .collect();
+    if let Err(why) = go {
+        hosts[2].1 = Err(why);
+    }
     // Case by case, every host in turn: the machine's speed drifts over minutes, and the
     // hosts' figures for one case are taken within seconds of each other.
     for _ in 0..rounds {
@@ -212,7 +258,9 @@ fn main() {
             for ((_, program, script), (_, kept)) in packages.iter().zip(hosts.iter_mut()) {
                 let Ok(times) = kept else { continue };
                 let mut cmd = Command::new(program);
-                cmd.arg(repo.join(script));
+                if let Some(script) = script {
+                    cmd.arg(repo.join(script));
+                }
                 match package_times(cmd, dir.path(), &indices[i..=i]) {
                     Ok(round) => keep_fastest(times, round),
                     Err(why) => *kept = Err(why),
@@ -225,10 +273,11 @@ fn main() {
             println!("{host}: not available ({why})");
         }
     }
-    println!(
-        "\n{:<26} {:<11} {:>10} {:>10} {:>7} {:>10} {:>7} {:>9}",
-        "render", "call", "rust", "node", "ratio", "python", "ratio", "MiB"
-    );
+    let mut header = format!("\n{:<26} {:<11} {:>10}", "render", "call", "rust");
+    for (host, _) in &hosts {
+        header += &format!(" {host:>10} {:>7}", "ratio");
+    }
+    println!("{header} {:>9}", "MiB");
     for (i, (name, objects)) in cases.iter().enumerate() {
         let mib = objects.iter().map(|o| o.len() + 1).sum::<usize>() as f64 / MIB as f64;
         for op in OPS {

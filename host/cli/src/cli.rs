@@ -1,7 +1,9 @@
 //! The commands of the CLI: argument parsing and output; the work is the library's.
 
-use crate::input::{Format, RenderInput, read_render};
+use crate::failure;
+use crate::input::{Format, Render, RenderInput, read_render};
 use crate::json_view::{diff_json, history_page_json};
+use crate::names;
 use crate::output::{count, output_json, print_diff, print_gc, print_history, print_json};
 use crate::progress::{LARGE_RENDER_BYTES, Progress, ProgressBucket, Task};
 use crate::serve::ServeOptions;
@@ -22,46 +24,86 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The help section of the options every command takes.
+const GLOBAL: &str = "Global options";
+
+/// What `--version` prints: the CLI's version, and the versions of the interfaces it
+/// speaks (the component's WIT package, the C ABI of the library).
+static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "{} (component interface {})",
+        env!("CARGO_PKG_VERSION"),
+        render_store::WIT_PACKAGE
+    )
+});
+
+/// Examples for the top-level help.
+const EXAMPLES: &str = "\
+Examples:
+  # Store a render from helm and record it as synced
+  helm template app ./chart | render-store --render-store-url file:///var/renders put prod/app
+  render-store record prod/app d4b0c1e2 --summary v2   # a renderRef, or 8+ of its hex digits
+  # What changed between the two newest syncs, and what a new render would change
+  render-store diff prod/app @1 @0
+  helm template app ./chart | render-store diff prod/app --local -
+  # History, old entries collected, and a look at the web pages
+  render-store history -n prod app
+  render-store gc prod/app --keep 5 --dry-run
+  render-store serve
+
+Set RENDER_STORE_URL once instead of --render-store-url. `render-store help COMMAND` tells more.";
+
 /// The convoy render store: the content and history of every render convoy applies,
 /// kept in an object store.
 #[derive(Debug, Parser)]
-#[command(name = "render-store", version)]
+#[command(name = "render-store", after_help = EXAMPLES)]
 pub struct Args {
     /// Where the store is: a gocloud URL (s3://BUCKET, gs://BUCKET, azblob://CONTAINER,
     /// file:///abs/path, mem://); see README.md for the parameters.
-    #[arg(long, env = "RENDER_STORE_URL", global = true, default_value = "")]
+    #[arg(long, env = "RENDER_STORE_URL", global = true, default_value = "",
+          help_heading = GLOBAL)]
     pub render_store_url: String,
 
-    /// Print machine-readable JSON.
-    #[arg(long, global = true)]
+    /// The namespace of the release, for commands given NAME alone (as kubectl's -n).
+    #[arg(long, short = 'n', global = true, value_name = "NAMESPACE", help_heading = GLOBAL)]
+    pub namespace: Option<String>,
+
+    /// Output format: text (for people), json (for programs; errors too, as a JSON
+    /// object on standard error), or yaml (`get`: the render as YAML documents).
+    #[arg(long, short = 'o', global = true, value_enum, default_value_t = OutputFormat::Text,
+          help_heading = GLOBAL)]
+    pub output: OutputFormat,
+
+    /// The same as -o json.
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub json: bool,
 
     /// Show the values of Secrets in diffs and in the web pages of `serve`. By default
     /// every value of a v1 Secret's data and stringData (and inside its
     /// last-applied-configuration annotation) is shown as `***`, or `*** (before)` and
     /// `*** (after)` where it changed. `get` always writes the blob as stored.
-    #[arg(long, global = true, env = "RENDER_STORE_SHOW_SECRETS")]
+    #[arg(long, global = true, env = "RENDER_STORE_SHOW_SECRETS", help_heading = GLOBAL)]
     pub show_secrets: bool,
 
     /// Show no progress on standard error (delete-release, gc and put of a large
     /// render show it when standard error is a terminal).
-    #[arg(long, short = 'q', global = true)]
+    #[arg(long, short = 'q', global = true, help_heading = GLOBAL)]
     pub quiet: bool,
 
     /// Record the store operation (put, get, history, record, gc, delete-release) with
     /// every bucket call and answer into FILE, as JSON lines (TRACES.md).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = GLOBAL)]
     pub trace: Option<PathBuf>,
 
     /// Memory cap of one sandboxed call, in MiB.
     #[arg(long, global = true, env = "RENDER_STORE_MEMORY_CAP_MIB", value_name = "MIB",
-          default_value_t = Limits::DEFAULT_MEMORY_BYTES / MIB)]
+          default_value_t = Limits::DEFAULT_MEMORY_BYTES / MIB, help_heading = GLOBAL)]
     pub memory_cap_mib: usize,
 
     /// CPU bound of one sandboxed call, in fuel units (about one per WebAssembly
     /// instruction).
     #[arg(long, global = true, env = "RENDER_STORE_FUEL", value_name = "UNITS",
-          default_value_t = Limits::DEFAULT_FUEL)]
+          default_value_t = Limits::DEFAULT_FUEL, help_heading = GLOBAL)]
     pub fuel: u64,
 
     /// Sandboxed calls that may run at once; more wait for a free place. Each place
@@ -69,7 +111,7 @@ pub struct Args {
     /// `serve`, 1 for every other command, which makes one call at a time (a smaller
     /// pool starts faster).
     #[arg(long, global = true, env = "RENDER_STORE_MAX_CONCURRENT_CALLS", value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_CONCURRENT_CALLS)))]
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_CONCURRENT_CALLS)), help_heading = GLOBAL)]
     pub max_concurrent_calls: Option<u32>,
 
     /// What to do.
@@ -83,11 +125,16 @@ pub struct Args {
 pub enum Command {
     /// Print the renderRef of a render: JSON objects or YAML streams, from FILEs or
     /// standard input.
+    #[command(
+        after_help = "Examples:\n  helm template app ./chart | render-store ref\n  render-store ref deploy.yaml extra.json"
+    )]
     Ref {
         #[command(flatten)]
         input: RenderInput,
     },
-    /// Write the canonical bytes of a render to standard output.
+    /// Write the canonical bytes of a render to standard output (any JSON objects: no
+    /// Kubernetes rule is applied).
+    #[command(after_help = "Example:\n  render-store canonical deploy.yaml | sha256sum")]
     Canonical {
         #[command(flatten)]
         input: RenderInput,
@@ -96,28 +143,63 @@ pub enum Command {
     #[command(flatten)]
     Store(StoreCommand),
     /// List the keys of the store (under PREFIX).
+    #[command(after_help = "Example:\n  render-store ls prod/app/history/")]
     Ls {
+        /// Only keys that start with this text (`NAMESPACE/NAME/` for one release).
         #[arg(default_value = "")]
         prefix: String,
     },
     /// Write the embedded WebAssembly component, for hosts in other languages.
+    #[command(after_help = "Example:\n  render-store component --out render-store.wasm")]
     Component {
+        /// The file to write.
         #[arg(long)]
         out: PathBuf,
     },
-    /// Show what changed from AGAINST (default: the newest history entry) to RENDER, a
-    /// stored render, or to the render in the --local files, which is not stored (exit
-    /// status then 0 when equal, 1 when different, 2 on error, as diff(1)).
+    /// Read every render blob and history entry of a release (or of the whole store)
+    /// and report each corrupt blob or entry, each entry whose render is not stored and
+    /// each key the render store did not make, with what to do; exit status 1 if any.
+    #[command(
+        after_help = "Examples:\n  render-store verify prod/app\n  render-store verify -o json"
+    )]
+    Verify {
+        /// NAMESPACE/NAME of the release (or NAME with -n); none: every release.
+        release: Option<String>,
+    },
+    /// Write a shell completion script to standard output.
+    #[command(
+        after_help = "Examples:\n  render-store completion bash > /etc/bash_completion.d/render-store\n  render-store completion zsh > \"${fpath[1]}/_render-store\""
+    )]
+    Completion {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Write the manual page (roff) to standard output.
+    #[command(
+        after_help = "Example:\n  render-store man > /usr/local/share/man/man1/render-store.1"
+    )]
+    Man,
+    /// Show what changed from the render FROM to the render TO (old, then new, as
+    /// diff(1) and git take them), or from a stored render to the render in the --local
+    /// files, which is not stored. A render is named by its renderRef, a unique prefix
+    /// of it (8 hex digits or more) or @N, the N-th newest history entry (@0 the
+    /// newest). Exit status 0 when the renders are equal, 1 when they differ, 2 on
+    /// error, as diff(1) and kubectl diff.
+    #[command(
+        after_help = "Examples:\n  render-store diff prod/app @1 @0                  # the last sync's changes\n  render-store diff prod/app 4f1c2a9e d4b0c1e2\n  helm template app ./chart | render-store diff prod/app --local -\n  render-store diff prod/app --local deploy.yaml --against @3"
+    )]
     Diff {
+        /// NAMESPACE/NAME of the release (or NAME with -n).
         release: String,
-        /// The stored render to show (a renderRef); not with --local.
+        /// The old render.
         #[arg(required_unless_present = "local", conflicts_with = "local")]
-        render: Option<String>,
-        /// The render to compare with (default: the newest history entry).
-        #[arg(value_name = "AGAINST", conflicts_with = "against")]
-        against_ref: Option<String>,
-        /// The render to compare with (default: the newest history entry).
-        #[arg(long, value_name = "REF")]
+        from: Option<String>,
+        /// The new render.
+        #[arg(required_unless_present = "local", conflicts_with = "local")]
+        to: Option<String>,
+        /// With --local: the stored render to compare the files with (default: @0, the
+        /// newest history entry).
+        #[arg(long, value_name = "REF", requires = "local")]
         against: Option<String>,
         /// Files of a local render (JSON objects or YAML streams, `-` for standard
         /// input), compared without storing anything.
@@ -126,10 +208,17 @@ pub enum Command {
         /// How each --local file is read: auto, json or yaml (as for put).
         #[arg(long, value_enum, default_value_t = Format::Auto)]
         format: Format,
-        /// How changed objects are shown: yaml (as `kubectl get -o yaml` shows them) or
+        /// Take --local files that hold no object (the diff then removes everything).
+        #[arg(long, requires = "local")]
+        allow_empty: bool,
+        /// Refuse --local objects without apiVersion, kind or metadata.name (as put).
+        #[arg(long, env = "RENDER_STORE_VALIDATE", default_value_t = true,
+              action = clap::ArgAction::Set, value_name = "BOOL")]
+        validate: bool,
+        /// How changed objects are written: yaml (as `kubectl get -o yaml` shows them) or
         /// json (pretty JSON).
         #[arg(long, value_enum, default_value_t = DiffOutput::Yaml)]
-        output: DiffOutput,
+        form: DiffOutput,
         /// Colour removed and added lines: auto (when standard output is a terminal),
         /// always or never.
         #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
@@ -141,6 +230,9 @@ pub enum Command {
     /// can read (its path is printed, and it is removed when the server stops), and a
     /// one-time login URL for a browser is printed (not with --token-file, whose
     /// standard error is often a log others read).
+    #[command(
+        after_help = "Examples:\n  render-store serve                      # prints a login URL for the web pages\n  render-store serve --listen 0.0.0.0:8080 --token-file /run/secrets/token"
+    )]
     Serve {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:8080")]
@@ -203,6 +295,9 @@ pub enum Command {
     },
     /// Re-run a traced operation in the sandbox against the trace's answers alone (no
     /// store is opened) and report whether every call and the result match.
+    #[command(
+        after_help = "Example:\n  render-store --trace gc.jsonl gc prod/app --dry-run && render-store replay gc.jsonl"
+    )]
     Replay {
         /// A trace written by --trace.
         file: PathBuf,
@@ -210,6 +305,7 @@ pub enum Command {
     /// Store a few renders, record history, run GC and print the history, on
     /// --render-store-url or a file:// store in a new private temporary folder, removed
     /// at the end.
+    #[command(after_help = "Example:\n  render-store demo")]
     Demo,
 }
 
@@ -217,19 +313,38 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 #[allow(missing_docs)] // the fields' meaning is each command's and flag's help text
 pub enum StoreCommand {
-    /// Store a render; prints its renderRef.
+    /// Store a render; prints its renderRef. Input that holds no object is refused
+    /// (unless --allow-empty), and so is an object without apiVersion, kind or
+    /// metadata.name.
+    #[command(
+        after_help = "Examples:\n  helm template app ./chart | render-store put prod/app\n  render-store put -n prod app deploy.yaml config.json"
+    )]
     Put {
-        /// NAMESPACE/NAME of the release.
+        /// NAMESPACE/NAME of the release (or NAME with -n).
         release: String,
         #[command(flatten)]
         input: RenderInput,
     },
-    /// Write a stored render's canonical bytes to standard output: the blob as stored,
-    /// Secret values included (the views for people, `diff` and `serve`, mask them).
-    Get { release: String, render_ref: String },
+    /// Write a stored render to standard output: its canonical bytes (JSON lines), the
+    /// blob as stored, Secret values included; or with -o yaml the objects as YAML
+    /// documents, Secret values masked unless --show-secrets.
+    #[command(
+        after_help = "Examples:\n  render-store get prod/app @0 -o yaml\n  render-store get prod/app d4b0c1e2 > render.jsonl"
+    )]
+    Get {
+        /// NAMESPACE/NAME of the release (or NAME with -n).
+        release: String,
+        /// The render: its renderRef, a unique prefix (8 hex digits or more) or @N, the
+        /// N-th newest history entry.
+        render_ref: String,
+    },
     /// Print a release's history, oldest first; with --limit, one page of it, newest
     /// first, reading only that page's entries.
+    #[command(
+        after_help = "Examples:\n  render-store history prod/app\n  render-store history prod/app --limit 20 -o json"
+    )]
     History {
+        /// NAMESPACE/NAME of the release (or NAME with -n).
         release: String,
         /// Print at most N entries, newest first (a page; not recorded by --trace).
         #[arg(long, value_name = "N")]
@@ -240,8 +355,14 @@ pub enum StoreCommand {
         before: Option<String>,
     },
     /// Record a history entry (nothing is added if the render is already recorded).
+    /// The render must be stored first.
+    #[command(
+        after_help = "Example:\n  render-store record prod/app d4b0c1e2 --summary 'chart 1.4.2' --synced-at 2026-05-01T12:00:00Z"
+    )]
     Record {
+        /// NAMESPACE/NAME of the release (or NAME with -n).
         release: String,
+        /// The stored render: its renderRef or a unique prefix (8 hex digits or more).
         render_ref: String,
         /// A one-line description for people.
         #[arg(long, default_value = "")]
@@ -251,12 +372,17 @@ pub enum StoreCommand {
         synced_at: Option<String>,
     },
     /// Delete old history entries and the renders nothing needs any more.
+    #[command(
+        after_help = "Examples:\n  render-store gc prod/app --keep 5 --dry-run\n  render-store gc prod/app --keep 5 --protect @0"
+    )]
     Gc {
+        /// NAMESPACE/NAME of the release (or NAME with -n).
         release: String,
         /// Entries to keep (unset: 10; 0 or less: no GC).
         #[arg(long, allow_negative_numbers = true)]
         keep: Option<i64>,
-        /// A renderRef to keep whatever the history says (repeatable).
+        /// A render to keep whatever the history says (repeatable): a renderRef, a
+        /// unique prefix or @N.
         #[arg(long = "protect")]
         protect: Vec<String>,
         /// Only say what would be deleted.
@@ -268,8 +394,29 @@ pub enum StoreCommand {
         #[arg(long, default_value = "10m", value_parser = parse_duration)]
         grace: std::time::Duration,
     },
-    /// Delete everything stored for a release.
-    DeleteRelease { release: String },
+    /// Delete everything stored for a release. A release with nothing stored is not an
+    /// error (a finalizer may run twice): it says so and exits 0.
+    #[command(
+        after_help = "Examples:\n  render-store delete-release prod/app --dry-run\n  render-store delete-release prod/app"
+    )]
+    DeleteRelease {
+        /// NAMESPACE/NAME of the release (or NAME with -n).
+        release: String,
+        /// Only list the keys that would be deleted.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+/// The format of what a command prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// Lines for people.
+    Text,
+    /// JSON for programs.
+    Json,
+    /// YAML documents (`get`).
+    Yaml,
 }
 
 /// How `diff` shows changed objects.
@@ -353,9 +500,24 @@ fn positive(text: &str) -> Result<usize, String> {
     }
 }
 
-/// A release argument. A bad one is quoted as a JSON string, as every message of the
-/// hosts quotes keys: a newline or quote in it cannot bend the message.
-fn parse_release(text: &str) -> Result<Release> {
+/// A release argument: `NAMESPACE/NAME`, or `NAME` with `-n NAMESPACE`. A bad one is
+/// quoted as a JSON string, as every message of the hosts quotes keys: a newline or
+/// quote in it cannot bend the message.
+fn parse_release(text: &str, namespace: Option<&str>) -> Result<Release> {
+    let joined;
+    let text = match namespace {
+        Some(ns) if !text.contains('/') => {
+            joined = format!("{ns}/{text}");
+            joined.as_str()
+        }
+        Some(ns) if !text.starts_with(&format!("{ns}/")) => bail!(
+            "{} names another namespace than -n {}: give NAME alone with -n",
+            quote(text),
+            quote(ns)
+        ),
+        _ => text,
+    };
+    // The sentence every host writes (tests/vectors/messages.json).
     Release::parse(text).with_context(|| format!("{} is not NAMESPACE/NAME", quote(text)))
 }
 
@@ -388,23 +550,42 @@ async fn require_stored(store: &RenderStore, release: &Release, render_ref: &str
     Ok(())
 }
 
-/// The store operation a command stands for, with its arguments read and parsed.
-async fn store_operation(command: StoreCommand) -> Result<Operation> {
+/// A store command's operation, with its arguments read, parsed and resolved against
+/// the store (release names checked, render names turned into renderRefs), and for
+/// `put` the render as read (to name the file of an invalid object).
+async fn store_operation(
+    command: StoreCommand,
+    store: &RenderStore,
+    namespace: Option<&str>,
+) -> Result<(Operation, Option<Render>)> {
+    let rt = store.runtime();
     Ok(match command {
-        StoreCommand::Put { release, input } => Operation::PutRender {
-            release: parse_release(&release)?,
-            objects: input.read(&*Runtime::shared()?).await?,
-        },
+        StoreCommand::Put { release, input } => {
+            let release = parse_release(&release, namespace)?;
+            let mut render = input.read(rt).await?;
+            let objects = std::mem::take(&mut render.objects);
+            (Operation::PutRender { release, objects }, Some(render))
+        }
         StoreCommand::Get {
             release,
             render_ref,
-        } => Operation::GetRender {
-            release: parse_release(&release)?,
-            render_ref,
-        },
-        StoreCommand::History { release, .. } => Operation::ListHistory {
-            release: parse_release(&release)?,
-        },
+        } => {
+            let release = parse_release(&release, namespace)?;
+            names::require_release(store, &release).await?;
+            let render_ref = names::resolve_ref(store, &release, &render_ref).await?;
+            (
+                Operation::GetRender {
+                    release,
+                    render_ref,
+                },
+                None,
+            )
+        }
+        StoreCommand::History { release, .. } => {
+            let release = parse_release(&release, namespace)?;
+            names::require_release(store, &release).await?;
+            (Operation::ListHistory { release }, None)
+        }
         StoreCommand::Record {
             release,
             render_ref,
@@ -412,17 +593,23 @@ async fn store_operation(command: StoreCommand) -> Result<Operation> {
             synced_at,
         } => {
             let synced_at = match synced_at {
-                Some(text) => Runtime::shared()?.parse_synced_at(&text).await?,
+                Some(text) => rt.parse_synced_at(&text).await?,
                 None => SyncTime::now(),
             };
-            Operation::RecordHistory {
-                release: parse_release(&release)?,
-                entry: NewEntry {
-                    render_ref,
-                    synced_at,
-                    summary,
+            let release = parse_release(&release, namespace)?;
+            let render_ref = names::resolve_ref(store, &release, &render_ref).await?;
+            require_stored(store, &release, &render_ref).await?;
+            (
+                Operation::RecordHistory {
+                    release,
+                    entry: NewEntry {
+                        render_ref,
+                        synced_at,
+                        summary,
+                    },
                 },
-            }
+                None,
+            )
         }
         StoreCommand::Gc {
             release,
@@ -430,16 +617,30 @@ async fn store_operation(command: StoreCommand) -> Result<Operation> {
             protect,
             dry_run,
             grace,
-        } => Operation::Gc {
-            release: parse_release(&release)?,
-            keep: keep.unwrap_or(DEFAULT_KEEP_HISTORY),
-            protected: protect,
-            dry_run,
-            grace: Grace::ending_now(grace),
-        },
-        StoreCommand::DeleteRelease { release } => Operation::DeleteRelease {
-            release: parse_release(&release)?,
-        },
+        } => {
+            let release = parse_release(&release, namespace)?;
+            names::require_release(store, &release).await?;
+            let mut protected = Vec::with_capacity(protect.len());
+            for name in &protect {
+                protected.push(names::resolve_ref(store, &release, name).await?);
+            }
+            (
+                Operation::Gc {
+                    release,
+                    keep: keep.unwrap_or(DEFAULT_KEEP_HISTORY),
+                    protected,
+                    dry_run,
+                    grace: Grace::ending_now(grace),
+                },
+                None,
+            )
+        }
+        StoreCommand::DeleteRelease { release, .. } => (
+            Operation::DeleteRelease {
+                release: parse_release(&release, namespace)?,
+            },
+            None,
+        ),
     })
 }
 
@@ -461,9 +662,22 @@ async fn print_output(
     rt: &Runtime,
     operation: &Operation,
     output: &Output,
-    as_json: bool,
+    format: OutputFormat,
+    secrets: SecretValues,
 ) -> Result<()> {
+    let as_json = format == OutputFormat::Json;
     match (operation, output) {
+        (_, Output::Render(bytes)) if format == OutputFormat::Yaml => {
+            let shown = rt.show_objects(bytes, ObjectForm::Yaml, secrets).await?;
+            let mut out = std::io::stdout().lock();
+            for object in shown {
+                writeln!(out, "---")?;
+                out.write_all(object.text.as_bytes())?;
+                if !object.text.ends_with('\n') {
+                    writeln!(out)?;
+                }
+            }
+        }
         (_, Output::Render(bytes)) => std::io::stdout().lock().write_all(bytes)?,
         (_, Output::Entries(entries)) => print_history(rt, entries, as_json).await?,
         (Operation::Gc { keep, dry_run, .. }, Output::Plan(plan)) => {
@@ -482,6 +696,9 @@ async fn print_output(
                 println!("already in the history: {}", entry.render_ref);
             }
         }
+        (Operation::DeleteRelease { release }, Output::Deleted(0)) => {
+            println!("nothing to delete: no key is stored for {release}")
+        }
         (Operation::DeleteRelease { release }, Output::Deleted(n)) => {
             println!("deleted {} of {release}", count(*n as usize, "key", "keys"))
         }
@@ -495,15 +712,23 @@ async fn print_output(
 pub enum Finish {
     /// As asked: exit status 0.
     Done,
-    /// `diff --local` found differences: exit status 1, as diff(1).
+    /// `diff` found differences: exit status 1, as diff(1).
     Differs,
 }
 
 impl Args {
-    /// Whether this is `diff --local`, whose errors exit with status 2 (1 means "the
-    /// renders differ").
-    pub fn is_preview(&self) -> bool {
-        matches!(&self.command, Command::Diff { local, .. } if !local.is_empty())
+    /// Parses the command line, with `--version` saying which component interface
+    /// this build speaks.
+    pub fn parse_args() -> Self {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = Self::command().version(VERSION.as_str()).get_matches();
+        Self::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+
+    /// Whether this is `diff`, whose errors exit with status 2 (1 means "the renders
+    /// differ").
+    pub fn is_diff(&self) -> bool {
+        matches!(&self.command, Command::Diff { .. })
     }
 
     /// Whether this is `serve`, the one command that runs sandboxed calls at once and
@@ -511,11 +736,109 @@ impl Args {
     pub fn is_server(&self) -> bool {
         matches!(self.command, Command::Serve { .. })
     }
+
+    /// The output format asked for: `--json` is `-o json`.
+    pub fn format(&self) -> OutputFormat {
+        if self.json {
+            OutputFormat::Json
+        } else {
+            self.output
+        }
+    }
+}
+
+/// The command tree with the version `--version` prints, for completion scripts and
+/// the manual page.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    Args::command().version(VERSION.as_str())
+}
+
+/// `put`'s repair of a blob whose bytes differ from the render although its size
+/// matches (the component's put-render compares sizes only, to stay one metadata
+/// request on the controller's path): the CLI reads the blob back (one read and one
+/// hash of it) and rewrites it when it does not verify.
+async fn repair_blob(
+    store: &RenderStore,
+    release: &Release,
+    objects: &[Vec<u8>],
+    render_ref: &str,
+) -> Result<()> {
+    match store.get_render(release, render_ref).await {
+        Err(render_store::Error::Corrupt(_)) => {
+            let rt = store.runtime();
+            let key = rt.render_key(release, render_ref).await?;
+            let canonical = rt.canonical(objects).await?;
+            store.bucket().put(&key, canonical).await?;
+            store.get_render(release, render_ref).await?;
+            eprintln!("render-store: rewrote the damaged blob {}", esc(&key));
+            Ok(())
+        }
+        // Collected meanwhile by a GC with no grace period: nothing left to repair.
+        Err(render_store::Error::NotFound(_)) | Ok(_) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `history` when an entry does not read: every entry read alone, the bad ones shown as
+/// such, exit status 1 at the end.
+async fn history_despite_bad_entries(store: &RenderStore, release: &Release) -> Result<Finish> {
+    let rt = store.runtime();
+    let mut bad = 0;
+    for (key, entry) in crate::verify::history_entry_by_entry(store, release).await? {
+        match entry {
+            Ok(e) => {
+                let time = rt.format_synced_at(e.synced_at).await?;
+                println!("{time}  {}  {}", esc(&e.render_ref), esc(&e.summary));
+            }
+            Err(m) => {
+                bad += 1;
+                println!("(corrupt entry {}: {})", esc(&key), esc(&m));
+            }
+        }
+    }
+    eprintln!(
+        "render-store: {} of {release} do not read; `render-store verify {release}` says what to do",
+        count(bad, "history entry", "history entries")
+    );
+    Err(failure::Refusal {
+        kind: "corrupt",
+        message: format!("{release} has corrupt history entries"),
+    }
+    .into())
+}
+
+/// How a side of a diff is named in its header: the renderRef, with its place in the
+/// history, the entry's time and summary when it has one.
+async fn describe_side(
+    rt: &Runtime,
+    history: &[render_store::HistoryEntry],
+    render_ref: &str,
+) -> Result<String> {
+    let newest_first = history.iter().rev().enumerate();
+    match newest_first
+        .clone()
+        .find(|(_, e)| e.render_ref == render_ref)
+    {
+        Some((n, entry)) => {
+            let time = rt.format_synced_at(entry.synced_at).await?;
+            let summary = if entry.summary.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", quote(&entry.summary))
+            };
+            Ok(format!("{render_ref} (@{n}, synced {time}{summary})"))
+        }
+        None => Ok(format!("{render_ref} (not in the history)")),
+    }
 }
 
 /// Runs the command `args` names, printing its output to standard output.
 pub async fn run(args: Args) -> Result<Finish> {
     let url = args.render_store_url.as_str();
+    let format = args.format();
+    let as_json = format == OutputFormat::Json;
+    let namespace = args.namespace.as_deref();
     let limits = Limits {
         memory_bytes: args
             .memory_cap_mib
@@ -541,11 +864,20 @@ pub async fn run(args: Args) -> Result<Finish> {
              delete-release); this command is not one"
         );
     }
+    if format == OutputFormat::Yaml
+        && !matches!(args.command, Command::Store(StoreCommand::Get { .. }))
+    {
+        bail!("-o yaml is for `get` (the render as YAML documents); use -o json or -o text");
+    }
     match args.command {
         Command::Ref { input } => {
             let rt = Runtime::shared()?;
-            let render_ref = rt.render_ref(&input.read(&rt).await?).await?;
-            if args.json {
+            let render = input.read(&rt).await?;
+            let render_ref = rt
+                .render_ref(&render.objects)
+                .await
+                .map_err(|e| render.name_input(e))?;
+            if as_json {
                 print_json(&json!({ "renderRef": render_ref }))?;
             } else {
                 println!("{render_ref}");
@@ -553,7 +885,11 @@ pub async fn run(args: Args) -> Result<Finish> {
         }
         Command::Canonical { input } => {
             let rt = Runtime::shared()?;
-            let bytes = rt.canonical(&input.read(&rt).await?).await?;
+            let render = input.read_unchecked(&rt).await?;
+            let bytes = rt
+                .canonical(&render.objects)
+                .await
+                .map_err(|e| render.name_input(e))?;
             std::io::stdout().lock().write_all(&bytes)?;
         }
         Command::Store(StoreCommand::History {
@@ -568,12 +904,13 @@ pub async fn run(args: Args) -> Result<Finish> {
                 );
             }
             let store = open(url)?;
-            let release = parse_release(&release)?;
+            let release = parse_release(&release, namespace)?;
+            names::require_release(&store, &release).await?;
             let page = store
                 .list_history_page(&release, limit, before.as_deref())
                 .await?;
             let rt = store.runtime();
-            if args.json {
+            if as_json {
                 print_json(&history_page_json(rt, &page).await?)?;
             } else {
                 print_history(rt, &page.entries, false).await?;
@@ -583,12 +920,40 @@ pub async fn run(args: Args) -> Result<Finish> {
                 }
             }
         }
-        Command::Store(command) => {
-            let operation = store_operation(command).await?;
-            let store = open(url)?;
-            if let Operation::RecordHistory { release, entry } = &operation {
-                require_stored(&store, release, &entry.render_ref).await?;
+        Command::Store(StoreCommand::DeleteRelease {
+            release,
+            dry_run: true,
+        }) => {
+            if args.trace.is_some() {
+                bail!("--trace records what delete-release deletes; --dry-run deletes nothing");
             }
+            let store = open(url)?;
+            let release = parse_release(&release, namespace)?;
+            let prefix = store.runtime().release_prefix(&release).await?;
+            let keys: Vec<String> = store
+                .bucket()
+                .list(&prefix)
+                .await?
+                .into_iter()
+                .map(|o| o.key)
+                .collect();
+            if as_json {
+                print_json(&json!({ "dryRun": true, "keys": keys }))?;
+            } else if keys.is_empty() {
+                println!("nothing to delete: no key is stored for {release}");
+            } else {
+                for key in &keys {
+                    println!("would delete {}", esc(key));
+                }
+                println!(
+                    "would delete {} of {release}",
+                    count(keys.len(), "key", "keys")
+                );
+            }
+        }
+        Command::Store(command) => {
+            let store = open(url)?;
+            let (operation, render) = store_operation(command, &store, namespace).await?;
             let progress =
                 progress_task(&operation).and_then(|task| Progress::to_terminal(task, args.quiet));
             let store = match &progress {
@@ -611,13 +976,28 @@ pub async fn run(args: Args) -> Result<Finish> {
             if let Some(p) = &progress {
                 p.finish();
             }
-            let output = output?;
-            print_output(store.runtime(), &operation, &output, args.json).await?;
+            let output = match (output, &render, &operation) {
+                (Ok(output), _, _) => output,
+                (Err(e), Some(render), _) => return Err(render.name_input(e)),
+                // One bad entry: show the others, and the bad one as such.
+                (Err(render_store::Error::Corrupt(_)), _, Operation::ListHistory { release })
+                    if !as_json =>
+                {
+                    return history_despite_bad_entries(&store, release).await;
+                }
+                (Err(e), _, _) => return Err(e.into()),
+            };
+            if let (Operation::PutRender { release, objects }, Output::RenderRef(r)) =
+                (&operation, &output)
+            {
+                repair_blob(&store, release, objects, r).await?;
+            }
+            print_output(store.runtime(), &operation, &output, format, secrets).await?;
         }
         Command::Ls { prefix } => {
             let listed = open(url)?.bucket().list(&prefix).await?;
             let keys: Vec<String> = listed.into_iter().map(|o| o.key).collect();
-            if args.json {
+            if as_json {
                 print_json(&json!(keys))?;
             } else {
                 let mut out = std::io::stdout().lock();
@@ -629,7 +1009,7 @@ pub async fn run(args: Args) -> Result<Finish> {
         Command::Component { out } => {
             std::fs::write(&out, render_store::COMPONENT)
                 .with_context(|| format!("writing {}", out.display()))?;
-            if !args.json {
+            if !as_json {
                 println!(
                     "wrote {} ({} bytes)",
                     out.display(),
@@ -639,51 +1019,150 @@ pub async fn run(args: Args) -> Result<Finish> {
                 print_json(&json!({ "path": out, "bytes": render_store::COMPONENT.len() }))?;
             }
         }
+        Command::Verify { release } => {
+            let store = open(url)?;
+            let release = match release {
+                Some(r) => Some(parse_release(&r, namespace)?),
+                None => None,
+            };
+            let report = crate::verify::verify(&store, release.as_ref()).await?;
+            if as_json {
+                let problems: Vec<_> = report
+                    .problems
+                    .iter()
+                    .map(|p| json!({"kind": p.kind, "key": p.key, "message": p.message, "fix": p.fix}))
+                    .collect();
+                print_json(&json!({
+                    "releases": report.releases,
+                    "renders": report.renders,
+                    "entries": report.entries,
+                    "problems": problems,
+                }))?;
+            } else {
+                for p in &report.problems {
+                    println!("{} {}: {}", p.kind, esc(&p.key), esc(&p.message));
+                    println!("    what to do: {}", p.fix);
+                }
+                println!(
+                    "read {} and {} of {}: {}",
+                    count(report.renders, "render", "renders"),
+                    count(report.entries, "history entry", "history entries"),
+                    count(report.releases, "release", "releases"),
+                    if report.problems.is_empty() {
+                        "no problem".to_string()
+                    } else {
+                        count(report.problems.len(), "problem", "problems")
+                    }
+                );
+            }
+            if !report.problems.is_empty() {
+                return Ok(Finish::Differs);
+            }
+        }
+        Command::Completion { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut command(),
+                "render-store",
+                &mut std::io::stdout(),
+            );
+        }
+        Command::Man => {
+            clap_mangen::Man::new(command()).render(&mut std::io::stdout())?;
+        }
         Command::Diff {
             release,
-            render,
-            against_ref,
+            from,
+            to,
             against,
             local,
-            format,
-            output,
+            format: input_format,
+            allow_empty,
+            validate,
+            form,
             color,
         } => {
-            let release = parse_release(&release)?;
-            let observer = Observer::new(Some(open(url)?))?.with_secrets(secrets);
-            let form = match output {
+            let release = parse_release(&release, namespace)?;
+            let store = open(url)?;
+            names::require_release(&store, &release).await?;
+            let rt = store.runtime().clone();
+            let object_form = match form {
                 DiffOutput::Yaml => ObjectForm::Yaml,
                 DiffOutput::Json => ObjectForm::Json,
             };
-            let against = against.or(against_ref);
-            let diff = match render {
-                Some(render) => {
+            let (from_ref, to_ref) = match (&from, &to) {
+                (Some(from), Some(to)) => (
+                    names::resolve_ref(&store, &release, from).await?,
+                    Some(names::resolve_ref(&store, &release, to).await?),
+                ),
+                _ => (
+                    names::resolve_ref(&store, &release, against.as_deref().unwrap_or("@0"))
+                        .await?,
+                    None,
+                ),
+            };
+            let history = store.list_history(&release).await?;
+            let observer = Observer::new(Some(store))?.with_secrets(secrets);
+            let diff = match &to_ref {
+                Some(to_ref) => {
                     observer
-                        .diff(&release, &render, against.as_deref(), form, DEFAULT_CONTEXT)
+                        .diff(
+                            &release,
+                            to_ref,
+                            Some(&from_ref),
+                            object_form,
+                            DEFAULT_CONTEXT,
+                        )
                         .await?
                 }
                 None => {
-                    let rt = observer.runtime();
-                    let objects = read_render(rt, &local, format, rt.limits().memory_bytes).await?;
-                    let canonical = rt.canonical(&objects).await?;
+                    let render =
+                        read_render(&rt, &local, input_format, rt.limits().memory_bytes).await?;
+                    render.check(allow_empty, validate)?;
+                    let canonical = rt
+                        .canonical(&render.objects)
+                        .await
+                        .map_err(|e| render.name_input(e))?;
                     observer
                         .diff_local(
                             &release,
                             &canonical,
-                            against.as_deref(),
-                            form,
+                            Some(&from_ref),
+                            object_form,
                             DEFAULT_CONTEXT,
                         )
                         .await?
                 }
             };
-            if args.json {
+            let same = diff.added.is_empty() && diff.removed.is_empty() && diff.changed.is_empty();
+            if as_json {
+                // The shape the HTTP /diff and the packages' diffs give.
                 print_json(&diff_json(&diff))?;
             } else {
+                let to_side = match &to_ref {
+                    Some(r) => describe_side(&rt, &history, r).await?,
+                    None => {
+                        let names: Vec<String> = local
+                            .iter()
+                            .map(|f| {
+                                if f.as_os_str() == "-" {
+                                    "standard input".into()
+                                } else {
+                                    f.display().to_string()
+                                }
+                            })
+                            .collect();
+                        format!("local {}", names.join(", "))
+                    }
+                };
+                println!(
+                    "--- {}",
+                    esc(&describe_side(&rt, &history, &from_ref).await?)
+                );
+                println!("+++ {}", esc(&to_side));
                 print_diff(&diff, color.enabled())?;
             }
-            let same = diff.added.is_empty() && diff.removed.is_empty() && diff.changed.is_empty();
-            if !local.is_empty() && !same {
+            if !same {
                 return Ok(Finish::Differs);
             }
         }
@@ -708,7 +1187,8 @@ pub async fn run(args: Args) -> Result<Finish> {
                 }
                 Ok(None) => {}
                 Err(e) => tracing::warn!(
-                    "could not raise the open-file limit to its hard limit ({e}): the                      server may run out of descriptors with many connections"
+                    "could not raise the open-file limit to its hard limit ({e}): the \
+                     server may run out of descriptors with many connections"
                 ),
             }
             // The token's file, when the server makes it: removed when this is dropped,
@@ -813,7 +1293,7 @@ pub async fn run(args: Args) -> Result<Finish> {
                 bail!("the replay does not match the trace {}", file.display());
             }
         }
-        Command::Demo => crate::demo::run(url, args.json).await?,
+        Command::Demo => crate::demo::run(url, as_json).await?,
     }
     Ok(Finish::Done)
 }

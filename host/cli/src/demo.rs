@@ -1,6 +1,6 @@
 //! `render-store demo`: the main job end to end on a local store, for a first look.
 
-use crate::output::{count, print_gc, print_history};
+use crate::output::{count, print_diff, print_gc, print_history};
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::{Context, Result};
 use render_store::{NewEntry, Release, RenderStore, SyncTime, redact_url};
@@ -102,5 +102,41 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
     for object in store.bucket().list("demo/guestbook/").await? {
         println!("  {}", esc(&object.key));
     }
+
+    // What the last sync changed, as `render-store diff demo/guestbook @1 @0` shows it.
+    let history = store.list_history(&release).await?;
+    if let [.., before, last] = &history[..] {
+        println!(
+            "\nwhat the last sync changed ({} -> {}):",
+            before.summary, last.summary
+        );
+        let rt = store.runtime().clone();
+        let old = store.get_render(&release, &before.render_ref).await?;
+        let new = store.get_render(&release, &last.render_ref).await?;
+        let diff = rt
+            .diff_renders(
+                &old,
+                &new,
+                render_store::ObjectForm::Yaml,
+                render_store::SecretValues::Masked,
+                render_store::DEFAULT_CONTEXT,
+            )
+            .await?;
+        print_diff(&diff, false)?;
+    }
+
+    let shown_url = match &temp_dir {
+        Some(_) => "file:///tmp/render-store-demo?create_dir=true".to_string(),
+        None => redact_url(&url),
+    };
+    println!("\nnext, on a store that stays:");
+    if temp_dir.is_some() {
+        println!("  render-store --render-store-url '{shown_url}' demo");
+    }
+    println!("  export RENDER_STORE_URL='{shown_url}'");
+    println!("  render-store history demo/guestbook");
+    println!("  render-store diff demo/guestbook @1 @0");
+    println!("  render-store get demo/guestbook @0 -o yaml");
+    println!("  render-store serve      # prints a login URL for the web pages");
     Ok(())
 }

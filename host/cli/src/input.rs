@@ -25,17 +25,159 @@ pub struct RenderInput {
     /// (one object) or yaml (a stream of documents).
     #[arg(long, value_enum, default_value_t = Format::Auto)]
     pub format: Format,
+    /// Take a render with no objects (an empty input, or only empty or `null` YAML
+    /// documents). Without it, such input is refused: it is what a failed `helm
+    /// template` in a pipe gives.
+    #[arg(long)]
+    pub allow_empty: bool,
+    /// Refuse an object without apiVersion, kind or metadata.name, as kubectl does;
+    /// --validate=false takes any JSON object (the renderRef is the same either way).
+    #[arg(long, env = "RENDER_STORE_VALIDATE", default_value_t = true,
+          action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub validate: bool,
     /// Files in render order, `-` for standard input; none: standard input.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }
 
 impl RenderInput {
-    /// The render's objects, read as [`read_render`] reads them, up to the runtime's
-    /// memory cap.
-    pub async fn read(&self, rt: &Runtime) -> Result<Vec<Vec<u8>>> {
+    /// The render, read as [`read_render`] reads it, up to the runtime's memory cap,
+    /// and checked as Kubernetes objects ([`Render::check`]).
+    pub async fn read(&self, rt: &Runtime) -> Result<Render> {
+        let render = read_render(rt, &self.files, self.format, rt.limits().memory_bytes).await?;
+        render.check(self.allow_empty, self.validate)?;
+        Ok(render)
+    }
+
+    /// The render as read, with no check: what `canonical` writes, for any JSON.
+    pub async fn read_unchecked(&self, rt: &Runtime) -> Result<Render> {
         read_render(rt, &self.files, self.format, rt.limits().memory_bytes).await
     }
+}
+
+/// A render read from its inputs: the objects, and the input each came from.
+#[derive(Debug, Default)]
+pub struct Render {
+    /// The objects, in render order.
+    pub objects: Vec<Vec<u8>>,
+    /// For each object, the input it came from ("deploy.yaml", "standard input").
+    pub origins: Vec<String>,
+    /// Every input's name, in order.
+    pub inputs: Vec<String>,
+}
+
+impl Render {
+    /// The CLI's and the HTTP server's rule for a render given by a person (the
+    /// component takes any JSON objects, as a Go controller does): at least one object
+    /// unless `allow_empty`, and (when `validate`) each object a Kubernetes object, with
+    /// `apiVersion`, `kind` and `metadata.name` (CONTRACT.md §4).
+    pub fn check(&self, allow_empty: bool, validate: bool) -> Result<()> {
+        if self.objects.is_empty() && !allow_empty {
+            return Err(crate::failure::input(format!(
+                "no objects in {}: the input is empty or holds only empty or null YAML \
+                 documents (what a failed `helm template` in a pipe gives); nothing was \
+                 stored. Pass --allow-empty to take an empty render",
+                self.inputs.join(", ")
+            )));
+        }
+        if !validate {
+            return Ok(());
+        }
+        check_objects(&self.objects, |i| {
+            let origin = &self.origins[i];
+            let within = self.origins[..i].iter().filter(|o| *o == origin).count();
+            if self.inputs.len() == 1 {
+                format!("object {} of {origin}", within + 1)
+            } else {
+                format!(
+                    "object {} of the render (the {} of {origin})",
+                    i + 1,
+                    ordinal(within + 1)
+                )
+            }
+        })
+        .map_err(crate::failure::input)
+    }
+
+    /// `e` with the input that holds the object it names, for an invalid object.
+    pub fn name_input(&self, e: render_store::Error) -> anyhow::Error {
+        match &e {
+            render_store::Error::InvalidObject { index, .. } => {
+                match self.origins.get(*index as usize) {
+                    Some(origin) => anyhow::Error::new(e).context(format!("in {origin}")),
+                    None => e.into(),
+                }
+            }
+            _ => e.into(),
+        }
+    }
+}
+
+/// The fields every Kubernetes object has, as far as a render's rule looks.
+#[derive(serde::Deserialize)]
+struct ObjectHead {
+    #[serde(rename = "apiVersion")]
+    api_version: Option<serde_json::Value>,
+    kind: Option<serde_json::Value>,
+    metadata: Option<MetadataHead>,
+}
+
+#[derive(serde::Deserialize)]
+struct MetadataHead {
+    name: Option<serde_json::Value>,
+}
+
+fn non_empty_string(v: &Option<serde_json::Value>) -> bool {
+    matches!(v, Some(serde_json::Value::String(s)) if !s.is_empty())
+}
+
+/// Checks that each object names itself as a Kubernetes object: `apiVersion`, `kind`
+/// and `metadata.name`, non-empty strings. `describe(i)` names object `i` for the
+/// message. An object that is not JSON passes here: the component refuses it, with
+/// Go's words.
+pub fn check_objects(
+    objects: &[Vec<u8>],
+    describe: impl Fn(usize) -> String,
+) -> Result<(), String> {
+    for (i, object) in objects.iter().enumerate() {
+        let Ok(head) = serde_json::from_slice::<ObjectHead>(object) else {
+            continue;
+        };
+        let mut missing = Vec::new();
+        if !non_empty_string(&head.api_version) {
+            missing.push("apiVersion");
+        }
+        if !non_empty_string(&head.kind) {
+            missing.push("kind");
+        }
+        if !head
+            .metadata
+            .as_ref()
+            .is_some_and(|m| non_empty_string(&m.name))
+        {
+            missing.push("metadata.name");
+        }
+        if !missing.is_empty() {
+            return Err(format!(
+                "{} is not a Kubernetes object: it has no {} (every object needs apiVersion, \
+                 kind and metadata.name, as kubectl requires)",
+                describe(i),
+                missing.join(", no ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 /// The name standard input goes by on the command line.
@@ -49,7 +191,7 @@ pub async fn read_render(
     files: &[PathBuf],
     format: Format,
     limit: usize,
-) -> Result<Vec<Vec<u8>>> {
+) -> Result<Render> {
     let stdin_only = [PathBuf::from(STDIN)];
     let files = if files.is_empty() {
         &stdin_only[..]
@@ -59,7 +201,7 @@ pub async fn read_render(
     if files.iter().filter(|f| is_stdin(f)).count() > 1 {
         bail!("standard input (-) can be read once only");
     }
-    let mut objects = Vec::new();
+    let mut render = Render::default();
     for file in files {
         let name = if is_stdin(file) {
             "standard input".to_string()
@@ -73,16 +215,46 @@ pub async fn read_render(
             Format::Auto => starts_like_json(&bytes),
         };
         if is_json {
-            objects.push(bytes);
+            render.objects.push(bytes);
+            render.origins.push(name.clone());
         } else {
             let stream = rt
                 .yaml_objects(&bytes)
                 .await
-                .with_context(|| format!("reading {name} as YAML"))?;
-            objects.extend(stream);
+                .map_err(|e| yaml_error(e, &name))?;
+            render
+                .origins
+                .extend(std::iter::repeat_n(name.clone(), stream.len()));
+            render.objects.extend(stream);
         }
+        render.inputs.push(name);
     }
-    Ok(objects)
+    Ok(render)
+}
+
+/// A YAML stream's error in a person's words first, Go's text after it (the vectors
+/// keep Go's wording, and scripts may match on it).
+fn yaml_error(e: render_store::Error, name: &str) -> anyhow::Error {
+    let hint = match &e {
+        render_store::Error::InvalidYaml {
+            document, message, ..
+        } if message.contains("cannot unmarshal array") => Some(format!(
+            "document {document} of {name} is a list, not an object: a render is a \
+                 stream of objects separated by `---` (write each item as its own document)"
+        )),
+        render_store::Error::InvalidYaml {
+            document, message, ..
+        } if message.contains("cannot unmarshal") => Some(format!(
+            "document {document} of {name} is a single value, not an object (`key: value` \
+                 lines)"
+        )),
+        _ => None,
+    };
+    let e = anyhow::Error::new(e);
+    match hint {
+        Some(h) => e.context(format!("reading {name} as YAML")).context(h),
+        None => e.context(format!("reading {name} as YAML")),
+    }
 }
 
 fn is_stdin(file: &Path) -> bool {
@@ -128,6 +300,60 @@ mod tests {
         assert!(!starts_like_json(b"---\n{\"kind\":\"A\"}\n"));
         assert!(!starts_like_json(b"[]"));
         assert!(!starts_like_json(b""));
+    }
+
+    fn render(objects: &[&str]) -> Render {
+        Render {
+            objects: objects.iter().map(|o| o.as_bytes().to_vec()).collect(),
+            origins: vec!["in.yaml".to_string(); objects.len()],
+            inputs: vec!["in.yaml".to_string()],
+        }
+    }
+
+    #[test]
+    fn an_empty_render_is_refused_unless_allowed() {
+        let e = render(&[]).check(false, true).unwrap_err().to_string();
+        assert!(
+            e.contains("no objects in in.yaml") && e.contains("--allow-empty"),
+            "{e}"
+        );
+        render(&[]).check(true, true).unwrap();
+    }
+
+    #[test]
+    fn an_object_without_its_names_is_refused() {
+        let ok = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}"#;
+        render(&[ok]).check(false, true).unwrap();
+        let e = render(&[ok, r#"{"a":1}"#])
+            .check(false, true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("object 2 of in.yaml")
+                && e.contains("no apiVersion, no kind, no metadata.name"),
+            "{e}"
+        );
+        let e = render(&[r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":""}}"#])
+            .check(false, true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no metadata.name") && !e.contains("no kind"),
+            "{e}"
+        );
+        // Not JSON: left to the component, which refuses it in Go's words.
+        render(&["{"]).check(false, true).unwrap();
+    }
+
+    #[test]
+    fn ordinals_read_as_english() {
+        let got: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 101].map(ordinal).into();
+        assert_eq!(
+            got,
+            [
+                "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"
+            ]
+        );
     }
 
     #[test]

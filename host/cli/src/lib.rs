@@ -9,10 +9,13 @@
 
 pub mod cli;
 pub mod demo;
+pub mod failure;
 pub mod input;
 pub mod json_view;
 pub mod local_file;
+pub mod names;
 pub mod output;
 pub mod progress;
 pub mod serve;
 pub mod terminal;
+pub mod verify;

@@ -1,11 +1,10 @@
 //! `render-store`: the command line of the convoy render store.
 
-use clap::Parser;
-use render_store_cli::{cli, terminal};
+use render_store_cli::{cli, failure, terminal};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = cli::Args::parse();
+    let args = cli::Args::parse_args();
     if !args.is_server() {
         end_quietly_when_output_closes();
     }
@@ -33,11 +32,12 @@ fn main() -> ExitCode {
         }
     };
     // diff(1)'s convention: 1 says "different", so trouble is 2.
-    let failure = if args.is_preview() {
+    let error_status = if args.is_diff() {
         ExitCode::from(2)
     } else {
         ExitCode::FAILURE
     };
+    let as_json = args.format() == cli::OutputFormat::Json;
     match runtime.block_on(cli::run(args)) {
         Ok(cli::Finish::Done) => ExitCode::SUCCESS,
         Ok(cli::Finish::Differs) => ExitCode::FAILURE,
@@ -45,8 +45,15 @@ fn main() -> ExitCode {
             // Errors carry keys and text from the store, and other libraries' messages
             // may name a request URL with its signature.
             let message = render_store::redact_urls_in(&format!("{e:#}"));
-            eprintln!("render-store: {}", terminal::escape_for_terminal(&message));
-            failure
+            if as_json {
+                let error = serde_json::json!({
+                    "error": { "kind": failure::kind(&e), "message": message }
+                });
+                eprintln!("{error}");
+            } else {
+                eprintln!("render-store: {}", terminal::escape_for_terminal(&message));
+            }
+            error_status
         }
     }
 }

@@ -457,11 +457,11 @@ test('diffs of stored Secrets: masked as `render-store diff` masks them, and sho
     for (const form of ['yaml', 'json']) {
       const what = `${form}, showSecrets ${showSecrets}`;
       const ours = diffAsCliPrints(store.diffRenders('prod/db', oldRef, newRef, form, { showSecrets }));
-      const rust = cliJson([...flag, 'diff', 'prod/db', newRef, oldRef, '--output', form], { url });
+      const rust = JSON.parse(cli(['--json', ...flag, 'diff', 'prod/db', oldRef, newRef, '--form', form], { url, status: 1 }).stdout.toString());
       assert.deepEqual(ours, rust, what);
       // The logic export against `diff --local` (exit status 1: the renders differ).
       const logic = rs.diffRenders(store.getRender('prod/db', oldRef), rs.canonical(renders.new), form, { showSecrets });
-      const preview = cli(['--json', ...flag, 'diff', 'prod/db', '--local', ...local, '--against', oldRef, '--output', form], { url, status: 1 });
+      const preview = cli(['--json', ...flag, 'diff', 'prod/db', '--local', ...local, '--against', oldRef, '--form', form], { url, status: 1 });
       assert.deepEqual(diffAsCliPrints(logic), JSON.parse(preview.stdout.toString()), `--local, ${what}`);
       // So that equal diffs are not two that both show, or both hide, the values.
       const text = JSON.stringify(rust);

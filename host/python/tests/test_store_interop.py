@@ -479,13 +479,15 @@ def test_diffs_of_stored_secrets_equal_the_rust_clis(runtime, cli, tmp_path, for
     old_ref, new_ref = store.put_render(db, old), store.put_render(db, new)
     flag = ["--show-secrets"] if show_secrets else []
     ours = store.diff_renders(db, old_ref, new_ref, form, show_secrets=show_secrets)
-    rust = cli.json(*flag, "diff", str(db), new_ref, old_ref, "--output", form, store=root)
+    diffed = cli.run("--json", *flag, "diff", str(db), old_ref, new_ref, "--form", form, store=root, check=False)
+    assert diffed.returncode == 1, diffed.stderr  # different renders, as diff(1)
+    rust = json.loads(diffed.stdout)
     assert diff_as_cli_prints(ours) == rust
     # The logic export against `diff --local` (exit status 1: the renders differ).
     logic = runtime.diff_renders(store.get_render(db, old_ref), runtime.canonical(new), form,
                                  show_secrets=show_secrets)
     local = write_objects(tmp_path / "local", new)
-    preview = cli.run("--json", *flag, "diff", str(db), "--local", *local, "--against", old_ref, "--output", form,
+    preview = cli.run("--json", *flag, "diff", str(db), "--local", *local, "--against", old_ref, "--form", form,
                       store=root, check=False)
     assert preview.returncode == 1, preview.stderr
     assert diff_as_cli_prints(logic) == json.loads(preview.stdout)

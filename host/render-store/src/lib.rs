@@ -40,6 +40,10 @@ mod store_url;
 pub mod trace;
 mod types;
 
+/// The WIT package the embedded component implements, as wit/render-store.wit names it
+/// (`convoy:render-store@VERSION`).
+pub const WIT_PACKAGE: &str = env!("RENDER_STORE_WIT_PACKAGE");
+
 pub use bucket::{
     Bucket, BucketCall, BucketError, FolderBucket, ObjectMeta, ObjectStoreBucket, ReadOnlyBucket,
     RecordingBucket, check_key,

@@ -44,10 +44,17 @@ pub(crate) fn open_file(parsed: &Url, mut params: Params) -> Result<FolderBucket
             .create(&dir)
             .map_err(|e| error(format!("cannot create directory {}: {e}", dir.display())))?;
     } else if !dir.is_dir() {
-        return Err(error(format!(
-            "directory {} does not exist; create it or add ?create_dir=true",
-            dir.display()
-        )));
+        return Err(error(match std::fs::symlink_metadata(&dir) {
+            Ok(_) => format!(
+                "{} is not a directory: a file:// store is a folder; name the folder \
+                 to keep renders in (or a new one, with ?create_dir=true)",
+                dir.display()
+            ),
+            Err(_) => format!(
+                "directory {} does not exist; create it or add ?create_dir=true",
+                dir.display()
+            ),
+        }));
     }
     FolderBucket::open(&dir).map_err(|e| error(format!("cannot open {}: {e}", dir.display())))
 }

@@ -63,6 +63,19 @@ pub fn open_bucket(url: &str) -> Result<Option<Arc<dyn Bucket>>> {
         return Ok(None);
     }
     let parsed = Url::parse(url).map_err(|e| {
+        // A path where a URL belongs is the commonest slip: say which URL it means.
+        if url.starts_with('/') || url.starts_with('.') || !url.contains(':') {
+            let absolute = std::path::absolute(url).unwrap_or_else(|_| url.into());
+            return url_error(
+                url,
+                format!(
+                    "a path, not a URL: a folder is named file://{} (file:// and an \
+                     absolute path); other stores are {}",
+                    absolute.display(),
+                    schemes_hint()
+                ),
+            );
+        }
         url_error(
             url,
             format!("not a URL ({e}); expected one of {}", schemes_hint()),
@@ -138,6 +151,9 @@ mod tests {
         let bad = reason("file:///tmp?create_dir=maybe");
         assert!(bad.contains("create_dir must be true or false") && !bad.contains("maybe"));
         assert!(reason("file:///surely/not/here").contains("create_dir=true"));
+        // A bare path is answered with the file:// URL it means.
+        assert!(reason("/var/renders").contains("file:///var/renders"));
+        assert!(reason("renders").contains("file:///"));
         assert!(reason("not a url").contains("not a URL"));
         assert!(reason("mem://bucket").contains("no bucket"));
     }

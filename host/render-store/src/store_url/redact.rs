@@ -39,7 +39,14 @@ pub fn redact_urls_in(text: &str) -> String {
             .take_while(|&(_, c)| is_scheme_char(c))
             .last()
             .map_or(at, |(i, _)| i);
-        let end = rest[at..].find(ends_url).map_or(rest.len(), |i| at + i);
+        let mut end = rest[at..].find(ends_url).map_or(rest.len(), |i| at + i);
+        // Punctuation after a URL in a sentence ("file://, mem://") ends the sentence's
+        // clause, not the URL: left as written, so the URL is not rewritten with it.
+        end = at
+            + 3
+            + rest[at + 3..end]
+                .trim_end_matches([',', '.', ';', ':', ')', '!', '?'])
+                .len();
         out.push_str(&rest[..start]);
         // A bare `scheme://` (as in "a file:// store") names a scheme, not a URL: it holds
         // nothing to redact, and rewriting it would change the sentence.
@@ -194,5 +201,12 @@ mod tests {
         // A scheme named in a sentence is left as it is.
         let sentence = "a symbolic link, which a file:// store never follows; see mem://";
         assert_eq!(redact_urls_in(sentence), sentence);
+        // A list of schemes, and punctuation after a URL, stay as written.
+        let list = "expected one of s3://, gs://, azblob://, file://, mem://";
+        assert_eq!(redact_urls_in(list), list);
+        assert_eq!(
+            redact_urls_in("open file:///x?create_dir=true, then s3://K:S@b."),
+            "open file:///x?create_dir=REDACTED, then s3://REDACTED@b."
+        );
     }
 }

@@ -1,0 +1,189 @@
+//! `verify`: every blob and entry of a store (or of one release) read and checked, with
+//! what to do about each problem; and the history of a release read entry by entry when
+//! one entry is bad, so the others still show.
+
+use crate::names;
+use anyhow::Result;
+use render_store::{Error, HistoryEntry, ParsedKey, Release, RenderStore};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One problem `verify` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// `corrupt` (a blob or entry that does not read), `dangling` (an entry whose render
+    /// is not stored) or `foreign` (a key the render store did not make).
+    pub kind: &'static str,
+    /// The key.
+    pub key: String,
+    /// What is wrong.
+    pub message: String,
+    /// What to do.
+    pub fix: String,
+}
+
+/// What `verify` read and found.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Releases checked.
+    pub releases: usize,
+    /// Render blobs read.
+    pub renders: usize,
+    /// History entries read.
+    pub entries: usize,
+    /// Every problem, in key order.
+    pub problems: Vec<Problem>,
+}
+
+/// Checks every key of `release`, or of the whole store when `None`. A read that fails
+/// for another reason than a bad blob or entry (the bucket, the sandbox) stops it with
+/// that error: what could not be read is never reported as fine.
+pub async fn verify(store: &RenderStore, release: Option<&Release>) -> Result<Report> {
+    let mut report = Report::default();
+    let releases = match release {
+        Some(r) => {
+            names::require_release(store, r).await?;
+            vec![r.clone()]
+        }
+        None => {
+            let mut found = BTreeSet::new();
+            for object in store.bucket().list("").await? {
+                let mut parts = object.key.splitn(3, '/');
+                let release = match (parts.next(), parts.next(), parts.next()) {
+                    (Some(ns), Some(name), Some(_)) => Release::parse(&format!("{ns}/{name}")),
+                    _ => None,
+                };
+                match release {
+                    Some(r) => {
+                        found.insert((r.namespace.clone(), r.name.clone()));
+                    }
+                    None => report.problems.push(foreign(object.key)),
+                }
+            }
+            found
+                .into_iter()
+                .map(|(ns, name)| Release::new(ns, name))
+                .collect()
+        }
+    };
+    for release in &releases {
+        check_release(store, release, &mut report).await?;
+    }
+    report.releases = releases.len();
+    report.problems.sort_by(|a, b| a.key.cmp(&b.key));
+    Ok(report)
+}
+
+fn foreign(key: String) -> Problem {
+    Problem {
+        kind: "foreign",
+        key,
+        message: "not a key the render store makes (not a render blob or a history entry)".into(),
+        fix: "GC and delete-release of other releases leave it; remove it with the \
+              storage's own tools if nothing else uses it"
+            .into(),
+    }
+}
+
+async fn check_release(store: &RenderStore, release: &Release, report: &mut Report) -> Result<()> {
+    let rt = store.runtime();
+    let prefix = rt.release_prefix(release).await?;
+    let mut renders = BTreeSet::new();
+    let mut entries = Vec::new();
+    for object in store.bucket().list(&prefix).await? {
+        match rt.parse_key(release, &object.key).await? {
+            Some(ParsedKey::Render(r)) => {
+                report.renders += 1;
+                match store.get_render(release, &r).await {
+                    Ok(_) => {}
+                    Err(Error::Corrupt(m)) => report.problems.push(Problem {
+                        kind: "corrupt",
+                        key: object.key.clone(),
+                        message: m,
+                        fix: format!(
+                            "put the render again (render-store put {release} FILE rewrites \
+                             a damaged blob); if no entry names it, GC removes it"
+                        ),
+                    }),
+                    // Deleted since the listing: nothing to check.
+                    Err(Error::NotFound(_)) => continue,
+                    Err(e) => return Err(e.into()),
+                }
+                renders.insert(r);
+            }
+            Some(ParsedKey::History(h)) => entries.push((object.key, h.render_ref)),
+            None => report.problems.push(foreign(object.key)),
+        }
+    }
+    for (key, entry) in read_entries(store, release, &entries).await? {
+        report.entries += 1;
+        if let Err(m) = entry {
+            report.problems.push(Problem {
+                kind: "corrupt",
+                key: key.clone(),
+                message: m,
+                fix: "the entry's body does not read: delete the key, or record the render \
+                      again with the same time and summary"
+                    .into(),
+            });
+        }
+    }
+    for (key, render_ref) in &entries {
+        if !renders.contains(render_ref) {
+            report.problems.push(Problem {
+                kind: "dangling",
+                key: key.clone(),
+                message: format!("its render {render_ref} is not stored"),
+                fix: format!(
+                    "put the render again if you have it (render-store put {release} FILE), \
+                     or delete the entry"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Each entry of `keys` (history keys with their renderRefs, in key order) read alone,
+/// through the paged read: the entry, or why it does not read.
+async fn read_entries(
+    store: &RenderStore,
+    release: &Release,
+    keys: &[(String, String)],
+) -> Result<BTreeMap<String, Result<HistoryEntry, String>>> {
+    let mut out = BTreeMap::new();
+    for (i, (key, _)) in keys.iter().enumerate() {
+        // A page of one, older than the next newer key, is exactly this entry.
+        let before = keys.get(i + 1).map(|(k, _)| k.as_str());
+        let read = match store.list_history_page(release, 1, before).await {
+            Ok(page) => match page.entries.into_iter().next() {
+                Some(entry) if &entry.key == key => Ok(entry),
+                // Changed since the listing: read again next time.
+                _ => continue,
+            },
+            Err(Error::Corrupt(m)) => Err(m),
+            Err(e) => return Err(e.into()),
+        };
+        out.insert(key.clone(), read);
+    }
+    Ok(out)
+}
+
+/// The history of `release`, oldest first, each entry read alone: for `history` when
+/// the whole read fails on a bad entry, so the good ones still show.
+pub async fn history_entry_by_entry(
+    store: &RenderStore,
+    release: &Release,
+) -> Result<Vec<(String, Result<HistoryEntry, String>)>> {
+    let rt = store.runtime();
+    let prefix = format!("{}history/", rt.release_prefix(release).await?);
+    let mut keys = Vec::new();
+    for object in store.bucket().list(&prefix).await? {
+        if let Some(ParsedKey::History(h)) = rt.parse_key(release, &object.key).await? {
+            keys.push((object.key, h.render_ref));
+        }
+    }
+    Ok(read_entries(store, release, &keys)
+        .await?
+        .into_iter()
+        .collect())
+}

@@ -1,0 +1,401 @@
+//! The traps an operator used to kubectl meets in the first hour, each closed: empty and
+//! nameless renders, the diff's order and exit status, names people can type, release
+//! typos, kubectl's output and namespace conventions, and messages in a person's words.
+
+use super::cli::Cli;
+use std::process::Output;
+
+const CM1: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  v: \"1\"\n";
+const CM2: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  v: \"2\"\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: hunter2-very-secret\n";
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn run_with_stdin(cli: &Cli, args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_render-store"))
+        .args(args)
+        .env("RENDER_STORE_URL", &cli.url)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A store with two syncs of prod/app (CM1, then CM2); their renderRefs, old first.
+fn two_syncs(cli: &Cli) -> (String, String) {
+    let a = cli.object("v1.yaml", CM1);
+    let b = cli.object("v2.yaml", CM2);
+    let ra = cli.ok(&["put", "prod/app", &a]).trim().to_string();
+    let rb = cli.ok(&["put", "prod/app", &b]).trim().to_string();
+    cli.ok(&[
+        "record",
+        "prod/app",
+        &ra,
+        "--summary",
+        "v1",
+        "--synced-at",
+        "2026-01-01T00:00:00Z",
+    ]);
+    cli.ok(&[
+        "record",
+        "prod/app",
+        &rb,
+        "--summary",
+        "v2",
+        "--synced-at",
+        "2026-01-02T00:00:00Z",
+    ]);
+    (ra, rb)
+}
+
+fn keys(cli: &Cli) -> String {
+    cli.ok(&["ls"])
+}
+
+#[test]
+fn inputs_with_no_objects_are_refused_and_store_nothing() {
+    let cli = Cli::validating();
+    let (_, _) = two_syncs(&cli);
+    let before = keys(&cli);
+    let empty = cli.object("empty.yaml", "");
+    let nulls = cli.object("null.yaml", "null\n---\n# nothing\n---\n");
+    for args in [
+        vec!["put", "prod/app", &empty],
+        vec!["put", "prod/app", &nulls],
+        vec!["ref", &empty],
+        vec!["diff", "prod/app", "--local", &nulls],
+    ] {
+        let out = cli.run(&args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(
+            stderr(&out).contains("no objects in"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    // A failed `helm template` in a pipe: empty standard input.
+    let piped = run_with_stdin(&cli, &["put", "prod/app", "-"], b"");
+    assert_eq!(piped.status.code(), Some(1));
+    assert!(stderr(&piped).contains("no objects in standard input"));
+    // `diff --local` errors are status 2, its "different" is 1.
+    assert_eq!(
+        cli.run(&["diff", "prod/app", "--local", &empty])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(keys(&cli), before, "a refused input changed the store");
+    // Asked for, the empty render is taken.
+    let r = cli.ok(&["put", "prod/app", "--allow-empty", &empty]);
+    assert_eq!(
+        r.trim(),
+        "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+}
+
+#[test]
+fn objects_without_their_names_are_refused_naming_the_file() {
+    let cli = Cli::validating();
+    let nameless = cli.object("a.json", r#"{"a":1}"#);
+    let err = cli.fails(&["put", "prod/app", &nameless]);
+    assert!(
+        err.contains("a.json") && err.contains("no apiVersion, no kind, no metadata.name"),
+        "{err}"
+    );
+    let list = cli.object("list.yaml", "- a\n- b\n");
+    let err = cli.fails(&["ref", &list]);
+    assert!(
+        err.contains("is a list, not an object") && err.contains("list.yaml"),
+        "{err}"
+    );
+    // Go's own words stay in the message, after the person's.
+    assert!(err.contains("cannot unmarshal array"), "{err}");
+    let broken = cli.object("broken.json", r#"{"apiVersion":"v1","#);
+    let err = cli.fails(&["ref", &broken]);
+    assert!(err.contains("broken.json"), "{err}");
+    // `canonical` takes any JSON object: it is the rule of §4, not of people's input.
+    cli.ok(&["canonical", &nameless]);
+    assert_eq!(keys(&cli), "", "a refused input wrote something");
+}
+
+#[test]
+fn diff_takes_old_then_new_with_a_header_and_diff_exit_status() {
+    let cli = Cli::validating();
+    let (ra, rb) = two_syncs(&cli);
+    let out = cli.run(&["diff", "prod/app", &ra, &rb]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    let header: Vec<&str> = text.lines().take(2).collect();
+    assert!(
+        header[0].starts_with(&format!(
+            "--- {ra} (@1, synced 2026-01-01T00:00:00Z, \"v1\")"
+        )),
+        "{text}"
+    );
+    assert!(
+        header[1].starts_with(&format!(
+            "+++ {rb} (@0, synced 2026-01-02T00:00:00Z, \"v2\")"
+        )),
+        "{text}"
+    );
+    // Old to new: the Secret is added, v goes from 1 to 2.
+    assert!(text.contains("added    v1 Secret db"), "{text}");
+    let (minus, plus) = (
+        text.find("-  v: '1'").unwrap(),
+        text.find("+  v: '2'").unwrap(),
+    );
+    assert!(minus < plus, "{text}");
+    assert!(!text.contains("hunter2"), "a Secret value shown: {text}");
+    // The same names by position and by prefix.
+    let by_name = cli.run(&["diff", "prod/app", "@1", &rb[..15]]);
+    assert_eq!(stdout(&by_name), text);
+    // Equal renders: status 0.
+    assert_eq!(
+        cli.run(&["diff", "prod/app", "@0", &rb]).status.code(),
+        Some(0)
+    );
+    // JSON: the shape of HTTP /diff, old to new.
+    let json = cli.run(&["-o", "json", "diff", "prod/app", "@1", "@0"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["added"][0]["kind"], "Secret", "{v}");
+    // --local against @0 by default, and against another entry when asked.
+    let v1 = cli.object("again.yaml", CM1);
+    let local = cli.run(&["diff", "prod/app", "--local", &v1]);
+    assert_eq!(local.status.code(), Some(1));
+    assert!(stdout(&local).contains(&format!("--- {rb}")) && stdout(&local).contains("+++ local"));
+    assert_eq!(
+        cli.run(&["diff", "prod/app", "--local", &v1, "--against", "@1"])
+            .status
+            .code(),
+        Some(0)
+    );
+    // Trouble is status 2.
+    assert_eq!(
+        cli.run(&["diff", "prod/app", "@5", "@0"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn renders_are_named_by_prefix_or_history_position() {
+    let cli = Cli::validating();
+    let (ra, rb) = two_syncs(&cli);
+    let canonical_a = cli.ok(&["get", "prod/app", &ra]);
+    for name in [&ra[..], &ra[7..15], &ra[..15], "@1"] {
+        assert_eq!(cli.ok(&["get", "prod/app", name]), canonical_a, "{name}");
+    }
+    assert_eq!(
+        cli.ok(&["get", "prod/app", "@0"]),
+        cli.ok(&["get", "prod/app", &rb])
+    );
+    let short = cli.fails(&["get", "prod/app", &ra[7..12]]);
+    assert!(short.contains("at least 8 hex digits"), "{short}");
+    let beyond = cli.fails(&["get", "prod/app", "@2"]);
+    assert!(beyond.contains("has 2 history entries"), "{beyond}");
+    // Two blobs whose renderRefs share a prefix (planted: no two real renders do).
+    let renders = cli.store_dir().join("prod/app/renders");
+    for tail in ["1", "2"] {
+        let name = format!("sha256:abcdef01{}", tail.repeat(56));
+        std::fs::write(renders.join(name), "x").unwrap();
+    }
+    let ambiguous = cli.fails(&["get", "prod/app", "abcdef01"]);
+    assert!(
+        ambiguous.contains("names 2 renders")
+            && ambiguous.contains(&format!("sha256:abcdef01{}", "2".repeat(56))),
+        "{ambiguous}"
+    );
+    let none = cli.fails(&["get", "prod/app", "0123456789"]);
+    assert!(none.contains("no render of prod/app"), "{none}");
+}
+
+#[test]
+fn release_typos_are_errors_and_delete_release_stays_idempotent() {
+    let cli = Cli::validating();
+    let (ra, _) = two_syncs(&cli);
+    for args in [
+        vec!["history", "prod/ap"],
+        vec!["history", "prod/ap", "--limit", "5"],
+        vec!["get", "prod/ap", &ra],
+        vec!["gc", "prod/ap"],
+        vec!["diff", "prod/ap", "@1", "@0"],
+    ] {
+        let out = cli.run(&args);
+        assert!(
+            matches!(out.status.code(), Some(1 | 2))
+                && stderr(&out).contains("no release prod/ap in the store"),
+            "{args:?}: {:?} {}",
+            out.status.code(),
+            stderr(&out)
+        );
+    }
+    let before = keys(&cli);
+    let gone = cli.ok(&["delete-release", "prod/nothing"]);
+    assert!(gone.contains("nothing to delete"), "{gone}");
+    let dry = cli.ok(&["delete-release", "prod/app", "--dry-run"]);
+    assert!(dry.contains("would delete 4 keys of prod/app"), "{dry}");
+    assert_eq!(keys(&cli), before, "--dry-run deleted something");
+    assert!(
+        cli.ok(&["delete-release", "prod/app"])
+            .contains("deleted 4 keys")
+    );
+}
+
+#[test]
+fn kubectl_conventions_namespace_output_version_completion() {
+    let cli = Cli::validating();
+    let (ra, _) = two_syncs(&cli);
+    // -n with NAME alone; a conflicting namespace is refused.
+    assert_eq!(
+        cli.ok(&["history", "-n", "prod", "app"]),
+        cli.ok(&["history", "prod/app"])
+    );
+    assert!(
+        cli.fails(&["history", "-n", "dev", "prod/app"])
+            .contains("another namespace")
+    );
+    // -o json is --json; errors then are JSON with a stable kind.
+    assert_eq!(
+        cli.ok(&["-o", "json", "history", "prod/app"]),
+        cli.ok(&["--json", "history", "prod/app"])
+    );
+    let err = cli.run(&["-o", "json", "get", "prod/app", "@7"]);
+    let v: serde_json::Value = serde_json::from_slice(&err.stderr).unwrap();
+    assert_eq!(v["error"]["kind"], "not-found", "{v}");
+    let err = cli.run(&["-o", "json", "history", "prod/ap"]);
+    let v: serde_json::Value = serde_json::from_slice(&err.stderr).unwrap();
+    assert_eq!(v["error"]["kind"], "not-found", "{v}");
+    let err = cli.run(&["--json", "--render-store-url", "ftp://x", "ls"]);
+    let v: serde_json::Value = serde_json::from_slice(&err.stderr).unwrap();
+    assert_eq!(v["error"]["kind"], "url", "{v}");
+    // get -o yaml: YAML documents, Secret values masked.
+    let yaml = cli.ok(&["get", "prod/app", "@0", "-o", "yaml"]);
+    assert!(
+        yaml.starts_with("---\napiVersion: v1\n") && yaml.contains("password: '***'"),
+        "{yaml}"
+    );
+    assert!(!yaml.contains("hunter2"), "{yaml}");
+    assert!(
+        cli.ok(&["get", "prod/app", "@0"]).contains("hunter2"),
+        "get writes the blob as stored"
+    );
+    assert!(
+        cli.fails(&["history", "prod/app", "-o", "yaml"])
+            .contains("-o yaml is for `get`")
+    );
+    // One version, with the component's interface.
+    let version = cli.ok(&["--version"]);
+    assert!(
+        version.contains(env!("CARGO_PKG_VERSION")) && version.contains("convoy:render-store@"),
+        "{version}"
+    );
+    // Completion scripts and the manual page come from the same definitions.
+    assert!(cli.ok(&["completion", "bash"]).contains("delete-release"));
+    assert!(
+        cli.ok(&["completion", "zsh"])
+            .contains("#compdef render-store")
+    );
+    let man = cli.ok(&["man"]);
+    assert!(
+        man.contains(".TH render-store") && man.contains("delete\\-release"),
+        "{}",
+        &man[..200.min(man.len())]
+    );
+    // Global options are listed apart, and every command has an example.
+    let help = cli.ok(&["diff", "--help"]);
+    assert!(
+        help.contains("Global options:") && help.contains("Examples:"),
+        "{help}"
+    );
+    let _ = ra;
+}
+
+#[test]
+fn urls_that_are_paths_or_files_get_a_sentence_that_helps() {
+    let cli = Cli::validating();
+    let path = cli.dir.path().join("renders");
+    let err = cli.fails(&["--render-store-url", path.to_str().unwrap(), "ls"]);
+    assert!(err.contains(&format!("file://{}", path.display())), "{err}");
+    let file = cli.object("a-file", "x");
+    let err = cli.fails(&["--render-store-url", &format!("file://{file}"), "ls"]);
+    assert!(err.contains("is not a directory"), "{err}");
+    // The list of schemes reads as written.
+    let err = cli.fails(&["--render-store-url", "ftp://x", "ls"]);
+    assert!(err.contains("file://, mem://"), "{err}");
+}
+
+#[test]
+fn verify_reports_damage_put_repairs_it_and_history_goes_on() {
+    let cli = Cli::validating();
+    let (ra, rb) = two_syncs(&cli);
+    let clean = cli.ok(&["verify"]);
+    assert!(
+        clean.contains("read 2 renders and 2 history entries of 1 release: no problem"),
+        "{clean}"
+    );
+    let root = cli.store_dir().join("prod/app");
+    // One byte flipped, the size unchanged: put's size check alone would not see it.
+    let blob = root.join(format!("renders/{ra}"));
+    let mut bytes = std::fs::read(&blob).unwrap();
+    bytes[5] ^= 0x20;
+    std::fs::write(&blob, &bytes).unwrap();
+    let out = cli.run(&["verify", "prod/app"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains(&format!("corrupt prod/app/renders/{ra}")),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("what to do: put the render again"),
+        "{}",
+        stdout(&out)
+    );
+    let again = cli.run(&["put", "prod/app", &cli.object("v1-again.yaml", CM1)]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("rewrote the damaged blob"),
+        "{}",
+        stderr(&again)
+    );
+    assert!(cli.ok(&["verify", "prod/app"]).contains("no problem"));
+    // A bad entry: history shows the others, marks it, and exits 1.
+    let entries: Vec<_> = std::fs::read_dir(root.join("history"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let newest = entries.iter().max().unwrap();
+    std::fs::write(newest, "not an entry").unwrap();
+    let history = cli.run(&["history", "prod/app"]);
+    assert_eq!(history.status.code(), Some(1));
+    assert!(
+        stdout(&history).contains(&ra)
+            && stdout(&history).contains("(corrupt entry prod/app/history/"),
+        "{}",
+        stdout(&history)
+    );
+    // A dangling entry and a foreign key, each with what to do; the JSON lists all three.
+    std::fs::remove_file(root.join(format!("renders/{rb}"))).unwrap();
+    std::fs::write(root.join("renders/upload.tmp"), "x").unwrap();
+    let out = cli.run(&["-o", "json", "verify"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kinds: Vec<&str> = v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.len(), 3, "{v}");
+    for kind in ["corrupt", "dangling", "foreign"] {
+        assert!(kinds.contains(&kind), "{kind}: {v}");
+    }
+}
