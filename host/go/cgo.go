@@ -48,7 +48,8 @@ type joined struct {
 	ends []C.size_t
 }
 
-func joinBytes(items [][]byte) joined {
+// join puts items in the ABI's list form (byte strings or text alike).
+func join[T ~string | ~[]byte](items []T) joined {
 	n := 0
 	for _, it := range items {
 		n += len(it)
@@ -61,18 +62,9 @@ func joinBytes(items [][]byte) joined {
 	return j
 }
 
-func joinStrings(items []string) joined {
-	n := 0
-	for _, it := range items {
-		n += len(it)
-	}
-	j := joined{buf: make([]byte, 0, n), ends: make([]C.size_t, len(items))}
-	for i, it := range items {
-		j.buf = append(j.buf, it...)
-		j.ends[i] = C.size_t(len(j.buf))
-	}
-	return j
-}
+func joinBytes(items [][]byte) joined { return join(items) }
+
+func joinStrings(items []string) joined { return join(items) }
 
 // args returns the pointers of j for a call.
 func (j joined) args() (*C.uint8_t, C.size_t, *C.size_t, C.size_t) {
