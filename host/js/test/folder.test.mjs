@@ -437,7 +437,12 @@ test('a link planted in history/: the folder listing and `render-store ls` refus
       const rust = cli(args, { url, status: 1 });
       // Nothing listed: the CLI too fails rather than print a shorter listing.
       assert.equal(rust.stdout.length, 0, `${args.join(' ')} printed ${rust.stdout}`);
-      assert.equal(rust.stderr, `render-store: ${sentence}\n`, args.join(' '));
+      if (args[0] === '--json') {
+        // Under --json the error is a JSON object with the same sentence.
+        assert.deepEqual(JSON.parse(rust.stderr), { error: { kind: 'bucket', message: sentence } }, args.join(' '));
+      } else {
+        assert.equal(rust.stderr, `render-store: ${sentence}\n`, args.join(' '));
+      }
     }
   }
   // The listings that do not reach the link still answer, in both hosts alike.

@@ -61,7 +61,7 @@ test('every vector: the Node host and the Rust CLI agree byte for byte', { concu
     // Each file is one JSON object, whatever its first byte (`auto` would read an object
     // that does not start with `{` as YAML). No file at all: the CLI reads its empty
     // standard input, the empty render.
-    const input = files.length > 0 ? ['--format', 'json', ...files] : [];
+    const input = files.length > 0 ? ['--format', 'json', ...files] : ['--allow-empty'];
     const [ref, canon] = await Promise.all([cliAsync(['--json', 'ref', ...input]), cliAsync(['canonical', ...input])]);
     if ('error' in v) {
       let error;
@@ -71,13 +71,15 @@ test('every vector: the Node host and the Rust CLI agree byte for byte', { concu
         error = e;
       }
       invalidObject(v.error_object_index)(error);
-      // The CLI fails the same way, with the same message.
-      const expected = `render-store: object ${error.index} of the render is invalid: ${error.message}\n`;
+      // The CLI fails the same way, with the same message, naming the file; under
+      // --json as a JSON object.
+      const message = `in ${files[error.index]}: object ${error.index} of the render is invalid: ${error.message}`;
       for (const r of [ref, canon]) {
         assert.notEqual(r.status, 0);
         assert.equal(r.stdout.length, 0);
-        assert.equal(r.stderr, expected);
       }
+      assert.deepEqual(JSON.parse(ref.stderr), { error: { kind: 'invalid-object', message } });
+      assert.equal(canon.stderr, `render-store: ${message}\n`);
       return;
     }
     assert.equal(ref.status, 0, ref.stderr);

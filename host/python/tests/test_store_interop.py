@@ -464,7 +464,11 @@ def test_a_link_planted_in_history_is_refused_in_the_same_sentence_by_both_hosts
         rust = cli.run(*args, store=root, check=False)
         # Nothing listed: the CLI too fails rather than print a shorter listing.
         assert (rust.returncode, rust.stdout) == (1, b""), args
-        assert rust.stderr.decode() == f"render-store: {sentence}\n", args
+        if "--json" in args:
+            # Under --json the error is a JSON object with the same sentence.
+            assert json.loads(rust.stderr) == {"error": {"kind": "bucket", "message": sentence}}, args
+        else:
+            assert rust.stderr.decode() == f"render-store: {sentence}\n", args
     # The listings that do not reach the link still answer, in both hosts alike.
     assert keys(bucket.list("ns/app/renders/")) == cli.json("ls", "ns/app/renders/", store=root)
 

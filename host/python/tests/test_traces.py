@@ -95,7 +95,9 @@ def test_every_cli_trace_replays_in_python(cli, populated, tmp_path):
         "gc-no-grace": ["gc", APP, "--keep", "2", "--grace", "0"],
         "history-after-gc": ["history", APP],
         "delete-release": ["delete-release", APP],
-        "history-after-delete": ["history", APP],
+        # A release with a render and no entry (with no key at all the CLI refuses).
+        "put-other": ["put", "ns/other", *new],
+        "history-empty": ["history", "ns/other"],
     }
     operations = set()
     for name, args in runs.items():
