@@ -55,6 +55,18 @@ impl Cli {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// Runs a `diff` whose renders differ: exit status 1, as diff(1); its output.
+    pub(crate) fn differs(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     pub(crate) fn fails(&self, args: &[&str]) -> String {
         let out = self.run(args);
         assert!(!out.status.success(), "{args:?} succeeded");
@@ -401,17 +413,7 @@ fn diff_between_stored_renders() {
     let ra = cli.ok(&["put", "ns/app", &a]).trim().to_string();
     let rb = cli.ok(&["put", "ns/app", &b]).trim().to_string();
     // Old, then new; different renders exit 1, as diff(1).
-    let differs = |args: &[&str]| {
-        let out = cli.run(args);
-        assert_eq!(
-            out.status.code(),
-            Some(1),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let out = differs(&["diff", "ns/app", &ra, &rb]);
+    let out = cli.differs(&["diff", "ns/app", &ra, &rb]);
     assert!(out.contains("changed  v1 ConfigMap a"), "{out}");
     assert!(
         out.starts_with(&format!("--- {ra} (not in the history)\n+++ {rb}")),
@@ -425,7 +427,7 @@ fn diff_between_stored_renders() {
         "{out}"
     );
     assert!(!out.contains('\x1b'), "{out}");
-    let json = differs(&[
+    let json = cli.differs(&[
         "diff", "ns/app", &ra, &rb, "--form", "json", "--color", "always",
     ]);
     assert!(
@@ -444,7 +446,7 @@ fn diff_between_stored_renders() {
     );
     cli.ok(&["record", "ns/app", &ra]);
     let json: serde_json::Value =
-        serde_json::from_str(&differs(&["--json", "diff", "ns/app", "@0", &rb])).unwrap();
+        serde_json::from_str(&cli.differs(&["--json", "diff", "ns/app", "@0", &rb])).unwrap();
     assert_eq!(json["changed"][0]["name"], "a");
     assert_eq!(
         cli.run(&["diff", "ns/app", "@0", &ra]).status.code(),

@@ -874,6 +874,23 @@ async fn post_diff_previews_a_yaml_stream_and_writes_nothing() {
     assert_eq!(status, 413);
     let (status, _) = s.post("/diff?namespace=ns&name=none", stream).await;
     assert_eq!(status, 404);
+    // The CLI's input rule: some objects, each with its Kubernetes names.
+    let (status, body) = s
+        .post("/diff?namespace=ns&name=app", "---\n# nothing\n")
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("no objects in the request body"), "{body}");
+    let (status, body) = s
+        .post(
+            "/diff?namespace=ns&name=app",
+            Box::leak(format!("{stream}a: 1\n").into_boxed_str()),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body.contains("object 2 of the request body") && body.contains("no apiVersion"),
+        "{body}"
+    );
     assert_eq!(
         crate::support::snapshot(dir.path()),
         before,

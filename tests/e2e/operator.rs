@@ -3,6 +3,7 @@
 //! typos, kubectl's output and namespace conventions, and messages in a person's words.
 
 use super::cli::Cli;
+use super::yaml::run_with_stdin;
 use std::process::Output;
 
 const CM1: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  v: \"1\"\n";
@@ -14,20 +15,6 @@ fn stdout(o: &Output) -> String {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn run_with_stdin(cli: &Cli, args: &[&str], input: &[u8]) -> Output {
-    use std::io::Write;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_render-store"))
-        .args(args)
-        .env("RENDER_STORE_URL", &cli.url)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 /// A store with two syncs of prod/app (CM1, then CM2); their renderRefs, old first.

@@ -94,17 +94,7 @@ fn masked(what: &str, text: &str) {
 fn cli_diffs_mask_secret_values_unless_asked() {
     let (cli, old_ref, new_ref) = store_with_two_renders();
     // Different renders: diff exits 1 (as diff(1)) and prints the diff.
-    let differs = |args: &[&str]| {
-        let out = cli.run(args);
-        assert_eq!(
-            out.status.code(),
-            Some(1),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let diff = differs(&["diff", "prod/db", &old_ref, &new_ref]);
+    let diff = cli.differs(&["diff", "prod/db", &old_ref, &new_ref]);
     masked("diff", &diff);
     // The unchanged user is shown as unchanged.
     assert!(diff.contains(" user: '***'"), "{diff}");
@@ -112,11 +102,11 @@ fn cli_diffs_mask_secret_values_unless_asked() {
     assert!(diff.contains("applied"), "{diff}");
     masked(
         "diff --json",
-        &differs(&["--json", "diff", "prod/db", &old_ref, &new_ref]),
+        &cli.differs(&["--json", "diff", "prod/db", &old_ref, &new_ref]),
     );
     masked(
         "diff --form json",
-        &differs(&["diff", "prod/db", &old_ref, &new_ref, "--form", "json"]),
+        &cli.differs(&["diff", "prod/db", &old_ref, &new_ref, "--form", "json"]),
     );
     let local = cli.object(
         "local.yaml",
@@ -127,7 +117,7 @@ fn cli_diffs_mask_secret_values_unless_asked() {
     assert_eq!(out.status.code(), Some(1), "the renders differ");
     masked("diff --local", &String::from_utf8(out.stdout).unwrap());
 
-    let shown = differs(&["--show-secrets", "diff", "prod/db", &old_ref, &new_ref]);
+    let shown = cli.differs(&["--show-secrets", "diff", "prod/db", &old_ref, &new_ref]);
     for value in ["aHVudGVyMg==", "czNjcjN0IQ==", "s3cr3t!", "b2xkLXRva2Vu"] {
         assert!(
             shown.contains(value),

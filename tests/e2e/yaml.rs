@@ -120,7 +120,7 @@ async fn bad_yaml_names_its_document_line_column_and_stage() {
 }
 
 /// Runs the CLI with `stdin` as its standard input.
-fn run_with_stdin(cli: &Cli, args: &[&str], stdin: &[u8]) -> std::process::Output {
+pub(super) fn run_with_stdin(cli: &Cli, args: &[&str], stdin: &[u8]) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_render-store"))
         .args(args)
         .env("RENDER_STORE_URL", &cli.url)

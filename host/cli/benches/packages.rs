@@ -232,31 +232,34 @@ fn main() {
     println!("ratio = the package's time over the Rust host's");
     // Each package: its name, the program that measures it and its script (none for
     // Go's compiled program).
-    let go = go_program(&repo, dir.path());
-    let packages = [
+    let packages: [(&str, Result<PathBuf, String>, Option<&str>); 3] = [
         (
             "node",
-            PathBuf::from("node"),
+            Ok(PathBuf::from("node")),
             Some("host/js/bench/packages.mjs"),
         ),
-        ("python", python(), Some("host/python/bench/packages.py")),
-        ("go", go.clone().unwrap_or_default(), None),
+        (
+            "python",
+            Ok(python()),
+            Some("host/python/bench/packages.py"),
+        ),
+        ("go", go_program(&repo, dir.path()), None),
     ];
     let mut rust = Times::new();
+    // A host whose program could not be made is not available from the start.
     let mut hosts: Vec<(&str, Result<Times, String>)> = packages
         .iter()
-        .map(|(name, _, _)| (*name, Ok(Times::new())))
+        .map(|(name, program, _)| (*name, program.clone().map(|_| Times::new())))
         .collect();
-    if let Err(why) = go {
-        hosts[2].1 = Err(why);
-    }
     // Case by case, every host in turn: the machine's speed drifts over minutes, and the
     // hosts' figures for one case are taken within seconds of each other.
     for _ in 0..rounds {
         for (i, case) in cases.iter().enumerate() {
             keep_fastest(&mut rust, rust_times(std::slice::from_ref(case), min_time));
             for ((_, program, script), (_, kept)) in packages.iter().zip(hosts.iter_mut()) {
-                let Ok(times) = kept else { continue };
+                let (Ok(times), Ok(program)) = (&mut *kept, program) else {
+                    continue;
+                };
                 let mut cmd = Command::new(program);
                 if let Some(script) = script {
                     cmd.arg(repo.join(script));

@@ -815,9 +815,10 @@ async fn describe_side(
     history: &[render_store::HistoryEntry],
     render_ref: &str,
 ) -> Result<String> {
-    let newest_first = history.iter().rev().enumerate();
-    match newest_first
-        .clone()
+    match history
+        .iter()
+        .rev()
+        .enumerate()
         .find(|(_, e)| e.render_ref == render_ref)
     {
         Some((n, entry)) => {
@@ -1101,10 +1102,19 @@ pub async fn run(args: Args) -> Result<Finish> {
                     None,
                 ),
             };
-            let history = store.list_history(&release).await?;
+            // The --local render, read and checked before anything is compared.
+            let local_render = match &to_ref {
+                Some(_) => None,
+                None => {
+                    let render =
+                        read_render(&rt, &local, input_format, rt.limits().memory_bytes).await?;
+                    render.check(allow_empty, validate)?;
+                    Some(render)
+                }
+            };
             let observer = Observer::new(Some(store))?.with_secrets(secrets);
-            let diff = match &to_ref {
-                Some(to_ref) => {
+            let diff = match (&to_ref, &local_render) {
+                (Some(to_ref), _) => {
                     observer
                         .diff(
                             &release,
@@ -1115,10 +1125,7 @@ pub async fn run(args: Args) -> Result<Finish> {
                         )
                         .await?
                 }
-                None => {
-                    let render =
-                        read_render(&rt, &local, input_format, rt.limits().memory_bytes).await?;
-                    render.check(allow_empty, validate)?;
+                (None, Some(render)) => {
                     let canonical = rt
                         .canonical(&render.objects)
                         .await
@@ -1133,27 +1140,27 @@ pub async fn run(args: Args) -> Result<Finish> {
                         )
                         .await?
                 }
+                (None, None) => unreachable!("a --local diff reads its render above"),
             };
             let same = diff.added.is_empty() && diff.removed.is_empty() && diff.changed.is_empty();
             if as_json {
                 // The shape the HTTP /diff and the packages' diffs give.
                 print_json(&diff_json(&diff))?;
             } else {
-                let to_side = match &to_ref {
-                    Some(r) => describe_side(&rt, &history, r).await?,
-                    None => {
-                        let names: Vec<String> = local
-                            .iter()
-                            .map(|f| {
-                                if f.as_os_str() == "-" {
-                                    "standard input".into()
-                                } else {
-                                    f.display().to_string()
-                                }
-                            })
-                            .collect();
-                        format!("local {}", names.join(", "))
-                    }
+                // Only the header for people names the sides by their history entries.
+                let store = observer
+                    .store()
+                    .expect("the observer was made over the store");
+                let history = store.list_history(&release).await?;
+                let to_side = match (&to_ref, &local_render) {
+                    (Some(r), _) => describe_side(&rt, &history, r).await?,
+                    (None, render) => format!(
+                        "local {}",
+                        render
+                            .as_ref()
+                            .map(|r| r.inputs.join(", "))
+                            .unwrap_or_default()
+                    ),
                 };
                 println!(
                     "--- {}",

@@ -92,31 +92,24 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
     print_gc(store.runtime(), &plan, false, as_json).await?;
 
     println!("\nhistory after GC:");
-    print_history(
-        store.runtime(),
-        &store.list_history(&release).await?,
-        as_json,
-    )
-    .await?;
+    let history = store.list_history(&release).await?;
+    print_history(store.runtime(), &history, as_json).await?;
     println!("\nkeys:");
     for object in store.bucket().list("demo/guestbook/").await? {
         println!("  {}", esc(&object.key));
     }
 
     // What the last sync changed, as `render-store diff demo/guestbook @1 @0` shows it.
-    let history = store.list_history(&release).await?;
     if let [.., before, last] = &history[..] {
         println!(
             "\nwhat the last sync changed ({} -> {}):",
             before.summary, last.summary
         );
-        let rt = store.runtime().clone();
-        let old = store.get_render(&release, &before.render_ref).await?;
-        let new = store.get_render(&release, &last.render_ref).await?;
-        let diff = rt
+        let diff = store
             .diff_renders(
-                &old,
-                &new,
+                &release,
+                &before.render_ref,
+                &last.render_ref,
                 render_store::ObjectForm::Yaml,
                 render_store::SecretValues::Masked,
                 render_store::DEFAULT_CONTEXT,

@@ -83,7 +83,7 @@ impl Render {
         if !validate {
             return Ok(());
         }
-        check_objects(&self.objects, |i| {
+        check_objects(self.objects.iter().map(Vec::as_slice), |i| {
             let origin = &self.origins[i];
             let within = self.origins[..i].iter().filter(|o| *o == origin).count();
             if self.inputs.len() == 1 {
@@ -135,11 +135,11 @@ fn non_empty_string(v: &Option<serde_json::Value>) -> bool {
 /// and `metadata.name`, non-empty strings. `describe(i)` names object `i` for the
 /// message. An object that is not JSON passes here: the component refuses it, with
 /// Go's words.
-pub fn check_objects(
-    objects: &[Vec<u8>],
+pub fn check_objects<'a>(
+    objects: impl IntoIterator<Item = &'a [u8]>,
     describe: impl Fn(usize) -> String,
 ) -> Result<(), String> {
-    for (i, object) in objects.iter().enumerate() {
+    for (i, object) in objects.into_iter().enumerate() {
         let Ok(head) = serde_json::from_slice::<ObjectHead>(object) else {
             continue;
         };

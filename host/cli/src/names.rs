@@ -4,7 +4,7 @@
 
 use crate::failure;
 use anyhow::Result;
-use render_store::{ParsedKey, Release, RenderStore};
+use render_store::{ObjectMeta, ParsedKey, Release, RenderStore};
 
 /// The fewest hex digits a renderRef prefix may have: short enough to type, long enough
 /// that a collision among a release's renders is practically never met (and reported
@@ -16,14 +16,21 @@ const REF_PREFIX: &str = "sha256:";
 /// Fails with "no release NS/NAME in the store" when the release holds no key at all:
 /// a typo in a release name must not read as an empty history.
 pub async fn require_release(store: &RenderStore, release: &Release) -> Result<()> {
+    release_keys(store, release).await.map(drop)
+}
+
+/// Every key of `release` (one listing of its prefix), or the error of
+/// [`require_release`] when there is none.
+pub async fn release_keys(store: &RenderStore, release: &Release) -> Result<Vec<ObjectMeta>> {
     let prefix = store.runtime().release_prefix(release).await?;
-    if store.bucket().list(&prefix).await?.is_empty() {
+    let keys = store.bucket().list(&prefix).await?;
+    if keys.is_empty() {
         return Err(failure::not_found(format!(
             "no release {release} in the store: nothing is stored under {prefix} (check the \
              namespace and name; `render-store ls` lists what is there)"
         )));
     }
-    Ok(())
+    Ok(keys)
 }
 
 /// The renderRef `name` stands for in `release`: a whole renderRef as it is; `@N` the

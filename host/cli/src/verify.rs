@@ -4,7 +4,7 @@
 
 use crate::names;
 use anyhow::Result;
-use render_store::{Error, HistoryEntry, ParsedKey, Release, RenderStore};
+use render_store::{Error, HistoryEntry, ObjectMeta, ParsedKey, Release, RenderStore};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One problem `verify` found.
@@ -39,13 +39,14 @@ pub struct Report {
 /// that error: what could not be read is never reported as fine.
 pub async fn verify(store: &RenderStore, release: Option<&Release>) -> Result<Report> {
     let mut report = Report::default();
-    let releases = match release {
+    // One listing: of the release, or of the whole store grouped by release.
+    let mut releases: BTreeMap<(String, String), Vec<ObjectMeta>> = BTreeMap::new();
+    match release {
         Some(r) => {
-            names::require_release(store, r).await?;
-            vec![r.clone()]
+            let keys = names::release_keys(store, r).await?;
+            releases.insert((r.namespace.clone(), r.name.clone()), keys);
         }
         None => {
-            let mut found = BTreeSet::new();
             for object in store.bucket().list("").await? {
                 let mut parts = object.key.splitn(3, '/');
                 let release = match (parts.next(), parts.next(), parts.next()) {
@@ -53,22 +54,19 @@ pub async fn verify(store: &RenderStore, release: Option<&Release>) -> Result<Re
                     _ => None,
                 };
                 match release {
-                    Some(r) => {
-                        found.insert((r.namespace.clone(), r.name.clone()));
-                    }
+                    Some(r) => releases
+                        .entry((r.namespace, r.name))
+                        .or_default()
+                        .push(object),
                     None => report.problems.push(foreign(object.key)),
                 }
             }
-            found
-                .into_iter()
-                .map(|(ns, name)| Release::new(ns, name))
-                .collect()
         }
-    };
-    for release in &releases {
-        check_release(store, release, &mut report).await?;
     }
     report.releases = releases.len();
+    for ((namespace, name), keys) in releases {
+        check_release(store, &Release::new(namespace, name), keys, &mut report).await?;
+    }
     report.problems.sort_by(|a, b| a.key.cmp(&b.key));
     Ok(report)
 }
@@ -84,12 +82,17 @@ fn foreign(key: String) -> Problem {
     }
 }
 
-async fn check_release(store: &RenderStore, release: &Release, report: &mut Report) -> Result<()> {
+/// Checks the keys of one release, as one listing gave them.
+async fn check_release(
+    store: &RenderStore,
+    release: &Release,
+    keys: Vec<ObjectMeta>,
+    report: &mut Report,
+) -> Result<()> {
     let rt = store.runtime();
-    let prefix = rt.release_prefix(release).await?;
     let mut renders = BTreeSet::new();
     let mut entries = Vec::new();
-    for object in store.bucket().list(&prefix).await? {
+    for object in keys {
         match rt.parse_key(release, &object.key).await? {
             Some(ParsedKey::Render(r)) => {
                 report.renders += 1;

@@ -294,28 +294,26 @@ pub(super) async fn diff_local(
         Err(response) => return response,
     };
     let release = Release::new(p[0].unwrap_or_default(), p[1].unwrap_or_default());
-    let rt = app.observer.runtime();
-    let objects = match rt.yaml_objects(&body).await {
-        Ok(objects) => objects,
+    let canonical = match app.observer.runtime().yaml_canonical(&body).await {
+        Ok(c) => c,
         Err(e) => return observer_error(e.into()),
     };
     // The rule the CLI applies to a render a person gives (CONTRACT.md §4): some
-    // objects, each a Kubernetes object.
-    if objects.is_empty() {
+    // objects, each a Kubernetes object. Canonical bytes are one object a line.
+    if canonical.is_empty() {
         return error(
             StatusCode::BAD_REQUEST,
             "no objects in the request body: send the YAML stream to preview",
         );
     }
-    if let Err(m) = crate::input::check_objects(&objects, |i| {
-        format!("object {} of the request body", i + 1)
-    }) {
+    let objects = canonical
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty());
+    if let Err(m) =
+        crate::input::check_objects(objects, |i| format!("object {} of the request body", i + 1))
+    {
         return error(StatusCode::BAD_REQUEST, m);
     }
-    let canonical = match rt.canonical(&objects).await {
-        Ok(c) => c,
-        Err(e) => return observer_error(e.into()),
-    };
     let d = match app
         .observer
         .diff_local(&release, &canonical, p[2], form, DEFAULT_CONTEXT)
