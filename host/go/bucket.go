@@ -2,7 +2,6 @@ package renderstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -64,11 +63,6 @@ type TooLargeError struct {
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("the object is %d bytes, more than the call's limit", e.Size)
 }
-
-// ErrDenied marks a refusal of the bucket (a key it cannot store, a read-only
-// bucket) rather than a failure: a Bucket method returns an error wrapping it, and
-// the bucket call is answered as denied, with the error's text.
-var ErrDenied = errors.New("denied")
 
 // callState is what a Bucket store's callbacks need during one Store call.
 type callState struct {

@@ -1,6 +1,7 @@
 package renderstore_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -8,11 +9,42 @@ import (
 	"convoy/renderstore/conformance"
 )
 
-// The bucket contract's cases on the Go MemoryBucket. The folder cases need a bucket
-// over a local folder: the only one here is the Rust file:// bucket behind Open, whose
-// raw calls the C ABI does not expose, so the Rust suite runs them on it
-// (tests/e2e/conformance.rs) and TestGCFailsClosedOnALinkedHistory checks what they
-// protect through this package.
+var casesFile = filepath.Join("..", "..", "tests", "conformance", "bucket.json")
+
+// The bucket contract's cases on the Go MemoryBucket (the folder cases need a folder).
 func TestBucketConformance(t *testing.T) {
-	conformance.Run(t, renderstore.NewMemoryBucket(), filepath.Join("..", "..", "tests", "conformance", "bucket.json"))
+	conformance.Run(t, renderstore.NewMemoryBucket(), casesFile)
+}
+
+// Every case, the folder ones too, on the Rust file:// bucket of a URL-opened store,
+// through the C ABI's direct bucket calls: links, FIFOs and odd files planted in the
+// store's folder give what the contract says, seen from Go.
+func TestBucketConformanceOnAFileStore(t *testing.T) {
+	dir := t.TempDir()
+	s, err := renderstore.Open(context.Background(), "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ok := s.Bucket().(renderstore.ManyDeleter); !ok {
+		t.Fatal("the bucket of a URL store has no DeleteMany")
+	}
+	conformance.RunFolder(t, s.Bucket(), casesFile, dir)
+}
+
+// The bucket of a store made by New is the Bucket it was given; a nil store has none.
+func TestBucketOfAStore(t *testing.T) {
+	b := renderstore.NewMemoryBucket()
+	s, err := renderstore.New(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Bucket() != renderstore.Bucket(b) {
+		t.Fatal("New's store does not give back its bucket")
+	}
+	var none *renderstore.Store
+	if none.Bucket() != nil {
+		t.Fatal("a nil store has a bucket")
+	}
 }

@@ -54,6 +54,12 @@ const (
 	// KindInvalidArgument: a rule of the C ABI was broken (for example a store call
 	// made from inside a Bucket method on the same goroutine).
 	KindInvalidArgument Kind = C.RS_ERROR_INVALID_ARGUMENT
+	// KindDenied: a bucket refused a call (a key it cannot store, a link or FIFO
+	// where the key's path goes, a read-only bucket). ErrDenied is its sentinel.
+	KindDenied Kind = C.RS_ERROR_DENIED
+	// KindTooLarge: a direct Get of Store.Bucket met an object over its limit (the
+	// bucket answers it as a *TooLargeError).
+	KindTooLarge Kind = C.RS_ERROR_TOO_LARGE
 )
 
 // String spells the kind as the WIT and traces do ("not-found", "memory-cap", …).
@@ -80,6 +86,11 @@ var (
 	ErrNoHistory     error = KindNoHistory
 	ErrTrace         error = KindTrace
 	ErrPanic         error = KindPanic
+	// ErrDenied marks a refusal of a bucket rather than a failure: a Bucket method
+	// returns an error wrapping it (fmt.Errorf("%w: …", ErrDenied)), and the bucket
+	// call is answered as denied, with the error's text. The bucket of
+	// Store.Bucket returns it the same way.
+	ErrDenied error = KindDenied
 )
 
 // ErrClosed is returned by the methods of a Store after Close.
@@ -109,6 +120,9 @@ type Error struct {
 	MemoryWanted, MemoryCap uint64
 	// Fuel is the call's fuel budget for KindFuel.
 	Fuel uint64
+
+	// tooLarge is the object's size for KindTooLarge.
+	tooLarge int64
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -190,6 +204,10 @@ func takeError(e *C.rs_error) error {
 	var fuel C.uint64_t
 	if C.rs_error_fuel(e, &fuel) {
 		err.Fuel = uint64(fuel)
+	}
+	var size C.uint64_t
+	if C.rs_error_too_large(e, &size, nil) {
+		err.tooLarge = int64(size)
 	}
 	var doc, col, stage C.uint32_t
 	if C.rs_error_yaml(e, &doc, &line, &col, &stage) {

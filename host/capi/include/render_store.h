@@ -98,6 +98,14 @@
 // inside one of the same thread's bucket callbacks.
 #define RS_ERROR_INVALID_ARGUMENT 16
 
+// A bucket refused a direct bucket call (`rs_store_bucket_*`): a key it cannot store,
+// a link or a FIFO where the key's path goes, a read-only bucket.
+#define RS_ERROR_DENIED 17
+
+// A direct `rs_store_bucket_get` of an object larger than its limit, refused before
+// the content was read.
+#define RS_ERROR_TOO_LARGE 18
+
 // Diffs and shown objects write each object as YAML, as `kubectl get -o yaml` shows it.
 #define RS_FORM_YAML 0
 
@@ -454,6 +462,12 @@ bool rs_error_memory_cap(const struct rs_error *error,
 // error. `budget` may be NULL.
 bool rs_error_fuel(const struct rs_error *error,
                    uint64_t *budget);
+
+// For `RS_ERROR_TOO_LARGE`: the object's size and the call's limit; returns true.
+// False for any other error. Either out pointer may be NULL.
+bool rs_error_too_large(const struct rs_error *error,
+                        uint64_t *size,
+                        uint64_t *limit);
 
 // Frees an error a call returned; NULL is ignored. Once, from any thread, after its
 // last accessor call (the message pointers die with it).
@@ -828,6 +842,57 @@ struct rs_error *rs_store_diff_local(const struct rs_store *store,
                                      uint32_t secrets,
                                      uint32_t context,
                                      struct rs_buf *diff);
+
+// The whole content of `key` (call: `get`) into `*value` (bytes, no NUL after them),
+// if it is at most `limit` bytes: `RS_ERROR_TOO_LARGE` otherwise, refused before the
+// content is read; `RS_ERROR_NOT_FOUND` for an absent key.
+struct rs_error *rs_store_bucket_get(const struct rs_store *store,
+                                     const char *key,
+                                     size_t key_len,
+                                     uint64_t limit,
+                                     struct rs_buf *value);
+
+// Stores the `value_len` bytes at `value` under `key`, atomically (call: `put`).
+struct rs_error *rs_store_bucket_put(const struct rs_store *store,
+                                     const char *key,
+                                     size_t key_len,
+                                     const uint8_t *value,
+                                     size_t value_len);
+
+// Whether `key` exists (call: `exists`, a metadata request): `*found`, and its size in
+// `*size` (0 when absent). `size` may be NULL.
+struct rs_error *rs_store_bucket_exists(const struct rs_store *store,
+                                        const char *key,
+                                        size_t key_len,
+                                        bool *found,
+                                        uint64_t *size);
+
+// Every object whose key starts with `prefix` (call: `list`), sorted by key bytes, as
+// JSON text in `*listing`:
+// `[{"key":"…","size":N,"modified":{"seconds":S,"nanoseconds":NS}},…]`. A listing that
+// cannot be complete is an error, never a shorter listing.
+struct rs_error *rs_store_bucket_list(const struct rs_store *store,
+                                      const char *prefix,
+                                      size_t prefix_len,
+                                      struct rs_buf *listing);
+
+// Deletes `key` (call: `delete`); an absent key is not an error.
+struct rs_error *rs_store_bucket_delete(const struct rs_store *store,
+                                        const char *key,
+                                        size_t key_len);
+
+// Deletes `count` keys, given joined (`keys_len` bytes at `keys`, key `i` ending at
+// `ends[i]`), in one request where the backend has one (call: `delete-many`; at most
+// 1,000 keys). The returned error is that of the whole request (any key may or may
+// not be gone then). Otherwise `*each` is JSON text, one item per key in order: `null`
+// for a key deleted or absent, or `{"kind":K,"message":"…"}` with `K` an error kind
+// (`RS_ERROR_DENIED`, `RS_ERROR_BACKEND`, …).
+struct rs_error *rs_store_bucket_delete_many(const struct rs_store *store,
+                                             const uint8_t *keys,
+                                             size_t keys_len,
+                                             const size_t *ends,
+                                             size_t count,
+                                             struct rs_buf *each);
 
 // Replays a trace (TRACES.md; `trace_len` bytes of its text) in the component against
 // its recorded answers alone, with the limits of `options` (NULL: the defaults).

@@ -4,7 +4,7 @@
 
 use crate::value::{RS_YAML_STAGE_OBJECT, RS_YAML_STAGE_SPLIT, RS_YAML_STAGE_YAML};
 use render_store::trace::ReplayError;
-use render_store::{Error, ObserverError, YamlStage};
+use render_store::{BucketError, Error, ObserverError, YamlStage};
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -46,6 +46,12 @@ pub const RS_ERROR_PANIC: i32 = 15;
 /// a NULL pointer, an unknown constant, a struct too small, a store call made from
 /// inside one of the same thread's bucket callbacks.
 pub const RS_ERROR_INVALID_ARGUMENT: i32 = 16;
+/// A bucket refused a direct bucket call (`rs_store_bucket_*`): a key it cannot store,
+/// a link or a FIFO where the key's path goes, a read-only bucket.
+pub const RS_ERROR_DENIED: i32 = 17;
+/// A direct `rs_store_bucket_get` of an object larger than its limit, refused before
+/// the content was read.
+pub const RS_ERROR_TOO_LARGE: i32 = 18;
 
 /// An error: its kind, its message and what the kind carries. Made by the library,
 /// owned by the caller from the moment a call returns it, freed with [`rs_error_free`].
@@ -61,6 +67,7 @@ pub struct rs_error {
     trace_line: Option<u32>,
     memory_cap: Option<(u64, u64)>,
     fuel: Option<u64>,
+    too_large: Option<(u64, u64)>,
 }
 
 impl std::fmt::Debug for rs_error {
@@ -84,6 +91,7 @@ impl rs_error {
             trace_line: None,
             memory_cap: None,
             fuel: None,
+            too_large: None,
         }
     }
 
@@ -129,6 +137,25 @@ impl rs_error {
             format!("the render-store library panicked (a bug; the call was abandoned): {what}"),
             what,
         )
+    }
+
+    /// An error of a direct bucket call, in the kind that says what the bucket meant.
+    pub(crate) fn of_bucket(e: &BucketError) -> rs_error {
+        let message = e.to_string();
+        let plain = |kind| rs_error::new(kind, message.clone(), message.clone());
+        match e {
+            BucketError::NotFound { .. } => plain(RS_ERROR_NOT_FOUND),
+            BucketError::Denied(_) => plain(RS_ERROR_DENIED),
+            BucketError::TooLarge { size, limit, .. } => rs_error {
+                too_large: Some((*size, *limit)),
+                ..plain(RS_ERROR_TOO_LARGE)
+            },
+            _ => plain(RS_ERROR_BACKEND),
+        }
+    }
+
+    pub(crate) fn kind(&self) -> i32 {
+        self.kind
     }
 
     pub(crate) fn message(&self) -> &str {
@@ -283,6 +310,8 @@ pub extern "C" fn rs_error_kind_name(kind: i32) -> *const std::ffi::c_char {
         RS_ERROR_TRACE => c"trace",
         RS_ERROR_PANIC => c"panic",
         RS_ERROR_INVALID_ARGUMENT => c"invalid-argument",
+        RS_ERROR_DENIED => c"denied",
+        RS_ERROR_TOO_LARGE => c"too-large",
         _ => c"unknown",
     };
     name.as_ptr()
@@ -427,6 +456,29 @@ pub unsafe extern "C" fn rs_error_fuel(error: *const rs_error, budget: *mut u64)
         };
         if let Some(out) = budget.as_mut() {
             *out = b;
+        }
+        true
+    })
+}
+
+/// For `RS_ERROR_TOO_LARGE`: the object's size and the call's limit; returns true.
+/// False for any other error. Either out pointer may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_error_too_large(
+    error: *const rs_error,
+    size: *mut u64,
+    limit: *mut u64,
+) -> bool {
+    // SAFETY: an unfreed error or NULL; out pointers NULL or valid for writes.
+    guard_value(false, || unsafe {
+        let Some((s, l)) = get(error).and_then(|e| e.too_large) else {
+            return false;
+        };
+        if let Some(out) = size.as_mut() {
+            *out = s;
+        }
+        if let Some(out) = limit.as_mut() {
+            *out = l;
         }
         true
     })

@@ -27,6 +27,7 @@ mod error;
 mod logic;
 mod options;
 mod store;
+mod store_bucket;
 mod trace;
 mod value;
 
@@ -43,6 +44,7 @@ pub use error::*;
 pub use logic::*;
 pub use options::*;
 pub use store::*;
+pub use store_bucket::*;
 pub use trace::*;
 pub use value::*;
 

@@ -1161,3 +1161,76 @@ fn the_default_context_is_the_librarys() {
         render_store::DEFAULT_CONTEXT
     );
 }
+
+#[test]
+fn the_bucket_under_a_store_answers_directly_with_the_bucket_kinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", dir.path().display());
+    let mut store = null_mut();
+    ok(unsafe { rs_store_open(s(&url).0, url.len(), null(), &mut store) });
+    let (k, kn) = s("ns/app/renders/a");
+    ok(unsafe { rs_store_bucket_put(store, k, kn, b"abc".as_ptr(), 3) });
+    let (mut found, mut size) = (false, 0);
+    ok(unsafe { rs_store_bucket_exists(store, k, kn, &mut found, &mut size) });
+    assert!(found && size == 3);
+    let mut value = rs_buf::EMPTY;
+    ok(unsafe { rs_store_bucket_get(store, k, kn, 3, &mut value) });
+    assert_eq!(take(value), b"abc");
+
+    // Over the limit: too-large with both sizes, the content unread.
+    let mut value = rs_buf::EMPTY;
+    let e = unsafe { rs_store_bucket_get(store, k, kn, 2, &mut value) };
+    let (mut got, mut limit) = (0, 0);
+    assert!(unsafe { rs_error_too_large(e, &mut got, &mut limit) });
+    assert_eq!((got, limit), (3, 2));
+    assert_eq!(check(e).unwrap_err().0, RS_ERROR_TOO_LARGE);
+
+    let mut listing = rs_buf::EMPTY;
+    ok(unsafe { rs_store_bucket_list(store, s("ns/").0, 3, &mut listing) });
+    let listed: serde_json::Value = serde_json::from_str(&take_text(listing)).unwrap();
+    assert_eq!(listed[0]["key"], "ns/app/renders/a");
+    assert_eq!(listed[0]["size"], 3);
+    assert!(listed[0]["modified"]["seconds"].as_i64().unwrap() > 0);
+
+    // An absent key, an unclean key, a link planted in the folder.
+    let (absent, an) = s("ns/app/renders/b");
+    let mut value = rs_buf::EMPTY;
+    let e = check(unsafe { rs_store_bucket_get(store, absent, an, 9, &mut value) });
+    assert_eq!(e.unwrap_err().0, RS_ERROR_NOT_FOUND);
+    let (bad, bn) = s("ns/../x");
+    let e = check(unsafe { rs_store_bucket_put(store, bad, bn, null(), 0) });
+    assert_eq!(e.unwrap_err().0, RS_ERROR_DENIED);
+    std::os::unix::fs::symlink(
+        dir.path().join("ns/app/renders"),
+        dir.path().join("ns/link"),
+    )
+    .unwrap();
+    let mut listing = rs_buf::EMPTY;
+    let e = check(unsafe { rs_store_bucket_list(store, s("ns/").0, 3, &mut listing) });
+    let (kind, m) = e.unwrap_err();
+    assert_eq!(kind, RS_ERROR_DENIED, "{m}");
+    assert!(m.contains("ns/link"), "{m}");
+    std::fs::remove_file(dir.path().join("ns/link")).unwrap();
+
+    // delete-many: one answer per key, in order.
+    let (bytes, ends) = joined(&["ns/app/renders/a", "ns/app/renders/b", "ns//x"]);
+    let mut each = rs_buf::EMPTY;
+    ok(unsafe {
+        rs_store_bucket_delete_many(
+            store,
+            bytes.as_ptr(),
+            bytes.len(),
+            ends.as_ptr(),
+            3,
+            &mut each,
+        )
+    });
+    let each: serde_json::Value = serde_json::from_str(&take_text(each)).unwrap();
+    assert_eq!(each[0], serde_json::Value::Null);
+    assert_eq!(each[1], serde_json::Value::Null);
+    assert_eq!(each[2]["kind"], RS_ERROR_DENIED);
+    ok(unsafe { rs_store_bucket_exists(store, k, kn, &mut found, &mut size) });
+    assert!(!found);
+    ok(unsafe { rs_store_bucket_delete(store, k, kn) });
+    unsafe { rs_store_free(store) };
+}

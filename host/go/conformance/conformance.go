@@ -11,8 +11,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -97,6 +100,9 @@ type confStep struct {
 	Prefix   string          `json:"prefix"`
 	Expect   json.RawMessage `json:"expect"`
 	Mentions string          `json:"mentions"`
+	Path     string          `json:"path"`
+	What     string          `json:"what"`
+	Target   string          `json:"target"`
 }
 
 type confCase struct {
@@ -122,9 +128,26 @@ func errorName(err error) string {
 // Run runs every case of the cases file (the path of tests/conformance/bucket.json)
 // on b, each under a prefix of its own, as a subtest. Folder cases ("needs": "folder")
 // are skipped with a log line: they plant links and FIFOs beside a folder bucket's
-// files, which this runner does not do. It fails t when fewer than ten cases ran or
-// when the cases left keys behind.
+// files, which only RunFolder can do. It fails t when fewer than ten cases ran or when
+// the cases left keys behind.
 func Run(t *testing.T, b renderstore.Bucket, casesFile string) {
+	t.Helper()
+	run(t, b, casesFile, "")
+}
+
+// RunFolder is Run for a bucket over the local folder root (the object of key K is
+// the file root/K, as in a file:// store): every case runs, the folder cases too,
+// whose plant steps make links, FIFOs and odd files in root directly. What a case
+// planted is removed when it ends.
+func RunFolder(t *testing.T, b renderstore.Bucket, casesFile, root string) {
+	t.Helper()
+	if root == "" {
+		t.Fatal("RunFolder needs the bucket's folder")
+	}
+	run(t, b, casesFile, root)
+}
+
+func run(t *testing.T, b renderstore.Bucket, casesFile, root string) {
 	t.Helper()
 	raw, err := os.ReadFile(casesFile)
 	if err != nil {
@@ -137,29 +160,73 @@ func Run(t *testing.T, b renderstore.Bucket, casesFile string) {
 	if err := json.Unmarshal(raw, &suite); err != nil {
 		t.Fatalf("%s: %v", casesFile, err)
 	}
-	ran := 0
-	root := fmt.Sprintf("conformance/run-%d/", time.Now().UnixNano())
+	ran, folder := 0, 0
+	base := fmt.Sprintf("conformance/run-%d/", time.Now().UnixNano())
 	for i, c := range suite.Cases {
 		if c.Needs == "folder" {
-			t.Logf("%s: skipped, it needs a bucket over a local folder", c.Name)
-			continue
+			if root == "" {
+				t.Logf("%s: skipped, it needs a bucket over a local folder", c.Name)
+				continue
+			}
+			folder++
 		}
-		prefix := fmt.Sprintf("%s%s-%d/", root, c.Name, i)
-		t.Run(c.Name, func(t *testing.T) { runCase(t, b, c, prefix, suite.RecentSeconds) })
+		prefix := fmt.Sprintf("%s%s-%d/", base, c.Name, i)
+		t.Run(c.Name, func(t *testing.T) { runCase(t, b, c, prefix, root, suite.RecentSeconds) })
 		ran++
 	}
 	if ran < 10 {
 		t.Fatalf("only %d cases ran", ran)
 	}
-	if left, err := b.List(context.Background(), root); err != nil || len(left) != 0 {
+	if root != "" && folder == 0 {
+		t.Fatal("no folder case ran")
+	}
+	if left, err := b.List(context.Background(), base); err != nil || len(left) != 0 {
 		t.Fatalf("the cases left %d keys (%v)", len(left), err)
 	}
 }
 
-func runCase(t *testing.T, b renderstore.Bucket, c confCase, prefix string, recent int64) {
+// pathIn is the path in the folder root of rel, a "/"-separated path under prefix.
+func pathIn(root, prefix, rel string) string {
+	return filepath.Join(root, filepath.FromSlash(prefix+rel))
+}
+
+// plant makes what a plant step names, with the folders above it (0700, as a put
+// makes them), and returns the path made.
+func plant(root, prefix string, s confStep) (string, error) {
+	path := pathIn(root, prefix, s.Path)
+	parts := strings.Split(prefix+s.Path, "/")
+	for depth := 1; depth < len(parts); depth++ {
+		dir := filepath.Join(root, filepath.Join(parts[:depth]...))
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	switch s.What {
+	case "link":
+		return path, os.Symlink(pathIn(root, prefix, s.Target), path)
+	case "fifo":
+		return path, syscall.Mkfifo(path, 0o600)
+	case "file":
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return "", err
+		}
+		_, err = f.WriteString("x")
+		return path, errors.Join(err, f.Close())
+	}
+	return "", fmt.Errorf("a plant of %q, which this runner does not know", s.What)
+}
+
+func runCase(t *testing.T, b renderstore.Bucket, c confCase, prefix, root string, recent int64) {
 	ctx := context.Background()
 	start := time.Now()
+	var planted []string
 	defer func() {
+		for i := len(planted) - 1; i >= 0; i-- {
+			if err := os.Remove(planted[i]); err != nil {
+				t.Errorf("removing what the case planted: %v", err)
+			}
+		}
 		objs, _ := b.List(ctx, prefix)
 		for _, o := range objs {
 			b.Delete(ctx, o.Key)
@@ -167,6 +234,17 @@ func runCase(t *testing.T, b renderstore.Bucket, c confCase, prefix string, rece
 	}()
 	for n, s := range c.Steps {
 		where := fmt.Sprintf("%s step %d (%s)", c.Name, n, s.Op)
+		if s.Op == "plant" {
+			if root == "" || c.Needs != "folder" {
+				t.Fatalf("%s: a plant step outside a folder case on a folder bucket", where)
+			}
+			path, err := plant(root, prefix, s)
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			planted = append(planted, path)
+			continue
+		}
 		var expect any
 		if err := json.Unmarshal(s.Expect, &expect); err != nil {
 			t.Fatalf("%s: expect: %v", where, err)
