@@ -388,15 +388,26 @@ fn component_out_writes_the_embedded_component() {
 fn demo_runs() {
     let cli = Cli::file_store();
     let out = cli.ok(&["demo"]);
-    assert!(out.contains("already in the history"), "{out}");
+    // Three revisions of a real manifest, the last sync's change in its container, a
+    // local edit against the newest, GC, and where to go next.
+    assert_eq!(out.matches("19 objects, sha256:").count(), 3, "{out}");
     assert!(
-        out.contains("deleted 2 history entries and 1 render"),
+        out.contains("containers[name=controller].args[5]\n")
+            && out.contains("+        - --enable-metrics=true"),
         "{out}"
     );
-    assert_eq!(
-        files_under(&cli.store_dir().join("demo/guestbook/history")).len(),
-        2
+    assert!(out.contains("+        imagePullPolicy: Always"), "{out}");
+    assert!(
+        out.contains("deleted 1 history entry and 1 render"),
+        "{out}"
     );
+    assert!(out.contains("render-store serve"), "{out}");
+    let history = cli.store_dir().join("ingress-nginx/ingress-nginx/history");
+    assert_eq!(files_under(&history).len(), 2);
+    // What the demo stored is what the CLI reads: its newest render's two changes.
+    let diff = cli.run(&["diff", "ingress-nginx/ingress-nginx", "@1", "@0"]);
+    assert_eq!(diff.status.code(), Some(1), "{diff:?}");
+    assert!(String::from_utf8_lossy(&diff.stdout).contains("--enable-metrics=true"));
 }
 
 #[test]
@@ -569,7 +580,7 @@ fn human_output_escapes_what_came_from_the_store() {
 
     // A replay prints the trace's calls and result, where JSON leaves DEL and C1 raw.
     let trace = cli.dir.path().join("history.jsonl");
-    cli.ok(&["--trace", trace.to_str().unwrap(), "history", "ns/app"]);
+    cli.ok(&["history", "ns/app", "--trace", trace.to_str().unwrap()]);
     let out = cli.ok(&["replay", trace.to_str().unwrap()]);
     assert!(out.contains("every call and the result match"), "{out}");
     assert!(out.contains("\\u{7f}\\u{9b}1m"), "{out:?}");
@@ -584,13 +595,13 @@ fn a_trace_file_is_private_and_no_link_is_followed() {
     let trace_arg = trace.to_str().unwrap();
     let obj = cli.object("o.json", "{}");
     cli.ok(&["put", "ns/app", &obj]);
-    cli.ok(&["--trace", trace_arg, "history", "ns/app"]);
+    cli.ok(&["history", "ns/app", "--trace", trace_arg]);
     let mode = std::fs::metadata(&trace).unwrap().permissions().mode();
     assert_eq!(mode & 0o077, 0, "mode {mode:o}");
 
     // An existing file readable by others is made private too.
     std::fs::set_permissions(&trace, std::fs::Permissions::from_mode(0o644)).unwrap();
-    cli.ok(&["--trace", trace_arg, "history", "ns/app"]);
+    cli.ok(&["history", "ns/app", "--trace", trace_arg]);
     let mode = std::fs::metadata(&trace).unwrap().permissions().mode();
     assert_eq!(mode & 0o077, 0, "mode {mode:o}");
 
@@ -599,7 +610,7 @@ fn a_trace_file_is_private_and_no_link_is_followed() {
     std::fs::write(&victim, "precious").unwrap();
     let link = cli.dir.path().join("link.jsonl");
     symlink(&victim, &link).unwrap();
-    let err = cli.fails(&["--trace", link.to_str().unwrap(), "history", "ns/app"]);
+    let err = cli.fails(&["history", "ns/app", "--trace", link.to_str().unwrap()]);
     assert!(err.contains("symbolic link"), "{err}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
 
@@ -607,7 +618,7 @@ fn a_trace_file_is_private_and_no_link_is_followed() {
     // name keeps what it had and never sees the trace.
     let hard = cli.dir.path().join("hard.jsonl");
     std::fs::hard_link(&victim, &hard).unwrap();
-    cli.ok(&["--trace", hard.to_str().unwrap(), "history", "ns/app"]);
+    cli.ok(&["history", "ns/app", "--trace", hard.to_str().unwrap()]);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     assert!(
         std::fs::read_to_string(&hard)
@@ -638,7 +649,7 @@ fn a_planted_trace_file_or_fifo_receives_nothing() {
     .unwrap();
     // A reader of the FIFO would get the trace; nothing may block or be written.
     let started = std::time::Instant::now();
-    let err = cli.fails(&["--trace", fifo.to_str().unwrap(), "history", "ns/app"]);
+    let err = cli.fails(&["history", "ns/app", "--trace", fifo.to_str().unwrap()]);
     assert!(err.contains("not a regular file"), "{err}");
     let err = cli.fails(&["replay", fifo.to_str().unwrap()]);
     assert!(err.contains("not a regular file"), "{err}");
@@ -650,7 +661,7 @@ fn a_planted_trace_file_or_fifo_receives_nothing() {
         std::fs::write(&planted, "theirs").unwrap();
         std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o666)).unwrap();
         chown(&planted, Some(65534), Some(65534)).unwrap();
-        let err = cli.fails(&["--trace", planted.to_str().unwrap(), "history", "ns/app"]);
+        let err = cli.fails(&["history", "ns/app", "--trace", planted.to_str().unwrap()]);
         assert!(err.contains("another user"), "{err}");
         assert_eq!(std::fs::read_to_string(&planted).unwrap(), "theirs");
     }
@@ -684,9 +695,13 @@ fn demo_without_a_url_uses_a_fresh_private_folder() {
     std::fs::create_dir_all(victim.join("history")).unwrap();
     std::fs::write(victim.join("precious.txt"), "keep me").unwrap();
     std::fs::write(victim.join("history/entry"), "keep me too").unwrap();
-    std::fs::create_dir_all(tmp.path().join("render-store-demo/demo")).unwrap();
-    std::os::unix::fs::symlink(&victim, tmp.path().join("render-store-demo/demo/guestbook"))
-        .unwrap();
+    std::fs::create_dir_all(tmp.path().join("render-store-demo/ingress-nginx")).unwrap();
+    std::os::unix::fs::symlink(
+        &victim,
+        tmp.path()
+            .join("render-store-demo/ingress-nginx/ingress-nginx"),
+    )
+    .unwrap();
 
     let out = Command::new(env!("CARGO_BIN_EXE_render-store"))
         .arg("demo")
@@ -709,7 +724,7 @@ fn demo_without_a_url_uses_a_fresh_private_folder() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("deleted 2 history entries and 1 render"),
+        stdout.contains("deleted 1 history entry and 1 render"),
         "{stdout}"
     );
     assert!(stdout.contains("render-store-demo-"), "{stdout}");
@@ -773,4 +788,35 @@ fn record_refuses_a_render_the_store_does_not_hold() {
     let object = cli.object("o.json", r#"{"kind":"A","metadata":{"name":"a"}}"#);
     let stored = cli.ok(&["put", "ns/app", &object]).trim().to_string();
     assert!(cli.ok(&["record", "ns/app", &stored]).contains("recorded"));
+}
+
+/// The README's command table names every command `--help` lists, and no other.
+#[test]
+fn the_readme_command_table_matches_help() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let table = readme
+        .split("| command | what it does |")
+        .nth(1)
+        .expect("the README has the command table");
+    let mut in_readme: Vec<String> = table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with("| `"))
+        .map(|l| l[3..].split([' ', '`']).next().unwrap().to_string())
+        .collect();
+    in_readme.dedup();
+    in_readme.sort();
+    let help = Cli::file_store().ok(&["--help"]);
+    let mut in_help: Vec<String> = help
+        .split("Commands:\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    in_help.sort();
+    assert_eq!(in_readme, in_help);
 }

@@ -262,6 +262,82 @@ async fn diff_endpoint() {
     );
 }
 
+/// The endpoints and the pages take the names the CLI takes: `@N` and a unique prefix
+/// of at least eight hex digits, with the CLI's errors as 400 and 404.
+#[tokio::test]
+async fn renders_are_named_by_history_position_and_prefix_over_http() {
+    let (_dir, store, refs) = populated().await;
+    let s = Server::start(Some(store)).await;
+    let digits = |r: &str| r["sha256:".len().."sha256:".len() + 10].to_string();
+    let (status, by_position) = s.get("/renders/ns/app/@1").await;
+    assert_eq!(status, 200, "{by_position}");
+    let (_, whole) = s.get(&format!("/renders/ns/app/{}", refs[0])).await;
+    assert_eq!(by_position, whole);
+    let (status, by_prefix) = s
+        .get(&format!("/renders/ns/app/{}", digits(&refs[0])))
+        .await;
+    assert_eq!((status, &by_prefix), (200, &whole));
+
+    // diff from @1 to @0, both ways of naming: the same answer as whole refs give.
+    let (_, named) = s
+        .get("/diff?namespace=ns&name=app&render=@0&against=@1")
+        .await;
+    let (_, whole) = s
+        .get(&format!(
+            "/diff?namespace=ns&name=app&render={}&against={}",
+            refs[1], refs[0]
+        ))
+        .await;
+    assert_eq!(named, whole);
+    let (status, body) = s
+        .post(
+            "/diff?namespace=ns&name=app&against=@1",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: only\n",
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    for (path, status, needle) in [
+        ("/renders/ns/app/@2".to_string(), 404, "@2"),
+        ("/renders/ns/app/@x".to_string(), 400, "history position"),
+        ("/renders/ns/app/abc123".to_string(), 400, "too short"),
+        (
+            "/diff?namespace=ns&name=app&render=@0&against=@7".to_string(),
+            404,
+            "@7",
+        ),
+        ("/ui/ns/app/renders/@5".to_string(), 404, "@5"),
+        ("/ui/ns/app/diff?from=@9".to_string(), 404, "@9"),
+    ] {
+        let (got, body) = s.get(&path).await;
+        assert_eq!(got, status, "{path}: {body}");
+        assert!(body.contains(needle), "{path}: {body}");
+    }
+    // The diff page of @1 to @0 names both sides by their whole refs.
+    let (status, page) = s.get("/ui/ns/app/diff?from=@1&to=@0").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains(&refs[0]) && page.contains(&refs[1]), "{page}");
+    let (status, page) = s
+        .get(&format!("/ui/ns/app/renders/{}", digits(&refs[1])))
+        .await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains(&refs[1]), "{page}");
+
+    // The history page marks the renders the address protects, as GC would keep them.
+    let (status, page) = s.get("/ui/ns/app").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(!page.contains("badge protected"), "{page}");
+    let (status, page) = s.get("/ui/ns/app?protect=@1").await;
+    assert_eq!(status, 200, "{page}");
+    let row = page
+        .lines()
+        .find(|l| l.contains("badge protected"))
+        .expect("a protected entry");
+    assert!(row.contains(&format!("data-ref=\"{}\"", refs[0])), "{row}");
+    assert_eq!(page.matches("badge protected").count(), 1, "{page}");
+    assert_eq!(s.get("/ui/ns/app?protect=@4").await.0, 404);
+}
+
 #[tokio::test]
 async fn without_a_store_history_is_503_and_diff_an_error() {
     let s = Server::start(None).await;

@@ -302,7 +302,35 @@ fn kubectl_conventions_namespace_output_version_completion() {
         help.contains("Global options:") && help.contains("Examples:"),
         "{help}"
     );
-    let _ = ra;
+    // -o wide: a header, each entry's position and its blob's size; history only.
+    let wide = cli.ok(&["history", "prod/app", "-o", "wide"]);
+    let lines: Vec<&str> = wide.lines().collect();
+    assert!(
+        lines[0].starts_with("POSITION") && lines[0].contains("SIZE"),
+        "{wide}"
+    );
+    assert!(
+        lines[1].starts_with("@1 ") && lines[1].contains(&ra),
+        "{wide}"
+    );
+    let size = std::fs::metadata(cli.store_dir().join("prod/app/renders").join(&ra))
+        .unwrap()
+        .len();
+    assert!(lines[1].contains(&format!(" {size} ")), "{wide}");
+    assert!(lines[2].starts_with("@0 "), "{wide}");
+    assert!(
+        cli.fails(&["ls", "-o", "wide"])
+            .contains("-o wide is for `history`")
+    );
+    // --trace is offered by the store operations alone.
+    assert!(cli.ok(&["gc", "--help"]).contains("--trace <FILE>"));
+    for command in ["ref", "ls", "diff", "verify", "serve"] {
+        let help = cli.ok(&[command, "--help"]);
+        assert!(
+            !help.contains("--trace"),
+            "{command} offers --trace: {help}"
+        );
+    }
 }
 
 #[test]

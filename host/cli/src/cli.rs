@@ -4,7 +4,9 @@ use crate::failure;
 use crate::input::{Format, Render, RenderInput, read_render};
 use crate::json_view::{diff_json, history_page_json};
 use crate::names;
-use crate::output::{count, output_json, print_diff, print_gc, print_history, print_json};
+use crate::output::{
+    count, output_json, print_diff, print_gc, print_history, print_history_wide, print_json,
+};
 use crate::progress::{LARGE_RENDER_BYTES, Progress, ProgressBucket, Task};
 use crate::serve::ServeOptions;
 use crate::terminal::escape_for_terminal as esc;
@@ -69,7 +71,8 @@ pub struct Args {
     pub namespace: Option<String>,
 
     /// Output format: text (for people), json (for programs; errors too, as a JSON
-    /// object on standard error), or yaml (`get`: the render as YAML documents).
+    /// object on standard error), yaml (`get`: the render as YAML documents), or wide
+    /// (`history`: more columns).
     #[arg(long, short = 'o', global = true, value_enum, default_value_t = OutputFormat::Text,
           help_heading = GLOBAL)]
     pub output: OutputFormat,
@@ -89,11 +92,6 @@ pub struct Args {
     /// render show it when standard error is a terminal).
     #[arg(long, short = 'q', global = true, help_heading = GLOBAL)]
     pub quiet: bool,
-
-    /// Record the store operation (put, get, history, record, gc, delete-release) with
-    /// every bucket call and answer into FILE, as JSON lines (TRACES.md).
-    #[arg(long, global = true, value_name = "FILE", help_heading = GLOBAL)]
-    pub trace: Option<PathBuf>,
 
     /// Memory cap of one sandboxed call, in MiB.
     #[arg(long, global = true, env = "RENDER_STORE_MEMORY_CAP_MIB", value_name = "MIB",
@@ -139,7 +137,7 @@ pub enum Command {
         #[command(flatten)]
         input: RenderInput,
     },
-    /// The store operations (each can be recorded with --trace).
+    /// The store operations (each can be recorded with its --trace).
     #[command(flatten)]
     Store(StoreCommand),
     /// List the keys of the store (under PREFIX).
@@ -296,15 +294,15 @@ pub enum Command {
     /// Re-run a traced operation in the sandbox against the trace's answers alone (no
     /// store is opened) and report whether every call and the result match.
     #[command(
-        after_help = "Example:\n  render-store --trace gc.jsonl gc prod/app --dry-run && render-store replay gc.jsonl"
+        after_help = "Example:\n  render-store gc prod/app --dry-run --trace gc.jsonl && render-store replay gc.jsonl"
     )]
     Replay {
         /// A trace written by --trace.
         file: PathBuf,
     },
-    /// Store a few renders, record history, run GC and print the history, on
-    /// --render-store-url or a file:// store in a new private temporary folder, removed
-    /// at the end.
+    /// The main job on three revisions of a real manifest: store, record, history,
+    /// diff, diff --local and GC, then the commands to try next; on --render-store-url or
+    /// a file:// store in a new private temporary folder, removed at the end.
     #[command(after_help = "Example:\n  render-store demo")]
     Demo,
 }
@@ -323,6 +321,8 @@ pub enum StoreCommand {
         /// NAMESPACE/NAME of the release (or NAME with -n).
         release: String,
         #[command(flatten)]
+        trace: TraceOption,
+        #[command(flatten)]
         input: RenderInput,
     },
     /// Write a stored render to standard output: its canonical bytes (JSON lines), the
@@ -334,6 +334,8 @@ pub enum StoreCommand {
     Get {
         /// NAMESPACE/NAME of the release (or NAME with -n).
         release: String,
+        #[command(flatten)]
+        trace: TraceOption,
         /// The render: its renderRef, a unique prefix (8 hex digits or more) or @N, the
         /// N-th newest history entry.
         render_ref: String,
@@ -346,6 +348,8 @@ pub enum StoreCommand {
     History {
         /// NAMESPACE/NAME of the release (or NAME with -n).
         release: String,
+        #[command(flatten)]
+        trace: TraceOption,
         /// Print at most N entries, newest first (a page; not recorded by --trace).
         #[arg(long, value_name = "N")]
         limit: Option<u32>,
@@ -362,6 +366,8 @@ pub enum StoreCommand {
     Record {
         /// NAMESPACE/NAME of the release (or NAME with -n).
         release: String,
+        #[command(flatten)]
+        trace: TraceOption,
         /// The stored render: its renderRef or a unique prefix (8 hex digits or more).
         render_ref: String,
         /// A one-line description for people.
@@ -378,6 +384,8 @@ pub enum StoreCommand {
     Gc {
         /// NAMESPACE/NAME of the release (or NAME with -n).
         release: String,
+        #[command(flatten)]
+        trace: TraceOption,
         /// Entries to keep (unset: 10; 0 or less: no GC).
         #[arg(long, allow_negative_numbers = true)]
         keep: Option<i64>,
@@ -402,10 +410,35 @@ pub enum StoreCommand {
     DeleteRelease {
         /// NAMESPACE/NAME of the release (or NAME with -n).
         release: String,
+        #[command(flatten)]
+        trace: TraceOption,
         /// Only list the keys that would be deleted.
         #[arg(long)]
         dry_run: bool,
     },
+}
+
+/// `--trace FILE`: taken by the store operations alone, the ones a trace can record.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TraceOption {
+    /// Record this operation with every bucket call and answer into FILE, as JSON lines
+    /// (TRACES.md); `render-store replay FILE` re-runs it.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+}
+
+impl StoreCommand {
+    /// The file `--trace` names, if given.
+    pub fn trace(&self) -> Option<&PathBuf> {
+        match self {
+            StoreCommand::Put { trace, .. }
+            | StoreCommand::Get { trace, .. }
+            | StoreCommand::History { trace, .. }
+            | StoreCommand::Record { trace, .. }
+            | StoreCommand::Gc { trace, .. }
+            | StoreCommand::DeleteRelease { trace, .. } => trace.trace.as_ref(),
+        }
+    }
 }
 
 /// The format of what a command prints.
@@ -417,6 +450,9 @@ pub enum OutputFormat {
     Json,
     /// YAML documents (`get`).
     Yaml,
+    /// Lines for people with more columns, under a header (`history`: each entry's
+    /// position and the size of its render blob).
+    Wide,
 }
 
 /// How `diff` shows changed objects.
@@ -560,7 +596,7 @@ async fn store_operation(
 ) -> Result<(Operation, Option<Render>)> {
     let rt = store.runtime();
     Ok(match command {
-        StoreCommand::Put { release, input } => {
+        StoreCommand::Put { release, input, .. } => {
             let release = parse_release(&release, namespace)?;
             let mut render = input.read(rt).await?;
             let objects = std::mem::take(&mut render.objects);
@@ -569,6 +605,7 @@ async fn store_operation(
         StoreCommand::Get {
             release,
             render_ref,
+            ..
         } => {
             let release = parse_release(&release, namespace)?;
             names::require_release(store, &release).await?;
@@ -591,6 +628,7 @@ async fn store_operation(
             render_ref,
             summary,
             synced_at,
+            ..
         } => {
             let synced_at = match synced_at {
                 Some(text) => rt.parse_synced_at(&text).await?,
@@ -617,6 +655,7 @@ async fn store_operation(
             protect,
             dry_run,
             grace,
+            ..
         } => {
             let release = parse_release(&release, namespace)?;
             names::require_release(store, &release).await?;
@@ -859,16 +898,24 @@ pub async fn run(args: Args) -> Result<Finish> {
     } else {
         SecretValues::Masked
     };
-    if args.trace.is_some() && !matches!(args.command, Command::Store(_)) {
-        bail!(
-            "--trace records a store operation (put, get, history, record, gc, \
-             delete-release); this command is not one"
-        );
-    }
+    let trace = match &args.command {
+        Command::Store(command) => command.trace().cloned(),
+        _ => None,
+    };
     if format == OutputFormat::Yaml
         && !matches!(args.command, Command::Store(StoreCommand::Get { .. }))
     {
         bail!("-o yaml is for `get` (the render as YAML documents); use -o json or -o text");
+    }
+    if format == OutputFormat::Wide {
+        match &args.command {
+            Command::Store(StoreCommand::History { limit: None, .. }) => {}
+            Command::Store(StoreCommand::History { .. }) => bail!(
+                "-o wide shows each entry's position, counted over the whole history: \
+                 leave out --limit, or use -o text or -o json for a page"
+            ),
+            _ => bail!("-o wide is for `history` (positions and sizes); use -o text or -o json"),
+        }
     }
     match args.command {
         Command::Ref { input } => {
@@ -897,8 +944,9 @@ pub async fn run(args: Args) -> Result<Finish> {
             release,
             limit: Some(limit),
             before,
+            ..
         }) => {
-            if args.trace.is_some() {
+            if trace.is_some() {
                 bail!(
                     "--trace records whole store operations; a history page (--limit) is \
                      not one: trace `history` without --limit"
@@ -924,8 +972,9 @@ pub async fn run(args: Args) -> Result<Finish> {
         Command::Store(StoreCommand::DeleteRelease {
             release,
             dry_run: true,
+            ..
         }) => {
-            if args.trace.is_some() {
+            if trace.is_some() {
                 bail!("--trace records what delete-release deletes; --dry-run deletes nothing");
             }
             let store = open(url)?;
@@ -964,7 +1013,7 @@ pub async fn run(args: Args) -> Result<Finish> {
                 ),
                 None => store,
             };
-            let output = match &args.trace {
+            let output = match &trace {
                 Some(path) => {
                     let (output, trace) = render_store::trace::record(&store, &operation).await;
                     let trace = trace.context("writing the trace")?;
@@ -993,7 +1042,14 @@ pub async fn run(args: Args) -> Result<Finish> {
             {
                 repair_blob(&store, release, objects, r).await?;
             }
-            print_output(store.runtime(), &operation, &output, format, secrets).await?;
+            match (&operation, &output) {
+                (Operation::ListHistory { release }, Output::Entries(entries))
+                    if format == OutputFormat::Wide =>
+                {
+                    print_history_wide(&store, release, entries).await?
+                }
+                _ => print_output(store.runtime(), &operation, &output, format, secrets).await?,
+            }
         }
         Command::Ls { prefix } => {
             let listed = open(url)?.bucket().list(&prefix).await?;

@@ -3,17 +3,44 @@
 use crate::output::{count, print_diff, print_gc, print_history};
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::{Context, Result};
-use render_store::{NewEntry, Release, RenderStore, SyncTime, redact_url};
+use render_store::{
+    DEFAULT_CONTEXT, NewEntry, ObjectForm, Release, RenderStore, SecretValues, SyncTime, redact_url,
+};
 
-/// A ConfigMap and a Deployment of `image`, as a controller would render them.
-fn render(version: u32) -> Vec<Vec<u8>> {
-    let config = format!(
-        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"guestbook","namespace":"demo"}},"data":{{"greeting":"hello v{version}"}}}}"#
-    );
-    let deployment = format!(
-        r#"{{"kind":"Deployment","apiVersion":"apps/v1","metadata":{{"namespace":"demo","name":"guestbook"}},"spec":{{"replicas":{version},"template":{{"spec":{{"containers":[{{"name":"web","image":"guestbook:{version}.0"}}]}}}}}}}}"#
-    );
-    vec![config.into_bytes(), deployment.into_bytes()]
+/// A real, public manifest people apply as it is: ingress-nginx's cloud deployment
+/// (Apache-2.0; the same stream the tests and benchmarks read).
+const INGRESS_NGINX: &str = include_str!("../../../tests/real-renders/ingress-nginx-cloud.yaml");
+
+/// The release the demo writes.
+const NAMESPACE: &str = "ingress-nginx";
+const NAME: &str = "ingress-nginx";
+
+/// `text` with `from` replaced by `to`, which must be in it: the demo's edits fail
+/// loudly, not silently, if the manifest ever changes.
+fn edit(text: &str, from: &str, to: &str) -> Result<String> {
+    anyhow::ensure!(text.contains(from), "the demo manifest lacks {from:?}");
+    Ok(text.replacen(from, to, 1))
+}
+
+/// The revisions the demo syncs, oldest first, each as (summary, YAML stream): the
+/// manifest as published, then an operator's two changes to it.
+fn revisions() -> Result<Vec<(&'static str, String)>> {
+    let v1 = INGRESS_NGINX.to_string();
+    let v2 = edit(
+        &v1,
+        "data: null\nkind: ConfigMap",
+        "data:\n  proxy-body-size: 8m\nkind: ConfigMap",
+    )?;
+    let v3 = edit(
+        &v2,
+        "        - --ingress-class=nginx\n",
+        "        - --ingress-class=nginx\n        - --enable-metrics=true\n",
+    )?;
+    Ok(vec![
+        ("ingress-nginx as published", v1),
+        ("proxy-body-size 8m", v2),
+        ("metrics on", v3),
+    ])
 }
 
 /// Runs the demo on `url`, or without one in a new folder of the temporary directory
@@ -35,7 +62,7 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
         (url.to_string(), None)
     };
     let store = RenderStore::open(&url)?.expect("the URL is not empty");
-    let release = Release::new("demo", "guestbook");
+    let release = Release::new(NAMESPACE, NAME);
     let deleted = store.delete_release(&release).await?;
     match &temp_dir {
         Some(_) => println!(
@@ -49,74 +76,79 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
         count(deleted as usize, "key", "keys")
     );
 
-    // Five syncs, one a minute; the fourth re-applies v2, which the history keeps once.
+    // Three syncs of a real manifest, a minute apart, as the controller records them.
     let start = 1_767_225_600; // 2026-01-01T00:00:00Z
-    for (minute, version) in [1, 2, 3, 2, 4].into_iter().enumerate() {
-        let render_ref = store.put_render(&release, &render(version)).await?;
+    let runtime = store.runtime();
+    for (minute, (summary, yaml)) in revisions()?.into_iter().enumerate() {
+        let objects = runtime.yaml_objects(yaml.as_bytes()).await?;
+        let render_ref = store.put_render(&release, &objects).await?;
         let entry = NewEntry {
             render_ref: render_ref.clone(),
             synced_at: SyncTime {
                 seconds: start + 60 * minute as i64,
                 nanoseconds: 0,
             },
-            summary: format!("guestbook v{version}"),
+            summary: summary.to_string(),
         };
-        let added = store.record_history(&release, &entry).await?;
+        store.record_history(&release, &entry).await?;
         println!(
-            "sync {}: v{version} {render_ref} ({})",
+            "sync {}: {summary}: {} objects, {render_ref}",
             minute + 1,
-            if added {
-                "recorded"
-            } else {
-                "already in the history"
-            }
+            objects.len()
         );
     }
 
-    println!("\nhistory before GC:");
-    print_history(
-        store.runtime(),
-        &store.list_history(&release).await?,
-        as_json,
-    )
-    .await?;
-
-    let rollback_target = store.put_render(&release, &render(1)).await?;
-    println!("\nGC keeping 2 entries, protecting the rollback target v1:");
-    // The demo is the only writer and just wrote every blob: without a grace period
-    // GC shows at once what it deletes.
-    let plan = store
-        .with_gc_grace(std::time::Duration::ZERO)
-        .gc(&release, 2, std::slice::from_ref(&rollback_target), false)
-        .await?;
-    print_gc(store.runtime(), &plan, false, as_json).await?;
-
-    println!("\nhistory after GC:");
+    println!("\n$ render-store history {release}");
     let history = store.list_history(&release).await?;
-    print_history(store.runtime(), &history, as_json).await?;
-    println!("\nkeys:");
-    for object in store.bucket().list("demo/guestbook/").await? {
-        println!("  {}", esc(&object.key));
-    }
+    print_history(runtime, &history, as_json).await?;
 
-    // What the last sync changed, as `render-store diff demo/guestbook @1 @0` shows it.
+    // What the last sync changed, as `diff NS/NAME @1 @0` shows it.
     if let [.., before, last] = &history[..] {
-        println!(
-            "\nwhat the last sync changed ({} -> {}):",
-            before.summary, last.summary
-        );
+        println!("\n$ render-store diff {release} @1 @0");
         let diff = store
             .diff_renders(
                 &release,
                 &before.render_ref,
                 &last.render_ref,
-                render_store::ObjectForm::Yaml,
-                render_store::SecretValues::Masked,
-                render_store::DEFAULT_CONTEXT,
+                ObjectForm::Yaml,
+                SecretValues::Masked,
+                DEFAULT_CONTEXT,
             )
             .await?;
         print_diff(&diff, false)?;
     }
+
+    // What applying a local edit would change, before it is applied: `diff --local`.
+    if let Some(newest) = history.last() {
+        let (_, v3) = revisions()?.pop().expect("three revisions");
+        let local = edit(
+            &v3,
+            "        imagePullPolicy: IfNotPresent\n        lifecycle:",
+            "        imagePullPolicy: Always\n        lifecycle:",
+        )?;
+        println!("\n$ render-store diff {release} --local deploy.yaml   # pullPolicy Always");
+        let stored = store.get_render(&release, &newest.render_ref).await?;
+        let canonical = runtime.yaml_canonical(local.as_bytes()).await?;
+        let diff = runtime
+            .diff_renders(
+                &stored,
+                &canonical,
+                ObjectForm::Yaml,
+                SecretValues::Masked,
+                DEFAULT_CONTEXT,
+            )
+            .await?;
+        print_diff(&diff, false)?;
+    }
+
+    println!("\n$ render-store gc {release} --keep 2");
+    // The demo is the only writer and just wrote every blob: without a grace period
+    // GC shows at once what it deletes.
+    let plan = store
+        .with_gc_grace(std::time::Duration::ZERO)
+        .gc(&release, 2, &[], false)
+        .await?;
+    print_gc(runtime, &plan, false, as_json).await?;
 
     let shown_url = match &temp_dir {
         Some(_) => "file:///tmp/render-store-demo?create_dir=true".to_string(),
@@ -127,9 +159,11 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
         println!("  render-store --render-store-url '{shown_url}' demo");
     }
     println!("  export RENDER_STORE_URL='{shown_url}'");
-    println!("  render-store history demo/guestbook");
-    println!("  render-store diff demo/guestbook @1 @0");
-    println!("  render-store get demo/guestbook @0 -o yaml");
-    println!("  render-store serve      # prints a login URL for the web pages");
+    println!("  render-store history {release}");
+    println!("  render-store diff {release} @1 @0");
+    println!("  render-store get {release} @0 -o yaml");
+    println!("the web pages of the same store (history, renders, diffs side by side):");
+    println!("  render-store serve      # prints a login URL; open it in a browser");
+    println!("  then /ui/{release} shows the history, and each entry's \"with previous\" its diff");
     Ok(())
 }

@@ -36,7 +36,7 @@ def populated(cli, tmp_path):
 def traced(cli, root: Path, tmp_path: Path, name: str, *args: str) -> str:
     """Runs a CLI store operation with --trace and returns the trace's text."""
     path = tmp_path / f"{name}.jsonl"
-    cli.run("--trace", str(path), *args, store=root, check=False)
+    cli.run(*args, "--trace", str(path), store=root, check=False)
     return path.read_text(encoding="utf-8")
 
 

@@ -135,6 +135,45 @@ pub(crate) fn observer_failure(e: ObserverError) -> (StatusCode, String) {
     (status, message.to_string())
 }
 
+/// The renderRef that `name` stands for in a request, read as the CLI reads it
+/// ([`crate::names::resolve_ref`]): a whole renderRef, a unique prefix of at least eight
+/// hex digits, or `@N`, the N-th newest history entry. A name that is not one is the
+/// client's error, as an unknown render is.
+pub(super) async fn resolve_name(
+    app: &App,
+    release: &Release,
+    name: &str,
+) -> Result<String, ObserverError> {
+    let store = app.observer.store().ok_or(ObserverError::NoStore)?;
+    crate::names::resolve_ref(store, release, name)
+        .await
+        .map_err(|e| {
+            let e = match e.downcast::<Error>() {
+                Ok(e) => return ObserverError::Store(e),
+                Err(e) => e,
+            };
+            match e.downcast_ref::<crate::failure::Refusal>() {
+                Some(r) if r.kind == "not-found" => {
+                    ObserverError::Store(Error::NotFound(r.message.clone()))
+                }
+                Some(r) => ObserverError::Store(Error::InvalidInput(r.message.clone())),
+                None => ObserverError::Store(Error::InvalidInput(e.to_string())),
+            }
+        })
+}
+
+/// [`resolve_name`] of an optional name.
+pub(super) async fn resolve_optional(
+    app: &App,
+    release: &Release,
+    name: Option<&str>,
+) -> Result<Option<String>, ObserverError> {
+    match name {
+        Some(name) => resolve_name(app, release, name).await.map(Some),
+        None => Ok(None),
+    }
+}
+
 /// Checks the query against the parameters an endpoint takes: the values of the
 /// required ones, then of the optional ones; or what is wrong, naming the parameter.
 pub(super) fn params<'q>(
@@ -213,11 +252,12 @@ pub(super) async fn render(
     State(app): State<App>,
     Path((namespace, name, render_ref)): Path<(String, String, String)>,
 ) -> Response {
-    match app
-        .observer
-        .render(&Release::new(namespace, name), &render_ref)
-        .await
-    {
+    let release = Release::new(namespace, name);
+    let render_ref = match resolve_name(&app, &release, &render_ref).await {
+        Ok(r) => r,
+        Err(e) => return observer_error(e),
+    };
+    match app.observer.render(&release, &render_ref).await {
         Ok(bytes) if bytes.len() > app.max_response_bytes => {
             over_limit("the render", "bytes", bytes.len(), app.max_response_bytes)
         }
@@ -248,12 +288,19 @@ pub(super) async fn diff(
         Err(response) => return response,
     };
     let release = Release::new(p[0].unwrap_or_default(), p[1].unwrap_or_default());
+    let names = match (
+        resolve_name(&app, &release, p[2].unwrap_or_default()).await,
+        resolve_optional(&app, &release, p[3]).await,
+    ) {
+        (Ok(render), Ok(against)) => (render, against),
+        (Err(e), _) | (_, Err(e)) => return observer_error(e),
+    };
     let d = match app
         .observer
         .diff(
             &release,
-            p[2].unwrap_or_default(),
-            p[3],
+            &names.0,
+            names.1.as_deref(),
             form,
             DEFAULT_CONTEXT,
         )
@@ -314,9 +361,19 @@ pub(super) async fn diff_local(
     {
         return error(StatusCode::BAD_REQUEST, m);
     }
+    let against = match resolve_optional(&app, &release, p[2]).await {
+        Ok(a) => a,
+        Err(e) => return observer_error(e),
+    };
     let d = match app
         .observer
-        .diff_local(&release, &canonical, p[2], form, DEFAULT_CONTEXT)
+        .diff_local(
+            &release,
+            &canonical,
+            against.as_deref(),
+            form,
+            DEFAULT_CONTEXT,
+        )
         .await
     {
         Ok(d) => d,

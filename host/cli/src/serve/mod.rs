@@ -52,7 +52,9 @@ pub use token::{TokenFile, random_secret, read_token_file};
 
 use connection::{Connection, run_connection};
 pub(crate) use endpoints::observer_failure;
-use endpoints::{capped_json, diff, diff_local, error, history, observer_error, params, render};
+use endpoints::{
+    capped_json, diff, diff_local, error, history, observer_error, params, render, resolve_name,
+};
 use guard::{Guard, check, host_of};
 
 use axum::Router;

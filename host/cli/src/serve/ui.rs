@@ -15,7 +15,7 @@
 
 mod diff_lines;
 
-use super::{App, observer_failure, params};
+use super::{App, observer_failure, params, resolve_name};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -455,7 +455,7 @@ pub(super) async fn history_page(
 ) -> Response {
     let release = Release::new(namespace, name);
     let crumbs = release_crumbs(&release);
-    let p = match params(&query, &[], &["limit", "before"]) {
+    let p = match params(&query, &[], &["limit", "before", "protect"]) {
         Ok(p) => p,
         Err(m) => return bad_request_page(&app, &crumbs, &m),
     };
@@ -474,7 +474,20 @@ pub(super) async fn history_page(
             }
         },
     };
-    match history_html(&app, &release, limit, p[1]).await {
+    // The renders the Release protects, which only the controller knows, as it would
+    // pass them to GC: named as everywhere else, comma-separated.
+    let mut protected = Vec::new();
+    for name in p[2]
+        .unwrap_or_default()
+        .split(',')
+        .filter(|n| !n.is_empty())
+    {
+        match resolve_name(&app, &release, name.trim()).await {
+            Ok(r) => protected.push(r),
+            Err(e) => return failure_page(&app, &crumbs, e),
+        }
+    }
+    match history_html(&app, &release, limit, p[1], &protected).await {
         Ok(main) => html(
             &app,
             StatusCode::OK,
@@ -489,6 +502,7 @@ async fn history_html(
     release: &Release,
     limit: u32,
     before: Option<&str>,
+    protected: &[String],
 ) -> Result<String, ObserverError> {
     let store = app.observer.store().ok_or(ObserverError::NoStore)?;
     let rt = app.observer.runtime();
@@ -524,7 +538,9 @@ async fn history_html(
             .collect(),
     };
     // The plan lists every entry, kept or deleted: their number, and each one's place.
-    let plan = store.gc(release, DEFAULT_KEEP_HISTORY, &[], true).await?;
+    let plan = store
+        .gc(release, DEFAULT_KEEP_HISTORY, protected, true)
+        .await?;
     let mut all_keys: Vec<&String> = plan
         .keep_history
         .iter()
@@ -539,10 +555,18 @@ async fn history_html(
     let _ = writeln!(
         main,
         "<p class=\"summary\" id=\"summary\">{} entr{}, newest first. GC markers: the plan of \
-         a GC now keeping {DEFAULT_KEEP_HISTORY} entries (the default), without the \
-         Release's protected renders, which only the controller knows.</p>",
+         a GC now keeping {DEFAULT_KEEP_HISTORY} entries (the default), {}</p>",
         count,
         if count == 1 { "y" } else { "ies" },
+        match protected.len() {
+            0 => "without the Release's protected renders, which only the controller knows \
+                  (add <code>?protect=REF,REF</code> to give them)"
+                .to_string(),
+            n => format!(
+                "protecting the {} the address names (<code>protect</code>)",
+                plural(n, "render", "renders")
+            ),
+        },
     );
     if entries.is_empty() {
         main.push_str("<p>This release has no history entry.</p>\n");
@@ -590,6 +614,14 @@ async fn history_html(
             }
             false => "",
         };
+        let protected_badge = match protected.contains(&entry.render_ref) {
+            true => {
+                " <span class=\"badge protected\" title=\"a render the Release protects \
+                     (protect in the address): GC keeps it whatever the history says\">\
+                     protected</span>"
+            }
+            false => "",
+        };
         let r = esc(&entry.render_ref);
         let _ = writeln!(
             main,
@@ -602,7 +634,7 @@ async fn history_html(
              the HTTP API\">@{back}</span></td>\
              <td class=\"entry-summary\">{summary}</td>\
              <td class=\"ref\"><a href=\"{href}\" title=\"{r}\"><code>{short}</code></a>\
-             {copy}{newest}</td><td class=\"num\">{size}</td><td>{marker}</td><td>{previous}</td></tr>",
+             {copy}{newest}{protected_badge}</td><td class=\"num\">{size}</td><td>{marker}</td><td>{previous}</td></tr>",
             time = time_html(time),
             summary = esc(&entry.summary),
             href = esc(&render_href(release, &entry.render_ref)),
@@ -611,10 +643,13 @@ async fn history_html(
         );
     }
     main.push_str("</tbody>\n</table>\n</form>\n");
-    let limit_query = match limit {
+    let mut limit_query = match limit {
         HISTORY_PAGE => String::new(),
         n => format!("&limit={n}"),
     };
+    if !protected.is_empty() {
+        let _ = write!(limit_query, "&protect={}", qv(&protected.join(",")));
+    }
     let mut pager = Vec::new();
     if before.is_some() {
         pager.push(format!(
@@ -677,6 +712,10 @@ pub(super) async fn render_page(
 ) -> Response {
     let release = Release::new(namespace, name);
     let mut crumbs = release_crumbs(&release);
+    let render_ref = match resolve_name(&app, &release, &render_ref).await {
+        Ok(r) => r,
+        Err(e) => return failure_page(&app, &crumbs, e),
+    };
     crumbs.push((
         esc(&render_href(&release, &render_ref)),
         format!("render {}", esc(short_ref(&render_ref))),
@@ -785,9 +824,15 @@ pub(super) async fn diff_page(
             );
         }
     };
-    let from = p[0].unwrap_or_default().to_string();
+    let from = match resolve_name(&app, &release, p[0].unwrap_or_default()).await {
+        Ok(r) => r,
+        Err(e) => return failure_page(&app, &crumbs, e),
+    };
     let to = match p[1] {
-        Some(to) => to.to_string(),
+        Some(to) => match resolve_name(&app, &release, to).await {
+            Ok(r) => r,
+            Err(e) => return failure_page(&app, &crumbs, e),
+        },
         None => match app.observer.history(&release).await {
             Ok(h) => match h.last() {
                 Some(newest) => newest.render_ref.clone(),
