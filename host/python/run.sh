@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# The Python package convoy-render-store, tested as users get it: the wheel is built with
-# the component inside, installed into a fresh venv (where it pulls in only wasmtime)
-# to run examples/quickstart.py, and installed into the test venv, where pytest runs
-# tests/ against the installed package (the source folder is not on the path).
+# The Python package convoy-render-store, tested as users get it: the wheel is built
+# with the Rust host's C library inside (cargo builds it), installed into a fresh venv
+# that holds nothing else, where it opens a file:// store the CLI wrote and an s3://
+# store on the emulator and reproduces renderRefs, then installed into the test venv,
+# where pytest runs tests/ against the installed package (the source folder is not on
+# the path). The S3 emulator comes from tests/emulators (started here unless
+# RENDER_STORE_TEST_S3_URL names one already).
 #
-#   RENDER_STORE_BIN      the CLI (default: target/debug/render-store of this checkout);
-#                         it writes the component the wheel carries, and the tests run it
+#   RENDER_STORE_BIN      the CLI (default: target/debug/render-store of this checkout)
+#   RENDER_STORE_LIBRARY  the C library the wheel carries (default: cargo builds
+#                         target/debug/librender_store_capi.so, which the Go suite shares)
 #   RENDER_STORE_INTEROP_VENV  the test venv (default: ${TMPDIR:-/tmp}/render-store-interop-venv)
 #   PYTHON                the interpreter that makes the venvs (default: python3)
 # Arguments go to pytest.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
 venv="${RENDER_STORE_INTEROP_VENV:-${TMPDIR:-/tmp}/render-store-interop-venv}"
-bin="${RENDER_STORE_BIN:-$here/../../target/debug/render-store}"
 python="${PYTHON:-python3}"
+target_dir=$(cd "$root" && cargo metadata --format-version 1 --no-deps |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+bin="${RENDER_STORE_BIN:-$target_dir/debug/render-store}"
 
 if [ ! -x "$bin" ] || [ -d "$bin" ]; then
     echo "run.sh: no render-store CLI at $bin" >&2
@@ -21,6 +28,10 @@ if [ ! -x "$bin" ] || [ -d "$bin" ]; then
     exit 2
 fi
 bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
+if [ -z "${RENDER_STORE_LIBRARY:-}" ]; then
+    (cd "$root" && cargo build -q -p render-store-capi)
+    RENDER_STORE_LIBRARY="$target_dir/debug/librender_store_capi.so"
+fi
 start=$SECONDS
 
 want="$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)"
@@ -31,6 +42,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
     echo "run.sh: installing requirements.txt into $venv"
+    "$venv/bin/python" -m pip uninstall --disable-pip-version-check --quiet -y wasmtime 2>/dev/null || true
     "$venv/bin/python" -m pip install --disable-pip-version-check --quiet -r "$here/requirements.txt"
     echo "$want" >"$stamp"
 else
@@ -38,39 +50,83 @@ else
 fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/render-store-python.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+stop_emulators=
+cleanup() {
+    rm -rf "$work"
+    if [ -n "$stop_emulators" ]; then "$root/tests/emulators/stop.sh"; fi
+}
+trap cleanup EXIT
+if [ -z "${RENDER_STORE_TEST_S3_URL:-}" ]; then
+    "$root/tests/emulators/start.sh"
+    stop_emulators=1
+    # shellcheck source=/dev/null
+    . "${RENDER_STORE_EMULATORS:-${TMPDIR:-/tmp}/render-store-emulators}/env.sh"
+fi
 
-# 1. The wheel, carrying the component this CLI writes.
-"$bin" component --out "$work/render_store.wasm" >/dev/null
-RENDER_STORE_WASM="$work/render_store.wasm" "$venv/bin/python" -m pip wheel \
+# 1. The wheel, carrying the C library.
+RENDER_STORE_LIBRARY="$RENDER_STORE_LIBRARY" "$venv/bin/python" -m pip wheel \
     --disable-pip-version-check --quiet --no-deps -w "$work/dist" "$here"
 wheel="$(ls "$work"/dist/convoy_render_store-*.whl)"
+case "$(basename "$wheel")" in
+    convoy_render_store-0.6.0-py3-none-manylinux_2_*_x86_64.whl) ;;
+    *) echo "run.sh: the wheel is $(basename "$wheel"); expected a py3-none-manylinux_2_N_x86_64 wheel" >&2
+       exit 1 ;;
+esac
 echo "run.sh: built $(basename "$wheel") ($(stat -c %s "$wheel") bytes)"
 built=$SECONDS
 
-# 2. A fresh venv: the wheel and its one dependency, then the README's example.
+# 2. A fresh venv with the wheel alone: the README's example, a store the CLI wrote,
+#    the S3 emulator, and renderRefs it is not given.
 "$python" -m venv "$work/fresh"
 "$work/fresh/bin/python" -m pip install --disable-pip-version-check --quiet "$wheel"
 installed="$("$work/fresh/bin/python" -m pip list --format freeze --disable-pip-version-check |
     grep -v -E '^(pip|setuptools|wheel)==' | sort | tr '\n' ' ')"
-if [ "$installed" != "convoy-render-store==0.6.0 wasmtime==50.0.1 " ]; then
-    echo "run.sh: the fresh venv holds $installed; expected convoy-render-store and wasmtime only" >&2
+if [ "$installed" != "convoy-render-store==0.6.0 " ]; then
+    echo "run.sh: the fresh venv holds $installed; expected convoy-render-store alone" >&2
     exit 1
 fi
-(cd "$work" && env -u RENDER_STORE_WASM "$work/fresh/bin/python" "$here/examples/quickstart.py") >"$work/quickstart.out"
+(cd "$work" && env -u RENDER_STORE_LIBRARY "$work/fresh/bin/python" "$here/examples/quickstart.py") >"$work/quickstart.out"
 if ! grep -q '^gc kept 1 render(s), deleted 0$' "$work/quickstart.out"; then
     echo "run.sh: examples/quickstart.py printed:" >&2
     cat "$work/quickstart.out" >&2
     exit 1
 fi
-echo "run.sh: examples/quickstart.py ran in a fresh venv with only the wheel and wasmtime"
+cli_store="$work/cli-store"
+ref=$("$bin" --render-store-url "file://$cli_store?create_dir=true" put prod/ingress \
+    "$root/tests/real-renders/ingress-nginx-cloud.yaml")
+"$bin" --render-store-url "file://$cli_store" record prod/ingress "$ref" --summary 'from the CLI' \
+    --synced-at 2026-01-01T00:00:00Z >/dev/null
+(cd "$work" && env -u RENDER_STORE_LIBRARY "$work/fresh/bin/python" - "$root/tests/real-renders" \
+    "file://$cli_store" "$ref" <<'PY'
+import json, sys, uuid
+from pathlib import Path
+import render_store as rs
+
+renders, url, ref = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+store = rs.open(url)
+(entry,) = store.list_history("prod/ingress")
+assert (entry.render_ref, entry.summary) == (ref, "from the CLI"), entry
+assert rs.sha256_hex(store.get_render("prod/ingress", ref)) == ref.split(":")[1]
+# The renderRefs of the real renders, computed here, equal Go's.
+for r in json.loads((renders / "expected.json").read_text())["renders"]:
+    assert rs.yaml_render_ref((renders / r["yaml"]).read_bytes()) == r["renderRef"], r["name"]
+# The controller's S3 store, on the emulator.
+s3 = rs.open(__import__("os").environ["RENDER_STORE_TEST_S3_URL"])
+release = f"fresh/{uuid.uuid4().hex[:12]}"
+got = s3.put_render_yaml(release, (renders / "ingress-nginx-cloud.yaml").read_bytes())
+assert got == ref and s3.get_render(release, got) == store.get_render("prod/ingress", ref)
+assert s3.delete_release(release) == 1
+print("fresh venv: file:// store of the CLI, s3:// on the emulator, Go's renderRefs")
+PY
+)
+echo "run.sh: examples/quickstart.py and the store checks ran in a fresh venv with only the wheel"
 fresh=$SECONDS
 
 # 3. The test suite against the installed wheel.
 "$venv/bin/python" -m pip install --disable-pip-version-check --quiet --force-reinstall --no-deps "$wheel"
 export RENDER_STORE_BIN="$bin"
 export PYTHONDONTWRITEBYTECODE=1
-unset RENDER_STORE_WASM
+unset RENDER_STORE_LIBRARY
 status=0
 (cd "$here/tests" && "$venv/bin/python" -m pytest -p no:cacheprovider "$@") || status=$?
 echo "run.sh: wheel $((built - start)) s, fresh venv $((fresh - built)) s, tests $((SECONDS - fresh)) s"

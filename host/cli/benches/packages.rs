@@ -15,7 +15,8 @@
 //! into host/js/generated) and `host/python/run.sh` (it installs the wheel into its venv)
 //! first; `RENDER_STORE_BENCH_PYTHON` names another interpreter with the package. The
 //! Go package is built here (`go build -tags renderstore_release`) against the release
-//! C library: run `cargo build --release -p render-store-capi` first.
+//! C library, and the Python package loads that library (`RENDER_STORE_LIBRARY`): run
+//! `cargo build --release -p render-store-capi` first.
 //! A package that cannot run is reported as not available, with the reason.
 //! `RENDER_STORE_BENCH_ONLY=TEXT,…` measures only the cases whose name holds one of the
 //! texts (`ingress,metallb`: the two smallest real renders).
@@ -145,6 +146,17 @@ fn package_times(mut cmd: Command, dir: &Path, cases: &[String]) -> Result<Times
     serde_json::from_slice(&out.stdout).map_err(|e| format!("unreadable output: {e}"))
 }
 
+/// The release C library beside this bench's binary, if it is built.
+fn release_library() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let library = exe.parent()?.parent()?.join("librender_store_capi.so");
+    library.exists().then_some(library)
+}
+
+fn script_is_python(script: Option<&str>) -> bool {
+    script.is_some_and(|s| s.ends_with(".py"))
+}
+
 /// Builds the Go package's measuring program against the release C library beside this
 /// bench's binary; its path, or why it could not be built.
 fn go_program(repo: &Path, into: &Path) -> Result<PathBuf, String> {
@@ -224,7 +236,7 @@ fn main() {
         .filter(|&r| r > 0)
         .unwrap_or(5);
     println!(
-        "packages side by side — the Rust host, the npm package (Node.js), the Python package (wasmtime), the Go package (cgo over the C ABI)"
+        "packages side by side — the Rust host, the npm package (Node.js), the Python package (ctypes over the C ABI), the Go package (cgo over the C ABI)"
     );
     println!(
         "each figure: the fastest of {rounds} rounds (the hosts in turn, case by case), each round the median of at least 3 runs"
@@ -263,6 +275,11 @@ fn main() {
                 let mut cmd = Command::new(program);
                 if let Some(script) = script {
                     cmd.arg(repo.join(script));
+                }
+                // The Python package over the release C library, as the Go one: the
+                // wheel the tests installed carries the debug build.
+                if let Some(library) = release_library().filter(|_| script_is_python(*script)) {
+                    cmd.env("RENDER_STORE_LIBRARY", library);
                 }
                 match package_times(cmd, dir.path(), &indices[i..=i]) {
                     Ok(round) => keep_fastest(times, round),

@@ -1,5 +1,6 @@
-"""Fixtures of the Python package's tests: the Rust CLI (RENDER_STORE_BIN) and the
-runtime of the installed package's own component."""
+"""Fixtures of the Python package's tests: the Rust CLI (RENDER_STORE_BIN) and a runtime
+of the Rust host library the package calls (the one the installed wheel carries, or the
+one RENDER_STORE_LIBRARY names), with the component inside it."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ FLAG_VARIABLES = ("RENDER_STORE_URL", "RENDER_STORE_SHOW_SECRETS")
 
 
 class Cli:
-    """The Rust CLI on a file:// store."""
+    """The Rust CLI on a file:// store: the same folder bucket as ``rs.open("file://...")``."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -66,8 +67,8 @@ def cli() -> Cli:
 
 @pytest.fixture(scope="session")
 def runtime() -> rs.Runtime:
-    """The component inside the installed package (no RENDER_STORE_WASM: run.sh unsets it)."""
-    assert not os.environ.get("RENDER_STORE_WASM"), "the tests run the packaged component"
+    """The library's default limits, made the default runtime of the module-level
+    functions. The component is the one built into the library: no other can be given."""
     runtime = rs.Runtime()
     rs.set_default_runtime(runtime)
     return runtime

@@ -1,5 +1,6 @@
-"""The Python host itself: every operation on the in-memory bucket, the logic exports,
-the error mapping, bucket failures, the release-prefix scope and the sandbox."""
+"""The Python package itself: every operation on the in-memory bucket, the logic
+exports, the error mapping, bucket failures and their wording, and the sandbox's
+limits, through the Rust host library's C ABI."""
 
 from __future__ import annotations
 
@@ -8,10 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
-import wasmtime.component as wc
 
 import render_store as rs
-from conftest import configmap
+from conftest import configmap, write_objects
 
 APP = rs.Release("ns", "app")
 
@@ -42,14 +42,6 @@ class Recording(rs.MemoryBucket):
     def delete(self, key):
         self.calls.append(("delete", key))
         super().delete(key)
-
-
-def test_the_component_imports_the_bucket_alone(runtime):
-    imports = runtime.component.type.imports(runtime.engine)
-    assert sorted(imports) == ["convoy:render-store/bucket@0.6.0"]
-    exports = runtime.component.type.exports(runtime.engine)
-    assert sorted(exports) == ["convoy:render-store/logic@0.6.0", "convoy:render-store/store@0.6.0",
-                               "convoy:render-store/trace@0.6.0", "convoy:render-store/types@0.6.0"]
 
 
 def test_every_operation_on_the_memory_bucket(runtime):
@@ -101,11 +93,10 @@ def test_the_logic_exports(runtime):
     assert runtime.render_key("ns/app", ref) == f"ns/app/renders/{ref}"
     t = rs.SyncTime(1_700_000_000, 123_456_789)
     key = runtime.history_key(APP, t, ref)
-    assert key == f"ns/app/history/{runtime.format_key_time(t)}-{ref}"
+    assert key == f"ns/app/history/20231114T221320.123456789Z-{ref}"
     assert runtime.parse_key(APP, key) == ("history", rs.HistoryKey(t, ref))
     assert runtime.parse_key(APP, f"ns/app/renders/{ref}") == ("render", ref)
     assert runtime.parse_key(APP, "ns/other/renders/x") is None
-    assert runtime.parse_key_time(runtime.format_key_time(t)) == t
     assert runtime.format_synced_at(t) == "2023-11-14T22:13:20.123456789Z"
     assert runtime.parse_synced_at("2023-11-15T00:13:20.123456789+02:00") == t
     plan = runtime.plan_gc(APP, 1, [key], [f"ns/app/renders/{ref}", "ns/app/renders/zzz"], [])
@@ -137,14 +128,7 @@ def test_the_logic_exports(runtime):
     assert "x: '1'\n" in shown[0].text
     with pytest.raises(rs.RenderStoreError):
         runtime.show_objects(b"[1]\n")
-    other = "sha256:" + "b" * 64
-    later = runtime.history_key(APP, rs.SyncTime(1_800_000_000, 0), other)
-    summary = runtime.summarize_history(APP, [later, "ns/app/history/notes.txt", key])
-    assert summary == rs.HistorySummary(2, rs.HistoryKey(rs.SyncTime(1_800_000_000, 0), other))
-    assert runtime.summarize_history(APP, []) == rs.HistorySummary(0, None)
-    with pytest.raises(rs.RenderStoreError):
-        runtime.summarize_history("Bad_NS/app", [])
-    # The module-level functions use the same component.
+    # The module-level functions use the same library.
     assert rs.render_ref([b'{"a":1}']) == ref
     assert rs.canonical([b'{"b":1, "a":1}']) == b'{"a":1,"b":1}\n'
     assert rs.plan_gc(APP, 1, [key], [], []).keep_history == [key]
@@ -229,32 +213,6 @@ def test_a_python_exception_is_worded_like_a_rust_backend_failure(runtime):
         "answer": {"error": {"kind": "failed", "message": 'list "ns/app/history/": boom'}}}
 
 
-def test_a_key_outside_the_release_prefix_is_denied():
-    bucket = Recording()
-    log = []
-    scope = rs._Scope(bucket, "ns/app/", log)
-    for key in ["ns/app2/renders/x", "ns/ap", "other/app/x", "", "ns/app"]:
-        want = ("error", "denied",
-                f'key "{key}" lies outside "ns/app/", the prefix of the release being served')
-        for call in ("get", "put", "exists", "list", "delete"):
-            assert scope.answer(call, key, "x" if call == "put" else None) == want
-    assert bucket.calls == []
-    assert (log[0].tag, log[0].payload.key) == ("get", "ns/app2/renders/x")
-    # As wasmtime-py lowers a result: the error Variant itself (no ok value is a Variant).
-    assert log[0].payload.answer.payload == (
-        'key "ns/app2/renders/x" lies outside "ns/app/", the prefix of the release being served')
-    # The component stores text; the bucket gets its UTF-8 bytes.
-    assert scope.answer("put", "ns/app/renders/x", "x") == ("ok", None)
-    assert bucket.blobs["ns/app/renders/x"] == b"x"
-    kind, listed = scope.answer("list", "ns/app/")
-    assert kind == "ok" and [(o.key, o.size) for o in listed] == [("ns/app/renders/x", 1)]
-    assert scope.answer("exists", "ns/app/renders/x") == ("ok", 1)
-    # WIT exists answers an absent key with not-found (traces still record none).
-    assert scope.answer("exists", "ns/app/renders/y") == ("error", "not-found", None)
-    assert bucket.calls == [("put", "ns/app/renders/x"), ("list", "ns/app/"), ("exists", "ns/app/renders/x"),
-                            ("exists", "ns/app/renders/y")]
-
-
 def test_every_key_an_operation_reaches_lies_in_its_release(runtime):
     bucket = Recording()
     bucket.blobs["ns/other/renders/x"] = b"not ours"
@@ -272,7 +230,8 @@ def test_the_memory_cap_stops_one_call_only(runtime):
     small = rs.Runtime(memory_bytes=2 << 20)
     with pytest.raises(rs.RenderStoreError) as e:
         small.canonical([b'{"d":"' + b"x" * (4 << 20) + b'"}'])
-    assert e.value.kind == "trap"
+    assert e.value.kind == "memory-cap"
+    assert "memory cap" in e.value.message and str(2 << 20) in e.value.message
     assert small.render_ref([b"{}"]).startswith("sha256:")
 
 
@@ -297,6 +256,8 @@ class Answering(rs.MemoryBucket):
     (Answering(listed=["ns/app/history/x"]), "not an ObjectMeta"),
     (Answering(listed=[rs.ObjectMeta("ns/app/history/x", -1, rs.SyncTime(0))]), "not an ObjectMeta"),
     (Answering(listed=[rs.ObjectMeta("ns/app/history/x", 1, rs.SyncTime(0, 10**9))]), "not an ObjectMeta"),
+    (Answering(listed=[rs.ObjectMeta("ns/app/history/x", 1, rs.SyncTime(-1 << 63, -1))]), "not an ObjectMeta"),
+    (Answering(exists=1 << 64), "not a size or None"),
 ])
 def test_a_bucket_answer_of_the_wrong_type_is_failed(runtime, bucket, text):
     store = rs.RenderStore(bucket, runtime)
@@ -377,9 +338,12 @@ HISTORY = 'list ns/app/history/: list "ns/app/history/": '
     (Unreadable(deleted=lambda keys: Unsized([None] * len(keys))), "delete_release",
      r'.*: delete-many "ns/app/renders/sha256:[0-9a-f]{64}": the bucket\'s answer could not be read: length on fire'),
     (Unreadable(deleted=lambda keys: [Opaque() for _ in keys]), "delete_release",
-     r'.*: delete "ns/app/renders/sha256:[0-9a-f]{64}": an object of type Opaque, whose text cannot be read'),
+     r'.*: delete-many "ns/app/renders/sha256:[0-9a-f]{64}": the bucket\'s answer could not be read: '
+     r'the bucket\'s delete_many answered Opaque for "ns/app/renders/sha256:[0-9a-f]{64}", not None or a BucketError'),
+    (Unreadable(deleted=lambda keys: [Muffled("x") for _ in keys]), "delete_release",
+     r'.*: delete-many "ns/app/renders/sha256:[0-9a-f]{64}": the bucket\'s answer could not be read: message on fire'),
 ], ids=["a key property", "an exception's text", "a Denied's message", "a message not a str",
-        "a delete_many answer's length", "a delete_many entry's text"])
+        "a delete_many answer's length", "a delete_many entry's type", "a delete_many entry's message"])
 def test_a_bucket_answer_that_cannot_be_read_is_failed_not_raised_through(runtime, bucket, call, want):
     store = rs.RenderStore(bucket, runtime)
     ref = store.put_render(APP, [configmap("a")])
@@ -390,6 +354,7 @@ def test_a_bucket_answer_that_cannot_be_read_is_failed_not_raised_through(runtim
         assert e.value.message == want
     else:
         assert re.fullmatch(want, e.value.message, re.S), e.value.message
+    assert e.value.message in str(e.value)
     # Nothing was lost to it, and the same runtime serves the next call.
     assert store.get_render(APP, ref) == runtime.canonical([configmap("a")])
     assert runtime.render_ref([b"{}"]).startswith("sha256:")
@@ -439,14 +404,12 @@ def test_gc_spares_a_blob_younger_than_the_grace_period(runtime):
         store.gc(APP, 1, grace_seconds=-1)
 
 
-def test_the_installed_package_carries_the_clis_component(cli, tmp_path):
-    # The wheel's component is the one the Rust CLI embeds, byte for byte, and the
-    # package is the installed one, not this checkout's source folder.
-    out = tmp_path / "cli.wasm"
-    cli.run("component", "--out", str(out))
-    packaged = rs._packaged_component()
-    assert packaged == out.read_bytes()
-    assert "site-packages" in rs.__file__
+def test_the_package_computes_what_the_cli_computes(cli, runtime, tmp_path):
+    # The library the package loads and the Rust CLI run the same rules: the CLI's
+    # `ref` of a render is the package's renderRef, and the package is typed.
+    objects = [configmap("b", {"z": "1", "a": "2"}), configmap("a")]
+    files = write_objects(tmp_path / "render", objects)
+    assert cli.text("ref", *files).strip() == runtime.render_ref(objects) == rs.render_ref(objects)
     assert (Path(rs.__file__).parent / "py.typed").is_file()
 
 
@@ -533,44 +496,49 @@ def test_a_failed_batch_names_every_key_and_stops(runtime):
     assert len(bucket.blobs) == 2 + 500
 
 
-def test_delete_many_is_scoped_key_by_key():
+def test_a_delete_many_answer_is_read_key_by_key(runtime):
+    # An absent key is deleted (NotFound is no failure of a delete); a key the batch
+    # could not delete fails the operation, naming it.
     bucket = Batching()
     bucket.put("ns/app/a", b"")
-    log = []
-    scope = rs._Scope(bucket, "ns/app/", log)
-    kind, answers = scope.answer_many(["ns/app/a", "other/app/x", "ns/app/absent"])
-    assert kind == "ok"
-    assert answers == [("ok", None),
-                       ("error", "denied", rs.Messages.outside_prefix("other/app/x", "ns/app/")),
-                       ("ok", None)]
-    assert bucket.batches == [["ns/app/a", "ns/app/absent"]]
-    assert log[0].tag == "delete-many" and log[0].payload.keys == ["ns/app/a", "other/app/x", "ns/app/absent"]
-    # As wasmtime-py lowers each key's result: None, or the error Variant.
-    assert log[0].payload.answer[0] is None and log[0].payload.answer[1].tag == "denied"
+    bucket.put("ns/app/b", b"")
+    bucket.delete_many = lambda keys: [None if k == "ns/app/a" else rs.NotFound(k) for k in keys]
+    assert rs.RenderStore(bucket, runtime).delete_release(APP) == 2
+    bucket.delete_many = lambda keys: [rs.Denied(f"{k} is read-only") if k == "ns/app/b" else None for k in keys]
+    with pytest.raises(rs.RenderStoreError) as e:
+        rs.RenderStore(bucket, runtime).delete_release(APP)
+    assert e.value.kind == "bucket"
+    assert "1 of 2 keys could not be deleted: ns/app/b: denied: ns/app/b is read-only" in e.value.message
     # A batch that answers the wrong number of entries fails as a whole.
     bucket.delete_many = lambda keys: []
-    kind, _, message = scope.answer_many(["ns/app/b"])
-    assert kind == "error" and "answered 0 entries for 1 keys" in message
+    with pytest.raises(rs.RenderStoreError) as e:
+        rs.RenderStore(bucket, runtime).delete_release(APP)
+    assert e.value.kind == "bucket" and "answered 0 entries for 2 keys" in e.value.message
+    # A batch that raises is that call's failure.
+    bucket.delete_many = Exploding(OSError("batch on fire"))._raise
+    with pytest.raises(rs.RenderStoreError) as e:
+        rs.RenderStore(bucket, runtime).delete_release(APP)
+    assert e.value.kind == "bucket" and 'delete-many "ns/app/a": batch on fire' in e.value.message
+    # A bucket without delete_many is asked a key at a time.
+    single = Recording()
+    single.put("ns/app/x", b"")
+    single.put("ns/app/y", b"")
+    assert rs.RenderStore(single, runtime).delete_release(APP) == 2
+    assert [c for c in single.calls if c[0] == "delete"] == [("delete", "ns/app/x"), ("delete", "ns/app/y")]
+    assert single.blobs == {}
 
 
-def test_the_component_answers_in_the_form_it_is_given(runtime):
-    """Objects ``joined`` (what this package sends) or ``each`` with ``raw`` bytes come
-    back ``raw``, UTF-8 or not; ``texts`` come back as text, and a ``data`` given as
-    ``text`` comes back ``text``. The bucket gets bytes either way, and reads them back
-    the same."""
-    from render_store import _data, _object_list
-
+def test_bytes_reach_the_bucket_as_the_component_wrote_them(runtime):
+    """Objects go in as bytes, UTF-8 or not (an invalid byte inside a string becomes
+    U+FFFD, as in Go); the bucket gets the canonical bytes and reads them back the same.
+    Text and bytes give the same answers."""
     good = b'{"b":1,"a":"\xc3\xa9"}'
     bad = b'{"b":1,"a":"\xff"}'
-    assert _object_list([good]).tag == "joined"
-    assert runtime._result("logic", "canonical", _object_list([good])) == b'{"a":"\xc3\xa9","b":1}\n'
-    assert runtime._result("logic", "canonical", _object_list([bad])) == b'{"a":"\xef\xbf\xbd","b":1}\n'
-    assert runtime._result("logic", "canonical", wc.Variant("each", [good, bad])) == (
-        b'{"a":"\xc3\xa9","b":1}\n{"a":"\xef\xbf\xbd","b":1}\n')
-    assert runtime._result("logic", "canonical", wc.Variant("texts", [good.decode()])) == '{"a":"\u00e9","b":1}\n'
-    assert runtime._result("logic", "yaml-canonical", _data("a: 1\n")) == '{"a":1}\n'
-    # Bytes as they are cross as ``raw``, UTF-8 or not.
-    assert runtime._result("logic", "yaml-canonical", _data(b"a: 1\n")) == b'{"a":1}\n'
+    assert runtime.canonical([good]) == b'{"a":"\xc3\xa9","b":1}\n'
+    assert runtime.canonical([bad]) == b'{"a":"\xef\xbf\xbd","b":1}\n'
+    assert runtime.canonical([good, bad]) == b'{"a":"\xc3\xa9","b":1}\n{"a":"\xef\xbf\xbd","b":1}\n'
+    assert runtime.canonical([good.decode()]) == runtime.canonical([good])
+    assert runtime.yaml_canonical("a: 1\n") == runtime.yaml_canonical(b"a: 1\n") == b'{"a":1}\n'
     for objects in ([good], [bad]):
         bucket = Recording()
         store = rs.RenderStore(bucket, runtime)

@@ -1,14 +1,18 @@
 """Render sizes: no cap below the component's memory. 64 MiB renders (one object of one
 long string, and 20,000 small objects) are put, read back byte for byte and diffed, and
-bytes that are not UTF-8 still reach the component exactly (the WIT ``data`` variant's
-``raw`` case), with Go's handling."""
+bytes that are not UTF-8 still reach the component exactly, with Go's handling. The
+objects cross the C ABI in one buffer with the end of each; ends that do not split it
+are refused."""
 
 from __future__ import annotations
 
+import ctypes
+from typing import Any, Callable, Sequence
+
 import pytest
-import wasmtime.component as wc
 
 import render_store as rs
+from render_store import _lib
 
 MIB = 1 << 20
 SIZE = 64 * MIB
@@ -47,8 +51,7 @@ def test_a_64_mib_render_round_trips_and_diffs(runtime, make):
     assert back == canonical
     assert runtime.canonical(objects) == canonical
     # Against a stored render of the same objects but the last one changed: for 20,000
-    # objects, another 64 MiB render, so one call moves 128 MiB into the component
-    # (wasmtime-py's component API capped that at 128 MiB; this package's own ABI has no
+    # objects, another 64 MiB render, so one call moves 128 MiB into the component (no
     # cap but the memory's); one long string is compared with a small render.
     if make is small_objects_render:
         changed = objects[:-1] + [objects[-1].replace(b'"k":"v', b'"k":"w', 1)]
@@ -80,8 +83,8 @@ def test_bytes_that_are_not_utf8_keep_gos_handling(runtime):
 
 
 def test_objects_cross_the_same_whether_all_are_text_or_not(runtime):
-    # The objects cross `joined`, UTF-8 or not, bytes-like or str, and each still gets
-    # the same handling as in the `texts` and `each` forms.
+    # The objects cross in one buffer, UTF-8 or not, bytes-like or str, and each gets
+    # the handling it would get alone.
     text = [b'{"b":1,"a":"\xc3\xa9"}', bytearray(b'{"c":[]}'), memoryview(b'{"d":null}'), '{"e":"x"}']
     canonical = '{"a":"\u00e9","b":1}\n{"c":[]}\n{"d":null}\n{"e":"x"}\n'.encode()
     assert runtime.canonical(text) == canonical
@@ -98,27 +101,37 @@ def test_objects_cross_the_same_whether_all_are_text_or_not(runtime):
         runtime.canonical([b"{}", 7])
 
 
-def test_the_three_object_forms_agree_and_joined_ends_are_checked(runtime):
+def with_ends(fn: Callable[..., Any], before: Sequence[Any], data: bytes, ends: Sequence[int],
+              after: Sequence[Any]) -> None:
+    """Calls a C ABI function on objects given as `data` and `ends` exactly (the package
+    always computes the ends itself), raising its error."""
+    array = (ctypes.c_size_t * max(len(ends), 1))(*ends)
+    rs._check(fn(*before, data, len(data), array, len(ends), *after))
+
+
+def test_joined_ends_that_do_not_split_the_buffer_are_refused(runtime):
     objects = [b'{"b":1,"a":"\xc3\xa9"}', b'{"k":"\xff"}', b"{}"]
-    joined = rs._object_list(objects)
-    assert joined.tag == "joined" and joined.payload.ends == [16, 25, 27]
+    data = b"".join(objects)
     want = runtime.render_ref(objects)
-    each = wc.Variant("each", objects)
-    assert runtime._result("logic", "render-ref", each) == want
-    texts = wc.Variant("texts", [o.decode("utf-8", "replace") for o in objects])
-    assert runtime._result("logic", "render-ref", texts) == runtime.render_ref([o.decode("utf-8", "replace")
-                                                                                  for o in objects])
+    assert [len(o) for o in objects] == [16, 9, 2]
+    buf = _lib.Buf()
+    with_ends(_lib.lib.rs_render_ref, [runtime._opt()], data, [16, 25, 27], [ctypes.byref(buf)])
+    assert _lib.take_text(buf) == want
+    # Empty objects are where ends repeat; each is refused as an object, not as an end.
+    with pytest.raises(rs.RenderStoreError) as e:
+        with_ends(_lib.lib.rs_render_ref, [runtime._opt()], data, [16, 16, 25, 27], [ctypes.byref(_lib.Buf())])
+    assert e.value.kind == "invalid-object" and e.value.index == 1
     for ends in ([16, 25], [16, 28, 27], [25, 16, 27], [16, 25, 28]):
-        bad = wc.Variant("joined", rs._rec(bytes=joined.payload.bytes, ends=ends))
-        for name in ("render-ref", "canonical"):
+        for fn in (_lib.lib.rs_render_ref, _lib.lib.rs_canonical):
             with pytest.raises(rs.RenderStoreError) as e:
-                runtime._result("logic", name, bad)
+                with_ends(fn, [runtime._opt()], data, ends, [ctypes.byref(_lib.Buf())])
             assert e.value.kind == "invalid-input" and e.value.message.startswith("joined objects: "), ends
         bucket = rs.MemoryBucket()
+        store = rs.RenderStore(bucket, runtime)
         with pytest.raises(rs.RenderStoreError) as e:
-            runtime._result("store", "put-render", rs._wit_release("ns/app"), bad,
-                            scope=rs._Scope(bucket, "ns/app/"))
-        assert e.value.kind == "invalid-input" and not bucket.blobs
+            with_ends(_lib.lib.rs_store_put_render, [store._handle(), *rs._rel("ns/app")], data, ends,
+                      [ctypes.byref(_lib.Buf()), None])
+        assert e.value.kind == "invalid-input" and not bucket.blobs, ends
 
 
 def test_a_stored_blob_that_is_not_utf8_is_corrupt(runtime):

@@ -1,8 +1,10 @@
-"""One file:// store, two hosts: what the Python folder bucket writes the Rust CLI reads
-back key for key and byte for byte, and the reverse; listings agree with `render-store ls`;
-links are never followed; a listing that cannot see everything fails, so GC and
-delete_release lose nothing, and refuses in the Rust CLI's words; GC's grace period; a
-truncated blob is written again; diffs of stored Secrets masked as the CLI masks them."""
+"""One file:// store, two hosts: a store Python opens with ``rs.open("file://...")`` is the
+Rust library's own folder bucket, the one the CLI uses, so what Python writes the Rust CLI
+reads back key for key and byte for byte, and the reverse; listings agree with
+`render-store ls`; links are never followed; a listing that cannot see everything fails,
+so GC and delete_release lose nothing, and both hosts refuse in the same words; GC's grace
+period; a truncated blob is written again; diffs of stored Secrets masked as the CLI masks
+them."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from pathlib import Path
 import pytest
 
 import render_store as rs
-from conftest import SECRET_VALUES, configmap, diff_as_cli_prints, files_under, secret_renders, write_objects
+from conftest import (FLAG_VARIABLES, SECRET_VALUES, configmap, diff_as_cli_prints, files_under, secret_renders,
+                      write_objects)
 
 APP = rs.Release("ns", "app")
 OTHER = rs.Release("ns", "other")
@@ -27,6 +30,14 @@ TIMES = ["2024-03-01T10:00:00Z", "2024-03-01T11:00:00.5Z", "2024-03-01T12:00:00.
 
 def renders():
     return [[configmap(f"cm-{n}", {"n": str(n), "é": "ü"}), configmap("shared")] for n in range(4)]
+
+
+def open_folder(root: Path, runtime=None, create: bool = False) -> rs.RenderStore:
+    """The file:// store at ``root``, as the CLI opens it (``create``: with
+    ``?create_dir=true``)."""
+    store = rs.open(f"file://{root}" + ("?create_dir=true" if create else ""), runtime)
+    assert store is not None
+    return store
 
 
 def history_from_cli(cli, store: Path, release: rs.Release):
@@ -40,7 +51,7 @@ def history_as_cli_prints(runtime, entries):
 
 def test_python_writes_and_rust_reads(runtime, cli, tmp_path):
     root = tmp_path / "store"
-    store = rs.RenderStore(rs.FolderBucket(root, create_dir=True), runtime)
+    store = open_folder(root, runtime, create=True)
     refs = []
     for n, objects in enumerate(renders()):
         refs.append(store.put_render(APP, objects))
@@ -49,7 +60,7 @@ def test_python_writes_and_rust_reads(runtime, cli, tmp_path):
     plan = store.gc(APP, keep=2, grace_seconds=0)
     assert len(plan.delete_history) == 2 and len(plan.delete_renders) == 2
 
-    # The keys: the Rust CLI lists what is on disk, and so does the Python bucket.
+    # The keys: the Rust CLI lists what is on disk, and so does the store's bucket.
     on_disk = files_under(root)
     assert not [k for k in on_disk if "#" in k], "a temp file was left behind"
     assert cli.json("ls", store=root) == sorted(on_disk) == keys(store.bucket.list(""))
@@ -90,8 +101,8 @@ def test_rust_writes_and_python_reads(runtime, cli, tmp_path):
     gc_report = cli.json("gc", str(APP), "--keep", "3", "--grace", "0", store=root)
     assert len(gc_report["deleteHistory"]) == 1
 
-    bucket = rs.FolderBucket(root)
-    store = rs.RenderStore(bucket, runtime)
+    store = open_folder(root, runtime)
+    bucket = store.bucket
     assert refs == [runtime.render_ref(r) for r in renders()]
     assert keys(bucket.list("")) == cli.json("ls", store=root) == sorted(files_under(root))
 
@@ -153,15 +164,13 @@ LEFT_OUT = {"ns/app/fifo", "ns/app/tab\there", "ns/app/c1\u0085"}
 def test_listing_agrees_with_rust_ls(cli, tmp_path, prefix):
     root = tmp_path / "store"
     make_junk(root)
-    warnings = []
-    listed = rs.FolderBucket(root, warn=warnings.append).list(prefix)
+    listed = open_folder(root).bucket.list(prefix)
     from_rust = cli.json("ls", prefix, store=root)
     assert keys(listed) == from_rust
     assert not LEFT_OUT & set(from_rust) and not [k for k in from_rust if "\ufffd" in k or "n\udcffo" in k]
     # Staging files are plain files: listed.
     if prefix == "":
         assert {"ns/app/renders/a#1", "ns/app/renders/b#12", "top#3", "ns/app/renders/e#1#2"} <= set(from_rust)
-        assert len(warnings) == 4, warnings
     # Each object's size and modification time, as the file system has them.
     for o in listed:
         st = os.stat(root / o.key)
@@ -172,15 +181,27 @@ def test_listing_agrees_with_rust_ls(cli, tmp_path, prefix):
 def test_invalid_list_prefixes_are_refused_by_both(cli, tmp_path, prefix):
     root = tmp_path / "store"
     make_junk(root)
-    rust = cli.run("ls", prefix, store=root, check=False)
-    assert rust.returncode != 0
+    rust = cli.run("--json", "ls", prefix, store=root, check=False)
+    assert (rust.returncode, rust.stdout) == (1, b"")
     with pytest.raises(rs.Denied) as e:
-        rs.FolderBucket(root).list(prefix)
-    assert e.value.message in rust.stderr.decode()
+        open_folder(root).bucket.list(prefix)
+    assert e.value.kind == "denied"
+    # The same refusal, in the same words (--json: not escaped for a terminal).
+    assert json.loads(rust.stderr) == {"error": {"kind": "bucket", "message": e.value.message}}
+    assert "is not a valid object key" in e.value.message
 
 
-def test_folder_bucket_contract(tmp_path):
-    b = rs.FolderBucket(tmp_path / "s", create_dir=True)
+def denied(call) -> rs.Denied:
+    """What ``call`` raised: a refusal of a direct bucket call, as the bucket contract
+    raises it."""
+    with pytest.raises(rs.Denied) as e:
+        call()
+    assert e.value.kind == "denied", e.value
+    return e.value
+
+
+def test_file_store_bucket_contract(tmp_path):
+    b = open_folder(tmp_path / "s", create=True).bucket
     with pytest.raises(rs.NotFound):
         b.get("ns/app/x")
     assert b.exists("ns/app/x") is None
@@ -195,19 +216,19 @@ def test_folder_bucket_contract(tmp_path):
     # A folder is no blob, and no key at all (as on every backend).
     assert b.exists("ns/app") is None
     for call in (b.get, b.delete):
-        with pytest.raises(rs.Denied) as e:
-            call("ns/app")
-        assert "ns/app" in e.value.message
-    # Keys that are not clean paths are refused with the Rust host's words.
+        assert "ns/app" in denied(lambda: call("ns/app")).message
+    assert sorted(os.listdir(tmp_path / "s" / "ns" / "app")) == ["x"]
+    # Keys that are not clean paths are refused with the Rust host's words, the rule
+    # every bucket of the library applies (object_key_error).
     for key in ["", "/a", "a/", "a//b", "a/./b", "a/../b", "a/\x01", "a/\x85"]:
-        with pytest.raises(rs.Denied) as e:
-            b.put(key, b"x")
-        assert e.value.message == (f"{json.dumps(key, ensure_ascii=False)} is not a valid object key (empty, "
-                                   "`.` or `..` components, or control characters)")
+        want = (f"{json.dumps(key, ensure_ascii=False)} is not a valid object key (empty, "
+                "`.` or `..` components, or control characters)")
+        assert denied(lambda: b.put(key, b"x")).message == want
+        assert rs.object_key_error(key) == want
     # `#` marks staging files: a key holding it cannot be put, but a staging file is read.
-    with pytest.raises(rs.Denied) as e:
-        b.put("ns/app/y#3", b"x")
-    assert e.value.message == '"ns/app/y#3" holds "#", which a file:// store reserves for staging files'
+    e = denied(lambda: b.put("ns/app/y#3", b"x"))
+    assert e.message == '"ns/app/y#3" holds "#", which a file:// store reserves for staging files'
+    assert not (tmp_path / "s" / "ns" / "app" / "y#3").exists()
     (tmp_path / "s" / "ns" / "app" / "x#1.0").write_bytes(b"torn")
     assert b.get("ns/app/x#1.0") == b"torn" and keys(b.list("ns/")) == ["ns/app/x", "ns/app/x#1.0"]
     b.delete("ns/app/x#1.0")
@@ -216,12 +237,20 @@ def test_folder_bucket_contract(tmp_path):
     assert (tmp_path / "s").is_dir()
 
 
-def test_from_url(tmp_path):
-    b = rs.FolderBucket.from_url(f"file://{tmp_path}/u/v?create_dir=true")
-    assert b.root == str((tmp_path / "u" / "v").resolve())
+def test_open_a_file_url(cli, tmp_path):
+    store = rs.open(f"file://{tmp_path}/u/v?create_dir=true")
+    assert store is not None
     assert stat.S_IMODE(os.stat(tmp_path / "u").st_mode) == stat.S_IMODE(os.stat(tmp_path / "u" / "v").st_mode) == 0o700
-    with pytest.raises(FileNotFoundError):
-        rs.FolderBucket.from_url(f"file://{tmp_path}/missing")
+    store.bucket.put("k", b"x")
+    assert (tmp_path / "u" / "v" / "k").read_bytes() == b"x"
+    # A folder that does not exist is refused, not made, in the CLI's words.
+    url = f"file://{tmp_path}/missing"
+    with pytest.raises(rs.RenderStoreError) as e:
+        rs.open(url)
+    assert e.value.kind == "url"
+    rust = cli.run("--render-store-url", url, "ls", check=False)
+    assert rust.returncode == 1 and rust.stderr.decode() == f"render-store: {e.value}\n"
+    assert not (tmp_path / "missing").exists()
 
 
 def test_a_key_through_a_link_is_refused_by_both_hosts(runtime, cli, tmp_path):
@@ -230,33 +259,33 @@ def test_a_key_through_a_link_is_refused_by_both_hosts(runtime, cli, tmp_path):
     (outside / "victim").write_bytes(b"keep")
     (root / "ns").mkdir(parents=True)
     os.symlink(outside, root / "ns" / "app")
-    warnings = []
-    bucket = rs.FolderBucket(root, warn=warnings.append)
+    store = open_folder(root, runtime)
+    bucket = store.bucket
     want = ('key "ns/app/victim" crosses "app", which is a symbolic link or not a folder; a file:// store '
             "never follows links: remove it")
     for call in (lambda: bucket.get("ns/app/victim"), lambda: bucket.put("ns/app/victim", b"x"),
                  lambda: bucket.exists("ns/app/victim"), lambda: bucket.delete("ns/app/victim")):
-        with pytest.raises(rs.Denied) as e:
-            call()
-        assert e.value.message == want
+        assert denied(call).message == want
     # Listings that meet the link fail: what lies beyond it is not "nothing".
     for prefix in ("ns/", "ns/app/", "ns/app/renders/", "ns/a", ""):
-        with pytest.raises(rs.Denied) as e:
-            bucket.list(prefix)
-        assert e.value.message == rs.Messages.unwalkable(prefix, "ns/app", rs.Messages.UNWALKABLE_LINK)
-    assert warnings == []
-    # Through the component, and in the Rust CLI: the same refusal.
-    store = rs.RenderStore(bucket, runtime)
+        assert denied(lambda: bucket.list(prefix)).message == unwalkable(prefix, "ns/app", *LINK)
+        rust = cli.run("--json", "ls", prefix, store=root, check=False)
+        assert json.loads(rust.stderr) == {"error": {"kind": "bucket", "message": unwalkable(prefix, "ns/app", *LINK)}}
+    # Through the component, and in the Rust CLI: the same refusal, in the same sentence.
     with pytest.raises(rs.RenderStoreError) as e:
         store.put_render(APP, [configmap("a")])
     assert e.value.kind == "bucket" and 'crosses "app"' in e.value.message
-    for call in (lambda: store.list_history(APP), lambda: store.delete_release(APP)):
-        with pytest.raises(rs.RenderStoreError) as e:
-            call()
-        assert e.value.kind == "bucket" and 'meets "ns/app", a symbolic link' in e.value.message
     files = write_objects(tmp_path / "objects", [configmap("a")])
     rust = cli.run("put", str(APP), *files, store=root, check=False)
-    assert rust.returncode != 0 and 'crosses "app", which is a symbolic link' in rust.stderr.decode()
+    assert (rust.returncode, rust.stderr.decode()) == (1, f"render-store: {e.value}\n")
+    with pytest.raises(rs.RenderStoreError) as e:
+        store.list_history(APP)
+    assert e.value.kind == "bucket" and 'meets "ns/app", a symbolic link' in e.value.message
+    with pytest.raises(rs.RenderStoreError) as e:
+        store.delete_release(APP)
+    assert e.value.kind == "bucket" and 'meets "ns/app", a symbolic link' in e.value.message
+    rust = cli.run("delete-release", str(APP), store=root, check=False)
+    assert (rust.returncode, rust.stderr.decode()) == (1, f"render-store: {e.value}\n")
     assert sorted(os.listdir(outside)) == ["renders", "victim"] and os.listdir(outside / "renders") == []
     assert (outside / "victim").read_bytes() == b"keep"
 
@@ -277,8 +306,7 @@ def test_a_listing_that_meets_a_link_inside_its_prefix_fails_naming_it(tmp_path,
     root, outside = tmp_path / "store", tmp_path / "outside"
     (outside / "dir").mkdir(parents=True)
     (outside / "target").write_bytes(b"linked")
-    warnings = []
-    bucket = rs.FolderBucket(root, create_dir=True, warn=warnings.append)
+    bucket = open_folder(root, create=True).bucket
     for key in ("ns/app/history/a", "ns/app/renders/r", "ns/other/b"):
         bucket.put(key, b"x")
     # Links of every kind: to a file (named like an entry: it may be the entry, moved),
@@ -288,27 +316,25 @@ def test_a_listing_that_meets_a_link_inside_its_prefix_fails_naming_it(tmp_path,
     os.symlink(outside / "missing", root / "ns" / "app" / "broken")
     os.symlink("loop", root / "ns" / "app" / "loop")
     os.symlink(outside / "dir", root / "ns" / "linked-dir")
-    with pytest.raises(rs.Denied) as e:
-        bucket.list(prefix)
     # The listing names the first link it meets.
-    assert e.value.message in [rs.Messages.unwalkable(prefix, at, rs.Messages.UNWALKABLE_LINK) for at in linked]
-    # Listings that do not reach a link are whole; nothing was logged, followed or touched.
+    assert denied(lambda: bucket.list(prefix)).message in [unwalkable(prefix, at, *LINK) for at in linked]
+    # Listings that do not reach a link are whole; nothing was followed or touched.
     assert keys(bucket.list("ns/app/renders/")) == ["ns/app/renders/r"]
     assert keys(bucket.list("ns/app/history/a")) == ["ns/app/history/a"]
     assert keys(bucket.list("ns/other/")) == ["ns/other/b"]
-    assert warnings == []
     assert sorted(os.listdir(outside)) == ["dir", "target"] and os.listdir(outside / "dir") == []
 
 
-def test_a_listing_whose_prefix_needs_a_folder_where_a_file_or_fifo_is_fails_naming_it(tmp_path):
-    bucket = rs.FolderBucket(tmp_path)
+def test_a_listing_whose_prefix_needs_a_folder_where_a_file_or_fifo_is_fails_naming_it(cli, tmp_path):
+    bucket = open_folder(tmp_path).bucket
     bucket.put("ns/app/history", b"a file")
     os.mkfifo(tmp_path / "ns" / "app" / "renders")
     for prefix, path in [("ns/app/history/", "ns/app/history"), ("ns/app/history/2024", "ns/app/history"),
                          ("ns/app/history/a/b/", "ns/app/history"), ("ns/app/renders/", "ns/app/renders")]:
-        with pytest.raises(rs.Denied) as e:
-            bucket.list(prefix)
-        assert e.value.message == rs.Messages.unwalkable(prefix, path, rs.Messages.UNWALKABLE_NOT_FOLDER)
+        sentence = unwalkable(prefix, path, *NOT_FOLDER)
+        assert denied(lambda: bucket.list(prefix)).message == sentence
+        rust = cli.run("--json", "ls", prefix, store=tmp_path, check=False)
+        assert json.loads(rust.stderr) == {"error": {"kind": "bucket", "message": sentence}}
     # The folder above lists the file as a key and leaves the FIFO out, as ever; a
     # folder that does not exist lists as empty.
     assert keys(bucket.list("ns/app/")) == ["ns/app/history"]
@@ -316,9 +342,9 @@ def test_a_listing_whose_prefix_needs_a_folder_where_a_file_or_fifo_is_fails_nam
 
 
 def release_with_history(runtime, root: Path):
-    """A release with two stored renders, each in a history entry, on a FolderBucket:
-    the store and the renders' file paths."""
-    store = rs.RenderStore(rs.FolderBucket(root, create_dir=True, warn=lambda _: None), runtime)
+    """A release with two stored renders, each in a history entry, in the file:// store
+    at ``root``: the store and the renders' file paths."""
+    store = open_folder(root, runtime, create=True)
     refs = [store.put_render(APP, [configmap(n)]) for n in ("one", "two")]
     for n, ref in enumerate(refs):
         store.record_history(APP, render_ref=ref, synced_at=TIMES[n], summary=f"v{n}")
@@ -327,10 +353,15 @@ def release_with_history(runtime, root: Path):
     return store, [root / "ns" / "app" / "renders" / ref for ref in refs]
 
 
+def unwalkable(prefix: str, path: str, what: str, fix: str) -> str:
+    """The folder bucket's words for a listing of ``prefix`` that meets ``path``."""
+    return (f'list "{prefix}" meets "{path}", {what}; a listing fails rather than leave out what it cannot '
+            f"see: {fix}")
+
+
 def refused_listing(prefix: str, path: str, what: str, fix: str) -> str:
     """The component's words for a bucket's ``denied`` of ``list <prefix>`` meeting ``path``."""
-    return (f'list {prefix}: denied: list "{prefix}" meets "{path}", {what}; a listing fails rather than leave '
-            f"out what it cannot see: {fix}")
+    return f"list {prefix}: denied: {unwalkable(prefix, path, what, fix)}"
 
 
 LINK = ("a symbolic link, which a file:// store never follows", "remove the link, or move back what it points to")
@@ -343,7 +374,7 @@ def tree(root: Path) -> list:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
-def test_gc_fails_deleting_nothing_when_history_was_moved_away_and_replaced_by_a_link(runtime, tmp_path):
+def test_gc_fails_deleting_nothing_when_history_was_moved_away_and_replaced_by_a_link(runtime, cli, tmp_path):
     root, moved = tmp_path / "store", tmp_path / "elsewhere" / "history"
     store, blobs = release_with_history(runtime, root)
     moved.parent.mkdir()
@@ -359,11 +390,18 @@ def test_gc_fails_deleting_nothing_when_history_was_moved_away_and_replaced_by_a
     with pytest.raises(rs.RenderStoreError) as e:
         store.delete_release(APP)
     assert (e.value.kind, e.value.message) == ("bucket", refused_listing("ns/app/", "ns/app/history", *LINK))
+    # The Rust CLI fails alike, deleting nothing: delete-release in the same sentence;
+    # gc at its check that the release exists, a listing of the release's folder.
+    rust = cli.run("delete-release", str(APP), store=root, check=False)
+    assert (rust.returncode, rust.stderr.decode()) == (1, f"render-store: {e.value}\n")
+    rust = cli.run("gc", str(APP), "--keep", "2", "--grace", "0", store=root, check=False)
+    assert (rust.returncode, rust.stderr.decode()) == (
+        1, f"render-store: {unwalkable('ns/app/', 'ns/app/history', *LINK)}\n")
     assert tree(tmp_path) == before
     assert all(blob.is_file() for blob in blobs) and len(os.listdir(moved)) == 2
 
 
-def test_gc_fails_deleting_nothing_when_history_was_replaced_by_a_file(runtime, tmp_path):
+def test_gc_fails_deleting_nothing_when_history_was_replaced_by_a_file(runtime, cli, tmp_path):
     root = tmp_path / "store"
     store, blobs = release_with_history(runtime, root)
     os.rename(root / "ns" / "app" / "history", tmp_path / "history")
@@ -372,11 +410,16 @@ def test_gc_fails_deleting_nothing_when_history_was_replaced_by_a_file(runtime, 
         store.gc(APP, 2, grace_seconds=0)
     assert (e.value.kind, e.value.message) == ("bucket", refused_listing("ns/app/history/", "ns/app/history",
                                                                          *NOT_FOLDER))
+    # The Rust CLI's GC fails too, in the same sentence, and deletes nothing.
+    rust = cli.run("gc", str(APP), "--keep", "2", "--grace", "0", store=root, check=False)
+    assert (rust.returncode, rust.stderr.decode()) == (1, f"render-store: {e.value}\n")
     assert all(blob.is_file() for blob in blobs), [str(b) for b in blobs if not b.is_file()]
+    assert (root / "ns" / "app" / "history").read_bytes() == b"not a folder"
 
 
-#: GC, then delete_release, over the store in argv[1], in a child process; prints whether
-#: the child could read the folder argv[2], and each call's outcome, as JSON.
+#: GC, then delete_release, over the file:// store in argv[1], in a child process; prints
+#: whether the child could read the folder argv[2], and each call's outcome (its kind,
+#: message and whole sentence), as JSON.
 UNREADABLE_CHILD = """
 import json, os, sys
 import render_store as rs
@@ -386,13 +429,13 @@ try:
     readable = True
 except OSError:
     readable = False
-store = rs.RenderStore(rs.FolderBucket(root))
+store = rs.open("file://" + root)
 def outcome(fn):
     try:
         fn()
         return {"ok": True}
     except rs.RenderStoreError as e:
-        return {"kind": e.kind, "message": e.message}
+        return {"kind": e.kind, "message": e.message, "text": str(e)}
 gc = outcome(lambda: store.gc(rs.Release("ns", "app"), 2, grace_seconds=0))
 delete = outcome(lambda: store.delete_release(rs.Release("ns", "app")))
 print(json.dumps({"readable": readable, "gc": gc, "delete_release": delete}))
@@ -412,7 +455,7 @@ def without_dac_override():
     return setpriv
 
 
-def test_gc_fails_deleting_nothing_when_history_cannot_be_read(runtime, tmp_path):
+def test_gc_fails_deleting_nothing_when_history_cannot_be_read(runtime, cli, tmp_path):
     root = tmp_path / "store"
     _, blobs = release_with_history(runtime, root)
     prefix = without_dac_override()
@@ -420,28 +463,42 @@ def test_gc_fails_deleting_nothing_when_history_cannot_be_read(runtime, tmp_path
         pytest.skip("running as root without setpriv: no process here would be refused the folder")
     history = root / "ns" / "app" / "history"
     history.chmod(0)
+    url = ["--render-store-url", f"file://{root}"]
+    env = {k: v for k, v in os.environ.items() if k not in FLAG_VARIABLES}
     try:
         run = subprocess.run([*prefix, sys.executable, "-c", UNREADABLE_CHILD, str(root), str(history)],
                              capture_output=True, text=True, timeout=120)
+        # The Rust CLI, refused the folder alike.
+        rust = {command: subprocess.run([*prefix, str(cli.path), *url, *args], capture_output=True, text=True,
+                                        timeout=120, env=env, stdin=subprocess.DEVNULL)
+                for command, args in [("gc", ["gc", str(APP), "--keep", "2", "--grace", "0"]),
+                                      ("delete_release", ["delete-release", str(APP)])]}
     finally:
         # So that the folder can be removed (and checked) by this user.
         history.chmod(0o700)
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout)
     assert got["readable"] is False, "the child could read the mode-000 folder: the test proves nothing"
-    assert got["gc"] == {"kind": "bucket", "message": refused_listing("ns/app/history/", "ns/app/history",
-                                                                      *UNREADABLE)}
+    gc, delete = got["gc"], got["delete_release"]
+    assert (gc["kind"], gc["message"]) == ("bucket", refused_listing("ns/app/history/", "ns/app/history",
+                                                                     *UNREADABLE))
     # delete_release meets the folder inside the prefix it lists.
-    assert got["delete_release"] == {"kind": "bucket", "message": refused_listing("ns/app/", "ns/app/history",
-                                                                                  *UNREADABLE)}
+    assert (delete["kind"], delete["message"]) == ("bucket", refused_listing("ns/app/", "ns/app/history",
+                                                                             *UNREADABLE))
+    # The CLI's delete-release fails in the same sentence; its gc fails at its check that
+    # the release exists, the listing of the release's folder.
+    assert (rust["delete_release"].returncode, rust["delete_release"].stderr) == (
+        1, f"render-store: {delete['text']}\n")
+    assert (rust["gc"].returncode, rust["gc"].stderr) == (
+        1, f"render-store: {unwalkable('ns/app/', 'ns/app/history', *UNREADABLE)}\n")
     assert all(blob.is_file() for blob in blobs), [str(b) for b in blobs if not b.is_file()]
     assert len(os.listdir(history)) == 2
 
 
 def history_with_planted_link(runtime, tmp_path: Path):
     """A release with a history entry moved out of its history/ folder and a symbolic
-    link to it left in its place: the store's root, its bucket and the link's would-be
-    key."""
+    link to it left in its place: the store's root, its bucket (the Rust library's,
+    called directly) and the link's would-be key."""
     root = tmp_path / "store"
     store, _ = release_with_history(runtime, root)
     history = root / "ns" / "app" / "history"
@@ -456,10 +513,8 @@ def history_with_planted_link(runtime, tmp_path: Path):
 @pytest.mark.parametrize("prefix", ["", "ns/", "ns/app/", "ns/app/history/", "ns/app/history/2024"])
 def test_a_link_planted_in_history_is_refused_in_the_same_sentence_by_both_hosts(runtime, cli, tmp_path, prefix):
     root, bucket, at = history_with_planted_link(runtime, tmp_path)
-    sentence = rs.Messages.unwalkable(prefix, at, rs.Messages.UNWALKABLE_LINK)
-    with pytest.raises(rs.Denied) as e:
-        bucket.list(prefix)
-    assert e.value.message == sentence
+    sentence = unwalkable(prefix, at, *LINK)
+    assert denied(lambda: bucket.list(prefix)).message == sentence
     for args in (("ls", prefix), ("--json", "ls", prefix)):
         rust = cli.run(*args, store=root, check=False)
         # Nothing listed: the CLI too fails rather than print a shorter listing.
@@ -478,7 +533,7 @@ def test_a_link_planted_in_history_is_refused_in_the_same_sentence_by_both_hosts
 def test_diffs_of_stored_secrets_equal_the_rust_clis(runtime, cli, tmp_path, form, show_secrets):
     root = tmp_path / "store"
     db = rs.Release("prod", "db")
-    store = rs.RenderStore(rs.FolderBucket(root, create_dir=True), runtime)
+    store = open_folder(root, runtime, create=True)
     old, new = secret_renders()
     old_ref, new_ref = store.put_render(db, old), store.put_render(db, new)
     flag = ["--show-secrets"] if show_secrets else []
@@ -505,8 +560,8 @@ def test_diffs_of_stored_secrets_equal_the_rust_clis(runtime, cli, tmp_path, for
 
 def test_gc_spares_a_blob_younger_than_the_grace_period_as_the_rust_cli_does(runtime, cli, tmp_path):
     root = tmp_path / "store"
-    bucket = rs.FolderBucket(root, create_dir=True)
-    store = rs.RenderStore(bucket, runtime)
+    store = open_folder(root, runtime, create=True)
+    bucket = store.bucket
     kept, young = (store.put_render(APP, [configmap(n)]) for n in ("kept", "young"))
     store.record_history(APP, render_ref=kept, synced_at="2024-01-01T00:00:00Z")
     young_key = f"ns/app/renders/{young}"
@@ -532,54 +587,57 @@ def test_gc_spares_a_blob_younger_than_the_grace_period_as_the_rust_cli_does(run
     assert (after["deleteRenders"], after["recentRenders"]) == ([], [])
 
 
+def written(path: Path) -> tuple:
+    """What tells one write of a file from another: a put writes a staging file and
+    renames it over the key's, so a rewritten blob is a new inode."""
+    st = os.stat(path)
+    return st.st_ino, st.st_mtime_ns
+
+
+def put_render_calls(store: rs.RenderStore, release: rs.Release, objects) -> tuple:
+    """``store.put_render(release, objects)`` recorded: its renderRef and the bucket
+    calls it made, ``(call, key)`` in order, as its trace has them (TRACES.md)."""
+    recorded = rs.record(lambda: store.put_render(release, objects))
+    assert recorded.error is None, recorded.error
+    lines = [json.loads(line) for line in recorded.trace.splitlines() if line.strip()]
+    return recorded.value, [(line["call"], line["key"]) for line in lines if "call" in line]
+
+
 def test_put_render_rewrites_a_truncated_blob_in_both_hosts(runtime, cli, tmp_path):
     root = tmp_path / "store"
-    bucket = Recording(rs.FolderBucket(root, create_dir=True))
-    store = rs.RenderStore(bucket, runtime)
+    store = open_folder(root, runtime, create=True)
     objects = [configmap("web", {"replicas": "3"}), configmap("db")]
     canonical = runtime.canonical(objects)
-    ref = store.put_render(APP, objects)
+    ref, calls = put_render_calls(store, APP, objects)
     key = f"ns/app/renders/{ref}"
     path = root / key
-    assert bucket.calls == [("exists", key), ("put", key)]
-    assert bucket.inner.exists(key) == len(canonical)
+    assert calls == [("exists", key), ("put", key)]
+    assert store.bucket.exists(key) == len(canonical) == path.stat().st_size
     # A blob of the canonical size is not written again.
-    bucket.calls.clear()
-    assert store.put_render(APP, objects) == ref
-    assert bucket.calls == [("exists", key)]
+    first = written(path)
+    assert put_render_calls(store, APP, objects) == (ref, [("exists", key)])
+    assert written(path) == first
 
-    # Torn by a crash: half of it is left. Reading it fails as corrupt; exists tells the
-    # size, so put-render writes it again, and it reads back whole.
+    # Torn by a crash: half of it is left. Reading it fails as corrupt, in both hosts;
+    # exists tells the size, so put-render writes it again, and it reads back whole.
     os.truncate(path, len(canonical) // 2)
-    assert bucket.inner.exists(key) == len(canonical) // 2
+    assert store.bucket.exists(key) == len(canonical) // 2
     with pytest.raises(rs.RenderStoreError) as e:
         store.get_render(APP, ref)
     assert e.value.kind == "corrupt"
-    bucket.calls.clear()
-    assert store.put_render(APP, objects) == ref
-    assert bucket.calls == [("exists", key), ("put", key)]
+    rust = cli.run("get", str(APP), ref, store=root, check=False)
+    assert rust.returncode == 1 and rust.stdout == b""
+    torn = written(path)
+    assert put_render_calls(store, APP, objects) == (ref, [("exists", key), ("put", key)])
+    assert written(path) != torn
     assert store.get_render(APP, ref) == canonical == path.read_bytes()
     assert cli.run("get", str(APP), ref, store=root).stdout == canonical
 
     # An empty blob, written again by the Rust CLI's put, read back by Python.
     os.truncate(path, 0)
-    with pytest.raises(rs.RenderStoreError):
+    with pytest.raises(rs.RenderStoreError) as e:
         store.get_render(APP, ref)
+    assert e.value.kind == "corrupt"
     files = write_objects(tmp_path / "objects", objects)
     assert cli.text("put", str(APP), *files, store=root).strip() == ref
-    assert store.get_render(APP, ref) == canonical
-
-
-class Recording:
-    """A bucket that remembers the calls it passes on to `inner`."""
-
-    def __init__(self, inner):
-        self.inner, self.calls = inner, []
-
-    def __getattr__(self, call):
-        method = getattr(self.inner, call)
-
-        def recorded(key, *rest):
-            self.calls.append((call, key))
-            return method(key, *rest)
-        return recorded
+    assert store.get_render(APP, ref) == canonical == path.read_bytes()

@@ -10,6 +10,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -31,6 +32,13 @@ def populated(cli, tmp_path):
         refs.append(cli.text("put", APP, *files, store=root).strip())
         cli.run("record", APP, refs[-1], "--synced-at", TIMES[n], "--summary", f"sync {n}", store=root)
     return root, refs
+
+
+def file_store(root: Path, runtime: Optional[rs.Runtime] = None) -> rs.RenderStore:
+    """The file:// store at `root`, opened by the Rust library as the CLI opens it."""
+    store = rs.open(f"file://{root}?create_dir=true", runtime)
+    assert store is not None
+    return store
 
 
 def traced(cli, root: Path, tmp_path: Path, name: str, *args: str) -> str:
@@ -132,12 +140,12 @@ def test_the_recorded_results_are_what_python_computes(cli, populated, tmp_path,
     root, refs = populated
     text = traced(cli, root, tmp_path, "gc", "gc", APP, "--keep", "2", "--dry-run")
     t = lines(text)[0]["arguments"]["now"]
-    plan = rs.RenderStore(rs.FolderBucket(root)).gc(APP, 2, dry_run=True, now=rs.SyncTime(t["seconds"], t["nanoseconds"]))
+    plan = file_store(root).gc(APP, 2, dry_run=True, now=rs.SyncTime(t["seconds"], t["nanoseconds"]))
     assert plan.recent_renders == [f"ns/app/renders/{r}" for r in sorted(refs[:2])]
     assert lines(text)[-1]["result"] == {"ok": plan.to_json()}
     text = traced(cli, root, tmp_path, "get", "get", APP, refs[2])
     render = base64.b64decode(lines(text)[-1]["result"]["ok"]["render"])
-    assert render == rs.RenderStore(rs.FolderBucket(root)).get_render(APP, refs[2])
+    assert render == file_store(root).get_render(APP, refs[2])
 
 
 def listed(key: str, seconds: int = 0) -> dict:
@@ -227,7 +235,7 @@ def py_record(store, op, args):
         "record-history": lambda: store.record_history(APP, a["entry"]),
         "list-history": lambda: store.list_history(APP),
         "gc": lambda: store.gc(APP, a["keep"], a.get("protected", ()), a.get("dry_run", False),
-                               now=a.get("now"), grace_seconds=a.get("grace_seconds", rs.GC_GRACE_SECONDS)),
+                               now=a.get("now"), grace_seconds=a.get("grace_seconds", store.runtime.gc_grace_seconds)),
         "delete-release": lambda: store.delete_release(APP),
     }
     text = rs.record(calls[op]).trace
@@ -455,7 +463,7 @@ def test_both_hosts_write_the_same_trace_of_the_same_operation(cli, populated, t
     ]
     python_root = tmp_path / "python-copy"
     shutil.copytree(root, python_root)
-    store = rs.RenderStore(rs.FolderBucket(python_root), runtime)
+    store = file_store(python_root, runtime)
     for n, (args, operation, py_args) in enumerate(runs):
         from_rust = traced(cli, root, tmp_path, f"same-{n}", *args)
         # The bucket's clock is the file system's: each copy's files get the times the
@@ -468,7 +476,7 @@ def test_both_hosts_write_the_same_trace_of_the_same_operation(cli, populated, t
                            grace_seconds=recorded["graceSeconds"])
         _, from_python = py_record(store, operation, py_args)
         assert from_python == from_rust, operation
-    assert [o.key for o in rs.FolderBucket(python_root).list("")] == cli.json("ls", store=root)
+    assert [o.key for o in store.bucket.list("")] == cli.json("ls", store=root)
 
 
 def copy_mtimes(source: Path, target: Path) -> None:

@@ -75,7 +75,9 @@ def test_a_bad_stream_names_its_document_line_column_and_stage(runtime):
     with pytest.raises(rs.RenderStoreError) as e:
         rs.yaml_objects("kind: A\n---\n---\nkind: B\n  bad: indent\n")
     assert (e.value.kind, e.value.stage, e.value.document, e.value.line) == ("invalid-yaml", "yaml", 1, 5)
-    assert "document 1, line 5" in str(e.value)
+    assert e.value.column == 6
+    assert str(e.value).startswith("invalid YAML stream: document 1 (line 5, column 6): ")
+    assert e.value.message in str(e.value)
     # A skipped `null` document still counts: the sequence is document 2.
     with pytest.raises(rs.RenderStoreError) as e:
         rs.yaml_render_ref(b"kind: A\n---\nnull\n---\n- a\n- b\n")
