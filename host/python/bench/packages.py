@@ -1,7 +1,9 @@
 """The Python package's side of `cargo bench -p render-store-cli --bench packages`: for
 each case file DIR/N.jsonl (one compact JSON object a line), the median time in seconds
-of render_ref, put_render (into a fresh MemoryBucket) and get_render, printed as JSON
-{N: {render_ref, put_render, get_render}}. Same timing rule as the bench's Rust side.
+of render_ref, put_render (into a fresh ``mem://`` store, as the Rust and Go sides put
+into theirs) and get_render, printed as JSON {N: {render_ref, put_render, get_render}}.
+Same timing rule as the bench's Rust side. With ``--python-bucket`` the stores are over
+a Python MemoryBucket instead, served through the C ABI's callbacks (what those add).
 
     python host/python/bench/packages.py DIR N...
 """
@@ -31,18 +33,29 @@ def median(min_seconds, f):
 
 
 def main() -> None:
-    directory, cases = Path(sys.argv[1]), sys.argv[2:]
+    args = sys.argv[1:]
+    python_bucket = "--python-bucket" in args
+    args = [a for a in args if a != "--python-bucket"]
+    directory, cases = Path(args[0]), args[1:]
     runtime = rs.Runtime()
+
+    def fresh() -> rs.RenderStore:
+        if python_bucket:
+            return rs.RenderStore(rs.MemoryBucket(), runtime)
+        store = rs.open("mem://", runtime)
+        assert store is not None
+        return store
+
     out = {}
     for n in cases:
         # Objects as bytes, as a caller holding files has them.
         objects = (directory / f"{n}.jsonl").read_bytes().split(b"\n")[:-1]
         release = "bench/app"
-        store = rs.RenderStore(rs.MemoryBucket(), runtime)
+        store = fresh()
         ref = store.put_render(release, objects)
         out[n] = {
             "render_ref": median(0.5, lambda: runtime.render_ref(objects)),
-            "put_render": median(0.5, lambda: rs.RenderStore(rs.MemoryBucket(), runtime).put_render(release, objects)),
+            "put_render": median(0.5, lambda: fresh().put_render(release, objects)),
             "get_render": median(0.5, lambda: store.get_render(release, ref)),
         }
     sys.stdout.write(json.dumps(out))

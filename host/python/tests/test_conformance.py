@@ -332,12 +332,23 @@ def subject(kind: str, folder: Path) -> Subject:
     if kind == "MemoryBucket-via-library":
         store = rs.RenderStore(rs.MemoryBucket())
         return Subject(rs.StoreBucket(store), store=store)
+    if kind == "s3-store":
+        url = os.environ.get("RENDER_STORE_TEST_S3_URL")
+        if not url:
+            if os.environ.get("CI") or os.environ.get("RENDER_STORE_REQUIRE_EMULATORS"):
+                pytest.fail("RENDER_STORE_TEST_S3_URL is not set: host/python/run.sh starts the emulator")
+            pytest.skip("no S3 emulator (host/python/run.sh starts one)")
+        store = rs.open(url)
+        assert store is not None
+        return Subject(store.bucket, store=store)
     store = rs.open(f"file://{folder}")
     assert store is not None
     return Subject(store.bucket, str(folder), store)
 
 
-BUCKETS = ["MemoryBucket", "MemoryBucket-via-library", "file-store"]
+#: The URL-opened stores' buckets run through the C ABI: the Rust library's own
+#: `file://` and `s3://` buckets (on the emulator), as the controller opens them.
+BUCKETS = ["MemoryBucket", "MemoryBucket-via-library", "file-store", "s3-store"]
 
 
 @pytest.mark.parametrize("case", FILE["cases"], ids=[c["name"] for c in FILE["cases"]])

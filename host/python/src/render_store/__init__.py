@@ -327,6 +327,8 @@ def _bytes(b: BytesLike, what: str = "value") -> bytes:
 def _objects(objects: Iterable[BytesLike]) -> Tuple[bytes, int, Any, int]:
     if isinstance(objects, (bytes, bytearray, memoryview, str)):
         raise TypeError("objects must be a sequence of objects, each one JSON object's bytes")
+    if isinstance(objects, list) and all(type(o) is bytes for o in objects):
+        return _lib.joined(objects)  # the usual case, taken as it is
     return _lib.joined([_bytes(o, f"objects[{i}]") for i, o in enumerate(objects)])
 
 
@@ -709,8 +711,8 @@ class _Served:
 
     @classmethod
     def of(cls, user_data: Optional[int]) -> Any:
-        with cls.lock:
-            return cls.buckets[int(user_data or 0)]
+        # One dict read: atomic under the GIL, so no lock on the path of every call.
+        return cls.buckets[user_data or 0]
 
     @classmethod
     def drop(cls, user_data: Optional[int]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.resources
+import itertools
 import os
 from ctypes import (POINTER, Structure, c_bool, c_char_p, c_int32, c_int64, c_size_t, c_uint8,
                     c_uint32, c_uint64, c_void_p)
@@ -60,10 +61,11 @@ class Str(Structure):
     _fields_ = [("data", POINTER(c_uint8)), ("len", c_size_t)]
 
 
-GET_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(c_uint8), c_size_t, c_uint64, c_void_p)
-PUT_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(c_uint8), c_size_t, POINTER(c_uint8), c_size_t,
-                          c_void_p)
-KEY_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(c_uint8), c_size_t, c_void_p)
+# Pointers the callbacks only read from come as plain addresses (c_void_p): a ctypes
+# pointer object a call would cost more than the read.
+GET_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_size_t, c_uint64, c_void_p)
+PUT_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_size_t, c_void_p, c_size_t, c_void_p)
+KEY_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_size_t, c_void_p)
 DELETE_MANY_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(Str), c_size_t, c_void_p)
 DROP_FN = ctypes.CFUNCTYPE(None, c_void_p)
 
@@ -199,12 +201,9 @@ def optional(value: Optional[str]) -> Tuple[Optional[bytes], int]:
 
 def joined(items: Sequence[bytes]) -> Tuple[bytes, int, Any, int]:
     """A list argument: one buffer and the end of each item."""
-    ends = (c_size_t * max(len(items), 1))()
-    end = 0
-    for i, item in enumerate(items):
-        end += len(item)
-        ends[i] = end
-    return b"".join(items), end, ends, len(items)
+    offsets = list(itertools.accumulate(map(len, items)))
+    ends = (c_size_t * max(len(items), 1))(*offsets)
+    return b"".join(items), offsets[-1] if offsets else 0, ends, len(items)
 
 
 def take(buf: Buf) -> bytes:
