@@ -60,6 +60,19 @@ class Cli:
         return self.run(*args, store=store).stdout.decode()
 
 
+def s3_store() -> rs.RenderStore:
+    """The store on the S3 emulator (``RENDER_STORE_TEST_S3_URL``, which run.sh sets):
+    a failure when CI asked for the emulators, a skip otherwise."""
+    url = os.environ.get("RENDER_STORE_TEST_S3_URL")
+    if not url:
+        if os.environ.get("CI") or os.environ.get("RENDER_STORE_REQUIRE_EMULATORS"):
+            pytest.fail("RENDER_STORE_TEST_S3_URL is not set: host/python/run.sh starts the emulator")
+        pytest.skip("no S3 emulator (host/python/run.sh starts one)")
+    store = rs.open(url)
+    assert store is not None
+    return store
+
+
 @pytest.fixture(scope="session")
 def cli() -> Cli:
     return Cli(cli_path())

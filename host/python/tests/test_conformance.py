@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, List, Optional
 import pytest
 
 import render_store as rs
+from conftest import s3_store
 
 FILE = json.loads((Path(__file__).resolve().parents[3] / "tests" / "conformance" / "bucket.json")
                   .read_text(encoding="utf-8"))
@@ -333,13 +334,7 @@ def subject(kind: str, folder: Path) -> Subject:
         store = rs.RenderStore(rs.MemoryBucket())
         return Subject(rs.StoreBucket(store), store=store)
     if kind == "s3-store":
-        url = os.environ.get("RENDER_STORE_TEST_S3_URL")
-        if not url:
-            if os.environ.get("CI") or os.environ.get("RENDER_STORE_REQUIRE_EMULATORS"):
-                pytest.fail("RENDER_STORE_TEST_S3_URL is not set: host/python/run.sh starts the emulator")
-            pytest.skip("no S3 emulator (host/python/run.sh starts one)")
-        store = rs.open(url)
-        assert store is not None
+        store = s3_store()
         return Subject(store.bucket, store=store)
     store = rs.open(f"file://{folder}")
     assert store is not None

@@ -4,7 +4,6 @@ many threads at once."""
 
 from __future__ import annotations
 
-import os
 import threading
 import uuid
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import List, Optional
 import pytest
 
 import render_store as rs
+from conftest import s3_store
 
 CM = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s"},"data":{"k":"%s"}}'
 
@@ -52,13 +52,7 @@ def test_a_mem_store_and_a_file_store_from_urls(tmp_path: Path) -> None:
 
 
 def test_the_s3_store_of_the_emulator() -> None:
-    url = os.environ.get("RENDER_STORE_TEST_S3_URL")
-    if not url:
-        if os.environ.get("CI") or os.environ.get("RENDER_STORE_REQUIRE_EMULATORS"):
-            pytest.fail("RENDER_STORE_TEST_S3_URL is not set: host/python/run.sh starts the emulator")
-        pytest.skip("no S3 emulator (host/python/run.sh starts one)")
-    store = rs.open(url)
-    assert store is not None
+    store = s3_store()
     release = f"py/{uuid.uuid4().hex[:12]}"
     ref = store.put_render(release, objects("s3"))
     store.record_history(release, render_ref=ref, synced_at="2026-01-01T00:00:00Z", summary="s3")
