@@ -4,8 +4,8 @@
 # that holds nothing else, where it opens a file:// store the CLI wrote and an s3://
 # store on the emulator and reproduces renderRefs, then installed into the test venv,
 # where pytest runs tests/ against the installed package (the source folder is not on
-# the path). The S3 emulator comes from tests/emulators (started here unless
-# RENDER_STORE_TEST_S3_URL names one already).
+# the path). The S3 emulator comes from tests/emulators (started here unless it is
+# running).
 #
 #   RENDER_STORE_BIN      the CLI (default: target/debug/render-store of this checkout)
 #   RENDER_STORE_LIBRARY  the C library the wheel carries (default: cargo builds
@@ -56,12 +56,16 @@ cleanup() {
     if [ -n "$stop_emulators" ]; then "$root/tests/emulators/stop.sh"; fi
 }
 trap cleanup EXIT
-if [ -z "${RENDER_STORE_TEST_S3_URL:-}" ]; then
+# The emulators of tests/emulators: started here unless they are running (then they
+# are left running), whatever URL the environment names (tests/run exports the one of
+# its own run, stopped by then).
+emulators="${RENDER_STORE_EMULATORS:-${TMPDIR:-/tmp}/render-store-emulators}"
+if ! { [ -f "$emulators/s3.pid" ] && kill -0 "$(cat "$emulators/s3.pid")" 2>/dev/null; }; then
     "$root/tests/emulators/start.sh"
     stop_emulators=1
-    # shellcheck source=/dev/null
-    . "${RENDER_STORE_EMULATORS:-${TMPDIR:-/tmp}/render-store-emulators}/env.sh"
 fi
+# shellcheck source=/dev/null
+. "$emulators/env.sh"
 
 # 1. The wheel, carrying the C library.
 RENDER_STORE_LIBRARY="$RENDER_STORE_LIBRARY" "$venv/bin/python" -m pip wheel \
