@@ -2,7 +2,8 @@
 # The Python package convoy-render-store, tested as users get it: the wheel is built
 # with the Rust host's C library inside (cargo builds it), installed into a fresh venv
 # that holds nothing else, where it opens a file:// store the CLI wrote and an s3://
-# store on the emulator and reproduces renderRefs, then installed into the test venv,
+# store on the emulator and reproduces renderRefs; the sdist is made and a wheel built
+# from its Rust sources reproduces them too; then the wheel is installed into the test venv,
 # where pytest runs tests/ against the installed package (the source folder is not on
 # the path). The S3 emulator comes from tests/emulators (started here unless it is
 # running).
@@ -126,12 +127,44 @@ PY
 echo "run.sh: examples/quickstart.py and the store checks ran in a fresh venv with only the wheel"
 fresh=$SECONDS
 
-# 3. The test suite against the installed wheel.
+# 3. The sdist: the Rust sources of the library inside, a wheel built from it with cargo
+#    (the debug profile, in this checkout's target folder), renderRefs as Go's.
+"$venv/bin/python" -m build --sdist --outdir "$work/sdist" "$here" >/dev/null
+sdist="$(ls "$work"/sdist/convoy_render_store-*.tar.gz)"
+tar tzf "$sdist" >"$work/sdist.list"
+for inside in rust/Cargo.toml rust/Cargo.lock rust/wit/render-store.wit rust/host/capi/src/lib.rs \
+    rust/host/render-store/build.rs rust/guest/src/lib.rs; do
+    if ! grep -qx "convoy_render_store-0.6.0/$inside" "$work/sdist.list"; then
+        echo "run.sh: the sdist lacks $inside" >&2
+        exit 1
+    fi
+done
+mkdir "$work/unpacked"
+tar xzf "$sdist" -C "$work/unpacked"
+CARGO_TARGET_DIR="$target_dir" RENDER_STORE_CARGO_PROFILE=dev env -u RENDER_STORE_LIBRARY \
+    "$venv/bin/python" -m pip wheel --disable-pip-version-check --quiet --no-deps \
+    -w "$work/from-sdist" "$work/unpacked/convoy_render_store-0.6.0"
+"$python" -m venv "$work/sdist-venv"
+"$work/sdist-venv/bin/python" -m pip install --disable-pip-version-check --quiet "$work"/from-sdist/*.whl
+(cd "$work" && "$work/sdist-venv/bin/python" - "$root/tests/real-renders" <<'PY'
+import json, sys
+from pathlib import Path
+import render_store as rs
+
+renders = Path(sys.argv[1])
+for r in json.loads((renders / "expected.json").read_text())["renders"]:
+    assert rs.yaml_render_ref((renders / r["yaml"]).read_bytes()) == r["renderRef"], r["name"]
+PY
+)
+echo "run.sh: $(basename "$sdist") carries the library's Rust sources; a wheel built from it gives Go's renderRefs"
+sdist_done=$SECONDS
+
+# 4. The test suite against the installed wheel.
 "$venv/bin/python" -m pip install --disable-pip-version-check --quiet --force-reinstall --no-deps "$wheel"
 export RENDER_STORE_BIN="$bin"
 export PYTHONDONTWRITEBYTECODE=1
 unset RENDER_STORE_LIBRARY
 status=0
 (cd "$here/tests" && "$venv/bin/python" -m pytest -p no:cacheprovider "$@") || status=$?
-echo "run.sh: wheel $((built - start)) s, fresh venv $((fresh - built)) s, tests $((SECONDS - fresh)) s"
+echo "run.sh: wheel $((built - start)) s, fresh venv $((fresh - built)) s, sdist $((sdist_done - fresh)) s, tests $((SECONDS - sdist_done)) s"
 exit "$status"
