@@ -195,3 +195,49 @@ func PlanGC(namespace, name string, keep int64, historyKeys, renderKeys, protect
 	}
 	return &plan, nil
 }
+
+// HistorySummary is a release's history as one listing of its history keys shows it.
+type HistorySummary struct {
+	// Entries is how many history entries the keys hold.
+	Entries int
+	// Newest is the newest entry's render and time; nil for an empty history.
+	Newest *HistorySummaryNewest
+}
+
+// HistorySummaryNewest is the newest entry of a HistorySummary.
+type HistorySummaryNewest struct {
+	// RenderRef is the render the entry records.
+	RenderRef string
+	// SyncedAt is when the sync applied it, in UTC.
+	SyncedAt time.Time
+}
+
+// SummarizeHistory counts a release's history entries and finds the newest from the
+// keys listed under its history folder alone, no entry read; keys that are not the
+// release's entries are not counted.
+func SummarizeHistory(namespace, name string, historyKeys []string) (*HistorySummary, error) {
+	ns, nsLen := cstr(namespace)
+	n, nLen := cstr(name)
+	h := joinStrings(historyKeys)
+	hd, hn, he, hc := h.args()
+	var out C.rs_buf
+	if err := takeError(C.rs_summarize_history(nil, ns, nsLen, n, nLen, hd, hn, he, hc, &out)); err != nil {
+		return nil, err
+	}
+	var wire struct {
+		Entries int `json:"entries"`
+		Newest  *struct {
+			RenderRef string   `json:"renderRef"`
+			SyncedAt  wireTime `json:"syncedAt"`
+		} `json:"newest"`
+	}
+	if err := decode(&out, &wire); err != nil {
+		return nil, err
+	}
+	s := &HistorySummary{Entries: wire.Entries}
+	if wire.Newest != nil {
+		t := time.Unix(wire.Newest.SyncedAt.Seconds, int64(wire.Newest.SyncedAt.Nanoseconds)).UTC()
+		s.Newest = &HistorySummaryNewest{RenderRef: wire.Newest.RenderRef, SyncedAt: t}
+	}
+	return s, nil
+}

@@ -343,4 +343,12 @@ func TestKeys(t *testing.T) {
 	if err != nil || !strings.HasPrefix(rk, prefix) || !strings.HasPrefix(hk, prefix) {
 		t.Fatalf("ReleasePrefix: %s %v", prefix, err)
 	}
+	older, _ := HistoryKey("ns", "app", t0.Add(-time.Hour), ref)
+	sum, err := SummarizeHistory("ns", "app", []string{older, hk, "ns/app/history/notes.txt"})
+	if err != nil || sum.Entries != 2 || sum.Newest == nil || sum.Newest.RenderRef != ref || !sum.Newest.SyncedAt.Equal(t0) {
+		t.Fatalf("SummarizeHistory: %+v %v", sum, err)
+	}
+	if sum, err := SummarizeHistory("ns", "app", nil); err != nil || sum.Entries != 0 || sum.Newest != nil {
+		t.Fatalf("SummarizeHistory(empty): %+v %v", sum, err)
+	}
 }

@@ -615,6 +615,22 @@ struct rs_error *rs_plan_gc(const struct rs_options *options,
                             size_t protected_count,
                             struct rs_buf *plan);
 
+// A release's history as one listing of `<prefix>history/` shows it, from those keys
+// alone (a list in one buffer with its ends, as the objects of `rs_store_put_render`):
+// `*summary` is JSON text, `{"entries":N,"newest":{"renderRef":…,"syncedAt":
+// {"nanoseconds":N,"seconds":N}} or null}`. Keys that are not the release's entries are
+// not counted. What the observer's release list shows, with no entry read.
+struct rs_error *rs_summarize_history(const struct rs_options *options,
+                                      const char *namespace_,
+                                      size_t namespace_len,
+                                      const char *name,
+                                      size_t name_len,
+                                      const uint8_t *history_keys,
+                                      size_t history_keys_len,
+                                      const size_t *history_keys_ends,
+                                      size_t history_keys_count,
+                                      struct rs_buf *summary);
+
 // The difference between two canonical renders (`old` to `new`), changed objects'
 // lines in `form` with `context` lines around each change, Secret values as `secrets`
 // says; `*diff` as for `rs_store_diff`.

@@ -5,7 +5,7 @@
 
 use crate::error::{Result, rs_error};
 use render_store::operation::Output;
-use render_store::{ObjectId, RenderDiff, Runtime, ShownObject};
+use render_store::{HistorySummary, ObjectId, RenderDiff, Runtime, ShownObject};
 use serde_json::{Value, json};
 
 /// The `ok` value the component writes for an operation's output (`{"ok":VALUE}`,
@@ -79,4 +79,16 @@ pub(crate) fn shown(objects: &[ShownObject]) -> String {
 /// A list of strings as a JSON array.
 pub(crate) fn strings(items: &[String]) -> String {
     serde_json::to_string(items).expect("strings serialize")
+}
+
+/// A history summary: `{"entries":N,"newest":{"renderRef","syncedAt"} or null}`, the
+/// time in the shape the component writes for history entries.
+pub(crate) fn summary(s: &HistorySummary) -> String {
+    let newest = s.newest.as_ref().map(|k| {
+        json!({
+            "renderRef": k.render_ref,
+            "syncedAt": { "seconds": k.synced_at.seconds, "nanoseconds": k.synced_at.nanoseconds },
+        })
+    });
+    json!({ "entries": s.entries, "newest": newest }).to_string()
 }

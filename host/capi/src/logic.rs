@@ -429,6 +429,46 @@ pub unsafe extern "C" fn rs_plan_gc(
     })
 }
 
+/// A release's history as one listing of `<prefix>history/` shows it, from those keys
+/// alone (a list in one buffer with its ends, as the objects of `rs_store_put_render`):
+/// `*summary` is JSON text, `{"entries":N,"newest":{"renderRef":…,"syncedAt":
+/// {"nanoseconds":N,"seconds":N}} or null}`. Keys that are not the release's entries are
+/// not counted. What the observer's release list shows, with no entry read.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_summarize_history(
+    options: *const rs_options,
+    namespace: *const c_char,
+    namespace_len: usize,
+    name: *const c_char,
+    name_len: usize,
+    history_keys: *const u8,
+    history_keys_len: usize,
+    history_keys_ends: *const usize,
+    history_keys_count: usize,
+    summary: *mut rs_buf,
+) -> *mut rs_error {
+    guard(|| {
+        // SAFETY: the header's rules for every pointer argument.
+        let (out, keys) = unsafe {
+            (
+                out_buf(summary, "summary")?,
+                args::joined(
+                    history_keys,
+                    history_keys_len,
+                    history_keys_ends,
+                    history_keys_count,
+                    "history_keys",
+                )?,
+            )
+        };
+        let release = release!(namespace, namespace_len, name, name_len);
+        let keys = keys.texts("history_keys")?;
+        let s = block_on(rt(options)?.summarize_history(&release, &keys))??;
+        out.set_text(json::summary(&s));
+        Ok(())
+    })
+}
+
 /// The difference between two canonical renders (`old` to `new`), changed objects'
 /// lines in `form` with `context` lines around each change, Secret values as `secrets`
 /// says; `*diff` as for `rs_store_diff`.

@@ -906,6 +906,32 @@ fn history_gc_and_diff_come_back_in_the_shapes_the_hosts_print() {
     let pure: serde_json::Value = serde_json::from_slice(&take(out)).unwrap();
     assert_eq!(pure, plan);
 
+    // The summary of the same keys (a foreign one among them is not counted): their
+    // number and the newest entry, as the history lists it.
+    let mut with_foreign: Vec<&str> = history_keys.iter().map(String::as_str).collect();
+    with_foreign.push("ns/app/history/notes.txt");
+    let (kb, ke) = joined(&with_foreign);
+    let mut out = rs_buf::EMPTY;
+    ok(unsafe {
+        rs_summarize_history(
+            null(),
+            n,
+            nl,
+            a,
+            al,
+            kb.as_ptr(),
+            kb.len(),
+            ke.as_ptr(),
+            ke.len(),
+            &mut out,
+        )
+    });
+    let summary: serde_json::Value = serde_json::from_slice(&take(out)).unwrap();
+    let newest = v["entries"].as_array().unwrap().last().unwrap();
+    assert_eq!(summary["entries"], history_keys.len());
+    assert_eq!(summary["newest"]["renderRef"], newest["renderRef"]);
+    assert_eq!(summary["newest"]["syncedAt"], newest["syncedAt"]);
+
     // An empty history has nothing to diff against.
     let (o, ol) = s("other");
     let mut out = rs_buf::EMPTY;

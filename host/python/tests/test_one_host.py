@@ -178,3 +178,16 @@ def test_the_controller_rules_come_from_the_host() -> None:
         assert rs.history_count(store, None) == 10
     a, b = "sha256:" + "a" * 64, "sha256:" + "b" * 64
     assert rs.protected_refs(b, a, None, b, "") == [a, b]
+
+
+def test_a_history_is_summarized_from_its_keys_alone() -> None:
+    bucket = rs.MemoryBucket()
+    store = rs.RenderStore(bucket)
+    refs = [store.put_render("ns/app", objects(f"s{i}")) for i in range(3)]
+    for i, ref in enumerate(refs):
+        store.record_history("ns/app", render_ref=ref, synced_at=rs.SyncTime(1_767_225_600 + i, 5))
+    keys = [o.key for o in store.bucket.list("ns/app/history/")] + ["ns/app/history/notes.txt"]
+    summary = rs.summarize_history("ns/app", keys)
+    assert summary.entries == 3
+    assert summary.newest == rs.HistoryKey(rs.SyncTime(1_767_225_602, 5), refs[2])
+    assert rs.summarize_history("ns/app", []) == rs.HistorySummary(0, None)

@@ -44,13 +44,13 @@ __all__ = [
     "DEFAULT_CONTEXT",
     "RenderStoreError", "BucketError", "NotFound", "Denied", "Failed", "TraceError",
     "Release", "SyncTime", "ObjectMeta", "NewEntry", "HistoryEntry", "HistoryKey", "HistoryPage", "GcPlan",
-    "ObjectId", "ChangedObject", "RenderDiff", "Replay", "ShownObject",
+    "ObjectId", "ChangedObject", "RenderDiff", "Replay", "ShownObject", "HistorySummary",
     "Runtime", "RenderStore", "StoreBucket", "MemoryBucket", "open",
     "default_runtime", "set_default_runtime",
     "canonical", "render_ref", "validate_render_ref", "sha256_hex", "release_prefix",
     "render_key", "history_key", "parse_key",
     "format_synced_at", "parse_synced_at", "plan_gc", "diff_renders", "show_objects",
-    "yaml_objects", "yaml_canonical", "yaml_render_ref",
+    "summarize_history", "yaml_objects", "yaml_canonical", "yaml_render_ref",
     "effective_keep_history", "history_count", "protected_refs",
     "put_render", "get_render", "has_history_ref", "record_history", "list_history",
     "gc", "delete_release", "record", "Recorded", "replay",
@@ -283,6 +283,14 @@ class RenderDiff:
     removed: List[ObjectId]
     changed: List[ChangedObject]
     unchanged: int
+
+
+@dataclass(frozen=True)
+class HistorySummary:
+    """A release's history as one listing shows it (``summarize_history``)."""
+
+    entries: int
+    newest: Optional[HistoryKey]
 
 
 @dataclass(frozen=True)
@@ -545,6 +553,16 @@ class Runtime:
         shown = json.loads(self._text(lib.rs_show_objects, data, len(data), _form(form),
                                       _secret_values(show_secrets)))
         return [ShownObject(_py_id(o), o["text"]) for o in shown]
+
+    def summarize_history(self, release: ReleaseLike, history_keys: Sequence[str]) -> HistorySummary:
+        """The entry count and newest entry from the keys listed under
+        ``<prefix>history/``, no entry read; keys that are not the release's entries are
+        not counted."""
+        s = json.loads(self._text(lib.rs_summarize_history, *_rel(release), *_strings(history_keys)))
+        newest = s["newest"]
+        return HistorySummary(
+            int(s["entries"]),
+            None if newest is None else HistoryKey(_py_time(newest["syncedAt"]), newest["renderRef"]))
 
     def _sync_time(self, t: TimeLike) -> SyncTime:
         return self.parse_synced_at(t) if isinstance(t, str) else t
@@ -1256,6 +1274,11 @@ def show_objects(canonical: BytesLike, form: str = "yaml", *,
                  show_secrets: bool = False) -> List[ShownObject]:
     """Every object of a canonical render (``Runtime.show_objects``)."""
     return default_runtime().show_objects(canonical, form, show_secrets=show_secrets)
+
+
+def summarize_history(release: ReleaseLike, history_keys: Sequence[str]) -> HistorySummary:
+    """A release's history from one listing's keys (``Runtime.summarize_history``)."""
+    return default_runtime().summarize_history(release, history_keys)
 
 
 def _over(bucket: Any, fn: Callable[[RenderStore], Any]) -> Any:
