@@ -16,36 +16,9 @@ struct Component;
 
 export!(Component);
 
-/// The imported bucket, for one export call, with the forms of `data` that call follows
-/// (the component answers in the form its caller uses, so each host moves bytes in its
-/// fast form).
+/// The imported bucket, for one export call.
 #[derive(Default)]
-struct Host {
-    /// `put` writes `text` rather than `raw`: the export's input came as text.
-    put_text: bool,
-    /// The last `get` was answered as `text`, so get-render answers `text` too.
-    got_text: bool,
-}
-
-impl Host {
-    /// A bucket whose `put` writes in the form `text` says.
-    fn putting_text(text: bool) -> Self {
-        Host {
-            put_text: text,
-            got_text: false,
-        }
-    }
-}
-
-/// Bytes handed out in the form the caller used: `text` when it gave text (the bytes are
-/// UTF-8, as everything the component hands out is), else `raw`.
-fn data_like(text_form: bool, bytes: Vec<u8>) -> imported::Data {
-    if text_form {
-        imported::Data::Text(text(bytes))
-    } else {
-        imported::Data::Raw(bytes)
-    }
-}
+struct Host;
 
 impl From<imported::BucketError> for BucketError {
     fn from(e: imported::BucketError) -> Self {
@@ -66,45 +39,24 @@ fn absent_as_none(answer: Result<u64, imported::BucketError>) -> Result<Option<u
     }
 }
 
-/// The bytes `data` stands for, whichever form the host chose (no copy).
-fn bytes(data: imported::Data) -> Vec<u8> {
-    match data {
-        imported::Data::Text(text) => text.into_bytes(),
-        imported::Data::Raw(raw) => raw,
-    }
-}
-
-/// A render's objects as the host sent them (each object's buffer, or the joined
-/// buffer, taken over as it is, not copied).
-enum Objects {
-    /// `texts` or `each`: a buffer an object.
-    Separate(Vec<Vec<u8>>),
-    /// `joined`: one buffer and where each object ends in it.
-    Joined { bytes: Vec<u8>, ends: Vec<u32> },
+/// A render's objects as the host sent them: one buffer and where each object ends in
+/// it, taken over as it is, not copied.
+struct Objects {
+    bytes: Vec<u8>,
+    ends: Vec<u32>,
 }
 
 impl Objects {
     fn from_wit(objects: types::ObjectList) -> Self {
-        match objects {
-            types::ObjectList::Texts(texts) => {
-                Objects::Separate(texts.into_iter().map(String::into_bytes).collect())
-            }
-            types::ObjectList::Each(each) => {
-                Objects::Separate(each.into_iter().map(bytes).collect())
-            }
-            types::ObjectList::Joined(j) => Objects::Joined {
-                bytes: j.bytes,
-                ends: j.ends,
-            },
+        Objects {
+            bytes: objects.bytes,
+            ends: objects.ends,
         }
     }
 
-    /// One slice an object; `invalid-input` for joined objects whose ends do not fit.
+    /// One slice an object; `invalid-input` for ends that do not fit.
     fn slices(&self) -> Result<Vec<&[u8]>, Error> {
-        match self {
-            Objects::Separate(each) => Ok(each.iter().map(Vec::as_slice).collect()),
-            Objects::Joined { bytes, ends } => crate::render::joined_objects(bytes, ends),
-        }
+        crate::render::joined_objects(&self.bytes, &self.ends)
     }
 }
 
@@ -117,13 +69,10 @@ fn text(bytes: Vec<u8>) -> String {
 
 impl Bucket for Host {
     fn get(&mut self, key: &str) -> Result<Vec<u8>, BucketError> {
-        let answer = imported::get(key)?;
-        self.got_text = matches!(answer, imported::Data::Text(_));
-        Ok(bytes(answer))
+        Ok(imported::get(key)?)
     }
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), BucketError> {
-        let value = data_like(self.put_text, value.to_vec());
-        imported::put(key, &value).map_err(Into::into)
+        imported::put(key, value).map_err(Into::into)
     }
     fn exists(&mut self, key: &str) -> Result<Option<u64>, BucketError> {
         absent_as_none(imported::exists(key))
@@ -227,9 +176,8 @@ type WitResult<T> = Result<T, types::Error>;
 
 impl logic::Guest for Component {
     fn canonical(objects: types::ObjectList) -> WitResult<imported::Data> {
-        let text_form = matches!(objects, types::ObjectList::Texts(_));
         let objects = Objects::from_wit(objects);
-        Ok(data_like(text_form, crate::canonical(&objects.slices()?)?))
+        Ok(crate::canonical(&objects.slices()?)?)
     }
 
     fn render_ref(objects: types::ObjectList) -> WitResult<String> {
@@ -237,22 +185,21 @@ impl logic::Guest for Component {
     }
 
     fn yaml_objects(yaml: imported::Data) -> WitResult<Vec<String>> {
-        match crate::yaml_objects(&bytes(yaml)) {
+        match crate::yaml_objects(&yaml) {
             Ok(objects) => Ok(objects.into_iter().map(text).collect()),
             Err(e) => Err(Error::from(e).into()),
         }
     }
 
     fn yaml_canonical(yaml: imported::Data) -> WitResult<imported::Data> {
-        let text_form = matches!(yaml, imported::Data::Text(_));
-        match crate::yaml_canonical(&bytes(yaml)) {
-            Ok(canonical) => Ok(data_like(text_form, canonical)),
+        match crate::yaml_canonical(&yaml) {
+            Ok(canonical) => Ok(canonical),
             Err(e) => Err(Error::from(e).into()),
         }
     }
 
     fn yaml_render_ref(yaml: imported::Data) -> WitResult<String> {
-        crate::yaml_render_ref(&bytes(yaml)).map_err(|e| Error::from(e).into())
+        crate::yaml_render_ref(&yaml).map_err(|e| Error::from(e).into())
     }
 
     fn validate_render_ref(render_ref: String) -> WitResult<()> {
@@ -260,7 +207,7 @@ impl logic::Guest for Component {
     }
 
     fn sha256_hex(data: imported::Data) -> String {
-        crate::sha256_hex(&bytes(data))
+        crate::sha256_hex(&data)
     }
 
     fn release_prefix(r: types::Release) -> WitResult<String> {
@@ -340,8 +287,8 @@ impl logic::Guest for Component {
         context: u32,
     ) -> WitResult<types::RenderDiff> {
         let d = crate::diff_canonical(
-            &bytes(old),
-            &bytes(new),
+            &old,
+            &new,
             object_form(form),
             secret_values(secrets),
             context,
@@ -355,7 +302,7 @@ impl logic::Guest for Component {
         secrets: types::SecretValues,
     ) -> WitResult<Vec<types::ShownObject>> {
         Ok(
-            crate::show_objects(&bytes(canonical), object_form(form), secret_values(secrets))?
+            crate::show_objects(&canonical, object_form(form), secret_values(secrets))?
                 .into_iter()
                 .map(|o| types::ShownObject {
                     id: wit_id(o.id),
@@ -421,7 +368,7 @@ fn wit_diff(d: crate::RenderDiff) -> types::RenderDiff {
 
 impl store::Guest for Component {
     fn put_render(r: types::Release, objects: types::ObjectList) -> WitResult<String> {
-        let mut host = Host::putting_text(matches!(objects, types::ObjectList::Texts(_)));
+        let mut host = Host;
         let objects = Objects::from_wit(objects);
         Ok(crate::put_render(
             &mut host,
@@ -431,11 +378,7 @@ impl store::Guest for Component {
     }
 
     fn get_render(r: types::Release, render_ref: String) -> WitResult<imported::Data> {
-        let mut host = Host::default();
-        // get_render refuses a blob that is not UTF-8 (`corrupt`) whatever form it came
-        // in, so answering `text` cannot fail.
-        let render = crate::get_render(&mut host, &release(r), &render_ref)?;
-        Ok(data_like(host.got_text, render))
+        Ok(crate::get_render(&mut Host, &release(r), &render_ref)?)
     }
 
     fn diff_renders(
@@ -447,7 +390,7 @@ impl store::Guest for Component {
         context: u32,
     ) -> WitResult<types::RenderDiff> {
         let d = crate::diff_stored(
-            &mut Host::default(),
+            &mut Host,
             &release(r),
             &old_ref,
             &new_ref,
@@ -459,11 +402,7 @@ impl store::Guest for Component {
     }
 
     fn has_history_ref(r: types::Release, render_ref: String) -> WitResult<bool> {
-        Ok(crate::has_history_ref(
-            &mut Host::default(),
-            &release(r),
-            &render_ref,
-        )?)
+        Ok(crate::has_history_ref(&mut Host, &release(r), &render_ref)?)
     }
 
     fn record_history(r: types::Release, entry: types::NewEntry) -> WitResult<bool> {
@@ -473,15 +412,11 @@ impl store::Guest for Component {
             summary: entry.summary,
         };
         // An entry body is small, and text is the form every host reads cheaply.
-        Ok(crate::record_history(
-            &mut Host::putting_text(true),
-            &release(r),
-            &entry,
-        )?)
+        Ok(crate::record_history(&mut Host, &release(r), &entry)?)
     }
 
     fn list_history(r: types::Release) -> WitResult<Vec<types::HistoryEntry>> {
-        let entries = crate::list_history(&mut Host::default(), &release(r))?;
+        let entries = crate::list_history(&mut Host, &release(r))?;
         Ok(entries.into_iter().map(wit_entry).collect())
     }
 
@@ -490,8 +425,7 @@ impl store::Guest for Component {
         limit: u32,
         before: Option<String>,
     ) -> WitResult<types::HistoryPage> {
-        let page =
-            crate::list_history_page(&mut Host::default(), &release(r), limit, before.as_deref())?;
+        let page = crate::list_history_page(&mut Host, &release(r), limit, before.as_deref())?;
         Ok(types::HistoryPage {
             entries: page.entries.into_iter().map(wit_entry).collect(),
             next_before: page.next_before,
@@ -511,7 +445,7 @@ impl store::Guest for Component {
             seconds: grace_seconds,
         };
         Ok(wit_plan(crate::gc(
-            &mut Host::default(),
+            &mut Host,
             &release(r),
             keep,
             &protected,
@@ -521,7 +455,7 @@ impl store::Guest for Component {
     }
 
     fn delete_release(r: types::Release) -> WitResult<u32> {
-        Ok(crate::delete_release(&mut Host::default(), &release(r))?)
+        Ok(crate::delete_release(&mut Host, &release(r))?)
     }
 }
 
@@ -543,16 +477,11 @@ fn object_meta(o: imported::ObjectMeta) -> ObjectMeta {
 fn recorded_call(c: trace::RecordedCall) -> crate::trace::Call {
     use crate::trace::{Call, CallKind, Reply};
     let (kind, key, value, answer) = match c {
-        trace::RecordedCall::Get(c) => (
-            CallKind::Get,
-            c.key,
-            None,
-            c.answer.map(|data| Reply::Bytes(bytes(data))),
-        ),
+        trace::RecordedCall::Get(c) => (CallKind::Get, c.key, None, c.answer.map(Reply::Bytes)),
         trace::RecordedCall::Put(c) => (
             CallKind::Put,
             c.key,
-            Some(bytes(c.value)),
+            Some(c.value),
             c.answer.map(|()| Reply::Done),
         ),
         trace::RecordedCall::Exists(c) => (
@@ -692,7 +621,7 @@ fn outcome(o: trace::Outcome) -> crate::trace::Outcome {
     }
     match o {
         trace::Outcome::PutRender(r) => lift(r, Output::RenderRef),
-        trace::Outcome::GetRender(r) => lift(r, |render| Output::Render(bytes(render))),
+        trace::Outcome::GetRender(r) => lift(r, Output::Render),
         trace::Outcome::HasHistoryRef(r) => lift(r, Output::Recorded),
         trace::Outcome::RecordHistory(r) => lift(r, Output::Added),
         trace::Outcome::ListHistory(r) => lift(r, |entries| {

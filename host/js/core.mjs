@@ -1,5 +1,5 @@
 // The core of the JavaScript host of the render-store component (wit/render-store.wit,
-// convoy:render-store@0.6.0): its main core module, run with the canonical ABI of
+// convoy:render-store@0.7.0): its main core module, run with the canonical ABI of
 // ./abi.mjs (the module and its WIT types are written into ./generated/js by
 // `node build.mjs`).
 // It imports no Node.js built-in, so it runs in browsers too; render-store.mjs adds the
@@ -58,7 +58,7 @@ try {
   throw new Error(`render-store: the built component is missing; run \`node build.mjs\` (or run.sh) first (${e.message})`);
 }
 
-const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.6.0';
+const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.7.0';
 const ERROR_KINDS = new Set(['invalid-input', 'invalid-object', 'not-found', 'corrupt', 'bucket', 'invalid-yaml']);
 /** Where a YAML stream was rejected: the fields of the WIT `yaml-error` besides its message. */
 const YAML_ERROR_FIELDS = ['stage', 'document', 'line', 'column'];
@@ -231,7 +231,7 @@ function bucketFunctions(prefix, answer, record) {
     return witAnswer('delete-many', ans.ok);
   };
   const fn = (call) => call === 'delete-many' ? many : (key, given) => {
-    // put's value is a WIT `data`; JS buckets take bytes.
+    // put's value is the WIT `data`, a Uint8Array; JS buckets take bytes.
     const value = call === 'put' ? dataBytes(given) : given;
     let ans;
     if (prefix === null) ans = denied(messages.NO_BUCKET);
@@ -270,8 +270,8 @@ function witAnswer(call, ok) {
     case 'delete-many':
       return ok.map(witResult);
     default:
-      // get: a Uint8Array crosses in one copy, so bytes cross as `raw`, valid UTF-8 or not.
-      return { tag: 'raw', val: ok };
+      // get: a Uint8Array crosses in one copy, valid UTF-8 or not.
+      return ok;
   }
 }
 
@@ -555,30 +555,44 @@ const ENCODER = new TextEncoder();
 /** Invalid UTF-8 sequences each become U+FFFD (the WHATWG decoder, as Rust's from_utf8_lossy). */
 const LOSSY = new TextDecoder('utf-8', { ignoreBOM: true }); // a leading U+FEFF kept, as Rust keeps it
 
-/** A value as the WIT `data` variant: a string as `text` (it is UTF-8 once encoded),
- *  bytes as `raw` (whatever they hold: Go's handling of invalid UTF-8 needs them as is). */
+/** A value as the WIT `data` (a `list<u8>`): a string as its UTF-8, bytes as they are
+ *  (whatever they hold: Go's handling of invalid UTF-8 needs them as is). */
 function data(value, what) {
-  if (typeof value === 'string') return { tag: 'text', val: value };
-  if (value instanceof Uint8Array) return { tag: 'raw', val: value };
-  if (value instanceof ArrayBuffer) return { tag: 'raw', val: new Uint8Array(value) };
+  if (typeof value === 'string') return ENCODER.encode(value);
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
   throw new TypeError(`${what}: expected a Uint8Array, an ArrayBuffer or a string`);
 }
 
 /** Text the component made (YAML's objects) as the bytes this API returns. */
 const textBytes = (text) => ENCODER.encode(text);
 
-/** A WIT `data` from the component as the bytes it stands for. The component answers in
- *  the form it was given, and this host gives `raw`, so `raw` comes back: abi.mjs's lifted
- *  Uint8Array is already a copy of its own, taken as is, with no string to decode and
- *  encode again. `text` is encoded, since the component is untrusted input all the same. */
-const dataBytes = (d) => (d.tag === 'raw' ? d.val : ENCODER.encode(d.val));
+/** A WIT `data` from the component: abi.mjs's lifted Uint8Array, a copy of its own,
+ *  taken as is. */
+const dataBytes = (d) => {
+  if (!(d instanceof Uint8Array)) throw new TypeError('the component answered bytes that are not a Uint8Array');
+  return d;
+};
 
-/** A render's objects as the WIT `object-list`: always `each`, every object its own `data`
- *  (a byte list is copied in bulk, so bytes stay bytes; `texts` is for hosts whose
- *  per-element variant lowering is slow). */
+/** A render's objects as the WIT `object-list`: every object's bytes in one buffer and
+ *  where each ends (one copy of the render, two allocations in the component). */
 function objectList(objects) {
   if (!Array.isArray(objects)) throw new TypeError('objects: expected an array of JSON objects (bytes or strings)');
-  return { tag: 'each', val: objects.map((o, i) => data(o, `objects[${i}]`)) };
+  const parts = objects.map((o, i) => data(o, `objects[${i}]`));
+  const ends = new Array(parts.length);
+  let total = 0;
+  for (let i = 0; i < parts.length; i++) {
+    total += parts[i].length;
+    if (total > 0xffffffff) throw new RangeError(`objects: ${total} bytes together; a render is at most 4 GiB - 1`);
+    ends[i] = total;
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.length;
+  }
+  return { bytes, ends };
 }
 
 function stringList(list, what) {
@@ -1074,7 +1088,7 @@ function witRecordedCall(call, key, value, ans) {
     ? { tag: 'err', val: ans.error.kind === 'not-found' ? { tag: 'not-found' } : { tag: ans.error.kind, val: ans.error.message } }
     : { tag: 'ok', val: witAnswer(call, ans.ok) };
   // A trace records a put's bytes, not the form they came in.
-  if (call === 'put') return { tag: call, val: { key, value: { tag: 'raw', val: value }, answer } };
+  if (call === 'put') return { tag: call, val: { key, value, answer } };
   if (call === 'list') return { tag: call, val: { prefix: key, answer } };
   if (call === 'delete-many') return { tag: call, val: { keys: key, answer } };
   return { tag: call, val: { key, answer } };

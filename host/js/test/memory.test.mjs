@@ -278,7 +278,7 @@ test('a key outside the release prefix is denied before the bucket, as the Rust 
   const imports = rs.scopedBucket(bucket, 'ns/app');
   // The keys of the Rust host's own test (runtime.rs).
   for (const key of ['ns/app2/renders/x', 'ns/ap', 'other/app/x', '', 'ns/app']) {
-    for (const [call, args] of [['get', []], ['put', [{ tag: 'raw', val: new Uint8Array([1]) }]], ['exists', []], ['list', []], ['delete', []]]) {
+    for (const [call, args] of [['get', []], ['put', [new Uint8Array([1])]], ['exists', []], ['list', []], ['delete', []]]) {
       assert.throws(() => imports[call](key, ...args), (e) => {
         assert.deepEqual(e.payload, { tag: 'denied', val: `key ${JSON.stringify(key)} lies outside "ns/app/", the prefix of the release being served` });
         return true;
@@ -286,9 +286,8 @@ test('a key outside the release prefix is denied before the bucket, as the Rust 
     }
   }
   assert.deepEqual(calls, []);
-  // The component hands a value to store as a WIT `data` (the form its caller used); the
-  // JS bucket gets the bytes either form stands for.
-  imports.put('ns/app/renders/x', { tag: 'text', val: 'x' });
+  // The component hands a value to store as a WIT `data`, bytes; the JS bucket gets them.
+  imports.put('ns/app/renders/x', new TextEncoder().encode('x'));
   // What the component is given: sizes and times as bigints, an absent object as not-found.
   const listed = imports.list('ns/app/');
   assert.deepEqual(listed.map((o) => [o.key, o.size, typeof o.modified.seconds, typeof o.modified.nanoseconds]), [['ns/app/renders/x', 1n, 'bigint', 'number']]);
@@ -298,8 +297,8 @@ test('a key outside the release prefix is denied before the bucket, as the Rust 
     return true;
   });
   assert.deepEqual(calls, ['put ns/app/renders/x', 'list ns/app/', 'exists ns/app/renders/x', 'exists ns/app/renders/y']);
-  imports.put('ns/app/renders/x', { tag: 'raw', val: new Uint8Array([0xff, 0x0a]) });
-  assert.deepEqual(imports.get('ns/app/renders/x'), { tag: 'raw', val: new Uint8Array([0xff, 0x0a]) });
+  imports.put('ns/app/renders/x', new Uint8Array([0xff, 0x0a]));
+  assert.deepEqual(imports.get('ns/app/renders/x'), new Uint8Array([0xff, 0x0a]));
   calls.length = 0;
   // Keys are quoted as JSON strings (messages.test.mjs checks hostile ones in every host).
   const odd = 'x"\n\t\\\u0001\u200b\u2028\u007f';

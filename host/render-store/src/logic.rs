@@ -2,7 +2,7 @@
 //! the component, so Rust, JavaScript and Python hosts agree by construction.
 
 use crate::error::Result;
-use crate::runtime::{Runtime, call_export, data_bytes, joined_objects, raw, raw_objects};
+use crate::runtime::{Runtime, call_export, data_arg, joined_arg, objects_arg};
 use crate::types::{
     GcPlan, HistorySummary, ObjectForm, ParsedKey, Release, RenderDiff, SecretValues, ShownObject,
     SyncTime,
@@ -14,9 +14,8 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_canonical(&raw_objects(objects))
+            convoy_render_store_logic.call_canonical(&objects_arg(objects))
         )
-        .map(data_bytes)
     }
 
     /// The renderRef of a render: `sha256:` and the hex SHA-256 of its canonical bytes.
@@ -24,7 +23,7 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_render_ref(&raw_objects(objects))
+            convoy_render_store_logic.call_render_ref(&objects_arg(objects))
         )
     }
 
@@ -34,9 +33,8 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_canonical(&joined_objects(bytes, ends))
+            convoy_render_store_logic.call_canonical(&joined_arg(bytes, ends))
         )
-        .map(data_bytes)
     }
 
     /// [`Runtime::render_ref`] of objects given in one buffer and where each ends
@@ -45,7 +43,7 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_render_ref(&joined_objects(bytes, ends))
+            convoy_render_store_logic.call_render_ref(&joined_arg(bytes, ends))
         )
     }
 
@@ -57,7 +55,7 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_yaml_objects(&raw(yaml))
+            convoy_render_store_logic.call_yaml_objects(&data_arg(yaml))
         )
         .map(|objects| objects.into_iter().map(String::into_bytes).collect())
     }
@@ -67,9 +65,8 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_yaml_canonical(&raw(yaml))
+            convoy_render_store_logic.call_yaml_canonical(&data_arg(yaml))
         )
-        .map(data_bytes)
     }
 
     /// [`Runtime::render_ref`] of [`Runtime::yaml_objects`], in one sandbox call: the
@@ -78,7 +75,7 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_yaml_render_ref(&raw(yaml))
+            convoy_render_store_logic.call_yaml_render_ref(&data_arg(yaml))
         )
     }
 
@@ -93,7 +90,7 @@ impl Runtime {
 
     /// The hex SHA-256 of `bytes`, computed in the component.
     pub async fn sha256_hex(&self, bytes: &[u8]) -> Result<String> {
-        call_export!(infallible self, None, convoy_render_store_logic.call_sha256_hex(&raw(bytes)))
+        call_export!(infallible self, None, convoy_render_store_logic.call_sha256_hex(&data_arg(bytes)))
     }
 
     /// `<namespace>/<name>/`, the prefix of every key of `release`, after the
@@ -207,8 +204,8 @@ impl Runtime {
             self,
             None,
             convoy_render_store_logic.call_diff_renders(
-                &raw(old),
-                &raw(new),
+                &data_arg(old),
+                &data_arg(new),
                 form.into(),
                 secrets.into(),
                 context
@@ -229,7 +226,7 @@ impl Runtime {
             self,
             None,
             convoy_render_store_logic.call_show_objects(
-                &raw(canonical),
+                &data_arg(canonical),
                 form.into(),
                 secrets.into()
             )

@@ -3,7 +3,7 @@
 //! onto the WIT `trace` types the component writes traces and JSON from.
 
 use crate::error::Result;
-use crate::runtime::{raw_objects_owned, wit_bucket, wit_trace};
+use crate::runtime::{objects_arg, wit_trace};
 use crate::store::{Grace, RenderStore};
 use crate::types::{GcPlan, HistoryEntry, NewEntry, Release};
 
@@ -154,7 +154,7 @@ impl Operation {
         match self.clone() {
             Operation::PutRender { release, objects } => O::PutRender(wit_trace::PutRenderArgs {
                 release: (&release).into(),
-                objects: raw_objects_owned(objects),
+                objects: objects_arg(&objects),
             }),
             Operation::GetRender {
                 release,
@@ -203,7 +203,7 @@ impl Output {
         match self.clone() {
             Output::RenderRef(r) => O::PutRender(Ok(r)),
             // A trace records the bytes whatever form they crossed in.
-            Output::Render(bytes) => O::GetRender(Ok(wit_bucket::Data::Raw(bytes))),
+            Output::Render(bytes) => O::GetRender(Ok(bytes)),
             Output::Recorded(yes) => O::HasHistoryRef(Ok(yes)),
             Output::Added(yes) => O::RecordHistory(Ok(yes)),
             Output::Entries(entries) => {

@@ -3,9 +3,7 @@
 
 use crate::bucket::Bucket;
 use crate::error::Result;
-use crate::runtime::{
-    CallLog, Runtime, Scope, call_export, data_bytes, joined_objects, raw_objects,
-};
+use crate::runtime::{CallLog, Runtime, Scope, call_export, joined_arg, objects_arg};
 use crate::store_url::open_bucket;
 use crate::types::SyncTime;
 use crate::types::{
@@ -132,7 +130,7 @@ impl RenderStore {
         call_export!(
             &self.runtime,
             Some(self.scope(release)),
-            convoy_render_store_store.call_put_render(&release.into(), &raw_objects(objects))
+            convoy_render_store_store.call_put_render(&release.into(), &objects_arg(objects))
         )
     }
 
@@ -149,8 +147,7 @@ impl RenderStore {
         call_export!(
             &self.runtime,
             Some(self.scope(release)),
-            convoy_render_store_store
-                .call_put_render(&release.into(), &joined_objects(bytes, ends))
+            convoy_render_store_store.call_put_render(&release.into(), &joined_arg(bytes, ends))
         )
     }
 
@@ -162,7 +159,6 @@ impl RenderStore {
             Some(self.scope(release)),
             convoy_render_store_store.call_get_render(&release.into(), render_ref)
         )
-        .map(data_bytes)
     }
 
     /// At most `limit` history entries, newest first, older than the entry key `before`

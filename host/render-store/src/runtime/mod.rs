@@ -54,42 +54,32 @@ pub(crate) use bindings::convoy::render_store::bucket as wit_bucket;
 pub(crate) use bindings::exports::convoy::render_store::trace as wit_trace;
 pub(crate) use bindings::exports::convoy::render_store::types as wit;
 
-/// Bytes for the component in the WIT `data` form the Rust host always uses: `raw`, one
-/// copy, whatever the bytes (the `text` form exists for hosts whose byte lists are slow).
-pub(crate) fn raw(bytes: &[u8]) -> wit_bucket::Data {
-    wit_bucket::Data::Raw(bytes.to_vec())
+/// Bytes as the component takes them (the WIT `data`, a `list<u8>`): one copy.
+pub(crate) fn data_arg(bytes: &[u8]) -> wit_bucket::Data {
+    bytes.to_vec()
 }
 
-/// The bytes a WIT `data` from the component stands for. The component answers in the
-/// form it was given, so the Rust host, which gives `raw`, gets `raw` (its buffer taken
-/// over, no copy); the component is untrusted input all the same, so `text` is taken too.
-pub(crate) fn data_bytes(data: wit_bucket::Data) -> Vec<u8> {
-    match data {
-        wit_bucket::Data::Raw(bytes) => bytes,
-        wit_bucket::Data::Text(text) => text.into_bytes(),
+/// A render's objects as the component takes them (the WIT `object-list`): one buffer
+/// and where each object ends, one copy of the whole render however many objects it has.
+pub(crate) fn objects_arg(objects: &[Vec<u8>]) -> wit::ObjectList {
+    let mut bytes = Vec::with_capacity(objects.iter().map(Vec::len).sum());
+    let mut ends = Vec::with_capacity(objects.len());
+    for o in objects {
+        bytes.extend_from_slice(o);
+        // An end past 4 GiB cannot be said in the WIT's u32: the component refuses the
+        // render (its ends then do not fit), as it refuses any render that large.
+        ends.push(u32::try_from(bytes.len()).unwrap_or(u32::MAX));
     }
+    wit::JoinedObjects { bytes, ends }
 }
 
-/// A render's objects in the WIT `object-list` form the Rust host always uses: `each`,
-/// every object [`raw`] (wasmtime's typed lowering copies a byte list in bulk, where
-/// `texts` would first have to check every object is UTF-8).
-pub(crate) fn raw_objects(objects: &[Vec<u8>]) -> wit::ObjectList {
-    raw_objects_owned(objects.to_vec())
-}
-
-/// A render's objects given as one buffer and where each ends, in the WIT `joined`
-/// form: one copy of the whole render, however many objects it has (the C ABI's form,
-/// which takes a caller's objects that way).
-pub(crate) fn joined_objects(bytes: &[u8], ends: &[u32]) -> wit::ObjectList {
-    wit::ObjectList::Joined(wit::JoinedObjects {
+/// A render's objects already given as one buffer and where each ends (the C ABI's
+/// form): one copy of the buffer.
+pub(crate) fn joined_arg(bytes: &[u8], ends: &[u32]) -> wit::ObjectList {
+    wit::JoinedObjects {
         bytes: bytes.to_vec(),
         ends: ends.to_vec(),
-    })
-}
-
-/// [`raw_objects`] of objects the caller no longer needs, without copying them.
-pub(crate) fn raw_objects_owned(objects: Vec<Vec<u8>>) -> wit::ObjectList {
-    wit::ObjectList::Each(objects.into_iter().map(wit_bucket::Data::Raw).collect())
+    }
 }
 
 /// The component, as built from `guest/` by `build.rs`: a WebAssembly component that
@@ -246,7 +236,6 @@ impl wit_bucket::Host for CallState {
                 .bucket
                 .get(&key, limit)
                 .await
-                .map(wit_bucket::Data::Raw)
                 .map_err(to_wit)
         }
         .await;
@@ -264,12 +253,11 @@ impl wit_bucket::Host for CallState {
         key: String,
         value: wit_bucket::Data,
     ) -> Result<(), wit_bucket::BucketError> {
-        // The trace keeps the form the component gave: its text is of the bytes alone.
         let copy = self.call_log().map(|_| value.clone());
         let answer = async {
             self.scope(&key)?
                 .bucket
-                .put(&key, data_bytes(value))
+                .put(&key, value)
                 .await
                 .map_err(to_wit)
         }
@@ -277,7 +265,7 @@ impl wit_bucket::Host for CallState {
         self.log(|| {
             wit_trace::RecordedCall::Put(wit_trace::PutCall {
                 key,
-                value: copy.unwrap_or_else(|| wit_bucket::Data::Raw(Vec::new())),
+                value: copy.unwrap_or_default(),
                 answer: answer.clone(),
             })
         });
@@ -675,34 +663,36 @@ mod tests {
                 )
             };
             denied(s.get(key.into()).await.map(|_| ()));
-            denied(s.put(key.into(), raw(b"x")).await);
+            denied(s.put(key.into(), data_arg(b"x")).await);
             denied(s.exists(key.into()).await.map(|_| ()));
             denied(s.list(key.into()).await.map(|_| ()));
             denied(s.delete(key.into()).await);
         }
         assert_eq!(recorder.take_calls(), []);
-        s.put("ns/app/renders/x".into(), raw(b"x")).await.unwrap();
+        s.put("ns/app/renders/x".into(), data_arg(b"x"))
+            .await
+            .unwrap();
         let listed = s.list("ns/app/".into()).await.unwrap();
         let keys: Vec<_> = listed.iter().map(|o| o.key.as_str()).collect();
         assert_eq!(keys, ["ns/app/renders/x"]);
         assert_eq!(recorder.take_calls().len(), 2);
     }
 
-    /// The component may hand a value to store in either form of `data` (it follows its
-    /// caller's); the bucket gets the bytes each stands for, and `get` answers `raw`.
+    /// The bucket gets the bytes the component gives, byte for byte (UTF-8 or not), and
+    /// `get` answers them.
     #[tokio::test]
-    async fn a_put_stores_the_bytes_of_either_form() {
+    async fn a_put_stores_the_bytes_as_given() {
         let recorder = recorder();
         let mut s = state(&recorder);
-        s.put("ns/app/t".into(), wit_bucket::Data::Text("é\n".into()))
+        s.put("ns/app/t".into(), data_arg("é\n".as_bytes()))
             .await
             .unwrap();
-        s.put("ns/app/r".into(), raw(b"\xff{}")).await.unwrap();
+        s.put("ns/app/r".into(), data_arg(b"\xff{}")).await.unwrap();
         assert_eq!(
             s.get("ns/app/t".into()).await.unwrap(),
-            raw("é\n".as_bytes())
+            data_arg("é\n".as_bytes())
         );
-        assert_eq!(s.get("ns/app/r".into()).await.unwrap(), raw(b"\xff{}"));
+        assert_eq!(s.get("ns/app/r".into()).await.unwrap(), data_arg(b"\xff{}"));
     }
 
     /// The scope's refusal is worded as tests/vectors/messages.json (and so as the Node
@@ -732,8 +722,8 @@ mod tests {
     async fn delete_many_refuses_keys_outside_the_prefix_one_by_one() {
         let recorder = recorder();
         let mut s = state(&recorder);
-        s.put("ns/app/a".into(), raw(b"a")).await.unwrap();
-        s.put("ns/app/b".into(), raw(b"b")).await.unwrap();
+        s.put("ns/app/a".into(), data_arg(b"a")).await.unwrap();
+        s.put("ns/app/b".into(), data_arg(b"b")).await.unwrap();
         recorder.take_calls();
         let keys = ["ns/app/a", "ns/app2/x", "ns/app/b", "ns/app/absent"].map(String::from);
         let answers = s.delete_many(keys.to_vec()).await.unwrap();
@@ -781,66 +771,52 @@ mod tests {
         );
     }
 
-    /// The component answers in the form it is given (wit/render-store.wit, `data`): the
-    /// Rust host's `raw` comes back `raw`, and `text`, which the Python package sends,
-    /// comes back `text`, the blob put-render stores included.
+    /// Bytes in, bytes out: canonical, yaml-canonical and the blob put-render stores are
+    /// the canonical bytes, whatever the objects held.
     #[tokio::test]
-    async fn the_component_answers_in_the_form_it_is_given() -> Result<()> {
+    async fn the_component_answers_bytes() -> Result<()> {
         let rt = Runtime::new(Limits::default()).unwrap();
         let object = r#"{"b":1,"a":"é"}"#;
         let canonical = "{\"a\":\"é\",\"b\":1}\n";
-        let texts = wit::ObjectList::Texts(vec![object.to_string()]);
-        let each = raw_objects(&[object.as_bytes().to_vec()]);
-        let text = |t: &str| wit_bucket::Data::Text(t.to_string());
-
-        let got = call_export!(&rt, None, convoy_render_store_logic.call_canonical(&texts));
-        assert_eq!(got.unwrap(), text(canonical));
-        let got = call_export!(&rt, None, convoy_render_store_logic.call_canonical(&each));
-        assert_eq!(got.unwrap(), raw(canonical.as_bytes()));
-        let yaml = "b: 1\na: é\n";
+        let objects = objects_arg(&[object.as_bytes().to_vec()]);
         let got = call_export!(
             &rt,
             None,
-            convoy_render_store_logic.call_yaml_canonical(&text(yaml))
+            convoy_render_store_logic.call_canonical(&objects)
         );
-        assert_eq!(got.unwrap(), text(canonical));
+        assert_eq!(got.unwrap(), canonical.as_bytes());
         let got = call_export!(
             &rt,
             None,
-            convoy_render_store_logic.call_yaml_canonical(&raw(yaml.as_bytes()))
+            convoy_render_store_logic.call_yaml_canonical(&data_arg("b: 1\na: é\n".as_bytes()))
         );
-        assert_eq!(got.unwrap(), raw(canonical.as_bytes()));
+        assert_eq!(got.unwrap(), canonical.as_bytes());
 
         let release = wit::Release {
             namespace: "ns".into(),
             name: "app".into(),
         };
-        for (objects, form) in [
-            (&texts, text(canonical)),
-            (&each, raw(canonical.as_bytes())),
-        ] {
-            let log = Arc::new(CallLog::default());
-            let scope = Scope {
-                bucket: recorder(),
-                prefix: "ns/app/".into(),
-                log: Some(log.clone()),
-            };
-            call_export!(
-                &rt,
-                Some(scope),
-                convoy_render_store_store.call_put_render(&release, objects)
-            )
-            .unwrap();
-            let puts: Vec<_> = log
-                .take()
-                .into_iter()
-                .filter_map(|c| match c {
-                    RecordedCall::Put(p) => Some(p.value),
-                    _ => None,
-                })
-                .collect();
-            assert_eq!(puts, [form]);
-        }
+        let log = Arc::new(CallLog::default());
+        let scope = Scope {
+            bucket: recorder(),
+            prefix: "ns/app/".into(),
+            log: Some(log.clone()),
+        };
+        call_export!(
+            &rt,
+            Some(scope),
+            convoy_render_store_store.call_put_render(&release, &objects)
+        )
+        .unwrap();
+        let puts: Vec<_> = log
+            .take()
+            .into_iter()
+            .filter_map(|c| match c {
+                RecordedCall::Put(p) => Some(p.value),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(puts, [canonical.as_bytes().to_vec()]);
         Ok(())
     }
 
