@@ -305,6 +305,41 @@ fn cli(url: &str, args: &[&str]) -> std::process::Output {
         .expect("the CLI runs")
 }
 
+/// The trace of a put-render is the same bytes from build to build: tests/vectors/traces
+/// holds one written by the 0.6.0 CLI (whose WIT still had the `text`/`raw` forms of
+/// `data`), of a Secret with non-ASCII text and a ConfigMap with a byte that is not UTF-8.
+#[test]
+fn a_put_render_trace_is_the_same_bytes_as_the_recorded_vector() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}/store?create_dir=true", dir.path().display());
+    let vectors = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/vectors/traces");
+    let trace = dir.path().join("put.jsonl");
+    let out = cli(
+        &url,
+        &[
+            "put",
+            "ns/app",
+            &format!("{vectors}/put-render.1.json"),
+            &format!("{vectors}/put-render.2.json"),
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want = std::fs::read(format!("{vectors}/put-render.jsonl")).unwrap();
+    let got = std::fs::read(&trace).unwrap();
+    assert!(
+        got == want,
+        "the trace differs from the vector:\n{}\n{}",
+        String::from_utf8_lossy(&got),
+        String::from_utf8_lossy(&want)
+    );
+}
+
 #[test]
 fn cli_records_and_replays() {
     let dir = tempfile::tempdir().unwrap();
