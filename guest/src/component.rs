@@ -17,7 +17,6 @@ struct Component;
 export!(Component);
 
 /// The imported bucket, for one export call.
-#[derive(Default)]
 struct Host;
 
 impl From<imported::BucketError> for BucketError {
@@ -39,25 +38,10 @@ fn absent_as_none(answer: Result<u64, imported::BucketError>) -> Result<Option<u
     }
 }
 
-/// A render's objects as the host sent them: one buffer and where each object ends in
-/// it, taken over as it is, not copied.
-struct Objects {
-    bytes: Vec<u8>,
-    ends: Vec<u32>,
-}
-
-impl Objects {
-    fn from_wit(objects: types::ObjectList) -> Self {
-        Objects {
-            bytes: objects.bytes,
-            ends: objects.ends,
-        }
-    }
-
-    /// One slice an object; `invalid-input` for ends that do not fit.
-    fn slices(&self) -> Result<Vec<&[u8]>, Error> {
-        crate::render::joined_objects(&self.bytes, &self.ends)
-    }
+/// One slice an object of a render as the host sent it (one buffer and where each object
+/// ends in it); `invalid-input` for ends that do not fit.
+fn slices(objects: &types::ObjectList) -> Result<Vec<&[u8]>, Error> {
+    crate::render::joined_objects(&objects.bytes, &objects.ends)
 }
 
 /// Bytes the component made as text (canonical JSON, YAML's JSON objects, entry
@@ -176,12 +160,11 @@ type WitResult<T> = Result<T, types::Error>;
 
 impl logic::Guest for Component {
     fn canonical(objects: types::ObjectList) -> WitResult<imported::Data> {
-        let objects = Objects::from_wit(objects);
-        Ok(crate::canonical(&objects.slices()?)?)
+        Ok(crate::canonical(&slices(&objects)?)?)
     }
 
     fn render_ref(objects: types::ObjectList) -> WitResult<String> {
-        Ok(crate::render_ref(&Objects::from_wit(objects).slices()?)?)
+        Ok(crate::render_ref(&slices(&objects)?)?)
     }
 
     fn yaml_objects(yaml: imported::Data) -> WitResult<Vec<String>> {
@@ -368,12 +351,10 @@ fn wit_diff(d: crate::RenderDiff) -> types::RenderDiff {
 
 impl store::Guest for Component {
     fn put_render(r: types::Release, objects: types::ObjectList) -> WitResult<String> {
-        let mut host = Host;
-        let objects = Objects::from_wit(objects);
         Ok(crate::put_render(
-            &mut host,
+            &mut Host,
             &release(r),
-            &objects.slices()?,
+            &slices(&objects)?,
         )?)
     }
 
@@ -543,8 +524,7 @@ fn operation(op: trace::Operation) -> crate::trace::Operation {
             release: release(a.release),
             // A host records the objects it sent to put-render, which checked them
             // first; joined objects that do not fit here are a broken host.
-            objects: Objects::from_wit(a.objects)
-                .slices()
+            objects: slices(&a.objects)
                 .unwrap_or_else(|e| panic!("the traced put-render's objects: {e}"))
                 .into_iter()
                 .map(<[u8]>::to_vec)

@@ -146,11 +146,20 @@ fn package_times(mut cmd: Command, dir: &Path, cases: &[String]) -> Result<Times
     serde_json::from_slice(&out.stdout).map_err(|e| format!("unreadable output: {e}"))
 }
 
-/// The release C library beside this bench's binary, if it is built.
-fn release_library() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let library = exe.parent()?.parent()?.join("librender_store_capi.so");
-    library.exists().then_some(library)
+/// The release C library beside this bench's binary, or why there is none.
+fn release_library() -> Result<PathBuf, String> {
+    let release = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.to_path_buf()))
+        .ok_or("cannot find the target folder")?;
+    let library = release.join("librender_store_capi.so");
+    match library.exists() {
+        true => Ok(library),
+        false => Err(format!(
+            "no {}: cargo build --release -p render-store-capi",
+            library.display()
+        )),
+    }
 }
 
 fn script_is_python(script: Option<&str>) -> bool {
@@ -160,16 +169,8 @@ fn script_is_python(script: Option<&str>) -> bool {
 /// Builds the Go package's measuring program against the release C library beside this
 /// bench's binary; its path, or why it could not be built.
 fn go_program(repo: &Path, into: &Path) -> Result<PathBuf, String> {
-    let release = std::env::current_exe()
-        .ok()
-        .and_then(|exe| Some(exe.parent()?.parent()?.to_path_buf()))
-        .ok_or("cannot find the target folder")?;
-    if !release.join("librender_store_capi.so").exists() {
-        return Err(format!(
-            "no {}: cargo build --release -p render-store-capi",
-            release.join("librender_store_capi.so").display()
-        ));
-    }
+    let library = release_library()?;
+    let release = library.parent().expect("the library is in a folder");
     let program = into.join("bench-go");
     let out = Command::new("go")
         .current_dir(repo.join("host/go"))
@@ -278,7 +279,8 @@ fn main() {
                 }
                 // The Python package over the release C library, as the Go one: the
                 // wheel the tests installed carries the debug build.
-                if let Some(library) = release_library().filter(|_| script_is_python(*script)) {
+                if let Some(library) = release_library().ok().filter(|_| script_is_python(*script))
+                {
                     cmd.env("RENDER_STORE_LIBRARY", library);
                 }
                 match package_times(cmd, dir.path(), &indices[i..=i]) {

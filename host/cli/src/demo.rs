@@ -79,7 +79,8 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
     // Three syncs of a real manifest, a minute apart, as the controller records them.
     let start = 1_767_225_600; // 2026-01-01T00:00:00Z
     let runtime = store.runtime();
-    for (minute, (summary, yaml)) in revisions()?.into_iter().enumerate() {
+    let revisions = revisions()?;
+    for (minute, (summary, yaml)) in revisions.iter().enumerate() {
         let objects = runtime.yaml_objects(yaml.as_bytes()).await?;
         let render_ref = store.put_render(&release, &objects).await?;
         let entry = NewEntry {
@@ -120,9 +121,9 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
 
     // What applying a local edit would change, before it is applied: `diff --local`.
     if let Some(newest) = history.last() {
-        let (_, v3) = revisions()?.pop().expect("three revisions");
+        let (_, newest_yaml) = revisions.last().expect("three revisions");
         let local = edit(
-            &v3,
+            newest_yaml,
             "        imagePullPolicy: IfNotPresent\n        lifecycle:",
             "        imagePullPolicy: Always\n        lifecycle:",
         )?;

@@ -16,6 +16,7 @@ pub mod local_file;
 pub mod names;
 pub mod output;
 pub mod progress;
+pub mod render_sizes;
 pub mod serve;
 pub mod terminal;
 pub mod verify;

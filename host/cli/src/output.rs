@@ -2,6 +2,7 @@
 //! terminal) or, with `--json`, the JSON shapes the observer's endpoints answer too.
 
 use crate::json_view::history_json;
+use crate::render_sizes::render_sizes;
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::Result;
 use render_store::operation::Output;
@@ -48,18 +49,7 @@ pub async fn print_history_wide(
     let times = rt.format_synced_at_all(&times).await?;
     let sizes: HashMap<String, u64> = match entries.first() {
         None => HashMap::new(),
-        Some(first) => {
-            // The folder of the release's renders, from the component's key layout.
-            let key = rt.render_key(release, &first.render_ref).await?;
-            let dir = &key[..key.len() - first.render_ref.len()];
-            store
-                .bucket()
-                .list(dir)
-                .await?
-                .into_iter()
-                .filter_map(|m| Some((m.key.strip_prefix(dir)?.to_string(), m.size)))
-                .collect()
-        }
+        Some(first) => render_sizes(store, release, &first.render_ref).await?.1,
     };
     let rows: Vec<[String; 5]> = entries
         .iter()

@@ -16,13 +16,14 @@
 mod diff_lines;
 
 use super::{App, observer_failure, params, resolve_name};
+use crate::render_sizes::render_sizes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use diff_lines::{Layout, diff_lines_html};
 use render_store::controller::DEFAULT_KEEP_HISTORY;
 use render_store::{
-    Error, GcPlan, HistoryEntry, ObjectForm, ObjectId, ObserverError, Release, RenderDiff, SyncTime,
+    GcPlan, HistoryEntry, ObjectForm, ObjectId, ObserverError, Release, RenderDiff, SyncTime,
 };
 use serde_json::json;
 use std::collections::HashMap;
@@ -517,25 +518,9 @@ async fn history_html(
     let entries = &page.entries;
     let times: Vec<SyncTime> = entries[..shown].iter().map(|e| e.synced_at).collect();
     let times = rt.format_synced_at_all(&times).await?;
-    // The folder of the release's renders, from the component's key layout: one call,
-    // whatever the length of the history.
-    let renders_dir = match entries.first() {
-        Some(e) => {
-            let key = rt.render_key(release, &e.render_ref).await?;
-            key[..key.len() - e.render_ref.len()].to_string()
-        }
-        None => String::new(),
-    };
-    let sizes: HashMap<String, u64> = match renders_dir.is_empty() {
-        true => HashMap::new(),
-        false => store
-            .bucket()
-            .list(&renders_dir)
-            .await
-            .map_err(Error::from)?
-            .into_iter()
-            .map(|m| (m.key, m.size))
-            .collect(),
+    let (renders_dir, sizes) = match entries.first() {
+        Some(e) => render_sizes(store, release, &e.render_ref).await?,
+        None => (String::new(), HashMap::new()),
     };
     // The plan lists every entry, kept or deleted: their number, and each one's place.
     let plan = store
@@ -593,7 +578,7 @@ async fn history_html(
         let number = index + 1;
         let back = count - 1 - index;
         let render_key = format!("{renders_dir}{}", entry.render_ref);
-        let size = match sizes.get(&render_key) {
+        let size = match sizes.get(&entry.render_ref) {
             Some(&n) => bytes_text(n),
             None => "<span class=\"muted\">missing</span>".to_string(),
         };

@@ -593,13 +593,11 @@ def set_default_runtime(runtime: Optional[Runtime]) -> None:
 def object_key_error(key: str) -> Optional[str]:
     """Why ``key`` is not a clean object key, by the rule every bucket of the Rust
     library applies (``None`` if it is clean)."""
-    err = lib.rs_check_key(*_lib.text(key))
-    if not err:
-        return None
     try:
-        return _lib.ErrorFields(err).detail
-    finally:
-        lib.rs_error_free(err)
+        _lib.check(lib.rs_check_key(*_lib.text(key)), lambda fields: Denied(fields.detail))
+    except Denied as refusal:
+        return refusal.message
+    return None
 
 
 def _check_key(key: str) -> None:
