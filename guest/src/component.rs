@@ -2,7 +2,7 @@
 //! [`Bucket`], and the exports. No logic lives here.
 
 use crate::bucket::{Bucket, BucketError, ObjectMeta};
-use crate::{Error, GcPlan, Grace, Release, SyncTime};
+use crate::{EncryptionKey, Error, GcPlan, Grace, Keyring, Release, SyncTime};
 
 wit_bindgen::generate!({
     world: "render-store",
@@ -100,6 +100,7 @@ impl From<Error> for types::Error {
             Error::NotFound(m) => types::Error::NotFound(m),
             Error::Corrupt(m) => types::Error::Corrupt(m),
             Error::Bucket(m) => types::Error::Bucket(m),
+            Error::EncryptionKey(m) => types::Error::EncryptionKey(m),
             Error::InvalidYaml(e) => types::Error::InvalidYaml(types::YamlError {
                 stage: match e.stage {
                     crate::Stage::Split => types::YamlStage::Split,
@@ -113,6 +114,15 @@ impl From<Error> for types::Error {
             }),
         }
     }
+}
+
+/// The keyring a call was given, its keys checked.
+fn keyring(keys: Vec<types::EncryptionKey>) -> Result<Keyring, Error> {
+    Keyring::new(
+        keys.iter()
+            .map(|k| EncryptionKey::new(&k.id, &k.secret))
+            .collect::<Result<_, _>>()?,
+    )
 }
 
 fn release(r: types::Release) -> Release {
@@ -165,6 +175,17 @@ impl logic::Guest for Component {
 
     fn render_ref(objects: types::ObjectList) -> WitResult<String> {
         Ok(crate::render_ref(&slices(&objects)?)?)
+    }
+
+    fn parse_keyring(text: imported::Data) -> WitResult<types::Keyring> {
+        Ok(Keyring::parse(&text)?
+            .keys()
+            .iter()
+            .map(|k| types::EncryptionKey {
+                id: k.id().to_string(),
+                secret: k.secret().to_vec(),
+            })
+            .collect())
     }
 
     fn yaml_objects(yaml: imported::Data) -> WitResult<Vec<String>> {
@@ -350,16 +371,38 @@ fn wit_diff(d: crate::RenderDiff) -> types::RenderDiff {
 }
 
 impl store::Guest for Component {
-    fn put_render(r: types::Release, objects: types::ObjectList) -> WitResult<String> {
+    fn put_render(
+        r: types::Release,
+        objects: types::ObjectList,
+        keys: types::Keyring,
+    ) -> WitResult<String> {
         Ok(crate::put_render(
             &mut Host,
             &release(r),
             &slices(&objects)?,
+            &keyring(keys)?,
         )?)
     }
 
-    fn get_render(r: types::Release, render_ref: String) -> WitResult<imported::Data> {
-        Ok(crate::get_render(&mut Host, &release(r), &render_ref)?)
+    fn get_render(
+        r: types::Release,
+        render_ref: String,
+        keys: types::Keyring,
+    ) -> WitResult<imported::Data> {
+        Ok(crate::get_render(
+            &mut Host,
+            &release(r),
+            &render_ref,
+            &keyring(keys)?,
+        )?)
+    }
+
+    fn rekey_release(r: types::Release, keys: types::Keyring) -> WitResult<(u32, u32)> {
+        Ok(crate::store::rekey_release(
+            &mut Host,
+            &release(r),
+            &keyring(keys)?,
+        )?)
     }
 
     fn diff_renders(
@@ -369,6 +412,7 @@ impl store::Guest for Component {
         form: types::ObjectForm,
         secrets: types::SecretValues,
         context: u32,
+        keys: types::Keyring,
     ) -> WitResult<types::RenderDiff> {
         let d = crate::diff_stored(
             &mut Host,
@@ -378,6 +422,7 @@ impl store::Guest for Component {
             object_form(form),
             secret_values(secrets),
             context,
+            &keyring(keys)?,
         )?;
         Ok(wit_diff(d))
     }
@@ -576,6 +621,7 @@ impl From<types::Error> for Error {
             types::Error::NotFound(m) => Error::NotFound(m),
             types::Error::Corrupt(m) => Error::Corrupt(m),
             types::Error::Bucket(m) => Error::Bucket(m),
+            types::Error::EncryptionKey(m) => Error::EncryptionKey(m),
             types::Error::InvalidYaml(e) => Error::InvalidYaml(crate::yaml::YamlError {
                 stage: match e.stage {
                     types::YamlStage::Split => crate::Stage::Split,
@@ -635,19 +681,27 @@ fn outcome(o: trace::Outcome) -> crate::trace::Outcome {
 impl trace::Guest for Component {
     fn write_trace(
         op: trace::Operation,
+        key_ids: Vec<String>,
         calls: Vec<trace::RecordedCall>,
         o: trace::Outcome,
     ) -> String {
         let calls: Vec<_> = calls.into_iter().map(recorded_call).collect();
-        crate::trace::write_trace(&operation(op), &calls, &outcome(o))
+        crate::trace::write_trace(&operation(op), &key_ids, &calls, &outcome(o))
     }
 
     fn outcome_json(o: trace::Outcome) -> String {
         crate::trace::outcome_json(&outcome(o))
     }
 
-    fn replay(text: String) -> Result<trace::ReplayReport, trace::TraceError> {
-        let report = crate::trace::replay_text(&text).map_err(|e| trace::TraceError {
+    fn replay(
+        text: String,
+        keys: types::Keyring,
+    ) -> Result<trace::ReplayReport, trace::TraceError> {
+        let keys = keyring(keys).map_err(|e| trace::TraceError {
+            line: 1,
+            message: format!("the keyring given for the replay: {e}"),
+        })?;
+        let report = crate::trace::replay_text(&text, &keys).map_err(|e| trace::TraceError {
             line: e.line,
             message: e.message,
         })?;

@@ -22,6 +22,9 @@ pub enum Error {
     Bucket(String),
     /// A YAML stream is not a render.
     InvalidYaml(crate::yaml::YamlError),
+    /// A render blob is encrypted with a key the keyring does not hold (or holds under
+    /// its id a different key); the text names the key id.
+    EncryptionKey(String),
 }
 
 impl fmt::Display for Error {
@@ -35,6 +38,7 @@ impl fmt::Display for Error {
             Error::Corrupt(m) => write!(f, "corrupt: {m}"),
             Error::Bucket(m) => write!(f, "bucket call failed: {m}"),
             Error::InvalidYaml(e) => write!(f, "invalid YAML stream: {e}"),
+            Error::EncryptionKey(m) => write!(f, "encryption key: {m}"),
         }
     }
 }

@@ -241,6 +241,7 @@ pub fn gc<B: Bucket>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encryption::Keyring;
     use crate::{MemoryBucket, put_render};
 
     fn at(seconds: i64) -> SyncTime {
@@ -255,7 +256,7 @@ mod tests {
         let release = Release::new("ns", "app");
         let mut bucket = MemoryBucket::new();
         bucket.clock = at(put_at);
-        put_render(&mut bucket, &release, &[b"{}"]).unwrap();
+        put_render(&mut bucket, &release, &[b"{}"], &Keyring::empty()).unwrap();
         let grace = Grace {
             now: at(now),
             seconds: grace_seconds,
@@ -291,7 +292,7 @@ mod tests {
         let release = Release::new("ns", "app");
         let mut bucket = MemoryBucket::new();
         bucket.clock = at(100);
-        put_render(&mut bucket, &release, &[b"{}"]).unwrap();
+        put_render(&mut bucket, &release, &[b"{}"], &Keyring::empty()).unwrap();
         let grace = Grace {
             now: at(110),
             seconds: 60,
@@ -307,7 +308,7 @@ mod tests {
         let mut bucket = MemoryBucket::new();
         // 1,200 entries of one render, so GC drops 1,199 entries (two batches), and
         // 2,500 unreferenced blobs (three batches).
-        let kept = put_render(&mut bucket, &release, &[b"{}"]).unwrap();
+        let kept = put_render(&mut bucket, &release, &[b"{}"], &Keyring::empty()).unwrap();
         for i in 0..1_200 {
             let key = format!(
                 "ns/app/history/{}-{kept}",
@@ -362,8 +363,8 @@ mod tests {
     fn a_failed_entry_batch_stops_gc_before_any_blob_is_deleted() {
         let release = Release::new("ns", "app");
         let mut bucket = MemoryBucket::new();
-        let kept = put_render(&mut bucket, &release, &[b"{}"]).unwrap();
-        let old = put_render(&mut bucket, &release, &[b"{\"a\":1}"]).unwrap();
+        let kept = put_render(&mut bucket, &release, &[b"{}"], &Keyring::empty()).unwrap();
+        let old = put_render(&mut bucket, &release, &[b"{\"a\":1}"], &Keyring::empty()).unwrap();
         let entry = |i: i64, r: &str| {
             format!(
                 "ns/app/history/{}-{r}",

@@ -17,6 +17,7 @@
 
 pub mod bucket;
 pub mod diff;
+pub mod encryption;
 pub mod error;
 pub mod gc;
 pub mod history;
@@ -39,6 +40,7 @@ pub use diff::{
     ChangedObject, DEFAULT_CONTEXT, ObjectForm, ObjectId, RenderDiff, ShownObject, diff_canonical,
     show_objects,
 };
+pub use encryption::{EncryptionKey, Keyring};
 pub use error::{Error, Result};
 pub use gc::{GcPlan, Grace, gc, plan_gc};
 pub use history::{

@@ -3,6 +3,7 @@
 
 use crate::bucket::{Bucket, BucketError, MAX_BATCH};
 use crate::diff::{ObjectForm, RenderDiff, diff_canonical};
+use crate::encryption::Keyring;
 use crate::error::{Error, Result};
 use crate::keys::{Release, ReleasePrefix};
 use crate::render::{canonical, render_ref_of_canonical};
@@ -64,15 +65,20 @@ pub(crate) fn delete_in_batches<B: Bucket>(bucket: &mut B, keys: &[String]) -> R
     Ok(())
 }
 
-/// Stores a render: `exists(P/renders/ref)`, then `put` of the canonical bytes only if
-/// absent or stored with another size. Blobs are write-once, so a blob of the right
-/// size is never rewritten; one of another size was torn or truncated (a crash, an
-/// operator) and would be `corrupt` forever if `exists` were trusted. Returns the
-/// renderRef.
+/// Stores a render: `exists(P/renders/ref)`, then `put` of its blob (the canonical
+/// bytes, sealed under the keyring's first key when it has one) only if absent or
+/// stored with another size. Blobs are write-once, so a blob of the right size is never
+/// rewritten; one of another size was torn or truncated (a crash, an operator), or was
+/// written before encryption was turned on, and would be unreadable forever if `exists`
+/// were trusted. Without a keyring, a stored size that a sealed blob of this render
+/// could have makes a `get` first: a sealed blob is never replaced by plaintext (a host
+/// that lost its keyring must not undo the store's encryption), and that is an
+/// `encryption-key` error. Returns the renderRef.
 pub fn put_render<B: Bucket, O: AsRef<[u8]>>(
     bucket: &mut B,
     release: &Release,
     objects: &[O],
+    keyring: &Keyring,
 ) -> Result<String> {
     let prefix = ReleasePrefix::new(release)?;
     let bytes = canonical(objects)?;
@@ -81,29 +87,49 @@ pub fn put_render<B: Bucket, O: AsRef<[u8]>>(
     let stored = bucket
         .exists(&key)
         .map_err(|e| call_failed("exists", &key, e))?;
-    if stored != Some(bytes.len() as u64) {
+    if stored != Some(keyring.blob_len(bytes.len())) {
+        if let Some(size) = stored
+            && keyring.is_empty()
+            && crate::encryption::may_be_sealed(bytes.len(), size)
+        {
+            let blob = bucket.get(&key).map_err(|e| call_failed("get", &key, e))?;
+            if let Some(id) = crate::encryption::blob_key_id(&blob) {
+                return Err(Error::EncryptionKey(format!(
+                    "blob {key} is encrypted with key {id:?}, and no keyring was given: \
+                     put-render does not replace an encrypted blob with plaintext; open the \
+                     store with a keyring that holds that key"
+                )));
+            }
+        }
+        let blob = keyring.seal(&render_ref, bytes);
         bucket
-            .put(&key, &bytes)
+            .put(&key, &blob)
             .map_err(|e| call_failed("put", &key, e))?;
     }
     Ok(render_ref)
 }
 
-/// The canonical bytes stored for `render_ref` (`get`), verified against their key.
-pub fn get_render<B: Bucket>(
+/// The blob stored for `render_ref` (`get`), as the bucket holds it.
+fn get_blob<B: Bucket>(
     bucket: &mut B,
-    release: &Release,
+    prefix: &ReleasePrefix,
     render_ref: &str,
-) -> Result<Vec<u8>> {
-    let prefix = ReleasePrefix::new(release)?;
+) -> Result<(String, Vec<u8>)> {
     let key = prefix.render_key(render_ref)?;
-    let bytes = bucket.get(&key).map_err(|e| match e {
+    let blob = bucket.get(&key).map_err(|e| match e {
         BucketError::NotFound => Error::NotFound(format!(
             "render {render_ref} of {} is not in the store",
             prefix.as_str().trim_end_matches('/')
         )),
         other => call_failed("get", &key, other),
     })?;
+    Ok((key, blob))
+}
+
+/// The canonical bytes a blob holds, opened under the keyring and verified against
+/// their key.
+fn verified(keyring: &Keyring, key: &str, render_ref: &str, blob: Vec<u8>) -> Result<Vec<u8>> {
+    let bytes = keyring.open(key, render_ref, blob)?;
     let actual = render_ref_of_canonical(&bytes);
     if actual != render_ref {
         return Err(Error::Corrupt(format!(
@@ -122,6 +148,72 @@ pub fn get_render<B: Bucket>(
     Ok(bytes)
 }
 
+/// The canonical bytes stored for `render_ref` (`get`), opened under the keyring when
+/// the blob is sealed, verified against their key.
+pub fn get_render<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    render_ref: &str,
+    keyring: &Keyring,
+) -> Result<Vec<u8>> {
+    let prefix = ReleasePrefix::new(release)?;
+    let (key, blob) = get_blob(bucket, &prefix, render_ref)?;
+    verified(keyring, &key, render_ref, blob)
+}
+
+/// Rewrites every render blob of the release that is not sealed under the keyring's
+/// first key (plaintext, or sealed under an older key): `list(P/renders/)`, then for
+/// each blob in key order `get`, and, when it must change, `put` of the blob sealed
+/// under the first key. Each `put` replaces a readable blob by another readable blob
+/// atomically, so a crash at any moment leaves every blob readable with the ring, and
+/// running it again finishes the job. A blob that cannot be read (corrupt, or under a
+/// key the ring lacks) stops it with that error, before any later blob. Returns how
+/// many blobs were rewritten and how many were already sealed under the first key.
+pub fn rekey_release<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    keyring: &Keyring,
+) -> Result<(u32, u32)> {
+    let prefix = ReleasePrefix::new(release)?;
+    if keyring.is_empty() {
+        return Err(Error::InvalidInput(
+            "rekey needs a keyring: new blobs are sealed under its first key".into(),
+        ));
+    }
+    let renders = prefix.renders();
+    let mut listed: Vec<String> = bucket
+        .list(&renders)
+        .map_err(|e| call_failed("list", &renders, e))?
+        .into_iter()
+        .map(|o| o.key)
+        .collect();
+    listed.sort_unstable();
+    let (mut rewritten, mut kept) = (0u32, 0u32);
+    for key in listed {
+        let Some(render_ref) = key
+            .strip_prefix(renders.as_str())
+            .filter(|r| crate::keys::validate_render_ref(r).is_ok())
+        else {
+            continue;
+        };
+        let render_ref = render_ref.to_string();
+        let (key, blob) = get_blob(bucket, &prefix, &render_ref)?;
+        if keyring.sealed_under_first(&blob) {
+            // Still verified: a rekey that reports success has read every blob whole.
+            verified(keyring, &key, &render_ref, blob)?;
+            kept += 1;
+            continue;
+        }
+        let bytes = verified(keyring, &key, &render_ref, blob)?;
+        let sealed = keyring.seal(&render_ref, bytes);
+        bucket
+            .put(&key, &sealed)
+            .map_err(|e| call_failed("put", &key, e))?;
+        rewritten += 1;
+    }
+    Ok((rewritten, kept))
+}
+
 /// The difference between two stored renders of a release (calls: `get` of `old_ref`,
 /// then `get` of `new_ref`, each verified as [`get_render`] verifies it): the renders
 /// reach the component once, from the bucket, and never go back out.
@@ -133,9 +225,10 @@ pub fn diff_stored<B: Bucket>(
     form: ObjectForm,
     secrets: SecretValues,
     context: u32,
+    keyring: &Keyring,
 ) -> Result<RenderDiff> {
-    let old = get_render(bucket, release, old_ref)?;
-    let new = get_render(bucket, release, new_ref)?;
+    let old = get_render(bucket, release, old_ref, keyring)?;
+    let new = get_render(bucket, release, new_ref, keyring)?;
     diff_canonical(&old, &new, form, secrets, context)
 }
 
@@ -167,30 +260,218 @@ pub fn delete_release<B: Bucket>(bucket: &mut B, release: &Release) -> Result<u3
 mod tests {
     use super::*;
     use crate::MemoryBucket;
+    use crate::encryption::Keyring;
 
     #[test]
     fn a_truncated_blob_is_rewritten_by_the_next_put_and_a_whole_one_is_not() {
         let release = Release::new("ns", "app");
         let mut bucket = MemoryBucket::new();
         let objects = [br#"{"kind":"ConfigMap","data":{"a":"b"}}"#];
-        let r = put_render(&mut bucket, &release, &objects).unwrap();
+        let r = put_render(&mut bucket, &release, &objects, &Keyring::empty()).unwrap();
         let key = format!("ns/app/renders/{r}");
         let whole = bucket.objects[&key].clone();
         bucket.objects.insert(key.clone(), whole[..5].to_vec());
         assert!(matches!(
-            get_render(&mut bucket, &release, &r),
+            get_render(&mut bucket, &release, &r, &Keyring::empty()),
             Err(Error::Corrupt(_))
         ));
         bucket.take_calls();
-        put_render(&mut bucket, &release, &objects).unwrap();
+        put_render(&mut bucket, &release, &objects, &Keyring::empty()).unwrap();
         assert_eq!(
             bucket.take_calls(),
             [format!("exists {key}"), format!("put {key}")]
         );
-        assert_eq!(get_render(&mut bucket, &release, &r).unwrap(), whole);
+        assert_eq!(
+            get_render(&mut bucket, &release, &r, &Keyring::empty()).unwrap(),
+            whole
+        );
         bucket.take_calls();
-        put_render(&mut bucket, &release, &objects).unwrap();
+        put_render(&mut bucket, &release, &objects, &Keyring::empty()).unwrap();
         assert_eq!(bucket.take_calls(), [format!("exists {key}")]);
+    }
+
+    fn ring(ids: &[(&str, u8)]) -> Keyring {
+        use crate::encryption::EncryptionKey;
+        Keyring::new(
+            ids.iter()
+                .map(|&(id, b)| EncryptionKey::new(id, &[b; 32]).unwrap())
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    const SECRET: &[u8] =
+        br#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"stringData":{"password":"Zq8rVb3LwX1mNcT7"}}"#;
+
+    #[test]
+    fn an_encrypted_put_stores_no_secret_byte_deduplicates_and_reads_back() {
+        let release = Release::new("ns", "app");
+        let keys = ring(&[("k1", 1)]);
+        let mut bucket = MemoryBucket::new();
+        let r = put_render(&mut bucket, &release, &[SECRET], &keys).unwrap();
+        assert_eq!(r, crate::render_ref(&[SECRET]).unwrap());
+        let key = format!("ns/app/renders/{r}");
+        assert!(
+            !bucket.objects[&key]
+                .windows(8)
+                .any(|w| SECRET.windows(8).any(|s| s == w)
+                    && w.iter().all(u8::is_ascii_alphanumeric))
+        );
+        bucket.take_calls();
+        put_render(&mut bucket, &release, &[SECRET], &keys).unwrap();
+        assert_eq!(bucket.take_calls(), [format!("exists {key}")]);
+        let plain = crate::canonical(&[SECRET]).unwrap();
+        assert_eq!(get_render(&mut bucket, &release, &r, &keys).unwrap(), plain);
+        let err = get_render(&mut bucket, &release, &r, &Keyring::empty()).unwrap_err();
+        assert!(
+            matches!(&err, Error::EncryptionKey(m) if m.contains("\"k1\"")),
+            "{err}"
+        );
+        // Every flipped byte is refused, whichever way it reads.
+        let blob = bucket.objects[&key].clone();
+        for i in 0..blob.len() {
+            let mut bad = blob.clone();
+            bad[i] ^= 0x20;
+            bucket.objects.insert(key.clone(), bad);
+            let err = get_render(&mut bucket, &release, &r, &keys).unwrap_err();
+            assert!(
+                matches!(err, Error::Corrupt(_) | Error::EncryptionKey(_)),
+                "{i}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn turning_encryption_on_reads_old_plaintext_and_the_next_put_seals_it() {
+        let release = Release::new("ns", "app");
+        let mut bucket = MemoryBucket::new();
+        let r = put_render(&mut bucket, &release, &[SECRET], &Keyring::empty()).unwrap();
+        let keys = ring(&[("k1", 1)]);
+        let plain = crate::canonical(&[SECRET]).unwrap();
+        assert_eq!(get_render(&mut bucket, &release, &r, &keys).unwrap(), plain);
+        put_render(&mut bucket, &release, &[SECRET], &keys).unwrap();
+        let key = format!("ns/app/renders/{r}");
+        assert!(bucket.objects[&key].starts_with(crate::encryption::MAGIC));
+        assert_eq!(get_render(&mut bucket, &release, &r, &keys).unwrap(), plain);
+        // A host without the keyring reads the blob before it would rewrite it, and
+        // leaves it sealed.
+        let sealed = bucket.objects[&key].clone();
+        bucket.take_calls();
+        let err = put_render(&mut bucket, &release, &[SECRET], &Keyring::empty()).unwrap_err();
+        assert!(
+            matches!(&err, Error::EncryptionKey(m) if m.contains("\"k1\"")),
+            "{err}"
+        );
+        assert_eq!(
+            bucket.take_calls(),
+            [format!("exists {key}"), format!("get {key}")]
+        );
+        assert_eq!(bucket.objects[&key], sealed);
+        for id in ["k", &"k".repeat(64)] {
+            let long = ring(&[(id, 1)]);
+            let blob = long.seal(&r, plain.clone());
+            assert!(crate::encryption::may_be_sealed(
+                plain.len(),
+                blob.len() as u64
+            ));
+        }
+        assert!(!crate::encryption::may_be_sealed(
+            plain.len(),
+            plain.len() as u64 - 1
+        ));
+    }
+
+    /// A bucket that fails every call from the `n`th on, as a process killed there would
+    /// stop making them.
+    struct DiesAt {
+        inner: MemoryBucket,
+        left: usize,
+    }
+
+    impl DiesAt {
+        fn call(&mut self) -> std::result::Result<(), BucketError> {
+            if self.left == 0 {
+                return Err(BucketError::Failed("killed".into()));
+            }
+            self.left -= 1;
+            Ok(())
+        }
+    }
+
+    impl Bucket for DiesAt {
+        fn get(&mut self, key: &str) -> std::result::Result<Vec<u8>, BucketError> {
+            self.call()?;
+            self.inner.get(key)
+        }
+        fn put(&mut self, key: &str, value: &[u8]) -> std::result::Result<(), BucketError> {
+            self.call()?;
+            self.inner.put(key, value)
+        }
+        fn exists(&mut self, key: &str) -> std::result::Result<Option<u64>, BucketError> {
+            self.call()?;
+            self.inner.exists(key)
+        }
+        fn list(
+            &mut self,
+            prefix: &str,
+        ) -> std::result::Result<Vec<crate::ObjectMeta>, BucketError> {
+            self.call()?;
+            self.inner.list(prefix)
+        }
+        fn delete(&mut self, key: &str) -> std::result::Result<(), BucketError> {
+            self.call()?;
+            self.inner.delete(key)
+        }
+    }
+
+    #[test]
+    fn rekey_stopped_at_any_call_leaves_every_blob_readable_and_a_rerun_finishes() {
+        let release = Release::new("ns", "app");
+        let old = ring(&[("k0", 0)]);
+        let mut start = MemoryBucket::new();
+        let mut refs = Vec::new();
+        for (n, keys) in [
+            (1, &Keyring::empty()),
+            (2, &old),
+            (3, &old),
+            (4, &Keyring::empty()),
+        ] {
+            let object = format!(r#"{{"kind":"ConfigMap","data":{{"n":"{n}"}}}}"#);
+            refs.push(put_render(&mut start, &release, &[object.as_bytes()], keys).unwrap());
+        }
+        let new = ring(&[("k1", 1), ("k0", 0)]);
+        for dies_at in 0.. {
+            let mut bucket = DiesAt {
+                inner: start.clone(),
+                left: dies_at,
+            };
+            let finished = rekey_release(&mut bucket, &release, &new).is_ok();
+            let mut bucket = bucket.inner;
+            for r in &refs {
+                get_render(&mut bucket, &release, r, &new).unwrap();
+            }
+            let (rewritten, kept) = rekey_release(&mut bucket, &release, &new).unwrap();
+            assert_eq!((rewritten + kept) as usize, refs.len());
+            assert_eq!(rekey_release(&mut bucket, &release, &new).unwrap(), (0, 4));
+            let only_new = ring(&[("k1", 1)]);
+            for r in &refs {
+                get_render(&mut bucket, &release, r, &only_new).unwrap();
+            }
+            if finished {
+                assert_eq!(
+                    rekey_release(&mut start.clone(), &release, &new).unwrap(),
+                    (4, 0)
+                );
+                break;
+            }
+        }
+        let err = rekey_release(&mut start, &release, &Keyring::empty()).unwrap_err();
+        assert!(matches!(err, Error::InvalidInput(_)));
+        let err = rekey_release(&mut start, &release, &ring(&[("k2", 2)])).unwrap_err();
+        assert!(
+            matches!(&err, Error::EncryptionKey(m) if m.contains("\"k0\"")),
+            "{err}"
+        );
     }
 
     /// The sizes of the `delete-many` calls recorded, in order.

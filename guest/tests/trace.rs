@@ -8,7 +8,9 @@ use render_store_guest::trace::{
     Call, CallKind, Failure, Operation, Reply, Report, parse_trace, record, replay, replay_text,
     write_trace,
 };
-use render_store_guest::{BucketError, Error, Grace, MemoryBucket, NewEntry, Release, SyncTime};
+use render_store_guest::{
+    BucketError, Error, Grace, Keyring, MemoryBucket, NewEntry, Release, SyncTime,
+};
 use serde_json::{Value, json};
 
 fn app() -> Release {
@@ -33,7 +35,9 @@ fn populated() -> (MemoryBucket, Vec<String>) {
     let mut refs = Vec::new();
     for n in 0..4 {
         bucket.clock = at(1_700_000_000 + 3600 * n as i64);
-        let r = render_store_guest::put_render(&mut bucket, &app(), &[object(n)]).unwrap();
+        let r =
+            render_store_guest::put_render(&mut bucket, &app(), &[object(n)], &Keyring::empty())
+                .unwrap();
         let entry = NewEntry {
             render_ref: r.clone(),
             synced_at: at(1_700_000_000 + 3600 * n as i64),
@@ -118,8 +122,8 @@ fn operations(refs: &[String]) -> Vec<Operation> {
 
 /// Records `op` on `bucket` and returns the trace text.
 fn traced(bucket: &mut MemoryBucket, op: &Operation) -> String {
-    let (outcome, calls) = record(&mut *bucket, op);
-    write_trace(op, &calls, &outcome)
+    let (outcome, calls) = record(&mut *bucket, op, &Keyring::empty());
+    write_trace(&op, &[], &calls, &outcome)
 }
 
 fn b64(bytes: &[u8]) -> String {
@@ -206,8 +210,8 @@ fn serde_trace(op: &Operation, calls: &[Call], result: Value) -> String {
 fn traces_are_byte_for_byte_what_serde_json_wrote_and_read_back() {
     let (mut bucket, refs) = populated();
     for op in operations(&refs) {
-        let (outcome, calls) = record(&mut bucket, &op);
-        let text = write_trace(&op, &calls, &outcome);
+        let (outcome, calls) = record(&mut bucket, &op, &Keyring::empty());
+        let text = write_trace(&op, &[], &calls, &outcome);
         // The result JSON of the trace, as serde_json reads and writes it again.
         let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
         assert_eq!(
@@ -230,6 +234,7 @@ fn traces_are_byte_for_byte_what_serde_json_wrote_and_read_back() {
                 Failure::Error(Error::Corrupt(_)) => "corrupt",
                 Failure::Error(Error::InvalidYaml(_)) => "invalid-yaml",
                 Failure::Error(Error::Bucket(_)) => "bucket",
+                Failure::Error(Error::EncryptionKey(_)) => "encryption-key",
                 Failure::Trap(_) => "trap",
             })
         );
@@ -314,7 +319,7 @@ fn every_recorded_operation_replays_to_the_same_calls_and_result() {
     let (mut bucket, refs) = populated();
     for op in operations(&refs) {
         let text = traced(&mut bucket, &op);
-        let report = replay_text(&text).unwrap();
+        let report = replay_text(&text, &Keyring::empty()).unwrap();
         assert!(report.matches(), "{op:?}: {}", report.to_text());
         assert_eq!(report.calls, parse_trace(&text).unwrap().calls);
         assert!(
@@ -360,7 +365,7 @@ fn an_edited_answer_replays_to_the_first_call_that_differs() {
     let (mut bucket, _) = populated();
     let text = traced(&mut bucket, &gc(2, &[], false));
     let (edited, old) = with_an_older_entry(&text);
-    let report: Report = replay_text(&edited).unwrap();
+    let report: Report = replay_text(&edited, &Keyring::empty()).unwrap();
     assert!(!report.matches() && !report.result_matches);
     let first = report.first_difference.clone().expect("a difference");
     // The extra entry is deleted first, where the trace deleted the oldest real one.
@@ -407,9 +412,12 @@ fn an_edited_blob_replays_to_corrupt_with_the_calls_agreeing() {
         release: app(),
         render_ref: refs[3].clone(),
     };
-    let (outcome, mut calls) = record(&mut bucket, &op);
+    let (outcome, mut calls) = record(&mut bucket, &op, &Keyring::empty());
     calls[0].answer = Ok(Reply::Bytes(b"{\"kind\":\"Changed\"}\n".to_vec()));
-    let report = replay(&parse_trace(&write_trace(&op, &calls, &outcome)).unwrap());
+    let report = replay(
+        &parse_trace(&write_trace(&op, &[], &calls, &outcome)).unwrap(),
+        &Keyring::empty(),
+    );
     assert_eq!(report.first_difference, None);
     assert!(!report.result_matches);
     assert!(matches!(
@@ -422,20 +430,24 @@ fn an_edited_blob_replays_to_corrupt_with_the_calls_agreeing() {
 fn a_recorded_trap_compares_by_kind_and_replays_to_a_difference() {
     let (mut bucket, _) = populated();
     let op = Operation::ListHistory { release: app() };
-    let (_, calls) = record(&mut bucket, &op);
-    let trapped = write_trace(&op, &calls, &Err(Failure::Trap("out of fuel".into())));
+    let (_, calls) = record(&mut bucket, &op, &Keyring::empty());
+    let trapped = write_trace(&op, &[], &calls, &Err(Failure::Trap("out of fuel".into())));
     assert!(
         trapped.ends_with(
             "{\"result\":{\"error\":{\"kind\":\"trap\",\"message\":\"out of fuel\"}}}\n"
         )
     );
     // The replay is not stopped, so its result is no trap: only the kinds are compared.
-    let report = replay_text(&trapped).unwrap();
+    let report = replay_text(&trapped, &Keyring::empty()).unwrap();
     assert_eq!(report.first_difference, None);
     assert!(!report.result_matches);
     // Another message of a trap would not matter; another kind does.
     let edited = trapped.replace("out of fuel", "memory cap");
-    assert!(!replay_text(&edited).unwrap().result_matches);
+    assert!(
+        !replay_text(&edited, &Keyring::empty())
+            .unwrap()
+            .result_matches
+    );
 }
 
 #[test]
@@ -449,7 +461,7 @@ fn replay_answers_by_the_rules_of_traces_md() {
     // A read the trace never saw fails with "not in the trace".
     let unseen =
         format!("{header}\n{{\"result\":{{\"ok\":{{\"render\":\"eyJraW5kIjoiQSJ9Cg==\"}}}}}}\n");
-    let report = replay_text(&unseen).unwrap();
+    let report = replay_text(&unseen, &Keyring::empty()).unwrap();
     let first = report.first_difference.clone().unwrap();
     assert_eq!((first.position, first.recorded), (1, None));
     assert_eq!(
@@ -476,7 +488,7 @@ fn replay_answers_by_the_rules_of_traces_md() {
     let header = r#"{"format":"render-store-trace","version":2,"operation":"list-history","arguments":{"release":{"namespace":"ns","name":"app"}}}"#;
     let result = r#"{"result":{"ok":{"entries":[]}}}"#;
     let text = format!("{header}\n{}\n{result}\n", list(&[&e1]));
-    let report = replay_text(&text).unwrap();
+    let report = replay_text(&text, &Keyring::empty()).unwrap();
     // The entry's body was never read in the trace: the get fails, as an unseen read.
     assert_eq!(report.calls[1].kind, CallKind::Get);
     assert_eq!(report.calls.len(), 2);
@@ -668,10 +680,15 @@ fn gc_trace_integers_past_i64_and_2_53_stay_exact() {
         panic!()
     };
     assert_eq!(listed[0].size, u64::MAX);
-    assert!(replay(&trace).matches(), "{}", replay(&trace).to_text());
+    assert!(
+        replay(&trace, &Keyring::empty()).matches(),
+        "{}",
+        replay(&trace, &Keyring::empty()).to_text()
+    );
     // Written again, the numbers are the same digits.
     let again = write_trace(
         &trace.operation,
+        &[],
         &trace.calls,
         &Ok(render_store_guest::trace::Output::Deleted(0)),
     );
@@ -690,7 +707,7 @@ fn report_text_writes_control_characters_out() {
     };
     render_store_guest::record_history(&mut bucket, &app(), &entry).unwrap();
     let text = traced(&mut bucket, &Operation::ListHistory { release: app() });
-    let human = replay_text(&text).unwrap().to_text();
+    let human = replay_text(&text, &Keyring::empty()).unwrap().to_text();
     assert!(
         !human.contains('\u{1b}') && !human.contains('\u{7f}') && !human.contains('\u{202e}'),
         "{human}"
@@ -721,9 +738,56 @@ fn a_version_2_trace_with_one_delete_a_key_still_replays() {
         }
     }
     assert!(v2.contains(r#""version":2"#) && !v2.contains("delete-many"));
-    let report = replay_text(&v2).unwrap();
+    let report = replay_text(&v2, &Keyring::empty()).unwrap();
     assert!(report.matches(), "{}", report.to_text());
     assert!(report.calls.iter().all(|c| c.kind != CallKind::DeleteMany));
     // Version 3 replays with batches.
-    assert!(replay_text(&text).unwrap().matches());
+    assert!(replay_text(&text, &Keyring::empty()).unwrap().matches());
+}
+
+#[test]
+fn an_encrypted_store_s_trace_names_its_key_ids_and_replays_only_with_that_keyring() {
+    use render_store_guest::EncryptionKey;
+    let ring = |ids: &[&str]| {
+        Keyring::new(
+            ids.iter()
+                .map(|id| EncryptionKey::new(id, &[id.as_bytes()[1]; 32]).unwrap())
+                .collect(),
+        )
+        .unwrap()
+    };
+    let keys = ring(&["k2", "k1"]);
+    let op = Operation::PutRender {
+        release: app(),
+        objects: vec![br#"{"kind":"Secret","stringData":{"p":"Wq8Lm3Xr7Tb2Vn5Kc9"}}"#.to_vec()],
+    };
+    let (outcome, calls) = record(MemoryBucket::new(), &op, &keys);
+    let text = write_trace(&op, &keys.ids(), &calls, &outcome);
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["keyIds"], json!(["k2", "k1"]));
+    // The put records the sealed blob, not the Secret, and no key.
+    assert!(!text.contains("Wq8Lm3Xr7Tb2Vn5Kc9"));
+    assert_eq!(parse_trace(&text).unwrap().key_ids, ["k2", "k1"]);
+    assert!(replay_text(&text, &keys).unwrap().matches());
+    for (given, says) in [
+        (Keyring::empty(), "none was given"),
+        (ring(&["k1", "k2"]), "was given keys \"k1\", \"k2\""),
+    ] {
+        let e = replay_text(&text, &given).unwrap_err();
+        assert_eq!(e.line, 1);
+        assert!(
+            e.message.contains(says) && e.message.contains("\"k2\", \"k1\""),
+            "{e}"
+        );
+    }
+    // A plaintext store's trace has no keyIds and refuses a keyring.
+    let (outcome, calls) = record(MemoryBucket::new(), &op, &Keyring::empty());
+    let plain = write_trace(&op, &[], &calls, &outcome);
+    assert!(!plain.contains("keyIds"));
+    assert!(
+        replay_text(&plain, &keys)
+            .unwrap_err()
+            .message
+            .contains("without encryption")
+    );
 }

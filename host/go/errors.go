@@ -60,6 +60,9 @@ const (
 	// KindTooLarge: a direct Get of Store.Bucket met an object over its limit (the
 	// bucket answers it as a *TooLargeError).
 	KindTooLarge Kind = C.RS_ERROR_TOO_LARGE
+	// KindEncryptionKey: a render blob is sealed under a key the store's keyring does
+	// not hold, or holds under that id a different key; the message names the key id.
+	KindEncryptionKey Kind = C.RS_ERROR_ENCRYPTION_KEY
 )
 
 // String spells the kind as the WIT and traces do ("not-found", "memory-cap", …).
@@ -91,6 +94,8 @@ var (
 	// call is answered as denied, with the error's text. The bucket of
 	// Store.Bucket returns it the same way.
 	ErrDenied error = KindDenied
+	// ErrEncryptionKey: a render blob is sealed under a key the keyring lacks.
+	ErrEncryptionKey error = KindEncryptionKey
 )
 
 // ErrClosed is returned by the methods of a Store after Close.

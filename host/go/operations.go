@@ -336,6 +336,27 @@ func (s *Store) DeleteRelease(ctx context.Context, namespace, name string) (int,
 	return int(deleted), err
 }
 
+// RekeyRelease seals every render blob of the release that is not sealed under the
+// first key of the store's keyring (WithEncryptionKeys) under it: plaintext blobs of a
+// store where encryption was turned on, and blobs of an older key. Each blob is read,
+// verified and replaced atomically, so a crash at any point leaves every blob readable;
+// running it again finishes the job. It returns how many blobs were rewritten and how
+// many already were sealed under the first key. A store without a keyring is an
+// *Error of KindInvalidInput; a blob that cannot be read stops it (KindCorrupt,
+// KindEncryptionKey). Not traced.
+func (s *Store) RekeyRelease(ctx context.Context, namespace, name string) (rewritten, kept int, err error) {
+	if s == nil {
+		return 0, 0, ErrNoStore
+	}
+	var r, k C.uint32_t
+	err = s.call(ctx, func(h *C.rs_store) error {
+		ns, nsLen := cstr(namespace)
+		n, nLen := cstr(name)
+		return takeError(C.rs_store_rekey_release(h, ns, nsLen, n, nLen, &r, &k))
+	})
+	return int(r), int(k), err
+}
+
 // decode parses a JSON result and frees its buffer.
 func decode(b *C.rs_buf, v any) error {
 	data := takeBytes(b)

@@ -37,42 +37,90 @@ import (
 	"unsafe"
 )
 
-// Option sets a limit of the sandbox or GC's grace period, for Open, New and the
-// logic functions.
-type Option func(*C.rs_options)
+// Option sets a limit of the sandbox, GC's grace period or the keyring, for Open,
+// New, Replay and the logic functions.
+type Option func(*config)
+
+// config is what the options set: the C ABI's options and a keyring file.
+type config struct {
+	opts        C.rs_options
+	keyringPath *string
+}
 
 // WithMemoryLimit caps the linear memory one sandboxed call may use, in bytes
 // (default 1 GiB). A bucket object larger than this is refused before it is read.
 func WithMemoryLimit(bytes uint64) Option {
-	return func(o *C.rs_options) { o.memory_bytes = C.uint64_t(bytes) }
+	return func(c *config) { c.opts.memory_bytes = C.uint64_t(bytes) }
 }
 
 // WithFuel sets the fuel (about one unit per WebAssembly instruction) one call may
 // burn (default 10^11).
 func WithFuel(fuel uint64) Option {
-	return func(o *C.rs_options) { o.fuel = C.uint64_t(fuel) }
+	return func(c *config) { c.opts.fuel = C.uint64_t(fuel) }
 }
 
 // WithGCGrace sets GC's grace period (default 10 minutes): GC without an explicit
 // grace never deletes a render blob modified more recently than this. Rounded down to
 // whole seconds; 0 disables it.
 func WithGCGrace(d time.Duration) Option {
-	return func(o *C.rs_options) { o.gc_grace_seconds = C.uint64_t(d / time.Second) }
+	return func(c *config) { c.opts.gc_grace_seconds = C.uint64_t(d / time.Second) }
 }
 
 // WithConcurrentCalls sets how many sandboxed calls may run at once over every store
 // with the same limits (default 64); more wait for a free slot.
 func WithConcurrentCalls(n uint32) Option {
-	return func(o *C.rs_options) { o.concurrent_calls = C.uint32_t(n) }
+	return func(c *config) { c.opts.concurrent_calls = C.uint32_t(n) }
+}
+
+// WithEncryptionKeys encrypts the store's render blobs with the keyring file at path
+// (CONTRACT.md, Encryption at rest): lines "ID KEY", KEY the base64 of 32 random
+// bytes, the first key sealing new blobs and any key reading. The file must be a
+// regular file of this user or root, readable by its owner alone; Open, New and Replay
+// fail with an *Error of KindInvalidInput naming the file and line otherwise. Without
+// it a store is plaintext. The logic functions ignore it.
+func WithEncryptionKeys(path string) Option {
+	return func(c *config) { c.keyringPath = &path }
+}
+
+func configOf(opts []Option) *config {
+	c := new(config)
+	C.rs_options_init(&c.opts, C.size_t(unsafe.Sizeof(c.opts)))
+	for _, opt := range opts {
+		opt(c)
+	}
+	return c
 }
 
 func options(opts []Option) *C.rs_options {
-	o := new(C.rs_options)
-	C.rs_options_init(o, C.size_t(unsafe.Sizeof(*o)))
-	for _, opt := range opts {
-		opt(o)
+	return &configOf(opts).opts
+}
+
+// keyring reads the configured keyring file; nil when none is configured.
+func (c *config) keyring() (*C.rs_keyring, error) {
+	if c.keyringPath == nil {
+		return nil, nil
 	}
-	return o
+	p, n := cstr(*c.keyringPath)
+	var k *C.rs_keyring
+	if err := takeError(C.rs_keyring_open(p, n, &c.opts, &k)); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// withKeyring replaces h by a handle over the same store with the keyring k; h itself
+// when k is nil.
+func withKeyring(h *C.rs_store, k *C.rs_keyring) (*C.rs_store, error) {
+	if k == nil {
+		return h, nil
+	}
+	var out *C.rs_store
+	err := takeError(C.rs_store_with_keyring(h, k, &out))
+	C.rs_store_free(h)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Store is a render store: a bucket, the sandbox that runs the store's logic over it,
@@ -83,6 +131,8 @@ func options(opts []Option) *C.rs_options {
 // the reads return ErrNoStore.
 type Store struct {
 	opts C.rs_options
+	// keyring seals and opens render blobs; nil for a plaintext store. Freed by Close.
+	keyring *C.rs_keyring
 
 	// mu guards handle: calls hold it shared, Close exclusively, so a handle is never
 	// freed while a call uses it.
@@ -115,7 +165,8 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if err := checkABI(); err != nil {
 		return nil, err
 	}
-	s := &Store{opts: *options(opts)}
+	c := configOf(opts)
+	s := &Store{opts: c.opts}
 	u, n := cstr(url)
 	var h *C.rs_store
 	if err := takeError(C.rs_store_open(u, n, &s.opts, &h)); err != nil {
@@ -124,7 +175,16 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if h == nil {
 		return nil, nil
 	}
-	s.handle = h
+	k, err := c.keyring()
+	if err != nil {
+		C.rs_store_free(h)
+		return nil, err
+	}
+	if h, err = withKeyring(h, k); err != nil {
+		C.rs_keyring_free(k)
+		return nil, err
+	}
+	s.handle, s.keyring = h, k
 	return s, nil
 }
 
@@ -137,10 +197,16 @@ func New(bucket Bucket, opts ...Option) (*Store, error) {
 	if err := checkABI(); err != nil {
 		return nil, err
 	}
-	s := &Store{opts: *options(opts), bucket: bucket}
+	c := configOf(opts)
+	k, err := c.keyring()
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{opts: c.opts, bucket: bucket, keyring: k}
 	// Open one handle now, so a bad option fails here rather than at the first call.
 	h, err := s.bucketHandle(context.Background())
 	if err != nil {
+		C.rs_keyring_free(k)
 		return nil, err
 	}
 	C.rs_store_free(h)
@@ -158,7 +224,8 @@ func (s *Store) Close() error {
 	if !s.closed {
 		s.closed = true
 		C.rs_store_free(s.handle)
-		s.handle = nil
+		C.rs_keyring_free(s.keyring)
+		s.handle, s.keyring = nil, nil
 	}
 	return nil
 }
@@ -178,7 +245,8 @@ func (s *Store) bucketHandle(ctx context.Context) (*C.rs_store, error) {
 		C.free(ud)
 		return nil, err
 	}
-	return out, nil
+	// On error withKeyring has freed the handle, which frees the callback state.
+	return withKeyring(out, s.keyring)
 }
 
 func boolInt(b bool) C.int {

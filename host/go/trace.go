@@ -67,12 +67,19 @@ type ReplayReport struct {
 
 // Replay replays a trace in the component against its recorded answers alone. A
 // trace that does not follow TRACES.md is an *Error of KindTrace whose TraceLine
-// says where.
+// says where. A trace of an encrypted store replays only with the keyring it was
+// recorded with (WithEncryptionKeys); another is an *Error of KindTrace at line 1.
 func Replay(trace []byte, opts ...Option) (*ReplayReport, error) {
+	c := configOf(opts)
+	k, err := c.keyring()
+	if err != nil {
+		return nil, err
+	}
+	defer C.rs_keyring_free(k)
 	t, n := cbytes(trace)
 	var matches C.bool
 	var text, js C.rs_buf
-	if err := takeError(C.rs_replay(options(opts), (*C.char)(unsafe.Pointer(t)), n, &matches, &text, &js)); err != nil {
+	if err := takeError(C.rs_replay(&c.opts, (*C.char)(unsafe.Pointer(t)), n, k, &matches, &text, &js)); err != nil {
 		return nil, err
 	}
 	return &ReplayReport{Matches: bool(matches), Text: takeString(&text), JSON: takeBytes(&js)}, nil

@@ -11,7 +11,7 @@ export interface SyncTime {
   nanoseconds: number;
 }
 /** The kinds of RenderStoreError: the WIT `error` variant's cases, and `trap` for a call the sandbox stopped. */
-export type ErrorKind = 'invalid-input' | 'invalid-object' | 'not-found' | 'corrupt' | 'bucket' | 'invalid-yaml' | 'trap';
+export type ErrorKind = 'invalid-input' | 'invalid-object' | 'not-found' | 'corrupt' | 'bucket' | 'invalid-yaml' | 'encryption-key' | 'trap';
 
 /** An error of a render-store call. */
 export class RenderStoreError extends Error {
@@ -155,10 +155,21 @@ export function showObjects(canonicalRender: BytesLike, form?: ObjectForm, optio
 /** A release's history from one listing of its `history/` keys: the entry count and the newest entry. */
 export function summarizeHistory(release: ReleaseLike, historyKeys: string[]): { entries: number; newest?: { syncedAt: SyncTime; renderRef: string } };
 
-/** Stores a render unless its blob exists with the canonical size; its renderRef. */
-export function putRender(bucket: Bucket, release: ReleaseLike, objects: BytesLike[]): string;
-/** The verified canonical bytes of a stored render. */
-export function getRender(bucket: Bucket, release: ReleaseLike, ref: string): Uint8Array;
+/** A key of a keyring: the id sealed blobs name, and its 32 bytes. */
+export interface EncryptionKey {
+  id: string;
+  secret: Uint8Array;
+}
+/** A store's keys, the one that seals new blobs first; empty: a plaintext store. */
+export type Keyring = EncryptionKey[];
+/** A keyring file's text (`<id> <base64 key>` lines), read by the component. */
+export function parseKeyring(text: BytesLike): Keyring;
+/** Stores a render unless its blob exists with the size it would be written with, sealed under the keyring's first key when it has one; its renderRef. */
+export function putRender(bucket: Bucket, release: ReleaseLike, objects: BytesLike[], keyring?: Keyring): string;
+/** The verified canonical bytes of a stored render, opened under the keyring when sealed. */
+export function getRender(bucket: Bucket, release: ReleaseLike, ref: string, keyring?: Keyring): Uint8Array;
+/** Seals every render blob not sealed under the keyring's first key under it; how many were rewritten and kept. */
+export function rekeyRelease(bucket: Bucket, release: ReleaseLike, keyring: Keyring): { rewritten: number; kept: number };
 export function hasHistoryRef(bucket: Bucket, release: ReleaseLike, ref: string): boolean;
 /** Appends an entry unless one records the same render; whether it was added. */
 export function recordHistory(bucket: Bucket, release: ReleaseLike, entry: NewEntry): boolean;
@@ -170,7 +181,7 @@ export function deleteRelease(bucket: Bucket, release: ReleaseLike): number;
 /** At most `limit` entries, newest first, older than `before`; reads only the page's entries. */
 export function listHistoryPage(bucket: Bucket, release: ReleaseLike, limit: number, before?: string): { entries: HistoryEntry[]; nextBefore?: string };
 /** The difference between two stored renders, both read and verified in the component, Secret values masked unless `options.showSecrets`. */
-export function diffStored(bucket: Bucket, release: ReleaseLike, oldRef: string, newRef: string, form?: ObjectForm, options?: ViewOptions): RenderDiff;
+export function diffStored(bucket: Bucket, release: ReleaseLike, oldRef: string, newRef: string, form?: ObjectForm, options?: ViewOptions & { keyring?: Keyring }): RenderDiff;
 /** GC's default grace period in seconds (600, the CLI's `--grace 10m`). */
 export const GC_GRACE_SECONDS: number;
 /** This machine's clock. */
@@ -178,10 +189,12 @@ export function now(): SyncTime;
 
 /** The store operations over one bucket, as methods. */
 export class RenderStore {
-  constructor(bucket: Bucket);
+  constructor(bucket: Bucket, options?: { keyring?: Keyring });
   readonly bucket: Bucket;
+  readonly keyring: Keyring;
   putRender(release: ReleaseLike, objects: BytesLike[]): string;
   getRender(release: ReleaseLike, ref: string): Uint8Array;
+  rekeyRelease(release: ReleaseLike): { rewritten: number; kept: number };
   hasHistoryRef(release: ReleaseLike, ref: string): boolean;
   recordHistory(release: ReleaseLike, entry: NewEntry): boolean;
   listHistory(release: ReleaseLike): HistoryEntry[];
@@ -223,9 +236,9 @@ export class TraceError extends Error {
   readonly line: number;
 }
 /** Replays a trace in the component: the report for people (`text`) and as JSON (`json`). */
-export function replayReport(traceText: string): { matches: boolean; text: string; json: string };
+export function replayReport(traceText: string, keyring?: Keyring): { matches: boolean; text: string; json: string };
 /** The replay report as an object, as `render-store replay --json` prints it. */
-export function replay(traceText: string): { operation: string; matches: boolean; firstDifference: unknown; resultMatches: boolean; calls: unknown[]; result: unknown };
+export function replay(traceText: string, keyring?: Keyring): { operation: string; matches: boolean; firstDifference: unknown; resultMatches: boolean; calls: unknown[]; result: unknown };
 
 /**
  * The linear memory of every idle instance, as copies: what a later call starts from

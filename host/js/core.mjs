@@ -1,5 +1,5 @@
 // The core of the JavaScript host of the render-store component (wit/render-store.wit,
-// convoy:render-store@0.7.0): its main core module, run with the canonical ABI of
+// convoy:render-store@0.8.0): its main core module, run with the canonical ABI of
 // ./abi.mjs (the module and its WIT types are written into ./generated/js by
 // `node build.mjs`).
 // It imports no Node.js built-in, so it runs in browsers too; render-store.mjs adds the
@@ -58,8 +58,8 @@ try {
   throw new Error(`render-store: the built component is missing; run \`node build.mjs\` (or run.sh) first (${e.message})`);
 }
 
-const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.7.0';
-const ERROR_KINDS = new Set(['invalid-input', 'invalid-object', 'not-found', 'corrupt', 'bucket', 'invalid-yaml']);
+const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.8.0';
+const ERROR_KINDS = new Set(['invalid-input', 'invalid-object', 'not-found', 'corrupt', 'bucket', 'invalid-yaml', 'encryption-key']);
 /** Where a YAML stream was rejected: the fields of the WIT `yaml-error` besides its message. */
 const YAML_ERROR_FIELDS = ['stage', 'document', 'line', 'column'];
 const BUCKET_ERROR_KINDS = new Set(['not-found', 'denied', 'failed']);
@@ -74,7 +74,7 @@ export class RenderStoreError extends Error {
     super(message, cause === undefined ? undefined : { cause });
     this.name = 'RenderStoreError';
     /** 'invalid-input' | 'invalid-object' | 'not-found' | 'corrupt' | 'bucket' |
-     *  'invalid-yaml' | 'trap' */
+     *  'invalid-yaml' | 'encryption-key' | 'trap' */
     this.kind = kind;
     /** For 'invalid-object': the position of the bad object, from 0. */
     if (index !== undefined) this.index = index;
@@ -815,11 +815,11 @@ export const summarizeHistory = (release, historyKeys) => {
  */
 const OPERATIONS = {
   'put-render': {
-    call: (s, r, a) => s.putRender(r, a.objects),
+    call: (s, r, a, keys) => s.putRender(r, a.objects, keys),
     js: (v) => v,
   },
   'get-render': {
-    call: (s, r, a) => s.getRender(r, a.renderRef),
+    call: (s, r, a, keys) => s.getRender(r, a.renderRef, keys),
     js: dataBytes,
   },
   'has-history-ref': {
@@ -849,22 +849,58 @@ const OPERATIONS = {
 const scopeOf = (r) => `${r.namespace}/${r.name}/`;
 
 /** An export's value as the component returns it. */
-function runRaw(operation, release, args, answer, record) {
+function runRaw(operation, release, args, keys, answer, record) {
   const functions = bucketFunctions(scopeOf(release), answer, record);
-  return inInstance(functions, (x) => OPERATIONS[operation].call(x.store, release, args));
+  return inInstance(functions, (x) => OPERATIONS[operation].call(x.store, release, args, keys));
 }
 
-function storeCall(bucket, operation, release, args) {
+function storeCall(bucket, operation, release, args, keyring = []) {
   const r = witRelease(release);
-  if (recording !== null) return tracedStoreCall(bucket, operation, r, args);
-  return OPERATIONS[operation].js(runRaw(operation, r, args, (call, key, value) => askBucket(bucket, call, key, value)));
+  const keys = witKeyring(keyring);
+  if (recording !== null) return tracedStoreCall(bucket, operation, r, args, keys);
+  return OPERATIONS[operation].js(runRaw(operation, r, args, keys, (call, key, value) => askBucket(bucket, call, key, value)));
 }
 
-/** Stores a render unless its blob exists with the canonical size (a torn or truncated
- *  blob is written again); returns its renderRef. */
-export const putRender = (bucket, release, objects) => storeCall(bucket, 'put-render', release, { objects: objectList(objects) });
-/** The verified canonical bytes of a stored render. */
-export const getRender = (bucket, release, ref) => storeCall(bucket, 'get-render', release, { renderRef: String(ref) });
+/** A keyring as the WIT `keyring`: [{id, secret}], `secret` 32 bytes (what parseKeyring
+ *  returns); the component checks the ids and sizes. */
+function witKeyring(keyring) {
+  if (!Array.isArray(keyring)) throw new TypeError('keyring: expected an array of {id, secret} (parseKeyring gives one)');
+  return keyring.map((k, i) => {
+    if (k === null || typeof k !== 'object' || typeof k.id !== 'string' || !(k.secret instanceof Uint8Array)) {
+      throw new TypeError(`keyring[${i}]: expected {id: string, secret: Uint8Array}`);
+    }
+    return { id: k.id, secret: k.secret };
+  });
+}
+
+/**
+ * A keyring file's text (`<id> <base64 key>` lines; CONTRACT.md, Encryption at rest) as
+ * the keyring every store call takes: [{id, secret}], the key that seals new blobs first.
+ * Read by the component, as every host reads it; the error names the line, never a key.
+ */
+export const parseKeyring = (text) => {
+  const bytes = data(text, 'text');
+  return logicCall((l) => l.parseKeyring(bytes)).map((k) => ({ id: k.id, secret: dataBytes(k.secret) }));
+};
+
+/** Stores a render unless its blob exists with the size it would be written with (a
+ *  torn or truncated blob is written again), sealed under the first key of `keyring`
+ *  when it has one; returns its renderRef. */
+export const putRender = (bucket, release, objects, keyring = []) => storeCall(bucket, 'put-render', release, { objects: objectList(objects) }, keyring);
+/** The verified canonical bytes of a stored render, opened under `keyring` when sealed. */
+export const getRender = (bucket, release, ref, keyring = []) => storeCall(bucket, 'get-render', release, { renderRef: String(ref) }, keyring);
+/**
+ * Seals every render blob of the release not sealed under the keyring's first key under
+ * it (store.rekey-release): {rewritten, kept}. Each blob is replaced atomically by the
+ * bucket's put, so a crash leaves every blob readable. Not traced.
+ */
+export const rekeyRelease = (bucket, release, keyring) => {
+  const r = witRelease(release);
+  const keys = witKeyring(keyring);
+  const functions = bucketFunctions(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
+  const [rewritten, kept] = inInstance(functions, (x) => x.store.rekeyRelease(r, keys));
+  return { rewritten, kept };
+};
 /** Whether a history entry records the render. */
 export const hasHistoryRef = (bucket, release, ref) => storeCall(bucket, 'has-history-ref', release, { renderRef: String(ref) });
 /** Appends {renderRef, syncedAt: {seconds, nanoseconds}, summary} unless the render is recorded; returns whether it was added. */
@@ -935,8 +971,9 @@ export const diffStored = (bucket, release, oldRef, newRef, form = 'yaml', optio
   const f = objectForm(form);
   const secrets = secretValues(options);
   const context = diffContext(options);
+  const keys = witKeyring(options?.keyring ?? []);
   const functions = bucketFunctions(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
-  return inInstance(functions, (x) => x.store.diffRenders(r, String(oldRef), String(newRef), f, secrets, context));
+  return inInstance(functions, (x) => x.store.diffRenders(r, String(oldRef), String(newRef), f, secrets, context, keys));
 };
 
 /**
@@ -944,16 +981,24 @@ export const diffStored = (bucket, release, oldRef, newRef, form = 'yaml', optio
  * in a fresh instance of the component whose bucket is scoped to the release.
  */
 export class RenderStore {
-  constructor(bucket) {
+  /** `options.keyring` (parseKeyring's value; default none): the keys render blobs are
+   *  sealed and opened with (CONTRACT.md, Encryption at rest). */
+  constructor(bucket, { keyring = [] } = {}) {
     if (bucket === null || typeof bucket !== 'object') throw new TypeError('bucket: expected an object with get, put, exists, list and delete');
     /** The bucket every operation uses. */
     this.bucket = bucket;
+    /** The keyring, checked now so a bad one fails here rather than at the first call. */
+    witKeyring(keyring);
+    this.keyring = keyring;
   }
   putRender(release, objects) {
-    return putRender(this.bucket, release, objects);
+    return putRender(this.bucket, release, objects, this.keyring);
   }
   getRender(release, ref) {
-    return getRender(this.bucket, release, ref);
+    return getRender(this.bucket, release, ref, this.keyring);
+  }
+  rekeyRelease(release) {
+    return rekeyRelease(this.bucket, release, this.keyring);
   }
   hasHistoryRef(release, ref) {
     return hasHistoryRef(this.bucket, release, ref);
@@ -974,7 +1019,7 @@ export class RenderStore {
     return deleteRelease(this.bucket, release);
   }
   diffRenders(release, oldRef, newRef, form = 'yaml', options = {}) {
-    return diffStored(this.bucket, release, oldRef, newRef, form, options);
+    return diffStored(this.bucket, release, oldRef, newRef, form, { ...options, keyring: this.keyring });
   }
 }
 
@@ -1124,19 +1169,19 @@ function witFailure(operation, e) {
 /** While `record` runs: where each store call leaves its trace. */
 let recording = null;
 
-function tracedStoreCall(bucket, operation, release, args) {
+function tracedStoreCall(bucket, operation, release, args, keys) {
   const calls = [];
   const log = (call, key, value, ans) => calls.push(witRecordedCall(call, key, value, ans));
   let raw;
   let failure;
   try {
-    raw = runRaw(operation, release, args, (call, key, value) => askBucket(bucket, call, key, value), log);
+    raw = runRaw(operation, release, args, keys, (call, key, value) => askBucket(bucket, call, key, value), log);
   } catch (e) {
     if (!(e instanceof RenderStoreError)) throw e;
     failure = e;
   }
   const outcome = failure ? witFailure(operation, failure) : { tag: operation, val: { tag: 'ok', val: raw } };
-  const trace = inInstance(NO_BUCKET, (x) => x.trace.writeTrace(witOperation(operation, release, args), calls, outcome));
+  const trace = inInstance(NO_BUCKET, (x) => x.trace.writeTrace(witOperation(operation, release, args), keys.map((k) => k.id), calls, outcome));
   recording.push(trace);
   if (failure) throw failure;
   return OPERATIONS[operation].js(raw);
@@ -1180,8 +1225,9 @@ export class TraceError extends Error {
  * `render-store replay --json` prints it. Throws a TraceError for a malformed trace, a
  * RenderStoreError of kind 'trap' when the replay itself was stopped.
  */
-export function replayReport(traceText) {
-  return inInstance(NO_BUCKET, (x) => x.trace.replay(String(traceText)), (e) => {
+export function replayReport(traceText, keyring = []) {
+  const keys = witKeyring(keyring);
+  return inInstance(NO_BUCKET, (x) => x.trace.replay(String(traceText), keys), (e) => {
     const p = e?.payload;
     if (p && typeof p.line === 'number') return new TraceError(p.line, p.message);
     return fromWitError(e);
@@ -1190,4 +1236,4 @@ export function replayReport(traceText) {
 
 /** The replay report as an object: {operation, matches, firstDifference, resultMatches,
  *  calls, result}, as `render-store replay --json` prints it. */
-export const replay = (traceText) => JSON.parse(replayReport(traceText).json);
+export const replay = (traceText, keyring = []) => JSON.parse(replayReport(traceText, keyring).json);

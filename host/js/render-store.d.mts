@@ -1,8 +1,11 @@
 // Types of render-store.mjs, the Node.js entry: everything of core.d.mts and FolderBucket.
 
-import type { Bucket, ObjectMeta } from './core.mjs';
+import type { Bucket, Keyring, ObjectMeta } from './core.mjs';
 
 export * from './core.mjs';
+
+/** The keyring in a keyring file, with the Rust host's checks (a regular file of this user or root, mode 0600 or 0400), parsed by the component. */
+export function readKeyringFile(path: string): Keyring;
 
 /**
  * The file:// layout on a local folder, with the Rust host's safety rules: nothing

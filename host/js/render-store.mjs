@@ -5,9 +5,36 @@
 import { closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BucketError, compareKeys, messages } from './core.mjs';
+import { BucketError, compareKeys, messages, parseKeyring } from './core.mjs';
 
 export * from './core.mjs';
+
+/** The largest keyring file read, as the Rust host reads it. */
+const MAX_KEYRING_FILE = 1 << 20;
+
+/**
+ * The keyring in the keyring file at `path` (CONTRACT.md, Encryption at rest), with the
+ * Rust host's checks: a regular file (links followed, as a Kubernetes Secret volume
+ * needs), owned by this user or root, readable by its owner alone (0600 or 0400), at
+ * most 1 MiB; parsed by the component (parseKeyring). Throws an Error naming the file.
+ */
+export function readKeyringFile(path) {
+  const fd = openSync(path, O.O_RDONLY | (O.O_NONBLOCK ?? 0) | (O.O_NOCTTY ?? 0));
+  try {
+    const st = fstatSync(fd);
+    const refuse = (why) => new Error(`the keyring file ${path} ${why}`);
+    if (!st.isFile()) throw refuse('is not a regular file');
+    const me = typeof process.geteuid === 'function' ? process.geteuid() : st.uid;
+    if (st.uid !== me && st.uid !== 0) throw refuse(`is owned by user ${st.uid}, not by this user (${me}) or root: whoever owns it chooses the keys`);
+    if ((st.mode & 0o077) !== 0) {
+      throw refuse(`has mode ${(st.mode & 0o7777).toString(8).padStart(4, '0')}: others can read or write it; make it readable by its owner alone (chmod 600; in Kubernetes, defaultMode: 0400)`);
+    }
+    if (st.size > MAX_KEYRING_FILE) throw refuse(`is ${st.size} bytes, over the ${MAX_KEYRING_FILE} a keyring file may hold`);
+    return parseKeyring(readFileSync(fd));
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** An integer as JSON holds it: a number when it is safe, else a bigint. */
 const jsInteger = (big) => (Number.isSafeInteger(Number(big)) ? Number(big) : big);

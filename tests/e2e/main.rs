@@ -9,6 +9,7 @@ mod conformance;
 mod controller;
 mod corrupt;
 mod crashes;
+mod encryption;
 mod fail_closed;
 mod faults;
 mod go_peer;

@@ -405,3 +405,17 @@ pub fn serve_cli_with(url: &str, args: &[&str], env: &[(&str, Option<&str>)]) ->
         printed,
     }
 }
+
+/// Copies the folder `from` to `to`, recursively.
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}

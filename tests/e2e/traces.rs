@@ -5,7 +5,7 @@
 use crate::support::{bucket_from_url, release, render, runtime, time};
 use render_store::operation::Operation;
 use render_store::trace::{ReplayError, ReplayReport, record};
-use render_store::{Grace, NewEntry, RenderStore};
+use render_store::{Grace, Keyring, NewEntry, RenderStore};
 use serde_json::{Value, json};
 use std::process::Command;
 
@@ -57,7 +57,10 @@ fn unlines(lines: &[Value]) -> String {
 }
 
 async fn replay(lines: &[Value]) -> (ReplayReport, Value) {
-    let report = runtime().replay(&unlines(lines)).await.unwrap();
+    let report = runtime()
+        .replay(&unlines(lines), &Keyring::default())
+        .await
+        .unwrap();
     let json = serde_json::from_str(&report.json).unwrap();
     (report, json)
 }
@@ -249,7 +252,13 @@ async fn a_bad_trace_is_refused_naming_the_line() {
     let list = r#"{"call":"list","key":"ns/app/history/","answer":{"ok":[]}}"#;
     let result = r#"{"result":{"ok":{"entries":[]}}}"#;
     let ok = format!("{header}\n{list}\n{result}\n");
-    assert!(runtime().replay(&ok).await.unwrap().matches);
+    assert!(
+        runtime()
+            .replay(&ok, &Keyring::default())
+            .await
+            .unwrap()
+            .matches
+    );
     let cases = [
         (String::new(), 1, "empty"),
         (
@@ -281,7 +290,7 @@ async fn a_bad_trace_is_refused_naming_the_line() {
         (format!("{header}\nnot json\n{result}"), 2, "not JSON"),
     ];
     for (text, line, what) in cases {
-        match runtime().replay(&text).await {
+        match runtime().replay(&text, &Keyring::default()).await {
             Err(e @ ReplayError::Trace { line: l, .. }) => {
                 let message = e.to_string();
                 assert_eq!(l, line, "{message}");

@@ -23,6 +23,9 @@ pub struct Trace {
     pub version: u64,
     /// The operation and its arguments.
     pub operation: Operation,
+    /// The ids of the keyring the operation ran with, in ring order (the header's
+    /// `keyIds`; empty on a plaintext store). Never a key.
+    pub key_ids: Vec<String>,
     /// The bucket calls, in order.
     pub calls: Vec<Call>,
     /// The result line's `result`.
@@ -58,7 +61,12 @@ impl std::error::Error for TraceError {}
 
 /// The trace of `operation`: its header, one line per call and the result line, each
 /// ending in a newline.
-pub fn write_trace(operation: &Operation, calls: &[Call], outcome: &Outcome) -> String {
+pub fn write_trace(
+    operation: &Operation,
+    key_ids: &[String],
+    calls: &[Call],
+    outcome: &Outcome,
+) -> String {
     let mut out = String::new();
     let mut line = |doc: Document<'_>, root: u32| {
         out.push_str(&text(&doc, root, false));
@@ -69,12 +77,19 @@ pub fn write_trace(operation: &Operation, calls: &[Call], outcome: &Outcome) -> 
     let version = b.uint(VERSION);
     let name = b.string(operation.name());
     let arguments = shape::arguments(&mut b, operation);
-    let header = b.object(vec![
+    let mut fields = vec![
         ("format", format),
         ("version", version),
         ("operation", name),
         ("arguments", arguments),
-    ]);
+    ];
+    // Only an encrypted store's traces say which keys they need: a plaintext store's
+    // trace is the bytes it always was.
+    if !key_ids.is_empty() {
+        let ids = key_ids.iter().map(|id| b.string(id)).collect();
+        fields.push(("keyIds", b.array(ids)));
+    }
+    let header = b.object(fields);
     line(b.finish(header), header);
     for c in calls {
         let mut b = Builder::new();
@@ -105,6 +120,7 @@ pub fn parse_trace(text: &str) -> Result<Trace, TraceError> {
     };
     let header = parse(first)?;
     let (version, operation) = header.header()?;
+    let key_ids = header.key_ids()?;
     // Every line is JSON before any call is judged, as the Rust host read them.
     let mut rest = rest.iter().map(parse).collect::<Result<Vec<_>, _>>()?;
     let last = rest.pop().ok_or_else(|| {
@@ -115,6 +131,7 @@ pub fn parse_trace(text: &str) -> Result<Trace, TraceError> {
     Ok(Trace {
         version,
         operation,
+        key_ids,
         calls,
         result,
     })
@@ -249,6 +266,14 @@ impl<'a> Line<'a> {
                 })
             })
             .collect()
+    }
+
+    fn key_ids(&self) -> Result<Vec<String>, TraceError> {
+        let o = self.object(self.doc.root_index(), "the header")?;
+        match self.get(o, "keyIds") {
+            None => Ok(Vec::new()),
+            Some(ids) => self.strings(ids, "\"keyIds\""),
+        }
     }
 
     fn header(&self) -> Result<(u64, Operation), TraceError> {

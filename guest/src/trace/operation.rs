@@ -3,6 +3,7 @@
 
 use super::call::{Call, Recorder, Scoped};
 use crate::bucket::{Bucket, BucketError, ObjectMeta};
+use crate::encryption::Keyring;
 use crate::error::{Error, Result};
 use crate::gc::{GcPlan, Grace};
 use crate::history::{HistoryEntry, NewEntry};
@@ -122,16 +123,16 @@ impl Operation {
         }
     }
 
-    /// Runs the operation on `bucket`.
-    pub fn run<B: Bucket>(&self, bucket: &mut B) -> Result<Output> {
+    /// Runs the operation on `bucket`, render blobs sealed and opened under `keyring`.
+    pub fn run<B: Bucket>(&self, bucket: &mut B, keyring: &Keyring) -> Result<Output> {
         Ok(match self {
             Operation::PutRender { release, objects } => {
-                Output::RenderRef(crate::put_render(bucket, release, objects)?)
+                Output::RenderRef(crate::put_render(bucket, release, objects, keyring)?)
             }
             Operation::GetRender {
                 release,
                 render_ref,
-            } => Output::Render(crate::get_render(bucket, release, render_ref)?),
+            } => Output::Render(crate::get_render(bucket, release, render_ref, keyring)?),
             Operation::HasHistoryRef {
                 release,
                 render_ref,
@@ -161,8 +162,12 @@ impl Operation {
 /// Runs `operation` on `bucket` as a host runs it for a trace: every call checked
 /// against the release's prefix, then recorded with the answer the logic was given.
 /// Returns the outcome and the calls.
-pub fn record<B: Bucket>(bucket: B, operation: &Operation) -> (Outcome, Vec<Call>) {
-    record_as(bucket, operation, true)
+pub fn record<B: Bucket>(
+    bucket: B,
+    operation: &Operation,
+    keyring: &Keyring,
+) -> (Outcome, Vec<Call>) {
+    record_as(bucket, operation, true, keyring)
 }
 
 /// [`record`], or, without `batches`, with one `delete` a key, stopping at the first
@@ -171,6 +176,7 @@ pub(crate) fn record_as<B: Bucket>(
     bucket: B,
     operation: &Operation,
     batches: bool,
+    keyring: &Keyring,
 ) -> (Outcome, Vec<Call>) {
     let release = operation.release();
     let mut recorder = Recorder::new(Scoped {
@@ -178,9 +184,9 @@ pub(crate) fn record_as<B: Bucket>(
         prefix: format!("{}/{}/", release.namespace, release.name),
     });
     let outcome = if batches {
-        operation.run(&mut recorder)
+        operation.run(&mut recorder, keyring)
     } else {
-        operation.run(&mut OneByOne(&mut recorder))
+        operation.run(&mut OneByOne(&mut recorder), keyring)
     }
     .map_err(Failure::Error);
     (outcome, recorder.into_calls())

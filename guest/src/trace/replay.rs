@@ -7,6 +7,7 @@ use super::format::{Trace, TraceError, parse_trace};
 use super::operation::{Failure, Operation, Outcome, record_as};
 use super::shape::{self, text};
 use crate::bucket::{Bucket, BucketError, ObjectMeta};
+use crate::encryption::Keyring;
 use crate::json::Builder;
 use std::collections::BTreeMap;
 
@@ -148,10 +149,16 @@ pub struct Report {
     pub result_matches: bool,
 }
 
-/// Re-runs `trace`'s operation against the trace's answers alone, and compares.
-pub fn replay(trace: &Trace) -> Report {
+/// Re-runs `trace`'s operation against the trace's answers alone, render blobs sealed
+/// and opened under `keyring`, and compares.
+pub fn replay(trace: &Trace, keyring: &Keyring) -> Report {
     let batches = trace.version >= 3;
-    let (outcome, calls) = record_as(ReplayBucket::new(&trace.calls), &trace.operation, batches);
+    let (outcome, calls) = record_as(
+        ReplayBucket::new(&trace.calls),
+        &trace.operation,
+        batches,
+        keyring,
+    );
     let n = trace.calls.len().max(calls.len());
     let first_difference = (0..n).find_map(|i| {
         let (recorded, again) = (trace.calls.get(i), calls.get(i));
@@ -176,9 +183,41 @@ pub fn replay(trace: &Trace) -> Report {
     }
 }
 
-/// Reads `text` as a trace and replays it.
-pub fn replay_text(text: &str) -> Result<Report, TraceError> {
-    Ok(replay(&parse_trace(text)?))
+/// Reads `text` as a trace and replays it under `keyring`, which must hold the keys
+/// the trace was recorded with, in the same order (its header's `keyIds`): the same
+/// blobs are sealed only under the same first key, and a trace of a plaintext store
+/// replays without one.
+pub fn replay_text(text: &str, keyring: &Keyring) -> Result<Report, TraceError> {
+    let trace = parse_trace(text)?;
+    let given = keyring.ids();
+    if given != trace.key_ids {
+        let quote = |ids: &[String]| {
+            ids.iter()
+                .map(|id| format!("{id:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let message = match (trace.key_ids.is_empty(), given.is_empty()) {
+            (true, _) => format!(
+                "the trace was recorded on a store without encryption; replay it without \
+                 a keyring (one with keys {} was given)",
+                quote(&given)
+            ),
+            (false, true) => format!(
+                "the trace was recorded on a store encrypted with the keyring of keys {}; \
+                 replay needs that keyring, and none was given",
+                quote(&trace.key_ids)
+            ),
+            (false, false) => format!(
+                "the trace was recorded with the keyring of keys {}; replay needs that \
+                 keyring, in that order, and was given keys {}",
+                quote(&trace.key_ids),
+                quote(&given)
+            ),
+        };
+        return Err(TraceError { line: 1, message });
+    }
+    Ok(replay(&trace, keyring))
 }
 
 impl Report {

@@ -222,6 +222,7 @@ fn failure<'a>(b: &mut Builder<'a>, f: &'a Failure) -> u32 {
         Failure::Error(Error::NotFound(m)) => ("not-found", m),
         Failure::Error(Error::Corrupt(m)) => ("corrupt", m),
         Failure::Error(Error::Bucket(m)) => ("bucket", m),
+        Failure::Error(Error::EncryptionKey(m)) => ("encryption-key", m),
         Failure::Trap(m) => ("trap", m),
     };
     let members = vec![

@@ -42,7 +42,7 @@
 // The version of this C ABI. It changes when a function, type or constant of the
 // header changes in a way a caller built against the previous header would notice;
 // adding a function or a field at the end of a sized struct does not change it.
-#define RS_ABI_VERSION 1
+#define RS_ABI_VERSION 2
 
 // Input the library rejected before any bucket call: a namespace, name, renderRef,
 // time or summary (`render_store::Error::InvalidInput`), or text that is not UTF-8.
@@ -106,6 +106,10 @@
 // the content was read.
 #define RS_ERROR_TOO_LARGE 18
 
+// A render blob is encrypted with a key the store's keyring does not hold, or holds
+// under that id a different key; the message names the key id.
+#define RS_ERROR_ENCRYPTION_KEY 19
+
 // Diffs and shown objects write each object as YAML, as `kubectl get -o yaml` shows it.
 #define RS_FORM_YAML 0
 
@@ -150,6 +154,11 @@ typedef struct rs_answer rs_answer;
 // owned by the caller from the moment a call returns it, freed with [`rs_error_free`].
 // Its accessors may be called from any thread, several at once.
 typedef struct rs_error rs_error;
+
+// A keyring read from a keyring file (CONTRACT.md, Encryption at rest), for
+// `rs_store_with_keyring` and `rs_replay`. Made by `rs_keyring_open`, freed with
+// `rs_keyring_free`. Immutable: any thread, several at once.
+typedef struct rs_keyring rs_keyring;
 
 // A render store: a bucket, the runtime that runs the component over it, and GC's
 // grace period. Opened with `rs_store_open` or `rs_store_new`, freed with
@@ -818,6 +827,44 @@ struct rs_error *rs_store_delete_release(const struct rs_store *store,
                                          uint32_t *deleted,
                                          struct rs_buf *trace);
 
+// Reads the keyring file at `path` (`path_len` bytes): lines `<id> <key>`, the key the
+// base64 of 32 bytes, the first the one new blobs are sealed with. The file must be a
+// regular file of this user or root, readable by its owner alone; a bad file or line
+// is `RS_ERROR_INVALID_INPUT` naming the file and the line, never a key. `options`
+// (NULL: the defaults) are the limits of the sandbox that parses it. `*out` is freed
+// with `rs_keyring_free`. Any thread.
+struct rs_error *rs_keyring_open(const char *path,
+                                 size_t path_len,
+                                 const struct rs_options *options,
+                                 struct rs_keyring **out);
+
+// Frees a keyring; NULL is ignored. Stores made with it keep their own copy. Any
+// thread.
+void rs_keyring_free(struct rs_keyring *keyring);
+
+// A new store over the same bucket, runtime and grace period as `store`, its render
+// blobs sealed under `keyring`'s first key and opened under any of its keys (NULL: a
+// plaintext store). `*out` is a store the caller frees with `rs_store_free`; `store`
+// and `keyring` stay the caller's. Any thread.
+struct rs_error *rs_store_with_keyring(const struct rs_store *store,
+                                       const struct rs_keyring *keyring,
+                                       struct rs_store **out);
+
+// Seals every render blob of the release not yet sealed under the store's keyring's
+// first key under it (calls: `list` of `renders/`, then `get` of each blob and `put`
+// of those that change), each replaced atomically, so a crash at any point leaves
+// every blob readable with the keyring. `*rewritten` and `*kept` (either may be NULL)
+// are how many blobs were rewritten and how many already were sealed under the first
+// key. A store without a keyring is `RS_ERROR_INVALID_INPUT`; a blob that cannot be
+// read stops it (`RS_ERROR_CORRUPT`, `RS_ERROR_ENCRYPTION_KEY`). Not traced.
+struct rs_error *rs_store_rekey_release(const struct rs_store *store,
+                                        const char *namespace_,
+                                        size_t namespace_len,
+                                        const char *name,
+                                        size_t name_len,
+                                        uint32_t *rewritten,
+                                        uint32_t *kept);
+
 // What changed from the stored render `against` (NULL: the newest history entry's;
 // an empty history is `RS_ERROR_NO_HISTORY`) to the stored render `render_ref`, each
 // changed object's lines in `form` (`RS_FORM_*`) with `context` lines around each
@@ -911,7 +958,10 @@ struct rs_error *rs_store_bucket_delete_many(const struct rs_store *store,
                                              struct rs_buf *each);
 
 // Replays a trace (TRACES.md; `trace_len` bytes of its text) in the component against
-// its recorded answers alone, with the limits of `options` (NULL: the defaults).
+// its recorded answers alone, with the limits of `options` (NULL: the defaults) and
+// `keyring` (NULL: none), which must be the keyring the trace was recorded with (a
+// trace of an encrypted store names its key ids; another keyring is `RS_ERROR_TRACE`
+// at line 1).
 // `*matches` says whether every call and the result match; `*text` (NULL: not wanted)
 // receives the report for people, what `render-store replay` prints, and `*json` (NULL:
 // not wanted) the report as JSON, what `render-store replay --json` prints. A trace
@@ -920,6 +970,7 @@ struct rs_error *rs_store_bucket_delete_many(const struct rs_store *store,
 struct rs_error *rs_replay(const struct rs_options *options,
                            const char *trace,
                            size_t trace_len,
+                           const struct rs_keyring *keyring,
                            bool *matches,
                            struct rs_buf *text,
                            struct rs_buf *json);

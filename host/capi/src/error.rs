@@ -52,6 +52,9 @@ pub const RS_ERROR_DENIED: i32 = 17;
 /// A direct `rs_store_bucket_get` of an object larger than its limit, refused before
 /// the content was read.
 pub const RS_ERROR_TOO_LARGE: i32 = 18;
+/// A render blob is encrypted with a key the store's keyring does not hold, or holds
+/// under that id a different key; the message names the key id.
+pub const RS_ERROR_ENCRYPTION_KEY: i32 = 19;
 
 /// An error: its kind, its message and what the kind carries. Made by the library,
 /// owned by the caller from the moment a call returns it, freed with [`rs_error_free`].
@@ -201,6 +204,7 @@ impl rs_error {
             }
             Error::NotFound(m) => plain(RS_ERROR_NOT_FOUND, m),
             Error::Corrupt(m) => plain(RS_ERROR_CORRUPT, m),
+            Error::EncryptionKey(m) => plain(RS_ERROR_ENCRYPTION_KEY, m),
             Error::Bucket(m) => plain(RS_ERROR_BUCKET, m),
             Error::Backend(b) => plain(RS_ERROR_BACKEND, &b.to_string()),
             Error::Url { reason, .. } => plain(RS_ERROR_URL, reason),
@@ -312,6 +316,7 @@ pub extern "C" fn rs_error_kind_name(kind: i32) -> *const std::ffi::c_char {
         RS_ERROR_INVALID_ARGUMENT => c"invalid-argument",
         RS_ERROR_DENIED => c"denied",
         RS_ERROR_TOO_LARGE => c"too-large",
+        RS_ERROR_ENCRYPTION_KEY => c"encryption-key",
         _ => c"unknown",
     };
     name.as_ptr()

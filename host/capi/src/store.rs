@@ -16,7 +16,7 @@ use crate::json;
 use crate::options::{rs_options, runtime};
 use crate::value::{rs_buf, rs_grace, rs_time};
 use render_store::operation::{Operation, Output};
-use render_store::{Grace, NewEntry, Observer, RenderStore, open_bucket};
+use render_store::{Grace, Keyring, NewEntry, Observer, RenderStore, open_bucket};
 use std::ffi::c_char;
 use std::sync::Arc;
 use std::time::Duration;
@@ -507,6 +507,126 @@ pub unsafe extern "C" fn rs_store_delete_release(
         match run(store, Operation::DeleteRelease { release }, trace)? {
             Output::Deleted(n) => *deleted = n,
             other => unreachable!("delete-release answered {other:?}"),
+        }
+        Ok(())
+    })
+}
+
+/// A keyring read from a keyring file (CONTRACT.md, Encryption at rest), for
+/// `rs_store_with_keyring` and `rs_replay`. Made by `rs_keyring_open`, freed with
+/// `rs_keyring_free`. Immutable: any thread, several at once.
+pub struct rs_keyring {
+    keyring: Keyring,
+}
+
+impl rs_keyring {
+    /// The keyring behind `keyring`; NULL is none (a plaintext store).
+    ///
+    /// SAFETY (for callers): `keyring` is NULL or a keyring this library made, not freed.
+    pub(crate) unsafe fn get(keyring: *const rs_keyring) -> Keyring {
+        // SAFETY: as the caller promises.
+        unsafe { keyring.as_ref() }.map_or_else(Keyring::default, |k| k.keyring.clone())
+    }
+}
+
+/// Reads the keyring file at `path` (`path_len` bytes): lines `<id> <key>`, the key the
+/// base64 of 32 bytes, the first the one new blobs are sealed with. The file must be a
+/// regular file of this user or root, readable by its owner alone; a bad file or line
+/// is `RS_ERROR_INVALID_INPUT` naming the file and the line, never a key. `options`
+/// (NULL: the defaults) are the limits of the sandbox that parses it. `*out` is freed
+/// with `rs_keyring_free`. Any thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_keyring_open(
+    path: *const c_char,
+    path_len: usize,
+    options: *const rs_options,
+    out: *mut *mut rs_keyring,
+) -> *mut rs_error {
+    guard(|| {
+        // SAFETY: the header's rules for every pointer argument.
+        let (out, path, options) = unsafe {
+            let out = args::out(out, "out")?;
+            *out = std::ptr::null_mut();
+            (
+                out,
+                text(path, path_len, "path")?,
+                rs_options::read(options)?,
+            )
+        };
+        let rt = runtime(options.limits()?)?;
+        let keyring = block_on(Keyring::from_file(&rt, std::path::Path::new(path)))??;
+        *out = Box::into_raw(Box::new(rs_keyring { keyring }));
+        Ok(())
+    })
+}
+
+/// Frees a keyring; NULL is ignored. Stores made with it keep their own copy. Any
+/// thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_keyring_free(keyring: *mut rs_keyring) {
+    guard_void(|| {
+        if !keyring.is_null() {
+            // SAFETY: a keyring this library made, freed once.
+            drop(unsafe { Box::from_raw(keyring) });
+        }
+    })
+}
+
+/// A new store over the same bucket, runtime and grace period as `store`, its render
+/// blobs sealed under `keyring`'s first key and opened under any of its keys (NULL: a
+/// plaintext store). `*out` is a store the caller frees with `rs_store_free`; `store`
+/// and `keyring` stay the caller's. Any thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_store_with_keyring(
+    store: *const rs_store,
+    keyring: *const rs_keyring,
+    out: *mut *mut rs_store,
+) -> *mut rs_error {
+    guard(|| {
+        // SAFETY: the header's rules for every pointer argument.
+        let (out, store, keyring) = unsafe {
+            let out = args::out(out, "out")?;
+            *out = std::ptr::null_mut();
+            (out, get(store)?, rs_keyring::get(keyring))
+        };
+        *out = Box::into_raw(Box::new(rs_store {
+            store: store.store.with_keyring(keyring),
+            gc_grace: store.gc_grace,
+        }));
+        Ok(())
+    })
+}
+
+/// Seals every render blob of the release not yet sealed under the store's keyring's
+/// first key under it (calls: `list` of `renders/`, then `get` of each blob and `put`
+/// of those that change), each replaced atomically, so a crash at any point leaves
+/// every blob readable with the keyring. `*rewritten` and `*kept` (either may be NULL)
+/// are how many blobs were rewritten and how many already were sealed under the first
+/// key. A store without a keyring is `RS_ERROR_INVALID_INPUT`; a blob that cannot be
+/// read stops it (`RS_ERROR_CORRUPT`, `RS_ERROR_ENCRYPTION_KEY`). Not traced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_store_rekey_release(
+    store: *const rs_store,
+    namespace: *const c_char,
+    namespace_len: usize,
+    name: *const c_char,
+    name_len: usize,
+    rewritten: *mut u32,
+    kept: *mut u32,
+) -> *mut rs_error {
+    guard(|| {
+        // SAFETY: the header's rules for every pointer argument.
+        let store = unsafe { get(store)? };
+        let release = release!(namespace, namespace_len, name, name_len);
+        let (r, k) = block_on(store.store.rekey_release(&release))??;
+        // SAFETY: each is NULL or valid for a write, as the header says.
+        unsafe {
+            if let Some(p) = rewritten.as_mut() {
+                *p = r;
+            }
+            if let Some(p) = kept.as_mut() {
+                *p = k;
+            }
         }
         Ok(())
     })

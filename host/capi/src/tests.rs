@@ -355,6 +355,7 @@ fn errors_carry_their_kind_message_and_position() {
             null(),
             trace.as_ptr().cast(),
             trace.len(),
+            null(),
             &mut matches,
             null_mut(),
             null_mut(),
@@ -1150,6 +1151,7 @@ fn a_traced_put_replays_to_a_match() {
             null(),
             trace.as_ptr().cast(),
             trace.len(),
+            null(),
             &mut matches,
             &mut text,
             &mut json,
@@ -1259,4 +1261,69 @@ fn the_bucket_under_a_store_answers_directly_with_the_bucket_kinds() {
     assert!(!found);
     ok(unsafe { rs_store_bucket_delete(store, k, kn) });
     unsafe { rs_store_free(store) };
+}
+
+// ---- encryption at rest ----
+
+#[test]
+fn a_store_with_a_keyring_seals_blobs_and_one_without_names_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys");
+    std::fs::write(&keys, "k1 AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\n").unwrap();
+    let store_dir = dir.path().join("store");
+    std::fs::create_dir(&store_dir).unwrap();
+    let url = format!("file://{}", store_dir.display());
+    let mut plain = null_mut();
+    ok(unsafe { rs_store_open(url.as_ptr().cast(), url.len(), null(), &mut plain) });
+    // Readable by others: refused, naming the mode; nothing made.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let path = keys.to_str().unwrap();
+    let mut keyring = std::ptr::dangling_mut::<rs_keyring>();
+    let (kind, m) =
+        check(unsafe { rs_keyring_open(path.as_ptr().cast(), path.len(), null(), &mut keyring) })
+            .unwrap_err();
+    assert_eq!(kind, RS_ERROR_INVALID_INPUT, "{m}");
+    assert!(m.contains("mode 0644") && keyring.is_null(), "{m}");
+    std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o600)).unwrap();
+    ok(unsafe { rs_keyring_open(path.as_ptr().cast(), path.len(), null(), &mut keyring) });
+    let mut sealed = null_mut();
+    ok(unsafe { rs_store_with_keyring(plain, keyring, &mut sealed) });
+    unsafe { rs_keyring_free(keyring) };
+
+    let secret = r#"{"kind":"Secret","apiVersion":"v1","metadata":{"name":"s"},"stringData":{"p":"Yx7Qm2Lr9Vd4Kt8Wn3Bz"}}"#;
+    let r = put_render(sealed, "ns", &[secret]).unwrap();
+    let blob = std::fs::read(store_dir.join(format!("ns/app/renders/{r}"))).unwrap();
+    assert!(blob.starts_with(b"render-store-encrypted v1 k1 "));
+    assert!(!blob.windows(20).any(|w| w == b"Yx7Qm2Lr9Vd4Kt8Wn3Bz"));
+    assert!(
+        String::from_utf8(get_render(sealed, "ns", &r).unwrap())
+            .unwrap()
+            .contains("Yx7Qm2Lr9Vd4Kt8Wn3Bz")
+    );
+    let (kind, m) = get_render(plain, "ns", &r).unwrap_err();
+    assert_eq!(kind, RS_ERROR_ENCRYPTION_KEY, "{m}");
+    assert!(m.contains("\"k1\""), "{m}");
+    let name = unsafe { std::ffi::CStr::from_ptr(rs_error_kind_name(kind)) };
+    assert_eq!(name.to_str().unwrap(), "encryption-key");
+
+    // Rekey: a plaintext blob put by the plain store is sealed; the sealed one kept.
+    let other = put_render(plain, "ns", &[CM]).unwrap();
+    let (n, nl) = s("ns");
+    let (a, al) = s("app");
+    let (mut rewritten, mut kept) = (0u32, 0u32);
+    ok(unsafe { rs_store_rekey_release(sealed, n, nl, a, al, &mut rewritten, &mut kept) });
+    assert_eq!((rewritten, kept), (1, 1));
+    assert_eq!(
+        get_render(plain, "ns", &other).unwrap_err().0,
+        RS_ERROR_ENCRYPTION_KEY
+    );
+    let (kind, _) =
+        check(unsafe { rs_store_rekey_release(plain, n, nl, a, al, null_mut(), null_mut()) })
+            .unwrap_err();
+    assert_eq!(kind, RS_ERROR_INVALID_INPUT);
+    unsafe {
+        rs_store_free(sealed);
+        rs_store_free(plain);
+    }
 }

@@ -188,6 +188,11 @@ fn main() {
         return;
     }
 
+    if std::env::var("SIDE_BY_SIDE_ONLY").as_deref() == Ok("encryption") {
+        encryption_table(&tokio, &rt);
+        return;
+    }
+
     let fresh_call = time(Duration::from_millis(800), one_call);
 
     // The Go peer, built before anything is timed (its first build compiles Go's
@@ -365,13 +370,15 @@ fn main() {
         };
         let release = Release::new("bench", "put");
         let guest_release = render_store_guest::Release::new("bench", "put");
+        let plain_keys = render_store_guest::Keyring::empty();
         let comp = time(min, || {
             tokio
                 .block_on(store.put_render(&release, &fresh()))
                 .unwrap()
         });
         let nat = time(min, || {
-            render_store_guest::put_render(&mut direct, &guest_release, &fresh()).unwrap()
+            render_store_guest::put_render(&mut direct, &guest_release, &fresh(), &plain_keys)
+                .unwrap()
         });
         row(store_name, "put-render (new)", comp, nat);
 
@@ -382,7 +389,8 @@ fn main() {
                 .unwrap()
         });
         let nat = time(min, || {
-            render_store_guest::put_render(&mut direct, &guest_release, &existing).unwrap()
+            render_store_guest::put_render(&mut direct, &guest_release, &existing, &plain_keys)
+                .unwrap()
         });
         row(store_name, "put-render (existing)", comp, nat);
 
@@ -444,6 +452,9 @@ fn main() {
         );
     }
     println!("target on file: component ≤ 1.15 × direct");
+
+    // 3b. Encryption at rest beside plaintext.
+    encryption_table(&tokio, &rt);
 
     // 4. GC growth.
     println!("\n## GC keep 10 of N entries (mem://): time, host heap peak, guest memory peak");
@@ -545,6 +556,118 @@ fn main() {
     tokio.block_on(store.delete_release(&app)).unwrap();
     // list, one batch delete of the 10 entries, one of the 10 blobs.
     count("delete-release, 20 keys", 1 + 1 + 1, recorder.take_calls());
+}
+
+/// put-render (new blob) and get-render of the real renders and of a 64 MiB render on
+/// mem://, plaintext and encrypted, in the component and natively (the guest's logic on
+/// a memory bucket): the ratio encrypted / plaintext is the cost of encryption.
+fn encryption_table(tokio: &tokio::runtime::Runtime, rt: &Arc<Runtime>) {
+    use base64::Engine as _;
+    use render_store_guest::{EncryptionKey, Keyring as GuestKeyring, MemoryBucket};
+    println!("\n## encryption at rest: put-render (new blob) and get-render, mem://");
+    println!(
+        "{:<22} {:>6} {:<4} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}",
+        "render", "KB", "op", "wasm", "wasm enc", "ratio", "native", "nat enc", "ratio"
+    );
+    let secret = [7u8; 32];
+    let key_file = tempfile::NamedTempFile::new().unwrap();
+    let text = format!(
+        "bench {}\n",
+        base64::engine::general_purpose::STANDARD.encode(secret)
+    );
+    std::fs::write(key_file.path(), text).unwrap();
+    let keyring = tokio
+        .block_on(render_store::Keyring::from_file(rt, key_file.path()))
+        .unwrap();
+    let guest_keys =
+        GuestKeyring::new(vec![EncryptionKey::new("bench", &secret).unwrap()]).unwrap();
+    let mut renders: Vec<(String, Vec<Vec<u8>>)> = go_peer::real_renders()
+        .iter()
+        .map(|r| (r.name.clone(), r.objects()))
+        .collect();
+    renders.push(("synthetic 64 MiB".into(), render(16_000, 4_200)));
+    let release = Release::new("bench", "enc");
+    let guest_release = render_store_guest::Release::new("bench", "enc");
+    for (name, objects) in &renders {
+        let bytes: usize = objects.iter().map(|o| o.len() + 1).sum();
+        let min = Duration::from_millis(if bytes > 1 << 24 { 1_500 } else { 400 });
+        let plain = RenderStore::new(rt.clone(), bucket("mem://"));
+        let sealed = plain.with_keyring(keyring.clone());
+        // A fresh bucket each put, so every put writes its blob.
+        let put = |store: &RenderStore| {
+            let store = RenderStore::new(rt.clone(), bucket("mem://"))
+                .with_keyring(store.keyring().clone());
+            tokio.block_on(store.put_render(&release, objects)).unwrap()
+        };
+        let put_native = |keys: &GuestKeyring| {
+            let mut b = MemoryBucket::new();
+            render_store_guest::put_render(&mut b, &guest_release, objects, keys).unwrap()
+        };
+        let (wp, we) = (time(min, || put(&plain)), time(min, || put(&sealed)));
+        let (np, ne) = (
+            time(min, || put_native(&GuestKeyring::empty())),
+            time(min, || put_native(&guest_keys)),
+        );
+        let line = |op: &str, wp: Duration, we: Duration, np: Duration, ne: Duration| {
+            println!(
+                "{name:<22} {:>6} {op:<4} {:>10} {:>10} {:>6.2}× {:>10} {:>10} {:>6.2}×",
+                bytes / 1024,
+                fmt(wp),
+                fmt(we),
+                we.as_secs_f64() / wp.as_secs_f64(),
+                fmt(np),
+                fmt(ne),
+                ne.as_secs_f64() / np.as_secs_f64()
+            );
+        };
+        line("put", wp, we, np, ne);
+        let r = tokio.block_on(plain.put_render(&release, objects)).unwrap();
+        let sealed_store =
+            RenderStore::new(rt.clone(), bucket("mem://")).with_keyring(keyring.clone());
+        tokio
+            .block_on(sealed_store.put_render(&release, objects))
+            .unwrap();
+        let mut plain_bucket = MemoryBucket::new();
+        let mut sealed_bucket = MemoryBucket::new();
+        render_store_guest::put_render(
+            &mut plain_bucket,
+            &guest_release,
+            objects,
+            &GuestKeyring::empty(),
+        )
+        .unwrap();
+        render_store_guest::put_render(&mut sealed_bucket, &guest_release, objects, &guest_keys)
+            .unwrap();
+        let (wg, wge) = (
+            time(min, || {
+                tokio.block_on(plain.get_render(&release, &r)).unwrap()
+            }),
+            time(min, || {
+                tokio
+                    .block_on(sealed_store.get_render(&release, &r))
+                    .unwrap()
+            }),
+        );
+        let (ng, nge) = (
+            time(min, || {
+                render_store_guest::get_render(
+                    &mut plain_bucket,
+                    &guest_release,
+                    &r,
+                    &GuestKeyring::empty(),
+                )
+                .unwrap()
+            }),
+            time(min, || {
+                render_store_guest::get_render(&mut sealed_bucket, &guest_release, &r, &guest_keys)
+                    .unwrap()
+            }),
+        );
+        line("get", wg, wge, ng, nge);
+    }
+    println!(
+        "target: encrypted put-render ≤ 1.5 × plaintext in the component on every real render"
+    );
 }
 
 /// A render of the JSON objects table: its objects in memory and, for the Go peer, in

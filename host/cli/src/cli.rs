@@ -17,12 +17,12 @@ use render_store::controller::DEFAULT_KEEP_HISTORY;
 use render_store::operation::{Operation, Output};
 use render_store::trace::ReplayError;
 use render_store::{
-    DEFAULT_CONTEXT, Grace, Limits, NewEntry, ObjectForm, Observer, Release, RenderStore, Runtime,
-    SecretValues, SyncTime,
+    DEFAULT_CONTEXT, Grace, Keyring, Limits, NewEntry, ObjectForm, Observer, Release, RenderStore,
+    Runtime, SecretValues, SyncTime,
 };
 use serde_json::json;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -92,6 +92,14 @@ pub struct Args {
     /// render show it when standard error is a terminal).
     #[arg(long, short = 'q', global = true, help_heading = GLOBAL)]
     pub quiet: bool,
+
+    /// Encrypt the store's render blobs with the keyring in FILE (lines `ID KEY`, KEY
+    /// the base64 of 32 random bytes; the first key seals new blobs, any key reads).
+    /// FILE must be readable by its owner alone. Stores without it stay plaintext;
+    /// plaintext blobs still read with it.
+    #[arg(long, global = true, env = "RENDER_STORE_ENCRYPTION_KEYS", value_name = "FILE",
+          help_heading = GLOBAL)]
+    pub encryption_keys: Option<PathBuf>,
 
     /// Memory cap of one sandboxed call, in MiB.
     #[arg(long, global = true, env = "RENDER_STORE_MEMORY_CAP_MIB", value_name = "MIB",
@@ -163,6 +171,23 @@ pub enum Command {
     Verify {
         /// NAMESPACE/NAME of the release (or NAME with -n); none: every release.
         release: Option<String>,
+    },
+    /// Seal every render blob of a release (or of every release, --all) that is not
+    /// sealed under the first key of --encryption-keys under it: plaintext blobs of a
+    /// store where encryption was turned on, and blobs of an older key. Each blob is
+    /// read, verified and replaced atomically, so a crash at any point leaves every
+    /// blob readable; run it again to finish. Remove an old key from the keyring only
+    /// after a rekey of every release.
+    #[command(
+        after_help = "Examples:\n  render-store rekey prod/app --encryption-keys /etc/render-store/keys\n  RENDER_STORE_ENCRYPTION_KEYS=/etc/render-store/keys render-store rekey --all"
+    )]
+    Rekey {
+        /// NAMESPACE/NAME of the release (or NAME with -n).
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        release: Option<String>,
+        /// Every release of the store.
+        #[arg(long)]
+        all: bool,
     },
     /// Write a shell completion script to standard output.
     #[command(
@@ -557,9 +582,20 @@ fn parse_release(text: &str, namespace: Option<&str>) -> Result<Release> {
     Release::parse(text).with_context(|| format!("{} is not NAMESPACE/NAME", quote(text)))
 }
 
-fn open(url: &str) -> Result<RenderStore> {
+/// `store`, encrypted with the keyring file `keys` when one is given.
+async fn with_keys(store: RenderStore, keys: Option<&Path>) -> Result<RenderStore> {
+    Ok(match keys {
+        None => store,
+        Some(path) => {
+            let keyring = Keyring::from_file(store.runtime(), path).await?;
+            store.with_keyring(keyring)
+        }
+    })
+}
+
+async fn open(url: &str, keys: Option<&Path>) -> Result<RenderStore> {
     match RenderStore::open(url)? {
-        Some(store) => Ok(store),
+        Some(store) => with_keys(store, keys).await,
         None => bail!(
             "no render store: pass --render-store-url (s3://, gs://, azblob://, \
              file:///abs/path or mem://) or set RENDER_STORE_URL"
@@ -807,8 +843,15 @@ async fn repair_blob(
         Err(render_store::Error::Corrupt(_)) => {
             let rt = store.runtime();
             let key = rt.render_key(release, render_ref).await?;
-            let canonical = rt.canonical(objects).await?;
-            store.bucket().put(&key, canonical).await?;
+            if store.keyring().is_empty() {
+                let canonical = rt.canonical(objects).await?;
+                store.bucket().put(&key, canonical).await?;
+            } else {
+                // Only the component seals: the damaged blob goes, and put-render writes
+                // it again (it was unreadable, so nothing readable is lost between).
+                store.bucket().delete(&key).await?;
+                store.put_render(release, objects).await?;
+            }
             store.get_render(release, render_ref).await?;
             eprintln!("render-store: rewrote the damaged blob {}", esc(&key));
             Ok(())
@@ -876,6 +919,7 @@ async fn describe_side(
 /// Runs the command `args` names, printing its output to standard output.
 pub async fn run(args: Args) -> Result<Finish> {
     let url = args.render_store_url.as_str();
+    let keys = args.encryption_keys.as_deref();
     let format = args.format();
     let as_json = format == OutputFormat::Json;
     let namespace = args.namespace.as_deref();
@@ -952,7 +996,7 @@ pub async fn run(args: Args) -> Result<Finish> {
                      not one: trace `history` without --limit"
                 );
             }
-            let store = open(url)?;
+            let store = open(url, keys).await?;
             let release = parse_release(&release, namespace)?;
             names::require_release(&store, &release).await?;
             let page = store
@@ -977,7 +1021,7 @@ pub async fn run(args: Args) -> Result<Finish> {
             if trace.is_some() {
                 bail!("--trace records what delete-release deletes; --dry-run deletes nothing");
             }
-            let store = open(url)?;
+            let store = open(url, keys).await?;
             let release = parse_release(&release, namespace)?;
             let prefix = store.runtime().release_prefix(&release).await?;
             let keys: Vec<String> = store
@@ -1002,7 +1046,7 @@ pub async fn run(args: Args) -> Result<Finish> {
             }
         }
         Command::Store(command) => {
-            let store = open(url)?;
+            let store = open(url, keys).await?;
             let (operation, render) = store_operation(command, &store, namespace).await?;
             let progress =
                 progress_task(&operation).and_then(|task| Progress::to_terminal(task, args.quiet));
@@ -1052,7 +1096,7 @@ pub async fn run(args: Args) -> Result<Finish> {
             }
         }
         Command::Ls { prefix } => {
-            let listed = open(url)?.bucket().list(&prefix).await?;
+            let listed = open(url, keys).await?.bucket().list(&prefix).await?;
             let keys: Vec<String> = listed.into_iter().map(|o| o.key).collect();
             if as_json {
                 print_json(&json!(keys))?;
@@ -1076,8 +1120,49 @@ pub async fn run(args: Args) -> Result<Finish> {
                 print_json(&json!({ "path": out, "bytes": render_store::COMPONENT.len() }))?;
             }
         }
+        Command::Rekey { release, all } => {
+            let store = open(url, keys).await?;
+            if store.keyring().is_empty() {
+                bail!(
+                    "rekey seals blobs under the first key of a keyring: give \
+                     --encryption-keys FILE or set RENDER_STORE_ENCRYPTION_KEYS"
+                );
+            }
+            let releases = match (release, all) {
+                (Some(r), _) => {
+                    let release = parse_release(&r, namespace)?;
+                    names::require_release(&store, &release).await?;
+                    vec![release]
+                }
+                (None, _) => names::releases(&store).await?,
+            };
+            let (mut rewritten, mut kept) = (0u64, 0u64);
+            for release in &releases {
+                let (r, k) = store.rekey_release(release).await.with_context(|| {
+                    format!("rekey of {release} (run it again once fixed: nothing was lost)")
+                })?;
+                rewritten += u64::from(r);
+                kept += u64::from(k);
+                if !as_json && !args.quiet {
+                    eprintln!(
+                        "render-store: {release}: {r} rewritten, {k} already under the first key"
+                    );
+                }
+            }
+            if as_json {
+                print_json(
+                    &json!({"releases": releases.len(), "rewritten": rewritten, "kept": kept}),
+                )?;
+            } else {
+                println!(
+                    "{rewritten} render blobs sealed under key {}, {kept} already were, in {} releases",
+                    quote(&store.keyring().ids()[0]),
+                    releases.len()
+                );
+            }
+        }
         Command::Verify { release } => {
-            let store = open(url)?;
+            let store = open(url, keys).await?;
             let release = match release {
                 Some(r) => Some(parse_release(&r, namespace)?),
                 None => None,
@@ -1140,7 +1225,7 @@ pub async fn run(args: Args) -> Result<Finish> {
             color,
         } => {
             let release = parse_release(&release, namespace)?;
-            let store = open(url)?;
+            let store = open(url, keys).await?;
             names::require_release(&store, &release).await?;
             let rt = store.runtime().clone();
             let object_form = match form {
@@ -1292,7 +1377,11 @@ pub async fn run(args: Args) -> Result<Finish> {
                 login_code: login_code.clone(),
             };
             options.check().map_err(|m| anyhow::anyhow!("serve: {m}"))?;
-            let observer = std::sync::Arc::new(Observer::open(url)?.with_secrets(secrets));
+            let store = match RenderStore::open(url)? {
+                Some(store) => Some(with_keys(store, keys).await?),
+                None => None,
+            };
+            let observer = std::sync::Arc::new(Observer::new(store)?.with_secrets(secrets));
             if observer.store().is_none() {
                 tracing::warn!("no render store: /history answers 503 and /diff an error");
             }
@@ -1338,7 +1427,12 @@ pub async fn run(args: Args) -> Result<Finish> {
         Command::Replay { file } => {
             let text = crate::local_file::read_regular(&file, limits.memory_bytes as u64)
                 .context("reading the trace")?;
-            let report = match Runtime::shared()?.replay(&text).await {
+            let rt = Runtime::shared()?;
+            let keyring = match keys {
+                Some(path) => Keyring::from_file(&rt, path).await?,
+                None => Keyring::default(),
+            };
+            let report = match rt.replay(&text, &keyring).await {
                 Ok(report) => report,
                 Err(e @ ReplayError::Trace { .. }) => {
                     return Err(e).with_context(|| format!("reading {}", file.display()));

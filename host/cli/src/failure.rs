@@ -63,6 +63,7 @@ fn store_kind(e: &Error) -> &'static str {
         Error::InvalidYaml { .. } => "invalid-yaml",
         Error::NotFound(_) => "not-found",
         Error::Corrupt(_) => "corrupt",
+        Error::EncryptionKey(_) => "encryption-key",
         Error::Bucket(_) | Error::Backend(_) => "bucket",
         Error::Url { .. } => "url",
         Error::MemoryCap { .. } | Error::Fuel { .. } => "limit",

@@ -19,6 +19,24 @@ pub async fn require_release(store: &RenderStore, release: &Release) -> Result<(
     release_keys(store, release).await.map(drop)
 }
 
+/// Every release that holds a key, from one listing of the whole store (a listing that
+/// fails is an error: a release left out would be left as it is without a word).
+pub async fn releases(store: &RenderStore) -> Result<Vec<Release>> {
+    let mut found = std::collections::BTreeSet::new();
+    for object in store.bucket().list("").await? {
+        let mut parts = object.key.splitn(3, '/');
+        if let (Some(ns), Some(name), Some(_)) = (parts.next(), parts.next(), parts.next())
+            && let Some(r) = Release::parse(&format!("{ns}/{name}"))
+        {
+            found.insert((r.namespace, r.name));
+        }
+    }
+    Ok(found
+        .into_iter()
+        .map(|(ns, name)| Release::new(ns, name))
+        .collect())
+}
+
 /// Every key of `release` (one listing of its prefix), or the error of
 /// [`require_release`] when there is none.
 pub async fn release_keys(store: &RenderStore, release: &Release) -> Result<Vec<ObjectMeta>> {

@@ -7,6 +7,7 @@ are refused."""
 from __future__ import annotations
 
 import ctypes
+import struct
 from typing import Any, Callable, Sequence
 
 import pytest
@@ -105,8 +106,8 @@ def with_ends(fn: Callable[..., Any], before: Sequence[Any], data: bytes, ends: 
               after: Sequence[Any]) -> None:
     """Calls a C ABI function on objects given as `data` and `ends` exactly (the package
     always computes the ends itself), raising its error."""
-    array = (ctypes.c_size_t * max(len(ends), 1))(*ends)
-    rs._check(fn(*before, data, len(data), array, len(ends), *after))
+    packed = struct.pack(f"{len(ends)}N", *ends)
+    rs._check(fn(*before, data, len(data), packed, len(ends), *after))
 
 
 def test_joined_ends_that_do_not_split_the_buffer_are_refused(runtime):

@@ -49,6 +49,10 @@ pub enum Error {
     /// A bucket call failed while the operation ran.
     #[error("bucket call failed: {0}")]
     Bucket(String),
+    /// A render blob is sealed under a key the store's keyring does not hold (or holds
+    /// under that id a different key); the text names the key id.
+    #[error("encryption key: {0}")]
+    EncryptionKey(String),
     /// A bucket call made by the host itself (such as `ls`) failed.
     #[error(transparent)]
     Backend(#[from] BucketError),

@@ -31,6 +31,7 @@ mod component_cache;
 pub mod conformance;
 pub mod controller;
 mod error;
+mod keyring;
 mod logic;
 mod observer;
 pub mod operation;
@@ -49,6 +50,7 @@ pub use bucket::{
     RecordingBucket, check_key,
 };
 pub use error::{BoxError, Error, Result};
+pub use keyring::Keyring;
 pub use observer::{Observer, ObserverError, ReleaseSummary, RenderRead};
 pub use runtime::{COMPONENT, Limits, Runtime};
 pub use store::{Grace, RenderStore};

@@ -79,6 +79,7 @@ impl Observer {
                 s.runtime().clone(),
                 Arc::new(ReadOnlyBucket::new(s.bucket().clone())),
             )
+            .with_keyring(s.keyring().clone())
         });
         Ok(Observer {
             store,

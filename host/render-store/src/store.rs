@@ -3,6 +3,7 @@
 
 use crate::bucket::Bucket;
 use crate::error::Result;
+use crate::keyring::Keyring;
 use crate::runtime::{CallLog, Runtime, Scope, call_export, joined_arg, objects_arg};
 use crate::store_url::open_bucket;
 use crate::types::SyncTime;
@@ -56,19 +57,22 @@ pub struct RenderStore {
     bucket: Arc<dyn Bucket>,
     log: Option<Arc<CallLog>>,
     gc_grace: Duration,
+    keyring: Arc<Keyring>,
 }
 
 impl std::fmt::Debug for RenderStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RenderStore")
             .field("runtime", &self.runtime)
+            .field("keyring", &self.keyring)
             .finish_non_exhaustive()
     }
 }
 
 impl RenderStore {
     /// Opens the store a render-store URL names, with the shared runtime. An empty URL
-    /// gives `Ok(None)`: no render store, which every caller must handle.
+    /// gives `Ok(None)`: no render store, which every caller must handle. The store is
+    /// plaintext: [`RenderStore::with_keyring`] encrypts it.
     pub fn open(url: &str) -> Result<Option<RenderStore>> {
         match open_bucket(url)? {
             None => Ok(None),
@@ -83,7 +87,23 @@ impl RenderStore {
             bucket,
             log: None,
             gc_grace: Grace::DEFAULT,
+            keyring: Arc::new(Keyring::default()),
         }
+    }
+
+    /// This store, its render blobs sealed under `keyring`'s first key and opened under
+    /// any of its keys (CONTRACT.md, Encryption at rest); an empty keyring is a
+    /// plaintext store.
+    pub fn with_keyring(&self, keyring: Keyring) -> Self {
+        RenderStore {
+            keyring: Arc::new(keyring),
+            ..self.clone()
+        }
+    }
+
+    /// The store's keyring (empty on a plaintext store).
+    pub fn keyring(&self) -> &Keyring {
+        &self.keyring
     }
 
     /// This store, with another grace period for [`RenderStore::gc`] (default
@@ -130,7 +150,11 @@ impl RenderStore {
         call_export!(
             &self.runtime,
             Some(self.scope(release)),
-            convoy_render_store_store.call_put_render(&release.into(), &objects_arg(objects))
+            convoy_render_store_store.call_put_render(
+                &release.into(),
+                &objects_arg(objects),
+                self.keyring.wit()
+            )
         )
     }
 
@@ -147,17 +171,38 @@ impl RenderStore {
         call_export!(
             &self.runtime,
             Some(self.scope(release)),
-            convoy_render_store_store.call_put_render(&release.into(), &joined_arg(bytes, ends))
+            convoy_render_store_store.call_put_render(
+                &release.into(),
+                &joined_arg(bytes, ends),
+                self.keyring.wit()
+            )
         )
     }
 
     /// The canonical bytes of a stored render, verified against the renderRef:
-    /// [`crate::Error::NotFound`] when absent, [`crate::Error::Corrupt`] when changed.
+    /// [`crate::Error::NotFound`] when absent, [`crate::Error::Corrupt`] when changed,
+    /// [`crate::Error::EncryptionKey`] when sealed under a key the keyring lacks.
     pub async fn get_render(&self, release: &Release, render_ref: &str) -> Result<Vec<u8>> {
         call_export!(
             &self.runtime,
             Some(self.scope(release)),
-            convoy_render_store_store.call_get_render(&release.into(), render_ref)
+            convoy_render_store_store.call_get_render(
+                &release.into(),
+                render_ref,
+                self.keyring.wit()
+            )
+        )
+    }
+
+    /// Seals every render blob of `release` not yet sealed under the keyring's first key
+    /// under it, each replaced atomically so a crash loses nothing (CONTRACT.md,
+    /// Encryption at rest). Returns how many were rewritten and how many already were
+    /// sealed under the first key. An empty keyring is [`crate::Error::InvalidInput`].
+    pub async fn rekey_release(&self, release: &Release) -> Result<(u32, u32)> {
+        call_export!(
+            &self.runtime,
+            Some(self.scope(release)),
+            convoy_render_store_store.call_rekey_release(&release.into(), self.keyring.wit())
         )
     }
 
@@ -200,7 +245,8 @@ impl RenderStore {
                 new_ref,
                 form.into(),
                 secrets.into(),
-                context
+                context,
+                self.keyring.wit()
             )
         )
         .map(RenderDiff::from)

@@ -4,6 +4,7 @@
 //! host writes the same bytes and prints the same report.
 
 use crate::error::{Error, Result};
+use crate::keyring::Keyring;
 use crate::operation::{Operation, Output};
 use crate::runtime::{Runtime, wit, wit_trace};
 use crate::store::RenderStore;
@@ -22,7 +23,7 @@ pub async fn record(
     let output = operation.run(&store.with_call_log(log.clone())).await;
     let trace = store
         .runtime()
-        .write_trace(operation, log.take(), &output)
+        .write_trace(operation, &store.keyring().ids(), log.take(), &output)
         .await;
     (output, trace)
 }
@@ -86,6 +87,7 @@ fn wit_outcome(operation: &Operation, output: &Result<Output>) -> wit_trace::Out
         Err(Error::NotFound(m)) => wit::Error::NotFound(m.clone()),
         Err(Error::Corrupt(m)) => wit::Error::Corrupt(m.clone()),
         Err(Error::Bucket(m)) => wit::Error::Bucket(m.clone()),
+        Err(Error::EncryptionKey(m)) => wit::Error::EncryptionKey(m.clone()),
         Err(other) => return O::Trap(other.to_string()),
     };
     match operation {
@@ -105,11 +107,13 @@ impl Runtime {
     pub(crate) async fn write_trace(
         &self,
         operation: &Operation,
+        key_ids: &[String],
         calls: Vec<RecordedCall>,
         output: &Result<Output>,
     ) -> Result<String> {
         call_export!(infallible self, None, convoy_render_store_trace.call_write_trace(
             &operation.to_wit(),
+            key_ids,
             &calls,
             &wit_outcome(operation, output),
         ))
@@ -122,12 +126,17 @@ impl Runtime {
     }
 
     /// Replays a trace in the component (TRACES.md, Replay): it answers the operation's
-    /// bucket calls from the trace alone and compares.
-    pub async fn replay(&self, trace: &str) -> Result<ReplayReport, ReplayError> {
+    /// bucket calls from the trace alone and compares. `keyring` must be the one the
+    /// trace was recorded with (empty for a plaintext store's trace).
+    pub async fn replay(
+        &self,
+        trace: &str,
+        keyring: &Keyring,
+    ) -> Result<ReplayReport, ReplayError> {
         let (mut store, instance) = self.instantiate(None).await.map_err(ReplayError::Stopped)?;
         let result = instance
             .convoy_render_store_trace()
-            .call_replay(&mut store, trace)
+            .call_replay(&mut store, trace, keyring.wit())
             .await;
         let report = self
             .finish(store, result.map(Ok))
@@ -171,7 +180,7 @@ mod tests {
                 value,
                 answer: Ok(()),
             });
-            rt.write_trace(&op, vec![put], &output)
+            rt.write_trace(&op, &[], vec![put], &output)
         };
         let text = trace("é".as_bytes().to_vec()).await.unwrap();
         assert!(text.contains(r#""value":"w6k=""#), "{text}");

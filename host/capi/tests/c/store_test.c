@@ -214,7 +214,7 @@ static void scenario(rs_store *s, const char *label) {
 
     /* The recorded GC replays to the same result. */
     bool matches = false;
-    ok(rs_replay(NULL, (const char *)trace.data, trace.len, &matches, NULL, NULL), "replay");
+    ok(rs_replay(NULL, (const char *)trace.data, trace.len, NULL, &matches, NULL, NULL), "replay");
     CHECK(matches);
     rs_buf_free(&plan);
     rs_buf_free(&trace);

@@ -117,6 +117,11 @@ pub(crate) fn observer_failure(e: ObserverError) -> (StatusCode, String) {
             "a stored object is corrupt: it does not hash to its key or does not parse; \
              see the server log",
         ),
+        ObserverError::Store(Error::EncryptionKey(_)) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "a render is encrypted with a key the server's keyring does not hold; see the \
+             server log",
+        ),
         ObserverError::Store(Error::Bucket(_) | Error::Backend(_)) => (
             StatusCode::BAD_GATEWAY,
             "the store failed; see the server log",

@@ -30,7 +30,9 @@ text, which a trace records).
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
+import os
 import threading
 import time
 from ctypes import byref, c_bool, c_int64, c_uint32, c_uint64
@@ -39,6 +41,29 @@ from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Se
 
 from . import _lib
 from ._lib import lib
+
+#: A file system path, as ``open()`` takes one.
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class _Keyring:
+    """A keyring read from a keyring file by the library, held for one call (``with``);
+    ``handle`` is NULL when no file is given (a plaintext store)."""
+
+    def __init__(self, path: Optional[PathLike], runtime: "Runtime"):
+        self.handle: Optional[int] = None
+        if path is not None:
+            out = ctypes.c_void_p()
+            _check(lib.rs_keyring_open(*_lib.text(os.fspath(path)), runtime._opt(), byref(out)))
+            self.handle = out.value
+
+    def __enter__(self) -> "_Keyring":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.handle:
+            lib.rs_keyring_free(self.handle)
+            self.handle = None
 
 __all__ = [
     "DEFAULT_CONTEXT",
@@ -72,8 +97,9 @@ class RenderStoreError(Exception):
     ``kind``: the C ABI's kind name (``invalid-input``, ``invalid-object``,
     ``invalid-yaml``, ``not-found``, ``corrupt``, ``bucket``, ``backend``, ``url``,
     ``memory-cap``, ``fuel``, ``trap``, ``runtime``, ``no-history``, ``denied``,
-    ``too-large``, ``invalid-argument``); ``message``: the text the kind carries (the
-    component's words for its own kinds); ``str(error)``: the whole sentence. ``index``:
+    ``too-large``, ``invalid-argument``, ``encryption-key``); ``message``: the text the
+    kind carries (the component's words for its own kinds); ``str(error)``: the whole
+    sentence. ``index``:
     the bad object's position (``invalid-object``). For ``invalid-yaml``, ``stage``
     (``split``, ``yaml`` or ``object``), ``document`` (from 0, empty and ``null``
     documents counted), ``line`` and ``column`` (from 1); ``None`` for other kinds.
@@ -315,7 +341,16 @@ def _release(r: ReleaseLike) -> Release:
     return Release(namespace, name)
 
 
+@functools.lru_cache(maxsize=1024)
+def _rel_text(text: str) -> Tuple[bytes, int, bytes, int]:
+    release = Release.parse(text)
+    return _lib.text(release.namespace) + _lib.text(release.name)
+
+
 def _rel(r: ReleaseLike) -> Tuple[bytes, int, bytes, int]:
+    if type(r) is str:
+        # A controller names the same few releases over and over.
+        return _rel_text(r)
     release = _release(r)
     return _lib.text(release.namespace) + _lib.text(release.name)
 
@@ -335,8 +370,14 @@ def _bytes(b: BytesLike, what: str = "value") -> bytes:
 def _objects(objects: Iterable[BytesLike]) -> Tuple[bytes, int, Any, int]:
     if isinstance(objects, (bytes, bytearray, memoryview, str)):
         raise TypeError("objects must be a sequence of objects, each one JSON object's bytes")
-    if isinstance(objects, list) and all(type(o) is bytes for o in objects):
-        return _lib.joined(objects)  # the usual case, taken as it is
+    if isinstance(objects, list):
+        # The usual case, a list of bytes, taken as it is: join refuses a str, and a
+        # length that is not the byte count (a memoryview of wider items) shows in the
+        # total; either way the objects are converted one by one.
+        try:
+            return _lib.joined(objects)
+        except TypeError:
+            pass
     return _lib.joined([_bytes(o, f"objects[{i}]") for i, o in enumerate(objects)])
 
 
@@ -983,12 +1024,14 @@ class RenderStore:
     from many threads at once. ``close()`` (or ``with``) frees it; so does the garbage
     collector."""
 
-    def __init__(self, bucket: Any = None, runtime: Optional[Runtime] = None, *, _handle: Any = None):
+    def __init__(self, bucket: Any = None, runtime: Optional[Runtime] = None, *,
+                 encryption_keys: Optional[PathLike] = None, _handle: Any = None):
         self.runtime = runtime or default_runtime()
         self._lock = threading.Lock()
         if _handle is not None:
             self._ptr: Optional[int] = _handle
             self.bucket: Any = StoreBucket(self)
+            self._seal(encryption_keys)
             return
         for method in ("get", "put", "exists", "list", "delete"):
             if not callable(getattr(bucket, method, None)):
@@ -1008,6 +1051,22 @@ class RenderStore:
             raise
         self._ptr = out.value
         self.bucket = bucket
+        self._seal(encryption_keys)
+
+    def _seal(self, encryption_keys: Optional[PathLike]) -> None:
+        """Puts the keyring file's keys on this store (CONTRACT.md, Encryption at rest);
+        on error the store is freed."""
+        if encryption_keys is None:
+            return
+        try:
+            with _Keyring(encryption_keys, self.runtime) as keyring:
+                out = ctypes.c_void_p()
+                _check(lib.rs_store_with_keyring(self._ptr, keyring.handle, byref(out)))
+        except BaseException:
+            self.close()
+            raise
+        old, self._ptr = self._ptr, out.value
+        lib.rs_store_free(old)
 
     def _handle(self) -> int:
         ptr = self._ptr
@@ -1054,6 +1113,17 @@ class RenderStore:
         buf = _lib.Buf()
         self._traced(lib.rs_store_put_render, *_rel(release), *_objects(objects), byref(buf))
         return _lib.take_text(buf)
+
+    def rekey_release(self, release: ReleaseLike) -> Tuple[int, int]:
+        """Seals every render blob of the release not sealed under the first key of the
+        store's keyring (``encryption_keys``) under it: plaintext blobs of a store where
+        encryption was turned on, and blobs of an older key. Each is read, verified and
+        replaced atomically, so a crash loses nothing and a second run finishes. Returns
+        how many blobs were rewritten and how many already were sealed under the first
+        key. A store without a keyring raises kind ``invalid-input``. Not traced."""
+        rewritten, kept = c_uint32(), c_uint32()
+        _check(lib.rs_store_rekey_release(self._handle(), *_rel(release), byref(rewritten), byref(kept)))
+        return int(rewritten.value), int(kept.value)
 
     def put_render_yaml(self, release: ReleaseLike, yaml: BytesLike) -> str:
         """Stores the render a multi-document YAML stream stands for, as a Go controller
@@ -1151,18 +1221,22 @@ class RenderStore:
         return _py_diff(json.loads(_lib.take_text(buf)))
 
 
-def open(url: str, runtime: Optional[Runtime] = None) -> Optional[RenderStore]:  # noqa: A001
+def open(url: str, runtime: Optional[Runtime] = None, *,  # noqa: A001
+         encryption_keys: Optional[PathLike] = None) -> Optional[RenderStore]:
     """The store a render-store URL names (``s3://BUCKET``, ``gs://BUCKET``,
     ``azblob://CONTAINER``, ``file:///abs/path``, ``mem://``, with the parameters the
     Rust library takes and each cloud's credentials from the environment), or ``None``
     for an empty URL ("no render store", as the controller reads it). A bad URL raises
-    :class:`RenderStoreError` of kind ``url``."""
+    :class:`RenderStoreError` of kind ``url``. ``encryption_keys``: a keyring file
+    (lines ``ID KEY``, KEY the base64 of 32 random bytes, readable by its owner alone)
+    whose first key seals new render blobs and whose keys read them; without it the
+    store is plaintext."""
     runtime = runtime or default_runtime()
     out = ctypes.c_void_p()
     _check(lib.rs_store_open(*_lib.text(url), runtime._opt(), byref(out)))
     if not out.value:
         return None
-    return RenderStore(runtime=runtime, _handle=out.value)
+    return RenderStore(runtime=runtime, encryption_keys=encryption_keys, _handle=out.value)
 
 
 # --------------------------------------------------------------------------------------
@@ -1362,14 +1436,18 @@ class Replay(NamedTuple):
     report: Dict[str, Any]
 
 
-def replay(trace_text: str, runtime: Optional[Runtime] = None) -> Replay:
-    """Replays a trace in the component against its recorded answers alone. Raises
+def replay(trace_text: str, runtime: Optional[Runtime] = None, *,
+           encryption_keys: Optional[PathLike] = None) -> Replay:
+    """Replays a trace in the component against its recorded answers alone. A trace of
+    an encrypted store replays only with the keyring file it was recorded with
+    (``encryption_keys``); another raises :class:`TraceError` at line 1. Raises
     :class:`TraceError` for a malformed trace, :class:`RenderStoreError` when the replay
     itself was stopped."""
     runtime = runtime or default_runtime()
     matches, text, report = c_bool(), _lib.Buf(), _lib.Buf()
-    _check(lib.rs_replay(runtime._opt(), *_lib.text(str(trace_text)), byref(matches), byref(text),
-                         byref(report)))
+    with _Keyring(encryption_keys, runtime) as keyring:
+        _check(lib.rs_replay(runtime._opt(), *_lib.text(str(trace_text)), keyring.handle, byref(matches),
+                             byref(text), byref(report)))
     text_value = _lib.take_text(text)
     report_value = json.loads(_lib.take_text(report))
     return Replay(bool(matches.value), report_value["firstDifference"], report_value["result"], text_value,

@@ -11,13 +11,14 @@ from __future__ import annotations
 import ctypes
 import importlib.resources
 import itertools
+import struct
 import os
 from ctypes import (POINTER, Structure, c_bool, c_char_p, c_int32, c_int64, c_size_t, c_uint8,
                     c_uint32, c_uint64, c_void_p)
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 #: The ABI this module is written against (``RS_ABI_VERSION``).
-ABI_VERSION = 1
+ABI_VERSION = 2
 LIBRARY_NAME = "librender_store_capi.so"
 
 KIND_INVALID_OBJECT = 2
@@ -83,7 +84,9 @@ _STORE = c_void_p  # rs_store *
 _OPT = POINTER(Options)
 _BUF = POINTER(Buf)
 _BYTES = c_char_p  # pointer and a length beside it; never read as a C string
-_ENDS = POINTER(c_size_t)
+# The ends of a joined list: a buffer of native size_t values (struct's "N"), passed as a
+# pointer; bytes convert to it with no ctypes array built per call.
+_ENDS = c_char_p
 _S = (_BYTES, c_size_t)  # a string or bytes argument: pointer, length
 _REL = _S + _S  # a release: namespace, name
 
@@ -155,7 +158,11 @@ _SIGNATURES: Sequence[Tuple[str, Any, Tuple[Any, ...]]] = (
     ("rs_store_bucket_list", _ERR, (_STORE,) + _S + (_BUF,)),
     ("rs_store_bucket_delete", _ERR, (_STORE,) + _S),
     ("rs_store_bucket_delete_many", _ERR, (_STORE, _BYTES, c_size_t, _ENDS, c_size_t, _BUF)),
-    ("rs_replay", _ERR, (_OPT,) + _S + (POINTER(c_bool), _BUF, _BUF)),
+    ("rs_replay", _ERR, (_OPT,) + _S + (c_void_p, POINTER(c_bool), _BUF, _BUF)),
+    ("rs_keyring_open", _ERR, _S + (_OPT, POINTER(c_void_p))),
+    ("rs_keyring_free", None, (c_void_p,)),
+    ("rs_store_with_keyring", _ERR, (_STORE, c_void_p, POINTER(_STORE))),
+    ("rs_store_rekey_release", _ERR, (_STORE,) + _REL + (POINTER(c_uint32), POINTER(c_uint32))),
     ("rs_buf_free", None, (_BUF,)),
 )
 
@@ -200,11 +207,15 @@ def optional(value: Optional[str]) -> Tuple[Optional[bytes], int]:
     return (None, 0) if value is None else text(value)
 
 
-def joined(items: Sequence[bytes]) -> Tuple[bytes, int, Any, int]:
-    """A list argument: one buffer and the end of each item."""
-    offsets = list(itertools.accumulate(map(len, items)))
-    ends = (c_size_t * max(len(items), 1))(*offsets)
-    return b"".join(items), offsets[-1] if offsets else 0, ends, len(items)
+def joined(items: Sequence[bytes]) -> Tuple[bytes, int, bytes, int]:
+    """A list argument: one buffer and the end of each item (native ``size_t`` values).
+    Raises TypeError for an item that is not bytes-like, or whose length is not its byte
+    count (a memoryview of wider items)."""
+    data = b"".join(items)
+    ends = list(itertools.accumulate(map(len, items)))
+    if ends and ends[-1] != len(data):
+        raise TypeError("an item's length is not its number of bytes")
+    return data, len(data), struct.pack(f"{len(ends)}N", *ends), len(ends)
 
 
 def take(buf: Buf) -> bytes:

@@ -609,6 +609,7 @@ pub(crate) fn from_wit(e: wit::Error) -> Error {
         wit::Error::NotFound(m) => Error::NotFound(m),
         wit::Error::Corrupt(m) => Error::Corrupt(m),
         wit::Error::Bucket(m) => Error::Bucket(m),
+        wit::Error::EncryptionKey(m) => Error::EncryptionKey(m),
         wit::Error::InvalidYaml(y) => Error::InvalidYaml {
             document: y.document,
             line: y.line,
@@ -805,7 +806,7 @@ mod tests {
         call_export!(
             &rt,
             Some(scope),
-            convoy_render_store_store.call_put_render(&release, &objects)
+            convoy_render_store_store.call_put_render(&release, &objects, &Vec::new())
         )
         .unwrap();
         let puts: Vec<_> = log

@@ -1,0 +1,519 @@
+//! Render blobs encrypted at rest (CONTRACT.md, Encryption at rest): a keyring of
+//! 256-bit keys, and the blob format that seals canonical bytes under its first key.
+//!
+//! XChaCha20-Poly1305 with a nonce derived from the key and the renderRef: the same
+//! render sealed under the same key gives the same blob, so put-render's size check
+//! still deduplicates, while two different renders never share a nonce (their
+//! renderRefs differ). The renderRef stays the hash of the plaintext canonical bytes
+//! and is checked after decryption, exactly as on a plaintext store.
+//!
+//! A sealed blob is a header line, then the ciphertext and its tag:
+//!
+//! ```text
+//! render-store-encrypted v1 <key id> <key check>\n<ciphertext><16-byte tag>
+//! ```
+//!
+//! `<key check>` is 16 hex digits derived from the key (not the key, nor anything that
+//! helps find it): it tells "the keyring's key of that name is a different key" from
+//! "the blob was changed". The header and the renderRef are the cipher's associated
+//! data, so neither can be edited nor the blob moved under another renderRef unnoticed.
+//! A plaintext canonical render is empty or starts with `{`, so the two formats never
+//! meet.
+
+use crate::error::{Error, Result};
+use base64::Engine as _;
+use chacha20poly1305::aead::{AeadInPlace, KeyInit};
+use chacha20poly1305::{Tag, XChaCha20Poly1305, XNonce};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use std::fmt;
+
+/// The first bytes of every sealed blob.
+pub const MAGIC: &[u8] = b"render-store-encrypted ";
+/// The blob format's version.
+const VERSION: &str = "v1";
+/// Bytes of a key.
+pub const KEY_BYTES: usize = 32;
+/// Bytes of the Poly1305 tag after the ciphertext.
+const TAG_BYTES: usize = 16;
+/// The longest key id.
+const MAX_ID: usize = 64;
+/// The largest keyring text read (a few thousand keys).
+const MAX_KEYRING_TEXT: usize = 1 << 20;
+
+/// One key of a keyring: an id that blobs name, and 32 secret bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct EncryptionKey {
+    id: String,
+    secret: [u8; KEY_BYTES],
+    cipher_key: [u8; KEY_BYTES],
+    nonce_key: [u8; KEY_BYTES],
+    check: String,
+}
+
+/// Never prints the key: only its id.
+impl fmt::Debug for EncryptionKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EncryptionKey")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A subkey of `secret` for one purpose, so the cipher key, the nonce key and the key
+/// check are independent of each other (HMAC-SHA-256 as the derivation function).
+fn derive(secret: &[u8; KEY_BYTES], purpose: &str) -> [u8; KEY_BYTES] {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes any key");
+    mac.update(b"convoy render-store v1 ");
+    mac.update(purpose.as_bytes());
+    mac.finalize().into_bytes().into()
+}
+
+impl EncryptionKey {
+    /// A key from its id and its 32 bytes. The id is 1 to 64 characters of `A-Z`,
+    /// `a-z`, `0-9`, `.`, `_` and `-` (it is written into every blob's header).
+    pub fn new(id: &str, secret: &[u8]) -> Result<Self> {
+        validate_id(id)?;
+        let secret: &[u8; KEY_BYTES] = secret.try_into().map_err(|_| {
+            Error::InvalidInput(format!(
+                "encryption key {id:?} is {} bytes; a key is {KEY_BYTES} bytes (256 bits)",
+                secret.len()
+            ))
+        })?;
+        Ok(EncryptionKey {
+            id: id.to_string(),
+            secret: *secret,
+            cipher_key: derive(secret, "cipher key"),
+            nonce_key: derive(secret, "nonce key"),
+            check: hex::encode(&derive(secret, "key check")[..8]),
+        })
+    }
+
+    /// The key's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The key's 32 bytes (what a host passes back in with each call).
+    pub fn secret(&self) -> &[u8; KEY_BYTES] {
+        &self.secret
+    }
+
+    /// The nonce of the blob of `render_ref` under this key.
+    fn nonce(&self, render_ref: &str) -> XNonce {
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(&self.nonce_key).expect("HMAC takes any key");
+        mac.update(render_ref.as_bytes());
+        let digest = mac.finalize().into_bytes();
+        *XNonce::from_slice(&digest[..24])
+    }
+
+    fn header(&self) -> String {
+        format!(
+            "render-store-encrypted {VERSION} {} {}\n",
+            self.id, self.check
+        )
+    }
+}
+
+fn validate_id(id: &str) -> Result<()> {
+    let ok = (1..=MAX_ID).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidInput(format!(
+            "encryption key id {id:?} must be 1 to {MAX_ID} characters of A-Z, a-z, 0-9, \
+             '.', '_' and '-'"
+        )))
+    }
+}
+
+/// The keys a store encrypts with: new blobs under the first, reads under any.
+/// Empty: a plaintext store, blobs as they always were.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Keyring {
+    keys: Vec<EncryptionKey>,
+}
+
+impl Keyring {
+    /// A keyring of `keys`, the first the one new blobs are sealed with. Ids must be
+    /// distinct.
+    pub fn new(keys: Vec<EncryptionKey>) -> Result<Self> {
+        for (i, key) in keys.iter().enumerate() {
+            if keys[..i].iter().any(|k| k.id == key.id) {
+                return Err(Error::InvalidInput(format!(
+                    "the keyring holds key id {:?} twice; each key needs an id of its own",
+                    key.id
+                )));
+            }
+        }
+        Ok(Keyring { keys })
+    }
+
+    /// No keys: a plaintext store.
+    pub fn empty() -> Self {
+        Keyring::default()
+    }
+
+    /// Reads a keyring file: one key a line, `<id> <key>`, the key as standard base64
+    /// of 32 bytes (what `head -c 32 /dev/urandom | base64` prints); blank lines and
+    /// lines starting with `#` are skipped; the first key seals new blobs. Errors name
+    /// the line and never quote a key.
+    pub fn parse(text: &[u8]) -> Result<Self> {
+        if text.len() > MAX_KEYRING_TEXT {
+            return Err(Error::InvalidInput(format!(
+                "the keyring is {} bytes, over the {MAX_KEYRING_TEXT} a keyring may hold",
+                text.len()
+            )));
+        }
+        let text = std::str::from_utf8(text)
+            .map_err(|_| Error::InvalidInput("the keyring is not UTF-8 text".into()))?;
+        let mut keys = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let at = |m: String| Error::InvalidInput(format!("keyring line {}: {m}", n + 1));
+            let mut fields = line.split_ascii_whitespace();
+            let (Some(id), Some(key), None) = (fields.next(), fields.next(), fields.next()) else {
+                return Err(at(
+                    "expected `<id> <key>`, the key as base64 of 32 bytes".into()
+                ));
+            };
+            let secret = base64::engine::general_purpose::STANDARD
+                .decode(key)
+                .map_err(|_| at(format!("the key of {id:?} is not standard base64")))?;
+            keys.push(EncryptionKey::new(id, &secret).map_err(|e| match e {
+                Error::InvalidInput(m) => at(m),
+                other => other,
+            })?);
+        }
+        if keys.is_empty() {
+            return Err(Error::InvalidInput(
+                "the keyring holds no key: write `<id> <key>` lines, the key as base64 of \
+                 32 bytes"
+                    .into(),
+            ));
+        }
+        Keyring::new(keys)
+    }
+
+    /// Whether the ring holds no key (a plaintext store).
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The keys, the sealing one first.
+    pub fn keys(&self) -> &[EncryptionKey] {
+        &self.keys
+    }
+
+    /// The ids, in ring order.
+    pub fn ids(&self) -> Vec<String> {
+        self.keys.iter().map(|k| k.id.clone()).collect()
+    }
+
+    /// The size of the blob that holds `plain_len` canonical bytes on this store.
+    pub fn blob_len(&self, plain_len: usize) -> u64 {
+        match self.keys.first() {
+            None => plain_len as u64,
+            Some(k) => (k.header().len() + plain_len + TAG_BYTES) as u64,
+        }
+    }
+
+    /// The blob that holds `plain` (the canonical bytes of `render_ref`): sealed under
+    /// the first key, or `plain` itself on a plaintext store.
+    pub fn seal(&self, render_ref: &str, mut plain: Vec<u8>) -> Vec<u8> {
+        let Some(key) = self.keys.first() else {
+            return plain;
+        };
+        let header = key.header();
+        let cipher = XChaCha20Poly1305::new((&key.cipher_key).into());
+        let aad = associated_data(&header, render_ref);
+        let tag = cipher
+            .encrypt_in_place_detached(&key.nonce(render_ref), &aad, &mut plain)
+            .expect("a render fits XChaCha20-Poly1305's message limit");
+        let mut blob = Vec::with_capacity(header.len() + plain.len() + TAG_BYTES);
+        blob.extend_from_slice(header.as_bytes());
+        blob.extend_from_slice(&plain);
+        blob.extend_from_slice(&tag);
+        blob
+    }
+
+    /// Whether `blob` is sealed under this ring's first key (rekey leaves it as it is).
+    pub fn sealed_under_first(&self, blob: &[u8]) -> bool {
+        match (self.keys.first(), Header::read(blob)) {
+            (Some(key), Some(Ok(h))) => h.id == key.id && h.check == key.check,
+            _ => false,
+        }
+    }
+
+    /// The canonical bytes `blob` (stored under `blob_key`, for `render_ref`) holds:
+    /// opened under the ring's key of the id its header names, or the blob itself when
+    /// it is plaintext (a store where encryption was turned on holds both). The caller
+    /// still checks the renderRef.
+    pub fn open(&self, blob_key: &str, render_ref: &str, mut blob: Vec<u8>) -> Result<Vec<u8>> {
+        let header = match Header::read(&blob) {
+            None => return Ok(blob),
+            Some(Err(why)) => {
+                return Err(Error::Corrupt(format!(
+                    "blob {blob_key} starts like an encrypted blob but {why}; it was changed \
+                     or damaged outside the render store and must not be used"
+                )));
+            }
+            Some(Ok(h)) => h,
+        };
+        let Some(key) = self.keys.iter().find(|k| k.id == header.id) else {
+            return Err(Error::EncryptionKey(if self.keys.is_empty() {
+                format!(
+                    "blob {blob_key} is encrypted with key {:?}, and no keyring was given; \
+                     open the store with a keyring that holds that key",
+                    header.id
+                )
+            } else {
+                format!(
+                    "blob {blob_key} is encrypted with key {:?}, which the keyring (keys {}) \
+                     does not hold; add that key to the keyring",
+                    header.id,
+                    quoted_ids(&self.keys)
+                )
+            }));
+        };
+        if key.check != header.check {
+            return Err(Error::EncryptionKey(format!(
+                "blob {blob_key} is encrypted with a key named {:?} that is not the \
+                 keyring's key of that name (the key check differs): the keyring's {:?} \
+                 was replaced or mistyped",
+                header.id, header.id
+            )));
+        }
+        let header_len = header.len;
+        let id = header.id.to_string();
+        let aad = associated_data(&key.header(), render_ref);
+        let tag_at = blob.len() - TAG_BYTES;
+        let tag = *Tag::from_slice(&blob[tag_at..]);
+        let cipher = XChaCha20Poly1305::new((&key.cipher_key).into());
+        cipher
+            .decrypt_in_place_detached(
+                &key.nonce(render_ref),
+                &aad,
+                &mut blob[header_len..tag_at],
+                &tag,
+            )
+            .map_err(|_| {
+                Error::Corrupt(format!(
+                    "blob {blob_key} fails authentication under key {id:?}: it was changed or \
+                     damaged outside the render store, or stored under another renderRef, \
+                     and must not be used"
+                ))
+            })?;
+        blob.truncate(tag_at);
+        blob.drain(..header_len);
+        Ok(blob)
+    }
+}
+
+fn quoted_ids(keys: &[EncryptionKey]) -> String {
+    keys.iter()
+        .map(|k| format!("{:?}", k.id))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn associated_data(header: &str, render_ref: &str) -> Vec<u8> {
+    let mut aad = Vec::with_capacity(header.len() + render_ref.len());
+    aad.extend_from_slice(header.as_bytes());
+    aad.extend_from_slice(render_ref.as_bytes());
+    aad
+}
+
+/// The header of a sealed blob, read.
+#[derive(Debug)]
+struct Header<'a> {
+    id: &'a str,
+    check: &'a str,
+    /// Its bytes, the newline included.
+    len: usize,
+}
+
+impl<'a> Header<'a> {
+    /// `None` for a plaintext blob; the reason when the blob starts with the magic but
+    /// the rest is not a header this version reads.
+    fn read(blob: &'a [u8]) -> Option<Result<Header<'a>, String>> {
+        let rest = blob.strip_prefix(MAGIC)?;
+        Some(Self::fields(rest).map(|(id, check, line)| Header {
+            id,
+            check,
+            len: MAGIC.len() + line + 1,
+        }))
+    }
+
+    fn fields(rest: &'a [u8]) -> Result<(&'a str, &'a str, usize), String> {
+        let scan = &rest[..rest.len().min(128)];
+        let line = scan
+            .iter()
+            .position(|&b| b == b'\n')
+            .ok_or("its header line does not end")?;
+        if rest.len() < line + 1 + TAG_BYTES {
+            return Err("it is shorter than its authentication tag".into());
+        }
+        let text = std::str::from_utf8(&rest[..line]).map_err(|_| "its header is not text")?;
+        let mut fields = text.split(' ');
+        match (fields.next(), fields.next(), fields.next(), fields.next()) {
+            (Some(VERSION), Some(id), Some(check), None)
+                if validate_id(id).is_ok()
+                    && check.len() == 16
+                    && check.bytes().all(|b| b.is_ascii_hexdigit()) =>
+            {
+                Ok((id, check, line))
+            }
+            (Some(v), ..) if v != VERSION => Err(format!(
+                "its format version {v:?} is not one this render store reads ({VERSION})"
+            )),
+            _ => Err("its header is not `v1 <key id> <key check>`".into()),
+        }
+    }
+}
+
+/// Whether a blob of `size` bytes could be `plain_len` canonical bytes sealed under a
+/// key of any id.
+pub fn may_be_sealed(plain_len: usize, size: u64) -> bool {
+    // The header is the magic, the version, the id, the check, two spaces and a newline.
+    let fixed = (MAGIC.len() + VERSION.len() + 16 + 3 + plain_len + TAG_BYTES) as u64;
+    (fixed + 1..=fixed + MAX_ID as u64).contains(&size)
+}
+
+/// The key id the header of `blob` names, if it is a sealed blob.
+pub fn blob_key_id(blob: &[u8]) -> Option<&str> {
+    match Header::read(blob)? {
+        Ok(h) => Some(h.id),
+        Err(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring(ids: &[(&str, u8)]) -> Keyring {
+        Keyring::new(
+            ids.iter()
+                .map(|&(id, b)| EncryptionKey::new(id, &[b; 32]).unwrap())
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    const REF: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+
+    #[test]
+    fn a_sealed_blob_opens_to_the_plaintext_and_sealing_is_deterministic() {
+        let r = ring(&[("k1", 1), ("k0", 0)]);
+        let plain = br#"{"kind":"Secret","data":{"a":"c2VjcmV0"}}"#.to_vec();
+        let blob = r.seal(REF, plain.clone());
+        assert_eq!(blob, r.seal(REF, plain.clone()));
+        assert_eq!(blob.len() as u64, r.blob_len(plain.len()));
+        assert!(blob.starts_with(b"render-store-encrypted v1 k1 "));
+        assert!(!blob.windows(8).any(|w| w == b"c2VjcmV0"));
+        assert_eq!(r.open("k", REF, blob.clone()).unwrap(), plain);
+        // Another renderRef gives another nonce, and the blob does not open under it.
+        let other = REF.replace("00000000", "11111111");
+        assert_ne!(r.seal(&other, plain.clone())[40..], blob[40..]);
+        assert!(matches!(
+            r.open("k", &other, blob.clone()),
+            Err(Error::Corrupt(_))
+        ));
+    }
+
+    #[test]
+    fn every_flipped_byte_of_a_sealed_blob_is_refused() {
+        let r = ring(&[("k1", 1)]);
+        let blob = r.seal(REF, b"{}".to_vec());
+        for i in 0..blob.len() {
+            let mut bad = blob.clone();
+            bad[i] ^= 0x01;
+            match r.open("k", REF, bad.clone()) {
+                // No longer a sealed blob: read as plaintext, which get-render's hash
+                // check refuses.
+                Ok(read) => assert!(i < MAGIC.len() && read == bad, "{i}"),
+                Err(Error::Corrupt(_) | Error::EncryptionKey(_)) => {}
+                Err(other) => panic!("{i}: {other}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_missing_or_replaced_key_is_named_and_plaintext_still_reads() {
+        let writer = ring(&[("k1", 1)]);
+        let blob = writer.seal(REF, b"{}".to_vec());
+        let err = Keyring::empty().open("k", REF, blob.clone()).unwrap_err();
+        assert!(
+            matches!(&err, Error::EncryptionKey(m) if m.contains("\"k1\"")),
+            "{err}"
+        );
+        let err = ring(&[("k2", 2)]).open("k", REF, blob.clone()).unwrap_err();
+        assert!(
+            matches!(&err, Error::EncryptionKey(m) if m.contains("\"k1\"") && m.contains("\"k2\""))
+        );
+        let err = ring(&[("k1", 9)]).open("k", REF, blob.clone()).unwrap_err();
+        assert!(
+            matches!(&err, Error::EncryptionKey(m) if m.contains("replaced")),
+            "{err}"
+        );
+        assert_eq!(
+            ring(&[("k2", 2), ("k1", 1)]).open("k", REF, blob).unwrap(),
+            b"{}"
+        );
+        assert_eq!(writer.open("k", REF, b"{}".to_vec()).unwrap(), b"{}");
+    }
+
+    #[test]
+    fn keyring_files_are_read_and_bad_ones_named_by_line_without_the_key() {
+        let key = base64::engine::general_purpose::STANDARD.encode([7u8; 32]);
+        let text = format!("# keys\n\nnew {key}\n  old {key}  \n");
+        assert_eq!(
+            Keyring::parse(text.as_bytes()).unwrap().ids(),
+            ["new", "old"]
+        );
+        let short = base64::engine::general_purpose::STANDARD.encode([7u8; 16]);
+        for (text, says) in [
+            (
+                format!("a {short}\n"),
+                "line 1: encryption key \"a\" is 16 bytes",
+            ),
+            (format!("a {key}\na {key}\n"), "key id \"a\" twice"),
+            (format!("a/b {key}\n"), "line 1: encryption key id"),
+            (
+                "a not-base64!\n".to_string(),
+                "line 1: the key of \"a\" is not standard base64",
+            ),
+            (format!("a {key} extra\n"), "line 1: expected"),
+            ("# nothing\n".to_string(), "holds no key"),
+        ] {
+            let err = Keyring::parse(text.as_bytes()).unwrap_err().to_string();
+            assert!(err.contains(says), "{err}");
+            assert!(!err.contains(&key) && !err.contains(&short), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_header_the_reader_cannot_read_is_corrupt_and_plaintext_is_never_a_header() {
+        let r = ring(&[("k1", 1)]);
+        for blob in [
+            &b"render-store-encrypted v2 k1 0011223344556677\n0123456789abcdef"[..],
+            b"render-store-encrypted v1 k1\n0123456789abcdef0123",
+            b"render-store-encrypted v1 k1 0011223344556677",
+        ] {
+            assert!(matches!(
+                r.open("k", REF, blob.to_vec()),
+                Err(Error::Corrupt(_))
+            ));
+        }
+        assert_eq!(blob_key_id(b"{\"a\":1}\n"), None);
+        assert_eq!(blob_key_id(&r.seal(REF, Vec::new())), Some("k1"));
+    }
+}

@@ -1,0 +1,155 @@
+package renderstore
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// secretValue is long and random-looking, so finding it in a stored file means it was
+// stored in clear.
+const secretValue = "q7Vx2LmN9rTb4WcZ8kYp3HfJ6dGs1AeR"
+
+func secretRender() [][]byte {
+	return [][]byte{[]byte(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db","namespace":"ns"},"stringData":{"password":"` + secretValue + `"}}`)}
+}
+
+// keyringFile writes a keyring file of the given ids (each key 32 copies of its id's
+// last byte, so an id names the same key in every file) with mode 0600 and returns its
+// path.
+func keyringFile(t *testing.T, ids ...string) string {
+	t.Helper()
+	var text strings.Builder
+	for _, id := range ids {
+		key := bytes.Repeat([]byte{id[len(id)-1]}, 32)
+		text.WriteString(id + " " + base64.StdEncoding.EncodeToString(key) + "\n")
+	}
+	path := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(path, []byte(text.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// storedFiles is every file under dir, read.
+func storedFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		files[p] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func TestEncryptedStore(t *testing.T) {
+	dir := t.TempDir()
+	url := "file://" + dir
+	keys := keyringFile(t, "k1")
+	s, err := Open(ctx(t), url, WithEncryptionKeys(keys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ref, err := s.PutRender(ctx(t), "ns", "app", secretRender())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := RenderRef(secretRender())
+	if err != nil || ref != want {
+		t.Fatalf("renderRef %s, want the plaintext one %s (%v)", ref, want, err)
+	}
+	for path, b := range storedFiles(t, dir) {
+		if bytes.Contains(b, []byte(secretValue)) {
+			t.Fatalf("%s holds the Secret's value in clear", path)
+		}
+	}
+	got, err := s.GetRender(ctx(t), "ns", "app", ref)
+	if err != nil || !bytes.Contains(got, []byte(secretValue)) {
+		t.Fatalf("get: %q %v", got, err)
+	}
+
+	// Without the keyring: an error naming the key, never "corrupt".
+	plain, err := Open(ctx(t), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	_, err = plain.GetRender(ctx(t), "ns", "app", ref)
+	var e *Error
+	if !errors.Is(err, ErrEncryptionKey) || !errors.As(err, &e) || !strings.Contains(e.Error(), `"k1"`) {
+		t.Fatalf("get without the keyring: %v", err)
+	}
+
+	// The CLI reads what Go sealed, with the same keyring file.
+	out := runCLI(t, url, nil, "--encryption-keys", keys, "get", "ns/app", ref)
+	if !bytes.Contains(out, []byte(secretValue)) {
+		t.Fatalf("the CLI read %q", out)
+	}
+
+	// Rekey under a new first key, then the old key can go.
+	rotated := keyringFile(t, "k2", "k1")
+	s2, err := Open(ctx(t), url, WithEncryptionKeys(rotated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if n, kept, err := s2.RekeyRelease(ctx(t), "ns", "app"); err != nil || n != 1 || kept != 0 {
+		t.Fatalf("rekey: %d %d %v", n, kept, err)
+	}
+	if _, _, err := plain.RekeyRelease(ctx(t), "ns", "app"); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("rekey without a keyring: %v", err)
+	}
+}
+
+func TestEncryptedBucketStoreAndReplay(t *testing.T) {
+	keys := keyringFile(t, "k1")
+	bucket := NewMemoryBucket()
+	s, err := New(bucket, WithEncryptionKeys(keys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var tr Trace
+	ref, err := s.PutRender(WithTrace(ctx(t), &tr), "ns", "app", secretRender())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range bucket.Keys() {
+		b, _ := bucket.Get(ctx(t), key, 1<<20)
+		if bytes.Contains(b, []byte(secretValue)) {
+			t.Fatalf("%s holds the Secret's value in clear", key)
+		}
+	}
+	if bytes.Contains(tr.Text(), []byte(secretValue)) || !bytes.Contains(tr.Text(), []byte(`"keyIds":["k1"]`)) {
+		t.Fatalf("trace: %s", tr.Text())
+	}
+	if report, err := Replay(tr.Text(), WithEncryptionKeys(keys)); err != nil || !report.Matches {
+		t.Fatalf("replay with the keyring: %+v %v", report, err)
+	}
+	var e *Error
+	if _, err := Replay(tr.Text()); !errors.As(err, &e) || e.Kind != KindTrace || !strings.Contains(e.Error(), `"k1"`) {
+		t.Fatalf("replay without the keyring: %v", err)
+	}
+	if _, err := s.GetRender(ctx(t), "ns", "app", ref); err != nil {
+		t.Fatal(err)
+	}
+	// A keyring file others can read is refused.
+	if err := os.Chmod(keys, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(bucket, WithEncryptionKeys(keys)); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "0644") {
+		t.Fatalf("an open keyring file: %v", err)
+	}
+}

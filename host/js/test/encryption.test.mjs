@@ -1,0 +1,74 @@
+// Encryption at rest in the Node host: a keyring file seals render blobs in the
+// component exactly as in the Rust host, so the CLI reads what Node sealed and Node
+// what the CLI sealed; a missing key is named; traces name the key ids, never a key.
+
+import assert from 'node:assert/strict';
+import { chmodSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import * as rs from '@convoy/render-store';
+import { cli, fileUrl, tempDir } from './helpers.mjs';
+
+const VALUE = 'Hq4Zr8Wm2Tx6Lb9Nc3Vk7Pd5Gs1Fj0Ya';
+const release = { namespace: 'ns', name: 'app' };
+const secret = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'ns' }, stringData: { password: VALUE } });
+
+/** A keyring file of `ids`, each key 32 copies of its id's last character, mode 0600. */
+function keyringFile(dir, ids, mode = 0o600) {
+  const path = join(dir, `keys-${ids.join('-')}`);
+  writeFileSync(path, ids.map((id) => `${id} ${Buffer.alloc(32, id.at(-1)).toString('base64')}\n`).join(''));
+  chmodSync(path, mode);
+  return path;
+}
+
+function filesUnder(dir) {
+  return readdirSync(dir, { recursive: true }).map((f) => join(dir, f)).filter((f) => statSync(f).isFile());
+}
+
+test('a folder store sealed by Node holds no Secret byte, and the CLI and Node read each other', (t) => {
+  const dir = tempDir(t);
+  const work = tempDir(t);
+  const keys = keyringFile(work, ['k1']);
+  const store = new rs.RenderStore(new rs.FolderBucket(dir), { keyring: rs.readKeyringFile(keys) });
+  const ref = store.putRender(release, [secret]);
+  assert.equal(ref, rs.renderRef([secret]));
+  for (const f of filesUnder(dir)) {
+    for (let i = 0; i + 8 <= VALUE.length; i++) assert.ok(!readFileSync(f).includes(VALUE.slice(i, i + 8)), f);
+  }
+  assert.ok(Buffer.from(store.getRender(release, ref)).includes(VALUE));
+  const url = fileUrl(dir);
+  assert.ok(cli(['--encryption-keys', keys, 'get', 'ns/app', ref], { url }).stdout.includes(VALUE));
+  const failed = cli(['get', 'ns/app', ref], { url, status: 1 });
+  assert.match(failed.stderr, /"k1"/);
+  const file = join(work, 'cm.json');
+  writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns' } }));
+  const cliRef = cli(['--encryption-keys', keys, 'put', 'ns/app', file], { url }).stdout.toString().trim();
+  assert.ok(Buffer.from(store.getRender(release, cliRef)).includes('ConfigMap'));
+  const plain = new rs.RenderStore(new rs.FolderBucket(dir));
+  assert.throws(() => plain.getRender(release, ref), (e) => e.kind === 'encryption-key' && e.message.includes('"k1"'));
+});
+
+test('rekey moves blobs to the first key; a trace names the key ids and replays only with them', (t) => {
+  const work = tempDir(t);
+  const bucket = new rs.MemoryBucket();
+  const old = new rs.RenderStore(bucket, { keyring: rs.readKeyringFile(keyringFile(work, ['k1'])) });
+  const ref = old.putRender(release, [secret]);
+  const rotated = rs.readKeyringFile(keyringFile(work, ['k2', 'k1']));
+  const store = new rs.RenderStore(bucket, { keyring: rotated });
+  assert.deepEqual(store.rekeyRelease(release), { rewritten: 1, kept: 0 });
+  assert.deepEqual(store.rekeyRelease(release), { rewritten: 0, kept: 1 });
+  assert.throws(() => old.getRender(release, ref), (e) => e.kind === 'encryption-key');
+  const { trace } = rs.record(() => store.getRender(release, ref));
+  assert.ok(trace.includes('"keyIds":["k2","k1"]') && !trace.includes(VALUE.slice(0, 8)));
+  assert.equal(rs.replay(trace, rotated).matches, true);
+  assert.throws(() => rs.replay(trace), (e) => e instanceof rs.TraceError && e.line === 1 && e.message.includes('"k2"'));
+  assert.throws(() => new rs.RenderStore(bucket).rekeyRelease(release), (e) => e.kind === 'invalid-input');
+});
+
+test('a keyring file others can read, or a bad line, is refused without quoting a key', (t) => {
+  const work = tempDir(t);
+  assert.throws(() => rs.readKeyringFile(keyringFile(work, ['k1'], 0o644)), /mode 0644/);
+  assert.throws(() => rs.parseKeyring('k1 not-base64\n'), (e) => e.kind === 'invalid-input' && /line 1/.test(e.message));
+  const key = Buffer.alloc(16, 1).toString('base64');
+  assert.throws(() => rs.parseKeyring(`k1 ${key}\n`), (e) => /16 bytes/.test(e.message) && !e.message.includes(key));
+});

@@ -1,0 +1,363 @@
+//! Encryption at rest (CONTRACT.md, Encryption at rest) on every backend: no stored
+//! object holds any piece of a Secret value, renderRefs are the plaintext ones, a
+//! flipped ciphertext byte is an integrity error, a missing key is named, GC and
+//! delete-release decide as on a plaintext store, and `rekey` killed at random moments
+//! leaves every blob readable.
+
+use crate::support::{backends, copy_dir, release, runtime};
+use render_store::{Bucket, Error, Keyring, RenderStore};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Long random-looking values: finding any 8 bytes of one in a stored object means the
+/// object holds it in clear.
+fn secret_values(seed: u64) -> [String; 2] {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut value = || {
+        (0..48)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+                alphabet[(x % alphabet.len() as u64) as usize] as char
+            })
+            .collect::<String>()
+    };
+    [value(), value()]
+}
+
+fn secret_render(values: &[String; 2]) -> Vec<Vec<u8>> {
+    vec![
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Secret","metadata":{{"name":"db","namespace":"ns"}},"stringData":{{"password":"{}","token":"{}"}}}}"#,
+            values[0], values[1]
+        )
+        .into_bytes(),
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ns"},"data":{"a":"b"}}"#.to_vec(),
+    ]
+}
+
+fn leaks(blob: &[u8], values: &[String; 2]) -> bool {
+    values.iter().any(|v| {
+        v.as_bytes()
+            .windows(8)
+            .any(|w| blob.windows(8).any(|b| b == w))
+    })
+}
+
+/// A keyring file of `ids` (each key 32 copies of its id's last byte), mode 0600.
+pub fn keyring_file(dir: &Path, ids: &[&str]) -> PathBuf {
+    use base64::Engine as _;
+    use std::os::unix::fs::PermissionsExt;
+    let text: String = ids
+        .iter()
+        .map(|id| {
+            let key = [*id.as_bytes().last().unwrap(); 32];
+            format!(
+                "{id} {}\n",
+                base64::engine::general_purpose::STANDARD.encode(key)
+            )
+        })
+        .collect();
+    let path = dir.join(format!("keys-{}", ids.join("-")));
+    std::fs::write(&path, text).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path
+}
+
+async fn keyring(dir: &Path, ids: &[&str]) -> Keyring {
+    Keyring::from_file(&runtime(), &keyring_file(dir, ids))
+        .await
+        .unwrap()
+}
+
+async fn every_object(bucket: &Arc<dyn Bucket>) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for meta in bucket.list("").await.unwrap() {
+        let bytes = bucket.get(&meta.key, u64::MAX).await.unwrap();
+        out.push((meta.key, bytes));
+    }
+    out
+}
+
+#[tokio::test]
+async fn an_encrypted_store_holds_no_secret_byte_and_decides_as_a_plaintext_one() {
+    let keys_dir = tempfile::tempdir().unwrap();
+    let ring = keyring(keys_dir.path(), &["k1"]).await;
+    for (n, backend) in backends().into_iter().enumerate() {
+        let name = backend.name;
+        let values = secret_values(n as u64 + 1);
+        let app = release("app");
+        let plain =
+            RenderStore::new(runtime(), backend.bucket.clone()).with_gc_grace(Duration::ZERO);
+        let sealed = plain.with_keyring(ring.clone());
+        let r = sealed
+            .put_render(&app, &secret_render(&values))
+            .await
+            .unwrap();
+        assert_eq!(
+            r,
+            runtime().render_ref(&secret_render(&values)).await.unwrap(),
+            "{name}"
+        );
+        // An older render stored before encryption was turned on, and a newer one.
+        let old = plain
+            .put_render(&app, &crate::support::render(1))
+            .await
+            .unwrap();
+        let newer = sealed
+            .put_render(&app, &crate::support::render(2))
+            .await
+            .unwrap();
+        for (r, t) in [(&old, 10), (&r, 20), (&newer, 30)] {
+            let entry = render_store::NewEntry {
+                render_ref: r.clone(),
+                synced_at: crate::support::time(t),
+                summary: String::new(),
+            };
+            sealed.record_history(&app, &entry).await.unwrap();
+        }
+        for (key, bytes) in every_object(&backend.bucket).await {
+            assert!(
+                !leaks(&bytes, &values),
+                "{name}: {key} holds a Secret value"
+            );
+        }
+        let canonical = runtime().canonical(&secret_render(&values)).await.unwrap();
+        assert_eq!(
+            sealed.get_render(&app, &r).await.unwrap(),
+            canonical,
+            "{name}"
+        );
+        assert!(
+            sealed.get_render(&app, &old).await.is_ok(),
+            "{name}: plaintext blob"
+        );
+        match plain.get_render(&app, &r).await {
+            Err(Error::EncryptionKey(m)) => assert!(m.contains("\"k1\""), "{name}: {m}"),
+            other => panic!("{name}: without the keyring: {other:?}"),
+        }
+        let other_key = keyring(keys_dir.path(), &["k2"]).await;
+        match plain.with_keyring(other_key).get_render(&app, &r).await {
+            Err(Error::EncryptionKey(m)) => assert!(m.contains("\"k1\"") && m.contains("\"k2\"")),
+            other => panic!("{name}: another keyring: {other:?}"),
+        }
+
+        // A flipped ciphertext byte is an integrity error, never the render.
+        let key = format!("ns/app/renders/{r}");
+        let blob = backend.bucket.get(&key, u64::MAX).await.unwrap();
+        let mut bad = blob.clone();
+        let at = bad.len() - 30;
+        bad[at] ^= 0x01;
+        backend.bucket.put(&key, bad).await.unwrap();
+        assert!(
+            matches!(sealed.get_render(&app, &r).await, Err(Error::Corrupt(_))),
+            "{name}"
+        );
+        backend.bucket.put(&key, blob).await.unwrap();
+
+        // GC decides from keys alone: the encrypted store's plan is the plaintext one's,
+        // and a blob that store cannot read but the history names is kept.
+        let dry_sealed = sealed.gc(&app, 1, &[old.clone()], true).await.unwrap();
+        let dry_plain = plain.gc(&app, 1, &[old.clone()], true).await.unwrap();
+        assert_eq!(dry_sealed, dry_plain, "{name}");
+        let plan = plain.gc(&app, 1, &[old.clone()], false).await.unwrap();
+        let blob = |r: &str| format!("ns/app/renders/{r}");
+        assert!(
+            plan.keep_renders.contains(&blob(&newer)),
+            "{name}: {plan:?}"
+        );
+        assert!(plan.keep_renders.contains(&blob(&old)), "{name}: {plan:?}");
+        assert_eq!(plan.delete_renders, [blob(&r)], "{name}");
+        assert!(sealed.get_render(&app, &newer).await.is_ok(), "{name}");
+        assert!(sealed.delete_release(&app).await.unwrap() > 0);
+        assert!(
+            backend.bucket.list("ns/app/").await.unwrap().is_empty(),
+            "{name}"
+        );
+    }
+}
+
+fn cli(url: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_render-store"));
+    c.env("RENDER_STORE_URL", url)
+        .env_remove("RENDER_STORE_ENCRYPTION_KEYS")
+        .env("RENDER_STORE_VALIDATE", "false")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+#[tokio::test]
+async fn rekey_killed_at_random_moments_leaves_every_blob_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    std::fs::create_dir(&root).unwrap();
+    let url = format!("file://{}", root.display());
+    let store = RenderStore::open(&url).unwrap().unwrap();
+    let old = keyring(dir.path(), &["k1"]).await;
+    let mut refs = Vec::new();
+    for i in 0..120u32 {
+        let app = release(&format!("app{}", i % 4));
+        let s = if i % 2 == 0 {
+            store.clone()
+        } else {
+            store.with_keyring(old.clone())
+        };
+        let objects = vec![
+            format!(
+                r#"{{"kind":"ConfigMap","data":{{"n":"{i}","pad":"{}"}}}}"#,
+                "x".repeat(20_000)
+            )
+            .into_bytes(),
+        ];
+        refs.push((app.clone(), s.put_render(&app, &objects).await.unwrap()));
+    }
+    let rotated_file = keyring_file(dir.path(), &["k2", "k1"]);
+    let rotated = store.with_keyring(keyring(dir.path(), &["k2", "k1"]).await);
+    // How long a whole rekey takes here, on a copy: the kills land across that span.
+    let copy = dir.path().join("copy");
+    copy_dir(&root, &copy);
+    let started = std::time::Instant::now();
+    let whole = cli(&format!("file://{}", copy.display()))
+        .args(["rekey", "--all", "--encryption-keys"])
+        .arg(&rotated_file)
+        .output()
+        .unwrap();
+    assert!(
+        whole.status.success(),
+        "{}",
+        String::from_utf8_lossy(&whole.stderr)
+    );
+    let span = started.elapsed().as_millis() as u64 + 1;
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for round in 0..8 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let mut child = cli(&url)
+            .args(["rekey", "--all", "--encryption-keys"])
+            .arg(&rotated_file)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(seed % span));
+        let _ = child.kill();
+        child.wait().unwrap();
+        for (app, r) in &refs {
+            rotated
+                .get_render(app, r)
+                .await
+                .unwrap_or_else(|e| panic!("round {round}: {app} {r}: {e}"));
+        }
+    }
+    let out = cli(&url)
+        .args(["rekey", "--all", "-o", "json", "--encryption-keys"])
+        .arg(&rotated_file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["releases"], 4);
+    assert_eq!(
+        report["rewritten"].as_u64().unwrap() + report["kept"].as_u64().unwrap(),
+        120
+    );
+    let only_new = store.with_keyring(keyring(dir.path(), &["k2"]).await);
+    for (app, r) in &refs {
+        only_new.get_render(app, r).await.unwrap();
+    }
+    // Without a keyring, rekey says what it needs.
+    let out = cli(&url).args(["rekey", "--all"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--encryption-keys"));
+}
+
+#[test]
+fn the_cli_reads_encrypted_stores_with_the_keyring_and_refuses_an_open_keyring_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    std::fs::create_dir(&root).unwrap();
+    let url = format!("file://{}", root.display());
+    let keys = keyring_file(dir.path(), &["k1"]);
+    let values = secret_values(7);
+    let file = dir.path().join("render.json");
+    std::fs::write(&file, &secret_render(&values)[0]).unwrap();
+    let put = cli(&url)
+        .args(["put", "ns/app", file.to_str().unwrap()])
+        .env("RENDER_STORE_ENCRYPTION_KEYS", &keys)
+        .output()
+        .unwrap();
+    assert!(
+        put.status.success(),
+        "{}",
+        String::from_utf8_lossy(&put.stderr)
+    );
+    let r = String::from_utf8(put.stdout).unwrap().trim().to_string();
+    let record = cli(&url).args(["record", "ns/app", &r]).output().unwrap();
+    assert!(record.status.success());
+    let trace = dir.path().join("get.jsonl");
+    let get = cli(&url)
+        .args(["get", "ns/app", "@0", "--encryption-keys"])
+        .arg(&keys)
+        .arg("--trace")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        get.status.success(),
+        "{}",
+        String::from_utf8_lossy(&get.stderr)
+    );
+    assert!(String::from_utf8_lossy(&get.stdout).contains(&values[0]));
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.contains(r#""keyIds":["k1"]"#) && !leaks(text.as_bytes(), &values));
+    let replay = |with_keys: bool| {
+        let mut c = cli(&url);
+        c.arg("replay").arg(&trace);
+        if with_keys {
+            c.arg("--encryption-keys").arg(&keys);
+        }
+        c.output().unwrap()
+    };
+    assert!(replay(true).status.success());
+    let refused = replay(false);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("\"k1\""));
+    let verify = cli(&url)
+        .args(["verify", "ns/app", "--encryption-keys"])
+        .arg(&keys)
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+    let diff = cli(&url)
+        .args(["diff", "ns/app", "@0", &r, "--encryption-keys"])
+        .arg(&keys)
+        .output()
+        .unwrap();
+    assert!(
+        diff.status.success(),
+        "{}",
+        String::from_utf8_lossy(&diff.stderr)
+    );
+
+    std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let open = cli(&url)
+        .args(["get", "ns/app", &r, "--encryption-keys"])
+        .arg(&keys)
+        .output()
+        .unwrap();
+    assert!(!open.status.success());
+    assert!(String::from_utf8_lossy(&open.stderr).contains("mode 0640"));
+}
