@@ -419,9 +419,11 @@ impl store::Guest for Component {
             &release(r),
             &old_ref,
             &new_ref,
-            object_form(form),
-            secret_values(secrets),
-            context,
+            crate::DiffView {
+                form: object_form(form),
+                secrets: secret_values(secrets),
+                context,
+            },
             &keyring(keys)?,
         )?;
         Ok(wit_diff(d))

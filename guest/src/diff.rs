@@ -62,6 +62,18 @@ pub enum ObjectForm {
 
 /// Lines of context around each change, as diff(1) and git show by default.
 pub const DEFAULT_CONTEXT: u32 = 3;
+
+/// How a diff shows what changed: the form of each changed object, Secret values masked
+/// or not, and the lines of context around each change (as [`diff_canonical`] takes them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiffView {
+    /// The form changed objects are shown in.
+    pub form: ObjectForm,
+    /// Whether Secret values are shown or masked.
+    pub secrets: SecretValues,
+    /// Lines of context around each change; `u32::MAX` shows each changed object whole.
+    pub context: u32,
+}
 /// Largest line-pair table the exact diff builds; past it a change is shown as the
 /// whole old text removed and the whole new text added.
 const MAX_TABLE: usize = 4_000_000;

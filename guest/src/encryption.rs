@@ -225,22 +225,42 @@ impl Keyring {
         }
     }
 
-    /// The blob that holds `plain` (the canonical bytes of `render_ref`): sealed under
-    /// the first key, or `plain` itself on a plaintext store.
-    pub fn seal(&self, render_ref: &str, mut plain: Vec<u8>) -> Vec<u8> {
+    /// The header a blob sealed on this store starts with: empty on a plaintext store.
+    /// put-render writes the canonical bytes after it, then [`Keyring::seal_in_place`].
+    pub fn header(&self) -> Vec<u8> {
+        self.keys
+            .first()
+            .map_or_else(Vec::new, |k| k.header().into_bytes())
+    }
+
+    /// Seals `blob`, which is [`Keyring::header`] followed by the canonical bytes of
+    /// `render_ref`, in place: the bytes encrypted where they are and the tag appended.
+    /// Nothing to do on a plaintext store.
+    pub fn seal_in_place(&self, render_ref: &str, blob: &mut Vec<u8>) {
         let Some(key) = self.keys.first() else {
-            return plain;
+            return;
         };
         let header = key.header();
+        debug_assert!(blob.starts_with(header.as_bytes()));
         let cipher = XChaCha20Poly1305::new((&key.cipher_key).into());
         let aad = associated_data(&header, render_ref);
         let tag = cipher
-            .encrypt_in_place_detached(&key.nonce(render_ref), &aad, &mut plain)
+            .encrypt_in_place_detached(&key.nonce(render_ref), &aad, &mut blob[header.len()..])
             .expect("a render fits XChaCha20-Poly1305's message limit");
-        let mut blob = Vec::with_capacity(header.len() + plain.len() + TAG_BYTES);
-        blob.extend_from_slice(header.as_bytes());
-        blob.extend_from_slice(&plain);
         blob.extend_from_slice(&tag);
+    }
+
+    /// The blob that holds `plain` (the canonical bytes of `render_ref`): sealed under
+    /// the first key, or `plain` itself on a plaintext store.
+    pub fn seal(&self, render_ref: &str, plain: Vec<u8>) -> Vec<u8> {
+        if self.keys.is_empty() {
+            return plain;
+        }
+        let mut blob = self.header();
+        blob.reserve(plain.len() + TAG_BYTES);
+        blob.extend_from_slice(&plain);
+        drop(plain);
+        self.seal_in_place(render_ref, &mut blob);
         blob
     }
 

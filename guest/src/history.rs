@@ -203,8 +203,9 @@ pub fn list_history_page<B: Bucket>(
         && !matches!(prefix.parse(before), Some(ParsedKey::History { .. }))
     {
         return Err(Error::InvalidInput(format!(
-            "before {before:?}: not a history entry key of {}; pass the previous page's \
+            "before {}: not a history entry key of {}; pass the previous page's \
              next-before",
+            crate::json::quote(before),
             prefix.as_str().trim_end_matches('/')
         )));
     }

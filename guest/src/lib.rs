@@ -37,8 +37,8 @@ mod heap;
 
 pub use bucket::{Bucket, BucketError, MemoryBucket, ObjectMeta};
 pub use diff::{
-    ChangedObject, DEFAULT_CONTEXT, ObjectForm, ObjectId, RenderDiff, ShownObject, diff_canonical,
-    show_objects,
+    ChangedObject, DEFAULT_CONTEXT, DiffView, ObjectForm, ObjectId, RenderDiff, ShownObject,
+    diff_canonical, show_objects,
 };
 pub use encryption::{EncryptionKey, Keyring};
 pub use error::{Error, Result};

@@ -41,6 +41,21 @@ pub fn canonical<O: AsRef<[u8]>>(objects: &[O]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Appends the canonical bytes of a render to `out` and returns its renderRef: each
+/// object is hashed as soon as it is written, while it is still in cache, and the
+/// bytes are written once, after whatever `out` already holds (put-render's blob
+/// header).
+pub fn canonical_into<O: AsRef<[u8]>>(objects: &[O], out: &mut Vec<u8>) -> Result<String> {
+    let mut hasher = Sha256::new();
+    let mut hashed = out.len();
+    out.reserve(objects.iter().map(|o| o.as_ref().len() + 1).sum());
+    each_canonical_object(objects, out, |bytes| {
+        hasher.update(&bytes[hashed..]);
+        hashed = bytes.len();
+    })?;
+    Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
+}
+
 /// The 64 lowercase hex digits of SHA-256 over `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))

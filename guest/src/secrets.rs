@@ -1,4 +1,4 @@
-//! Secret values kept out of the forms made for people (DESIGN §12): in a `v1` `Secret`
+//! Secret values kept out of the forms made for people: in a `v1` `Secret`
 //! (also one among the items of a `v1` `List`), every value of `data` and `stringData`,
 //! and the same values inside its `kubectl.kubernetes.io/last-applied-configuration`
 //! annotation, which holds the whole Secret as JSON text, are replaced by a marker.

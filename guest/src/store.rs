@@ -2,12 +2,11 @@
 //! delete-release. Each validates all input before its first bucket call.
 
 use crate::bucket::{Bucket, BucketError, MAX_BATCH};
-use crate::diff::{ObjectForm, RenderDiff, diff_canonical};
+use crate::diff::{DiffView, RenderDiff, diff_canonical};
 use crate::encryption::Keyring;
 use crate::error::{Error, Result};
 use crate::keys::{Release, ReleasePrefix};
-use crate::render::{canonical, render_ref_of_canonical};
-use crate::secrets::SecretValues;
+use crate::render::{canonical_into, render_ref_of_canonical};
 
 /// Turns a failed bucket call into the operation's error, naming the call and key.
 pub(crate) fn call_failed(call: &str, key: &str, err: BucketError) -> Error {
@@ -81,16 +80,20 @@ pub fn put_render<B: Bucket, O: AsRef<[u8]>>(
     keyring: &Keyring,
 ) -> Result<String> {
     let prefix = ReleasePrefix::new(release)?;
-    let bytes = canonical(objects)?;
-    let render_ref = render_ref_of_canonical(&bytes);
+    // The blob is written once: the header (none on a plaintext store), then the
+    // canonical bytes, hashed as they are written, sealed in place only if it is put.
+    let mut blob = keyring.header();
+    let header_len = blob.len();
+    let render_ref = canonical_into(objects, &mut blob)?;
+    let plain_len = blob.len() - header_len;
     let key = prefix.render_key(&render_ref)?;
     let stored = bucket
         .exists(&key)
         .map_err(|e| call_failed("exists", &key, e))?;
-    if stored != Some(keyring.blob_len(bytes.len())) {
+    if stored != Some(keyring.blob_len(plain_len)) {
         if let Some(size) = stored
             && keyring.is_empty()
-            && crate::encryption::may_be_sealed(bytes.len(), size)
+            && crate::encryption::may_be_sealed(plain_len, size)
         {
             let blob = bucket.get(&key).map_err(|e| call_failed("get", &key, e))?;
             if let Some(id) = crate::encryption::blob_key_id(&blob) {
@@ -101,7 +104,7 @@ pub fn put_render<B: Bucket, O: AsRef<[u8]>>(
                 )));
             }
         }
-        let blob = keyring.seal(&render_ref, bytes);
+        keyring.seal_in_place(&render_ref, &mut blob);
         bucket
             .put(&key, &blob)
             .map_err(|e| call_failed("put", &key, e))?;
@@ -222,14 +225,12 @@ pub fn diff_stored<B: Bucket>(
     release: &Release,
     old_ref: &str,
     new_ref: &str,
-    form: ObjectForm,
-    secrets: SecretValues,
-    context: u32,
+    view: DiffView,
     keyring: &Keyring,
 ) -> Result<RenderDiff> {
     let old = get_render(bucket, release, old_ref, keyring)?;
     let new = get_render(bucket, release, new_ref, keyring)?;
-    diff_canonical(&old, &new, form, secrets, context)
+    diff_canonical(&old, &new, view.form, view.secrets, view.context)
 }
 
 /// Deletes every key under the release's prefix: `list(P)`, then `delete_many` of the

@@ -123,7 +123,7 @@ fn operations(refs: &[String]) -> Vec<Operation> {
 /// Records `op` on `bucket` and returns the trace text.
 fn traced(bucket: &mut MemoryBucket, op: &Operation) -> String {
     let (outcome, calls) = record(&mut *bucket, op, &Keyring::empty());
-    write_trace(&op, &[], &calls, &outcome)
+    write_trace(op, &[], &calls, &outcome)
 }
 
 fn b64(bytes: &[u8]) -> String {

@@ -161,10 +161,19 @@ async fn an_encrypted_store_holds_no_secret_byte_and_decides_as_a_plaintext_one(
 
         // GC decides from keys alone: the encrypted store's plan is the plaintext one's,
         // and a blob that store cannot read but the history names is kept.
-        let dry_sealed = sealed.gc(&app, 1, &[old.clone()], true).await.unwrap();
-        let dry_plain = plain.gc(&app, 1, &[old.clone()], true).await.unwrap();
+        let dry_sealed = sealed
+            .gc(&app, 1, std::slice::from_ref(&old), true)
+            .await
+            .unwrap();
+        let dry_plain = plain
+            .gc(&app, 1, std::slice::from_ref(&old), true)
+            .await
+            .unwrap();
         assert_eq!(dry_sealed, dry_plain, "{name}");
-        let plan = plain.gc(&app, 1, &[old.clone()], false).await.unwrap();
+        let plan = plain
+            .gc(&app, 1, std::slice::from_ref(&old), false)
+            .await
+            .unwrap();
         let blob = |r: &str| format!("ns/app/renders/{r}");
         assert!(
             plan.keep_renders.contains(&blob(&newer)),

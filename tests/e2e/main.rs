@@ -9,6 +9,7 @@ mod conformance;
 mod controller;
 mod corrupt;
 mod crashes;
+mod docs;
 mod encryption;
 mod fail_closed;
 mod faults;

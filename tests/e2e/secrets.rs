@@ -1,4 +1,4 @@
-//! Secret values stay out of every view made for people (DESIGN §12): the CLI's
+//! Secret values stay out of every view made for people: the CLI's
 //! `diff` and `diff --local` (text and `--json`), and the observer's render and diff
 //! pages and JSON diffs, unless the user asked with `--show-secrets`; `get` writes the
 //! blob as stored.

@@ -226,6 +226,15 @@ pub fn encode_string_minimal(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// `s` quoted as a JSON string with only the escapes JSON requires: how the bucket
+/// messages of wit/render-store.wit quote a key (serde_json's `to_string`,
+/// `JSON.stringify`), which differs from Rust's `{:?}` on DEL, C1 controls and more.
+pub fn quote(s: &str) -> String {
+    let mut out = Vec::with_capacity(s.len() + 2);
+    encode_string_minimal(s, &mut out);
+    String::from_utf8(out).expect("escaping valid UTF-8 keeps it valid")
+}
+
 pub(crate) fn push_int(out: &mut Vec<u8>, value: i64) {
     if value < 0 {
         out.push(b'-');
@@ -327,5 +336,14 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "\"\\u003ca\\u0026b\\u003e\\\"\\\\\\n\\r\\t\\b\\f\\u0001\u{7f}/é\\u2028\\u2029\u{FFFD}\""
         );
+    }
+
+    #[test]
+    fn quote_is_json_not_rust_debug() {
+        // The cases where Rust's `{:?}` and JSON part ways: DEL, C1, U+2028 stay as
+        // they are; C0 controls take `\u00xx` or a short form.
+        let text = "k\u{7f}\u{85}\u{2028}\u{1}\n\"\\";
+        assert_eq!(quote(text), "\"k\u{7f}\u{85}\u{2028}\\u0001\\n\\\"\\\\\"");
+        assert_ne!(quote(text), format!("{text:?}"));
     }
 }

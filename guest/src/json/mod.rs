@@ -22,7 +22,7 @@ pub use canonical::{Canonicalizer, encode_canonical};
 pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object, decode_value};
 pub use encode::{
     Escape, encode_document, encode_document_pretty, encode_node, encode_string,
-    encode_string_minimal,
+    encode_string_minimal, quote,
 };
 pub(crate) use encode::{push_float, push_int, push_uint};
 pub use line_paths::pretty_line_paths;

@@ -1,6 +1,7 @@
 //! Bucket calls as a trace holds them, and a bucket that records them.
 
 use crate::bucket::{Bucket, BucketError, ObjectMeta};
+use crate::json::quote;
 
 /// The six bucket calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -183,8 +184,9 @@ impl<B: Bucket> Scoped<B> {
             return Ok(());
         }
         Err(BucketError::Denied(format!(
-            "key {key:?} lies outside {:?}, the prefix of the release being served",
-            self.prefix
+            "key {} lies outside {}, the prefix of the release being served",
+            quote(key),
+            quote(&self.prefix)
         )))
     }
 }

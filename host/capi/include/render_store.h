@@ -110,6 +110,15 @@
 // under that id a different key; the message names the key id.
 #define RS_ERROR_ENCRYPTION_KEY 19
 
+// `rs_error_yaml`'s stage: splitting the stream into documents.
+#define RS_YAML_STAGE_SPLIT 1
+
+// `rs_error_yaml`'s stage: YAML to JSON (syntax, tags, keys, aliases).
+#define RS_YAML_STAGE_YAML 2
+
+// `rs_error_yaml`'s stage: the document is not a JSON object.
+#define RS_YAML_STAGE_OBJECT 3
+
 // Diffs and shown objects write each object as YAML, as `kubectl get -o yaml` shows it.
 #define RS_FORM_YAML 0
 
@@ -126,15 +135,6 @@
 // The diffs' `context` as the CLI shows it: lines around each change, as diff(1)
 // (a literal, so the header can carry it; a test checks it is the library's).
 #define RS_DEFAULT_CONTEXT 3
-
-// `rs_error_yaml`'s stage: splitting the stream into documents.
-#define RS_YAML_STAGE_SPLIT 1
-
-// `rs_error_yaml`'s stage: YAML to JSON (syntax, tags, keys, aliases).
-#define RS_YAML_STAGE_YAML 2
-
-// `rs_error_yaml`'s stage: the document is not a JSON object.
-#define RS_YAML_STAGE_OBJECT 3
 
 // `rs_parse_key`: the key is neither a render nor a history entry of the release.
 #define RS_KEY_OTHER 0

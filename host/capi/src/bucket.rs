@@ -12,7 +12,7 @@ use crate::error::guard_value;
 use crate::value::rs_str;
 use async_trait::async_trait;
 use render_store::bucket::messages;
-use render_store::{Bucket, BucketError, ObjectMeta, SyncTime};
+use render_store::{Bucket, BucketError, Denial, ObjectMeta, SyncTime};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -319,7 +319,7 @@ impl Answer {
         }
         match self.given.take() {
             None => Err(self.unanswered()),
-            Some(Given::Denied(m)) => Err(BucketError::Denied(m)),
+            Some(Given::Denied(m)) => Err(BucketError::Denied(Denial::Given(m))),
             Some(Given::Failed(m)) => Err(BucketError::Failed(m)),
             Some(Given::NotFound) if self.call != Call::Delete => Err(BucketError::NotFound {
                 key: self.key.clone(),
@@ -617,7 +617,7 @@ pub unsafe extern "C" fn rs_answer_key_denied(
             answer,
             "rs_answer_key_denied",
             index,
-            Err(BucketError::Denied(m)),
+            Err(BucketError::Denied(Denial::Given(m))),
         ),
         Err(why) => self::answer(answer, |_| Err(why)),
     }

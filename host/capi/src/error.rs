@@ -2,7 +2,6 @@
 //! kinds mirror `render_store::Error` (and the observer's and replay's errors), plus two
 //! of the ABI's own: a panic caught at the boundary, and an argument the ABI refuses.
 
-use crate::value::{RS_YAML_STAGE_OBJECT, RS_YAML_STAGE_SPLIT, RS_YAML_STAGE_YAML};
 use render_store::trace::ReplayError;
 use render_store::{BucketError, Error, ObserverError, YamlStage};
 use std::any::Any;
@@ -384,6 +383,13 @@ pub unsafe extern "C" fn rs_error_object_index(error: *const rs_error, index: *m
         }
     })
 }
+
+/// `rs_error_yaml`'s stage: splitting the stream into documents.
+pub const RS_YAML_STAGE_SPLIT: u32 = 1;
+/// `rs_error_yaml`'s stage: YAML to JSON (syntax, tags, keys, aliases).
+pub const RS_YAML_STAGE_YAML: u32 = 2;
+/// `rs_error_yaml`'s stage: the document is not a JSON object.
+pub const RS_YAML_STAGE_OBJECT: u32 = 3;
 
 /// For `RS_ERROR_INVALID_YAML`: the first failing document (its index from 0, empty
 /// and `null` documents counted), the line and column in the stream (from 1) and the

@@ -4,7 +4,7 @@
 //! first callers.
 //!
 //! It follows wasmtime's C API: opaque handles, explicit ownership, errors as values.
-//! It converts values and decides nothing (DESIGN §10): every decision is the Rust
+//! It converts values and decides nothing (CONTRACT.md §1): every decision is the Rust
 //! library's, or the component's inside it. `include/render_store.h` is generated from
 //! this crate by cbindgen, so the doc comments here are the header's comments; a test
 //! fails when the committed header and the code disagree.

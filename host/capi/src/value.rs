@@ -151,13 +151,6 @@ pub const RS_SECRETS_SHOWN: u32 = 1;
 /// (a literal, so the header can carry it; a test checks it is the library's).
 pub const RS_DEFAULT_CONTEXT: u32 = 3;
 
-/// `rs_error_yaml`'s stage: splitting the stream into documents.
-pub const RS_YAML_STAGE_SPLIT: u32 = 1;
-/// `rs_error_yaml`'s stage: YAML to JSON (syntax, tags, keys, aliases).
-pub const RS_YAML_STAGE_YAML: u32 = 2;
-/// `rs_error_yaml`'s stage: the document is not a JSON object.
-pub const RS_YAML_STAGE_OBJECT: u32 = 3;
-
 /// `rs_parse_key`: the key is neither a render nor a history entry of the release.
 pub const RS_KEY_OTHER: u32 = 0;
 /// `rs_parse_key`: the key is a render blob's.

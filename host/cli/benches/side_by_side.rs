@@ -59,6 +59,31 @@ fn time<T>(min_time: Duration, mut f: impl FnMut() -> T) -> Duration {
     start.elapsed() / runs
 }
 
+/// The median time of one run of `a` and of `b`, run in alternation over at least
+/// `min_time` (and 5 runs each) after one warm-up each: a ratio of the two is not moved
+/// by what the machine did in another second.
+fn time_pair<T, U>(
+    min_time: Duration,
+    mut a: impl FnMut() -> T,
+    mut b: impl FnMut() -> U,
+) -> (Duration, Duration) {
+    std::hint::black_box(a());
+    std::hint::black_box(b());
+    let start = Instant::now();
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    while ta.len() < 5 || start.elapsed() < min_time {
+        let t = Instant::now();
+        std::hint::black_box(a());
+        ta.push(t.elapsed());
+        let t = Instant::now();
+        std::hint::black_box(b());
+        tb.push(t.elapsed());
+    }
+    ta.sort_unstable();
+    tb.sort_unstable();
+    (ta[ta.len() / 2], tb[tb.len() / 2])
+}
+
 fn mib_per_s(bytes: usize, t: Duration) -> f64 {
     bytes as f64 / (1 << 20) as f64 / t.as_secs_f64()
 }
@@ -603,10 +628,11 @@ fn encryption_table(tokio: &tokio::runtime::Runtime, rt: &Arc<Runtime>) {
             let mut b = MemoryBucket::new();
             render_store_guest::put_render(&mut b, &guest_release, objects, keys).unwrap()
         };
-        let (wp, we) = (time(min, || put(&plain)), time(min, || put(&sealed)));
-        let (np, ne) = (
-            time(min, || put_native(&GuestKeyring::empty())),
-            time(min, || put_native(&guest_keys)),
+        let (wp, we) = time_pair(min, || put(&plain), || put(&sealed));
+        let (np, ne) = time_pair(
+            min,
+            || put_native(&GuestKeyring::empty()),
+            || put_native(&guest_keys),
         );
         let line = |op: &str, wp: Duration, we: Duration, np: Duration, ne: Duration| {
             println!(
@@ -638,18 +664,18 @@ fn encryption_table(tokio: &tokio::runtime::Runtime, rt: &Arc<Runtime>) {
         .unwrap();
         render_store_guest::put_render(&mut sealed_bucket, &guest_release, objects, &guest_keys)
             .unwrap();
-        let (wg, wge) = (
-            time(min, || {
-                tokio.block_on(plain.get_render(&release, &r)).unwrap()
-            }),
-            time(min, || {
+        let (wg, wge) = time_pair(
+            min,
+            || tokio.block_on(plain.get_render(&release, &r)).unwrap(),
+            || {
                 tokio
                     .block_on(sealed_store.get_render(&release, &r))
                     .unwrap()
-            }),
+            },
         );
-        let (ng, nge) = (
-            time(min, || {
+        let (ng, nge) = time_pair(
+            min,
+            || {
                 render_store_guest::get_render(
                     &mut plain_bucket,
                     &guest_release,
@@ -657,11 +683,11 @@ fn encryption_table(tokio: &tokio::runtime::Runtime, rt: &Arc<Runtime>) {
                     &GuestKeyring::empty(),
                 )
                 .unwrap()
-            }),
-            time(min, || {
+            },
+            || {
                 render_store_guest::get_render(&mut sealed_bucket, &guest_release, &r, &guest_keys)
                     .unwrap()
-            }),
+            },
         );
         line("get", wg, wge, ng, nge);
     }

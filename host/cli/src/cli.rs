@@ -514,29 +514,17 @@ impl ColorChoice {
 
 const MIB: usize = 1 << 20;
 
-/// A duration as `--grace` takes it: whole seconds, or a number followed by `s`, `m`
-/// or `h`.
+/// A duration as `--grace` takes it: whole seconds, or humantime's form (`30s`, `10m`,
+/// `1h30m`, `2h 15m`).
 fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => text.split_at(i),
-        None => (text, "s"),
-    };
-    let scale = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        _ => {
-            return Err(format!(
-                "{text:?} is not a duration: use seconds, or 30s, 10m, 1h"
-            ));
-        }
-    };
-    number
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(scale))
-        .map(std::time::Duration::from_secs)
-        .ok_or_else(|| format!("{text:?} is not a duration: use seconds, or 30s, 10m, 1h"))
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        return text
+            .parse::<u64>()
+            .map(std::time::Duration::from_secs)
+            .map_err(|e| format!("{text:?} is not a duration: {e}"));
+    }
+    humantime::parse_duration(text)
+        .map_err(|e| format!("{text:?} is not a duration ({e}): use seconds, or 30s, 10m, 1h30m"))
 }
 
 /// A timeout: a duration as [`parse_duration`] reads it, more than zero (a zero timeout
@@ -1453,4 +1441,23 @@ pub async fn run(args: Args) -> Result<Finish> {
         Command::Demo => crate::demo::run(url, as_json).await?,
     }
     Ok(Finish::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_take_bare_seconds_and_units() {
+        assert_eq!(parse_duration("600"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        for bad in ["", "ten", "10x", "-5s", "99999999999999999999"] {
+            let err = parse_duration(bad).unwrap_err();
+            assert!(err.contains("is not a duration"), "{bad:?}: {err}");
+        }
+        assert_eq!(timeout("0s"), Err("must be more than zero".to_string()));
+    }
 }

@@ -1,4 +1,4 @@
-// Secret values stay out of the views made for people (DESIGN.md §12): diffRenders,
+// Secret values stay out of the views made for people: diffRenders,
 // showObjects, diffStored and RenderStore#diffRenders ask the component to mask them
 // unless the caller passes {showSecrets: true}; getRender is the blob as stored. The
 // masking itself is the component's; what is checked here is what the package asks for.

@@ -1,4 +1,4 @@
-"""Secret values stay out of the views made for people (DESIGN.md §12): ``diff_renders``,
+"""Secret values stay out of the views made for people: ``diff_renders``,
 ``show_objects`` and ``RenderStore.diff_renders`` ask the component to mask them unless
 the caller passes ``show_secrets=True``; ``get_render`` is the blob as stored. The masking
 itself is the component's; what is checked here is what the package asks for."""

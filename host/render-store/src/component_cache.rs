@@ -173,8 +173,8 @@ fn entry_name(engine: &Engine, wasm: &[u8]) -> String {
     let mut name = String::from("component-");
     // Comparing bytes costs far less than hashing them (a `const` slice need not keep
     // one address, so its address cannot tell).
-    if wasm == crate::runtime::COMPONENT {
-        name.push_str(&crate::runtime::COMPONENT_SHA256[..32]);
+    if wasm == crate::embedded::COMPONENT {
+        name.push_str(&crate::embedded::COMPONENT_SHA256[..32]);
     } else {
         for b in &Sha256::digest(wasm)[..16] {
             name.push_str(&format!("{b:02x}"));
@@ -488,12 +488,12 @@ mod tests {
 
     #[test]
     fn the_embedded_components_digest_is_its_sha256() {
-        let digest: String = Sha256::digest(crate::runtime::COMPONENT)
+        let digest: String = Sha256::digest(crate::embedded::COMPONENT)
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        assert_eq!(crate::runtime::COMPONENT_SHA256, digest);
-        let name = entry_name(&Engine::default(), crate::runtime::COMPONENT);
+        assert_eq!(crate::embedded::COMPONENT_SHA256, digest);
+        let name = entry_name(&Engine::default(), crate::embedded::COMPONENT);
         assert!(
             name.starts_with(&format!("component-{}-", &digest[..32])),
             "{name}"

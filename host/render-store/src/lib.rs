@@ -30,6 +30,7 @@ mod component_cache;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod controller;
+mod embedded;
 mod error;
 mod keyring;
 mod logic;
@@ -46,13 +47,14 @@ mod types;
 pub const WIT_PACKAGE: &str = env!("RENDER_STORE_WIT_PACKAGE");
 
 pub use bucket::{
-    Bucket, BucketCall, BucketError, FolderBucket, ObjectMeta, ObjectStoreBucket, ReadOnlyBucket,
-    RecordingBucket, check_key,
+    Bucket, BucketCall, BucketError, Denial, FolderBucket, ObjectMeta, ObjectStoreBucket,
+    ReadOnlyBucket, RecordingBucket, check_key,
 };
+pub use embedded::COMPONENT;
 pub use error::{BoxError, Error, Result};
 pub use keyring::Keyring;
 pub use observer::{Observer, ObserverError, ReleaseSummary, RenderRead};
-pub use runtime::{COMPONENT, Limits, Runtime};
+pub use runtime::{Limits, Runtime};
 pub use store::{Grace, RenderStore};
 pub use store_url::{REDACTED, SCHEMES, accepted_params, open_bucket, redact_url, redact_urls_in};
 pub use types::{

@@ -1,4 +1,4 @@
-//! The observer for people (DESIGN §14): HTML pages over the same read-only observer
+//! The observer for people (CONTRACT.md §7): HTML pages over the same read-only observer
 //! and the component's diff as the JSON endpoints.
 //!
 //! - `GET /` — the releases by namespace (`GET /releases` gives the same as JSON);
@@ -58,21 +58,19 @@ pub(crate) fn esc(text: &str) -> String {
     out
 }
 
-/// `text` as one URL path segment: everything but unreserved characters and `:`
-/// percent-encoded, so a name from the store cannot add a segment or a query.
+/// What a URL path segment leaves as it is: the unreserved characters and `:` (which
+/// a renderRef holds); everything else is percent-encoded, so a name from the store
+/// cannot add a segment or a query.
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b':');
+
+/// `text` as one URL path segment ([`SEGMENT`]).
 fn seg(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b':' => {
-                out.push(b as char)
-            }
-            _ => {
-                let _ = write!(out, "%{b:02X}");
-            }
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(text, SEGMENT).to_string()
 }
 
 /// `text` as a query value.

@@ -21,7 +21,7 @@
 //! delete-release removes them. Folders are created 0700.
 
 use super::messages::{self, LeftOut, Unwalkable};
-use super::{Bucket, BucketError, ObjectMeta};
+use super::{Bucket, BucketError, Denial, ObjectMeta};
 use crate::types::SyncTime;
 use async_trait::async_trait;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -133,7 +133,10 @@ fn io(call: &'static str, key: &str, e: impl Into<std::io::Error>) -> BucketErro
 }
 
 fn crosses_link(key: &str, component: &str) -> BucketError {
-    BucketError::Denied(messages::crosses_link(key, component))
+    BucketError::Denied(Denial::CrossesLink {
+        key: key.to_string(),
+        component: component.to_string(),
+    })
 }
 
 fn modified(st: &rustix::fs::Stat) -> SyncTime {
@@ -210,7 +213,9 @@ impl Folder {
         };
         let st = rustix::fs::fstat(&fd).map_err(|e| io("get", key, e))?;
         if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-            return Err(BucketError::Denied(messages::not_plain_file(key)));
+            return Err(BucketError::Denied(Denial::NotPlainFile {
+                key: key.to_string(),
+            }));
         }
         let size = st.st_size as u64;
         if size > limit {
@@ -238,7 +243,9 @@ impl Folder {
 
     fn put(&self, key: &str, value: &[u8]) -> Result<(), BucketError> {
         if key.contains(STAGING_MARK) {
-            return Err(BucketError::Denied(messages::staging_mark(key)));
+            return Err(BucketError::Denied(Denial::StagingMark {
+                key: key.to_string(),
+            }));
         }
         // A concurrent delete may remove a folder this walk opened (it removes folders
         // it leaves empty): then the staging file cannot be created, and the walk is
@@ -284,7 +291,9 @@ impl Folder {
                 FileType::Symlink => Err(crosses_link(key, name)),
                 // A folder made by a deeper key is not a key.
                 FileType::Directory => Ok(None),
-                _ => Err(BucketError::Denied(messages::not_plain_file(key))),
+                _ => Err(BucketError::Denied(Denial::NotPlainFile {
+                    key: key.to_string(),
+                })),
             },
             Err(Errno::NOENT) => Ok(None),
             Err(e) => Err(io("exists", key, e)),
@@ -309,7 +318,9 @@ impl Folder {
         ) {
             Ok(()) | Err(Errno::NOENT) => {}
             Err(Errno::ISDIR) => {
-                return Err(BucketError::Denied(messages::folder_not_blob(key)));
+                return Err(BucketError::Denied(Denial::FolderNotBlob {
+                    key: key.to_string(),
+                }));
             }
             Err(e) => return Err(io("delete", key, e)),
         }
@@ -337,8 +348,13 @@ impl Folder {
         } else {
             components(dir_part)?
         };
-        let refused =
-            |path: &str, why| BucketError::Denied(messages::unwalkable(prefix, path, why));
+        let refused = |path: &str, why| {
+            BucketError::Denied(Denial::Unwalkable {
+                prefix: prefix.to_string(),
+                path: path.to_string(),
+                why,
+            })
+        };
         let start = match self.walk(&dirs, false) {
             Ok(mut fds) => fds.pop().expect("the root is first"),
             Err(WalkError::Missing) => return Ok(Vec::new()),
@@ -428,7 +444,11 @@ impl Folder {
         let dirs: Vec<&str> = match prefix.strip_suffix('/') {
             Some(folder) => components(folder)?,
             None if prefix.is_empty() => Vec::new(),
-            None => return Err(BucketError::Denied(messages::invalid_key(prefix))),
+            None => {
+                return Err(BucketError::Denied(Denial::InvalidKey {
+                    key: prefix.to_string(),
+                }));
+            }
         };
         let fd = match self.walk(&dirs, false) {
             Ok(mut fds) => fds.pop().expect("the root is first"),
@@ -596,14 +616,16 @@ mod tests {
             bucket.delete("ns/app/victim").await,
         ] {
             match result {
-                Err(BucketError::Denied(m)) => assert!(m.contains("symbolic link"), "{m}"),
+                Err(BucketError::Denied(m)) => {
+                    assert!(m.to_string().contains("symbolic link"), "{m}")
+                }
                 other => panic!("expected a refusal, got {other:?}"),
             }
         }
         for prefix in ["ns/", "ns/app/", "ns/app/victim", ""] {
             match bucket.list(prefix).await {
                 Err(BucketError::Denied(m)) => {
-                    assert!(m.contains("\"ns/app\", a symbolic link"), "{m}")
+                    assert!(m.to_string().contains("\"ns/app\", a symbolic link"), "{m}")
                 }
                 other => panic!("list {prefix:?}: expected a refusal, got {other:?}"),
             }
@@ -639,7 +661,8 @@ mod tests {
             for prefix in ["ns/app/", "ns/app/history/", "ns/app/h", ""] {
                 match bucket.list(prefix).await {
                     Err(BucketError::Denied(m)) => assert!(
-                        m.contains(&format!("\"ns/app/history/{name}\", a symbolic link")),
+                        m.to_string()
+                            .contains(&format!("\"ns/app/history/{name}\", a symbolic link")),
                         "{m}"
                     ),
                     other => panic!("list {prefix:?}: expected a refusal, got {other:?}"),
@@ -673,7 +696,8 @@ mod tests {
         ] {
             match bucket.list(prefix).await {
                 Err(BucketError::Denied(m)) => assert!(
-                    m.contains(&format!("\"{path}\", which is not a folder")),
+                    m.to_string()
+                        .contains(&format!("\"{path}\", which is not a folder")),
                     "{m}"
                 ),
                 other => panic!("list {prefix:?}: expected a refusal, got {other:?}"),
@@ -803,7 +827,7 @@ mod tests {
         assert_eq!(answers.len(), 4);
         assert!(answers[0].is_ok() && answers[2].is_ok() && answers[3].is_ok());
         match &answers[1] {
-            Err(BucketError::Denied(m)) => assert!(m.contains("symbolic link"), "{m}"),
+            Err(BucketError::Denied(m)) => assert!(m.to_string().contains("symbolic link"), "{m}"),
             other => panic!("expected a refusal, got {other:?}"),
         }
         assert_eq!(

@@ -268,7 +268,7 @@ mod tests {
         let memory = ObjectStoreBucket::new(Arc::new(object_store::memory::InMemory::new()));
         let read_only = ReadOnlyBucket::new(folder.clone());
         let denied = |r: Result<(), BucketError>| match r {
-            Err(BucketError::Denied(m)) => m,
+            Err(BucketError::Denied(m)) => m.to_string(),
             other => panic!("expected a refusal, got {other:?}"),
         };
         let mut checked = 0;

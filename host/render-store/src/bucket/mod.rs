@@ -13,12 +13,14 @@
 //! - `put` is atomic: a reader sees the old content or the new, never a part;
 //! - `exists` is a metadata request, not a download; it answers the size.
 
+mod denial;
 mod folder;
 pub mod messages;
 mod object_store_bucket;
 mod read_only;
 mod recording;
 
+pub use denial::Denial;
 pub use folder::FolderBucket;
 pub use object_store_bucket::ObjectStoreBucket;
 pub use read_only::ReadOnlyBucket;
@@ -40,7 +42,9 @@ pub fn check_key(key: &str) -> Result<(), BucketError> {
     if clean {
         Ok(())
     } else {
-        Err(BucketError::Denied(messages::invalid_key(key)))
+        Err(BucketError::Denied(Denial::InvalidKey {
+            key: key.to_string(),
+        }))
     }
 }
 
@@ -66,9 +70,9 @@ pub enum BucketError {
     },
     /// The call was refused before reaching the backend: a key outside the release
     /// being served, a key the backend cannot store, or a write to a read-only bucket;
-    /// the text is one of [`messages`].
+    /// the reason says which, its text is one of [`messages`].
     #[error("{0}")]
-    Denied(String),
+    Denied(Denial),
     /// `get` of an object larger than the caller can take (the call's memory cap),
     /// refused before it was read.
     #[error("{}", messages::too_large(.key, *.size, *.limit))]

@@ -1,6 +1,6 @@
 //! The bucket over an `object_store` backend, normalized to the bucket contract.
 
-use super::{Bucket, BucketError, ObjectMeta, messages};
+use super::{Bucket, BucketError, Denial, ObjectMeta, messages};
 use crate::types::SyncTime;
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
@@ -39,7 +39,11 @@ impl ObjectStoreBucket {
 /// A key as an object path; keys that are not clean `/`-separated paths (empty
 /// segments, `.` or `..`, control characters) are refused, not rewritten.
 fn path(key: &str) -> Result<Path, BucketError> {
-    let invalid = || BucketError::Denied(messages::invalid_key(key));
+    let invalid = || {
+        BucketError::Denied(Denial::InvalidKey {
+            key: key.to_string(),
+        })
+    };
     if key.is_empty() || key.starts_with('/') || key.ends_with('/') {
         return Err(invalid());
     }
@@ -138,7 +142,11 @@ impl Bucket for ObjectStoreBucket {
         let parent = match prefix.strip_suffix('/') {
             Some(folder) => Some(path(folder)?),
             None if prefix.is_empty() => None,
-            None => return Err(BucketError::Denied(messages::invalid_key(prefix))),
+            None => {
+                return Err(BucketError::Denied(Denial::InvalidKey {
+                    key: prefix.to_string(),
+                }));
+            }
         };
         let listed = self
             .store

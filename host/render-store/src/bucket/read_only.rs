@@ -1,6 +1,6 @@
 //! A bucket that can only be read: the observer's.
 
-use super::{Bucket, BucketError, ObjectMeta, messages};
+use super::{Bucket, BucketError, Denial, ObjectMeta};
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -16,8 +16,11 @@ impl ReadOnlyBucket {
     }
 }
 
-fn refused(call: &str, key: &str) -> BucketError {
-    BucketError::Denied(messages::read_only(call, key))
+fn refused(call: &'static str, key: &str) -> BucketError {
+    BucketError::Denied(Denial::ReadOnly {
+        call,
+        key: key.to_string(),
+    })
 }
 
 #[async_trait]
@@ -62,20 +65,18 @@ mod tests {
         let bucket = ReadOnlyBucket::new(inner.clone());
         let keys = ["ns/app/a", "ns/app/b"].map(String::from);
         let answers = bucket.delete_many(&keys).await.unwrap();
-        let refusals: Vec<String> = answers
+        let refusals: Vec<Denial> = answers
             .into_iter()
             .map(|a| match a {
-                Err(BucketError::Denied(m)) => m,
+                Err(BucketError::Denied(reason)) => reason,
                 other => panic!("expected a refusal, got {other:?}"),
             })
             .collect();
-        assert_eq!(
-            refusals,
-            [
-                messages::read_only("delete", "ns/app/a"),
-                messages::read_only("delete", "ns/app/b")
-            ]
-        );
+        let read_only = |key: &str| Denial::ReadOnly {
+            call: "delete",
+            key: key.to_string(),
+        };
+        assert_eq!(refusals, [read_only("ns/app/a"), read_only("ns/app/b")]);
         assert_eq!(inner.exists("ns/app/a").await.unwrap(), Some(1));
     }
 }

@@ -5,21 +5,28 @@
 //! counts only guest work, not time spent waiting on the bucket), and a bucket scoped
 //! to the prefix of the release it serves: the guest can reach no other key.
 
-use crate::bucket::{Bucket, BucketError, messages};
+use crate::embedded::COMPONENT;
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Semaphore;
 use wasmtime::component::{HasSelf, Linker};
-use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
-    Trap,
-};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
 
+mod bindings;
 mod call_log;
+mod call_state;
 mod convert;
+mod errors;
+mod limits;
 
+pub(crate) use bindings::{data_arg, joined_arg, objects_arg, wit, wit_trace};
 pub(crate) use call_log::{CallLog, RecordedCall};
+pub(crate) use call_state::{CallState, Scope};
+pub(crate) use errors::from_wit;
+use errors::{sandbox, trap};
+use limits::CallLimiter;
+pub use limits::Limits;
 
 /// Instantiates the component with a bucket scope (or none), calls one export and turns
 /// its answer into the host's result: the body every call of the API shares.
@@ -39,357 +46,6 @@ macro_rules! call_export {
     }};
 }
 pub(crate) use call_export;
-
-pub(crate) mod bindings {
-    wasmtime::component::bindgen!({
-        world: "render-store",
-        path: "../../wit",
-        imports: { default: async },
-        exports: { default: async },
-        additional_derives: [PartialEq, Eq],
-    });
-}
-
-pub(crate) use bindings::convoy::render_store::bucket as wit_bucket;
-pub(crate) use bindings::exports::convoy::render_store::trace as wit_trace;
-pub(crate) use bindings::exports::convoy::render_store::types as wit;
-
-/// Bytes as the component takes them (the WIT `data`, a `list<u8>`): one copy.
-pub(crate) fn data_arg(bytes: &[u8]) -> wit_bucket::Data {
-    bytes.to_vec()
-}
-
-/// A render's objects as the component takes them (the WIT `object-list`): one buffer
-/// and where each object ends, one copy of the whole render however many objects it has.
-pub(crate) fn objects_arg(objects: &[Vec<u8>]) -> wit::ObjectList {
-    let mut bytes = Vec::with_capacity(objects.iter().map(Vec::len).sum());
-    let mut ends = Vec::with_capacity(objects.len());
-    for o in objects {
-        bytes.extend_from_slice(o);
-        // An end past 4 GiB cannot be said in the WIT's u32: the component refuses the
-        // render (its ends then do not fit), as it refuses any render that large.
-        ends.push(u32::try_from(bytes.len()).unwrap_or(u32::MAX));
-    }
-    wit::JoinedObjects { bytes, ends }
-}
-
-/// A render's objects already given as one buffer and where each ends (the C ABI's
-/// form): one copy of the buffer.
-pub(crate) fn joined_arg(bytes: &[u8], ends: &[u32]) -> wit::ObjectList {
-    wit::JoinedObjects {
-        bytes: bytes.to_vec(),
-        ends: ends.to_vec(),
-    }
-}
-
-/// The component, as built from `guest/` by `build.rs`: a WebAssembly component that
-/// imports only the `bucket` interface of `wit/`.
-pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/render_store.wasm"));
-
-/// The hex SHA-256 of [`COMPONENT`], computed by `build.rs`: it names the component's
-/// compiled-cache entry without hashing 600 KB at every process start.
-pub(crate) const COMPONENT_SHA256: &str =
-    include_str!(concat!(env!("OUT_DIR"), "/render_store.wasm.sha256"));
-
-/// Per-call limits of the sandbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Largest linear memory a call may grow to, in bytes.
-    pub memory_bytes: usize,
-    /// Fuel a call may burn (about one unit per WebAssembly instruction).
-    pub fuel: u64,
-    /// Calls that may run at once; more wait for a free instance slot.
-    pub concurrent_calls: u32,
-}
-
-impl Limits {
-    /// 1 GiB of memory: a 64 MiB render needs its objects, its canonical bytes and the
-    /// decoded tree at once, several times its size.
-    pub const DEFAULT_MEMORY_BYTES: usize = 1 << 30;
-    /// 100 billion units: far more than canonicalizing hundreds of MiB takes, yet a
-    /// guest stuck in a loop stops within a minute or so.
-    pub const DEFAULT_FUEL: u64 = 100_000_000_000;
-    /// 64 instance slots: each reserves address space (not memory) for a linear memory.
-    pub const DEFAULT_CONCURRENT_CALLS: u32 = 64;
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            memory_bytes: Self::DEFAULT_MEMORY_BYTES,
-            fuel: Self::DEFAULT_FUEL,
-            concurrent_calls: Self::DEFAULT_CONCURRENT_CALLS,
-        }
-    }
-}
-
-/// What one call's instance may reach.
-pub(crate) struct CallState {
-    limiter: CallLimiter,
-    bucket: Option<Scope>,
-    /// The instance slot this call holds until its store is dropped.
-    _slot: Option<OwnedSemaphorePermit>,
-}
-
-/// The memory cap of one call, which also remembers the most memory the call asked for
-/// and the largest growth it refused.
-struct CallLimiter {
-    memory_cap: usize,
-    peak: usize,
-    /// The size the memory would have grown to, had the cap allowed it.
-    refused: Option<usize>,
-}
-
-impl ResourceLimiter for CallLimiter {
-    fn memory_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        if desired > self.memory_cap {
-            // `memory.grow` fails (answers -1) rather than trapping: the guest asks for
-            // room ahead of work it can refuse with an error of its own (a YAML stream
-            // whose aliases expand past the cap). An allocation it cannot do without
-            // traps, and that trap is reported as the cap (`finish`).
-            self.refused = Some(self.refused.map_or(desired, |r| r.max(desired)));
-            return Ok(false);
-        }
-        self.peak = self.peak.max(desired);
-        Ok(true)
-    }
-
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        // The guest's tables hold its function pointers: a few thousand entries.
-        Ok(desired <= 1 << 20)
-    }
-}
-
-/// The bucket of one call, confined to one release's prefix.
-pub(crate) struct Scope {
-    pub bucket: Arc<dyn Bucket>,
-    pub prefix: String,
-    /// Where every call and its answer are recorded, for a trace.
-    pub log: Option<Arc<CallLog>>,
-}
-
-impl Scope {
-    fn check(&self, key: &str) -> Result<(), wit_bucket::BucketError> {
-        if key.starts_with(&self.prefix) {
-            Ok(())
-        } else {
-            Err(wit_bucket::BucketError::Denied(messages::outside_prefix(
-                key,
-                &self.prefix,
-            )))
-        }
-    }
-}
-
-impl CallState {
-    fn scope(&self, key: &str) -> Result<&Scope, wit_bucket::BucketError> {
-        let scope = self
-            .bucket
-            .as_ref()
-            .ok_or_else(|| wit_bucket::BucketError::Denied(messages::NO_BUCKET.to_string()))?;
-        scope.check(key)?;
-        Ok(scope)
-    }
-
-    /// Where this call's bucket calls are recorded, when it is traced.
-    fn call_log(&self) -> Option<&Arc<CallLog>> {
-        self.bucket.as_ref().and_then(|s| s.log.as_ref())
-    }
-
-    /// Records a call and the answer the component is given, when tracing. `call`
-    /// makes the trace's copy, so nothing is copied otherwise.
-    fn log(&self, call: impl FnOnce() -> wit_trace::RecordedCall) {
-        if let Some(log) = self.call_log() {
-            log.push(call());
-        }
-    }
-}
-
-fn to_wit(e: BucketError) -> wit_bucket::BucketError {
-    match e {
-        BucketError::NotFound { .. } => wit_bucket::BucketError::NotFound,
-        BucketError::Denied(m) => wit_bucket::BucketError::Denied(m),
-        BucketError::Failed(m) => wit_bucket::BucketError::Failed(m),
-        // A backend's error may quote the request URL, and a signed (SAS) URL carries
-        // its signature in the query: the component and everything it reports get it
-        // redacted.
-        other => wit_bucket::BucketError::Failed(crate::redact_urls_in(&other.to_string())),
-    }
-}
-
-impl wit_bucket::Host for CallState {
-    async fn get(&mut self, key: String) -> Result<wit_bucket::Data, wit_bucket::BucketError> {
-        // Nothing larger than the call's memory could take is read at all.
-        let limit = self.limiter.memory_cap as u64;
-        let answer = async {
-            self.scope(&key)?
-                .bucket
-                .get(&key, limit)
-                .await
-                .map_err(to_wit)
-        }
-        .await;
-        self.log(|| {
-            wit_trace::RecordedCall::Get(wit_trace::GetCall {
-                key,
-                answer: answer.clone(),
-            })
-        });
-        answer
-    }
-
-    async fn put(
-        &mut self,
-        key: String,
-        value: wit_bucket::Data,
-    ) -> Result<(), wit_bucket::BucketError> {
-        let copy = self.call_log().map(|_| value.clone());
-        let answer = async {
-            self.scope(&key)?
-                .bucket
-                .put(&key, value)
-                .await
-                .map_err(to_wit)
-        }
-        .await;
-        self.log(|| {
-            wit_trace::RecordedCall::Put(wit_trace::PutCall {
-                key,
-                value: copy.unwrap_or_default(),
-                answer: answer.clone(),
-            })
-        });
-        answer
-    }
-
-    async fn exists(&mut self, key: String) -> Result<u64, wit_bucket::BucketError> {
-        let answer = async {
-            match self.scope(&key)?.bucket.exists(&key).await {
-                Ok(Some(size)) => Ok(size),
-                Ok(None) => Err(wit_bucket::BucketError::NotFound),
-                Err(e) => Err(to_wit(e)),
-            }
-        }
-        .await;
-        self.log(|| {
-            wit_trace::RecordedCall::Exists(wit_trace::ExistsCall {
-                key,
-                answer: answer.clone(),
-            })
-        });
-        answer
-    }
-
-    async fn list(
-        &mut self,
-        prefix: String,
-    ) -> Result<Vec<wit_bucket::ObjectMeta>, wit_bucket::BucketError> {
-        let listed = async {
-            self.scope(&prefix)?
-                .bucket
-                .list(&prefix)
-                .await
-                .map_err(to_wit)
-        }
-        .await;
-        let answer = listed.as_ref().map(|objects| {
-            objects
-                .iter()
-                .map(|o| wit_bucket::ObjectMeta {
-                    key: o.key.clone(),
-                    size: o.size,
-                    modified: wit_bucket::Instant {
-                        seconds: o.modified.seconds,
-                        nanoseconds: o.modified.nanoseconds,
-                    },
-                })
-                .collect()
-        });
-        let answer = answer.map_err(Clone::clone);
-        self.log(|| {
-            wit_trace::RecordedCall::List(wit_trace::ListCall {
-                prefix,
-                answer: answer.clone(),
-            })
-        });
-        answer
-    }
-
-    async fn delete(&mut self, key: String) -> Result<(), wit_bucket::BucketError> {
-        let answer = async { self.scope(&key)?.bucket.delete(&key).await.map_err(to_wit) }.await;
-        self.log(|| {
-            wit_trace::RecordedCall::Delete(wit_trace::DeleteCall {
-                key,
-                answer: answer.clone(),
-            })
-        });
-        answer
-    }
-
-    async fn delete_many(&mut self, keys: Vec<String>) -> DeleteManyAnswer {
-        let answer = self.delete_scoped(&keys).await;
-        self.log(|| {
-            wit_trace::RecordedCall::DeleteMany(wit_trace::DeleteManyCall {
-                keys,
-                answer: answer.clone(),
-            })
-        });
-        answer
-    }
-}
-
-/// The WIT answer of `delete-many`: one result per key, or the request's error.
-type DeleteManyAnswer = Result<Vec<Result<(), wit_bucket::BucketError>>, wit_bucket::BucketError>;
-
-impl CallState {
-    /// `delete-many` as the sandbox serves it: a key outside the release's prefix is
-    /// answered `denied` alone, as `delete` would answer it, and the others go to the
-    /// bucket in one call.
-    async fn delete_scoped(&self, keys: &[String]) -> DeleteManyAnswer {
-        let Some(scope) = self.bucket.as_ref() else {
-            let no = || Err(wit_bucket::BucketError::Denied(messages::NO_BUCKET.into()));
-            return Ok(keys.iter().map(|_| no()).collect());
-        };
-        let checks: Vec<_> = keys.iter().map(|k| scope.check(k)).collect();
-        let inside: Vec<String> = keys
-            .iter()
-            .zip(&checks)
-            .filter(|(_, c)| c.is_ok())
-            .map(|(k, _)| k.clone())
-            .collect();
-        let mut answers = if inside.is_empty() {
-            Vec::new()
-        } else {
-            scope.bucket.delete_many(&inside).await.map_err(to_wit)?
-        };
-        if answers.len() != inside.len() {
-            return Err(wit_bucket::BucketError::Failed(messages::backend(
-                "delete-many",
-                &inside[0],
-                format!(
-                    "the bucket answered {} results for {} keys",
-                    answers.len(),
-                    inside.len()
-                ),
-            )));
-        }
-        answers.reverse();
-        Ok(checks
-            .into_iter()
-            .map(|c| c.and_then(|()| answers.pop().expect("counted").map_err(to_wit)))
-            .collect())
-    }
-}
 
 /// The process-wide runtime of [`Runtime::shared`].
 static SHARED: OnceLock<Arc<Runtime>> = OnceLock::new();
@@ -571,59 +227,11 @@ impl Runtime {
     }
 }
 
-fn sandbox(e: impl std::fmt::Display) -> Error {
-    Error::Runtime(e.to_string())
-}
-
-/// A trap or host failure during a call, in words an operator can act on. A call whose
-/// memory was refused growth and then trapped stopped for want of that memory (an
-/// allocation the guest cannot do without aborts).
-fn trap(e: wasmtime::Error, refused: Option<usize>, limits: Limits) -> Error {
-    if let Some(wanted) = refused
-        && !matches!(e.downcast_ref::<Trap>(), Some(Trap::OutOfFuel))
-    {
-        return Error::MemoryCap {
-            wanted: wanted as u64,
-            cap: limits.memory_bytes as u64,
-        };
-    }
-    match e.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => Error::Fuel {
-            budget: limits.fuel,
-        },
-        _ => Error::Trap {
-            message: format!("{e:#}"),
-            source: e.into(),
-        },
-    }
-}
-
-/// The component's error variant as the host's error.
-pub(crate) fn from_wit(e: wit::Error) -> Error {
-    match e {
-        wit::Error::InvalidInput(m) => Error::InvalidInput(m),
-        wit::Error::InvalidObject(o) => Error::InvalidObject {
-            index: o.index,
-            message: o.message,
-        },
-        wit::Error::NotFound(m) => Error::NotFound(m),
-        wit::Error::Corrupt(m) => Error::Corrupt(m),
-        wit::Error::Bucket(m) => Error::Bucket(m),
-        wit::Error::EncryptionKey(m) => Error::EncryptionKey(m),
-        wit::Error::InvalidYaml(y) => Error::InvalidYaml {
-            document: y.document,
-            line: y.line,
-            column: y.column,
-            stage: y.stage.into(),
-            message: y.message,
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::bindings::wit_bucket;
     use super::*;
-    use crate::bucket::{ObjectStoreBucket, RecordingBucket};
+    use crate::bucket::{ObjectStoreBucket, RecordingBucket, messages};
     use crate::types::SyncTime;
     use wit_bucket::Host as _;
 

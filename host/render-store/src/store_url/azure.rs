@@ -80,12 +80,12 @@ pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectSto
         && p != "http"
         && p != "https"
     {
-        return Err(super::params::url_error(
+        return Err(super::redact::url_error(
             parsed.as_str(),
             "protocol (or AZURE_STORAGE_PROTOCOL) must be http or https".to_string(),
         ));
     }
-    let fail = |reason: String| super::params::url_error(parsed.as_str(), reason);
+    let fail = |reason: String| super::redact::url_error(parsed.as_str(), reason);
 
     let conn = match env("AZURE_STORAGE_CONNECTION_STRING") {
         Some(text) => parse_connection_string(&text)

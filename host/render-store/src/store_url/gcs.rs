@@ -50,7 +50,7 @@ pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectSto
             builder.with_service_account_key(no_auth("https://storage.googleapis.com".into()));
     }
     let store = builder.build().map_err(|e| {
-        super::params::url_error(parsed.as_str(), format!("cannot open the GCS bucket: {e}"))
+        super::redact::url_error(parsed.as_str(), format!("cannot open the GCS bucket: {e}"))
     })?;
     Ok(Arc::new(store))
 }

@@ -36,7 +36,7 @@ pub(crate) fn open_file(parsed: &Url, mut params: Params) -> Result<FolderBucket
     params.refuse("secret_key_path", "the render store never signs URLs")?;
     params.refuse("metadata", "the render store keeps no blob attributes")?;
     params.finish(FILE_PARAMS)?;
-    let error = |reason: String| super::params::url_error(parsed.as_str(), reason);
+    let error = |reason: String| super::redact::url_error(parsed.as_str(), reason);
     if create_dir {
         std::fs::DirBuilder::new()
             .recursive(true)

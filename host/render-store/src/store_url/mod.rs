@@ -15,7 +15,8 @@ mod s3;
 
 use crate::bucket::{Bucket, ObjectStoreBucket};
 use crate::error::Result;
-use params::{Params, url_error};
+use params::Params;
+use redact::url_error;
 pub use redact::{REDACTED, redact_url, redact_urls_in};
 use std::sync::Arc;
 use url::Url;

@@ -1,6 +1,7 @@
 //! The query parameters of a render-store URL: each one must be used, or the URL is
 //! refused naming it.
 
+use super::redact::url_error;
 use crate::error::Error;
 use std::collections::BTreeMap;
 
@@ -113,14 +114,6 @@ impl Params {
                 ),
             )),
         }
-    }
-}
-
-/// Every error about a URL is made here, so none shows its credentials.
-pub(crate) fn url_error(url: &str, reason: impl Into<String>) -> Error {
-    Error::Url {
-        url: super::redact::redact_url(url),
-        reason: reason.into(),
     }
 }
 

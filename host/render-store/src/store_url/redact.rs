@@ -143,12 +143,20 @@ pub(crate) fn refuse_credentials(url: &str, parsed: &Url) -> Result<(), Error> {
         }
         _ => "set the backend's environment variables (README.md)",
     };
-    Err(super::params::url_error(
+    Err(url_error(
         url,
         format!(
             "credentials do not belong in the URL; remove the user:password part and {instead}"
         ),
     ))
+}
+
+/// Every error about a URL is made here, so none shows its credentials.
+pub(crate) fn url_error(url: &str, reason: impl Into<String>) -> Error {
+    Error::Url {
+        url: redact_url(url),
+        reason: reason.into(),
+    }
 }
 
 #[cfg(test)]

@@ -52,7 +52,7 @@ pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectSto
         let parsed_endpoint = Url::parse(&endpoint).map_err(|e| {
             params.error(format!(
                 "endpoint {:?} is not a URL: {e}",
-                super::redact_url(&endpoint)
+                super::redact::redact_url(&endpoint)
             ))
         })?;
         if parsed_endpoint.scheme() == "http" {
@@ -68,7 +68,10 @@ pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectSto
             hosted
                 .set_host(Some(&format!("{bucket}.{host}")))
                 .map_err(|e| {
-                    params.error(format!("endpoint {:?}: {e}", super::redact_url(&endpoint)))
+                    params.error(format!(
+                        "endpoint {:?}: {e}",
+                        super::redact::redact_url(&endpoint)
+                    ))
                 })?;
             builder
                 .with_endpoint(hosted.as_str().trim_end_matches('/'))
@@ -139,7 +142,7 @@ pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectSto
     }
     params.finish(S3_PARAMS)?;
     let store = builder.build().map_err(|e| {
-        super::params::url_error(parsed.as_str(), format!("cannot open the S3 bucket: {e}"))
+        super::redact::url_error(parsed.as_str(), format!("cannot open the S3 bucket: {e}"))
     })?;
     Ok(Arc::new(store))
 }
