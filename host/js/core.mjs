@@ -458,8 +458,8 @@ function readAnswer(call, key, got) {
   }
 }
 
-// Fresh instances, as the Rust host makes them. V8 takes ~0.1 ms to create the core
-// instance, which on a 15 KB render is about the work itself. So, as wasmtime's pooling
+// Fresh instances, as the Rust host makes them. Creating the core instance costs V8
+// about as much as the work itself on a small render. So, as wasmtime's pooling
 // allocator does for the Rust host, an instance is reused only after it is made as good
 // as new: when a call returns normally (a value or a WIT error; the guest's stack
 // pointer is then back where instantiation put it, and the guest keeps every other state

@@ -1,5 +1,5 @@
-//! A cache of the compiled component, so a process starts in about a millisecond
-//! instead of spending ~100 ms (release) to ~500 ms (debug) in cranelift.
+//! A cache of the compiled component, so a process that starts loads compiled code
+//! instead of running cranelift over the whole component again.
 //!
 //! Loading compiled code runs it, so a cached file is only used when nobody else can
 //! have written it or swapped it in. Checking paths and then opening them races (a
