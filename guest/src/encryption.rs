@@ -225,12 +225,16 @@ impl Keyring {
         }
     }
 
-    /// The header a blob sealed on this store starts with: empty on a plaintext store.
-    /// put-render writes the canonical bytes after it, then [`Keyring::seal_in_place`].
-    pub fn header(&self) -> Vec<u8> {
-        self.keys
-            .first()
-            .map_or_else(Vec::new, |k| k.header().into_bytes())
+    /// The header a blob sealed on this store starts with (empty on a plaintext store),
+    /// in a buffer with room for `plain_len` canonical bytes and the tag after it:
+    /// put-render writes the canonical bytes after the header, then
+    /// [`Keyring::seal_in_place`] appends the tag without moving the blob.
+    pub fn header(&self, plain_len: usize) -> Vec<u8> {
+        let mut blob = Vec::with_capacity(self.blob_len(plain_len) as usize);
+        if let Some(k) = self.keys.first() {
+            blob.extend_from_slice(k.header().as_bytes());
+        }
+        blob
     }
 
     /// Seals `blob`, which is [`Keyring::header`] followed by the canonical bytes of
@@ -256,8 +260,7 @@ impl Keyring {
         if self.keys.is_empty() {
             return plain;
         }
-        let mut blob = self.header();
-        blob.reserve(plain.len() + TAG_BYTES);
+        let mut blob = self.header(plain.len());
         blob.extend_from_slice(&plain);
         drop(plain);
         self.seal_in_place(render_ref, &mut blob);

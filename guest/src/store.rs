@@ -82,7 +82,8 @@ pub fn put_render<B: Bucket, O: AsRef<[u8]>>(
     let prefix = ReleasePrefix::new(release)?;
     // The blob is written once: the header (none on a plaintext store), then the
     // canonical bytes, hashed as they are written, sealed in place only if it is put.
-    let mut blob = keyring.header();
+    let input_len = objects.iter().map(|o| o.as_ref().len() + 1).sum();
+    let mut blob = keyring.header(input_len);
     let header_len = blob.len();
     let render_ref = canonical_into(objects, &mut blob)?;
     let plain_len = blob.len() - header_len;

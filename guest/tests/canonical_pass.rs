@@ -53,7 +53,12 @@ fn vector_objects() -> Vec<Vec<u8>> {
 
 fn real_objects() -> Vec<Vec<u8>> {
     let mut objects = Vec::new();
-    for name in ["ingress-nginx-cloud", "metallb-native", "calico"] {
+    for name in [
+        "ingress-nginx-cloud",
+        "metallb-native",
+        "calico",
+        "grafana-dashboards",
+    ] {
         let dir = repo_file(&format!("tests/real-renders/{name}"));
         let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
             .unwrap()

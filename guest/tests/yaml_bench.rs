@@ -10,7 +10,12 @@ use std::time::{Duration, Instant};
 #[ignore]
 fn yaml_render_ref_throughput() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/real-renders");
-    for name in ["ingress-nginx-cloud", "metallb-native", "calico"] {
+    for name in [
+        "ingress-nginx-cloud",
+        "metallb-native",
+        "calico",
+        "grafana-dashboards",
+    ] {
         let stream = std::fs::read(dir.join(format!("{name}.yaml"))).unwrap();
         yaml_render_ref(&stream).unwrap();
         // The best of several timed runs of at least 0.3 s each: the least disturbed one.

@@ -31,10 +31,15 @@ fn vector_streams() -> Vec<Vec<u8>> {
 }
 
 fn real_streams() -> Vec<Vec<u8>> {
-    ["ingress-nginx-cloud", "metallb-native", "calico"]
-        .iter()
-        .map(|name| std::fs::read(repo_file(&format!("tests/real-renders/{name}.yaml"))).unwrap())
-        .collect()
+    [
+        "ingress-nginx-cloud",
+        "metallb-native",
+        "calico",
+        "grafana-dashboards",
+    ]
+    .iter()
+    .map(|name| std::fs::read(repo_file(&format!("tests/real-renders/{name}.yaml"))).unwrap())
+    .collect()
 }
 
 /// The documents of a real stream, each a small base for mutations.

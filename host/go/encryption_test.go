@@ -3,6 +3,7 @@ package renderstore
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -151,5 +152,39 @@ func TestEncryptedBucketStoreAndReplay(t *testing.T) {
 	}
 	if _, err := New(bucket, WithEncryptionKeys(keys)); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "0644") {
 		t.Fatalf("an open keyring file: %v", err)
+	}
+}
+
+func TestGoReadsWhatTheCLISealed(t *testing.T) {
+	dir := t.TempDir()
+	url := "file://" + dir
+	keys := keyringFile(t, "k1")
+	file := filepath.Join(t.TempDir(), "secret.json")
+	if err := os.WriteFile(file, secretRender()[0], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var put struct {
+		RenderRef string `json:"renderRef"`
+	}
+	if err := json.Unmarshal(runCLI(t, url, nil, "--encryption-keys", keys, "put", "ns/app", file), &put); err != nil {
+		t.Fatal(err)
+	}
+	ref := put.RenderRef
+	if want, err := RenderRef(secretRender()); err != nil || ref != want {
+		t.Fatalf("the CLI stored %s, want the plaintext renderRef %s (%v)", ref, want, err)
+	}
+	for path, b := range storedFiles(t, dir) {
+		if bytes.Contains(b, []byte(secretValue)) {
+			t.Fatalf("%s holds the Secret's value in clear", path)
+		}
+	}
+	s, err := Open(ctx(t), url, WithEncryptionKeys(keys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.GetRender(ctx(t), "ns", "app", ref)
+	if err != nil || !bytes.Contains(got, []byte(secretValue)) {
+		t.Fatalf("Go read %q, %v", got, err)
 	}
 }

@@ -1,8 +1,8 @@
 //! Encryption at rest (CONTRACT.md, Encryption at rest) on every backend: no stored
 //! object holds any piece of a Secret value, renderRefs are the plaintext ones, a
 //! flipped ciphertext byte is an integrity error, a missing key is named, GC and
-//! delete-release decide as on a plaintext store, and `rekey` killed at random moments
-//! leaves every blob readable.
+//! delete-release decide as on a plaintext store, and `rekey` killed at moments across a
+//! whole run leaves every blob readable.
 
 use crate::support::{backends, copy_dir, release, runtime};
 use render_store::{Bucket, Error, Keyring, RenderStore};
@@ -159,6 +159,16 @@ async fn an_encrypted_store_holds_no_secret_byte_and_decides_as_a_plaintext_one(
         );
         backend.bucket.put(&key, blob).await.unwrap();
 
+        // A store whose keyring lacks k1 cannot read r, and its GC keeps r all the same
+        // while r is protected: GC never reads a blob to decide.
+        let blob = |r: &str| format!("ns/app/renders/{r}");
+        let k2_only = plain.with_keyring(keyring(keys_dir.path(), &["k2"]).await);
+        let protected = [old.clone(), r.clone()];
+        let plan = k2_only.gc(&app, 1, &protected, false).await.unwrap();
+        assert!(plan.keep_renders.contains(&blob(&r)), "{name}: {plan:?}");
+        assert_eq!(plan.delete_history.len(), 2, "{name}: {plan:?}");
+        assert!(plan.delete_renders.is_empty(), "{name}: {plan:?}");
+
         // GC decides from keys alone: the encrypted store's plan is the plaintext one's,
         // and a blob that store cannot read but the history names is kept.
         let dry_sealed = sealed
@@ -174,7 +184,6 @@ async fn an_encrypted_store_holds_no_secret_byte_and_decides_as_a_plaintext_one(
             .gc(&app, 1, std::slice::from_ref(&old), false)
             .await
             .unwrap();
-        let blob = |r: &str| format!("ns/app/renders/{r}");
         assert!(
             plan.keep_renders.contains(&blob(&newer)),
             "{name}: {plan:?}"
@@ -200,8 +209,23 @@ fn cli(url: &str) -> Command {
     c
 }
 
+/// How many of `refs` the blobs under `root` hold sealed under key `id`.
+fn sealed_under(root: &Path, refs: &[(render_store::Release, String)], id: &str) -> usize {
+    let header = format!("render-store-encrypted v1 {id} ");
+    refs.iter()
+        .filter(|(app, r)| {
+            let path = root
+                .join(&app.namespace)
+                .join(&app.name)
+                .join("renders")
+                .join(r);
+            std::fs::read(path).unwrap().starts_with(header.as_bytes())
+        })
+        .count()
+}
+
 #[tokio::test]
-async fn rekey_killed_at_random_moments_leaves_every_blob_readable() {
+async fn rekey_killed_at_moments_across_a_whole_run_leaves_every_blob_readable() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("store");
     std::fs::create_dir(&root).unwrap();
@@ -209,7 +233,7 @@ async fn rekey_killed_at_random_moments_leaves_every_blob_readable() {
     let store = RenderStore::open(&url).unwrap().unwrap();
     let old = keyring(dir.path(), &["k1"]).await;
     let mut refs = Vec::new();
-    for i in 0..120u32 {
+    for i in 0..160u32 {
         let app = release(&format!("app{}", i % 4));
         let s = if i % 2 == 0 {
             store.clone()
@@ -226,7 +250,7 @@ async fn rekey_killed_at_random_moments_leaves_every_blob_readable() {
         refs.push((app.clone(), s.put_render(&app, &objects).await.unwrap()));
     }
     let rotated_file = keyring_file(dir.path(), &["k2", "k1"]);
-    let rotated = store.with_keyring(keyring(dir.path(), &["k2", "k1"]).await);
+    let rotated_keys = keyring(dir.path(), &["k2", "k1"]).await;
     // How long a whole rekey takes here, on a copy: the kills land across that span.
     let copy = dir.path().join("copy");
     copy_dir(&root, &copy);
@@ -241,27 +265,78 @@ async fn rekey_killed_at_random_moments_leaves_every_blob_readable() {
         "{}",
         String::from_utf8_lossy(&whole.stderr)
     );
-    let span = started.elapsed().as_millis() as u64 + 1;
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    for round in 0..8 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let mut child = cli(&url)
+    let span = started.elapsed();
+    assert_eq!(sealed_under(&copy, &refs, "k2"), refs.len());
+    // Each round starts from the store as it was and kills a rekey at the next of
+    // ROUNDS evenly spaced moments of that span (the start of the process, its
+    // listings, each blob's get and put, the staging of a put), then every blob must
+    // still be readable, and a rekey run again must finish the work.
+    const ROUNDS: u32 = 24;
+    let mut partial = 0;
+    for round in 0..ROUNDS {
+        let at = span * (2 * round + 1) / (2 * ROUNDS);
+        let here = dir.path().join(format!("round{round}"));
+        copy_dir(&root, &here);
+        let here_url = format!("file://{}", here.display());
+        let mut child = cli(&here_url)
             .args(["rekey", "--all", "--encryption-keys"])
             .arg(&rotated_file)
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(seed % span));
+        std::thread::sleep(at);
         let _ = child.kill();
         child.wait().unwrap();
+        let done = sealed_under(&here, &refs, "k2");
+        if 0 < done && done < refs.len() {
+            partial += 1;
+        }
+        let rotated = RenderStore::open(&here_url)
+            .unwrap()
+            .unwrap()
+            .with_keyring(rotated_keys.clone());
         for (app, r) in &refs {
             rotated
                 .get_render(app, r)
                 .await
-                .unwrap_or_else(|e| panic!("round {round}: {app} {r}: {e}"));
+                .unwrap_or_else(|e| panic!("round {round} ({at:?}): {app} {r}: {e}"));
         }
+        let again = cli(&here_url)
+            .args(["rekey", "--all", "--encryption-keys"])
+            .arg(&rotated_file)
+            .output()
+            .unwrap();
+        assert!(again.status.success(), "round {round}");
+        assert_eq!(
+            sealed_under(&here, &refs, "k2"),
+            refs.len(),
+            "round {round}"
+        );
+        std::fs::remove_dir_all(&here).unwrap();
     }
+    eprintln!(
+        "rekey killed at {ROUNDS} moments across {span:?}: {partial} kills landed with some \
+         blobs rewritten and others not"
+    );
+    assert!(
+        partial >= 2,
+        "only {partial} of {ROUNDS} kills landed in the middle of the rewriting"
+    );
+
+    // One release, then the rest; every count adds up.
+    let out = cli(&url)
+        .args(["rekey", "ns/app0", "-o", "json", "--encryption-keys"])
+        .arg(&rotated_file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["releases"], 1);
+    assert_eq!(report["rewritten"].as_u64().unwrap(), 40);
+    assert_eq!(sealed_under(&root, &refs, "k2"), 40);
     let out = cli(&url)
         .args(["rekey", "--all", "-o", "json", "--encryption-keys"])
         .arg(&rotated_file)
@@ -274,10 +349,8 @@ async fn rekey_killed_at_random_moments_leaves_every_blob_readable() {
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["releases"], 4);
-    assert_eq!(
-        report["rewritten"].as_u64().unwrap() + report["kept"].as_u64().unwrap(),
-        120
-    );
+    assert_eq!(report["rewritten"].as_u64().unwrap(), 120);
+    assert_eq!(report["kept"].as_u64().unwrap(), 40);
     let only_new = store.with_keyring(keyring(dir.path(), &["k2"]).await);
     for (app, r) in &refs {
         only_new.get_render(app, r).await.unwrap();
@@ -340,6 +413,43 @@ fn the_cli_reads_encrypted_stores_with_the_keyring_and_refuses_an_open_keyring_f
     let refused = replay(false);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("\"k1\""));
+    // The trace holds no key: neither the keyring file's text of it nor its bytes.
+    let key_text = std::fs::read_to_string(&keys).unwrap();
+    let key_b64 = key_text.split_whitespace().nth(1).unwrap();
+    assert!(!text.contains(key_b64));
+    assert!(!text.as_bytes().windows(32).any(|w| w == [b'1'; 32]));
+    // A keyring whose "k1" is another key: replay fails, naming the key.
+    let impostor = dir.path().join("impostor");
+    std::fs::write(&impostor, format!("k1 {}\n", "Ag".repeat(21) + "A=")).unwrap();
+    std::fs::set_permissions(&impostor, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let wrong = cli(&url)
+        .arg("replay")
+        .arg(&trace)
+        .arg("--encryption-keys")
+        .arg(&impostor)
+        .output()
+        .unwrap();
+    assert!(!wrong.status.success());
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&wrong.stdout),
+        String::from_utf8_lossy(&wrong.stderr)
+    );
+    assert!(
+        said.contains("k1") && said.contains("the key check differs"),
+        "{said}"
+    );
+    // A key never comes from the URL.
+    let in_url = cli(&format!("{url}?encryption_keys={key_b64}"))
+        .args(["get", "ns/app", &r])
+        .output()
+        .unwrap();
+    assert!(!in_url.status.success());
+    let said = String::from_utf8_lossy(&in_url.stderr);
+    assert!(
+        said.contains("encryption_keys") && !said.contains(key_b64),
+        "{said}"
+    );
     let verify = cli(&url)
         .args(["verify", "ns/app", "--encryption-keys"])
         .arg(&keys)
@@ -369,4 +479,20 @@ fn the_cli_reads_encrypted_stores_with_the_keyring_and_refuses_an_open_keyring_f
         .unwrap();
     assert!(!open.status.success());
     assert!(String::from_utf8_lossy(&open.stderr).contains("mode 0640"));
+
+    // A keyring file another user owns chooses the keys for this one: refused. Only
+    // root can give a file away, so only a test run as root can make one.
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::os::unix::fs::chown(&keys, Some(65534), None).unwrap();
+        let foreign = cli(&url)
+            .args(["get", "ns/app", &r, "--encryption-keys"])
+            .arg(&keys)
+            .output()
+            .unwrap();
+        assert!(!foreign.status.success());
+        let said = String::from_utf8_lossy(&foreign.stderr);
+        assert!(said.contains("owned by user 65534"), "{said}");
+    }
 }
