@@ -233,13 +233,10 @@ impl logic::Guest for Component {
     fn parse_key(r: types::Release, key: String) -> Option<types::ParsedKey> {
         let prefix = crate::ReleasePrefix::new(&release(r)).ok()?;
         Some(match prefix.parse(&key)? {
-            crate::ParsedKey::Render { render_ref } => types::ParsedKey::Render(render_ref),
-            crate::ParsedKey::History {
-                synced_at,
-                render_ref,
-            } => types::ParsedKey::History(types::HistoryKey {
-                synced_at: wit_time(synced_at),
-                render_ref,
+            crate::ParsedKey::Render(render_ref) => types::ParsedKey::Render(render_ref),
+            crate::ParsedKey::History(h) => types::ParsedKey::History(types::HistoryKey {
+                synced_at: wit_time(h.synced_at),
+                render_ref: h.render_ref,
             }),
         })
     }
@@ -323,9 +320,9 @@ impl logic::Guest for Component {
         let s = crate::summarize_history(&release(r), history_keys)?;
         Ok(types::HistorySummary {
             entries: s.entries,
-            newest: s.newest.map(|(t, render_ref)| types::HistoryKey {
-                synced_at: wit_time(t),
-                render_ref,
+            newest: s.newest.map(|h| types::HistoryKey {
+                synced_at: wit_time(h.synced_at),
+                render_ref: h.render_ref,
             }),
         })
     }

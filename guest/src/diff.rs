@@ -50,7 +50,7 @@ pub struct RenderDiff {
 }
 
 /// How a changed object's lines are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ObjectForm {
     /// YAML as `kubectl get -o yaml` shows objects: keys sorted, two-space indent,
     /// block style, strings quoted only when needed.

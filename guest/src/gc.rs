@@ -55,6 +55,21 @@ impl Grace {
         seconds: 0,
     };
 
+    /// The period unless the caller gives one
+    /// ([`DEFAULT_GC_GRACE_SECONDS`](crate::policy::DEFAULT_GC_GRACE_SECONDS)).
+    pub const DEFAULT: std::time::Duration =
+        std::time::Duration::from_secs(crate::policy::DEFAULT_GC_GRACE_SECONDS);
+
+    /// A period of `period` (whole seconds, rounded up) ending now, by this machine's
+    /// clock (hosts only: the component has no clock).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn ending_now(period: std::time::Duration) -> Grace {
+        Grace {
+            now: SyncTime::now(),
+            seconds: period.as_secs() + u64::from(period.subsec_nanos() > 0),
+        }
+    }
+
     /// Whether a blob modified at `modified` is still within the period.
     pub fn protects(&self, modified: SyncTime) -> bool {
         if self.seconds == 0 {

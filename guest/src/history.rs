@@ -5,7 +5,7 @@
 use crate::bucket::{Bucket, BucketError};
 use crate::error::{Error, Result};
 use crate::json::{Node, decode_object, encode_string};
-use crate::keys::{ParsedKey, Release, ReleasePrefix, validate_render_ref};
+use crate::keys::{HistoryKey, ParsedKey, Release, ReleasePrefix, validate_render_ref};
 use crate::store::call_failed;
 use crate::time::{SyncTime, format_synced_at};
 
@@ -106,7 +106,7 @@ pub struct HistorySummary {
     /// How many keys of the listing are history entries.
     pub entries: u32,
     /// The newest entry's time and renderRef; `None` for an empty history.
-    pub newest: Option<(SyncTime, String)>,
+    pub newest: Option<HistoryKey>,
 }
 
 /// Summarizes a history from the keys listed under `<prefix>history/` (in any order):
@@ -117,7 +117,10 @@ pub fn summarize_history(release: &Release, keys: Vec<String>) -> Result<History
     let (entries, _ignored) = split_history_keys(&prefix, keys);
     Ok(HistorySummary {
         entries: u32::try_from(entries.len()).unwrap_or(u32::MAX),
-        newest: entries.last().map(|e| (e.synced_at, e.render_ref.clone())),
+        newest: entries.last().map(|e| HistoryKey {
+            synced_at: e.synced_at,
+            render_ref: e.render_ref.clone(),
+        }),
     })
 }
 
@@ -200,7 +203,7 @@ pub fn list_history_page<B: Bucket>(
         ));
     }
     if let Some(before) = before
-        && !matches!(prefix.parse(before), Some(ParsedKey::History { .. }))
+        && !matches!(prefix.parse(before), Some(ParsedKey::History(_)))
     {
         return Err(Error::InvalidInput(format!(
             "before {}: not a history entry key of {}; pass the previous page's \
@@ -282,9 +285,12 @@ mod tests {
         ];
         let summary = summarize_history(&release, keys).unwrap();
         assert_eq!(summary.entries, 2);
-        let (time, newest) = summary.newest.unwrap();
-        assert_eq!(newest, b);
-        assert_eq!(format_synced_at(time).unwrap(), "2024-05-01T12:00:00Z");
+        let newest = summary.newest.unwrap();
+        assert_eq!(newest.render_ref, b);
+        assert_eq!(
+            format_synced_at(newest.synced_at).unwrap(),
+            "2024-05-01T12:00:00Z"
+        );
         let empty = summarize_history(&release, vec![]).unwrap();
         assert_eq!((empty.entries, empty.newest), (0, None));
         assert!(summarize_history(&Release::new("Bad_NS", "app"), vec![]).is_err());

@@ -27,6 +27,20 @@ impl Release {
             name: name.into(),
         }
     }
+
+    /// Parses `NAMESPACE/NAME` (split at the first `/`; the names are checked by each
+    /// call).
+    pub fn parse(text: &str) -> Option<Self> {
+        let (namespace, name) = text.split_once('/')?;
+        Some(Release::new(namespace, name))
+    }
+}
+
+/// `NAMESPACE/NAME`, as people and the CLI write a release.
+impl std::fmt::Display for Release {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
 }
 
 /// Longest DNS-1123 label.
@@ -88,18 +102,19 @@ pub fn validate_render_ref(render_ref: &str) -> Result<()> {
 /// A parsed key of a Release.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParsedKey {
-    /// `<prefix>renders/<renderRef>`.
-    Render {
-        /// The render's renderRef.
-        render_ref: String,
-    },
+    /// `<prefix>renders/<renderRef>`: the render's renderRef.
+    Render(String),
     /// `<prefix>history/<time>-<renderRef>`.
-    History {
-        /// The time of the entry, from its key.
-        synced_at: SyncTime,
-        /// The render the entry records, from its key.
-        render_ref: String,
-    },
+    History(HistoryKey),
+}
+
+/// What a history entry's key says: its time and the render it records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryKey {
+    /// The time of the entry.
+    pub synced_at: SyncTime,
+    /// The render the entry records.
+    pub render_ref: String,
 }
 
 /// The checked prefix `<namespace>/<name>/` of a Release, and the keys under it.
@@ -155,37 +170,32 @@ impl ReleasePrefix {
         let rest = key.strip_prefix(self.prefix.as_str())?;
         if let Some(render_ref) = rest.strip_prefix(RENDERS) {
             validate_render_ref(render_ref).ok()?;
-            return Some(ParsedKey::Render {
-                render_ref: render_ref.to_string(),
-            });
+            return Some(ParsedKey::Render(render_ref.to_string()));
         }
         let entry = rest.strip_prefix(HISTORY)?;
         // Neither the time nor the renderRef contains '-': split at the first one.
         let (time, render_ref) = entry.split_once('-')?;
         validate_render_ref(render_ref).ok()?;
         let synced_at = parse_key_time(time).ok()?;
-        Some(ParsedKey::History {
+        Some(ParsedKey::History(HistoryKey {
             synced_at,
             render_ref: render_ref.to_string(),
-        })
+        }))
     }
 
     /// The renderRef of a render key of this release.
     pub fn parse_render_key(&self, key: &str) -> Option<String> {
         match self.parse(key)? {
-            ParsedKey::Render { render_ref } => Some(render_ref),
-            ParsedKey::History { .. } => None,
+            ParsedKey::Render(render_ref) => Some(render_ref),
+            ParsedKey::History(_) => None,
         }
     }
 
     /// The time and renderRef of a history key of this release.
     pub fn parse_history_key(&self, key: &str) -> Option<(SyncTime, String)> {
         match self.parse(key)? {
-            ParsedKey::History {
-                synced_at,
-                render_ref,
-            } => Some((synced_at, render_ref)),
-            ParsedKey::Render { .. } => None,
+            ParsedKey::History(h) => Some((h.synced_at, h.render_ref)),
+            ParsedKey::Render(_) => None,
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod gc;
 pub mod history;
 pub mod json;
 pub mod keys;
+pub mod policy;
 pub mod render;
 pub mod secrets;
 pub mod store;
@@ -48,7 +49,8 @@ pub use history::{
     list_history_page, record_history, summarize_history,
 };
 pub use keys::{
-    ParsedKey, Release, ReleasePrefix, validate_name, validate_namespace, validate_render_ref,
+    HistoryKey, ParsedKey, Release, ReleasePrefix, validate_name, validate_namespace,
+    validate_render_ref,
 };
 pub use render::{canonical, render_ref, render_ref_of_canonical, sha256_hex};
 pub use secrets::SecretValues;

@@ -16,7 +16,7 @@ use crate::json::{Document, Node, decode_object, encode_document, encode_node};
 use std::borrow::Cow;
 
 /// Whether a form made for people shows the values of Secrets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SecretValues {
     /// Every value replaced by a marker that says only whether it changed.
     #[default]

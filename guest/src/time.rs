@@ -18,6 +18,40 @@ pub struct SyncTime {
     pub nanoseconds: u32,
 }
 
+/// A clock's reading as a sync time. Pure: the component has no clock, and a host
+/// passes the time in.
+impl From<std::time::SystemTime> for SyncTime {
+    fn from(t: std::time::SystemTime) -> Self {
+        match t.duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => SyncTime {
+                seconds: d.as_secs() as i64,
+                nanoseconds: d.subsec_nanos(),
+            },
+            Err(e) => {
+                let d = e.duration();
+                let (seconds, nanoseconds) = match d.subsec_nanos() {
+                    0 => (-(d.as_secs() as i64), 0),
+                    n => (-(d.as_secs() as i64) - 1, 1_000_000_000 - n),
+                };
+                SyncTime {
+                    seconds,
+                    nanoseconds,
+                }
+            }
+        }
+    }
+}
+
+/// The host's clock. Not in the component, which has none: every time it uses comes in
+/// as an argument.
+#[cfg(not(target_arch = "wasm32"))]
+impl SyncTime {
+    /// The current time of this machine's clock.
+    pub fn now() -> Self {
+        std::time::SystemTime::now().into()
+    }
+}
+
 /// Length of a key time, `YYYYMMDDTHHMMSS.nnnnnnnnnZ`.
 pub const KEY_TIME_LEN: usize = 26;
 

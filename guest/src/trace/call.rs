@@ -1,7 +1,6 @@
 //! Bucket calls as a trace holds them, and a bucket that records them.
 
-use crate::bucket::{Bucket, BucketError, ObjectMeta};
-use crate::json::quote;
+use crate::bucket::{Bucket, BucketError, Denial, ObjectMeta, merge_scoped, split_scoped};
 
 /// The six bucket calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -183,11 +182,13 @@ impl<B: Bucket> Scoped<B> {
         if key.starts_with(&self.prefix) {
             return Ok(());
         }
-        Err(BucketError::Denied(format!(
-            "key {} lies outside {}, the prefix of the release being served",
-            quote(key),
-            quote(&self.prefix)
-        )))
+        Err(BucketError::Denied(
+            Denial::OutsidePrefix {
+                key: key.to_string(),
+                prefix: self.prefix.clone(),
+            }
+            .to_string(),
+        ))
     }
 }
 
@@ -223,29 +224,12 @@ impl<B: Bucket> Bucket for Scoped<B> {
         &mut self,
         keys: &[String],
     ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
-        let checks: Vec<Result<(), BucketError>> = keys.iter().map(|k| self.check(k)).collect();
-        let inside: Vec<String> = keys
-            .iter()
-            .zip(&checks)
-            .filter(|(_, c)| c.is_ok())
-            .map(|(k, _)| k.clone())
-            .collect();
-        let mut answers = if inside.is_empty() {
+        let (checks, inside) = split_scoped(keys, |k| self.check(k));
+        let answers = if inside.is_empty() {
             Vec::new()
         } else {
             self.inner.delete_many(&inside)?
-        }
-        .into_iter();
-        Ok(checks
-            .into_iter()
-            .map(|c| match c {
-                Ok(()) => answers.next().unwrap_or_else(|| {
-                    Err(BucketError::Failed(
-                        "the bucket answered fewer results than keys".into(),
-                    ))
-                }),
-                denied => denied,
-            })
-            .collect())
+        };
+        merge_scoped(checks, &inside, answers).map_err(BucketError::Failed)
     }
 }

@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// The step of the YAML path that rejected a stream (CONTRACT.md §11).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Stage {
     /// apimachinery's document splitter: a `---` line followed by something other than
     /// white space or a comment.
@@ -23,6 +23,13 @@ impl Stage {
             Stage::Yaml => "yaml",
             Stage::Object => "object",
         }
+    }
+}
+
+/// The stage's name ([`Stage::as_str`]).
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -127,7 +127,7 @@ pub unsafe extern "C" fn rs_store_free(store: *mut rs_store) {
 /// Runs `operation`, traced into `trace` when it is given.
 fn run(store: &rs_store, operation: Operation, trace: Option<&mut rs_buf>) -> Result<Output> {
     match trace {
-        None => Ok(block_on(operation.run(&store.store))??),
+        None => Ok(block_on(store.store.run(&operation))??),
         Some(buf) => {
             let (output, text) = block_on(render_store::trace::record(&store.store, &operation))?;
             buf.set_text(text?);

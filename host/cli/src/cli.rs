@@ -1053,7 +1053,7 @@ pub async fn run(args: Args) -> Result<Finish> {
                         .context("writing the trace")?;
                     output
                 }
-                None => operation.run(&store).await,
+                None => store.run(&operation).await,
             };
             if let Some(p) = &progress {
                 p.finish();

@@ -503,9 +503,7 @@ fn unique_prefix(case: &str) -> String {
 }
 
 /// A key quoted as a JSON string: keys under test may hold control characters.
-fn quote(key: &str) -> String {
-    serde_json::Value::from(key).to_string()
-}
+use crate::bucket::messages::quote;
 
 async fn run_steps(
     bucket: &dyn Bucket,

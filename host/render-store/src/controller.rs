@@ -9,66 +9,17 @@ use crate::runtime::Runtime;
 use crate::store::RenderStore;
 use crate::types::{GcPlan, NewEntry, Release, SyncTime};
 use async_trait::async_trait;
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
-/// keepHistory when a Release does not set it.
-pub const DEFAULT_KEEP_HISTORY: i64 = 10;
-
-/// The render references a Release carries, read at the start of the reconcile.
-/// Empty strings count as absent.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ReleaseRefs {
-    /// `status.lastSuccessful.renderRef`.
-    pub last_successful: Option<String>,
-    /// `status.lastAttempted.renderRef`: covers a sync that stored its blob but stopped
-    /// at a gate, hook or error (no history entry).
-    pub last_attempted: Option<String>,
-    /// `pin.renderRef`.
-    pub pin: Option<String>,
-    /// `status.lastHealthy.renderRef`: the rollback target.
-    pub last_healthy: Option<String>,
-}
-
-/// The effective keepHistory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retention {
-    /// Keep this many history entries (always > 0).
-    Keep(i64),
-    /// keepHistory ≤ 0: GC is off, everything is kept.
-    Off,
-}
-
-/// unset → 10; `≤ 0` → GC off; `N` → N.
-pub fn effective_keep_history(keep_history: Option<i64>) -> Retention {
-    match keep_history.unwrap_or(DEFAULT_KEEP_HISTORY) {
-        n if n > 0 => Retention::Keep(n),
-        _ => Retention::Off,
-    }
-}
+pub use render_store_guest::policy::{
+    DEFAULT_GC_GRACE_SECONDS, DEFAULT_KEEP_HISTORY, PinDecision, ReleaseRefs, Retention,
+    effective_keep_history, protected_refs,
+};
 
 /// `resolvedRetentionPolicy.historyCount`: 0 without a store (nothing is kept);
 /// otherwise the effective keepHistory, with 0 for "GC off, no limit".
 pub fn history_count(store: Option<&RenderStore>, keep_history: Option<i64>) -> i64 {
-    match (store, effective_keep_history(keep_history)) {
-        (None, _) => 0,
-        (Some(_), Retention::Keep(n)) => n,
-        (Some(_), Retention::Off) => 0,
-    }
-}
-
-/// The renders GC must keep whatever the history says: the one this sync applied and
-/// the Release's references, empty ones ignored; sorted, each once.
-pub fn protected_refs(applied: Option<&str>, refs: &ReleaseRefs) -> Vec<String> {
-    let set: BTreeSet<&str> = applied
-        .into_iter()
-        .chain(refs.last_successful.as_deref())
-        .chain(refs.last_attempted.as_deref())
-        .chain(refs.pin.as_deref())
-        .chain(refs.last_healthy.as_deref())
-        .filter(|r| !r.is_empty())
-        .collect();
-    set.into_iter().map(String::from).collect()
+    render_store_guest::policy::history_count(store.is_some(), keep_history)
 }
 
 /// Why a sync or rollback failed, as the Release's condition reason.
@@ -153,15 +104,6 @@ pub struct SyncOutcome {
     pub recorded: bool,
     /// What GC did (`None`: no store, GC off, or GC failed and was logged).
     pub gc: Option<GcPlan>,
-}
-
-/// What to apply given a pin.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PinDecision {
-    /// Apply the current render.
-    ApplyCurrent,
-    /// Apply the pinned render, read from the store.
-    ApplyPinned(String),
 }
 
 /// How a Release's finalization went.
@@ -282,18 +224,8 @@ impl Controller {
         pin: Option<&str>,
         current_ref: &str,
     ) -> Result<PinDecision, SyncError> {
-        match pin.filter(|p| !p.is_empty()) {
-            None => Ok(PinDecision::ApplyCurrent),
-            Some(p) if p == current_ref => Ok(PinDecision::ApplyCurrent),
-            Some(p) if self.store.is_some() => Ok(PinDecision::ApplyPinned(p.to_string())),
-            Some(p) => Err(sync_error(
-                Reason::Pinned,
-                format!(
-                    "pinned to {p}, which is not the current render {current_ref}, and there \
-                     is no render store to read it from"
-                ),
-            )),
-        }
+        render_store_guest::policy::pin_decision(pin, current_ref, self.store.is_some())
+            .map_err(|message| sync_error(Reason::Pinned, message))
     }
 
     /// Applies the last healthy render (a rollback by failure policy): records no

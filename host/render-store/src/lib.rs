@@ -55,10 +55,10 @@ pub use error::{BoxError, Error, Result};
 pub use keyring::Keyring;
 pub use observer::{Observer, ObserverError, ReleaseSummary, RenderRead};
 pub use runtime::{Limits, Runtime};
-pub use store::{Grace, RenderStore};
+pub use store::RenderStore;
 pub use store_url::{REDACTED, SCHEMES, accepted_params, open_bucket, redact_url, redact_urls_in};
 pub use types::{
-    ChangedObject, DEFAULT_CONTEXT, GcPlan, HistoryEntry, HistoryKey, HistoryPage, HistorySummary,
-    NewEntry, ObjectForm, ObjectId, ParsedKey, Release, RenderDiff, SecretValues, ShownObject,
-    SyncTime, YamlStage,
+    ChangedObject, DEFAULT_CONTEXT, GcPlan, Grace, HistoryEntry, HistoryKey, HistoryPage,
+    HistorySummary, NewEntry, ObjectForm, ObjectId, ParsedKey, Release, RenderDiff, SecretValues,
+    ShownObject, SyncTime, YamlStage,
 };

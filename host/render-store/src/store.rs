@@ -6,47 +6,12 @@ use crate::error::Result;
 use crate::keyring::Keyring;
 use crate::runtime::{CallLog, Runtime, Scope, call_export, joined_arg, objects_arg};
 use crate::store_url::open_bucket;
-use crate::types::SyncTime;
 use crate::types::{
-    GcPlan, HistoryEntry, HistoryPage, NewEntry, ObjectForm, Release, RenderDiff, SecretValues,
+    GcPlan, Grace, HistoryEntry, HistoryPage, NewEntry, ObjectForm, Release, RenderDiff,
+    SecretValues,
 };
 use std::sync::Arc;
 use std::time::Duration;
-
-/// GC's grace period (CONTRACT.md §13): no render blob modified less than
-/// `seconds` before `now` is deleted, so a blob a concurrent writer has put but not yet
-/// recorded in the history survives. History retention does not depend on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Grace {
-    /// The time ages are judged against (the component has no clock).
-    pub now: SyncTime,
-    /// The period; 0 deletes every unreferenced blob, whatever its age.
-    pub seconds: u64,
-}
-
-impl Grace {
-    /// The default period: 10 minutes, far longer than a sync takes from put-render to
-    /// record-history.
-    pub const DEFAULT: Duration = Duration::from_secs(600);
-
-    /// No grace period: the exact steps of CONTRACT.md §5.
-    pub const NONE: Grace = Grace {
-        now: SyncTime {
-            seconds: 0,
-            nanoseconds: 0,
-        },
-        seconds: 0,
-    };
-
-    /// A period of `period` (whole seconds, rounded up) ending now, by this machine's
-    /// clock.
-    pub fn ending_now(period: Duration) -> Grace {
-        Grace {
-            now: SyncTime::now(),
-            seconds: period.as_secs() + u64::from(period.subsec_nanos() > 0),
-        }
-    }
-}
 
 /// A render store: a bucket and the runtime that runs the component over it.
 ///

@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::keyring::Keyring;
-use crate::operation::{Operation, Output};
+use crate::operation::{Operation, Output, operation_to_wit, output_to_wit};
 use crate::runtime::{Runtime, wit, wit_trace};
 use crate::store::RenderStore;
 use std::sync::Arc;
@@ -20,7 +20,7 @@ pub async fn record(
     operation: &Operation,
 ) -> (Result<Output>, Result<String>) {
     let log = Arc::new(CallLog::default());
-    let output = operation.run(&store.with_call_log(log.clone())).await;
+    let output = store.with_call_log(log.clone()).run(operation).await;
     let trace = store
         .runtime()
         .write_trace(operation, &store.keyring().ids(), log.take(), &output)
@@ -63,7 +63,7 @@ pub enum ReplayError {
 fn wit_outcome(operation: &Operation, output: &Result<Output>) -> wit_trace::Outcome {
     use wit_trace::Outcome as O;
     let error = match output {
-        Ok(output) => return output.to_wit(),
+        Ok(output) => return output_to_wit(output),
         Err(Error::InvalidInput(m)) => wit::Error::InvalidInput(m.clone()),
         Err(Error::InvalidObject { index, message }) => {
             wit::Error::InvalidObject(wit::ObjectError {
@@ -112,7 +112,7 @@ impl Runtime {
         output: &Result<Output>,
     ) -> Result<String> {
         call_export!(infallible self, None, convoy_render_store_trace.call_write_trace(
-            &operation.to_wit(),
+            &operation_to_wit(operation),
             key_ids,
             &calls,
             &wit_outcome(operation, output),
@@ -122,7 +122,7 @@ impl Runtime {
     /// An operation's output as JSON, written by the component: `{"ok": …}` with the
     /// value a trace's result line holds, which is what `--json` prints.
     pub async fn output_json(&self, output: &Output) -> Result<String> {
-        call_export!(infallible self, None, convoy_render_store_trace.call_outcome_json(&output.to_wit()))
+        call_export!(infallible self, None, convoy_render_store_trace.call_outcome_json(&output_to_wit(output)))
     }
 
     /// Replays a trace in the component (TRACES.md, Replay): it answers the operation's

@@ -13,18 +13,18 @@
 //! - `put` is atomic: a reader sees the old content or the new, never a part;
 //! - `exists` is a metadata request, not a download; it answers the size.
 
-mod denial;
 mod folder;
-pub mod messages;
 mod object_store_bucket;
 mod read_only;
 mod recording;
 
-pub use denial::Denial;
 pub use folder::FolderBucket;
 pub use object_store_bucket::ObjectStoreBucket;
 pub use read_only::ReadOnlyBucket;
 pub use recording::{BucketCall, RecordingBucket};
+/// Why a bucket refused a call, and the words of every bucket message: the guest's, so
+/// the component and this host word them once.
+pub use render_store_guest::bucket::{Denial, messages};
 
 use crate::types::SyncTime;
 use async_trait::async_trait;
@@ -152,5 +152,62 @@ pub trait Bucket: Send + Sync + 'static {
             }
         }
         Ok(folders)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// The shared vectors of every bucket message (tests/vectors/messages.json).
+    const VECTORS: &str = include_str!("../../../../tests/vectors/messages.json");
+
+    fn text<'a>(case: &'a Value, field: &str) -> &'a str {
+        case[field]
+            .as_str()
+            .unwrap_or_else(|| panic!("{field} of {case}"))
+    }
+
+    /// The buckets refuse in the vectors' words: a key no backend can store, a write to
+    /// a read-only bucket, a `file://` key holding the staging mark.
+    #[tokio::test]
+    async fn the_buckets_refuse_in_the_shared_words() {
+        use crate::bucket::{Bucket, BucketError, FolderBucket, ObjectStoreBucket, ReadOnlyBucket};
+        use std::sync::Arc;
+        let vectors: Value = serde_json::from_str(VECTORS).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let folder = Arc::new(FolderBucket::open(dir.path()).unwrap());
+        let memory = ObjectStoreBucket::new(Arc::new(object_store::memory::InMemory::new()));
+        let read_only = ReadOnlyBucket::new(folder.clone());
+        let denied = |r: Result<(), BucketError>| match r {
+            Err(BucketError::Denied(m)) => m.to_string(),
+            other => panic!("expected a refusal, got {other:?}"),
+        };
+        let mut checked = 0;
+        for case in vectors["cases"].as_array().unwrap() {
+            let want = text(case, "want");
+            match text(case, "message") {
+                "invalid-key" => {
+                    let key = text(case, "key");
+                    assert_eq!(denied(memory.put(key, vec![1]).await), want);
+                    assert_eq!(denied(folder.put(key, vec![1]).await), want);
+                    assert_eq!(denied(folder.delete(key).await), want);
+                }
+                "read-only" => {
+                    let key = text(case, "key");
+                    let refused = match text(case, "call") {
+                        "put" => read_only.put(key, vec![1]).await,
+                        _ => read_only.delete(key).await,
+                    };
+                    assert_eq!(denied(refused), want);
+                }
+                "staging-mark" => {
+                    assert_eq!(denied(folder.put(text(case, "key"), vec![1]).await), want);
+                }
+                _ => continue,
+            }
+            checked += 1;
+        }
+        assert!(checked >= 10, "{checked}");
     }
 }

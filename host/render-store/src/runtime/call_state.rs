@@ -5,7 +5,8 @@ use super::CallLog;
 use super::bindings::{wit_bucket, wit_trace};
 use super::errors::to_wit;
 use super::limits::CallLimiter;
-use crate::bucket::{Bucket, BucketError, Denial, messages};
+use crate::bucket::{Bucket, BucketError, Denial};
+use render_store_guest::bucket::{merge_scoped, split_scoped};
 use std::sync::Arc;
 use tokio::sync::OwnedSemaphorePermit;
 
@@ -195,33 +196,13 @@ impl CallState {
             let no = || Err(to_wit(BucketError::Denied(Denial::NoBucket)));
             return Ok(keys.iter().map(|_| no()).collect());
         };
-        let checks: Vec<_> = keys.iter().map(|k| scope.check(k)).collect();
-        let inside: Vec<String> = keys
-            .iter()
-            .zip(&checks)
-            .filter(|(_, c)| c.is_ok())
-            .map(|(k, _)| k.clone())
-            .collect();
-        let mut answers = if inside.is_empty() {
+        let (checks, inside) = split_scoped(keys, |k| scope.check(k));
+        let answers = if inside.is_empty() {
             Vec::new()
         } else {
-            scope.bucket.delete_many(&inside).await.map_err(to_wit)?
+            let answers = scope.bucket.delete_many(&inside).await.map_err(to_wit)?;
+            answers.into_iter().map(|a| a.map_err(to_wit)).collect()
         };
-        if answers.len() != inside.len() {
-            return Err(wit_bucket::BucketError::Failed(messages::backend(
-                "delete-many",
-                &inside[0],
-                format!(
-                    "the bucket answered {} results for {} keys",
-                    answers.len(),
-                    inside.len()
-                ),
-            )));
-        }
-        answers.reverse();
-        Ok(checks
-            .into_iter()
-            .map(|c| c.and_then(|()| answers.pop().expect("counted").map_err(to_wit)))
-            .collect())
+        merge_scoped(checks, &inside, answers).map_err(wit_bucket::BucketError::Failed)
     }
 }

@@ -2,6 +2,11 @@
 //! imported WIT `bucket`; natively, anything implementing [`Bucket`], such as
 //! [`MemoryBucket`] for tests and benchmarks.
 
+mod denial;
+pub mod messages;
+
+pub use denial::Denial;
+
 use crate::time::SyncTime;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -75,6 +80,47 @@ pub trait Bucket {
     fn batches(&self) -> bool {
         true
     }
+}
+
+/// A `delete-many` through a scope that refuses some keys: each key's answer when the
+/// scope refuses it (`check`'s error, as `delete` of that key would answer), `Ok` for
+/// the others, in order; and the keys the scope lets through, which go to the bucket in
+/// one call if any remain. [`merge_scoped`] puts the bucket's answers back in order.
+pub fn split_scoped<E>(
+    keys: &[String],
+    check: impl Fn(&str) -> Result<(), E>,
+) -> (Vec<Result<(), E>>, Vec<String>) {
+    let checks: Vec<Result<(), E>> = keys.iter().map(|k| check(k)).collect();
+    let inside = keys
+        .iter()
+        .zip(&checks)
+        .filter(|(_, c)| c.is_ok())
+        .map(|(k, _)| k.clone())
+        .collect();
+    (checks, inside)
+}
+
+/// The answer of a `delete-many` split by [`split_scoped`]: the refusals where they
+/// were, the bucket's `answers` for the keys it was given in their place. An answer
+/// with another count than the keys sent (`inside`) is the whole request's failure,
+/// worded by [`messages::miscounted`].
+pub fn merge_scoped<E>(
+    checks: Vec<Result<(), E>>,
+    inside: &[String],
+    answers: Vec<Result<(), E>>,
+) -> Result<Vec<Result<(), E>>, String> {
+    if answers.len() != inside.len() {
+        return Err(messages::miscounted(
+            inside.first().map_or("", String::as_str),
+            answers.len(),
+            inside.len(),
+        ));
+    }
+    let mut answers = answers.into_iter();
+    Ok(checks
+        .into_iter()
+        .map(|c| c.and_then(|()| answers.next().expect("counted")))
+        .collect())
 }
 
 /// The most keys one `delete_many` call carries: S3's DeleteObjects takes at most 1,000,

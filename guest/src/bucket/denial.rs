@@ -5,7 +5,8 @@
 use super::messages::{self, Unwalkable};
 use std::fmt;
 
-/// The reason of a [`BucketError::Denied`](super::BucketError::Denied).
+/// Why a host's bucket refused a call; its `Display` is the text of the `denied` it
+/// answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Denial {
