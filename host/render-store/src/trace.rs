@@ -6,7 +6,7 @@
 use crate::error::{Error, Result};
 use crate::keyring::Keyring;
 use crate::operation::{Operation, Output, operation_to_wit, output_to_wit};
-use crate::runtime::{Runtime, wit, wit_trace};
+use crate::runtime::{Runtime, error_to_wit, wit_trace};
 use crate::store::RenderStore;
 use std::sync::Arc;
 
@@ -64,31 +64,10 @@ fn wit_outcome(operation: &Operation, output: &Result<Output>) -> wit_trace::Out
     use wit_trace::Outcome as O;
     let error = match output {
         Ok(output) => return output_to_wit(output),
-        Err(Error::InvalidInput(m)) => wit::Error::InvalidInput(m.clone()),
-        Err(Error::InvalidObject { index, message }) => {
-            wit::Error::InvalidObject(wit::ObjectError {
-                index: *index,
-                message: message.clone(),
-            })
-        }
-        Err(Error::InvalidYaml {
-            document,
-            line,
-            column,
-            stage,
-            message,
-        }) => wit::Error::InvalidYaml(wit::YamlError {
-            stage: (*stage).into(),
-            document: *document,
-            line: *line,
-            column: *column,
-            message: message.clone(),
-        }),
-        Err(Error::NotFound(m)) => wit::Error::NotFound(m.clone()),
-        Err(Error::Corrupt(m)) => wit::Error::Corrupt(m.clone()),
-        Err(Error::Bucket(m)) => wit::Error::Bucket(m.clone()),
-        Err(Error::EncryptionKey(m)) => wit::Error::EncryptionKey(m.clone()),
-        Err(other) => return O::Trap(other.to_string()),
+        Err(e) => match error_to_wit(e) {
+            Some(error) => error,
+            None => return O::Trap(e.to_string()),
+        },
     };
     match operation {
         Operation::PutRender { .. } => O::PutRender(Err(error)),

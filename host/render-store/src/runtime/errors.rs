@@ -1,5 +1,6 @@
 //! Every error that crosses the sandbox's edge is converted here: the bucket's errors
-//! into the WIT's, and the component's errors and traps into the host's.
+//! into the WIT's, the component's errors and traps into the host's, and back, for the
+//! trace of an operation that failed.
 
 use super::bindings::{wit, wit_bucket};
 use super::limits::Limits;
@@ -68,4 +69,34 @@ pub(crate) fn from_wit(e: wit::Error) -> Error {
             message: y.message,
         },
     }
+}
+
+/// The host's error as the component's error variant it came from; `None` for an error
+/// the component did not return (the host stopped the call: a trap, a cap, a budget).
+pub(crate) fn error_to_wit(e: &Error) -> Option<wit::Error> {
+    Some(match e {
+        Error::InvalidInput(m) => wit::Error::InvalidInput(m.clone()),
+        Error::InvalidObject { index, message } => wit::Error::InvalidObject(wit::ObjectError {
+            index: *index,
+            message: message.clone(),
+        }),
+        Error::InvalidYaml {
+            document,
+            line,
+            column,
+            stage,
+            message,
+        } => wit::Error::InvalidYaml(wit::YamlError {
+            stage: (*stage).into(),
+            document: *document,
+            line: *line,
+            column: *column,
+            message: message.clone(),
+        }),
+        Error::NotFound(m) => wit::Error::NotFound(m.clone()),
+        Error::Corrupt(m) => wit::Error::Corrupt(m.clone()),
+        Error::Bucket(m) => wit::Error::Bucket(m.clone()),
+        Error::EncryptionKey(m) => wit::Error::EncryptionKey(m.clone()),
+        _ => return None,
+    })
 }

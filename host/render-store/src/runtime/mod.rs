@@ -23,7 +23,7 @@ mod limits;
 pub(crate) use bindings::{data_arg, joined_arg, objects_arg, wit, wit_trace};
 pub(crate) use call_log::{CallLog, RecordedCall};
 pub(crate) use call_state::{CallState, Scope};
-pub(crate) use errors::from_wit;
+pub(crate) use errors::{error_to_wit, from_wit};
 use errors::{sandbox, trap};
 use limits::CallLimiter;
 pub use limits::Limits;
