@@ -2,7 +2,7 @@
 //! [`Bucket`], and the exports. No logic lives here.
 
 use crate::bucket::{Bucket, BucketError, ObjectMeta};
-use crate::{EncryptionKey, Error, GcPlan, Grace, Keyring, Release, SyncTime};
+use crate::{EncryptionKey, Error, GcPlan, Grace, Keyring, Release, SyncTime, policy};
 
 wit_bindgen::generate!({
     world: "render-store",
@@ -325,6 +325,85 @@ impl logic::Guest for Component {
                 render_ref: h.render_ref,
             }),
         })
+    }
+
+    fn defaults() -> logic::PolicyDefaults {
+        logic::PolicyDefaults {
+            keep_history: policy::DEFAULT_KEEP_HISTORY,
+            gc_grace_seconds: policy::DEFAULT_GC_GRACE_SECONDS,
+        }
+    }
+
+    fn effective_keep_history(keep_history: Option<i64>) -> i64 {
+        policy::effective_keep_history(keep_history).keep()
+    }
+
+    fn history_count(has_store: bool, keep_history: Option<i64>) -> i64 {
+        policy::history_count(has_store, keep_history)
+    }
+
+    fn protected_refs(applied: Option<String>, refs: logic::ReleaseRefs) -> Vec<String> {
+        let refs = policy::ReleaseRefs {
+            last_successful: refs.last_successful,
+            last_attempted: refs.last_attempted,
+            pin: refs.pin,
+            last_healthy: refs.last_healthy,
+        };
+        policy::protected_refs(applied.as_deref(), &refs)
+    }
+
+    fn pin_decision(
+        pin: Option<String>,
+        current_ref: String,
+        has_store: bool,
+    ) -> Result<Option<String>, String> {
+        Ok(
+            match policy::pin_decision(pin.as_deref(), &current_ref, has_store)? {
+                policy::PinDecision::ApplyCurrent => None,
+                policy::PinDecision::ApplyPinned(r) => Some(r),
+            },
+        )
+    }
+
+    fn word_bucket_message(message: logic::BucketMessage) -> String {
+        use crate::bucket::messages::{self, LeftOut, Unwalkable};
+        use logic::BucketMessage as M;
+        let unwalkable = |why| match why {
+            logic::Unwalkable::Link => Unwalkable::Link,
+            logic::Unwalkable::NotFolder => Unwalkable::NotFolder,
+            logic::Unwalkable::Unreadable => Unwalkable::Unreadable,
+        };
+        match message {
+            M::NoBucket => messages::NO_BUCKET.to_string(),
+            M::OutsidePrefix(m) => messages::outside_prefix(&m.key, &m.prefix),
+            M::InvalidKey(key) => messages::invalid_key(&key),
+            M::ReadOnly(m) => messages::read_only(&m.call, &m.key),
+            M::TooLarge(m) => messages::too_large(&m.key, m.size, m.limit),
+            M::Backend(m) => messages::backend(&m.call, &m.key, &m.description),
+            M::Miscounted(m) => {
+                messages::miscounted(&m.first, m.answered as usize, m.asked as usize)
+            }
+            M::CrossesLink(m) => messages::crosses_link(&m.key, &m.component),
+            M::NotPlainFile(key) => messages::not_plain_file(&key),
+            M::StagingMark(key) => messages::staging_mark(&key),
+            M::FolderNotBlob(key) => messages::folder_not_blob(&key),
+            M::Unwalkable(m) => messages::unwalkable(&m.prefix, &m.path, unwalkable(m.why)),
+            M::LeftOut(m) => {
+                let entry = match m.at {
+                    Some(component) => {
+                        messages::entry_at(&String::from_utf8_lossy(&m.path), &component)
+                    }
+                    None => messages::entry(&m.path),
+                };
+                let why = match m.why {
+                    logic::LeftOut::Link => LeftOut::Link,
+                    logic::LeftOut::LinkOrFile => LeftOut::LinkOrFile,
+                    logic::LeftOut::NotPlainFile => LeftOut::NotPlainFile,
+                    logic::LeftOut::OddName => LeftOut::OddName,
+                };
+                messages::left_out(&entry, why)
+            }
+        }
     }
 }
 

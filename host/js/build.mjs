@@ -27,7 +27,7 @@ const jcoManifest = join(jcoPackage, 'package.json');
 const witFile = join(here, '..', '..', 'wit', 'render-store.wit');
 
 /** The only interface the component may import. */
-const BUCKET = 'convoy:render-store/bucket@0.8.0';
+const BUCKET = 'convoy:render-store/bucket@0.9.0';
 
 function fail(message) {
   console.error(`build.mjs: ${message}`);

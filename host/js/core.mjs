@@ -1,5 +1,5 @@
 // The core of the JavaScript host of the render-store component (wit/render-store.wit,
-// convoy:render-store@0.8.0): its main core module, run with the canonical ABI of
+// convoy:render-store@0.9.0): its main core module, run with the canonical ABI of
 // ./abi.mjs (the module and its WIT types are written into ./generated/js by
 // `node build.mjs`).
 // It imports no Node.js built-in, so it runs in browsers too; render-store.mjs adds the
@@ -58,7 +58,7 @@ try {
   throw new Error(`render-store: the built component is missing; run \`node build.mjs\` (or run.sh) first (${e.message})`);
 }
 
-const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.8.0';
+const BUCKET_INTERFACE = 'convoy:render-store/bucket@0.9.0';
 const ERROR_KINDS = new Set(['invalid-input', 'invalid-object', 'not-found', 'corrupt', 'bucket', 'invalid-yaml', 'encryption-key']);
 /** Where a YAML stream was rejected: the fields of the WIT `yaml-error` besides its message. */
 const YAML_ERROR_FIELDS = ['stage', 'document', 'line', 'column'];

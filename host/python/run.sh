@@ -73,7 +73,7 @@ RENDER_STORE_LIBRARY="$RENDER_STORE_LIBRARY" "$venv/bin/python" -m pip wheel \
     --disable-pip-version-check --quiet --no-deps -w "$work/dist" "$here"
 wheel="$(ls "$work"/dist/convoy_render_store-*.whl)"
 case "$(basename "$wheel")" in
-    convoy_render_store-0.8.0-py3-none-manylinux_2_*_x86_64.whl) ;;
+    convoy_render_store-0.9.0-py3-none-manylinux_2_*_x86_64.whl) ;;
     *) echo "run.sh: the wheel is $(basename "$wheel"); expected a py3-none-manylinux_2_N_x86_64 wheel" >&2
        exit 1 ;;
 esac
@@ -86,7 +86,7 @@ built=$SECONDS
 "$work/fresh/bin/python" -m pip install --disable-pip-version-check --quiet "$wheel"
 installed="$("$work/fresh/bin/python" -m pip list --format freeze --disable-pip-version-check |
     grep -v -E '^(pip|setuptools|wheel)==' | sort | tr '\n' ' ')"
-if [ "$installed" != "convoy-render-store==0.8.0 " ]; then
+if [ "$installed" != "convoy-render-store==0.9.0 " ]; then
     echo "run.sh: the fresh venv holds $installed; expected convoy-render-store alone" >&2
     exit 1
 fi
@@ -134,7 +134,7 @@ sdist="$(ls "$work"/sdist/convoy_render_store-*.tar.gz)"
 tar tzf "$sdist" >"$work/sdist.list"
 for inside in rust/Cargo.toml rust/Cargo.lock rust/wit/render-store.wit rust/host/capi/src/lib.rs \
     rust/host/render-store/build.rs rust/guest/src/lib.rs; do
-    if ! grep -qx "convoy_render_store-0.8.0/$inside" "$work/sdist.list"; then
+    if ! grep -qx "convoy_render_store-0.9.0/$inside" "$work/sdist.list"; then
         echo "run.sh: the sdist lacks $inside" >&2
         exit 1
     fi
@@ -143,7 +143,7 @@ mkdir "$work/unpacked"
 tar xzf "$sdist" -C "$work/unpacked"
 CARGO_TARGET_DIR="$target_dir" RENDER_STORE_CARGO_PROFILE=dev env -u RENDER_STORE_LIBRARY \
     "$venv/bin/python" -m pip wheel --disable-pip-version-check --quiet --no-deps \
-    -w "$work/from-sdist" "$work/unpacked/convoy_render_store-0.8.0"
+    -w "$work/from-sdist" "$work/unpacked/convoy_render_store-0.9.0"
 "$python" -m venv "$work/sdist-venv"
 "$work/sdist-venv/bin/python" -m pip install --disable-pip-version-check --quiet "$work"/from-sdist/*.whl
 (cd "$work" && "$work/sdist-venv/bin/python" - "$root/tests/real-renders" <<'PY'

@@ -17,7 +17,7 @@ fn imports_nothing_but_the_bucket() {
         .imports(&engine)
         .map(|(name, _)| name.to_string())
         .collect();
-    assert_eq!(imports, ["convoy:render-store/bucket@0.8.0"]);
+    assert_eq!(imports, ["convoy:render-store/bucket@0.9.0"]);
 }
 
 #[test]
@@ -32,10 +32,10 @@ fn exports_the_logic_and_the_store() {
     assert_eq!(
         exports,
         [
-            "convoy:render-store/logic@0.8.0",
-            "convoy:render-store/store@0.8.0",
-            "convoy:render-store/trace@0.8.0",
-            "convoy:render-store/types@0.8.0",
+            "convoy:render-store/logic@0.9.0",
+            "convoy:render-store/store@0.9.0",
+            "convoy:render-store/trace@0.9.0",
+            "convoy:render-store/types@0.9.0",
         ]
     );
 }

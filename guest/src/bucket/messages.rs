@@ -46,7 +46,7 @@ pub fn read_only(call: &str, key: &str) -> String {
 pub fn too_large(key: &str, size: u64, limit: u64) -> String {
     format!(
         "get {}: the object is {size} bytes, over the call's memory cap of {limit} bytes; \
-         raise the cap (--memory-cap-mib) if the object is legitimate",
+         raise the cap if the object is legitimate",
         quote(key)
     )
 }
