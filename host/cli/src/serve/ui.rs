@@ -8,10 +8,11 @@
 //!   (`to` defaults to the newest entry).
 //!
 //! Pages are written on the server, so every view is its URL and works without
-//! script; the embedded script only adds local times, copy buttons and keys. Every
-//! text from the store goes through [`esc`], and the pages forbid inline script
-//! (Content-Security-Policy), so a summary holding markup shows as text twice over.
-//! Nothing is loaded from the network: the style and script are compiled in.
+//! script; the embedded script only adds local times, copy buttons and keys. The pages
+//! are maud templates, which escape every text they are given unless the code marks it
+//! as markup, and the pages forbid inline script (Content-Security-Policy), so a summary
+//! holding markup shows as text twice over. Nothing is loaded from the network: the
+//! style and script are compiled in.
 
 mod diff_lines;
 
@@ -21,13 +22,13 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use diff_lines::{Layout, diff_lines_html};
+use maud::{DOCTYPE, Markup, html};
 use render_store::controller::DEFAULT_KEEP_HISTORY;
 use render_store::{
     GcPlan, HistoryEntry, ObjectForm, ObjectId, ObserverError, Release, RenderDiff, SyncTime,
 };
 use serde_json::json;
 use std::collections::HashMap;
-use std::fmt::Write as _;
 
 const STYLE: &str = include_str!("ui/app.css");
 const SCRIPT: &str = include_str!("ui/app.js");
@@ -41,22 +42,6 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
 /// Characters of a renderRef's digest shown where space is short, as git shows a
 /// commit: enough to tell a release's renders apart.
 const SHORT_REF: usize = 12;
-
-/// `text` safe inside HTML text and double- or single-quoted attribute values.
-pub(crate) fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// What a URL path segment leaves as it is: the unreserved characters and `:` (which
 /// a renderRef holds); everything else is percent-encoded, so a name from the store
@@ -98,13 +83,13 @@ fn utc_text(rfc3339: &str) -> String {
 }
 
 /// A time element the script completes with the local time.
-fn time_html(rfc3339: &str) -> String {
-    format!(
-        "<time datetime=\"{0}\" title=\"{0}\"><span class=\"local\" data-local></span>\
-         <span class=\"utc\">{1}</span></time>",
-        esc(rfc3339),
-        esc(&utc_text(rfc3339))
-    )
+fn time_html(rfc3339: &str) -> Markup {
+    html! {
+        time datetime=(rfc3339) title=(rfc3339) {
+            span class="local" data-local {}
+            span class="utc" { (utc_text(rfc3339)) }
+        }
+    }
 }
 
 fn bytes_text(n: u64) -> String {
@@ -138,44 +123,73 @@ fn diff_href(release: &Release, from: &str, to: &str) -> String {
     )
 }
 
-fn copy_button(text: &str) -> String {
-    format!(
-        "<button type=\"button\" class=\"copy\" data-copy=\"{0}\" \
-         aria-label=\"Copy {0}\">copy</button>",
-        esc(text)
-    )
+fn copy_button(text: &str) -> Markup {
+    html! {
+        button type="button" class="copy" data-copy=(text) aria-label={ "Copy " (text) } {
+            "copy"
+        }
+    }
 }
 
-/// A whole page: `crumbs` lead from the release list to this page (href, label).
-fn page(title: &str, crumbs: &[(String, String)], main: &str) -> String {
-    let mut nav = String::from("<a href=\"/\">Releases</a>");
-    for (href, label) in crumbs {
-        let _ = write!(
-            nav,
-            " <span aria-hidden=\"true\">/</span> <a href=\"{href}\">{label}</a>"
-        );
+/// A link of the breadcrumb: its href and its label, both plain text.
+type Crumb = (String, String);
+
+/// A whole page: `crumbs` lead from the release list to this page.
+///
+/// The line breaks written between elements keep the source of a page readable and
+/// one history entry to a line.
+fn page(title: &str, crumbs: &[Crumb], content: Markup) -> String {
+    html! {
+        (DOCTYPE) "\n"
+        html lang="en" {
+            "\n"
+            head {
+                "\n"
+                meta charset="utf-8"; "\n"
+                meta name="viewport" content="width=device-width, initial-scale=1"; "\n"
+                meta name="color-scheme" content="light dark"; "\n"
+                title { (title) " · render store" } "\n"
+                link rel="stylesheet" href="/assets/app.css"; "\n"
+                script src="/assets/app.js" defer {} "\n"
+            }
+            "\n"
+            body {
+                "\n"
+                a class="skip" href="#main" { "Skip to content" } "\n"
+                header {
+                    nav aria-label="Breadcrumb" {
+                        a href="/" { "Releases" }
+                        @for (href, label) in crumbs {
+                            " " span aria-hidden="true" { "/" } " " a href=(href) { (label) }
+                        }
+                    }
+                    button type="button" class="keys-button" data-help aria-controls="keys" {
+                        "Keys"
+                    }
+                }
+                "\n"
+                main id="main" tabindex="-1" { "\n" (content) }
+                "\n"
+                aside id="keys" hidden {
+                    h2 { "Keyboard" }
+                    dl {
+                        dt { kbd { "j" } " / " kbd { "k" } } dd { "next / previous item" }
+                        dt { kbd { "Enter" } } dd { "open the item (expand an object)" }
+                        dt { kbd { "f" } " / " kbd { "t" } }
+                        dd { "history: compare from / to this entry" }
+                        dt { kbd { "c" } } dd { "history: compare the chosen entries" }
+                        dt { kbd { "p" } } dd { "history: diff this entry with its predecessor" }
+                        dt { kbd { "u" } } dd { "up one level" }
+                        dt { kbd { "?" } } dd { "show or hide this help" }
+                    }
+                }
+                "\n"
+            }
+            "\n"
+        }
+        "\n"
     }
-    format!(
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta name=\"color-scheme\" content=\"light dark\">\n\
-         <title>{title} · render store</title>\n\
-         <link rel=\"stylesheet\" href=\"/assets/app.css\">\n\
-         <script src=\"/assets/app.js\" defer></script>\n</head>\n<body>\n\
-         <a class=\"skip\" href=\"#main\">Skip to content</a>\n\
-         <header><nav aria-label=\"Breadcrumb\">{nav}</nav>\
-         <button type=\"button\" class=\"keys-button\" data-help aria-controls=\"keys\">Keys</button>\
-         </header>\n<main id=\"main\" tabindex=\"-1\">\n{main}</main>\n\
-         <aside id=\"keys\" hidden><h2>Keyboard</h2><dl>\
-         <dt><kbd>j</kbd> / <kbd>k</kbd></dt><dd>next / previous item</dd>\
-         <dt><kbd>Enter</kbd></dt><dd>open the item (expand an object)</dd>\
-         <dt><kbd>f</kbd> / <kbd>t</kbd></dt><dd>history: compare from / to this entry</dd>\
-         <dt><kbd>c</kbd></dt><dd>history: compare the chosen entries</dd>\
-         <dt><kbd>p</kbd></dt><dd>history: diff this entry with its predecessor</dd>\
-         <dt><kbd>u</kbd></dt><dd>up one level</dd>\
-         <dt><kbd>?</kbd></dt><dd>show or hide this help</dd></dl></aside>\n\
-         </body>\n</html>\n"
-    )
+    .into_string()
 }
 
 /// An HTML answer within the server's response cap.
@@ -224,20 +238,19 @@ fn with_page_headers(status: StatusCode, body: String) -> Response {
     response
 }
 
-fn error_html(title: &str, crumbs: &[(String, String)], message: &str) -> String {
+fn error_html(title: &str, crumbs: &[Crumb], message: &str) -> String {
     page(
         title,
         crumbs,
-        &format!(
-            "<h1>{}</h1>\n<p class=\"error\" role=\"alert\">{}</p>\n",
-            esc(title),
-            esc(message)
-        ),
+        html! {
+            h1 { (title) } "\n"
+            p class="error" role="alert" { (message) } "\n"
+        },
     )
 }
 
 /// The page for a failed read: the same status and words as the JSON endpoints.
-fn failure_page(app: &App, crumbs: &[(String, String)], e: ObserverError) -> Response {
+fn failure_page(app: &App, crumbs: &[Crumb], e: ObserverError) -> Response {
     let no_store = matches!(e, ObserverError::NoStore);
     let (status, message) = observer_failure(e);
     let title = match status {
@@ -249,7 +262,7 @@ fn failure_page(app: &App, crumbs: &[(String, String)], e: ObserverError) -> Res
     html(app, status, error_html(title, crumbs, &message))
 }
 
-fn bad_request_page(app: &App, crumbs: &[(String, String)], message: &str) -> Response {
+fn bad_request_page(app: &App, crumbs: &[Crumb], message: &str) -> Response {
     html(
         app,
         StatusCode::BAD_REQUEST,
@@ -356,56 +369,67 @@ pub(super) async fn index(State(app): State<App>) -> Response {
         Err(e) => return failure_page(&app, &[], e),
     };
     let groups = group_by_namespace(&listed);
-    let mut main = String::from("<h1>Releases</h1>\n");
-    let _ = writeln!(
-        main,
-        "<p class=\"summary\" id=\"summary\">{} release{} in {} namespace{}</p>",
-        listed.len(),
-        if listed.len() == 1 { "" } else { "s" },
-        groups.len(),
-        if groups.len() == 1 { "" } else { "s" },
-    );
-    if listed.is_empty() {
-        main.push_str("<p>The store holds no release yet.</p>\n");
-    }
-    for group in groups {
-        let namespace = &group[0].release.namespace;
-        let _ = write!(
-            main,
-            "<section class=\"namespace\" data-namespace=\"{0}\">\n<h2>{0}</h2>\n\
-             <table class=\"releases\">\n<thead><tr><th scope=\"col\">Release</th>\
-             <th scope=\"col\" class=\"num\">Entries</th><th scope=\"col\">Newest sync</th>\
-             </tr></thead>\n<tbody>\n",
-            esc(namespace)
-        );
-        for l in group {
-            let newest = match &l.newest {
-                Some((time, _)) => time_html(time),
-                None => "<span class=\"muted\">no history</span>".to_string(),
-            };
-            let _ = writeln!(
-                main,
-                "<tr class=\"release\" data-nav data-release=\"{0}/{1}\"><th scope=\"row\">\
-                 <a href=\"{2}\">{1}</a></th><td class=\"num entries\">{3}</td>\
-                 <td>{newest}</td></tr>",
-                esc(namespace),
-                esc(&l.release.name),
-                esc(&release_href(&l.release)),
-                l.entries,
-            );
+    let content = html! {
+        h1 { "Releases" } "\n"
+        p class="summary" id="summary" {
+            (listed.len()) " release" @if listed.len() != 1 { "s" }
+            " in " (groups.len()) " namespace" @if groups.len() != 1 { "s" }
         }
-        main.push_str("</tbody>\n</table>\n</section>\n");
-    }
-    html(&app, StatusCode::OK, page("Releases", &[], &main))
+        "\n"
+        @if listed.is_empty() {
+            p { "The store holds no release yet." } "\n"
+        }
+        @for group in groups {
+            @let namespace = &group[0].release.namespace;
+            section class="namespace" data-namespace=(namespace) {
+                "\n"
+                h2 { (namespace) } "\n"
+                table class="releases" {
+                    "\n"
+                    thead {
+                        tr {
+                            th scope="col" { "Release" }
+                            th scope="col" class="num" { "Entries" }
+                            th scope="col" { "Newest sync" }
+                        }
+                    }
+                    "\n"
+                    tbody {
+                        "\n"
+                        @for l in group {
+                            tr class="release" data-nav
+                                data-release={ (namespace) "/" (l.release.name) } {
+                                th scope="row" {
+                                    a href=(release_href(&l.release)) { (l.release.name) }
+                                }
+                                td class="num entries" { (l.entries) }
+                                td {
+                                    @match &l.newest {
+                                        Some((time, _)) => (time_html(time)),
+                                        None => span class="muted" { "no history" },
+                                    }
+                                }
+                            }
+                            "\n"
+                        }
+                    }
+                    "\n"
+                }
+                "\n"
+            }
+            "\n"
+        }
+    };
+    html(&app, StatusCode::OK, page("Releases", &[], content))
 }
 
-fn release_crumbs(release: &Release) -> Vec<(String, String)> {
-    vec![(esc(&release_href(release)), esc(&release.to_string()))]
+fn release_crumbs(release: &Release) -> Vec<Crumb> {
+    vec![(release_href(release), release.to_string())]
 }
 
 /// What GC's dry-run plan says of an entry and its render: the row's class and the
-/// marker's HTML.
-fn gc_marker(plan: &GcPlan, entry: &HistoryEntry, render_key: &str) -> (&'static str, String) {
+/// marker.
+fn gc_marker(plan: &GcPlan, entry: &HistoryEntry, render_key: &str) -> (&'static str, Markup) {
     let (class, label, why) = if plan.delete_history.contains(&entry.key) {
         (
             "gc-delete",
@@ -432,11 +456,10 @@ fn gc_marker(plan: &GcPlan, entry: &HistoryEntry, render_key: &str) -> (&'static
     let why = format!("{why}; {render}");
     (
         class,
-        format!(
-            "<span class=\"gc {class}\" title=\"{0}\">{label}</span>\
-             <span class=\"gc-why\">{0}</span>",
-            esc(&why)
-        ),
+        html! {
+            span class={ "gc " (class) } title=(why) { (label) }
+            span class="gc-why" { (why) }
+        },
     )
 }
 
@@ -490,7 +513,7 @@ pub(super) async fn history_page(
         Ok(main) => html(
             &app,
             StatusCode::OK,
-            page(&esc(&release.to_string()), &crumbs, &main),
+            page(&release.to_string(), &crumbs, main),
         ),
         Err(e) => failure_page(&app, &crumbs, e),
     }
@@ -502,7 +525,7 @@ async fn history_html(
     limit: u32,
     before: Option<&str>,
     protected: &[String],
-) -> Result<String, ObserverError> {
+) -> Result<Markup, ObserverError> {
     let store = app.observer.store().ok_or(ObserverError::NoStore)?;
     let rt = app.observer.runtime();
     // One entry more than shown: the oldest shown one's predecessor, for its "with
@@ -533,131 +556,163 @@ async fn history_html(
     let count = all_keys.len();
     let position = |key: &String| all_keys.binary_search(&key).ok();
 
-    let title = esc(&release.to_string());
-    let mut main = format!("<h1>{title}</h1>\n");
-    let _ = writeln!(
-        main,
-        "<p class=\"summary\" id=\"summary\">{} entr{}, newest first. GC markers: the plan of \
-         a GC now keeping {DEFAULT_KEEP_HISTORY} entries (the default), {}</p>",
-        count,
-        if count == 1 { "y" } else { "ies" },
-        match protected.len() {
-            0 => "without the Release's protected renders, which only the controller knows \
-                  (add <code>?protect=REF,REF</code> to give them)"
-                .to_string(),
-            n => format!(
-                "protecting the {} the address names (<code>protect</code>)",
-                plural(n, "render", "renders")
-            ),
-        },
-    );
+    let summary = html! {
+        p class="summary" id="summary" {
+            (count) " entr" @if count == 1 { "y" } @else { "ies" }
+            ", newest first. GC markers: the plan of a GC now keeping "
+            (DEFAULT_KEEP_HISTORY) " entries (the default), "
+            @match protected.len() {
+                0 => {
+                    "without the Release's protected renders, which only the controller knows \
+                     (add " code { "?protect=REF,REF" } " to give them)"
+                }
+                n => {
+                    "protecting the " (plural(n, "render", "renders"))
+                    " the address names (" code { "protect" } ")"
+                }
+            }
+        }
+        "\n"
+    };
     if entries.is_empty() {
-        main.push_str("<p>This release has no history entry.</p>\n");
-        return Ok(main);
+        return Ok(html! {
+            h1 { (release) } "\n"
+            (summary)
+            p { "This release has no history entry." } "\n"
+        });
     }
-    let action = esc(&format!("{}/diff", release_href(release)));
-    let _ = write!(
-        main,
-        "<form method=\"get\" action=\"{action}\" id=\"compare\">\n\
-         <p class=\"compare-bar\">Pick a <b>from</b> and a <b>to</b> entry, then \
-         <button type=\"submit\">Compare</button></p>\n\
-         <table class=\"history\">\n<thead><tr>\
-         <th scope=\"col\" title=\"compare from\">From</th>\
-         <th scope=\"col\" title=\"compare to\">To</th>\
-         <th scope=\"col\">Synced</th><th scope=\"col\">Summary</th>\
-         <th scope=\"col\">Render</th><th scope=\"col\" class=\"num\">Size</th>\
-         <th scope=\"col\">GC</th><th scope=\"col\">Diff</th></tr></thead>\n<tbody>\n"
-    );
     let newest_ref = (before.is_none()).then(|| entries[0].render_ref.as_str());
-    for (k, (entry, time)) in entries[..shown].iter().zip(&times).enumerate() {
-        // Entries count from the oldest; `@N` counts back from the newest, as the CLI
-        // and the HTTP API name them.
-        let index = position(&entry.key).unwrap_or(count - 1 - k);
-        let number = index + 1;
-        let back = count - 1 - index;
-        let render_key = format!("{renders_dir}{}", entry.render_ref);
-        let size = match sizes.get(&entry.render_ref) {
-            Some(&n) => bytes_text(n),
-            None => "<span class=\"muted\">missing</span>".to_string(),
-        };
-        let (gc_class, marker) = gc_marker(&plan, entry, &render_key);
-        let from_checked = if k == 1 { " checked" } else { "" };
-        let to_checked = if k == 0 { " checked" } else { "" };
-        let previous = match entries.get(k + 1) {
-            None => "<span class=\"muted\">first</span>".to_string(),
-            Some(prev) => format!(
-                "<a class=\"diff-prev\" href=\"{}\">with previous</a>",
-                esc(&diff_href(release, &prev.render_ref, &entry.render_ref))
-            ),
-        };
-        let newest = match newest_ref == Some(entry.render_ref.as_str()) && k == 0 {
-            true => {
-                " <span class=\"badge newest\" title=\"the render the newest entry records: \
-                     what the release runs if its last sync succeeded\">newest</span>"
-            }
-            false => "",
-        };
-        let protected_badge = match protected.contains(&entry.render_ref) {
-            true => {
-                " <span class=\"badge protected\" title=\"a render the Release protects \
-                     (protect in the address): GC keeps it whatever the history says\">\
-                     protected</span>"
-            }
-            false => "",
-        };
-        let r = esc(&entry.render_ref);
-        let _ = writeln!(
-            main,
-            "<tr class=\"entry {gc_class}\" data-nav data-entry=\"{number}\" data-ref=\"{r}\">\
-             <td><input type=\"radio\" name=\"from\" value=\"{r}\"{from_checked} \
-             aria-label=\"compare from entry {number}\"></td>\
-             <td><input type=\"radio\" name=\"to\" value=\"{r}\"{to_checked} \
-             aria-label=\"compare to entry {number}\"></td>\
-             <td class=\"time\">{time} <span class=\"position\" title=\"its name in the CLI and \
-             the HTTP API\">@{back}</span></td>\
-             <td class=\"entry-summary\">{summary}</td>\
-             <td class=\"ref\"><a href=\"{href}\" title=\"{r}\"><code>{short}</code></a>\
-             {copy}{newest}{protected_badge}</td><td class=\"num\">{size}</td><td>{marker}</td><td>{previous}</td></tr>",
-            time = time_html(time),
-            summary = esc(&entry.summary),
-            href = esc(&render_href(release, &entry.render_ref)),
-            short = esc(short_ref(&entry.render_ref)),
-            copy = copy_button(&entry.render_ref),
-        );
-    }
-    main.push_str("</tbody>\n</table>\n</form>\n");
     let mut limit_query = match limit {
         HISTORY_PAGE => String::new(),
         n => format!("&limit={n}"),
     };
     if !protected.is_empty() {
-        let _ = write!(limit_query, "&protect={}", qv(&protected.join(",")));
+        limit_query.push_str("&protect=");
+        limit_query.push_str(&qv(&protected.join(",")));
     }
-    let mut pager = Vec::new();
-    if before.is_some() {
-        pager.push(format!(
-            "<a href=\"{}\" class=\"page-newest\">Newest entries</a>",
-            esc(&format!(
-                "{}{}",
-                release_href(release),
-                limit_query.replacen('&', "?", 1)
-            ))
-        ));
-    }
-    if let Some(key) = &older {
-        pager.push(format!(
-            "<a href=\"{}\" class=\"page-older\" rel=\"next\">Older entries</a>",
-            esc(&format!(
-                "{}?before={}{limit_query}",
-                release_href(release),
-                qv(key)
-            ))
-        ));
-    }
-    if !pager.is_empty() {
-        let _ = writeln!(main, "<p class=\"pager\">{}</p>", pager.join(" · "));
-    }
-    Ok(main)
+    let newest_page = before.is_some().then(|| {
+        format!(
+            "{}{}",
+            release_href(release),
+            limit_query.replacen('&', "?", 1)
+        )
+    });
+    let older_page =
+        older.map(|key| format!("{}?before={}{limit_query}", release_href(release), qv(&key)));
+    Ok(html! {
+        h1 { (release) } "\n"
+        (summary)
+        form method="get" action={ (release_href(release)) "/diff" } id="compare" {
+            "\n"
+            p class="compare-bar" {
+                "Pick a " b { "from" } " and a " b { "to" } " entry, then "
+                button type="submit" { "Compare" }
+            }
+            "\n"
+            table class="history" {
+                "\n"
+                thead {
+                    tr {
+                        th scope="col" title="compare from" { "From" }
+                        th scope="col" title="compare to" { "To" }
+                        th scope="col" { "Synced" }
+                        th scope="col" { "Summary" }
+                        th scope="col" { "Render" }
+                        th scope="col" class="num" { "Size" }
+                        th scope="col" { "GC" }
+                        th scope="col" { "Diff" }
+                    }
+                }
+                "\n"
+                tbody {
+                    "\n"
+                    @for (k, (entry, time)) in entries[..shown].iter().zip(&times).enumerate() {
+                        // Entries count from the oldest; `@N` counts back from the newest,
+                        // as the CLI and the HTTP API name them.
+                        @let index = position(&entry.key).unwrap_or(count - 1 - k);
+                        @let number = index + 1;
+                        @let back = count - 1 - index;
+                        @let render_key = format!("{renders_dir}{}", entry.render_ref);
+                        @let (gc_class, marker) = gc_marker(&plan, entry, &render_key);
+                        @let r = &entry.render_ref;
+                        tr class={ "entry " (gc_class) } data-nav data-entry=(number) data-ref=(r) {
+                            td {
+                                input type="radio" name="from" value=(r) checked[k == 1]
+                                    aria-label={ "compare from entry " (number) };
+                            }
+                            td {
+                                input type="radio" name="to" value=(r) checked[k == 0]
+                                    aria-label={ "compare to entry " (number) };
+                            }
+                            td class="time" {
+                                (time_html(time)) " "
+                                span class="position" title="its name in the CLI and the HTTP API" {
+                                    "@" (back)
+                                }
+                            }
+                            td class="entry-summary" { (entry.summary) }
+                            td class="ref" {
+                                a href=(render_href(release, r)) title=(r) {
+                                    code { (short_ref(r)) }
+                                }
+                                (copy_button(r))
+                                @if newest_ref == Some(r.as_str()) && k == 0 {
+                                    " "
+                                    span class="badge newest"
+                                        title="the render the newest entry records: what the \
+                                               release runs if its last sync succeeded" {
+                                        "newest"
+                                    }
+                                }
+                                @if protected.contains(r) {
+                                    " "
+                                    span class="badge protected"
+                                        title="a render the Release protects (protect in the \
+                                               address): GC keeps it whatever the history says" {
+                                        "protected"
+                                    }
+                                }
+                            }
+                            td class="num" {
+                                @match sizes.get(r) {
+                                    Some(&n) => (bytes_text(n)),
+                                    None => span class="muted" { "missing" },
+                                }
+                            }
+                            td { (marker) }
+                            td {
+                                @match entries.get(k + 1) {
+                                    None => span class="muted" { "first" },
+                                    Some(prev) => {
+                                        a class="diff-prev"
+                                            href=(diff_href(release, &prev.render_ref, r)) {
+                                            "with previous"
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        "\n"
+                    }
+                }
+                "\n"
+            }
+            "\n"
+        }
+        "\n"
+        @if newest_page.is_some() || older_page.is_some() {
+            p class="pager" {
+                @if let Some(href) = &newest_page {
+                    a href=(href) class="page-newest" { "Newest entries" }
+                }
+                @if newest_page.is_some() && older_page.is_some() { " · " }
+                @if let Some(href) = &older_page {
+                    a href=(href) class="page-older" rel="next" { "Older entries" }
+                }
+            }
+            "\n"
+        }
+    })
 }
 
 fn id_text(id: &ObjectId) -> String {
@@ -674,18 +729,14 @@ fn id_text(id: &ObjectId) -> String {
     format!("{kind} {place}")
 }
 
-fn id_html(id: &ObjectId) -> String {
-    let (kind, place) = id_text(id)
-        .split_once(' ')
-        .map(|(k, p)| (k.to_string(), p.to_string()))
-        .unwrap_or_default();
-    format!(
-        "<span class=\"kind\">{}</span> <span class=\"obj-name\">{}</span> \
-         <span class=\"api\">{}</span>",
-        esc(&kind),
-        esc(&place),
-        esc(&id.api_version)
-    )
+fn id_html(id: &ObjectId) -> Markup {
+    let text = id_text(id);
+    let (kind, place) = text.split_once(' ').unwrap_or_default();
+    html! {
+        span class="kind" { (kind) } " "
+        span class="obj-name" { (place) } " "
+        span class="api" { (id.api_version) }
+    }
 }
 
 /// `GET /ui/{namespace}/{name}/renders/{renderRef}`: the render's objects.
@@ -700,8 +751,8 @@ pub(super) async fn render_page(
         Err(e) => return failure_page(&app, &crumbs, e),
     };
     crumbs.push((
-        esc(&render_href(&release, &render_ref)),
-        format!("render {}", esc(short_ref(&render_ref))),
+        render_href(&release, &render_ref),
+        format!("render {}", short_ref(&render_ref)),
     ));
     let canonical = match app.observer.render(&release, &render_ref).await {
         Ok(c) => c,
@@ -727,21 +778,6 @@ pub(super) async fn render_page(
     let newest_diff = format!("{}/diff?from={}", release_href(&release), qv(&render_ref));
     // Writing the page of a large render takes long enough to stall the async worker.
     let body = tokio::task::spawn_blocking(move || {
-        let mut main = format!(
-            "<h1>Render <code class=\"full-ref\">{0}</code> {1}</h1>\n\
-             <p class=\"summary\" id=\"summary\">{2} object{3}, {4} canonical. \
-             <a href=\"{5}\" download>Download the canonical bytes</a> · \
-             <a href=\"{6}\" class=\"diff-newest\">Diff to the newest entry</a> \
-             <button type=\"button\" data-expand>Expand all</button> \
-             <button type=\"button\" data-collapse>Collapse all</button></p>\n",
-            esc(&render_ref),
-            copy_button(&render_ref),
-            objects.len(),
-            if objects.len() == 1 { "" } else { "s" },
-            bytes_text(size),
-            esc(&download),
-            esc(&newest_diff),
-        );
         // Listed by kind, namespace and name, as people look for an object; the
         // number is its place in the render, which is the apply order.
         let mut order: Vec<usize> = (0..objects.len()).collect();
@@ -754,25 +790,38 @@ pub(super) async fn render_page(
                 &b.api_version,
             ))
         });
-        main.push_str("<div class=\"objects\">\n");
-        for i in order {
-            let o = &objects[i];
-            let _ = writeln!(
-                main,
-                "<details class=\"object\" id=\"object-{n}\" data-nav>\
-                 <summary><span class=\"index\">#{n}</span> {id}</summary>\
-                 <pre class=\"yaml\"><code>{text}</code></pre></details>",
-                n = i + 1,
-                id = id_html(&o.id),
-                text = esc(&o.text),
-            );
+        html! {
+            h1 { "Render " code class="full-ref" { (render_ref) } " " (copy_button(&render_ref)) }
+            "\n"
+            p class="summary" id="summary" {
+                (objects.len()) " object" @if objects.len() != 1 { "s" } ", "
+                (bytes_text(size)) " canonical. "
+                a href=(download) download { "Download the canonical bytes" }
+                " · "
+                a href=(newest_diff) class="diff-newest" { "Diff to the newest entry" }
+                " "
+                button type="button" data-expand { "Expand all" }
+                " "
+                button type="button" data-collapse { "Collapse all" }
+            }
+            "\n"
+            div class="objects" {
+                "\n"
+                @for i in order {
+                    @let o = &objects[i];
+                    details class="object" id={ "object-" (i + 1) } data-nav {
+                        summary { span class="index" { "#" (i + 1) } " " (id_html(&o.id)) }
+                        pre class="yaml" { code { (o.text) } }
+                    }
+                    "\n"
+                }
+            }
+            "\n"
         }
-        main.push_str("</div>\n");
-        main
     })
     .await;
     match body {
-        Ok(main) => html(&app, StatusCode::OK, page("Render", &crumbs, &main)),
+        Ok(content) => html(&app, StatusCode::OK, page("Render", &crumbs, content)),
         Err(e) => {
             tracing::error!("writing a render page: {e}");
             html(
@@ -831,8 +880,8 @@ pub(super) async fn diff_page(
         },
     };
     crumbs.push((
-        esc(&diff_href(&release, &from, &to)),
-        format!("diff {} → {}", esc(short_ref(&from)), esc(short_ref(&to))),
+        diff_href(&release, &from, &to),
+        format!("diff {} → {}", short_ref(&from), short_ref(&to)),
     ));
     let d = match app
         .observer
@@ -898,7 +947,7 @@ pub(super) async fn diff_page(
     })
     .await;
     match body {
-        Ok(main) => html(&app, StatusCode::OK, page("Diff", &crumbs, &main)),
+        Ok(content) => html(&app, StatusCode::OK, page("Diff", &crumbs, content)),
         Err(e) => {
             tracing::error!("writing a diff page: {e}");
             html(
@@ -920,81 +969,78 @@ fn diff_html(
     swap: &str,
     toggle: (&str, &str),
     layout: Layout,
-) -> String {
-    let mut main = String::from("<h1>Diff</h1>\n");
-    let _ = writeln!(
-        main,
-        "<p class=\"summary\" id=\"summary\">{} changed, {} added, {} removed, {} unchanged</p>",
-        plural(d.changed.len(), "object", "objects"),
-        d.added.len(),
-        d.removed.len(),
-        d.unchanged
-    );
-    main.push_str("<dl class=\"sides\">\n");
-    for ((render_ref, href, label), name) in sides.iter().zip(["From", "To"]) {
-        let _ = writeln!(
-            main,
-            "<dt>{name}</dt><dd><a href=\"{}\" title=\"{}\"><code>{}</code></a> {} \
-             <span class=\"side-label\">{}</span></dd>",
-            esc(href),
-            esc(render_ref),
-            esc(short_ref(render_ref)),
-            copy_button(render_ref),
-            esc(label)
-        );
-    }
-    let _ = writeln!(
-        main,
-        "</dl>\n<p class=\"diff-actions\"><a href=\"{}\" class=\"swap\">Swap from and to</a> \
-         · <a href=\"{}\" class=\"layout\">{}</a></p>",
-        esc(swap),
-        esc(toggle.1),
-        esc(toggle.0)
-    );
-    if !d.changed.is_empty() {
-        main.push_str("<section class=\"changed\"><h2>Changed</h2>\n");
-        for (i, c) in d.changed.iter().enumerate() {
-            let _ = writeln!(
-                main,
-                "<details class=\"object changed-object\" id=\"changed-{n}\" data-nav open>\
-                 <summary>{id}</summary><div class=\"diff\">{hunks}</div></details>",
-                n = i + 1,
-                id = id_html(&c.id),
-                hunks = diff_lines_html(&c.lines, layout),
-            );
+) -> Markup {
+    let same = d.changed.is_empty() && d.added.is_empty() && d.removed.is_empty();
+    html! {
+        h1 { "Diff" } "\n"
+        p class="summary" id="summary" {
+            (plural(d.changed.len(), "object", "objects")) " changed, "
+            (d.added.len()) " added, " (d.removed.len()) " removed, "
+            (d.unchanged) " unchanged"
         }
-        main.push_str("</section>\n");
-    }
-    for (title, class, ids) in [
-        ("Added", "added", &d.added),
-        ("Removed", "removed", &d.removed),
-    ] {
-        if ids.is_empty() {
-            continue;
+        "\n"
+        dl class="sides" {
+            "\n"
+            @for ((render_ref, href, label), name) in sides.iter().zip(["From", "To"]) {
+                dt { (name) }
+                dd {
+                    a href=(href) title=(render_ref) { code { (short_ref(render_ref)) } }
+                    " " (copy_button(render_ref)) " "
+                    span class="side-label" { (label) }
+                }
+                "\n"
+            }
         }
-        let _ = writeln!(
-            main,
-            "<section class=\"{class}\"><h2>{title}</h2>\n<ul class=\"ids\">"
-        );
-        for id in ids.iter() {
-            let _ = writeln!(
-                main,
-                "<li class=\"{class}-object\" data-nav tabindex=\"-1\">{}</li>",
-                id_html(id)
-            );
+        "\n"
+        p class="diff-actions" {
+            a href=(swap) class="swap" { "Swap from and to" }
+            " · "
+            a href=(toggle.1) class="layout" { (toggle.0) }
         }
-        main.push_str("</ul></section>\n");
+        "\n"
+        @if !d.changed.is_empty() {
+            section class="changed" {
+                h2 { "Changed" } "\n"
+                @for (i, c) in d.changed.iter().enumerate() {
+                    details class="object changed-object" id={ "changed-" (i + 1) } data-nav open {
+                        summary { (id_html(&c.id)) }
+                        div class="diff" { (diff_lines_html(&c.lines, layout)) }
+                    }
+                    "\n"
+                }
+            }
+            "\n"
+        }
+        @for (title, class, ids) in [
+            ("Added", "added", &d.added),
+            ("Removed", "removed", &d.removed),
+        ] {
+            @if !ids.is_empty() {
+                section class=(class) {
+                    h2 { (title) } "\n"
+                    ul class="ids" {
+                        "\n"
+                        @for id in ids {
+                            li class={ (class) "-object" } data-nav tabindex="-1" { (id_html(id)) }
+                            "\n"
+                        }
+                    }
+                }
+                "\n"
+            }
+        }
+        section class="unchanged" {
+            h2 { "Unchanged" }
+            p {
+                (plural(d.unchanged as usize, "object", "objects"))
+                " identical in both renders (not shown)."
+            }
+        }
+        "\n"
+        @if same {
+            p class="same" { "The two renders hold the same objects." } "\n"
+        }
     }
-    let _ = writeln!(
-        main,
-        "<section class=\"unchanged\"><h2>Unchanged</h2><p>{} identical in both \
-         renders (not shown).</p></section>",
-        plural(d.unchanged as usize, "object", "objects")
-    );
-    if d.changed.is_empty() && d.added.is_empty() && d.removed.is_empty() {
-        main.push_str("<p class=\"same\">The two renders hold the same objects.</p>\n");
-    }
-    main
 }
 
 #[cfg(test)]
@@ -1003,10 +1049,25 @@ mod tests {
 
     #[test]
     fn markup_and_quotes_are_escaped() {
+        let hostile = "<script>alert('x')</script> & \"q\"";
+        let escaped = "&lt;script&gt;alert('x')&lt;/script&gt; &amp; &quot;q&quot;";
+        // Text and attribute values alike; every attribute is double-quoted, so a single
+        // quote ends none.
         assert_eq!(
-            esc("<script>alert('x')</script> & \"q\""),
-            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"
+            copy_button(hostile).into_string(),
+            format!(
+                "<button type=\"button\" class=\"copy\" data-copy=\"{escaped}\" \
+                 aria-label=\"Copy {escaped}\">copy</button>"
+            )
         );
+        let page = page(
+            hostile,
+            &[(hostile.to_string(), hostile.to_string())],
+            html! { p { (hostile) } },
+        );
+        assert!(!page.contains("<script>alert"), "{page}");
+        assert!(!page.contains("='"), "{page}");
+        assert_eq!(page.matches(escaped).count(), 4, "{page}");
         assert_eq!(seg("a/b?c#d e"), "a%2Fb%3Fc%23d%20e");
         assert_eq!(seg("sha256:ab"), "sha256:ab");
     }

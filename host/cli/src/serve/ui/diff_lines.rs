@@ -4,8 +4,7 @@
 //! from any change folded into a `<details>` a reader can open (no script needed), in
 //! one column or side by side.
 
-use super::esc;
-use std::fmt::Write as _;
+use maud::{Markup, html};
 
 /// Unchanged lines kept open on each side of a change; more are folded.
 const OPEN_CONTEXT: usize = 3;
@@ -145,15 +144,14 @@ fn differing(a: &str, b: &str) -> ((usize, usize), (usize, usize)) {
 }
 
 /// A line's text, its changed part in `<mark>`.
-fn text_html(line: &Line<'_>) -> String {
-    match line.changed {
-        Some((from, to)) if from < to => format!(
-            "{}<mark>{}</mark>{}",
-            esc(&line.text[..from]),
-            esc(&line.text[from..to]),
-            esc(&line.text[to..])
-        ),
-        _ => esc(line.text),
+fn text_html(line: &Line<'_>) -> Markup {
+    html! {
+        @match line.changed {
+            Some((from, to)) if from < to => {
+                (line.text[..from]) mark { (line.text[from..to]) } (line.text[to..])
+            }
+            _ => (line.text),
+        }
     }
 }
 
@@ -203,65 +201,48 @@ fn runs(open: &[bool]) -> Vec<(bool, std::ops::Range<usize>)> {
     runs
 }
 
-fn fold_summary(n: usize) -> String {
-    format!(
-        "<summary>⋯ {n} unchanged line{}</summary>",
-        if n == 1 { "" } else { "s" }
-    )
+fn fold_summary(n: usize) -> Markup {
+    html! {
+        summary { "⋯ " (n) " unchanged line" @if n != 1 { "s" } }
+    }
 }
 
-fn unified_lines(lines: &[Line<'_>], out: &mut String) {
-    for line in lines {
-        // The numbers are drawn from attributes, so a line's text is its own: selecting
-        // or copying it takes no numbers along.
-        let _ = write!(
-            out,
-            "<span class=\"{}\"><i class=\"ln\" data-n=\"{}\"></i><i class=\"ln\" \
-             data-n=\"{}\"></i>{}{}</span>",
-            class(line.kind),
-            number(line.old),
-            number(line.new),
-            sign(line.kind),
-            text_html(line)
-        );
+fn unified_lines(lines: &[Line<'_>]) -> Markup {
+    // The numbers are drawn from attributes, so a line's text is its own: selecting or
+    // copying it takes no numbers along.
+    html! {
+        @for line in lines {
+            span class=(class(line.kind)) {
+                i class="ln" data-n=(number(line.old)) {}
+                i class="ln" data-n=(number(line.new)) {}
+                (sign(line.kind)) (text_html(line))
+            }
+        }
+    }
+}
+
+/// A side-by-side cell pair: the line's number and its text, or two empty cells.
+fn split_cell(line: Option<&Line<'_>>) -> Markup {
+    html! {
+        @match line {
+            Some(l) => {
+                td class="ln" data-n=(number(if l.kind == Kind::Added { l.new } else { l.old })) {}
+                td class=(class(l.kind)) { (text_html(l)) }
+            }
+            None => { td class="ln" {} td class="none" {} }
+        }
     }
 }
 
 /// Rows of the side-by-side table: unchanged lines on both sides, and each run of
 /// changes with its removed lines on the left beside its added ones on the right.
-fn split_rows(lines: &[Line<'_>], out: &mut String) {
-    let cell = |line: Option<&Line<'_>>, out: &mut String| match line {
-        Some(l) => {
-            let n = if l.kind == Kind::Added { l.new } else { l.old };
-            let _ = write!(
-                out,
-                "<td class=\"ln\" data-n=\"{}\"></td><td class=\"{}\">{}</td>",
-                number(n),
-                class(l.kind),
-                text_html(l)
-            );
-        }
-        None => out.push_str("<td class=\"ln\"></td><td class=\"none\"></td>"),
-    };
+fn split_rows(lines: &[Line<'_>]) -> Markup {
+    // Paired first, so the template is one loop over rows.
+    let mut rows: Vec<(Option<&Line<'_>>, Option<&Line<'_>>)> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         if lines[i].kind == Kind::Same {
-            out.push_str("<tr>");
-            cell(Some(&lines[i]), out);
-            let right = Line {
-                old: None,
-                new: lines[i].new,
-                kind: Kind::Same,
-                text: lines[i].text,
-                changed: None,
-            };
-            let n = number(right.new);
-            let _ = write!(
-                out,
-                "<td class=\"ln\" data-n=\"{n}\"></td><td class=\"ctx\">{}</td>",
-                text_html(&right)
-            );
-            out.push_str("</tr>");
+            rows.push((Some(&lines[i]), Some(&lines[i])));
             i += 1;
             continue;
         }
@@ -274,64 +255,75 @@ fn split_rows(lines: &[Line<'_>], out: &mut String) {
             i += 1;
         }
         for k in 0..(added - start).max(i - added) {
-            out.push_str("<tr>");
-            cell(lines.get(start + k).filter(|_| start + k < added), out);
-            cell(lines.get(added + k).filter(|_| added + k < i), out);
-            out.push_str("</tr>");
+            rows.push((
+                lines.get(start + k).filter(|_| start + k < added),
+                lines.get(added + k).filter(|_| added + k < i),
+            ));
+        }
+    }
+    html! {
+        @for (left, right) in rows {
+            tr {
+                (split_cell(left))
+                @match right {
+                    // An unchanged line's right side: its new number, its text unmarked.
+                    Some(r) if r.kind == Kind::Same => {
+                        td class="ln" data-n=(number(r.new)) {}
+                        td class="ctx" { (r.text) }
+                    }
+                    _ => (split_cell(right)),
+                }
+            }
         }
     }
 }
 
-/// The HTML of one changed object's diff lines in `layout`.
-pub(super) fn diff_lines_html(lines: &[String], layout: Layout) -> String {
-    let mut out = String::new();
-    for hunk in parse(lines) {
-        let _ = write!(
-            out,
-            "<div class=\"hunk-head\"><code class=\"hunk-path\">{}</code> \
-             <span class=\"hunk-range\">{}</span></div>",
-            esc(if hunk.path.is_empty() {
-                "(top level)"
-            } else {
-                hunk.path
-            }),
-            esc(hunk.ranges)
-        );
-        let open = open_lines(&hunk.lines);
-        match layout {
-            Layout::Unified => {
-                out.push_str("<div class=\"hunk\">");
-                for (is_open, range) in runs(&open) {
-                    if is_open {
-                        unified_lines(&hunk.lines[range], &mut out);
-                    } else {
-                        let _ =
-                            write!(out, "<details class=\"fold\">{}", fold_summary(range.len()));
-                        unified_lines(&hunk.lines[range], &mut out);
-                        out.push_str("</details>");
-                    }
+/// One changed object's diff lines in `layout`.
+pub(super) fn diff_lines_html(lines: &[String], layout: Layout) -> Markup {
+    html! {
+        @for hunk in parse(lines) {
+            div class="hunk-head" {
+                code class="hunk-path" {
+                    (if hunk.path.is_empty() { "(top level)" } else { hunk.path })
                 }
-                out.push_str("</div>");
+                " "
+                span class="hunk-range" { (hunk.ranges) }
             }
-            Layout::Split => {
-                out.push_str("<div class=\"hunk split\">");
-                for (is_open, range) in runs(&open) {
-                    if !is_open {
-                        let _ =
-                            write!(out, "<details class=\"fold\">{}", fold_summary(range.len()));
-                    }
-                    out.push_str("<table class=\"split-lines\"><tbody>");
-                    split_rows(&hunk.lines[range], &mut out);
-                    out.push_str("</tbody></table>");
-                    if !is_open {
-                        out.push_str("</details>");
+            @let runs = runs(&open_lines(&hunk.lines));
+            @match layout {
+                Layout::Unified => {
+                    div class="hunk" {
+                        @for (is_open, range) in runs {
+                            @if is_open {
+                                (unified_lines(&hunk.lines[range]))
+                            } @else {
+                                details class="fold" {
+                                    (fold_summary(range.len()))
+                                    (unified_lines(&hunk.lines[range]))
+                                }
+                            }
+                        }
                     }
                 }
-                out.push_str("</div>");
+                Layout::Split => {
+                    div class="hunk split" {
+                        @for (is_open, range) in runs {
+                            @let table = html! {
+                                table class="split-lines" {
+                                    tbody { (split_rows(&hunk.lines[range.clone()])) }
+                                }
+                            };
+                            @if is_open {
+                                (table)
+                            } @else {
+                                details class="fold" { (fold_summary(range.len())) (table) }
+                            }
+                        }
+                    }
+                }
             }
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -356,7 +348,8 @@ mod tests {
                 "+image: app:v22",
             ]),
             Layout::Unified,
-        );
+        )
+        .into_string();
         assert!(html.contains("-image: app:v<mark>1</mark>"), "{html}");
         assert!(html.contains("+image: app:v<mark>22</mark>"), "{html}");
         assert!(
@@ -381,11 +374,11 @@ mod tests {
         text.push("-old".into());
         text.push("+new".into());
         text.push(" last".into());
-        let html = diff_lines_html(&text, Layout::Unified);
+        let html = diff_lines_html(&text, Layout::Unified).into_string();
         // Ten unchanged lines before the change: seven folded, three open.
         assert!(html.contains("⋯ 7 unchanged lines"), "{html}");
         assert_eq!(html.matches("<details class=\"fold\">").count(), 1);
-        let split = diff_lines_html(&text, Layout::Split);
+        let split = diff_lines_html(&text, Layout::Split).into_string();
         assert!(split.contains("⋯ 7 unchanged lines"), "{split}");
         // A pair with nothing in common is marked whole, side by side.
         assert!(split.contains("<td class=\"del\"><mark>old</mark></td><td class=\"ln\" data-n=\"11\"></td><td class=\"add\"><mark>new</mark></td>"), "{split}");
@@ -396,7 +389,8 @@ mod tests {
         let html = diff_lines_html(
             &lines(&["@@ -1,1 +1,1 @@ <b>", "-<i>x</i>", "+<i>y</i>"]),
             Layout::Split,
-        );
+        )
+        .into_string();
         assert!(!html.contains("<i>x") && !html.contains("<b>"), "{html}");
     }
 }
