@@ -1,5 +1,5 @@
 //! The YAML path against Go: every case of tests/vectors/yaml-render-ref.json (made by
-//! apimachinery's YAMLReader and sigs.k8s.io/yaml on go-yaml v2), the three real
+//! apimachinery's YAMLReader and sigs.k8s.io/yaml on go-yaml v2), the four real
 //! streams of tests/real-renders/, helm-style output, error positions and limits.
 
 use base64::Engine;

@@ -183,6 +183,23 @@ export function listHistoryPage(bucket: Bucket, release: ReleaseLike, limit: num
 /** The difference between two stored renders, both read and verified in the component, Secret values masked unless `options.showSecrets`. */
 export function diffStored(bucket: Bucket, release: ReleaseLike, oldRef: string, newRef: string, form?: ObjectForm, options?: ViewOptions & { keyring?: Keyring }): RenderDiff;
 /** GC's default grace period in seconds (600, the CLI's `--grace 10m`). */
+/** The effective keepHistory (undefined: unset): the entries GC keeps, or 0 when GC is off. */
+export function effectiveKeepHistory(keepHistory?: number | bigint | null): number;
+/** `resolvedRetentionPolicy.historyCount`: 0 without a store, else effectiveKeepHistory. */
+export function historyCount(hasStore: boolean, keepHistory?: number | bigint | null): number;
+/** The renders GC must keep whatever the history says: sorted, each once, empty ones ignored. */
+export function protectedRefs(
+  applied: string | null | undefined,
+  refs?: { lastSuccessful?: string | null; lastAttempted?: string | null; pin?: string | null; lastHealthy?: string | null },
+): string[];
+/** What a sync applies given the Release's pin. */
+export function pinDecision(
+  pin: string | null | undefined,
+  currentRef: string,
+  hasStore: boolean,
+): { apply: 'current' } | { apply: 'pinned'; renderRef: string } | { refused: string };
+/** The defaults every host uses, as the component gives them. */
+export const DEFAULTS: Readonly<{ keepHistory: number; gcGraceSeconds: number }>;
 export const GC_GRACE_SECONDS: number;
 /** This machine's clock. */
 export function now(): SyncTime;

@@ -120,62 +120,63 @@ function fromWitError(e) {
  *  but a key from the component never does, comes out as `\udXXX`. */
 const quote = (text) => JSON.stringify(text);
 
+/** A bucket message worded by the component (logic.word-bucket-message), from the case
+ *  that says which sentence and the parts that fill it in: the Rust host words its own
+ *  with the same code, so no sentence is written here. */
+const word = (tag, val) => logicCall((l) => l.wordBucketMessage(val === undefined ? { tag } : { tag, val }));
+
+/** What a file:// listing met inside its prefix that it will not walk (the `why` of
+ *  unwalkable), as the WIT enum names it. */
+const UNWALKABLE = Object.freeze({ link: 'link', notFolder: 'not-folder', unreadable: 'unreadable' });
+
+/** Why a file:// listing left an entry out (the `why` of leftOut), as the WIT enum names it. */
+const LEFT_OUT = Object.freeze({ link: 'link', linkOrFile: 'link-or-file', notPlainFile: 'not-plain-file', oddName: 'odd-name' });
+
 /**
  * Every message this host gives the component in a bucket-error, and the line it logs
- * for an entry a file:// listing leaves out, worded as wit/render-store.wit specifies
- * them (the Rust host's render_store::bucket::messages, the Python host's Messages):
- * tests/vectors/messages.json holds the same words for all three.
+ * for an entry a file:// listing leaves out, as wit/render-store.wit specifies them,
+ * each worded by the component from its parts (tests/vectors/messages.json holds cases
+ * the Rust host and this package check).
  */
 export const messages = Object.freeze({
   quote,
   /** denied: a bucket call from a call that was given no bucket (the pure logic). */
-  NO_BUCKET: 'this call has no bucket',
+  get NO_BUCKET() { return word('no-bucket'); },
   /** denied: `key` does not start with the prefix of the release being served. */
-  outsidePrefix: (key, prefix) => `key ${quote(key)} lies outside ${quote(prefix)}, the prefix of the release being served`,
+  outsidePrefix: (key, prefix) => word('outside-prefix', { key, prefix }),
   /** denied: `key` is not a clean `/`-separated path. */
-  invalidKey: (key) => `${quote(key)} is not a valid object key (empty, \`.\` or \`..\` components, or control characters)`,
+  invalidKey: (key) => word('invalid-key', key),
   /** denied: a put or delete (`call`) on a read-only bucket. */
-  readOnly: (call, key) => `${call} ${quote(key)}: this bucket is read-only`,
+  readOnly: (call, key) => word('read-only', { call, key }),
   /** failed: a get of an object over the call's memory cap (the Rust host's; this host
    *  does not bound reads). */
-  tooLarge: (key, size, limit) => `get ${quote(key)}: the object is ${size} bytes, over the call's memory cap of ${limit} bytes; raise the cap (--memory-cap-mib) if the object is legitimate`,
+  tooLarge: (key, size, limit) => word('too-large', { key, size: BigInt(size), limit: BigInt(limit) }),
   /** failed: the backend failed `call`; `description` is its own text. */
-  backend: (call, key, description) => `${call} ${quote(key)}: ${description}`,
+  backend: (call, key, description) => word('backend', { call, key, description: String(description) }),
+  /** failed: a delete-many answered with another count of results than the keys sent. */
+  miscounted: (first, answered, asked) => word('miscounted', { first, answered, asked }),
   /** denied (file://): a folder on the way to `key`, `component`, is a link or a file. */
-  crossesLink: (key, component) => `key ${quote(key)} crosses ${quote(component)}, which is a symbolic link or not a folder; a file:// store never follows links: remove it`,
+  crossesLink: (key, component) => word('crosses-link', { key, component }),
   /** denied (file://): `key` names a FIFO, a socket or a device. */
-  notPlainFile: (key) => `${quote(key)} is not a regular file; a file:// store keeps blobs in plain files only`,
+  notPlainFile: (key) => word('not-plain-file', key),
   /** denied (file://): a put of a key holding `#`, which marks staging files. */
-  stagingMark: (key) => `${quote(key)} holds "#", which a file:// store reserves for staging files`,
+  stagingMark: (key) => word('staging-mark', key),
   /** denied (file://): a delete of a key that names a folder. */
-  folderNotBlob: (key) => `${quote(key)} is a folder, not a blob`,
-  /** What a file:// listing met inside its prefix that it will not walk, and how to
-   *  mend it (the `why` of unwalkable). */
-  UNWALKABLE: Object.freeze({
-    link: Object.freeze({ what: 'a symbolic link, which a file:// store never follows', fix: 'remove the link, or move back what it points to' }),
-    notFolder: Object.freeze({ what: 'which is not a folder, though the prefix needs one there', fix: 'remove it, or move back the folder' }),
-    unreadable: Object.freeze({ what: 'a folder this user cannot read', fix: 'make it readable by this user' }),
-  }),
+  folderNotBlob: (key) => word('folder-not-blob', key),
+  /** The `why` of unwalkable: link, notFolder or unreadable. */
+  UNWALKABLE,
   /** denied (file://): a listing of `prefix` met `path` (the would-be key of what it met)
    *  inside it, which it will not walk (`why`, one of UNWALKABLE). The listing fails as a
    *  whole: an answer without what lies beyond `path` would read as "not there" to GC and
    *  delete-release. */
-  unwalkable: (prefix, path, why) => `list ${quote(prefix)} meets ${quote(path)}, ${why.what}; a listing fails rather than leave out what it cannot see: ${why.fix}`,
-  /** Why a file:// listing left an entry out (the `why` of leftOut). */
-  LEFT_OUT: Object.freeze({
-    link: 'a symbolic link',
-    linkOrFile: 'a symbolic link or not a folder',
-    notPlainFile: 'not a regular file',
-    oddName: 'a name that is not UTF-8 or holds control characters',
-  }),
-  /** The path a listing left out, quoted: a string, or bytes that need not be UTF-8
-   *  (each invalid sequence becomes U+FFFD, as TextDecoder, Rust's from_utf8_lossy and
-   *  Python's "replace" decode). */
-  entry: (path) => quote(typeof path === 'string' ? path : LOSSY.decode(path)),
-  /** The path a listing left out when the folder `dir` it names crosses `component`. */
-  entryAt: (dir, component) => `${quote(dir)} (at ${quote(component)})`,
-  /** The log line (after the host's own lead-in) for an entry a listing left out. */
-  leftOut: (entry, why) => `left out of listings: ${entry} is ${why}; a file:// store never follows links or lists what is not a plain file with a clean name`,
+  unwalkable: (prefix, path, why) => word('unwalkable', { prefix, path, why }),
+  /** The `why` of leftOut: link, linkOrFile, notPlainFile or oddName. */
+  LEFT_OUT,
+  /** The log line (after the host's own lead-in) for an entry a listing left out: `path`
+   *  a string, or bytes that need not be UTF-8 (each invalid sequence shown as U+FFFD);
+   *  with `at`, `path` is the folder a listed prefix names and `at` the part of it that
+   *  is a link or a file. */
+  leftOut: (path, why, at = undefined) => word('left-out', { path: data(path, 'path'), at, why }),
 });
 
 // ---------------------------------------------------------------------------------------
@@ -217,7 +218,7 @@ function bucketFunctions(prefix, answer, record) {
     const inside = keyList.filter((_, i) => checks[i] === null);
     let ans = inside.length === 0 ? { ok: [] } : answer('delete-many', inside);
     if (ans.ok && ans.ok.length !== inside.length) {
-      ans = { error: { kind: 'failed', message: messages.backend('delete-many', inside[0], `the bucket answered ${ans.ok.length} results for ${inside.length} keys`) } };
+      ans = { error: { kind: 'failed', message: messages.miscounted(inside[0], ans.ok.length, inside.length) } };
     }
     if (ans.ok) {
       const each = ans.ok[Symbol.iterator]();
@@ -807,6 +808,60 @@ export const summarizeHistory = (release, historyKeys) => {
 };
 
 // ---------------------------------------------------------------------------------------
+// The controller's rules (CONTRACT.md §7, §8), as the component decides them
+
+/** An optional string argument: undefined or null is absent. */
+function optionalString(value, what) {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new TypeError(`${what}: expected a string, undefined or null`);
+  return value;
+}
+
+/** An optional keepHistory: undefined or null is unset. */
+const optionalKeep = (keepHistory) => (keepHistory === undefined || keepHistory === null ? undefined : s64(keepHistory, 'keepHistory'));
+
+/** The effective keepHistory of a Release (undefined: unset): the entries GC keeps, or 0
+ *  when GC is off (a keepHistory of 0 or less). */
+export const effectiveKeepHistory = (keepHistory) => {
+  const keep = optionalKeep(keepHistory);
+  return Number(logicCall((l) => l.effectiveKeepHistory(keep)));
+};
+
+/** `resolvedRetentionPolicy.historyCount`: 0 without a store, else effectiveKeepHistory. */
+export const historyCount = (hasStore, keepHistory) => {
+  const keep = optionalKeep(keepHistory);
+  return Number(logicCall((l) => l.historyCount(Boolean(hasStore), keep)));
+};
+
+/** The renders GC must keep whatever the history says: `applied` and the Release's
+ *  {lastSuccessful, lastAttempted, pin, lastHealthy} renderRefs, empty ones ignored;
+ *  sorted, each once. */
+export const protectedRefs = (applied, refs = {}) => {
+  const r = {
+    lastSuccessful: optionalString(refs?.lastSuccessful, 'lastSuccessful'),
+    lastAttempted: optionalString(refs?.lastAttempted, 'lastAttempted'),
+    pin: optionalString(refs?.pin, 'pin'),
+    lastHealthy: optionalString(refs?.lastHealthy, 'lastHealthy'),
+  };
+  const a = optionalString(applied, 'applied');
+  return logicCall((l) => l.protectedRefs(a, r));
+};
+
+/** What a sync applies given the Release's pin: {apply: 'current'}, {apply: 'pinned',
+ *  renderRef} (read it from the store), or {refused: sentence} (the `Pinned` condition's)
+ *  when the pin names another render and there is no store. */
+export const pinDecision = (pin, currentRef, hasStore) => {
+  try {
+    const args = [optionalString(pin, 'pin'), String(currentRef), Boolean(hasStore)];
+    const pinned = inInstance(NO_BUCKET, (x) => x.logic.pinDecision(...args), (e) => e);
+    return pinned === undefined ? { apply: 'current' } : { apply: 'pinned', renderRef: pinned };
+  } catch (e) {
+    if (isWitError(e)) return { refused: e.payload };
+    throw e;
+  }
+};
+
+// ---------------------------------------------------------------------------------------
 // The store export
 
 /**
@@ -907,9 +962,16 @@ export const hasHistoryRef = (bucket, release, ref) => storeCall(bucket, 'has-hi
 export const recordHistory = (bucket, release, entry) => storeCall(bucket, 'record-history', release, { entry: witEntry(entry) });
 /** The history, oldest first: [{key, renderRef, syncedAt: {seconds, nanoseconds}, summary}]. */
 export const listHistory = (bucket, release) => storeCall(bucket, 'list-history', release, {});
-/** GC's default grace period, as the Rust host's (`--grace 10m`): no render blob written
- *  less than this many seconds ago is deleted. */
-export const GC_GRACE_SECONDS = 600;
+/** The defaults every host uses (logic.defaults): keepHistory when a Release does not
+ *  set it, and GC's grace period in seconds unless the caller gives one. */
+export const DEFAULTS = Object.freeze((() => {
+  const d = logicCall((l) => l.defaults());
+  return { keepHistory: Number(d.keepHistory), gcGraceSeconds: Number(d.gcGraceSeconds) };
+})());
+
+/** GC's default grace period (DEFAULTS.gcGraceSeconds): no render blob written less than
+ *  this many seconds ago is deleted. */
+export const GC_GRACE_SECONDS = DEFAULTS.gcGraceSeconds;
 
 /** This machine's clock as a sync-time {seconds, nanoseconds}. */
 export function now() {

@@ -385,7 +385,7 @@ export class FolderBucket {
               name = null;
             }
             if (name === null || CONTROL_CHAR.test(name)) {
-              this.#report(messages.entry(Buffer.concat([Buffer.from(base), raw])), messages.LEFT_OUT.oddName);
+              this.#report(Buffer.concat([Buffer.from(base), raw]), messages.LEFT_OUT.oddName);
               continue;
             }
             const key = `${base}${name}`;
@@ -418,7 +418,7 @@ export class FolderBucket {
               // Whatever it points to: a link named like an entry may be that entry, moved.
               throw refused(key, 'link');
             } else {
-              this.#report(messages.entry(key), messages.LEFT_OUT.notPlainFile);
+              this.#report(key, messages.LEFT_OUT.notPlainFile);
             }
           }
         } finally {
@@ -431,12 +431,13 @@ export class FolderBucket {
     return listed.sort((a, b) => compareKeys(a.key, b.key));
   }
 
-  /** Reports, once per bucket, an entry (messages.entry: quoted, so a name cannot forge
-   *  a line) a listing left out. */
-  #report(entry, why) {
-    if (this.#reported.has(entry)) return;
-    this.#reported.add(entry);
-    this.warn(`render-store FolderBucket ${this.root}: ${messages.leftOut(entry, why)}`);
+  /** Reports, once per bucket, an entry a listing left out (its path, a string or
+   *  bytes, quoted in the line, so a name cannot forge a line). */
+  #report(path, why) {
+    const line = messages.leftOut(path, why);
+    if (this.#reported.has(line)) return;
+    this.#reported.add(line);
+    this.warn(`render-store FolderBucket ${this.root}: ${line}`);
   }
 }
 

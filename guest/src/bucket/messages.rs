@@ -228,6 +228,11 @@ mod tests {
                     text(case, "key"),
                     text(case, "description"),
                 ),
+                "miscounted" => miscounted(
+                    text(case, "first"),
+                    case["answered"].as_u64().expect("answered") as usize,
+                    case["asked"].as_u64().expect("asked") as usize,
+                ),
                 "crosses-link" => crosses_link(text(case, "key"), text(case, "component")),
                 "not-plain-file" => not_plain_file(text(case, "key")),
                 "staging-mark" => staging_mark(text(case, "key")),

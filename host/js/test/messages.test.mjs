@@ -44,10 +44,10 @@ test('every message of the shared vectors, word for word', () => {
     'staging-mark': (c) => messages.stagingMark(c.key),
     'folder-not-blob': (c) => messages.folderNotBlob(c.key),
     unwalkable: (c) => messages.unwalkable(c.prefix, c.path, messages.UNWALKABLE[UNWALKABLE[c.why]]),
+    miscounted: (c) => messages.miscounted(c.first, c.answered, c.asked),
     'left-out': (c) => {
-      const entry = c.bytes_b64 !== undefined ? messages.entry(Buffer.from(c.bytes_b64, 'base64'))
-        : c.component !== undefined ? messages.entryAt(c.path, c.component) : messages.entry(c.path);
-      return messages.leftOut(entry, messages.LEFT_OUT[WHY[c.why]]);
+      const path = c.bytes_b64 !== undefined ? Buffer.from(c.bytes_b64, 'base64') : c.path;
+      return messages.leftOut(path, messages.LEFT_OUT[WHY[c.why]], c.component);
     },
   };
   assert.ok(vectors.cases.length >= 20);
@@ -83,11 +83,12 @@ test('the scope, the memory bucket and the folder bucket refuse in the shared wo
   }
 });
 
-test('a lone surrogate, which only a JS string can hold, is escaped as JSON.stringify does', () => {
-  // Python's host writes the same; keys from the component are UTF-8 and never hold one.
+test('a lone surrogate, which only a JS string can hold, is quoted as JSON.stringify does, and reaches a message as U+FFFD', () => {
+  // Keys from the component are UTF-8 and never hold one; a message is worded by the
+  // component, which is given the key as UTF-8.
   assert.equal(messages.quote('a\ud800b\udfff'), '"a\\ud800b\\udfff"');
   assert.equal(messages.quote('\ud83d\ude00'), '"\u{1F600}"');
-  assert.equal(messages.invalidKey('\ud800/'), '"\\ud800/" is not a valid object key (empty, `.` or `..` components, or control characters)');
+  assert.equal(messages.invalidKey('\ud800/'), '"\uFFFD/" is not a valid object key (empty, `.` or `..` components, or control characters)');
 });
 
 // Hostile, but what the Rust CLI prints unchanged: argv holds no NUL, and the CLI writes
@@ -128,8 +129,8 @@ test('a file:// listing reports the entries it leaves out in the Rust CLI\'s wor
   assert.equal(rust.stdout.toString(), 'ns/app/ok\n');
   for (const line of lines) assert.ok(rust.stderr.includes(`${line} `), `${line}\n${rust.stderr}`);
   assert.deepEqual(lines.sort(), [
-    messages.leftOut(messages.entry(`ns/app/${HOSTILE}\uFFFD\uFFFD\uFFFD`), messages.LEFT_OUT.oddName),
-    messages.leftOut(messages.entry(`ns/app/${fifo}`), messages.LEFT_OUT.notPlainFile),
+    messages.leftOut(`ns/app/${HOSTILE}\uFFFD\uFFFD\uFFFD`, messages.LEFT_OUT.oddName),
+    messages.leftOut(`ns/app/${fifo}`, messages.LEFT_OUT.notPlainFile),
   ].sort());
 });
 

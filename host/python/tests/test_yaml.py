@@ -66,8 +66,8 @@ def test_real_stream(runtime, render):
     assert len(runtime.yaml_canonical(stream)) == render["canonical_bytes"]
 
 
-def test_three_real_streams():
-    assert len(REAL) == 3
+def test_four_real_streams():
+    assert len(REAL) == 4
 
 
 def test_a_bad_stream_names_its_document_line_column_and_stage(runtime):
