@@ -17,7 +17,7 @@
 
 use super::decode::{DecodeError, decode_at, decode_object};
 use super::encode::{Escape, encode_document, encode_node};
-use super::scan::classified_string_run;
+use super::scan::{classified_string_run, escaped_string_run, is_short_escape};
 
 /// Past this many open containers the decoder takes over from the innermost open
 /// object, with the levels above it counted against its own limit.
@@ -281,7 +281,9 @@ fn string(input: &[u8], pos: usize) -> Option<(usize, bool)> {
     let mut non_ascii = false;
     let mut special = false;
     loop {
-        let (end, kind) = classified_string_run(input, i);
+        // The scan passes the short escapes; any other (`\u`, or one the encoder never
+        // writes) ends its run and is judged here.
+        let (end, kind) = escaped_string_run(input, i);
         non_ascii |= kind.non_ascii;
         special |= kind.special;
         match input.get(end)? {
@@ -380,7 +382,7 @@ fn sorts_after_from(key: &[u8], previous: &[u8]) -> bool {
 /// encoder writes for the character it stands for.
 fn canonical_escape(input: &[u8], i: usize) -> Option<usize> {
     match *input.get(i + 1)? {
-        b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f' => Some(i + 2),
+        c if is_short_escape(c) => Some(i + 2),
         b'u' => {
             let ok = match input.get(i + 2..i + 6)? {
                 b"003c" | b"003e" | b"0026" | b"2028" | b"2029" => true,
@@ -445,6 +447,7 @@ fn needs_escape(raw: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::encode::encode_string;
     use super::*;
 
     fn general(input: &[u8]) -> Result<Vec<u8>, DecodeError> {
@@ -483,6 +486,80 @@ mod tests {
         ] {
             same(input);
         }
+    }
+
+    #[test]
+    fn escape_dense_strings_are_copied_as_the_encoder_writes_them() {
+        // Runs of escapes with every offset from the string's start, so that they cross
+        // the scanner's 16-byte blocks and an escape begins on a block's last byte; `\u`
+        // escapes (the encoder's and others), escapes the encoder does not write, raw
+        // characters it escapes, and the text cut short after a backslash.
+        let escapes = [
+            r#"\""#,
+            r"\\",
+            r"\n",
+            r"\r",
+            r"\t",
+            r"\b",
+            r"\f",
+            r"\u001f",
+            r"\u003c",
+            r"\u2028",
+            r"\u0041",
+            r"\u00e9",
+            r"\ud83d\ude00",
+            r"\/",
+            r"\x",
+            r"\u12",
+            "<",
+            "\u{2028}",
+            "é",
+        ];
+        for prefix in 0..34 {
+            let text = "x".repeat(prefix);
+            for escape in escapes {
+                for run in [
+                    escape.to_string(),
+                    format!(r#"{escape}\"\\{escape}"#),
+                    format!(r#"\n\"{escape}\\\\\\{escape}\t\""#),
+                    format!(r#"{escape}{escape}{escape}{escape}{escape}{escape}{escape}{escape}"#),
+                ] {
+                    same(&format!(
+                        r#"{{"a":"{text}{run}","b":["{run}{text}",{{"c":"{run}"}}]}}"#
+                    ));
+                    same(&format!(r#"{{"a":"{text}{run}{text}"}}"#));
+                    // Ending inside the string: after the run, and after a lone backslash.
+                    same(&format!(r#"{{"a":"{text}{run}"#));
+                    same(&format!(r#"{{"a":"{text}{run}\"#));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn escape_dense_documents_in_string_values_match_the_general_path() {
+        // What the grafana-dashboards render holds: an indented JSON document as a
+        // string value.
+        let mut doc = String::from("{\n");
+        for i in 0..40 {
+            doc.push_str(&format!(
+                "{}\"k{i}\": [\n{}\"v\\\\{i}\",\n{}{{ }}\n{}],\n",
+                " ".repeat(i % 13),
+                " ".repeat(i % 7 + 4),
+                " ".repeat(i % 5),
+                " ".repeat(i % 3)
+            ));
+        }
+        doc.push('}');
+        let mut value = Vec::new();
+        encode_string(&doc, &mut value);
+        let value = String::from_utf8(value).unwrap();
+        same(&format!(
+            r#"{{"apiVersion":"v1","data":{{"d.json":{value}}},"kind":"ConfigMap"}}"#
+        ));
+        same(&format!(
+            r#"{{"data":{{"a.json":{value},"b.json":{value}}}}}"#
+        ));
     }
 
     #[test]

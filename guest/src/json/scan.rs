@@ -159,6 +159,39 @@ pub struct RunKind {
     pub special: bool,
 }
 
+/// The 16 bytes from `i`, and whether they run past the end of `bytes` (then the bytes
+/// past it read as `"`, so a stop there is the end); `None` at the end.
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+#[inline(always)]
+fn block_at(bytes: &[u8], i: usize) -> Option<(block::Block, bool)> {
+    if i + 16 <= bytes.len() {
+        Some((block::Block::load(bytes, i), false))
+    } else if i < bytes.len() {
+        let mut last = [b'"'; 16];
+        last[..bytes.len() - i].copy_from_slice(&bytes[i..]);
+        Some((block::Block::load(&last, 0), true))
+    } else {
+        None
+    }
+}
+
+/// What the bytes of `b` in `before` (a mask) hold besides plain ASCII, added to `kind`.
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+#[inline(always)]
+fn classify(b: &block::Block, before: u32, kind: &mut RunKind) {
+    // Mostly none: one test, then the two kinds told apart.
+    if b.flagged() & before != 0 {
+        kind.non_ascii |= b.high() & before != 0;
+        kind.special |= (b.eq(b'<') | b.eq(b'>') | b.eq(b'&') | b.eq(0xE2)) & before != 0;
+    }
+}
+
 /// From `i`, the index of the first `"`, `\` or control byte (or the end), and what
 /// the bytes before it hold.
 #[inline(always)]
@@ -173,24 +206,12 @@ pub fn classified_string_run(bytes: &[u8], mut i: usize) -> (usize, RunKind) {
         // loop.
         let mut kind = RunKind::default();
         loop {
-            let (b, end) = if i + 16 <= bytes.len() {
-                (block::Block::load(bytes, i), false)
-            } else if i < bytes.len() {
-                // The last bytes, padded with quotes: a stop in the padding is the end.
-                let mut last = [b'"'; 16];
-                last[..bytes.len() - i].copy_from_slice(&bytes[i..]);
-                (block::Block::load(&last, 0), true)
-            } else {
+            let Some((b, end)) = block_at(bytes, i) else {
                 return (i, kind);
             };
             let stop = b.string_stops();
             // The bytes before the first stop (all of them when there is none).
-            let before = stop.wrapping_sub(1) & !stop;
-            // Mostly none: one test, then the two kinds told apart.
-            if b.flagged() & before != 0 {
-                kind.non_ascii |= b.high() & before != 0;
-                kind.special |= (b.eq(b'<') | b.eq(b'>') | b.eq(b'&') | b.eq(0xE2)) & before != 0;
-            }
+            classify(&b, stop.wrapping_sub(1) & !stop, &mut kind);
             if stop != 0 {
                 let at = i + stop.trailing_zeros() as usize;
                 return (if end { at.min(bytes.len()) } else { at }, kind);
@@ -227,6 +248,78 @@ pub fn classified_string_run(bytes: &[u8], mut i: usize) -> (usize, RunKind) {
             i += 1;
         }
         (i, kind)
+    }
+}
+
+/// Whether `\` and `c` make one of the two-byte escapes Go's encoder writes (all of
+/// JSON's but `\/`).
+#[inline(always)]
+pub fn is_short_escape(c: u8) -> bool {
+    matches!(c, b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f')
+}
+
+/// [`classified_string_run`] that passes the escapes [`is_short_escape`] accepts: from
+/// `i`, the index of the first `"`, control byte or other `\` (or the end), and what the
+/// bytes before it hold (an escape holds none of the bytes [`RunKind`] tells of).
+///
+/// A string dense with escapes (JSON documents held as string values) has one every few
+/// bytes: each stop of a block is looked at from the block's mask, and the scan goes on
+/// in the same block after an escape rather than loading another from there.
+#[inline(always)]
+pub fn escaped_string_run(bytes: &[u8], mut i: usize) -> (usize, RunKind) {
+    #[cfg(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    ))]
+    {
+        let mut kind = RunKind::default();
+        loop {
+            let Some((b, end)) = block_at(bytes, i) else {
+                return (i, kind);
+            };
+            let mut stops = b.string_stops();
+            // Where the next block starts: after this one, or after an escape that ends
+            // past it.
+            let mut next = i + 16;
+            while stops != 0 {
+                let at = i + stops.trailing_zeros() as usize;
+                // Past the end of `bytes` (in the padding), both reads are `None`.
+                if bytes.get(at) != Some(&b'\\')
+                    || !bytes.get(at + 1).is_some_and(|&c| is_short_escape(c))
+                {
+                    let stop = 1 << (at - i);
+                    classify(&b, stop - 1, &mut kind);
+                    return (if end { at.min(bytes.len()) } else { at }, kind);
+                }
+                // The escaped byte may be a stop (`"`, `\`) itself: both are passed.
+                let after = at + 2 - i;
+                if after > 16 {
+                    next = at + 2;
+                    break;
+                }
+                stops &= !0 << after;
+            }
+            classify(&b, 0xFFFF, &mut kind);
+            i = next;
+        }
+    }
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )))]
+    {
+        let mut kind = RunKind::default();
+        loop {
+            let (at, run) = classified_string_run(bytes, i);
+            kind.non_ascii |= run.non_ascii;
+            kind.special |= run.special;
+            if bytes.get(at) != Some(&b'\\')
+                || !bytes.get(at + 1).is_some_and(|&c| is_short_escape(c))
+            {
+                return (at, kind);
+            }
+            i = at + 2;
+        }
     }
 }
 
@@ -416,6 +509,109 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// What [`escaped_string_run`] must return, a byte at a time.
+    fn escaped_bytewise(bytes: &[u8], mut i: usize) -> (usize, RunKind) {
+        let mut kind = RunKind::default();
+        while let Some(&b) = bytes.get(i) {
+            if b == b'\\' && bytes.get(i + 1).is_some_and(|&c| is_short_escape(c)) {
+                i += 2;
+                continue;
+            }
+            if b == b'"' || b == b'\\' || b < 0x20 {
+                break;
+            }
+            kind.non_ascii |= b >= 0x80;
+            kind.special |= matches!(b, b'<' | b'>' | b'&' | 0xE2);
+            i += 1;
+        }
+        (i, kind)
+    }
+
+    #[test]
+    fn escaped_runs_pass_short_escapes_wherever_they_fall() {
+        // One or two escapes (or other stops) at every position of texts ending inside
+        // and on a block, so that an escape starts on a block's last byte, ends on it,
+        // or follows another across a block's end; read from several starts.
+        let pieces: [&[u8]; 14] = [
+            b"\\\"",
+            b"\\\\",
+            b"\\n",
+            b"\\r",
+            b"\\t",
+            b"\\b",
+            b"\\f",
+            b"\\/",
+            b"\\u0041",
+            b"\\x",
+            b"\"",
+            b"\x01",
+            b"\\",
+            b"\xc3\xa9",
+        ];
+        for len in [0, 1, 14, 15, 16, 17, 18, 31, 32, 33, 47] {
+            for first in pieces {
+                for second in pieces {
+                    for at in 0..=len {
+                        let mut v = vec![b'a'; len];
+                        v.splice(at..at, first.iter().chain(second).copied());
+                        for start in [0, 1, 3] {
+                            let start = start.min(v.len());
+                            assert_eq!(
+                                escaped_string_run(&v, start),
+                                escaped_bytewise(&v, start),
+                                "{:?} from {start}",
+                                String::from_utf8_lossy(&v)
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn escaped_runs_match_bytewise_scanning_on_dense_text() {
+        // Texts of nothing but escapes and the bytes around them, with the flagged
+        // bytes before and after the stop.
+        let pieces: [&[u8]; 12] = [
+            b"\\\"",
+            b"\\\\",
+            b"\\n",
+            b"\\t",
+            b" ",
+            b"    ",
+            b"<",
+            b"&",
+            b"\xe2\x80\xa8",
+            b"\xc3\xa9",
+            b"\\u003c",
+            b"\"",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..20_000 {
+            let mut v = Vec::new();
+            for _ in 0..next(24) {
+                v.extend_from_slice(pieces[next(pieces.len())]);
+            }
+            if next(4) == 0 {
+                v.push(b'\\');
+            }
+            let start = next(v.len() + 1);
+            assert_eq!(
+                escaped_string_run(&v, start),
+                escaped_bytewise(&v, start),
+                "{:?} from {start}",
+                String::from_utf8_lossy(&v)
+            );
         }
     }
 
