@@ -2,8 +2,7 @@
 // for the types the render store's WIT uses, done in JavaScript over the component's
 // main core module: the module runs as a plain WebAssembly instance whose bucket
 // imports are the trampolines below and whose exports are wrapped as functions taking
-// and returning JS values. Like the Python package's _abi.py, and for the same reason:
-// a generic component runtime (jco's glue) does per-call bookkeeping (tasks, subtasks,
+// and returning JS values, because a generic component runtime (jco's glue) does per-call bookkeeping (tasks, subtasks,
 // a lift and a copy per layer) that costs more than a small render's whole work.
 //
 // Values follow jco's conventions, which the rest of the package was written against:

@@ -60,7 +60,7 @@ fn main() {
         // diff are iterative, so it never needs more, and an overflow runs below address
         // 0 and traps. Stack, data and a heap of ~160 KiB that small calls never outgrow
         // then fit in an initial memory of 256 KiB, which the host keeps resident
-        // between calls (runtime.rs).
+        // between calls (src/runtime/mod.rs, KEEP_RESIDENT).
         .args(["-C", "link-arg=-zstack-size=65536"])
         .args(["-C", "link-arg=--initial-memory=262144"]);
     // The outer build's flags, target dir and wrappers (clippy's among them) are for the

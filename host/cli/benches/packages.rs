@@ -37,9 +37,8 @@ const MIB: usize = 1 << 20;
 /// warm-up of at least one run and `min_time` (at most 10,000 runs): the rule the
 /// JavaScript and Python scripts follow too. The warm-up is long because V8 compiles
 /// the component's hot functions with its optimizing tier in the background while the
-/// calls run: on a 15 KB render, Node's median `putRender` falls from ~0.25 ms over the
-/// first 400 calls to ~0.12 ms after ~2,500 (about half a second), and the figures
-/// compare hosts that are all warm.
+/// calls run: on a small render Node's median `putRender` keeps falling for the first
+/// thousands of calls, and the figures compare hosts that are all warm.
 fn median<T>(min_time: Duration, mut f: impl FnMut() -> T) -> Duration {
     let start = Instant::now();
     let mut warm = 0;

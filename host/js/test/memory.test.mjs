@@ -276,7 +276,7 @@ test('an answer that cannot be read is the bucket call\'s failure, never a trap'
 test('a key outside the release prefix is denied before the bucket, as the Rust host words it', () => {
   const { bucket, calls } = recording(new MemoryBucket());
   const imports = rs.scopedBucket(bucket, 'ns/app');
-  // The keys of the Rust host's own test (runtime.rs).
+  // The keys of the Rust host's own test (host/render-store/src/runtime/mod.rs).
   for (const key of ['ns/app2/renders/x', 'ns/ap', 'other/app/x', '', 'ns/app']) {
     for (const [call, args] of [['get', []], ['put', [new Uint8Array([1])]], ['exists', []], ['list', []], ['delete', []]]) {
       assert.throws(() => imports[call](key, ...args), (e) => {

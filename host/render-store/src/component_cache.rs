@@ -61,11 +61,32 @@ pub fn cache_dir() -> Option<PathBuf> {
     }
 }
 
+/// Which component to compile: the embedded one, whose digest is known when the library
+/// is built, or another build a caller gives.
+#[derive(Clone, Copy)]
+pub enum Source<'a> {
+    /// [`crate::COMPONENT`]: a cache hit never reads its bytes, so a process that
+    /// starts does not page them in.
+    Embedded,
+    /// Another build of the component.
+    Given(&'a [u8]),
+}
+
+impl<'a> Source<'a> {
+    /// The component's bytes.
+    fn wasm(self) -> &'a [u8] {
+        match self {
+            Source::Embedded => crate::embedded::COMPONENT,
+            Source::Given(wasm) => wasm,
+        }
+    }
+}
+
 /// The component compiled for `engine`, from the cache when a trusted entry exists.
-pub fn load_or_compile(engine: &Engine, wasm: &[u8]) -> wasmtime::Result<Component> {
+pub fn load_or_compile(engine: &Engine, source: Source<'_>) -> wasmtime::Result<Component> {
     match cache_dir() {
-        None => Component::new(engine, wasm),
-        Some(dir) => load_or_compile_in(engine, wasm, &dir).map(|(component, _)| component),
+        None => Component::new(engine, source.wasm()),
+        Some(dir) => load_or_compile_in(engine, source, &dir).map(|(component, _)| component),
     }
 }
 
@@ -112,10 +133,10 @@ impl std::fmt::Display for CacheError {
 
 fn load_or_compile_in(
     engine: &Engine,
-    wasm: &[u8],
+    source: Source<'_>,
     dir: &Path,
 ) -> wasmtime::Result<(Component, Outcome)> {
-    let name = entry_name(engine, wasm);
+    let name = entry_name(engine, source);
     let folder = match open_cache_dir(dir) {
         Ok(folder) => folder,
         Err(CacheError::Unsafe(why)) => {
@@ -124,11 +145,14 @@ fn load_or_compile_in(
                 "not using the compiled-component cache: {why}; compiling in memory \
                  (set {CACHE_DIR_VAR} to a private folder, or empty to turn the cache off)"
             );
-            return Ok((Component::new(engine, wasm)?, Outcome::Refused(why)));
+            return Ok((
+                Component::new(engine, source.wasm())?,
+                Outcome::Refused(why),
+            ));
         }
         Err(CacheError::Io(e)) => {
             tracing::debug!(error = %e, folder = %dir.display(), "no compiled-component cache");
-            return Ok((Component::new(engine, wasm)?, Outcome::Compiled));
+            return Ok((Component::new(engine, source.wasm())?, Outcome::Compiled));
         }
     };
     match read_entry(&folder, &name) {
@@ -151,7 +175,7 @@ fn load_or_compile_in(
     // Only a writer leaves temporaries behind (when killed mid-write), so they are swept
     // before writing, not on every start: a hit reads no more of the folder than its entry.
     remove_stale_temporaries(&folder);
-    let compiled = engine.precompile_component(wasm)?;
+    let compiled = engine.precompile_component(source.wasm())?;
     // The cache is an optimisation: failing to write it changes nothing else.
     if let Err(e) = write_entry(&folder, &name, &compiled) {
         tracing::debug!(error = %e, folder = %dir.display(), "not caching the compiled component");
@@ -164,20 +188,19 @@ fn load_or_compile_in(
 /// The cache file of `wasm` compiled by `engine`: SHA-256 of the component and of the
 /// engine's compatibility hash. Both are stable across Rust releases (std's
 /// `DefaultHasher` is not), so a toolchain update never makes a stale entry look current.
-fn entry_name(engine: &Engine, wasm: &[u8]) -> String {
+fn entry_name(engine: &Engine, source: Source<'_>) -> String {
     let mut engine_hash = Sha256Hasher(Sha256::new());
     engine
         .precompile_compatibility_hash()
         .hash(&mut engine_hash);
     let engine_digest = engine_hash.0.finalize();
     let mut name = String::from("component-");
-    // Comparing bytes costs far less than hashing them (a `const` slice need not keep
-    // one address, so its address cannot tell).
-    if wasm == crate::embedded::COMPONENT {
-        name.push_str(&crate::embedded::COMPONENT_SHA256[..32]);
-    } else {
-        for b in &Sha256::digest(wasm)[..16] {
-            name.push_str(&format!("{b:02x}"));
+    match source {
+        Source::Embedded => name.push_str(&crate::embedded::COMPONENT_SHA256[..32]),
+        Source::Given(wasm) => {
+            for b in &Sha256::digest(wasm)[..16] {
+                name.push_str(&format!("{b:02x}"));
+            }
         }
     }
     name.push('-');
@@ -493,11 +516,17 @@ mod tests {
             .map(|b| format!("{b:02x}"))
             .collect();
         assert_eq!(crate::embedded::COMPONENT_SHA256, digest);
-        let name = entry_name(&Engine::default(), crate::embedded::COMPONENT);
+        let name = entry_name(&Engine::default(), Source::Embedded);
         assert!(
             name.starts_with(&format!("component-{}-", &digest[..32])),
             "{name}"
         );
+        // The same bytes given as another build name the same entry.
+        let given = entry_name(
+            &Engine::default(),
+            Source::Given(crate::embedded::COMPONENT),
+        );
+        assert_eq!(name, given);
     }
 
     /// A small component: compiling the real one in every test is slow.
@@ -506,13 +535,13 @@ mod tests {
     }
 
     fn load(dir: &Path) -> Outcome {
-        load_or_compile_in(&Engine::default(), &wasm(), dir)
+        load_or_compile_in(&Engine::default(), Source::Given(&wasm()), dir)
             .unwrap()
             .1
     }
 
     fn entry(dir: &Path) -> PathBuf {
-        dir.join(entry_name(&Engine::default(), &wasm()))
+        dir.join(entry_name(&Engine::default(), Source::Given(&wasm())))
     }
 
     /// A private folder for the test, in a folder only root and this user can write.

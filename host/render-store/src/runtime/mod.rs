@@ -5,7 +5,7 @@
 //! counts only guest work, not time spent waiting on the bucket), and a bucket scoped
 //! to the prefix of the release it serves: the guest can reach no other key.
 
-use crate::embedded::COMPONENT;
+use crate::component_cache::Source;
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -52,8 +52,8 @@ static SHARED: OnceLock<Arc<Runtime>> = OnceLock::new();
 
 /// Bytes of a freed slot's memory zeroed in place rather than returned to the kernel:
 /// the guest's whole initial memory (its 64 KiB stack, its data and the heap a small call
-/// uses; host/build.rs), so a small call neither faults pages in nor makes the kernel
-/// flush them out again (BENCHMARKS.md, call cost).
+/// uses; host/render-store/build.rs), so a small call neither faults pages in nor makes
+/// the kernel flush them out again (BENCHMARKS.md, call cost).
 const KEEP_RESIDENT: usize = 256 * 1024;
 
 /// The most address space one linear memory can use: 32-bit WebAssembly addresses.
@@ -80,17 +80,19 @@ impl Runtime {
     /// Compiles the embedded component with the given limits, or loads it compiled
     /// from the compiled-component cache (README.md, `RENDER_STORE_CACHE_DIR`).
     pub fn new(limits: Limits) -> Result<Self> {
-        Self::with_component(COMPONENT, limits)
+        Self::build(Source::Embedded, limits)
     }
 
     /// Runs another build of the component (one `render-store component --out` wrote
     /// from a different version, or a test's): it must export the same world and
     /// import nothing but the bucket.
     pub fn with_component(component: &[u8], limits: Limits) -> Result<Self> {
+        Self::build(Source::Given(component), limits)
+    }
+
+    fn build(component: Source<'_>, limits: Limits) -> Result<Self> {
         let mut config = Config::new();
         config.consume_fuel(true);
-        // Instances come from a pool of pre-reserved slots: instantiation reuses a
-        // slot's memory instead of mapping and unmapping it for every call.
         let slots = limits.concurrent_calls.max(1);
         let page = 64 * 1024;
         // A 32-bit memory cannot grow past 4 GiB: a larger cap only never binds.
@@ -112,7 +114,13 @@ impl Runtime {
             .max_memory_size(memory)
             .linear_memory_keep_resident(KEEP_RESIDENT)
             .table_keep_resident(KEEP_RESIDENT);
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        // Where calls may run at once, instances come from a pool of pre-reserved slots:
+        // instantiation reuses a slot's memory instead of mapping and unmapping it for
+        // every call. One call at a time (a command of the CLI) maps its instance when it
+        // needs one: setting up a pool costs a process more than the calls it saves.
+        if slots > 1 {
+            config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        }
         let engine = Engine::new(&config).map_err(sandbox)?;
         let component =
             crate::component_cache::load_or_compile(&engine, component).map_err(sandbox)?;
