@@ -338,7 +338,7 @@ async fn populate(store: &RenderStore) -> Vec<String> {
 
 fn screenshot_dir() -> PathBuf {
     // The binary under test lives in <target>/<profile>/.
-    let bin = Path::new(env!("CARGO_BIN_EXE_render-store"));
+    let bin = Path::new(env!("CARGO_BIN_EXE_render-store-under-test"));
     let dir = bin
         .parent()
         .and_then(Path::parent)
@@ -630,7 +630,7 @@ async fn the_diff_page_names_each_hunk_and_folds_the_rest() {
     let release = Release::new("kube-system", "calico");
     let calico = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/real-renders/calico.yaml"
+        "/real-renders/calico.yaml"
     ))
     .unwrap();
     let mut refs = Vec::new();

@@ -37,7 +37,7 @@ impl Cli {
     }
 
     pub(crate) fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_render-store"))
+        Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
             .args(args)
             .env("RENDER_STORE_URL", &self.url)
             .env("RENDER_STORE_VALIDATE", self.validate.to_string())
@@ -336,7 +336,7 @@ fn errors_name_the_problem_and_write_nothing() {
 #[test]
 fn urls_are_checked() {
     let run = |url: &str, args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_render-store"))
+        Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
             .args(args)
             .env("RENDER_STORE_URL", url)
             .env("RENDER_STORE_VALIDATE", "false")
@@ -703,7 +703,7 @@ fn demo_without_a_url_uses_a_fresh_private_folder() {
     )
     .unwrap();
 
-    let out = Command::new(env!("CARGO_BIN_EXE_render-store"))
+    let out = Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
         .arg("demo")
         .env_remove("RENDER_STORE_URL")
         .env("TMPDIR", tmp.path())
@@ -747,7 +747,7 @@ fn a_closed_output_pipe_ends_the_command_quietly() {
         "big.json",
         &format!(r#"{{"data":"{}"}}"#, "x".repeat(4 << 20)),
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_render-store"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
         .args(["canonical", &big])
         .env("RENDER_STORE_URL", &cli.url)
         .stdout(std::process::Stdio::piped())
@@ -794,7 +794,7 @@ fn record_refuses_a_render_the_store_does_not_hold() {
 #[test]
 fn the_readme_command_table_matches_help() {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
     let table = readme
         .split("| command | what it does |")
         .nth(1)

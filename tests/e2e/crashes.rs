@@ -117,7 +117,7 @@ impl Store {
     }
 
     fn command_on(&self, root: &Path, args: &[String]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_render-store"));
+        let mut c = Command::new(env!("CARGO_BIN_EXE_render-store-under-test"));
         // Ad-hoc objects without Kubernetes names: this topic is not that rule.
         c.env("RENDER_STORE_VALIDATE", "false");
         c.args(args)
@@ -150,7 +150,7 @@ impl Store {
 
 /// The renderRef `render-store ref` gives for the objects.
 fn render_ref(objects: &[String]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_render-store"))
+    let out = Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
         // Ad-hoc objects without Kubernetes names: this topic is not that rule.
         .env("RENDER_STORE_VALIDATE", "false")
         .arg("ref")

@@ -11,7 +11,7 @@ const TOP_DOCS: [&str; 4] = ["README.md", "CONTRACT.md", "TRACES.md", "BENCHMARK
 const TOP_DIRS: [&str; 5] = ["guest/", "host/", "tests/", "wit/", ".ci/"];
 
 fn root() -> PathBuf {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).to_path_buf()
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).to_path_buf()
 }
 
 /// The docs checked, as paths relative to the repository's root.

@@ -200,7 +200,7 @@ async fn an_encrypted_store_holds_no_secret_byte_and_decides_as_a_plaintext_one(
 }
 
 fn cli(url: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_render-store"));
+    let mut c = Command::new(env!("CARGO_BIN_EXE_render-store-under-test"));
     c.env("RENDER_STORE_URL", url)
         .env_remove("RENDER_STORE_ENCRYPTION_KEYS")
         .env("RENDER_STORE_VALIDATE", "false")

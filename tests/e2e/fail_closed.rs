@@ -111,10 +111,10 @@ fn gc_of_a_release_whose_history_cannot_be_read_deletes_nothing() {
         let mut command = if is_root {
             let mut c = std::process::Command::new("setpriv");
             c.arg("--bounding-set=-dac_override,-dac_read_search")
-                .arg(env!("CARGO_BIN_EXE_render-store"));
+                .arg(env!("CARGO_BIN_EXE_render-store-under-test"));
             c
         } else {
-            std::process::Command::new(env!("CARGO_BIN_EXE_render-store"))
+            std::process::Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
         };
         command
             .args(args)

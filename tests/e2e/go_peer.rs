@@ -5,7 +5,7 @@
 //! meant to have Go cannot skip it unnoticed).
 
 // Relative to tests/e2e/.
-#[path = "../../host/cli/benches/go-peer/driver.rs"]
+#[path = "../benches/go-peer/driver.rs"]
 mod driver;
 
 #[test]

@@ -815,7 +815,7 @@ fn the_cli_serves_with_its_flags() {
     std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::write(&empty, "\n").unwrap();
     let serve = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_render-store"))
+        std::process::Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
             .args([
                 "--max-concurrent-calls",
                 "2",
@@ -1388,7 +1388,7 @@ async fn serve_without_a_token_only_when_asked() {
     let s = Server::at(served.addr);
     assert_eq!(s.get(&format!("/renders/ns/app/{}", refs[0])).await.0, 200);
     drop(served);
-    let help = std::process::Command::new(env!("CARGO_BIN_EXE_render-store"))
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
         .args(["serve", "--help"])
         .output()
         .unwrap();

@@ -13,7 +13,7 @@ use std::sync::Arc;
 fn looping_component() -> Vec<u8> {
     let mut resolve = wit_parser::Resolve::new();
     let (package, _) = resolve
-        .push_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../wit"))
+        .push_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit"))
         .unwrap();
     let world = resolve.select_world(&[package], None).unwrap();
     let dummy = wit_component::dummy_module(
@@ -106,7 +106,7 @@ fn the_cli_takes_its_bounds_from_flags_and_names_them_when_hit() {
     let small = dir.path().join("small.json");
     std::fs::write(&small, r#"{"kind":"ConfigMap"}"#).unwrap();
     let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_render-store"))
+        Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
             // Ad-hoc objects without Kubernetes names: this topic is not that rule.
             .env("RENDER_STORE_VALIDATE", "false")
             .args(args)
@@ -155,7 +155,7 @@ fn max_concurrent_calls_takes_a_count_of_places() {
     std::fs::write(&small, r#"{"kind":"ConfigMap"}"#).unwrap();
     let small = small.to_str().unwrap();
     let run = |args: &[&str], env: Option<&str>| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_render-store"));
+        let mut c = Command::new(env!("CARGO_BIN_EXE_render-store-under-test"));
         // Ad-hoc objects without Kubernetes names: this topic is not that rule.
         c.env("RENDER_STORE_VALIDATE", "false");
         c.args(args).env_remove("RENDER_STORE_MAX_CONCURRENT_CALLS");

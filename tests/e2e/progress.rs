@@ -36,7 +36,7 @@ fn on_terminal(cli: &Cli, args: &[&str]) -> (bool, String, String) {
         String::from_utf8_lossy(&shown).into_owned()
     });
     let output = {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_render-store"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_render-store-under-test"));
         // Ad-hoc objects without Kubernetes names: this topic is not that rule.
         command.env("RENDER_STORE_VALIDATE", "false");
         command

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 fn cli(url: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_render-store"))
+    Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
         .arg("--render-store-url")
         .arg(url)
         .args(args)

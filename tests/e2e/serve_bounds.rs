@@ -404,7 +404,7 @@ fn serve_raises_its_open_file_limit() {
         return;
     }
     let hard = hard.rlim_max;
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_render-store"));
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_render-store-under-test"));
     command
         .args([
             "--max-concurrent-calls",

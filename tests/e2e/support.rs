@@ -350,7 +350,7 @@ pub fn serve_cli(url: &str, args: &[&str]) -> Served {
 /// [`serve_cli`] with environment variables set (`Some`) or removed (`None`).
 pub fn serve_cli_with(url: &str, args: &[&str], env: &[(&str, Option<&str>)]) -> Served {
     use std::io::BufRead;
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_render-store"));
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_render-store-under-test"));
     command
         .args([
             "--max-concurrent-calls",

@@ -305,7 +305,7 @@ async fn a_bad_trace_is_refused_naming_the_line() {
 }
 
 fn cli(url: &str, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_render-store"))
+    Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
         // Ad-hoc objects without Kubernetes names: this topic is not that rule.
         .env("RENDER_STORE_VALIDATE", "false")
         .args(args)
@@ -321,7 +321,7 @@ fn cli(url: &str, args: &[&str]) -> std::process::Output {
 fn a_put_render_trace_is_the_same_bytes_as_the_recorded_vector() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("file://{}/store?create_dir=true", dir.path().display());
-    let vectors = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/vectors/traces");
+    let vectors = concat!(env!("CARGO_MANIFEST_DIR"), "/vectors/traces");
     let trace = dir.path().join("put.jsonl");
     let out = cli(
         &url,

@@ -169,7 +169,7 @@ fn a_bad_parameter_value_is_not_repeated() {
 
 #[test]
 fn the_cli_shows_no_credentials() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_render-store"))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
         .args([
             "--render-store-url",
             "s3://AKIAUSERSECRET:PASSWORDSECRET@bucket?region=REGIONSECRET&x=QUERYSECRET",
@@ -191,7 +191,7 @@ fn a_bad_connection_string_does_not_show_its_key() {
         "AccountName=dev;QUERYSECRET",
         "AccountName=dev;AccountKey=QUERYSECRET;SharedAccessSignature=sv=1&sig=SIGSECRET;Bad",
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_render-store"))
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
             .args(["--render-store-url", "azblob://container", "ls"])
             .env("AZURE_STORAGE_CONNECTION_STRING", connection)
             .output()

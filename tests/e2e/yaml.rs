@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 fn repo_file(path: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
+        .join("..")
         .join(path)
 }
 
@@ -121,7 +121,7 @@ async fn bad_yaml_names_its_document_line_column_and_stage() {
 
 /// Runs the CLI with `stdin` as its standard input.
 pub(super) fn run_with_stdin(cli: &Cli, args: &[&str], stdin: &[u8]) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_render-store"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
         .args(args)
         .env("RENDER_STORE_URL", &cli.url)
         .stdin(Stdio::piped())

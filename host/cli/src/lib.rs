@@ -9,6 +9,7 @@
 
 pub mod cli;
 pub mod demo;
+pub mod entry;
 pub mod failure;
 pub mod input;
 pub mod json_view;

@@ -1,4 +1,4 @@
-// Command bench is the Go package's side of `cargo bench -p render-store-cli --bench
+// Command bench is the Go package's side of `cargo bench -p render-store-tests --bench
 // packages`: for each case file DIR/N.jsonl (one compact JSON object a line), the
 // median time in seconds of RenderRef, PutRender (into a fresh mem:// store) and
 // GetRender, printed as JSON {N: {render_ref, put_render, get_render}}. Same timing

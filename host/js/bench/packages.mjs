@@ -1,4 +1,4 @@
-// The npm package's side of `cargo bench -p render-store-cli --bench packages`: for each
+// The npm package's side of `cargo bench -p render-store-tests --bench packages`: for each
 // case file DIR/N.jsonl (one compact JSON object a line), the median time in seconds of
 // renderRef, putRender (into a fresh MemoryBucket) and getRender, printed as JSON
 // {N: {render_ref, put_render, get_render}}. Same timing rule as the bench's Rust side.

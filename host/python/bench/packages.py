@@ -1,4 +1,4 @@
-"""The Python package's side of `cargo bench -p render-store-cli --bench packages`: for
+"""The Python package's side of `cargo bench -p render-store-tests --bench packages`: for
 each case file DIR/N.jsonl (one compact JSON object a line), the median time in seconds
 of render_ref, put_render (into a fresh ``mem://`` store, as the Rust and Go sides put
 into theirs) and get_render, printed as JSON {N: {render_ref, put_render, get_render}}.

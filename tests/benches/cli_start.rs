@@ -4,7 +4,7 @@
 //! process of its own). Runs alternate between the commands so that load on a shared
 //! machine falls on all of them; the median of each is printed with its ratio to Go's.
 //!
-//! `cargo bench -p render-store-cli --bench cli_start`.
+//! `cargo bench -p render-store-tests --bench cli_start`.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -35,7 +35,7 @@ fn median(mut runs: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let cli = Path::new(env!("CARGO_BIN_EXE_render-store"));
+    let cli = Path::new(env!("CARGO_BIN_EXE_render-store-under-test"));
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("small.json");
     std::fs::write(

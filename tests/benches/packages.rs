@@ -10,7 +10,7 @@
 //! moment, and taking each host's least disturbed round keeps such bursts out of the
 //! ratios.
 //!
-//! `cargo bench -p render-store-cli --bench packages`. The packages are measured as
+//! `cargo bench -p render-store-tests --bench packages`. The packages are measured as
 //! their test scripts leave them: run `host/js/run.sh` (it builds the component
 //! into host/js/generated) and `host/python/run.sh` (it installs the wheel into its venv)
 //! first; `RENDER_STORE_BENCH_PYTHON` names another interpreter with the package. The
@@ -203,7 +203,7 @@ fn python() -> PathBuf {
 }
 
 fn main() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let min_time = Duration::from_millis(500);
     let mut cases: Vec<(String, Vec<Vec<u8>>)> = go_peer::real_renders()
         .into_iter()

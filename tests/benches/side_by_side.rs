@@ -1,6 +1,6 @@
 //! The render store's benchmark: every figure next to the one it is judged against,
 //! measured in the same run, so what matters are the ratios (the machines here are
-//! shared and noisy). `cargo bench -p render-store-cli --bench side_by_side`.
+//! shared and noisy). `cargo bench -p render-store-tests --bench side_by_side`.
 
 use render_store::{
     Bucket, BucketCall, NewEntry, RecordingBucket, Release, RenderStore, Runtime, SyncTime,
@@ -529,7 +529,7 @@ fn main() {
 
     // 5. CLI start to first answer.
     println!("\n## CLI start to first answer (`render-store ref` on a small render)");
-    let exe = env!("CARGO_BIN_EXE_render-store");
+    let exe = env!("CARGO_BIN_EXE_render-store-under-test");
     let file = dir.path().join("o.json");
     std::fs::write(&file, object(1, 1_500)).unwrap();
     let run = || {

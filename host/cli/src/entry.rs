@@ -1,0 +1,74 @@
+//! The process around a command: standard error's log, the async runtime, the exit
+//! status and how errors are printed. `render-store` (src/main.rs) is this alone, and so
+//! is the binary the end-to-end tests run (tests/bin), so both are one program.
+
+use crate::{cli, failure, terminal};
+use std::process::ExitCode;
+
+/// Runs the command line of this process and gives its exit status.
+pub fn main() -> ExitCode {
+    let args = cli::Args::parse_args();
+    if !args.is_server() {
+        end_quietly_when_output_closes();
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RENDER_STORE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    // Only the server runs work at once; every other command makes one call after
+    // another, and a single-threaded runtime starts without spawning workers.
+    let runtime = if args.is_server() {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    }
+    .enable_all()
+    .build();
+    let runtime = match runtime {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("render-store: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // diff(1)'s convention: 1 says "different", so trouble is 2.
+    let error_status = if args.is_diff() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::FAILURE
+    };
+    let as_json = args.format() == cli::OutputFormat::Json;
+    match runtime.block_on(cli::run(args)) {
+        Ok(cli::Finish::Done) => ExitCode::SUCCESS,
+        Ok(cli::Finish::Differs) => ExitCode::FAILURE,
+        Err(e) => {
+            // Errors carry keys and text from the store, and other libraries' messages
+            // may name a request URL with its signature.
+            let message = render_store::redact_urls_in(&format!("{e:#}"));
+            if as_json {
+                let error = serde_json::json!({
+                    "error": { "kind": failure::kind(&e), "message": message }
+                });
+                eprintln!("{error}");
+            } else {
+                eprintln!("render-store: {}", terminal::escape_for_terminal(&message));
+            }
+            error_status
+        }
+    }
+}
+
+/// Lets a closed output pipe end the process quietly, as it ends `cat` or `sha256sum`
+/// (`render-store replay t.jsonl | head`): Rust ignores SIGPIPE, so the next write would
+/// fail and `println!` would panic with a backtrace. Not for `serve`, whose writes to a
+/// closed connection must fail that connection alone.
+fn end_quietly_when_output_closes() {
+    // SAFETY: restoring a signal's default disposition at start, before any thread
+    // exists, has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
