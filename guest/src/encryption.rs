@@ -21,6 +21,7 @@
 //! meet.
 
 use crate::error::{Error, Result};
+use crate::json::quote;
 use base64::Engine as _;
 use chacha20poly1305::aead::{AeadInPlace, KeyInit};
 use chacha20poly1305::{Tag, XChaCha20Poly1305, XNonce};
@@ -76,7 +77,8 @@ impl EncryptionKey {
         validate_id(id)?;
         let secret: &[u8; KEY_BYTES] = secret.try_into().map_err(|_| {
             Error::InvalidInput(format!(
-                "encryption key {id:?} is {} bytes; a key is {KEY_BYTES} bytes (256 bits)",
+                "encryption key {} is {} bytes; a key is {KEY_BYTES} bytes (256 bits)",
+                quote(id),
                 secret.len()
             ))
         })?;
@@ -125,8 +127,9 @@ fn validate_id(id: &str) -> Result<()> {
         Ok(())
     } else {
         Err(Error::InvalidInput(format!(
-            "encryption key id {id:?} must be 1 to {MAX_ID} characters of A-Z, a-z, 0-9, \
-             '.', '_' and '-'"
+            "encryption key id {} must be 1 to {MAX_ID} characters of A-Z, a-z, 0-9, \
+             '.', '_' and '-'",
+            quote(id)
         )))
     }
 }
@@ -145,8 +148,8 @@ impl Keyring {
         for (i, key) in keys.iter().enumerate() {
             if keys[..i].iter().any(|k| k.id == key.id) {
                 return Err(Error::InvalidInput(format!(
-                    "the keyring holds key id {:?} twice; each key needs an id of its own",
-                    key.id
+                    "the keyring holds key id {} twice; each key needs an id of its own",
+                    quote(&key.id)
                 )));
             }
         }
@@ -186,7 +189,7 @@ impl Keyring {
             };
             let secret = base64::engine::general_purpose::STANDARD
                 .decode(key)
-                .map_err(|_| at(format!("the key of {id:?} is not standard base64")))?;
+                .map_err(|_| at(format!("the key of {} is not standard base64", quote(id))))?;
             keys.push(EncryptionKey::new(id, &secret).map_err(|e| match e {
                 Error::InvalidInput(m) => at(m),
                 other => other,
@@ -395,7 +398,8 @@ impl<'a> Header<'a> {
                 Ok((id, check, line))
             }
             (Some(v), ..) if v != VERSION => Err(format!(
-                "its format version {v:?} is not one this render store reads ({VERSION})"
+                "its format version {} is not one this render store reads ({VERSION})",
+                quote(v)
             )),
             _ => Err("its header is not `v1 <key id> <key check>`".into()),
         }

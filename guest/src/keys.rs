@@ -8,6 +8,7 @@
 //! Names are checked before any key is made, so no key can escape its Release's prefix.
 
 use crate::error::{Result, invalid};
+use crate::json::quote;
 use crate::time::{SyncTime, format_key_time, parse_key_time};
 
 /// A Release, the unit whose renders and history the store keeps.
@@ -65,8 +66,9 @@ fn is_label(s: &str) -> bool {
 pub fn validate_namespace(namespace: &str) -> Result<()> {
     if namespace.len() > MAX_NAMESPACE_LEN || !is_label(namespace) {
         return Err(invalid(format!(
-            "namespace {namespace:?} is not a DNS-1123 label (at most {MAX_NAMESPACE_LEN} \
-             characters of a-z, 0-9 and '-', starting and ending with a letter or digit)"
+            "namespace {} is not a DNS-1123 label (at most {MAX_NAMESPACE_LEN} \
+             characters of a-z, 0-9 and '-', starting and ending with a letter or digit)",
+            quote(namespace)
         )));
     }
     Ok(())
@@ -76,9 +78,10 @@ pub fn validate_namespace(namespace: &str) -> Result<()> {
 pub fn validate_name(name: &str) -> Result<()> {
     if name.len() > MAX_NAME_LEN || !name.split('.').all(is_label) {
         return Err(invalid(format!(
-            "release name {name:?} is not a DNS-1123 subdomain (at most {MAX_NAME_LEN} \
+            "release name {} is not a DNS-1123 subdomain (at most {MAX_NAME_LEN} \
              characters; dot-separated labels of a-z, 0-9 and '-', each starting and \
-             ending with a letter or digit)"
+             ending with a letter or digit)",
+            quote(name)
         )));
     }
     Ok(())
@@ -93,7 +96,8 @@ pub fn validate_render_ref(render_ref: &str) -> Result<()> {
             .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c));
     if !ok {
         return Err(invalid(format!(
-            "renderRef {render_ref:?} is not \"sha256:\" followed by 64 lowercase hex digits"
+            "renderRef {} is not \"sha256:\" followed by 64 lowercase hex digits",
+            quote(render_ref)
         )));
     }
     Ok(())

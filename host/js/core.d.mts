@@ -226,6 +226,8 @@ export function store(bucket: Bucket): RenderStore;
 export function scopedBucket(bucket: Bucket, release: ReleaseLike): Record<'get' | 'put' | 'exists' | 'list' | 'delete' | 'delete-many' | 'deleteMany', (...args: unknown[]) => unknown>;
 /** Orders keys by their UTF-8 bytes, the order listings must have. */
 export function compareKeys(a: string, b: string): number;
+/** The rule every bucket applies to a key: its components, or a `denied` BucketError. */
+export function checkKey(key: string): string[];
 
 /** A bucket in memory, with the bucket contract of the Rust host. */
 export class MemoryBucket implements Bucket {

@@ -1099,12 +1099,17 @@ export function scopedBucket(bucket, release) {
 // ---------------------------------------------------------------------------------------
 // Buckets
 
-/** object_store's Path rules as the Rust ObjectStoreBucket applies them: no empty key, no
- *  leading or trailing `/`, no empty, `.` or `..` segment, no ASCII control character. */
-function checkKey(key) {
-  const valid = key !== '' && !key.startsWith('/') && !key.endsWith('/')
-    && key.split('/').every((s) => s !== '' && s !== '.' && s !== '..' && !/[\x00-\x1f\x7f]/.test(s));
-  if (!valid) throw new BucketError('denied', messages.invalidKey(key));
+/**
+ * The rule every bucket applies before a call touches anything (CONTRACT.md §2, the Rust
+ * host's check_key): a key is a clean `/`-separated path, with no empty, `.` or `..`
+ * component and no control character (Unicode's Cc, as Rust's char::is_control: C0, DEL
+ * and C1). Its components, or `denied` in the component's words.
+ */
+export function checkKey(key) {
+  const parts = key.split('/');
+  const clean = key !== '' && parts.every((p) => p !== '' && p !== '.' && p !== '..' && !/\p{Cc}/u.test(p));
+  if (!clean) throw new BucketError('denied', messages.invalidKey(key));
+  return parts;
 }
 
 /** list(prefix) lists the segment-aligned parent of the prefix: it must be a valid key. */

@@ -5,7 +5,7 @@
 import { closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BucketError, compareKeys, messages, parseKeyring } from './core.mjs';
+import { BucketError, checkKey, compareKeys, messages, parseKeyring } from './core.mjs';
 
 export * from './core.mjs';
 
@@ -51,15 +51,8 @@ const CONTROL_CHAR = /\p{Cc}/u;
 /** Separates a key's file name from the staging suffix of its writer. */
 const STAGING_MARK = '#';
 
-/** A key's components, or `denied` naming the key (the Rust FolderBucket's check). */
-function components(key) {
-  const parts = key.split('/');
-  const clean = key !== '' && parts.every((p) => p !== '' && p !== '.' && p !== '..' && !CONTROL_CHAR.test(p));
-  if (!clean) {
-    throw new BucketError('denied', messages.invalidKey(key));
-  }
-  return parts;
-}
+/** A key's components, or `denied` naming the key (the rule of every bucket). */
+const components = checkKey;
 
 function crossesLink(key, component) {
   return new BucketError('denied', messages.crossesLink(key, component));

@@ -8,7 +8,7 @@ use super::{FORMAT, OLDEST_VERSION, VERSION};
 use crate::bucket::{BucketError, ObjectMeta};
 use crate::gc::Grace;
 use crate::history::NewEntry;
-use crate::json::{Builder, Document, Node, decode_value};
+use crate::json::{Builder, Document, Node, decode_value, quote};
 use crate::keys::Release;
 use crate::time::SyncTime;
 use base64::Engine as _;
@@ -182,14 +182,14 @@ impl<'a> Line<'a> {
 
     fn field(&self, object: u32, name: &str) -> Result<u32, TraceError> {
         self.get(object, name)
-            .ok_or_else(|| self.error(format!("field {name:?} is missing")))
+            .ok_or_else(|| self.error(format!("field {} is missing", quote(name))))
     }
 
     fn str(&self, object: u32, name: &str) -> Result<&str, TraceError> {
         let v = self.field(object, name)?;
         self.node(v)
             .as_str()
-            .ok_or_else(|| self.error(format!("field {name:?} must be a string")))
+            .ok_or_else(|| self.error(format!("field {} must be a string", quote(name))))
     }
 
     fn as_i64(&self, index: u32) -> Option<i64> {
@@ -348,8 +348,9 @@ impl<'a> Line<'a> {
             "delete-release" => Operation::DeleteRelease { release },
             other => {
                 return Err(self.error(format!(
-                    "unknown operation {other:?}: expected put-render, get-render, \
-                     has-history-ref, record-history, list-history, gc or delete-release"
+                    "unknown operation {}: expected put-render, get-render, \
+                     has-history-ref, record-history, list-history, gc or delete-release",
+                    quote(other)
                 )));
             }
         };
@@ -361,8 +362,9 @@ impl<'a> Line<'a> {
         let name = self.str(o, "call")?;
         let kind = CallKind::parse(name).ok_or_else(|| {
             self.error(format!(
-                "unknown call {name:?}: expected get, put, exists, list, delete or \
-                 delete-many"
+                "unknown call {}: expected get, put, exists, list, delete or \
+                 delete-many",
+                quote(name)
             ))
         })?;
         let (key, keys) = match kind {
@@ -435,8 +437,9 @@ impl<'a> Line<'a> {
                     "failed" => BucketError::Failed(message()?),
                     other => {
                         return Err(self.error(format!(
-                            "unknown bucket error {other:?}: expected not-found, denied or \
-                             failed"
+                            "unknown bucket error {}: expected not-found, denied or \
+                             failed",
+                            quote(other)
                         )));
                     }
                 }))
