@@ -1,6 +1,6 @@
 //! The bucket over an `object_store` backend, normalized to the bucket contract.
 
-use super::{Bucket, BucketError, Denial, ObjectMeta, messages};
+use super::{Bucket, BucketError, Denial, ObjectMeta, check_key, messages};
 use crate::types::SyncTime;
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
@@ -36,17 +36,15 @@ impl ObjectStoreBucket {
     }
 }
 
-/// A key as an object path; keys that are not clean `/`-separated paths (empty
-/// segments, `.` or `..`, control characters) are refused, not rewritten.
+/// A key as an object path; keys that are not clean `/`-separated paths
+/// ([`check_key`]) are refused, not rewritten.
 fn path(key: &str) -> Result<Path, BucketError> {
+    check_key(key)?;
     let invalid = || {
         BucketError::Denied(Denial::InvalidKey {
             key: key.to_string(),
         })
     };
-    if key.is_empty() || key.starts_with('/') || key.ends_with('/') {
-        return Err(invalid());
-    }
     let parsed = Path::parse(key).map_err(|_| invalid())?;
     // Path::parse accepts some keys it then stores under another name; refuse those.
     if parsed.as_ref() != key {
