@@ -25,9 +25,8 @@ use libfuzzer_sys::fuzz_target;
 use render_store_fuzz::{compact, fix_negative_zero};
 use render_store_guest::json::decode_object;
 use render_store_guest::{
-    DEFAULT_CONTEXT, Error, ObjectForm, SecretValues, canonical, diff_canonical, render_ref, render_ref_of_canonical,
-    sha256_hex, show_objects,
-    validate_render_ref,
+    DEFAULT_CONTEXT, Error, ObjectForm, SecretValues, canonical, diff_canonical, render_ref,
+    render_ref_of_canonical, sha256_hex, show_objects, validate_render_ref,
 };
 
 const SEPARATOR: u8 = 0x1E;

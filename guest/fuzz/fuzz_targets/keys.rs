@@ -21,8 +21,9 @@
 use libfuzzer_sys::fuzz_target;
 use render_store_guest::time::KEY_TIME_LEN;
 use render_store_guest::{
-    ParsedKey, Release, ReleasePrefix, SyncTime, format_key_time, format_synced_at, parse_key_time,
-    parse_synced_at, sha256_hex, validate_name, validate_namespace, validate_render_ref,
+    HistoryKey, ParsedKey, Release, ReleasePrefix, SyncTime, format_key_time, format_synced_at,
+    parse_key_time, parse_synced_at, sha256_hex, validate_name, validate_namespace,
+    validate_render_ref,
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -198,9 +199,7 @@ fn check_keys(namespace: &str, name: &str, keys: &[&str], time: SyncTime, data: 
                 assert!(render_ref_ok(render_ref));
                 assert_eq!(
                     prefix.parse(&key),
-                    Some(ParsedKey::Render {
-                        render_ref: render_ref.clone()
-                    })
+                    Some(ParsedKey::Render(render_ref.clone()))
                 );
                 assert_eq!(other.parse(&key), None, "{key} under {}", other.as_str());
             }
@@ -224,16 +223,16 @@ fn check_keys(namespace: &str, name: &str, keys: &[&str], time: SyncTime, data: 
 fn check_key(prefix: &ReleasePrefix, key: &str) {
     let parsed = prefix.parse(key);
     match &parsed {
-        Some(ParsedKey::Render { render_ref }) => {
+        Some(ParsedKey::Render(render_ref)) => {
             validate_render_ref(render_ref).expect("a parsed render key's renderRef");
             assert_eq!(prefix.render_key(render_ref).unwrap(), key, "render key");
             assert_eq!(prefix.parse_render_key(key).as_ref(), Some(render_ref));
             assert_eq!(prefix.parse_history_key(key), None);
         }
-        Some(ParsedKey::History {
+        Some(ParsedKey::History(HistoryKey {
             synced_at,
             render_ref,
-        }) => {
+        })) => {
             validate_render_ref(render_ref).expect("a parsed history key's renderRef");
             synced_at.validate().expect("a parsed history key's time");
             assert_eq!(
