@@ -323,31 +323,24 @@ async fn rekey_killed_at_moments_across_a_whole_run_leaves_every_blob_readable()
     );
 
     // One release, then the rest; every count adds up.
-    let out = cli(&url)
-        .args(["rekey", "ns/app0", "-o", "json", "--encryption-keys"])
-        .arg(&rotated_file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rekey = |which: &str| {
+        let out = cli(&url)
+            .args(["rekey", which, "-o", "json", "--encryption-keys"])
+            .arg(&rotated_file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let report = rekey("ns/app0");
     assert_eq!(report["releases"], 1);
     assert_eq!(report["rewritten"].as_u64().unwrap(), 40);
     assert_eq!(sealed_under(&root, &refs, "k2"), 40);
-    let out = cli(&url)
-        .args(["rekey", "--all", "-o", "json", "--encryption-keys"])
-        .arg(&rotated_file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = rekey("--all");
     assert_eq!(report["releases"], 4);
     assert_eq!(report["rewritten"].as_u64().unwrap(), 120);
     assert_eq!(report["kept"].as_u64().unwrap(), 40);
