@@ -118,6 +118,7 @@ mod tests {
         assert_eq!(effective_keep_history(Some(3)), Retention::Keep(3));
         assert_eq!(effective_keep_history(Some(0)), Retention::Off);
         assert_eq!(effective_keep_history(Some(-1)), Retention::Off);
+        assert_eq!(effective_keep_history(Some(-5)), Retention::Off);
         assert_eq!(history_count(false, Some(5)), 0);
         assert_eq!(history_count(true, None), 10);
         assert_eq!(history_count(true, Some(0)), 0);

@@ -554,7 +554,6 @@ const logicCall = (fn) => inInstance(NO_BUCKET, (x) => fn(x.logic));
 
 const ENCODER = new TextEncoder();
 /** Invalid UTF-8 sequences each become U+FFFD (the WHATWG decoder, as Rust's from_utf8_lossy). */
-const LOSSY = new TextDecoder('utf-8', { ignoreBOM: true }); // a leading U+FEFF kept, as Rust keeps it
 
 /** A value as the WIT `data` (a `list<u8>`): a string as its UTF-8, bytes as they are
  *  (whatever they hold: Go's handling of invalid UTF-8 needs them as is). */

@@ -6,7 +6,7 @@ use crate::error::{guard, rs_error};
 use crate::json;
 use crate::store::rs_store;
 use crate::value::rs_buf;
-use render_store::controller::{self, ReleaseRefs, Retention};
+use render_store::controller::{self, ReleaseRefs};
 use std::ffi::c_char;
 
 /// The effective keepHistory of a Release whose keepHistory is `keep_history` when
@@ -21,10 +21,7 @@ pub unsafe extern "C" fn rs_effective_keep_history(
     guard(|| {
         // SAFETY: the header's rule: `keep` valid for a write.
         let keep = unsafe { out(keep, "keep") }?;
-        *keep = match controller::effective_keep_history(has_keep_history.then_some(keep_history)) {
-            Retention::Keep(n) => n,
-            Retention::Off => 0,
-        };
+        *keep = controller::effective_keep_history(has_keep_history.then_some(keep_history)).keep();
         Ok(())
     })
 }

@@ -275,14 +275,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keep_history_rules() {
-        assert_eq!(effective_keep_history(None), Retention::Keep(10));
-        assert_eq!(effective_keep_history(Some(3)), Retention::Keep(3));
-        assert_eq!(effective_keep_history(Some(0)), Retention::Off);
-        assert_eq!(effective_keep_history(Some(-5)), Retention::Off);
-    }
-
-    #[test]
     fn history_count_is_zero_without_a_store() {
         assert_eq!(history_count(None, None), 0);
         assert_eq!(history_count(None, Some(7)), 0);
@@ -290,21 +282,6 @@ mod tests {
         assert_eq!(history_count(store.as_ref(), None), 10);
         assert_eq!(history_count(store.as_ref(), Some(7)), 7);
         assert_eq!(history_count(store.as_ref(), Some(0)), 0);
-    }
-
-    #[test]
-    fn protected_set_ignores_empty_refs() {
-        let refs = ReleaseRefs {
-            last_successful: Some("a".into()),
-            last_attempted: Some(String::new()),
-            pin: Some("b".into()),
-            last_healthy: Some("a".into()),
-        };
-        assert_eq!(protected_refs(Some("c"), &refs), ["a", "b", "c"]);
-        assert_eq!(
-            protected_refs(None, &ReleaseRefs::default()),
-            Vec::<String>::new()
-        );
     }
 
     #[test]
