@@ -283,7 +283,7 @@ function fieldsCodec(fields, asTuple) {
 /** The flat type of two cases' values in one slot (the canonical ABI's join). */
 function join(a, b) {
   if (a === undefined || a === b) return b;
-  return 'i64'; // i32 and i64: this WIT has no floats (wit.mjs refuses them)
+  return 'i64'; // i32 and i64: this WIT has no floats (the build tool refuses them)
 }
 
 /**
@@ -372,7 +372,7 @@ function variantCodec(kind, cases) {
   };
 }
 
-/** The codec of a type description (wit.mjs). */
+/** The codec of a type description (host/js/describe/src/world.rs gives the forms). */
 export function codec(type) {
   if (typeof type === 'string') {
     if (type === 'bool') return boolCodec;
@@ -492,8 +492,8 @@ export function coreName(pkg, iface, name) {
 }
 
 /**
- * The component's main core module with the canonical ABI around it. `world` (built by
- * wit.mjs and checked against the module by build.mjs): {package, imports: {iface:
+ * The component's main core module with the canonical ABI around it. `world` (written by
+ * render-store-js-describe and checked against the module by build.mjs): {package, imports: {iface:
  * {functions}}, exports: {iface: {functions}}}.
  */
 export class Component {

@@ -3,15 +3,16 @@
 #
 #   host/js/run.sh [node --test options...]
 #
-# 1. `npm ci` (pinned jco, which reads the component's world) when node_modules is missing or was installed from another
-#    package-lock.json / Node major version;
-# 2. writes the component with the Rust CLI and its core module and types (build.mjs; only
-#    when the component changed);
+# 1. `npm ci` (pinned TypeScript, which checks the declarations) when node_modules is missing
+#    or was installed from another package-lock.json / Node major version;
+# 2. writes the component with the Rust CLI, and its core module and types with the Rust
+#    build tool render-store-js-describe (build.mjs; only when either changed);
 # 3. packs the package (npm pack), installs the tarball offline into an empty folder,
 #    runs examples/quickstart.mjs there, and runs every test against that install.
 #
-# RENDER_STORE_BIN: the Rust CLI (default: target/debug/render-store of this checkout;
-# build it with `cargo build -p render-store-cli --bin render-store`).
+# RENDER_STORE_BIN: the Rust CLI (default: target/debug/render-store of this checkout), with
+# render-store-js-describe beside it; build both with
+# `cargo build -p render-store-cli -p render-store-js-describe`.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -30,7 +31,7 @@ fi
 bin="${RENDER_STORE_BIN:-$here/../../target/debug/render-store}"
 if [ ! -x "$bin" ]; then
   echo "run.sh: the render-store CLI is not at $bin" >&2
-  echo "run.sh: build it with 'cargo build -p render-store-cli --bin render-store' or set RENDER_STORE_BIN" >&2
+  echo "run.sh: build it with 'cargo build -p render-store-cli -p render-store-js-describe' or set RENDER_STORE_BIN" >&2
   exit 1
 fi
 RENDER_STORE_BIN="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"

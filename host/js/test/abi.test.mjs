@@ -258,7 +258,7 @@ test('the component may not call the host while the host lowers a value into it'
   assert.equal(called, 0);
 });
 
-test('the package\'s world is the WIT\'s (build.mjs checked the module against it)', async () => {
+test('the package\'s world is the WIT\'s (read from the component by render-store-js-describe; build.mjs checked the module against it)', async () => {
   const pkg = existsSync(installed) ? dirname(installed) : join(here, '..');
   const { WORLD: world } = await import(pathToFileURL(join(pkg, 'generated', 'js', 'component.js')).href);
   const wit = readFileSync(join(REPO, 'wit', 'render-store.wit'), 'utf8');
