@@ -4,8 +4,10 @@ many threads at once."""
 
 from __future__ import annotations
 
+import gc
 import threading
 import uuid
+import weakref
 from pathlib import Path
 from typing import List, Optional
 
@@ -49,6 +51,26 @@ def test_a_mem_store_and_a_file_store_from_urls(tmp_path: Path) -> None:
     # A closed store says so instead of crashing.
     with pytest.raises(ValueError, match="closed"):
         store.list_history("ns/app")
+
+
+def test_a_dropped_store_is_freed_at_once_and_its_bucket_keeps_it_open(tmp_path: Path) -> None:
+    # No reference cycle: the store goes with its last reference, not at the next
+    # garbage collection, and its native store with it.
+    gc.disable()
+    try:
+        for url in ("mem://", tmp_path.as_uri()):
+            store = rs.open(url)
+            assert store is not None
+            store.put_render("ns/app", [b'{"kind":"ConfigMap"}'])
+            gone = weakref.ref(store)
+            del store
+            assert gone() is None, url
+        # A bucket taken from a store keeps that store open while it is used.
+        bucket = rs.open("mem://").bucket  # type: ignore[union-attr]
+        bucket.put("ns/app/a", b"1")
+        assert bucket.get("ns/app/a") == b"1"
+    finally:
+        gc.enable()
 
 
 def test_the_s3_store_of_the_emulator() -> None:

@@ -1028,9 +1028,12 @@ class RenderStore:
                  encryption_keys: Optional[PathLike] = None, _handle: Any = None):
         self.runtime = runtime or default_runtime()
         self._lock = threading.Lock()
+        # The bucket given, or None for a store opened from a URL, whose StoreBucket is
+        # made when asked: one kept here would hold the store in a reference cycle, and
+        # a dropped store would wait for the garbage collector to be freed.
+        self._bucket: Any = None
         if _handle is not None:
             self._ptr: Optional[int] = _handle
-            self.bucket: Any = StoreBucket(self)
             self._seal(encryption_keys)
             return
         for method in ("get", "put", "exists", "list", "delete"):
@@ -1050,8 +1053,15 @@ class RenderStore:
             _Served.drop(user_data)
             raise
         self._ptr = out.value
-        self.bucket = bucket
+        self._bucket = bucket
         self._seal(encryption_keys)
+
+    @property
+    def bucket(self) -> Any:
+        """The bucket under the store: the object given to ``RenderStore(bucket)``, or
+        for a store from :func:`open` a :class:`StoreBucket` over the library's bucket
+        (which keeps the store open while it is held)."""
+        return self._bucket if self._bucket is not None else StoreBucket(self)
 
     def _seal(self, encryption_keys: Optional[PathLike]) -> None:
         """Puts the keyring file's keys on this store (CONTRACT.md, Encryption at rest);
