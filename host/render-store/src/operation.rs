@@ -49,35 +49,36 @@ impl RenderStore {
     }
 }
 
-/// `operation` as the WIT `trace.operation`.
+/// `operation` as the WIT `trace.operation`. Matched by reference: a render's objects
+/// are copied once, into the WIT list, not cloned first.
 pub(crate) fn operation_to_wit(operation: &Operation) -> wit_trace::Operation {
     use wit_trace::Operation as O;
-    match operation.clone() {
+    match operation {
         Operation::PutRender { release, objects } => O::PutRender(wit_trace::PutRenderArgs {
-            release: (&release).into(),
-            objects: objects_arg(&objects),
+            release: release.into(),
+            objects: objects_arg(objects),
         }),
         Operation::GetRender {
             release,
             render_ref,
         } => O::GetRender(wit_trace::RenderRefArgs {
-            release: (&release).into(),
-            render_ref,
+            release: release.into(),
+            render_ref: render_ref.clone(),
         }),
         Operation::HasHistoryRef {
             release,
             render_ref,
         } => O::HasHistoryRef(wit_trace::RenderRefArgs {
-            release: (&release).into(),
-            render_ref,
+            release: release.into(),
+            render_ref: render_ref.clone(),
         }),
         Operation::RecordHistory { release, entry } => {
             O::RecordHistory(wit_trace::RecordHistoryArgs {
-                release: (&release).into(),
-                entry: (&entry).into(),
+                release: release.into(),
+                entry: entry.into(),
             })
         }
-        Operation::ListHistory { release } => O::ListHistory((&release).into()),
+        Operation::ListHistory { release } => O::ListHistory(release.into()),
         Operation::Gc {
             release,
             keep,
@@ -85,14 +86,14 @@ pub(crate) fn operation_to_wit(operation: &Operation) -> wit_trace::Operation {
             dry_run,
             grace,
         } => O::Gc(wit_trace::GcArgs {
-            release: (&release).into(),
-            keep,
-            protected,
-            dry_run,
+            release: release.into(),
+            keep: *keep,
+            protected: protected.clone(),
+            dry_run: *dry_run,
             now: grace.now.into(),
             grace_seconds: grace.seconds,
         }),
-        Operation::DeleteRelease { release } => O::DeleteRelease((&release).into()),
+        Operation::DeleteRelease { release } => O::DeleteRelease(release.into()),
     }
 }
 
