@@ -34,13 +34,9 @@ fn main() -> Result<()> {
     let world = world::describe(&bytes).with_context(|| component.display().to_string())?;
     let module =
         core_module::main_module(&bytes).with_context(|| component.display().to_string())?;
-    write_module(out, &hex(&Sha256::digest(&bytes)), &world, &module)?;
+    write_module(out, &hex::encode(Sha256::digest(&bytes)), &world, &module)?;
     println!("{}", module.signatures());
     Ok(())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn write_module(
