@@ -484,7 +484,7 @@ function errPayload(e) {
 // The component
 
 /** The core name of a function of interface `iface` of package `pkg` ("ns:name@version"). */
-export function coreName(pkg, iface, name) {
+function coreName(pkg, iface, name) {
   const at = pkg.indexOf('@');
   const base = at < 0 ? pkg : pkg.slice(0, at);
   const version = at < 0 ? '' : pkg.slice(at);
