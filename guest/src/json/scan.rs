@@ -530,6 +530,15 @@ mod tests {
         (i, kind)
     }
 
+    fn assert_run_matches_bytewise(v: &[u8], start: usize) {
+        assert_eq!(
+            escaped_string_run(v, start),
+            escaped_bytewise(v, start),
+            "{:?} from {start}",
+            String::from_utf8_lossy(v)
+        );
+    }
+
     #[test]
     fn escaped_runs_pass_short_escapes_wherever_they_fall() {
         // One or two escapes (or other stops) at every position of texts ending inside
@@ -558,13 +567,7 @@ mod tests {
                         let mut v = vec![b'a'; len];
                         v.splice(at..at, first.iter().chain(second).copied());
                         for start in [0, 1, 3] {
-                            let start = start.min(v.len());
-                            assert_eq!(
-                                escaped_string_run(&v, start),
-                                escaped_bytewise(&v, start),
-                                "{:?} from {start}",
-                                String::from_utf8_lossy(&v)
-                            );
+                            assert_run_matches_bytewise(&v, start.min(v.len()));
                         }
                     }
                 }
@@ -605,13 +608,7 @@ mod tests {
             if next(4) == 0 {
                 v.push(b'\\');
             }
-            let start = next(v.len() + 1);
-            assert_eq!(
-                escaped_string_run(&v, start),
-                escaped_bytewise(&v, start),
-                "{:?} from {start}",
-                String::from_utf8_lossy(&v)
-            );
+            assert_run_matches_bytewise(&v, next(v.len() + 1));
         }
     }
 
