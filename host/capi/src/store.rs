@@ -176,7 +176,8 @@ pub unsafe extern "C" fn rs_store_put_render(
             )
         };
         let release = release!(namespace, namespace_len, name, name_len);
-        let split = objects.split();
+        // Split only for a trace, which records the objects one by one.
+        let split = trace.is_some().then(|| objects.split()).flatten();
         let reference = match (trace, split) {
             (Some(trace), Some(items)) => {
                 let objects = items.into_iter().map(<[u8]>::to_vec).collect();
