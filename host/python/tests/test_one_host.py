@@ -176,6 +176,25 @@ def test_eight_threads_call_one_store_at_once() -> None:
         assert len(store.list_history(f"ns/app{n}")) == 3
 
 
+def test_a_text_result_with_a_nul_inside_is_read_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Text buffers are read up to the NUL the library puts after them; one with a NUL
+    # inside is read by its length instead. The buffer here is Python's, so the
+    # library's free is replaced by a recorder.
+    import ctypes
+    from render_store import _lib
+
+    freed = []
+    monkeypatch.setattr(_lib, "lib", type("Lib", (), {"rs_buf_free": staticmethod(freed.append)}))
+    memory = ctypes.create_string_buffer(b"ab\0cd\xc3\xa9")
+    buf = _lib.Buf()
+    buf.data = ctypes.cast(memory, ctypes.POINTER(ctypes.c_uint8))
+    buf.len = 7
+    assert _lib.take_text(buf) == "ab\0cd\u00e9"
+    buf.len = 2
+    assert _lib.take_text(buf) == "ab"
+    assert len(freed) == 2
+
+
 def test_a_python_store_is_read_by_the_cli_and_the_reverse(cli, tmp_path: Path) -> None:
     root = tmp_path / "store"
     with rs.open(f"file://{root}?create_dir=true") as store:

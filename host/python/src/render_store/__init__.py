@@ -144,7 +144,8 @@ def _raise(fields: _lib.ErrorFields) -> Exception:
 
 
 def _check(err: Optional[int]) -> None:
-    _lib.check(err, _raise)
+    if err:
+        _lib.check(err, _raise)
 
 
 class BucketError(Exception):
@@ -368,9 +369,7 @@ def _bytes(b: BytesLike, what: str = "value") -> bytes:
 
 
 def _objects(objects: Iterable[BytesLike]) -> Tuple[bytes, int, Any, int]:
-    if isinstance(objects, (bytes, bytearray, memoryview, str)):
-        raise TypeError("objects must be a sequence of objects, each one JSON object's bytes")
-    if isinstance(objects, list):
+    if type(objects) is list:
         # The usual case, a list of bytes, taken as it is: join refuses a str, and a
         # length that is not the byte count (a memoryview of wider items) shows in the
         # total; either way the objects are converted one by one.
@@ -378,6 +377,8 @@ def _objects(objects: Iterable[BytesLike]) -> Tuple[bytes, int, Any, int]:
             return _lib.joined(objects)
         except TypeError:
             pass
+    elif isinstance(objects, (bytes, bytearray, memoryview, str)):
+        raise TypeError("objects must be a sequence of objects, each one JSON object's bytes")
     return _lib.joined([_bytes(o, f"objects[{i}]") for i, o in enumerate(objects)])
 
 
@@ -1018,6 +1019,10 @@ class StoreBucket:
 _KIND_DENIED = 17
 
 
+# Closing is rare: one lock for every store's, rather than a lock made with each store.
+_CLOSING = threading.Lock()
+
+
 class RenderStore:
     """The store operations over a bucket, in the Rust host library: a store from
     :func:`open`, or ``RenderStore(bucket)`` over a bucket written in Python. Safe to use
@@ -1025,17 +1030,13 @@ class RenderStore:
     collector."""
 
     def __init__(self, bucket: Any = None, runtime: Optional[Runtime] = None, *,
-                 encryption_keys: Optional[PathLike] = None, _handle: Any = None):
+                 encryption_keys: Optional[PathLike] = None):
         self.runtime = runtime or default_runtime()
-        self._lock = threading.Lock()
-        # The bucket given, or None for a store opened from a URL, whose StoreBucket is
-        # made when asked: one kept here would hold the store in a reference cycle, and
-        # a dropped store would wait for the garbage collector to be freed.
+        # The bucket given, or None for a store opened from a URL (_adopt), whose
+        # StoreBucket is made when asked: one kept here would hold the store in a
+        # reference cycle, and a dropped store would wait for the garbage collector.
         self._bucket: Any = None
-        if _handle is not None:
-            self._ptr: Optional[int] = _handle
-            self._seal(encryption_keys)
-            return
+        self._ptr: Optional[int] = None
         for method in ("get", "put", "exists", "list", "delete"):
             if not callable(getattr(bucket, method, None)):
                 raise TypeError(f"the bucket has no {method}() method")
@@ -1055,6 +1056,15 @@ class RenderStore:
         self._ptr = out.value
         self._bucket = bucket
         self._seal(encryption_keys)
+
+    @classmethod
+    def _adopt(cls, ptr: int, runtime: Runtime, encryption_keys: Optional[PathLike]) -> "RenderStore":
+        """A store over a library store ``ptr`` (freed on error)."""
+        store = cls.__new__(cls)
+        store.runtime, store._bucket, store._ptr = runtime, None, ptr
+        if encryption_keys is not None:
+            store._seal(encryption_keys)
+        return store
 
     @property
     def bucket(self) -> Any:
@@ -1086,7 +1096,7 @@ class RenderStore:
 
     def close(self) -> None:
         """Frees the store (no call on it may be running). Idempotent."""
-        with self._lock:
+        with _CLOSING:
             ptr, self._ptr = self._ptr, None
         if ptr:
             lib.rs_store_free(ptr)
@@ -1098,10 +1108,14 @@ class RenderStore:
         self.close()
 
     def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass
+        # No lock: a running call holds a reference, so none can be running now.
+        ptr = self.__dict__.get("_ptr")
+        if ptr:
+            self._ptr = None
+            try:
+                lib.rs_store_free(ptr)
+            except Exception:  # interpreter shutdown
+                pass
 
     def _traced(self, fn: Callable[..., Any], *args: Any) -> None:
         """Runs a traceable operation, its trace kept when :func:`record` asks."""
@@ -1121,7 +1135,12 @@ class RenderStore:
     def put_render(self, release: ReleaseLike, objects: Iterable[BytesLike]) -> str:
         """Stores the render unless its blob is stored intact; its renderRef."""
         buf = _lib.Buf()
-        self._traced(lib.rs_store_put_render, *_rel(release), *_objects(objects), byref(buf))
+        if _RECORDING.traces is None:
+            # The controller's hottest call, without the tracing wrapper's frame.
+            _check(lib.rs_store_put_render(self._ptr or self._handle(), *_rel(release), *_objects(objects),
+                                           byref(buf), None))
+        else:
+            self._traced(lib.rs_store_put_render, *_rel(release), *_objects(objects), byref(buf))
         return _lib.take_text(buf)
 
     def rekey_release(self, release: ReleaseLike) -> Tuple[int, int]:
@@ -1246,7 +1265,7 @@ def open(url: str, runtime: Optional[Runtime] = None, *,  # noqa: A001
     _check(lib.rs_store_open(*_lib.text(url), runtime._opt(), byref(out)))
     if not out.value:
         return None
-    return RenderStore(runtime=runtime, encryption_keys=encryption_keys, _handle=out.value)
+    return RenderStore._adopt(out.value, runtime, encryption_keys)
 
 
 # --------------------------------------------------------------------------------------

@@ -9,10 +9,11 @@ with the component inside it), or the file ``RENDER_STORE_LIBRARY`` names.
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib.resources
 import itertools
-import struct
 import os
+import struct
 from ctypes import (POINTER, Structure, c_bool, c_char_p, c_int32, c_int64, c_size_t, c_uint8,
                     c_uint32, c_uint64, c_void_p)
 from typing import Any, Callable, List, Optional, Sequence, Tuple
@@ -31,10 +32,17 @@ KEY_RENDER = 1
 KEY_HISTORY = 2
 
 
+class _BufData(ctypes.Union):
+    # ``text`` reads a text buffer up to the NUL the library puts after it, in one step
+    # (string_at is a foreign call of its own).
+    _fields_ = [("data", POINTER(c_uint8)), ("text", c_char_p)]
+
+
 class Buf(Structure):
     """``rs_buf``: bytes the library allocated; freed with ``rs_buf_free``."""
 
-    _fields_ = [("data", POINTER(c_uint8)), ("len", c_size_t), ("cap", c_size_t)]
+    _anonymous_ = ("_start",)
+    _fields_ = [("_start", _BufData), ("len", c_size_t), ("cap", c_size_t)]
 
 
 class Options(Structure):
@@ -215,7 +223,13 @@ def joined(items: Sequence[bytes]) -> Tuple[bytes, int, bytes, int]:
     ends = list(itertools.accumulate(map(len, items)))
     if ends and ends[-1] != len(data):
         raise TypeError("an item's length is not its number of bytes")
-    return data, len(data), struct.pack(f"{len(ends)}N", *ends), len(ends)
+    return data, len(data), _ends_packer(len(ends))(*ends), len(ends)
+
+
+@functools.lru_cache(maxsize=256)
+def _ends_packer(count: int) -> Callable[..., bytes]:
+    # Compiled once per count: a render's object count repeats from call to call.
+    return struct.Struct(f"{count}N").pack
 
 
 def take(buf: Buf) -> bytes:
@@ -227,7 +241,18 @@ def take(buf: Buf) -> bytes:
 
 
 def take_text(buf: Buf) -> str:
-    return take(buf).decode("utf-8")
+    """The text of a buffer the library filled (one a call documents as text); the
+    buffer freed."""
+    try:
+        n = buf.len
+        if not n:
+            return ""
+        text = buf.text
+        if len(text) != n:  # a NUL inside the text: read its whole length
+            text = ctypes.string_at(buf.data, n)
+        return text.decode("utf-8")
+    finally:
+        lib.rs_buf_free(ctypes.byref(buf))
 
 
 def _error_bytes(fn: Callable[..., None], err: int) -> str:
