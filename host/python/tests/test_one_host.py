@@ -176,6 +176,40 @@ def test_eight_threads_call_one_store_at_once() -> None:
         assert len(store.list_history(f"ns/app{n}")) == 3
 
 
+def test_large_results_are_copies_whatever_the_sizes_and_threads() -> None:
+    # Results from 64 KiB to 8 MiB are copied out through a buffer each thread keeps:
+    # each must stay what it was when later, smaller and larger calls reuse that buffer,
+    # on this thread and on others at once.
+    from render_store import _lib
+
+    store = rs.open("mem://")
+    assert store is not None
+    sizes = [_lib._SCRATCH_FROM - 200, _lib._SCRATCH_FROM + 10, 300_000, 100_000,
+             _lib._SCRATCH_UP_TO + 10]
+    renders = {}
+    for i, size in enumerate(sizes):
+        objs = objects(f"s{i}", chr(ord("a") + i) * size)
+        renders[store.put_render("ns/app", objs)] = rs.canonical(objs)
+    got = {ref: store.get_render("ns/app", ref) for ref in renders}
+    assert got == renders
+    errors: List[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            for ref in (list(renders) if n % 2 else list(renders)[::-1]):
+                assert store.get_render("ns/app", ref) == renders[ref]
+        except BaseException as e:  # reported below, on the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert got == renders
+
+
 def test_a_text_result_with_a_nul_inside_is_read_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     # Text buffers are read up to the NUL the library puts after them; one with a NUL
     # inside is read by its length instead. The buffer here is Python's, so the

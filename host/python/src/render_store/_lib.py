@@ -14,6 +14,7 @@ import importlib.resources
 import itertools
 import os
 import struct
+import threading
 from ctypes import (POINTER, Structure, c_bool, c_char_p, c_int32, c_int64, c_size_t, c_uint8,
                     c_uint32, c_uint64, c_void_p)
 from typing import Any, Callable, List, Optional, Sequence, Tuple
@@ -232,12 +233,39 @@ def _ends_packer(count: int) -> Callable[..., bytes]:
     return struct.Struct(f"{count}N").pack
 
 
+# A large result is copied out through a buffer each thread keeps, so that the library's
+# buffer is freed before the result's bytes are made. Copied straight out, the two are
+# freed one after the other, side by side at the top of glibc's heap: together they
+# cross its trim threshold (which adapts to the largest block freed so far), and then
+# every call shrinks the heap and the next grows it again, a quarter more time in a
+# large get_render. One at a time, each stays under it. An extra copy, for results of
+# these sizes only: below, the heap is not trimmed; above, the thread would keep too
+# much memory.
+_SCRATCH_FROM = 64 << 10
+_SCRATCH_UP_TO = 8 << 20
+
+
+class _Scratch(threading.local):
+    def __init__(self) -> None:
+        self.buf = bytearray()
+
+
+_SCRATCH = _Scratch()
+
+
 def take(buf: Buf) -> bytes:
     """The bytes of a buffer the library filled, copied; the buffer freed."""
+    n = buf.len
     try:
-        return ctypes.string_at(buf.data, buf.len) if buf.len else b""
+        if n < _SCRATCH_FROM or n > _SCRATCH_UP_TO:
+            return ctypes.string_at(buf.data, n) if n else b""
+        scratch = _SCRATCH.buf
+        if len(scratch) < n:
+            scratch = _SCRATCH.buf = bytearray(n)
+        ctypes.memmove(ctypes.addressof(ctypes.c_char.from_buffer(scratch)), buf.data, n)
     finally:
         lib.rs_buf_free(ctypes.byref(buf))
+    return bytes(memoryview(scratch)[:n])
 
 
 def take_text(buf: Buf) -> str:
