@@ -1109,7 +1109,7 @@ class RenderStore:
 
     def __del__(self) -> None:
         # No lock: a running call holds a reference, so none can be running now.
-        ptr = self.__dict__.get("_ptr")
+        ptr = getattr(self, "_ptr", None)
         if ptr:
             self._ptr = None
             try:
