@@ -9,7 +9,7 @@ import threading
 import uuid
 import weakref
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import pytest
 
@@ -146,32 +146,42 @@ def test_a_denied_or_failed_bucket_error_keeps_its_words_and_gc_deletes_nothing(
     assert "this bucket is read-only" in str(e.value)
 
 
-def test_eight_threads_call_one_store_at_once() -> None:
-    bucket = rs.MemoryBucket()
-    store = rs.RenderStore(bucket)
+def on_threads(count: int, work: Callable[[int], None]) -> None:
+    """Runs ``work(n)`` on ``count`` threads at once (n from 0) and fails with what any of
+    them raised, on this thread."""
     errors: List[BaseException] = []
-    start = threading.Barrier(8)
+    start = threading.Barrier(count)
 
-    def work(n: int) -> None:
+    def run(n: int) -> None:
         try:
             start.wait()
-            release = f"ns/app{n}"
-            for i in range(10):
-                ref = store.put_render(release, objects(f"o{n}", str(i)))
-                store.record_history(release, render_ref=ref,
-                                     synced_at=rs.SyncTime(1_767_225_600 + i, 0))
-                assert store.get_render(release, ref) == rs.canonical(objects(f"o{n}", str(i)))
-            plan = store.gc(release, 3, grace_seconds=0)
-            assert len(plan.keep_history) == 3 and len(plan.delete_history) == 7
-        except BaseException as e:  # reported below, on the main thread
+            work(n)
+        except BaseException as e:
             errors.append(e)
 
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_eight_threads_call_one_store_at_once() -> None:
+    bucket = rs.MemoryBucket()
+    store = rs.RenderStore(bucket)
+
+    def work(n: int) -> None:
+        release = f"ns/app{n}"
+        for i in range(10):
+            ref = store.put_render(release, objects(f"o{n}", str(i)))
+            store.record_history(release, render_ref=ref,
+                                 synced_at=rs.SyncTime(1_767_225_600 + i, 0))
+            assert store.get_render(release, ref) == rs.canonical(objects(f"o{n}", str(i)))
+        plan = store.gc(release, 3, grace_seconds=0)
+        assert len(plan.keep_history) == 3 and len(plan.delete_history) == 7
+
+    on_threads(8, work)
     for n in range(8):
         assert len(store.list_history(f"ns/app{n}")) == 3
 
@@ -192,21 +202,12 @@ def test_large_results_are_copies_whatever_the_sizes_and_threads() -> None:
         renders[store.put_render("ns/app", objs)] = rs.canonical(objs)
     got = {ref: store.get_render("ns/app", ref) for ref in renders}
     assert got == renders
-    errors: List[BaseException] = []
 
     def work(n: int) -> None:
-        try:
-            for ref in (list(renders) if n % 2 else list(renders)[::-1]):
-                assert store.get_render("ns/app", ref) == renders[ref]
-        except BaseException as e:  # reported below, on the main thread
-            errors.append(e)
+        for ref in (list(renders) if n % 2 else list(renders)[::-1]):
+            assert store.get_render("ns/app", ref) == renders[ref]
 
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    on_threads(4, work)
     assert got == renders
 
 
