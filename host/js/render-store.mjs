@@ -25,11 +25,11 @@ export function readKeyringFile(path) {
     const refuse = (why) => new Error(`the keyring file ${path} ${why}`);
     if (!st.isFile()) throw refuse('is not a regular file');
     const me = typeof process.geteuid === 'function' ? process.geteuid() : st.uid;
-    if (st.uid !== me && st.uid !== 0) throw refuse(`is owned by user ${st.uid}, not by this user (${me}) or root: whoever owns it chooses the keys`);
+    if (st.uid !== me && st.uid !== 0) throw refuse(`is owned by user ${st.uid}, not by this user (${me}) or root: whoever owns it chooses what it holds`);
     if ((st.mode & 0o077) !== 0) {
       throw refuse(`has mode ${(st.mode & 0o7777).toString(8).padStart(4, '0')}: others can read or write it; make it readable by its owner alone (chmod 600; in Kubernetes, defaultMode: 0400)`);
     }
-    if (st.size > MAX_KEYRING_FILE) throw refuse(`is ${st.size} bytes, over the ${MAX_KEYRING_FILE} a keyring file may hold`);
+    if (st.size > MAX_KEYRING_FILE) throw refuse(`is ${st.size} bytes, over the ${MAX_KEYRING_FILE} it may hold`);
     return parseKeyring(readFileSync(fd));
   } finally {
     closeSync(fd);

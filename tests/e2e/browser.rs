@@ -8,7 +8,7 @@
 //! that lost its browser cannot pass by skipping. `RENDER_STORE_CHROMEDRIVER` and
 //! `RENDER_STORE_CHROMIUM` name other binaries than the ones on `PATH`.
 
-use super::support::serve_cli;
+use super::support::{Served, serve_cli};
 use render_store::{NewEntry, Release, RenderStore, SyncTime};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -59,6 +59,51 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// Logs the browser in as the person who started `server` does: opens the login file
+/// it printed, which posts the token and goes on to the pages. Returns where the pages
+/// are (the server's address and the pages' base path).
+async fn log_in(s: &Session, server: &Served) -> String {
+    let file = server
+        .login_file
+        .as_ref()
+        .expect("serve printed a login file");
+    s.open(url::Url::from_file_path(file).unwrap().as_str())
+        .await;
+    let base = render_store_cli::serve::pages_base(&server.token());
+    let pages = format!("http://{}{base}", server.addr);
+    assert_eq!(s.url_with(&format!("{base}/")).await, format!("{pages}/"));
+    pages
+}
+
+/// A server of another user on another port of 127.0.0.1: answers every request with a
+/// small page and keeps the `Cookie` headers it was sent.
+fn another_server() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                if line.to_ascii_lowercase().starts_with("cookie:") {
+                    kept.lock().unwrap().push(line.trim().to_string());
+                }
+                line.clear();
+            }
+            kept.lock().unwrap().push("(request)".to_string());
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 19\r\n\
+                  connection: close\r\n\r\n<p>another page</p>",
+            );
+        }
+    });
+    (port, seen)
 }
 
 /// A WebDriver session.
@@ -366,27 +411,28 @@ async fn the_pages_in_a_real_browser() {
     let url = format!("file://{}", dir.path().display());
     let store = RenderStore::open(&url).unwrap().unwrap();
     let refs = populate(&store).await;
-    // With its defaults: a token, and a one-time login URL for the browser.
+    // With its defaults: a token, and a login file for the browser.
     let server = serve_cli(&url, &[]);
     let site = format!("http://{}", server.addr);
     let (_driver, s) = start_browser(&driver, chromium.as_deref(), false).await;
 
-    // Before the login the pages are closed to the browser.
+    // Before the login the pages are closed to the browser, which is shown where to
+    // log in.
     s.open(&format!("{site}/")).await;
     assert!(
         s.all("section.namespace").await.is_empty(),
         "shown without a login"
     );
-    // The login URL sets the session cookie and leads to the release list, without the
-    // code in the address.
-    s.open(
-        server
-            .login_url
-            .as_deref()
-            .expect("serve printed a login URL"),
-    )
-    .await;
-    assert_eq!(s.url_with("/").await, format!("{site}/"));
+    assert_eq!(
+        s.all("input[type=password]").await.len(),
+        1,
+        "no login form"
+    );
+    s.screenshot(&shots, "login").await;
+    // The login file posts the token, sets the session cookie and leads to the release
+    // list under the pages' base, with no secret in any address.
+    let pages = log_in(&s, &server).await;
+    assert!(!s.url().await.contains(&server.token()));
     let cookies = s.get("/cookie").await;
     let session = cookies
         .as_array()
@@ -403,10 +449,34 @@ async fn the_pages_in_a_real_browser() {
     assert_eq!(session["httpOnly"], json!(true), "{session}");
     assert_eq!(session["sameSite"], json!("Strict"), "{session}");
     assert_eq!(
+        session["path"],
+        json!(pages.strip_prefix(&site).unwrap()),
+        "{session}"
+    );
+    assert_eq!(
         s.script("return document.cookie").await,
         json!(""),
         "the page's script sees the session cookie"
     );
+    // Another user's server on another port of the host: the browser visits it (a link,
+    // a redirect) and sends it no session cookie.
+    let (other_port, seen) = another_server();
+    for path in ["/", "/ui/prod/web", "/s/"] {
+        s.open(&format!("http://127.0.0.1:{other_port}{path}"))
+            .await;
+        s.url_with("127.0.0.1").await;
+    }
+    let seen = seen.lock().unwrap().clone();
+    // The three pages, and what else the browser asks of that origin (its icon).
+    assert!(
+        seen.iter().filter(|l| *l == "(request)").count() >= 3,
+        "{seen:?}"
+    );
+    assert!(
+        !seen.iter().any(|l| l.contains("render-store-session")),
+        "another port received the session cookie: {seen:?}"
+    );
+    s.open(&format!("{pages}/")).await;
 
     // The release list shows both releases, grouped by namespace.
     assert_eq!(
@@ -424,7 +494,7 @@ async fn the_pages_in_a_real_browser() {
     // The history lists the entries newest first, the hostile summary as text.
     let web_link = s.one("tr[data-release='prod/web'] a").await;
     s.click(&web_link).await;
-    assert_eq!(s.url_with("/ui/").await, format!("{site}/ui/prod/web"));
+    assert_eq!(s.url_with("/ui/").await, format!("{pages}/ui/prod/web"));
     let mut expected: Vec<String> = (1..=11).map(|v| format!("deploy v{v}")).collect();
     expected[6] = HOSTILE.to_string();
     expected.reverse();
@@ -462,7 +532,7 @@ async fn the_pages_in_a_real_browser() {
     s.click(&compare).await;
     let diff_url = s.url_with("/diff?").await;
     assert!(
-        diff_url.starts_with(&format!("{site}/ui/prod/web/diff?"))
+        diff_url.starts_with(&format!("{pages}/ui/prod/web/diff?"))
             && diff_url.contains(&refs[3]["sha256:".len()..])
             && diff_url.contains(&refs[4]["sha256:".len()..]),
         "{diff_url}"
@@ -495,7 +565,7 @@ async fn the_pages_in_a_real_browser() {
 
     // Keyboard: j moves to the newest entry, j again to the one before, p diffs it
     // with its predecessor.
-    s.open(&format!("{site}/ui/prod/web")).await;
+    s.open(&format!("{pages}/ui/prod/web")).await;
     s.press("jjp").await;
     let keyed = s.url_with("/diff?").await;
     assert!(
@@ -509,7 +579,7 @@ async fn the_pages_in_a_real_browser() {
     );
 
     // A render page lists the objects by kind; each expands to its YAML.
-    s.open(&format!("{site}/ui/prod/web")).await;
+    s.open(&format!("{pages}/ui/prod/web")).await;
     let render_link = s.one("tr[data-entry='5'] td.ref a").await;
     s.click(&render_link).await;
     let render_url = s.url_with("/renders/").await;
@@ -537,7 +607,11 @@ async fn the_pages_in_a_real_browser() {
     let download = s
         .script("return document.querySelector('a[download]').getAttribute('href')")
         .await;
-    assert_eq!(download, json!(format!("/renders/prod/web/{}", refs[4])));
+    let base = pages.strip_prefix(&site).unwrap();
+    assert_eq!(
+        download,
+        json!(format!("{base}/renders/prod/web/{}", refs[4]))
+    );
     s.screenshot(&shots, "render").await;
 
     // From a render to the newest entry: v5 to v11 changed the ConfigMap only.
@@ -561,7 +635,7 @@ async fn the_pages_in_a_real_browser() {
 
     // 400 px wide: nothing is wider than the window.
     s.resize(400, 900).await;
-    s.open(&format!("{site}/ui/prod/web")).await;
+    s.open(&format!("{pages}/ui/prod/web")).await;
     let width = s
         .script("return document.documentElement.scrollWidth <= window.innerWidth")
         .await;
@@ -575,17 +649,10 @@ async fn the_pages_in_a_real_browser() {
     s.screenshot(&shots, "diff-400px").await;
     s.call(reqwest::Method::DELETE, "", None).await;
 
-    // A dark system theme gives a dark page. A second browser has no cookie and the
-    // login URL worked once: it logs in to a server started again.
-    drop(server);
-    let again = serve_cli(&url, &[]);
-    let second_site = format!("http://{}", again.addr);
+    // A dark system theme gives a dark page. A second browser of the same person has no
+    // cookie: it logs in with the same login file.
     let (_dark_driver, dark) = start_browser(&driver, chromium.as_deref(), true).await;
-    dark.open(again.login_url.as_deref().expect("a login URL"))
-        .await;
-    dark.url_with("/").await;
-    let diff_url = diff_url.replace(&site, &second_site);
-    let site = second_site;
+    assert_eq!(log_in(&dark, &server).await, pages);
     dark.open(&diff_url).await;
     assert!(
         dark.text(&dark.one("#summary").await)
@@ -601,7 +668,7 @@ async fn the_pages_in_a_real_browser() {
         .await;
     assert_eq!(background, json!(true), "the page is not dark");
     dark.screenshot(&shots, "diff-dark").await;
-    dark.open(&format!("{site}/ui/prod/web")).await;
+    dark.open(&format!("{pages}/ui/prod/web")).await;
     dark.screenshot(&shots, "history-dark").await;
     dark.call(reqwest::Method::DELETE, "", None).await;
     eprintln!("browser test: screenshots in {}", shots.display());
@@ -655,12 +722,10 @@ async fn the_diff_page_names_each_hunk_and_folds_the_rest() {
         refs.push(r);
     }
     let server = serve_cli(&url, &[]);
-    let site = format!("http://{}", server.addr);
     let (_driver, s) = start_browser(&driver, chromium.as_deref(), false).await;
-    s.open(server.login_url.as_deref().expect("a login URL"))
-        .await;
+    let pages = log_in(&s, &server).await;
     let diff = format!(
-        "{site}/ui/kube-system/calico/diff?from={}&to={}",
+        "{pages}/ui/kube-system/calico/diff?from={}&to={}",
         refs[0], refs[1]
     );
     s.open(&diff).await;

@@ -665,11 +665,15 @@ async fn a_bearer_token_guards_every_endpoint_but_healthz() {
         format!("/diff?namespace=ns&name=app&render={}", refs[0]),
         "/releases".to_string(),
         "/".to_string(),
-        "/assets/app.js".to_string(),
         "/ui/ns/app".to_string(),
         format!("/ui/ns/app/renders/{}", refs[0]),
         format!("/ui/ns/app/diff?from={}&to={}", refs[0], refs[1]),
     ];
+    // The pages' style and script hold nothing of the store, and the login page needs
+    // them before there is a session: answered to anyone.
+    for asset in ["/assets/app.js", "/assets/app.css"] {
+        assert_eq!(s.get(asset).await.0, 200, "{asset}");
+    }
     for path in &paths {
         for headers in [
             vec![],
@@ -808,12 +812,35 @@ async fn errors_show_no_internal_path() {
 fn the_cli_serves_with_its_flags() {
     use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().unwrap();
-    let token_file = dir.path().join("token");
-    let empty = dir.path().join("empty");
-    std::fs::write(&token_file, "  t0ken-from-file\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o644)).unwrap();
-    std::fs::write(&empty, "\n").unwrap();
+    let secret_file = |name: &str, text: &str, mode: u32| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path
+    };
+    let token_file = secret_file("token", "  t0ken-from-file\n", 0o600);
+    let empty = secret_file("empty", "\n", 0o600);
+    // Readable by others (as Kubernetes mounts Secrets unless told defaultMode: 0400):
+    // everyone who can read it holds the token.
+    let open_to_all = secret_file("open", "t0ken-from-file\n", 0o644);
+    // Planted by another user, who knows the token it holds.
+    let planted = secret_file("planted", "t0ken-of-theirs\n", 0o600);
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        std::os::unix::fs::chown(&planted, Some(65534), None).unwrap();
+    } else {
+        eprintln!("not root: a token file another user owns is not tried");
+    }
+    let fifo = dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
     let serve = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
             .args([
@@ -831,8 +858,16 @@ fn the_cli_serves_with_its_flags() {
             .spawn()
             .unwrap()
     };
-    for (bad, says) in [
+    let mut bad_flags = vec![
         (vec!["--token-file", empty.to_str().unwrap()], "empty"),
+        (
+            vec!["--token-file", open_to_all.to_str().unwrap()],
+            "others can read or write it",
+        ),
+        (
+            vec!["--token-file", fifo.to_str().unwrap()],
+            "is not a regular file",
+        ),
         (vec!["--header-timeout", "0"], "header-timeout"),
         (vec!["--request-timeout", "soon"], "request-timeout"),
         (vec!["--max-response-bytes", "0"], "max-response-bytes"),
@@ -849,7 +884,14 @@ fn the_cli_serves_with_its_flags() {
             vec!["--no-auth", "--token-file", token_file.to_str().unwrap()],
             "--no-auth",
         ),
-    ] {
+    ];
+    if root {
+        bad_flags.push((
+            vec!["--token-file", planted.to_str().unwrap()],
+            "is owned by user 65534",
+        ));
+    }
+    for (bad, says) in bad_flags {
         let out = serve(&bad).wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -873,7 +915,6 @@ fn the_cli_serves_with_its_flags() {
         "--token-file",
         token_file.to_str().unwrap(),
     ]);
-    // The token file is readable by all (as Kubernetes mounts Secrets): a warning.
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut before = String::new();
     let mut line = String::new();
@@ -882,9 +923,10 @@ fn the_cli_serves_with_its_flags() {
         line.clear();
         assert_ne!(stderr.read_line(&mut line).unwrap(), 0, "{before}");
     }
-    assert!(before.contains("can be read by other users"), "{before}");
-    // No login URL: with a token file, standard error is often a log others read.
-    assert!(!before.contains("login?code="), "{before}");
+    // Nothing secret is printed: with a token file, standard error is often a log
+    // others read.
+    assert!(!before.contains("t0ken-from-file"), "{before}");
+    assert!(!before.contains("login.html"), "{before}");
     let addr: SocketAddr = line
         .trim()
         .rsplit("http://")
@@ -1131,7 +1173,7 @@ async fn exchange(
     method: reqwest::Method,
     path: &str,
     headers: &[(&str, &str)],
-    body: &'static str,
+    body: &str,
 ) -> (u16, reqwest::header::HeaderMap, String) {
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -1139,7 +1181,7 @@ async fn exchange(
         .unwrap();
     let mut request = client
         .request(method, format!("{}{path}", s.base))
-        .body(body);
+        .body(body.to_string());
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
@@ -1149,21 +1191,35 @@ async fn exchange(
     (status, headers, response.text().await.unwrap())
 }
 
-/// A browser logs in once with the printed code; its cookie then stands for the token,
-/// and cannot be used to post a diff from another origin.
+/// The session cookie a `POST /login` answer sets, as `name=value`.
+fn session_cookie(headers: &reqwest::header::HeaderMap) -> String {
+    headers["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// A browser logs in by posting the token (never in a URL); its cookie then stands for
+/// the token under the pages' base path alone, and cannot be used to post a diff from
+/// another origin.
 #[tokio::test]
-async fn a_one_time_login_gives_the_browser_a_session_cookie() {
+async fn a_login_gives_the_browser_a_cookie_confined_to_the_base() {
     let (_dir, store, refs) = populated().await;
+    let token = "t0ken-of-the-test";
     let s = Server::start_with(
         Some(store),
         ServeOptions {
-            token: Some("t0ken-of-the-test".into()),
-            login_code: Some("c0de-of-the-test".into()),
+            token: Some(token.into()),
             ..ServeOptions::default()
         },
     )
     .await;
+    let base = render_store_cli::serve::pages_base(token);
     let get = reqwest::Method::GET;
+    let post = reqwest::Method::POST;
     let pages = [
         "/".to_string(),
         "/releases".to_string(),
@@ -1171,72 +1227,133 @@ async fn a_one_time_login_gives_the_browser_a_session_cookie() {
         format!("/renders/ns/app/{}", refs[0]),
     ];
     for path in &pages {
-        assert_eq!(
-            exchange(&s, get.clone(), path, &[], "").await.0,
-            401,
-            "{path}"
-        );
+        for at in [path.clone(), format!("{base}{path}")] {
+            assert_eq!(exchange(&s, get.clone(), &at, &[], "").await.0, 401, "{at}");
+        }
     }
-    let (status, _, body) =
-        exchange(&s, get.clone(), "/login?code=c0de-of-the-tesT", &[], "").await;
-    assert_eq!(status, 401, "{body}");
-    assert!(body.contains("Restart the server"), "{body}");
-    assert_eq!(exchange(&s, get.clone(), "/login", &[], "").await.0, 401);
-    // The login must come for this server's name, as every other request.
-    let (status, _, _) = exchange(
+    // A browser asking for a page without a session gets the login page, not JSON.
+    let (status, headers, body) = exchange(
         &s,
         get.clone(),
-        "/login?code=c0de-of-the-test",
-        &[("host", "evil.example")],
+        "/ui/ns/app",
+        &[("accept", "text/html")],
         "",
     )
     .await;
-    assert_eq!(status, 403);
+    assert_eq!(status, 401);
+    assert_eq!(headers["content-type"], "text/html; charset=utf-8");
+    assert!(body.contains(r#"action="/login""#), "{body}");
+    assert!(
+        !body.contains(&base),
+        "the base is shown to no one without the token"
+    );
+    let (status, headers, body) = exchange(&s, get.clone(), "/login", &[], "").await;
+    assert_eq!(status, 200);
+    assert!(headers.get("set-cookie").is_none());
+    assert!(body.contains(r#"type="password""#), "{body}");
+    // The page's style is served to it before any login, and holds nothing.
+    assert_eq!(
+        exchange(&s, get.clone(), "/assets/app.css", &[], "")
+            .await
+            .0,
+        200
+    );
 
+    let form = |token: &str| format!("token={token}");
+    let as_form = ("content-type", "application/x-www-form-urlencoded");
+    let login = |body: String, extra: Option<(&'static str, &'static str)>| {
+        let s = &s;
+        let post = post.clone();
+        async move {
+            let mut headers = vec![as_form];
+            headers.extend(extra);
+            exchange(s, post, "/login", &headers, &body).await
+        }
+    };
+    let (status, headers, body) = login(form("t0ken-of-the-tesT"), None).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(headers.get("set-cookie").is_none());
+    // The login must come for this server's name, as every other request.
+    assert_eq!(
+        login(form(token), Some(("host", "evil.example"))).await.0,
+        403
+    );
+    // A token in the URL is not a login.
     let (status, headers, _) =
-        exchange(&s, get.clone(), "/login?code=c0de-of-the-test", &[], "").await;
-    assert_eq!(status, 303);
-    assert_eq!(headers["location"], "/");
+        exchange(&s, get.clone(), &format!("/login?token={token}"), &[], "").await;
+    assert_eq!(status, 200);
+    assert!(headers.get("set-cookie").is_none());
+
+    let (status, headers, body) = login(form(token), None).await;
+    assert_eq!(status, 200, "{body}");
     assert_eq!(headers["cache-control"], "no-store");
+    assert!(
+        body.contains(&format!(r#"content="0; url={base}/""#)),
+        "the page goes on to the base: {body}"
+    );
     let set_cookie = headers["set-cookie"].to_str().unwrap().to_string();
     assert!(
-        set_cookie.contains("; HttpOnly")
-            && set_cookie.contains("; SameSite=Strict")
-            && set_cookie.contains("; Path=/"),
+        set_cookie.ends_with(&format!("; HttpOnly; SameSite=Strict; Path={base}")),
         "{set_cookie}"
     );
-    let cookie = set_cookie.split(';').next().unwrap().to_string();
+    let cookie = session_cookie(&headers);
     assert!(
         cookie.starts_with(&format!("render-store-session-{}=", s.addr.port())),
         "{cookie}"
     );
-    assert!(!cookie.contains("t0ken-of-the-test") && !cookie.contains("c0de"));
+    assert!(!cookie.contains(token));
+    let with_cookie = [("cookie", cookie.as_str())];
     for path in &pages {
-        let (status, _, body) = exchange(&s, get.clone(), path, &[("cookie", &cookie)], "").await;
-        assert_eq!(status, 200, "{path}: {body}");
+        let at = format!("{base}{path}");
+        let (status, _, body) = exchange(&s, get.clone(), &at, &with_cookie, "").await;
+        assert_eq!(status, 200, "{at}: {body}");
+        // Outside the base the cookie is nothing, as a browser would not send it there.
+        assert_eq!(
+            exchange(&s, get.clone(), path, &with_cookie, "").await.0,
+            401,
+            "{path}"
+        );
     }
-    // Once only.
-    let (status, _, _) = exchange(&s, get.clone(), "/login?code=c0de-of-the-test", &[], "").await;
-    assert_eq!(status, 401);
+    // The pages link under the base, so a session's browser stays within it.
+    let (_, _, index) = exchange(&s, get.clone(), &format!("{base}/"), &with_cookie, "").await;
+    assert!(
+        index.contains(&format!(r#"href="{base}/ui/ns/app""#)),
+        "{index}"
+    );
+    assert!(
+        index.contains(&format!(r#"href="{base}/assets/app.css""#)),
+        "{index}"
+    );
+    assert!(!index.contains(r#"href="/ui/"#), "{index}");
+    // A second login (another browser) gets its own session; the first one's stays.
+    let (_, headers, _) = login(form(token), None).await;
+    let second = session_cookie(&headers);
+    assert_ne!(second, cookie);
+    for c in [&cookie, &second] {
+        let at = format!("{base}/releases");
+        assert_eq!(
+            exchange(&s, get.clone(), &at, &[("cookie", c)], "").await.0,
+            200
+        );
+    }
     // Another value under the name is nothing.
     let forged = format!("render-store-session-{}=0000", s.addr.port());
+    let at = format!("{base}/releases");
     assert_eq!(
-        exchange(&s, get.clone(), "/releases", &[("cookie", &forged)], "")
+        exchange(&s, get.clone(), &at, &[("cookie", &forged)], "")
             .await
             .0,
         401
     );
-    // The token goes on working beside the cookie.
+    // The token goes on working beside the cookie, inside and outside the base.
     let bearer = [("authorization", "Bearer t0ken-of-the-test")];
-    assert_eq!(
-        exchange(&s, get.clone(), "/releases", &bearer, "").await.0,
-        200
-    );
+    for at in ["/releases".to_string(), format!("{base}/releases")] {
+        assert_eq!(exchange(&s, get.clone(), &at, &bearer, "").await.0, 200);
+    }
 
     // The cookie does not make a page of another origin able to post a diff.
-    let post = reqwest::Method::POST;
     let yaml = "kind: Service\napiVersion: v1\nmetadata:\n  name: s\n";
-    let path = "/diff?namespace=ns&name=app";
+    let path = format!("{base}/diff?namespace=ns&name=app");
     let other_origin = format!("http://127.0.0.1:{}", s.addr.port() ^ 1);
     for headers in [
         vec![
@@ -1251,16 +1368,19 @@ async fn a_one_time_login_gives_the_browser_a_session_cookie() {
         ],
     ] {
         assert_eq!(
-            exchange(&s, post.clone(), path, &headers, yaml).await.0,
+            exchange(&s, post.clone(), &path, &headers, yaml).await.0,
             403,
             "{headers:?}"
         );
     }
-    let form = [
+    let form_post = [
         ("cookie", cookie.as_str()),
         ("content-type", "application/x-www-form-urlencoded"),
     ];
-    assert_eq!(exchange(&s, post.clone(), path, &form, yaml).await.0, 415);
+    assert_eq!(
+        exchange(&s, post.clone(), &path, &form_post, yaml).await.0,
+        415
+    );
     let own = s.base.clone();
     let same_origin = [
         ("cookie", cookie.as_str()),
@@ -1268,12 +1388,16 @@ async fn a_one_time_login_gives_the_browser_a_session_cookie() {
         ("sec-fetch-site", "same-origin"),
         ("content-type", "application/yaml"),
     ];
-    let (status, _, body) = exchange(&s, post.clone(), path, &same_origin, yaml).await;
+    let (status, _, body) = exchange(&s, post.clone(), &path, &same_origin, yaml).await;
     assert_eq!(status, 200, "{body}");
 
-    // Without a token there is no login.
-    let open = Server::start(None).await;
-    assert_eq!(exchange(&open, get, "/login?code=x", &[], "").await.0, 404);
+    // Without a token there is no login, and the pages are at the root.
+    let (_open_dir, open_store, _) = populated().await;
+    let open = Server::start(Some(open_store)).await;
+    assert_eq!(exchange(&open, get.clone(), "/login", &[], "").await.0, 404);
+    let (status, _, index) = exchange(&open, get, "/", &[], "").await;
+    assert_eq!(status, 200);
+    assert!(index.contains(r#"href="/assets/app.css""#), "{index}");
 }
 
 fn mode(path: &std::path::Path) -> u32 {
@@ -1310,19 +1434,36 @@ async fn serve_makes_a_private_token_and_removes_it_when_stopped() {
         s.get_with(&render, &[("authorization", &bearer)]).await.0,
         200
     );
-    // The login URL the server printed, as a browser opens it.
-    let login = served.login_url.clone().expect("a login URL");
-    let path = login.strip_prefix(&s.base).expect("on the address served");
-    let (status, headers, _) = exchange(&s, reqwest::Method::GET, path, &[], "").await;
-    assert_eq!(status, 303, "{login}");
-    let cookie = headers["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
-    assert_eq!(s.get_with("/", &[("cookie", &cookie)]).await.0, 200);
+    // The login file the server printed: private, beside the token, posting it to
+    // this server. Nothing printed holds the token or the pages' base.
+    let login_file = served.login_file.clone().expect("a login file");
+    assert_eq!(login_file.parent(), token_file.parent());
+    assert_eq!(mode(&login_file), 0o600);
+    let base = render_store_cli::serve::pages_base(&token);
+    assert!(
+        !served.printed.contains(&token) && !served.printed.contains(&base),
+        "{}",
+        served.printed
+    );
+    let (action, posted) = served.login_form();
+    assert_eq!(action, format!("{}/login", s.base));
+    assert_eq!(posted, token);
+    let (status, headers, _) = exchange(
+        &s,
+        reqwest::Method::POST,
+        "/login",
+        &[("content-type", "application/x-www-form-urlencoded")],
+        &format!("token={posted}"),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let cookie = session_cookie(&headers);
+    assert_eq!(
+        s.get_with(&format!("{base}/"), &[("cookie", &cookie)])
+            .await
+            .0,
+        200
+    );
     let status = served.stop(libc::SIGTERM);
     assert!(status.success(), "{status:?}");
     assert!(
@@ -1351,13 +1492,21 @@ async fn serve_makes_a_private_token_and_removes_it_when_stopped() {
     assert!(!token_file.exists());
     assert!(std::fs::read_dir(shared.path()).unwrap().next().is_none());
 
-    // With --token-file the server makes no token and prints no login URL (its standard
-    // error is often a log that people without the token read).
+    // With --token-file the server makes no token and no login file: a browser logs in
+    // at /login, which it names (no secret in that).
     let given = runtime.path().join("given-token");
     std::fs::write(&given, "g1ven-t0ken\n").unwrap();
+    std::fs::set_permissions(&given, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let served = serve_cli(&url, &["--token-file", given.to_str().unwrap()]);
     assert!(served.token_file.is_none(), "{}", served.printed);
-    assert!(served.login_url.is_none(), "{}", served.printed);
+    assert!(served.login_file.is_none(), "{}", served.printed);
+    assert!(
+        served
+            .printed
+            .contains(&format!("log in at http://{}/login", served.addr)),
+        "{}",
+        served.printed
+    );
     let s = Server::at(served.addr);
     assert_eq!(
         s.get_with(&render, &[("authorization", "Bearer g1ven-t0ken")])
@@ -1376,7 +1525,7 @@ async fn serve_without_a_token_only_when_asked() {
     let url = format!("file://{}", dir.path().display());
     let served = serve_cli(&url, &["--no-auth"]);
     assert!(
-        served.token_file.is_none() && served.login_url.is_none(),
+        served.token_file.is_none() && served.login_file.is_none(),
         "{}",
         served.printed
     );

@@ -351,8 +351,8 @@ fn another_user_gets_nothing_from_a_default_serve() {
             "{body}"
         );
     }
-    // Nor does a guessed login code, nor a cookie made up.
-    let (status, _) = curl(as_other, "/login?code=0000", &[]);
+    // Nor does a guessed token posted to the login, nor a cookie made up.
+    let (status, _) = curl(as_other, "/login", &["--data", "token=0000"]);
     assert_eq!(status, "401");
     let (status, _) = curl(
         as_other,
@@ -377,4 +377,115 @@ fn another_user_gets_nothing_from_a_default_serve() {
     }
     let (status, _) = curl(as_other, "/healthz", &[]);
     assert_eq!(status, "200");
+}
+
+/// The login `serve` prints never puts a credential where another user can read it: the
+/// person who started it opens a file path (which lands on the command lines of the
+/// opener and the browser, readable by every local user in /proc), and the file is
+/// theirs alone. Another user who polls those command lines gets nothing that logs in.
+#[test]
+fn what_the_login_leaves_on_command_lines_logs_nobody_in() {
+    let store = Store::new();
+    store.sync("ns/app", 1);
+    let served = super::support::serve_cli(&store.url(), &[]);
+    let token = served.token();
+    let base = render_store_cli::serve::pages_base(&token);
+    let login_file = served
+        .login_file
+        .clone()
+        .expect("serve printed a login file");
+    // Nothing printed holds the token or the pages' base.
+    assert!(
+        !served.printed.contains(&token) && !served.printed.contains(&base),
+        "{}",
+        served.printed
+    );
+    // What a terminal click does with the printed address: `xdg-open ADDRESS`, then the
+    // browser with ADDRESS in its arguments.
+    let printed = served
+        .printed
+        .lines()
+        .find_map(|l| l.split_once("open ").map(|(_, rest)| rest))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("serve printed what to open")
+        .to_string();
+    let mut opener = std::process::Command::new("sh")
+        .args(["-c", "sleep 30; exit 0", "xdg-open", &printed])
+        .spawn()
+        .unwrap();
+    // Its command line is the opener's once it has started.
+    let cmdline = format!("/proc/{}/cmdline", opener.id());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read(&cmdline).is_ok_and(|c| c.starts_with(b"sh\0")) {
+        assert!(Instant::now() < deadline, "the opener did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let as_other = is_root();
+    if !as_other {
+        eprintln!("not root: reading the command line as this user, not as nobody");
+    }
+    let seen = if as_other {
+        as_nobody("cat", &[&cmdline]).stdout
+    } else {
+        std::fs::read(&cmdline).unwrap()
+    };
+    let _ = opener.kill();
+    let _ = opener.wait();
+    let seen = String::from_utf8_lossy(&seen).replace('\0', " ");
+    assert!(seen.contains(&printed), "{seen}");
+    assert!(!seen.contains(&token) && !seen.contains(&base), "{seen}");
+    // Whatever the other user tries with it: the file and its folder are closed to
+    // them, and posting any word of the command line as the token is refused.
+    let base_url = format!("http://{}", served.addr);
+    let mut tries: Vec<String> = seen.split_whitespace().map(str::to_string).collect();
+    tries.push(login_file.display().to_string());
+    for word in &tries {
+        let args = [
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--max-time",
+            "10",
+            "--data-urlencode",
+            &format!("token={word}"),
+            &format!("{base_url}/login"),
+        ];
+        let out = if as_other {
+            as_nobody("curl", &args)
+        } else {
+            std::process::Command::new("curl")
+                .args(args)
+                .output()
+                .unwrap()
+        };
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "401", "{word}");
+    }
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&login_file), 0o600);
+    assert_eq!(mode(login_file.parent().unwrap()), 0o700);
+    if as_other {
+        let read = as_nobody("cat", &[login_file.to_str().unwrap()]);
+        assert!(
+            !read.status.success() && read.stdout.is_empty(),
+            "nobody read the login file"
+        );
+    }
+    // The owner's browser, posting what the file holds, is let in.
+    let (action, posted) = served.login_form();
+    let out = std::process::Command::new("curl")
+        .args([
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--data-urlencode",
+            &format!("token={posted}"),
+            &action,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "200");
 }

@@ -294,13 +294,27 @@ pub struct Served {
     pub addr: std::net::SocketAddr,
     /// The file of the token it made, when it made one.
     pub token_file: Option<std::path::PathBuf>,
-    /// The one-time login URL it printed, if any.
-    pub login_url: Option<String>,
+    /// The login file it made and printed, if any: a page that posts the token.
+    pub login_file: Option<std::path::PathBuf>,
     /// Everything it printed up to its "serving on" line.
     pub printed: String,
 }
 
 impl Served {
+    /// What a browser posts from the login file: the form's action and the token.
+    pub fn login_form(&self) -> (String, String) {
+        let path = self
+            .login_file
+            .as_ref()
+            .expect("the server made a login file");
+        let page = std::fs::read_to_string(path).unwrap();
+        let attribute = |name: &str| {
+            let start = page.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
+            page[start..][..page[start..].find('"').unwrap()].to_string()
+        };
+        (attribute("action"), attribute("value"))
+    }
+
     /// The token the server made.
     pub fn token(&self) -> String {
         let path = self.token_file.as_ref().expect("the server made a token");
@@ -395,13 +409,15 @@ pub fn serve_cli_with(url: &str, args: &[&str], env: &[(&str, Option<&str>)]) ->
     let addr = after("serving on http://").unwrap().trim().parse().unwrap();
     let token_file = after("the token is in ")
         .map(|rest| std::path::PathBuf::from(rest.split(": send").next().unwrap()));
-    let login_url = after("open http://")
-        .map(|rest| format!("http://{}", rest.split_whitespace().next().unwrap()));
+    let login_file = after("open file://").map(|rest| {
+        let url = format!("file://{}", rest.split_whitespace().next().unwrap());
+        url::Url::parse(&url).unwrap().to_file_path().unwrap()
+    });
     Served {
         child,
         addr,
         token_file,
-        login_url,
+        login_file,
         printed,
     }
 }

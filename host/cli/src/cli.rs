@@ -250,11 +250,11 @@ pub enum Command {
     /// Serve the observer's read-only HTTP endpoints (/history, /renders, /diff,
     /// /releases, /healthz) and its web pages (/, /ui/…). Every endpoint but /healthz
     /// needs a token: without --token-file one is made into a new file only this user
-    /// can read (its path is printed, and it is removed when the server stops), and a
-    /// one-time login URL for a browser is printed (not with --token-file, whose
-    /// standard error is often a log others read).
+    /// can read, with a login file beside it that logs a browser in (both paths are
+    /// printed; both are removed when the server stops). A browser can also log in at
+    /// /login by pasting the token.
     #[command(
-        after_help = "Examples:\n  render-store serve                      # prints a login URL for the web pages\n  render-store serve --listen 0.0.0.0:8080 --token-file /run/secrets/token"
+        after_help = "Examples:\n  render-store serve                      # prints a login file to open in a browser\n  render-store serve --listen 0.0.0.0:8080 --token-file /run/secrets/token"
     )]
     Serve {
         /// Address to listen on.
@@ -297,11 +297,18 @@ pub enum Command {
               default_value_t = ServeOptions::DEFAULT_MAX_CONCURRENT_REQUESTS,
               value_parser = positive)]
         max_concurrent_requests: usize,
-        /// Connections open at once; more wait to be accepted until one ends.
+        /// Connections whose client showed the token open at once; another such client
+        /// waits for a place, within its request timeout.
         #[arg(long, value_name = "N",
               default_value_t = ServeOptions::DEFAULT_MAX_CONNECTIONS,
               value_parser = positive)]
         max_connections: usize,
+        /// Connections whose client has shown no token (new ones, probes, those
+        /// answered 401) open at once; a new one past this closes the oldest of them.
+        #[arg(long, value_name = "N",
+              default_value_t = ServeOptions::DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS,
+              value_parser = positive)]
+        max_unauthenticated_connections: usize,
         /// A name (or IP address) to accept in the Host header besides localhost, the
         /// loopback addresses and the address listened on (repeatable).
         #[arg(long = "allow-host", value_name = "NAME")]
@@ -1096,8 +1103,12 @@ pub async fn run(args: Args) -> Result<Finish> {
             }
         }
         Command::Component { out } => {
-            std::fs::write(&out, render_store::COMPONENT)
-                .with_context(|| format!("writing {}", out.display()))?;
+            crate::local_file::write_file(
+                &out,
+                render_store::COMPONENT,
+                crate::local_file::Readers::Everyone,
+            )
+            .context("writing the component")?;
             if !as_json {
                 println!(
                     "wrote {} ({} bytes)",
@@ -1313,6 +1324,7 @@ pub async fn run(args: Args) -> Result<Finish> {
             max_diff_body_bytes,
             max_concurrent_requests,
             max_connections,
+            max_unauthenticated_connections,
             allow_host,
             token_file,
             no_auth,
@@ -1327,28 +1339,12 @@ pub async fn run(args: Args) -> Result<Finish> {
                      server may run out of descriptors with many connections"
                 ),
             }
-            // The token's file, when the server makes it: removed when this is dropped,
-            // after the server stopped.
-            let mut made = None;
             let token = match (&token_file, no_auth) {
                 (_, true) => None,
                 (Some(path), false) => {
                     Some(crate::serve::read_token_file(path).map_err(anyhow::Error::msg)?)
                 }
-                (None, false) => {
-                    let token = crate::serve::random_secret().map_err(anyhow::Error::msg)?;
-                    made =
-                        Some(crate::serve::TokenFile::create(&token).map_err(anyhow::Error::msg)?);
-                    Some(token)
-                }
-            };
-            // Only for a token the server made: then standard error is the terminal of
-            // whoever started it. With --token-file it is usually a log (a pod's) that
-            // people without the token read, and a browser goes through a proxy that
-            // adds the header.
-            let login_code = match &made {
-                Some(_) => Some(crate::serve::random_secret().map_err(anyhow::Error::msg)?),
-                None => None,
+                (None, false) => Some(crate::serve::random_secret().map_err(anyhow::Error::msg)?),
             };
             let options = ServeOptions {
                 header_timeout,
@@ -1360,9 +1356,9 @@ pub async fn run(args: Args) -> Result<Finish> {
                 max_diff_body_bytes,
                 max_concurrent_requests,
                 max_connections,
+                max_unauthenticated_connections,
                 allowed_hosts: allow_host,
-                token,
-                login_code: login_code.clone(),
+                token: token.clone(),
             };
             options.check().map_err(|m| anyhow::anyhow!("serve: {m}"))?;
             let store = match RenderStore::open(url)? {
@@ -1378,28 +1374,42 @@ pub async fn run(args: Args) -> Result<Finish> {
                 .with_context(|| format!("listening on {listen}"))?;
             let addr = listener.local_addr()?;
             let stop = crate::serve::stop_signal().context("handling SIGINT and SIGTERM")?;
+            // A browser on this machine reaches a server listening on every address
+            // through the loopback one.
+            let mut local = addr;
+            if local.ip().is_unspecified() {
+                local.set_ip(match local.ip() {
+                    std::net::IpAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                    std::net::IpAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+                });
+            }
+            let login_url = format!("http://{local}/login");
+            // The token's file and the login file, when the server makes the token:
+            // removed when this is dropped, after the server stopped.
+            let made = match (&token, &token_file) {
+                (Some(token), None) => Some(
+                    crate::serve::TokenFile::create(token, &login_url)
+                        .map_err(anyhow::Error::msg)?,
+                ),
+                _ => None,
+            };
             if let Some(made) = &made {
                 eprintln!(
                     "render-store: the token is in {}: send it as Authorization: Bearer \
                      TOKEN; the file is removed when the server stops",
                     made.path().display()
                 );
-            }
-            if let Some(code) = &login_code {
-                // A browser on this machine reaches a server listening on every
-                // address through the loopback one.
-                let mut at = addr;
-                if at.ip().is_unspecified() {
-                    at.set_ip(match at.ip() {
-                        std::net::IpAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
-                        std::net::IpAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
-                    });
-                }
+                // A path, not a URL with a secret in it: what is opened lands on the
+                // command lines of the opener and the browser, which every local user
+                // can read; the file itself only this user can.
                 eprintln!(
-                    "render-store: for the web pages, open http://{at}/login?code={code} \
-                     (it works once, within {} minutes)",
-                    ServeOptions::LOGIN_CODE_LIFETIME.as_secs() / 60
+                    "render-store: for the web pages, open {} in a browser of this user \
+                     (it logs the browser in; any browser, as often as needed)",
+                    file_url(made.login_path())
                 );
+            }
+            if token.is_some() {
+                eprintln!("render-store: a browser can also log in at {login_url} with the token");
             }
             if no_auth {
                 eprintln!(
@@ -1441,6 +1451,14 @@ pub async fn run(args: Args) -> Result<Finish> {
         Command::Demo => crate::demo::run(url, as_json).await?,
     }
     Ok(Finish::Done)
+}
+
+/// `path` as a `file://` URL a terminal makes clickable (the path itself when it is not
+/// absolute).
+fn file_url(path: &std::path::Path) -> String {
+    url::Url::from_file_path(path)
+        .map(String::from)
+        .unwrap_or_else(|()| path.display().to_string())
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ impl Keyring {
     /// it could read every Secret of the store, and anyone else who could write it
     /// could make the store seal new renders under a key of their own.
     pub async fn from_file(runtime: &Runtime, path: &Path) -> Result<Keyring> {
-        let text = read_checked(path).map_err(|reason| {
+        let text = crate::secret_file::read_secret_file(path, MAX_FILE).map_err(|reason| {
             Error::InvalidInput(format!("the keyring file {}: {reason}", path.display()))
         })?;
         Keyring::parse(runtime, &text).await.map_err(|e| match e {
@@ -66,59 +66,6 @@ impl Keyring {
     pub(crate) fn wit(&self) -> &Vec<wit::EncryptionKey> {
         &self.keys
     }
-}
-
-/// The file's bytes after the checks [`Keyring::from_file`] lists; the reason otherwise.
-fn read_checked(path: &Path) -> std::result::Result<Vec<u8>, String> {
-    use std::io::Read as _;
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // A FIFO planted at the path must not block the open.
-        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-    }
-    let file = options
-        .open(path)
-        .map_err(|e| format!("cannot be opened: {e}"))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot be read: {e}"))?;
-    if !meta.is_file() {
-        return Err("is not a regular file".into());
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let me = unsafe { libc::geteuid() };
-        if meta.uid() != me && meta.uid() != 0 {
-            return Err(format!(
-                "is owned by user {}, not by this user ({me}) or root: whoever owns it \
-                 chooses the keys",
-                meta.uid()
-            ));
-        }
-        if meta.mode() & 0o077 != 0 {
-            return Err(format!(
-                "has mode {:04o}: others can read or write it; make it readable by its \
-                 owner alone (chmod 600; in Kubernetes, defaultMode: 0400)",
-                meta.mode() & 0o7777
-            ));
-        }
-    }
-    if meta.len() > MAX_FILE {
-        return Err(format!(
-            "is {} bytes, over the {MAX_FILE} a keyring file may hold",
-            meta.len()
-        ));
-    }
-    let mut text = Vec::new();
-    file.take(MAX_FILE + 1)
-        .read_to_end(&mut text)
-        .map_err(|e| format!("cannot be read: {e}"))?;
-    Ok(text)
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ mod logic;
 mod observer;
 pub mod operation;
 mod runtime;
+mod secret_file;
 mod store;
 mod store_url;
 pub mod trace;
@@ -55,6 +56,7 @@ pub use error::{BoxError, Error, Result};
 pub use keyring::Keyring;
 pub use observer::{Observer, ObserverError, ReleaseSummary, RenderRead};
 pub use runtime::{Limits, Runtime};
+pub use secret_file::read_secret_file;
 pub use store::RenderStore;
 pub use store_url::{REDACTED, SCHEMES, accepted_params, open_bucket, redact_url, redact_urls_in};
 pub use types::{

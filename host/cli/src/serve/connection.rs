@@ -1,14 +1,16 @@
-//! One connection: the write deadline an answer sets, and the answer's body, which
-//! holds its request's place until the client has taken it.
+//! One connection: whether its client showed the token (the bound on connections that
+//! did not), the write deadline an answer sets, and the answer's body, which holds its
+//! request's place until the client has taken it.
 
 use axum::body::{Body, Bytes};
 use http_body::{Frame, SizeHint};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Instant;
 
 /// A connection's handle, which its requests carry: the answer being sent sets the
@@ -16,19 +18,101 @@ use tokio::time::Instant;
 #[derive(Clone)]
 pub(super) struct Connection {
     pub(super) write_deadline: Arc<watch::Sender<Option<Instant>>>,
+    pub(super) admitted: Arc<Admitted>,
+}
+
+/// One open connection, as [`Admission`] sees it.
+#[derive(Default)]
+pub(super) struct Admitted {
+    /// Told when the connection is to be closed to make room.
+    close: Notify,
+    /// Its place among the connections whose client showed the token, once it did.
+    trusted: tokio::sync::OnceCell<OwnedSemaphorePermit>,
+}
+
+/// Every connection is accepted, and counts as *unauthenticated* until one of its
+/// requests shows the token (or a session's cookie): the connections of clients that
+/// show nothing (idle ones, `/healthz` probes, those answered 401) are at most
+/// `max_unauthenticated`, and a new one closes the oldest of them past that. A
+/// connection that showed the token then takes one of `max_trusted` places, waiting
+/// for one if need be, and keeps it until it closes. So any number of connections that
+/// show nothing never keeps a client with the token, or a probe, from being answered.
+pub(super) struct Admission {
+    unauthenticated: Mutex<VecDeque<Arc<Admitted>>>,
+    max_unauthenticated: usize,
+    trusted: Arc<Semaphore>,
+}
+
+impl Admission {
+    pub(super) fn new(max_trusted: usize, max_unauthenticated: usize) -> Admission {
+        Admission {
+            unauthenticated: Mutex::new(VecDeque::new()),
+            max_unauthenticated,
+            trusted: Arc::new(Semaphore::new(max_trusted)),
+        }
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, VecDeque<Arc<Admitted>>> {
+        self.unauthenticated
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new connection, among the unauthenticated ones; the oldest of those is told to
+    /// close when there are too many.
+    pub(super) fn admit(&self) -> Arc<Admitted> {
+        let admitted = Arc::new(Admitted::default());
+        let mut queue = self.queue();
+        queue.push_back(admitted.clone());
+        if queue.len() > self.max_unauthenticated
+            && let Some(oldest) = queue.pop_front()
+        {
+            tracing::debug!("closed the oldest connection that showed no token, to make room");
+            oldest.close.notify_one();
+        }
+        admitted
+    }
+
+    /// The connection's client showed the token: it leaves the unauthenticated ones at
+    /// once and has a place among the trusted ones when this returns.
+    pub(super) async fn trust(&self, admitted: &Arc<Admitted>) {
+        if admitted.trusted.initialized() {
+            return;
+        }
+        self.forget(admitted);
+        let places = self.trusted.clone();
+        // The semaphore is never closed, so the error case cannot happen.
+        let _ = admitted
+            .trusted
+            .get_or_try_init(|| places.acquire_owned())
+            .await;
+    }
+
+    /// The connection ended.
+    pub(super) fn forget(&self, admitted: &Arc<Admitted>) {
+        self.queue().retain(|a| !Arc::ptr_eq(a, admitted));
+    }
 }
 
 /// Runs one connection until it ends, or closes it when its client has not taken an
-/// answer by the write deadline. hyper itself has no write timeout, and a response
-/// body is not even polled while the socket is full, so the deadline is watched here,
-/// beside the connection.
+/// answer by the write deadline, or when [`Admission`] needs its room. hyper itself has
+/// no write timeout, and a response body is not even polled while the socket is full,
+/// so the deadline is watched here, beside the connection.
 pub(super) async fn run_connection<F>(
     connection: F,
     mut deadline: watch::Receiver<Option<Instant>>,
-    _place: OwnedSemaphorePermit,
+    admission: Arc<Admission>,
+    admitted: Arc<Admitted>,
 ) where
     F: Future<Output = Result<(), hyper::Error>>,
 {
+    struct Forget(Arc<Admission>, Arc<Admitted>);
+    impl Drop for Forget {
+        fn drop(&mut self) {
+            self.0.forget(&self.1);
+        }
+    }
+    let _forget = Forget(admission, admitted.clone());
     tokio::pin!(connection);
     let mut watching = true;
     loop {
@@ -40,6 +124,7 @@ pub(super) async fn run_connection<F>(
                 }
                 return;
             }
+            () = admitted.close.notified() => return,
             changed = deadline.changed(), if watching => {
                 // The sender goes with the connection's service: nothing more to watch.
                 watching = changed.is_ok();

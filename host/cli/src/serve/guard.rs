@@ -1,26 +1,30 @@
-//! The checks every request passes before a handler runs: `Host`, token or login
-//! cookie, the origin and type of a `POST /diff`, the body read whole before a place is
-//! taken, the place itself and the request's time.
+//! The checks every request passes before it is routed: the size of its head, `Host`,
+//! the token or a session's cookie (under the pages' base path, which is taken off the
+//! path here), the origin and type of a `POST /diff`, the body read whole before a
+//! place is taken, the place itself and the request's time.
 
 use super::ServeOptions;
-use super::connection::{Connection, Held, Sending};
+use super::connection::{Admission, Connection, Held, Sending};
 use super::endpoints::error;
-use super::token::random_secret;
+use super::login::{Auth, unauthorized};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use http_body::Body as _;
 use http_body_util::BodyExt as _;
-use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-use subtle::ConstantTimeEq;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
+
+/// The largest request head (request line and headers) answered: a bigger one is a
+/// 431. hyper's own bound is on its read buffer, which it fills beyond this, so the
+/// head is measured here too.
+pub(super) const MAX_HEAD_BYTES: usize = 64 << 10;
 
 /// The checks every request passes before a handler runs.
 pub(super) struct Guard {
@@ -28,8 +32,10 @@ pub(super) struct Guard {
     names: HashSet<String>,
     /// Addresses accepted in `Host` besides the loopback ones.
     addresses: HashSet<IpAddr>,
-    /// The token and the browser login, when there is a token.
-    auth: Option<Auth>,
+    /// The token and the browsers' sessions, when there is a token.
+    pub(super) auth: Option<Auth>,
+    /// Which connections showed the token, and the bounds on those that did not.
+    pub(super) admission: Arc<Admission>,
     places: Arc<Semaphore>,
     body_places: Arc<Semaphore>,
     body_timeout: Duration,
@@ -37,23 +43,6 @@ pub(super) struct Guard {
     write_timeout: Duration,
     max_request_bytes: usize,
     max_diff_body_bytes: usize,
-}
-
-/// The secrets a request may show. Each is kept as its SHA-256: comparing digests
-/// takes the same time whatever the length of what a client sends.
-pub(super) struct Auth {
-    token: [u8; 32],
-    /// The login code and when it stops working, until it is used.
-    login: Mutex<Option<([u8; 32], Instant)>>,
-    /// The secret of the cookie the login gave, once it happened.
-    session: Mutex<Option<[u8; 32]>>,
-    /// The cookie's name. Browsers send a host's cookies to every port of it, so the
-    /// port is in the name: two servers on one host do not overwrite each other's.
-    cookie: String,
-}
-
-pub(super) fn digest(secret: &str) -> [u8; 32] {
-    Sha256::digest(secret.as_bytes()).into()
 }
 
 impl Guard {
@@ -76,21 +65,18 @@ impl Guard {
                 None => {}
             }
         }
-        let auth = options.token.as_ref().map(|token| Auth {
-            token: digest(token),
-            login: Mutex::new(options.login_code.as_ref().map(|code| {
-                (
-                    digest(code),
-                    Instant::now() + ServeOptions::LOGIN_CODE_LIFETIME,
-                )
-            })),
-            session: Mutex::new(None),
-            cookie: format!("render-store-session-{}", listening_on.port()),
-        });
+        let auth = options
+            .token
+            .as_ref()
+            .map(|token| Auth::new(token, listening_on.port()));
         Guard {
             names,
             addresses,
             auth,
+            admission: Arc::new(Admission::new(
+                options.max_connections,
+                options.max_unauthenticated_connections,
+            )),
             places: Arc::new(Semaphore::new(options.max_concurrent_requests)),
             body_places: Arc::new(Semaphore::new(options.max_concurrent_requests)),
             body_timeout: options.body_timeout,
@@ -109,18 +95,25 @@ impl Guard {
         }
     }
 
-    /// Why the request's `Host` (and the authority of an absolute URI) is refused.
-    fn host_refusal(&self, request: &Request) -> Option<&'static str> {
-        let host = request
-            .headers()
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok());
+    /// Why the request's `Host` (and the authority of an absolute URI) is refused, with
+    /// the status to answer.
+    fn host_refusal(&self, request: &Request) -> Option<(StatusCode, &'static str)> {
+        let forbidden = |why| Some((StatusCode::FORBIDDEN, why));
+        let mut hosts = request.headers().get_all(header::HOST).iter();
+        let host = hosts.next().and_then(|h| h.to_str().ok());
+        if hosts.next().is_some() {
+            // Which of them a proxy before this server checked is anybody's guess.
+            return Some((
+                StatusCode::BAD_REQUEST,
+                "the request has more than one Host header",
+            ));
+        }
         let Some(host) = host else {
-            return Some("the request has no Host header");
+            return forbidden("the request has no Host header");
         };
         if !self.host_allowed(host) {
             tracing::warn!("refused a request for Host {host:?}");
-            return Some(
+            return forbidden(
                 "this server does not answer for that Host (start it with --allow-host NAME \
                  to add a name)",
             );
@@ -128,102 +121,49 @@ impl Guard {
         if let Some(authority) = request.uri().authority()
             && !self.host_allowed(authority.as_str())
         {
-            return Some("this server does not answer for that request URI's host");
+            return forbidden("this server does not answer for that request URI's host");
         }
         None
     }
 
-    /// Whether the request carries the token, or the cookie of the browser that logged
-    /// in, when there is a token.
-    fn authenticated(&self, headers: &HeaderMap) -> bool {
-        let Some(auth) = &self.auth else {
-            return true;
-        };
-        let bearer = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|h| h.to_str().ok())
-            .and_then(|h| {
-                let (scheme, token) = h.split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-            });
-        if bearer.is_some_and(|token| bool::from(digest(token).ct_eq(&auth.token))) {
-            return true;
+    /// Whether the request carries the token, or (`under_base`: its path was under the
+    /// pages' base) the cookie of a browser that logged in, when there is a token.
+    fn authenticated(&self, headers: &HeaderMap, under_base: bool) -> bool {
+        match &self.auth {
+            None => true,
+            Some(auth) => auth.bearer(headers) || (under_base && auth.session(headers)),
         }
-        let Some(session) = *auth.session.lock().unwrap_or_else(|e| e.into_inner()) else {
-            return false;
-        };
-        cookies(headers, &auth.cookie).any(|value| bool::from(digest(value).ct_eq(&session)))
     }
 
-    /// `GET /login?code=CODE`: the first request with the code, within its lifetime,
-    /// gets the session cookie and is sent on to `/` (so the code leaves the address
-    /// bar); the code then works no more.
-    fn login(&self, request: &Request) -> Response {
+    /// Takes the pages' base path off the request's path; whether it was there.
+    fn strip_base(&self, request: &mut Request) -> bool {
         let Some(auth) = &self.auth else {
-            return error(
-                StatusCode::NOT_FOUND,
-                "this server has no login: it was started with --no-auth",
-            );
+            return false;
         };
-        if request.method() != Method::GET {
-            return error(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "log in with GET /login?code=CODE",
-            );
-        }
-        let code = url::form_urlencoded::parse(request.uri().query().unwrap_or("").as_bytes())
-            .find(|(name, _)| name == "code")
-            .map(|(_, value)| value.into_owned());
-        let mut login = auth.login.lock().unwrap_or_else(|e| e.into_inner());
-        let accepted = match (&*login, &code) {
-            (Some((expected, until)), Some(code)) => {
-                // Compared before the time is looked at: no answer says more than "no".
-                bool::from(digest(code).ct_eq(expected)) && Instant::now() < *until
-            }
-            _ => false,
+        let uri = request.uri();
+        let Some(rest) = uri.path().strip_prefix(auth.base()) else {
+            return false;
         };
-        if !accepted {
-            tracing::warn!("refused a login with a wrong, used or expired code");
-            return error(
-                StatusCode::UNAUTHORIZED,
-                format!(
-                    "this login link is wrong, used or expired: the link a server prints \
-                     works once, within {} minutes of its start. Restart the server for a \
-                     new one, or send its token as Authorization: Bearer TOKEN",
-                    ServeOptions::LOGIN_CODE_LIFETIME.as_secs() / 60
-                ),
-            );
+        if !(rest.is_empty() || rest.starts_with('/')) {
+            return false;
         }
-        let secret = match random_secret() {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::error!("making a session for a login: {e}");
-                return error(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "the server failed; see the server log",
-                );
-            }
+        let path = if rest.is_empty() { "/" } else { rest };
+        let path_and_query = match uri.query() {
+            Some(q) => format!("{path}?{q}"),
+            None => path.to_string(),
         };
-        *login = None;
-        *auth.session.lock().unwrap_or_else(|e| e.into_inner()) = Some(digest(&secret));
-        let cookie = format!(
-            "{}={secret}; HttpOnly; SameSite=Strict; Path=/",
-            auth.cookie
-        );
-        let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
-        match HeaderValue::from_str(&cookie) {
-            Ok(value) => {
-                response.headers_mut().insert(header::SET_COOKIE, value);
-            }
-            // Hex digits and a name of ASCII letters, digits and dashes: always valid.
-            Err(_) => return error(StatusCode::INTERNAL_SERVER_ERROR, "the server failed"),
+        let mut parts = uri.clone().into_parts();
+        match path_and_query.parse() {
+            Ok(pq) => parts.path_and_query = Some(pq),
+            Err(_) => return false,
         }
-        // The address the code was in is never sent on as a referrer.
-        response.headers_mut().insert(
-            header::REFERRER_POLICY,
-            HeaderValue::from_static("no-referrer"),
-        );
-        response
+        match Uri::from_parts(parts) {
+            Ok(stripped) => {
+                *request.uri_mut() = stripped;
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// Why a `POST /diff` is refused before its body is read: sent from another origin,
@@ -393,41 +333,73 @@ pub(super) async fn check(
     })
 }
 
+/// The size of a request's head as it came: the request line, each header line and the
+/// blank line that ends them (hyper keeps no copy, so it is summed up again).
+fn head_bytes(request: &Request) -> usize {
+    let line =
+        request.method().as_str().len() + request.uri().to_string().len() + "  HTTP/1.1\r\n".len();
+    let headers: usize = request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + ": \r\n".len() + value.len())
+        .sum();
+    line + headers + 2
+}
+
 pub(super) async fn guarded(
     guard: &Guard,
-    request: Request,
+    mut request: Request,
     next: Next,
     held: &mut Held,
 ) -> Response {
+    if head_bytes(&request) > MAX_HEAD_BYTES {
+        return error(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            format!("the request's line and headers are over {MAX_HEAD_BYTES} bytes"),
+        );
+    }
     let path = request.uri().path();
     if path == "/healthz" {
         return next.run(request).await;
     }
-    if let Some(why) = guard.host_refusal(&request) {
-        return error(StatusCode::FORBIDDEN, why);
+    if let Some((status, why)) = guard.host_refusal(&request) {
+        return error(status, why);
     }
     if path == "/login" {
-        return guard.login(&request);
+        return match &guard.auth {
+            Some(auth) => auth.login(request, guard.body_timeout).await,
+            None => error(
+                StatusCode::NOT_FOUND,
+                "this server has no login: it was started with --no-auth",
+            ),
+        };
     }
-    if !guard.authenticated(request.headers()) {
-        let mut response = error(
-            StatusCode::UNAUTHORIZED,
-            "this server needs its token: send Authorization: Bearer TOKEN with the token \
-             of the file the server named at start (or of --token-file); a browser logs \
-             in once with the login URL the server printed",
-        );
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        return response;
+    // The style and script of the pages hold nothing of the store: the login page
+    // needs them before there is a session.
+    let public = path.starts_with("/assets/");
+    let under_base = guard.strip_base(&mut request);
+    if !public && !guard.authenticated(request.headers(), under_base) {
+        return unauthorized(&request);
+    }
+    let deadline = Instant::now() + guard.request_timeout;
+    let connection = request.extensions().get::<Connection>().cloned();
+    if !public && let Some(connection) = connection {
+        // A client that showed the token keeps its connection among those of such
+        // clients, which no crowd of connections that showed nothing can push out.
+        let trusted = guard.admission.trust(&connection.admitted);
+        if tokio::time::timeout_at(deadline, trusted).await.is_err() {
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many connections are open (serve --max-connections); try again",
+            );
+        }
     }
     if request.method() == Method::POST
-        && path == "/diff"
+        && request.uri().path() == "/diff"
         && let Some(refused) = guard.diff_post_refusal(&request)
     {
         return refused;
     }
-    let deadline = Instant::now() + guard.request_timeout;
     let handled = async {
         // The body first, then a place: a client that trickles its body keeps none.
         let request = match guard.read_body(request, held).await {
@@ -557,76 +529,54 @@ mod tests {
         assert_eq!(ServeOptions::default().check(), Ok(()));
     }
 
-    fn login_request(code: &str) -> Request {
-        Request::builder()
-            .uri(format!("/login?code={code}"))
-            .body(Body::empty())
-            .unwrap()
-    }
-
-    fn guard_with_login(code: &str) -> Guard {
+    #[test]
+    fn the_base_is_taken_off_and_a_cookie_counts_only_under_it() {
         let options = ServeOptions {
             token: Some("t0ken".into()),
-            login_code: Some(code.into()),
             ..ServeOptions::default()
         };
-        Guard::new("127.0.0.1:8080".parse().unwrap(), &options)
-    }
-
-    #[tokio::test]
-    async fn a_login_code_works_once() {
-        let guard = guard_with_login("c0de");
-        assert_eq!(guard.login(&login_request("c0dE")).status(), 401);
-        let response = guard.login(&login_request("c0de"));
-        assert_eq!(response.status(), 303);
-        assert_eq!(response.headers()[header::LOCATION], "/");
-        let cookie = response.headers()[header::SET_COOKIE].to_str().unwrap();
-        let (pair, attributes) = cookie.split_once("; ").unwrap();
-        assert_eq!(attributes, "HttpOnly; SameSite=Strict; Path=/");
-        let (name, secret) = pair.split_once('=').unwrap();
-        assert_eq!(name, "render-store-session-8080");
-        assert!(secret != "c0de" && secret != "t0ken" && secret.len() == 64);
-        assert_eq!(guard.login(&login_request("c0de")).status(), 401);
-
-        let with_cookie = |value: &str| {
-            let mut headers = HeaderMap::new();
-            headers.insert(header::COOKIE, HeaderValue::from_str(value).unwrap());
-            guard.authenticated(&headers)
+        let guard = Guard::new("127.0.0.1:8080".parse().unwrap(), &options);
+        let base = super::super::login::pages_base("t0ken");
+        let strip = |uri: &str| {
+            let mut request = Request::builder().uri(uri).body(Body::empty()).unwrap();
+            let under = guard.strip_base(&mut request);
+            (under, request.uri().to_string())
         };
-        assert!(with_cookie(&format!("a=b; {name}={secret}")));
-        assert!(with_cookie(&format!("{name}={secret};other=1")));
-        assert!(!with_cookie(&format!("{name}={secret}x")));
-        assert!(!with_cookie(&format!("render-store-session-9090={secret}")));
-        assert!(!with_cookie("render-store-session-8080="));
-        assert!(!guard.authenticated(&HeaderMap::new()));
-    }
-
-    #[tokio::test]
-    async fn an_expired_login_code_is_refused() {
-        let guard = guard_with_login("c0de");
-        let auth = guard.auth.as_ref().unwrap();
-        let started = Instant::now();
-        let mut login = auth.login.lock().unwrap();
-        // As if the server had started a lifetime and a second ago.
-        login.as_mut().unwrap().1 = started - Duration::from_secs(1);
-        drop(login);
-        assert_eq!(guard.login(&login_request("c0de")).status(), 401);
-        assert!(auth.session.lock().unwrap().is_none());
+        assert_eq!(strip(&base), (true, "/".to_string()));
+        assert_eq!(
+            strip(&format!("{base}/ui/ns/app?limit=5")),
+            (true, "/ui/ns/app?limit=5".to_string())
+        );
+        assert_eq!(
+            strip(&format!("{base}x/ui")),
+            (false, format!("{base}x/ui"))
+        );
+        assert_eq!(strip("/ui/ns/app"), (false, "/ui/ns/app".to_string()));
+        let bearer = {
+            let mut h = HeaderMap::new();
+            h.insert(
+                header::AUTHORIZATION,
+                HeaderValue::from_static("Bearer t0ken"),
+            );
+            h
+        };
+        assert!(guard.authenticated(&bearer, false) && guard.authenticated(&bearer, true));
+        assert!(!guard.authenticated(&HeaderMap::new(), true));
+        let open = Guard::new("127.0.0.1:8080".parse().unwrap(), &ServeOptions::default());
+        assert!(open.authenticated(&HeaderMap::new(), false));
+        let mut request = Request::builder().uri(&base).body(Body::empty()).unwrap();
+        assert!(!open.strip_base(&mut request), "no token, no base");
     }
 
     #[test]
-    fn no_cookie_is_accepted_before_a_login() {
-        let guard = guard_with_login("c0de");
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            header::COOKIE,
-            HeaderValue::from_static("render-store-session-8080="),
-        );
-        assert!(!guard.authenticated(&headers));
-        headers.insert(
-            header::AUTHORIZATION,
-            HeaderValue::from_static("Bearer t0ken"),
-        );
-        assert!(guard.authenticated(&headers));
+    fn a_head_is_measured_as_it_was_sent() {
+        let request = Request::builder()
+            .uri("/history?namespace=ns")
+            .header("host", "localhost")
+            .header("x-a", "12345")
+            .body(Body::empty())
+            .unwrap();
+        let sent = "GET /history?namespace=ns HTTP/1.1\r\nhost: localhost\r\nx-a: 12345\r\n\r\n";
+        assert_eq!(head_bytes(&request), sent.len());
     }
 }

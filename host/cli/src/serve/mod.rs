@@ -9,19 +9,21 @@
 //! - `GET /releases` — the releases by namespace, with their number of entries and
 //!   the newest, as JSON
 //! - `GET /`, `GET /ui/…` — the same for people, as HTML pages (the `ui` module)
-//! - `GET /login?code=CODE` — a browser's one-time login (below)
+//! - `GET /login`, `POST /login` — a browser's login with the token (the `login` module)
 //!
 //! A bad query parameter is a 400 naming it; errors are `{"error": "..."}`.
 //!
 //! The server is meant for a machine other people and other programs share (CONTRACT.md
-//! §12), so every request passes these checks before a handler runs:
+//! §12), so every request passes these checks before it is routed:
 //!
-//! - its `Host` must be a name the server knows itself by ([`ServeOptions::allowed_hosts`]):
-//!   a web page that rebinds its own name to 127.0.0.1 cannot read renders, Secrets
-//!   included;
-//! - with a token ([`ServeOptions::token`]), `Authorization: Bearer TOKEN`, or the
-//!   cookie of the browser that used the one-time login code
-//!   ([`ServeOptions::login_code`]);
+//! - its head (request line and headers) is at most [`MAX_HEAD_BYTES`](guard::MAX_HEAD_BYTES);
+//! - its `Host` must be one header, a name the server knows itself by
+//!   ([`ServeOptions::allowed_hosts`]): a web page that rebinds its own name to
+//!   127.0.0.1 cannot read renders, Secrets included;
+//! - with a token ([`ServeOptions::token`]), `Authorization: Bearer TOKEN` on any path,
+//!   or, on a path under the pages' base ([`pages_base`]), the cookie of a browser that
+//!   logged in: every route is served both at `/` and under the base, and the pages
+//!   link under the base;
 //! - `POST /diff` must come from the server's own origin with a YAML or JSON body: with
 //!   the cookie, a page of another site (or another port of this host) could otherwise
 //!   make a browser send one;
@@ -36,8 +38,10 @@
 //!
 //! `/healthz` is exempt from the `Host`, token and queue checks: it reveals nothing, and
 //! a liveness probe (which sends the pod's IP as its `Host`) must reach it even when the
-//! server is busy. Request headers must arrive within [`ServeOptions::header_timeout`],
-//! at most [`ServeOptions::max_connections`] connections are open at once, no response
+//! server is busy. Request headers must arrive within [`ServeOptions::header_timeout`];
+//! connections whose client has shown no token are at most
+//! [`ServeOptions::max_unauthenticated_connections`] (a new one closes the oldest), and
+//! those whose client did at most [`ServeOptions::max_connections`]; no response
 //! is larger than [`ServeOptions::max_response_bytes`], every answer says
 //! `Cache-Control: no-store` and `X-Content-Type-Options: nosniff`, and error bodies
 //! never show a path, URL or backend message: those go to the log.
@@ -45,9 +49,11 @@
 mod connection;
 mod endpoints;
 mod guard;
+mod login;
 mod token;
 mod ui;
 
+pub use login::{login_file_html, pages_base};
 pub use token::{TokenFile, random_secret, read_token_file};
 
 use connection::{Connection, run_connection};
@@ -67,7 +73,7 @@ use render_store::Observer;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 
 /// How the server bounds and guards its requests.
 #[derive(Clone)]
@@ -95,18 +101,19 @@ pub struct ServeOptions {
     /// the answer); more wait, within their request timeout. As many requests may be
     /// receiving a body at once.
     pub max_concurrent_requests: usize,
-    /// Connections open at once; more wait in the listener's queue until one ends.
+    /// Connections whose client showed the token (or a session's cookie) open at once;
+    /// another such client waits for a place, within its request timeout.
     pub max_connections: usize,
+    /// Connections whose client has shown no token yet (new ones, probes, those answered
+    /// 401) open at once; a new one past this closes the oldest of them.
+    pub max_unauthenticated_connections: usize,
     /// Names accepted in the `Host` header (without a port) besides `localhost`, the
     /// loopback addresses and the address listened on.
     pub allowed_hosts: Vec<String>,
-    /// The bearer token every request but `/healthz` must carry; `None` lets every
-    /// client in (the CLI asks for `--no-auth` for that).
+    /// The bearer token every request but `/healthz` must carry, which `POST /login`
+    /// trades for a browser's session cookie; `None` lets every client in (the CLI asks
+    /// for `--no-auth` for that).
     pub token: Option<String>,
-    /// A code that `GET /login?code=CODE` accepts once, within
-    /// [`ServeOptions::LOGIN_CODE_LIFETIME`] of the server's start, giving that browser
-    /// a session cookie. Only with a token.
-    pub login_code: Option<String>,
 }
 
 impl ServeOptions {
@@ -132,15 +139,15 @@ impl ServeOptions {
     /// 256 connections: a few browsers and tools need a handful each, and each costs a
     /// descriptor and hyper's buffers.
     pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
-    /// How long the one-time login code works after the server starts: the person who
-    /// started it opens the printed URL right away.
-    pub const LOGIN_CODE_LIFETIME: Duration = Duration::from_secs(5 * 60);
+    /// 64 connections that showed no token: probes and clients on their way to a 401
+    /// hold one for a moment each.
+    pub const DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS: usize = 64;
 }
 
 impl ServeOptions {
     /// What is wrong with the options, if anything: an `allowed_hosts` entry that is not
-    /// a host name or IP address, no place for a request or a connection, or a login
-    /// code without a token.
+    /// a host name or IP address, no place for a request or a connection, or an empty
+    /// token.
     pub fn check(&self) -> Result<(), String> {
         if self.max_concurrent_requests == 0 {
             return Err("--max-concurrent-requests must be at least 1".to_string());
@@ -148,15 +155,11 @@ impl ServeOptions {
         if self.max_connections == 0 {
             return Err("--max-connections must be at least 1".to_string());
         }
+        if self.max_unauthenticated_connections == 0 {
+            return Err("--max-unauthenticated-connections must be at least 1".to_string());
+        }
         if self.token.as_deref().is_some_and(str::is_empty) {
             return Err("the token is empty: it would let anyone in".to_string());
-        }
-        match &self.login_code {
-            Some(code) if code.is_empty() => return Err("the login code is empty".to_string()),
-            Some(_) if self.token.is_none() => {
-                return Err("a login code needs a token: without one, nobody logs in".to_string());
-            }
-            _ => {}
         }
         match self.allowed_hosts.iter().find(|h| host_of(h).is_none()) {
             Some(bad) => Err(format!(
@@ -179,16 +182,15 @@ impl Default for ServeOptions {
             max_diff_body_bytes: Self::DEFAULT_MAX_DIFF_BODY_BYTES,
             max_concurrent_requests: Self::DEFAULT_MAX_CONCURRENT_REQUESTS,
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            max_unauthenticated_connections: Self::DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS,
             allowed_hosts: Vec::new(),
             token: None,
-            login_code: None,
         }
     }
 }
 
 impl std::fmt::Debug for ServeOptions {
-    // The token and the login code are secrets: logs and panics show only whether
-    // there is one.
+    // The token is a secret: logs and panics show only whether there is one.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServeOptions")
             .field("header_timeout", &self.header_timeout)
@@ -200,9 +202,12 @@ impl std::fmt::Debug for ServeOptions {
             .field("max_diff_body_bytes", &self.max_diff_body_bytes)
             .field("max_concurrent_requests", &self.max_concurrent_requests)
             .field("max_connections", &self.max_connections)
+            .field(
+                "max_unauthenticated_connections",
+                &self.max_unauthenticated_connections,
+            )
             .field("allowed_hosts", &self.allowed_hosts)
             .field("token", &self.token.as_ref().map(|_| "(set)"))
-            .field("login_code", &self.login_code.as_ref().map(|_| "(set)"))
             .finish()
     }
 }
@@ -257,6 +262,9 @@ struct App {
     observer: Arc<Observer>,
     max_response_bytes: usize,
     max_request_bytes: usize,
+    /// The path the pages' links start with: [`pages_base`] of the token, or nothing
+    /// without one.
+    base: Arc<str>,
 }
 
 /// The routes over an observer, without the checks of [`serve_with`] (no `Host`, token,
@@ -266,6 +274,7 @@ pub fn router(observer: Arc<Observer>) -> Router {
         observer,
         max_response_bytes: ServeOptions::DEFAULT_MAX_RESPONSE_BYTES,
         max_request_bytes: ServeOptions::DEFAULT_MAX_REQUEST_BYTES,
+        base: Arc::from(""),
     })
 }
 
@@ -312,9 +321,11 @@ pub async fn serve_with(
 /// way finish, unless they take longer than that.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-/// The largest read and write buffer of a connection, which bounds a request's
-/// headers (a larger head is a 431) and how much of a response hyper holds beyond
-/// what the response body has not handed over yet.
+/// The largest read and write buffer of a connection, which bounds how much of a
+/// response hyper holds beyond what the response body has not handed over yet, and a
+/// request's head: hyper answers 431 when its buffer fills before the head ends (it
+/// reads past this size before it gives up, so [`guard::MAX_HEAD_BYTES`] is checked
+/// again on every head it parses).
 const CONNECTION_BUFFER_BYTES: usize = 64 << 10;
 
 /// Serves the routes on `listener`, bounded and guarded by `options`, until `stop`
@@ -330,30 +341,29 @@ pub async fn serve_until(
         .check()
         .map_err(|m| std::io::Error::new(std::io::ErrorKind::InvalidInput, m))?;
     let guard = Arc::new(Guard::new(listener.local_addr()?, &options));
-    let app = routes(App {
+    let admission = guard.admission.clone();
+    let base = guard.auth.as_ref().map(|a| a.base()).unwrap_or_default();
+    let routes = routes(App {
         observer,
         max_response_bytes: options.max_response_bytes,
         max_request_bytes: options.max_request_bytes,
-    })
-    .layer(axum::middleware::from_fn_with_state(guard, check));
+        base: Arc::from(base),
+    });
+    // Around the whole router, not as its layer: the guard takes the pages' base off a
+    // path before the route is chosen.
+    let app = tower::ServiceBuilder::new()
+        .layer(axum::middleware::from_fn_with_state(guard, check))
+        .service(routes);
     let mut http = hyper::server::conn::http1::Builder::new();
     // hyper's header timeout needs a timer to run; without one it is silently off.
     http.timer(TokioTimer::new())
         .header_read_timeout(options.header_timeout)
         .max_buf_size(CONNECTION_BUFFER_BYTES);
-    let connections = Arc::new(Semaphore::new(options.max_connections));
     let graceful = GracefulShutdown::new();
     tokio::pin!(stop);
     loop {
-        // A connection's place first: over the limit, new connections wait in the
-        // listener's queue rather than being accepted and left unserved.
-        let place = tokio::select! {
-            place = connections.clone().acquire_owned() => match place {
-                Ok(place) => place,
-                Err(_) => break, // never closed
-            },
-            () = &mut stop => break,
-        };
+        // Every connection is accepted: Admission bounds those that show no token by
+        // closing the oldest, and makes those that do wait for a place.
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
@@ -368,8 +378,10 @@ pub async fn serve_until(
             () = &mut stop => break,
         };
         let (deadline, watched) = watch::channel(None);
+        let admitted = admission.admit();
         let connection = Connection {
             write_deadline: Arc::new(deadline),
+            admitted: admitted.clone(),
         };
         let service = tower::ServiceExt::map_request(
             app.clone(),
@@ -378,11 +390,16 @@ pub async fn serve_until(
                 // previous answer was sent.
                 connection.write_deadline.send_replace(None);
                 request.extensions_mut().insert(connection.clone());
-                request
+                request.map(axum::body::Body::new)
             },
         );
         let served = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
-        tokio::spawn(run_connection(graceful.watch(served), watched, place));
+        tokio::spawn(run_connection(
+            graceful.watch(served),
+            watched,
+            admission.clone(),
+            admitted,
+        ));
     }
     drop(listener);
     tokio::select! {
@@ -405,33 +422,28 @@ mod tests {
     fn the_token_is_never_shown() {
         let options = ServeOptions {
             token: Some("s3cr3t".into()),
-            login_code: Some("c0de".into()),
             ..ServeOptions::default()
         };
         let shown = format!("{options:?}");
-        assert!(
-            !shown.contains("s3cr3t") && !shown.contains("c0de"),
-            "{shown}"
-        );
+        assert!(!shown.contains("s3cr3t"), "{shown}");
     }
 
     #[test]
-    fn a_login_code_needs_a_token() {
-        let code_alone = ServeOptions {
-            login_code: Some("c0de".into()),
-            ..ServeOptions::default()
-        };
-        assert!(code_alone.check().unwrap_err().contains("token"));
+    fn options_without_room_or_with_an_empty_token_are_refused() {
         let empty = ServeOptions {
             token: Some(String::new()),
             ..ServeOptions::default()
         };
         assert!(empty.check().is_err());
-        let both = ServeOptions {
-            token: Some("t".into()),
-            login_code: Some("c".into()),
+        let no_room = ServeOptions {
+            max_unauthenticated_connections: 0,
             ..ServeOptions::default()
         };
-        assert_eq!(both.check(), Ok(()));
+        assert!(no_room.check().unwrap_err().contains("unauthenticated"));
+        let token = ServeOptions {
+            token: Some("t".into()),
+            ..ServeOptions::default()
+        };
+        assert_eq!(token.check(), Ok(()));
     }
 }

@@ -1,11 +1,19 @@
 //! The server's secrets: the token it is given or makes (a file only its owner can
 //! read, in a folder only its owner can enter) and the random secrets of logins.
 
+/// The largest token file read: a token is a line, never more than a few hundred bytes.
+const MAX_TOKEN_FILE: u64 = 64 << 10;
+
 /// Reads a bearer token from a file: its content without surrounding whitespace (a
-/// trailing newline is common). An empty token is refused: it would let anyone in.
+/// trailing newline is common). The file is checked as a keyring file is
+/// ([`render_store::read_secret_file`]): one another user owns holds a token they know,
+/// and one others can read gives the token away, so both are refused. An empty token
+/// is refused too: it would let anyone in.
 pub fn read_token_file(path: &std::path::Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("reading the token file {}: {e}", path.display()))?;
+    let bytes = render_store::read_secret_file(path, MAX_TOKEN_FILE)
+        .map_err(|why| format!("the token file {} {why}", path.display()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("the token file {} is not UTF-8 text", path.display()))?;
     let token = text.trim();
     if token.is_empty() {
         return Err(format!("the token file {} is empty", path.display()));
@@ -16,20 +24,6 @@ pub fn read_token_file(path: &std::path::Path) -> Result<String, String> {
              send it in an Authorization header",
             path.display()
         ));
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if let Ok(meta) = std::fs::metadata(path)
-            && meta.permissions().mode() & 0o077 != 0
-        {
-            // Not refused: Kubernetes mounts Secrets readable by all by default, and in a
-            // pod nobody else is there to read it.
-            tracing::warn!(
-                "the token file {} can be read by other users of this machine",
-                path.display()
-            );
-        }
     }
     Ok(token.to_string())
 }
@@ -43,22 +37,26 @@ pub fn random_secret() -> Result<String, String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// A token written for this server alone: a file only its owner can read, in a new
-/// folder only its owner can enter, both removed when this is dropped (the server
-/// stops). A server killed outright leaves them; the folder is private, and a runtime
-/// folder is emptied when the user's last session ends.
+/// A token written for this server alone, and the login file that gives it to a
+/// browser: files only their owner can read, in a new folder only its owner can enter,
+/// all removed when this is dropped (the server stops). A server killed outright leaves
+/// them; the folder is private, and a runtime folder is emptied when the user's last
+/// session ends.
 #[derive(Debug)]
 pub struct TokenFile {
     path: std::path::PathBuf,
-    // Removed, with the file, when dropped.
+    login: std::path::PathBuf,
+    // Removed, with the files, when dropped.
     _dir: tempfile::TempDir,
 }
 
 impl TokenFile {
-    /// Writes `token` into a new file `token` (mode 0600) in a new folder (mode 0700)
-    /// under `$XDG_RUNTIME_DIR` when it is a folder of the user's that nobody else can
-    /// write, else under the temporary folder.
-    pub fn create(token: &str) -> Result<TokenFile, String> {
+    /// Writes `token` into a new file `token`, and the page
+    /// [`login_file_html`](super::login_file_html) that posts it to `login_url` into
+    /// `login.html` (both mode 0600), in a new folder (mode 0700) under
+    /// `$XDG_RUNTIME_DIR` when it is a folder of the user's that nobody else can write,
+    /// else under the temporary folder.
+    pub fn create(token: &str, login_url: &str) -> Result<TokenFile, String> {
         use std::io::Write;
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         let parent = private_runtime_dir().unwrap_or_else(std::env::temp_dir);
@@ -73,22 +71,35 @@ impl TokenFile {
                     parent.display()
                 )
             })?;
-        let path = dir.path().join("token");
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(|e| format!("creating the token file {}: {e}", path.display()))?;
-        file.write_all(token.as_bytes())
-            .map_err(|e| format!("writing the token file {}: {e}", path.display()))?;
-        Ok(TokenFile { path, _dir: dir })
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&path)
+                .and_then(|mut file| file.write_all(text.as_bytes()))
+                .map_err(|e| format!("writing {}: {e}", path.display()))?;
+            Ok::<_, String>(path)
+        };
+        let path = write("token", token)?;
+        let login = write("login.html", &super::login_file_html(login_url, token))?;
+        Ok(TokenFile {
+            path,
+            login,
+            _dir: dir,
+        })
     }
 
     /// Where the token is.
     pub fn path(&self) -> &std::path::Path {
         &self.path
+    }
+
+    /// Where the login file is.
+    pub fn login_path(&self) -> &std::path::Path {
+        &self.login
     }
 }
 

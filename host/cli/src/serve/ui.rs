@@ -106,18 +106,29 @@ fn bytes_text(n: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
-fn release_href(release: &Release) -> String {
-    format!("/ui/{}/{}", seg(&release.namespace), seg(&release.name))
+// Every link starts with the pages' base path (`App::base`): the path under which a
+// browser's session cookie is sent, or nothing when the server asks for no token.
+
+fn release_href(base: &str, release: &Release) -> String {
+    format!(
+        "{base}/ui/{}/{}",
+        seg(&release.namespace),
+        seg(&release.name)
+    )
 }
 
-fn render_href(release: &Release, render_ref: &str) -> String {
-    format!("{}/renders/{}", release_href(release), seg(render_ref))
+fn render_href(base: &str, release: &Release, render_ref: &str) -> String {
+    format!(
+        "{}/renders/{}",
+        release_href(base, release),
+        seg(render_ref)
+    )
 }
 
-fn diff_href(release: &Release, from: &str, to: &str) -> String {
+fn diff_href(base: &str, release: &Release, from: &str, to: &str) -> String {
     format!(
         "{}/diff?from={}&to={}",
-        release_href(release),
+        release_href(base, release),
         qv(from),
         qv(to)
     )
@@ -138,7 +149,7 @@ type Crumb = (String, String);
 ///
 /// The line breaks written between elements keep the source of a page readable and
 /// one history entry to a line.
-fn page(title: &str, crumbs: &[Crumb], content: Markup) -> String {
+fn page(base: &str, title: &str, crumbs: &[Crumb], content: Markup) -> String {
     html! {
         (DOCTYPE) "\n"
         html lang="en" {
@@ -149,8 +160,8 @@ fn page(title: &str, crumbs: &[Crumb], content: Markup) -> String {
                 meta name="viewport" content="width=device-width, initial-scale=1"; "\n"
                 meta name="color-scheme" content="light dark"; "\n"
                 title { (title) " · render store" } "\n"
-                link rel="stylesheet" href="/assets/app.css"; "\n"
-                script src="/assets/app.js" defer {} "\n"
+                link rel="stylesheet" href={ (base) "/assets/app.css" }; "\n"
+                script src={ (base) "/assets/app.js" } defer {} "\n"
             }
             "\n"
             body {
@@ -158,7 +169,7 @@ fn page(title: &str, crumbs: &[Crumb], content: Markup) -> String {
                 a class="skip" href="#main" { "Skip to content" } "\n"
                 header {
                     nav aria-label="Breadcrumb" {
-                        a href="/" { "Releases" }
+                        a href={ (base) "/" } { "Releases" }
                         @for (href, label) in crumbs {
                             " " span aria-hidden="true" { "/" } " " a href=(href) { (label) }
                         }
@@ -208,13 +219,20 @@ fn html(app: &App, status: StatusCode, body: String) -> Response {
         );
         return with_page_headers(
             StatusCode::INTERNAL_SERVER_ERROR,
-            error_html("Too large", &[], &message),
+            error_html(&app.base, "Too large", &[], &message),
         );
     }
     with_page_headers(status, body)
 }
 
-fn with_page_headers(status: StatusCode, body: String) -> Response {
+pub(super) fn with_page_headers(status: StatusCode, body: String) -> Response {
+    // Text from the store (summaries, names, every line of an object) is in the page as
+    // it was stored: a bidirectional control in it would reorder what a line appears to
+    // say, so such characters show as escapes, as the CLI shows them.
+    let body = match crate::terminal::escape_for_page(&body) {
+        std::borrow::Cow::Borrowed(_) => body,
+        std::borrow::Cow::Owned(escaped) => escaped,
+    };
     let mut response = (status, body).into_response();
     let headers = response.headers_mut();
     headers.insert(
@@ -238,8 +256,9 @@ fn with_page_headers(status: StatusCode, body: String) -> Response {
     response
 }
 
-fn error_html(title: &str, crumbs: &[Crumb], message: &str) -> String {
+fn error_html(base: &str, title: &str, crumbs: &[Crumb], message: &str) -> String {
     page(
+        base,
         title,
         crumbs,
         html! {
@@ -259,14 +278,14 @@ fn failure_page(app: &App, crumbs: &[Crumb], e: ObserverError) -> Response {
         StatusCode::BAD_REQUEST => "Bad request",
         _ => "The server could not answer",
     };
-    html(app, status, error_html(title, crumbs, &message))
+    html(app, status, error_html(&app.base, title, crumbs, &message))
 }
 
 fn bad_request_page(app: &App, crumbs: &[Crumb], message: &str) -> Response {
     html(
         app,
         StatusCode::BAD_REQUEST,
-        error_html("Bad request", crumbs, message),
+        error_html(&app.base, "Bad request", crumbs, message),
     )
 }
 
@@ -400,7 +419,7 @@ pub(super) async fn index(State(app): State<App>) -> Response {
                             tr class="release" data-nav
                                 data-release={ (namespace) "/" (l.release.name) } {
                                 th scope="row" {
-                                    a href=(release_href(&l.release)) { (l.release.name) }
+                                    a href=(release_href(&app.base, &l.release)) { (l.release.name) }
                                 }
                                 td class="num entries" { (l.entries) }
                                 td {
@@ -420,11 +439,15 @@ pub(super) async fn index(State(app): State<App>) -> Response {
             "\n"
         }
     };
-    html(&app, StatusCode::OK, page("Releases", &[], content))
+    html(
+        &app,
+        StatusCode::OK,
+        page(&app.base, "Releases", &[], content),
+    )
 }
 
-fn release_crumbs(release: &Release) -> Vec<Crumb> {
-    vec![(release_href(release), release.to_string())]
+fn release_crumbs(base: &str, release: &Release) -> Vec<Crumb> {
+    vec![(release_href(base, release), release.to_string())]
 }
 
 /// What GC's dry-run plan says of an entry and its render: the row's class and the
@@ -476,7 +499,7 @@ pub(super) async fn history_page(
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let release = Release::new(namespace, name);
-    let crumbs = release_crumbs(&release);
+    let crumbs = release_crumbs(&app.base, &release);
     let p = match params(&query, &[], &["limit", "before", "protect"]) {
         Ok(p) => p,
         Err(m) => return bad_request_page(&app, &crumbs, &m),
@@ -513,7 +536,7 @@ pub(super) async fn history_page(
         Ok(main) => html(
             &app,
             StatusCode::OK,
-            page(&release.to_string(), &crumbs, main),
+            page(&app.base, &release.to_string(), &crumbs, main),
         ),
         Err(e) => failure_page(&app, &crumbs, e),
     }
@@ -593,16 +616,21 @@ async fn history_html(
     let newest_page = before.is_some().then(|| {
         format!(
             "{}{}",
-            release_href(release),
+            release_href(&app.base, release),
             limit_query.replacen('&', "?", 1)
         )
     });
-    let older_page =
-        older.map(|key| format!("{}?before={}{limit_query}", release_href(release), qv(&key)));
+    let older_page = older.map(|key| {
+        format!(
+            "{}?before={}{limit_query}",
+            release_href(&app.base, release),
+            qv(&key)
+        )
+    });
     Ok(html! {
         h1 { (release) } "\n"
         (summary)
-        form method="get" action={ (release_href(release)) "/diff" } id="compare" {
+        form method="get" action={ (release_href(&app.base, release)) "/diff" } id="compare" {
             "\n"
             p class="compare-bar" {
                 "Pick a " b { "from" } " and a " b { "to" } " entry, then "
@@ -652,7 +680,7 @@ async fn history_html(
                             }
                             td class="entry-summary" { (entry.summary) }
                             td class="ref" {
-                                a href=(render_href(release, r)) title=(r) {
+                                a href=(render_href(&app.base, release, r)) title=(r) {
                                     code { (short_ref(r)) }
                                 }
                                 (copy_button(r))
@@ -685,7 +713,7 @@ async fn history_html(
                                     None => span class="muted" { "first" },
                                     Some(prev) => {
                                         a class="diff-prev"
-                                            href=(diff_href(release, &prev.render_ref, r)) {
+                                            href=(diff_href(&app.base, release, &prev.render_ref, r)) {
                                             "with previous"
                                         }
                                     }
@@ -745,13 +773,13 @@ pub(super) async fn render_page(
     Path((namespace, name, render_ref)): Path<(String, String, String)>,
 ) -> Response {
     let release = Release::new(namespace, name);
-    let mut crumbs = release_crumbs(&release);
+    let mut crumbs = release_crumbs(&app.base, &release);
     let render_ref = match resolve_name(&app, &release, &render_ref).await {
         Ok(r) => r,
         Err(e) => return failure_page(&app, &crumbs, e),
     };
     crumbs.push((
-        render_href(&release, &render_ref),
+        render_href(&app.base, &release, &render_ref),
         format!("render {}", short_ref(&render_ref)),
     ));
     let canonical = match app.observer.render(&release, &render_ref).await {
@@ -769,13 +797,18 @@ pub(super) async fn render_page(
     let size = canonical.len() as u64;
     drop(canonical);
     let download = format!(
-        "/renders/{}/{}/{}",
+        "{}/renders/{}/{}/{}",
+        app.base,
         seg(&release.namespace),
         seg(&release.name),
         seg(&render_ref)
     );
     // `to` left out: the diff page compares with the newest entry.
-    let newest_diff = format!("{}/diff?from={}", release_href(&release), qv(&render_ref));
+    let newest_diff = format!(
+        "{}/diff?from={}",
+        release_href(&app.base, &release),
+        qv(&render_ref)
+    );
     // Writing the page of a large render takes long enough to stall the async worker.
     let body = tokio::task::spawn_blocking(move || {
         // Listed by kind, namespace and name, as people look for an object; the
@@ -821,13 +854,17 @@ pub(super) async fn render_page(
     })
     .await;
     match body {
-        Ok(content) => html(&app, StatusCode::OK, page("Render", &crumbs, content)),
+        Ok(content) => html(
+            &app,
+            StatusCode::OK,
+            page(&app.base, "Render", &crumbs, content),
+        ),
         Err(e) => {
             tracing::error!("writing a render page: {e}");
             html(
                 &app,
                 StatusCode::INTERNAL_SERVER_ERROR,
-                error_html("The server failed", &crumbs, "the server failed"),
+                error_html(&app.base, "The server failed", &crumbs, "the server failed"),
             )
         }
     }
@@ -840,7 +877,7 @@ pub(super) async fn diff_page(
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let release = Release::new(namespace, name);
-    let mut crumbs = release_crumbs(&release);
+    let mut crumbs = release_crumbs(&app.base, &release);
     let p = match params(&query, &["from"], &["to", "layout"]) {
         Ok(p) => p,
         Err(m) => return bad_request_page(&app, &crumbs, &m),
@@ -880,7 +917,7 @@ pub(super) async fn diff_page(
         },
     };
     crumbs.push((
-        diff_href(&release, &from, &to),
+        diff_href(&app.base, &release, &from, &to),
         format!("diff {} → {}", short_ref(&from), short_ref(&to)),
     ));
     let d = match app
@@ -919,7 +956,7 @@ pub(super) async fn diff_page(
     };
     let swap = format!(
         "{}{}",
-        diff_href(&release, &to, &from),
+        diff_href(&app.base, &release, &to, &from),
         layout_query(layout)
     );
     let other_layout = match layout {
@@ -930,12 +967,12 @@ pub(super) async fn diff_page(
         other_layout.0,
         format!(
             "{}{}",
-            diff_href(&release, &from, &to),
+            diff_href(&app.base, &release, &from, &to),
             layout_query(other_layout.1)
         ),
     );
-    let from_href = render_href(&release, &from);
-    let to_href = render_href(&release, &to);
+    let from_href = render_href(&app.base, &release, &from);
+    let to_href = render_href(&app.base, &release, &to);
     let body = tokio::task::spawn_blocking(move || {
         diff_html(
             &d,
@@ -947,13 +984,17 @@ pub(super) async fn diff_page(
     })
     .await;
     match body {
-        Ok(content) => html(&app, StatusCode::OK, page("Diff", &crumbs, content)),
+        Ok(content) => html(
+            &app,
+            StatusCode::OK,
+            page(&app.base, "Diff", &crumbs, content),
+        ),
         Err(e) => {
             tracing::error!("writing a diff page: {e}");
             html(
                 &app,
                 StatusCode::INTERNAL_SERVER_ERROR,
-                error_html("The server failed", &crumbs, "the server failed"),
+                error_html(&app.base, "The server failed", &crumbs, "the server failed"),
             )
         }
     }
@@ -1061,6 +1102,7 @@ mod tests {
             )
         );
         let page = page(
+            "",
             hostile,
             &[(hostile.to_string(), hostile.to_string())],
             html! { p { (hostile) } },
