@@ -536,40 +536,338 @@ async fn a_body_that_does_not_arrive_in_time_is_408() {
     assert!(took < Duration::from_secs(4), "{took:?}");
 }
 
-/// Connections over the limit wait to be accepted until another one ends.
+/// Another user's program that opens `count` connections to `addr`, sends nothing, and
+/// says how many the server has not closed whenever it is sent a line. Runs as
+/// `nobody` when this test runs as root.
+struct IdleConnections {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl IdleConnections {
+    fn open(addr: SocketAddr, count: usize) -> IdleConnections {
+        use std::io::BufRead;
+        const SCRIPT: &str = r#"
+import socket, sys
+addr = (sys.argv[1], int(sys.argv[2]))
+socks = [socket.create_connection(addr) for _ in range(int(sys.argv[3]))]
+print("open", flush=True)
+for _ in sys.stdin:
+    still = 0
+    for s in socks:
+        s.setblocking(False)
+        try:
+            still += s.recv(1, socket.MSG_PEEK) != b""
+        except BlockingIOError:
+            still += 1
+        except OSError:
+            pass
+    print(still, flush=True)
+"#;
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let mut command = if root {
+            let mut c = std::process::Command::new("setpriv");
+            // The system's interpreter: one under a user's home is not nobody's to run.
+            c.args([
+                "--reuid=nobody",
+                "--regid=nogroup",
+                "--clear-groups",
+                "/usr/bin/python3",
+            ]);
+            c
+        } else {
+            std::process::Command::new("python3")
+        };
+        let mut child = command
+            .args([
+                "-c",
+                SCRIPT,
+                &addr.ip().to_string(),
+                &addr.port().to_string(),
+                &count.to_string(),
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "open", "the idle connections did not open");
+        IdleConnections {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    /// How many of them the server has not closed.
+    fn still_open(&mut self) -> usize {
+        use std::io::{BufRead, Write};
+        writeln!(self.stdin).unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        line.trim().parse().unwrap()
+    }
+}
+
+impl Drop for IdleConnections {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// 400 connections that send nothing, from another user's process: they cannot keep a
+/// liveness probe or a client with the token waiting. Those that showed no token are at
+/// most `max_unauthenticated_connections`, and each new connection past that closes the
+/// oldest (before, they held every connection place until the header timeout, which is
+/// set long here, so the probe and the request would have waited for it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn connections_over_the_limit_wait_for_one_to_end() {
+async fn idle_connections_that_show_no_token_hold_up_nobody() {
+    let (_dir, store, _refs) = populated().await;
+    let s = Server::start_with(
+        Some(store),
+        ServeOptions {
+            token: Some("t0ken".into()),
+            header_timeout: Duration::from_secs(120),
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let mut idle = IdleConnections::open(s.addr, 400);
+    let limit = ServeOptions::DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS;
+    let quick = Duration::from_secs(20);
+    let healthz = tokio::time::timeout(quick, s.get("/healthz")).await;
+    assert_eq!(healthz.expect("/healthz waited").0, 200);
+    let bearer = [("authorization", "Bearer t0ken")];
+    let history =
+        tokio::time::timeout(quick, s.get_with("/history?namespace=ns&name=app", &bearer)).await;
+    assert_eq!(history.expect("a request with the token waited").0, 200);
+    let open = tokio::task::spawn_blocking(move || (idle.still_open(), idle))
+        .await
+        .unwrap()
+        .0;
+    assert!(
+        open <= limit,
+        "{open} idle connections still open, over the bound of {limit}"
+    );
+    // A client with the token keeps its connection whatever arrives after it.
+    let mut client = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    let request =
+        "GET /releases HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer t0ken\r\n\r\n";
+    for round in 0..2 {
+        client.write_all(request.as_bytes()).await.unwrap();
+        let answer = read_answer(&mut client).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 200"),
+            "round {round}: {answer}"
+        );
+        if round == 0 {
+            drop(IdleConnections::open(s.addr, 2 * limit));
+        }
+    }
+}
+
+/// One answer of a keep-alive connection: its head and a body of `content-length`.
+async fn read_answer(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(20), stream.read(&mut buf))
+            .await
+            .expect("no answer")
+            .unwrap();
+        assert_ne!(n, 0, "closed: {}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length: usize = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length: ")
+                        .map(|v| v.trim().parse().unwrap())
+                })
+                .unwrap_or(0);
+            if body.len() >= length {
+                return text;
+            }
+        }
+    }
+}
+
+/// Clients with the token are at most `max_connections`; another one waits for a place
+/// (here, until the header timeout closes the first one's idle connection).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_with_the_token_over_the_limit_wait_for_one_to_end() {
     let s = Server::start_with(
         None,
         ServeOptions {
-            max_connections: 2,
+            token: Some("t0ken".into()),
+            max_connections: 1,
             header_timeout: Duration::from_secs(1),
             ..ServeOptions::default()
         },
     )
     .await;
-    let idle: Vec<_> = [0, 1]
-        .iter()
-        .map(|_| std::net::TcpStream::connect(s.addr).unwrap())
-        .collect();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let request = "GET /history?namespace=ns&name=app HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+                   Authorization: Bearer t0ken\r\n\r\n";
+    let mut first = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    first.write_all(request.as_bytes()).await.unwrap();
+    assert!(read_answer(&mut first).await.starts_with("HTTP/1.1 503"));
     let start = Instant::now();
-    let addr = s.addr;
-    let (answer, _) = tokio::task::spawn_blocking(move || {
-        raw_exchange(
-            addr,
-            b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
-            Duration::from_secs(10),
-        )
-    })
-    .await
-    .unwrap();
+    let mut second = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    second.write_all(request.as_bytes()).await.unwrap();
+    let answer = read_answer(&mut second).await;
     let took = start.elapsed();
-    assert!(answer.ends_with("ok\n"), "{answer}");
-    // Answered once the header timeout closed an idle connection.
+    // 503: no store; answered once the first connection's place was free.
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
     assert!(
-        took >= Duration::from_millis(700) && took < Duration::from_secs(4),
+        took >= Duration::from_millis(700) && took < Duration::from_secs(10),
         "{took:?}"
     );
-    drop(idle);
+    // Meanwhile a probe, which shows no token, is not held up.
+    drop(first);
+}
+
+/// A request head of exactly the documented limit is read; one byte more is a 431,
+/// whichever part of the head is long: the request line, one header or many.
+#[tokio::test]
+async fn the_head_limit_is_the_documented_one() {
+    let s = Server::start(None).await;
+    let limit = 64 << 10;
+    let head = |size: usize, shape: &str| -> Vec<u8> {
+        let start = "GET /healthz";
+        let end = " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+        let fixed = start.len() + end.len() + 2;
+        let mut text = String::from(start);
+        match shape {
+            "line" => {
+                text.push('?');
+                text.push_str(&"a".repeat(size - fixed - 1));
+                text.push_str(end);
+            }
+            "one header" => {
+                text.push_str(end);
+                let line = "X-Pad: \r\n";
+                text.push_str(&format!(
+                    "X-Pad: {}\r\n",
+                    "a".repeat(size - fixed - line.len())
+                ));
+            }
+            _ => {
+                text.push_str(end);
+                let mut left = size - fixed;
+                let mut i = 0;
+                while left > 0 {
+                    let name = format!("X-{i:02}: ");
+                    let take = (left - name.len() - 2).min(2_000);
+                    let take = if left - (name.len() + take + 2) < 12 {
+                        left - name.len() - 2
+                    } else {
+                        take
+                    };
+                    text.push_str(&format!("{name}{}\r\n", "a".repeat(take)));
+                    left -= name.len() + take + 2;
+                    i += 1;
+                }
+            }
+        }
+        text.push_str("\r\n");
+        assert_eq!(text.len(), size, "{shape}");
+        text.into_bytes()
+    };
+    for shape in ["line", "one header", "many headers"] {
+        for (size, expect) in [(limit, "HTTP/1.1 200"), (limit + 1, "HTTP/1.1 431")] {
+            let request = head(size, shape);
+            let addr = s.addr;
+            let (answer, _) = tokio::task::spawn_blocking(move || {
+                raw_exchange(addr, &request, Duration::from_secs(10))
+            })
+            .await
+            .unwrap();
+            assert!(
+                answer.starts_with(expect),
+                "{shape}, {size} bytes: {answer}"
+            );
+        }
+    }
+}
+
+/// Two `Host` headers are refused: which of them a proxy before the server checked is
+/// anybody's guess.
+#[tokio::test]
+async fn two_host_headers_are_a_bad_request() {
+    let s = Server::start(None).await;
+    for hosts in [
+        "Host: 127.0.0.1\r\nHost: evil.example\r\n",
+        "Host: evil.example\r\nHost: 127.0.0.1\r\n",
+        "Host: 127.0.0.1\r\nHost: 127.0.0.1\r\n",
+    ] {
+        let request = format!("GET /releases HTTP/1.1\r\n{hosts}Connection: close\r\n\r\n");
+        let addr = s.addr;
+        let (answer, _) = tokio::task::spawn_blocking(move || {
+            raw_exchange(addr, request.as_bytes(), Duration::from_secs(10))
+        })
+        .await
+        .unwrap();
+        assert!(answer.starts_with("HTTP/1.1 400"), "{hosts:?}: {answer}");
+        assert!(answer.contains("more than one Host header"), "{answer}");
+    }
+}
+
+/// Bidirectional controls in a summary or an object are shown as escapes on every page,
+/// as the CLI shows them, so they cannot reorder what a line appears to say.
+#[tokio::test]
+async fn bidirectional_controls_show_as_escapes_on_the_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = RenderStore::open(&format!("file://{}", dir.path().display()))
+        .unwrap()
+        .unwrap();
+    let app = render_store::Release::new("ns", "app");
+    let mut refs = Vec::new();
+    for (n, value) in ["plain", "admin\u{202e}gnp.exe\u{2066}"].iter().enumerate() {
+        let object = format!(
+            r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"c"}},"data":{{"v":"{value}"}}}}"#
+        );
+        let r = store
+            .put_render(&app, &[object.into_bytes()])
+            .await
+            .unwrap();
+        let entry = NewEntry {
+            render_ref: r.clone(),
+            synced_at: render_store::SyncTime {
+                seconds: 1_767_225_600 + n as i64,
+                nanoseconds: 0,
+            },
+            summary: format!("deploy \u{202e}{n}lanif\u{202c} \u{200f}"),
+        };
+        store.record_history(&app, &entry).await.unwrap();
+        refs.push(r);
+    }
+    let s = Server::start(Some(store)).await;
+    for path in [
+        "/ui/ns/app".to_string(),
+        format!("/ui/ns/app/renders/{}", refs[1]),
+        format!("/ui/ns/app/diff?from={}&to={}", refs[0], refs[1]),
+    ] {
+        let (status, page) = s.get(&path).await;
+        assert_eq!(status, 200, "{path}: {page}");
+        for raw in ['\u{202e}', '\u{2066}', '\u{202c}', '\u{200f}'] {
+            assert!(!page.contains(raw), "{path} shows {raw:?} raw");
+        }
+        assert!(page.contains("\\u{202e}"), "{path}: {page}");
+    }
+    // The JSON endpoints stay exact: JSON escaping is for machines.
+    let (_, history) = s.get("/history?namespace=ns&name=app").await;
+    let history: serde_json::Value = serde_json::from_str(&history).unwrap();
+    assert_eq!(
+        history[0]["summary"],
+        "deploy \u{202e}0lanif\u{202c} \u{200f}"
+    );
 }
