@@ -164,7 +164,7 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
     println!("  render-store diff {release} @1 @0");
     println!("  render-store get {release} @0 -o yaml");
     println!("the web pages of the same store (history, renders, diffs side by side):");
-    println!("  render-store serve      # prints a login URL; open it in a browser");
+    println!("  render-store serve      # prints a login file; open it in a browser");
     println!("  then /ui/{release} shows the history, and each entry's \"with previous\" its diff");
     Ok(())
 }
