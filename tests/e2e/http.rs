@@ -1406,8 +1406,9 @@ fn mode(path: &std::path::Path) -> u32 {
 }
 
 /// `serve` with its defaults makes a token in a private folder of the runtime folder
-/// (when that is the user's alone), prints a login file beside it, and removes both when it is
-/// stopped with SIGTERM or SIGINT; a runtime folder others can write is not used.
+/// (when that is the user's alone) with a login file beside it, prints their paths, and
+/// removes both when it is stopped with SIGTERM or SIGINT; a runtime folder others can
+/// write is not used.
 #[tokio::test]
 async fn serve_makes_a_private_token_and_removes_it_when_stopped() {
     let (dir, _store, refs) = populated().await;
