@@ -1,7 +1,13 @@
-//! Secret values kept out of the forms made for people: in a `v1` `Secret`
-//! (also one among the items of a `v1` `List`), every value of `data` and `stringData`,
-//! and the same values inside its `kubectl.kubernetes.io/last-applied-configuration`
-//! annotation, which holds the whole Secret as JSON text, are replaced by a marker.
+//! Secret values kept out of the forms made for people: in a `v1` `Secret`, every value
+//! of `data` and `stringData`, and the same values inside its
+//! `kubectl.kubernetes.io/last-applied-configuration` annotation, which holds the whole
+//! Secret as JSON text, are replaced by a marker.
+//!
+//! A Secret is found wherever kubectl would see one: the object itself, or an item of a
+//! list — `List` or any `*List` kind with `items` (a `SecretList`, a `ConfigMapList`),
+//! lists inside lists included. An item with neither `apiVersion` nor `kind` is of the
+//! list's group and version and of its kind without `List`, as kubectl reads a typed
+//! list (the items of a `v1` `SecretList` are Secrets).
 //!
 //! The marker is kubectl diff's: `***` where a value is the same on both sides of a diff
 //! (or there is one side only), `*** (before)` and `*** (after)` where it changed. A
@@ -53,10 +59,53 @@ impl Side {
     }
 }
 
-/// Whether `doc` is something masking changes: a v1 Secret or a v1 List.
+/// Whether `doc` is something masking changes: it is a v1 Secret or holds one.
 pub(crate) fn may_hold_secrets(doc: &Document<'_>) -> bool {
-    let root = doc.root_index();
-    is_v1(doc, root, "Secret") || is_v1(doc, root, "List")
+    !secrets_in(doc).is_empty()
+}
+
+/// The object's `apiVersion` and `kind`, or `inherited` when it has neither.
+fn type_of<'d>(
+    doc: &'d Document<'_>,
+    object: u32,
+    inherited: Option<(&'d str, &'d str)>,
+) -> Option<(&'d str, &'d str)> {
+    match (text(doc, object, "apiVersion"), text(doc, object, "kind")) {
+        (None, None) => inherited,
+        (api, kind) => Some((api.unwrap_or_default(), kind.unwrap_or_default())),
+    }
+}
+
+/// Every v1 Secret in `doc`, in document order: the document itself, or the items of
+/// its lists, however deep. Walked with a stack of its own: lists may nest as deep as
+/// the decoder allows, deeper than the call stack should go.
+fn secrets_in(doc: &Document<'_>) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut stack = vec![(doc.root_index(), None)];
+    while let Some((object, inherited)) = stack.pop() {
+        let Some((api, kind)) = type_of(doc, object, inherited) else {
+            continue;
+        };
+        if api == "v1" && kind == "Secret" {
+            found.push(object);
+            continue;
+        }
+        let Some(item_kind) = kind.strip_suffix("List") else {
+            continue;
+        };
+        let Some(Node::Array(items)) = doc.member(doc.node(object), "items").map(|i| doc.node(i))
+        else {
+            continue;
+        };
+        // Items of `List` name their own kind; those of a typed list may leave it out.
+        let for_items = (!item_kind.is_empty()).then_some((api, item_kind));
+        for &item in items.iter().rev() {
+            if matches!(doc.node(item), Node::Object(_)) {
+                stack.push((item, for_items));
+            }
+        }
+    }
+    found
 }
 
 /// Masks the Secret values of one object shown on its own.
@@ -80,54 +129,27 @@ fn apply<'a>(doc: &mut Document<'a>, replacements: Vec<(u32, Node<'a>)>) {
     }
 }
 
-/// The replacements that mask `doc`: itself if it is a v1 Secret, else each v1 Secret
-/// among its items if it is a v1 List, paired with the other side's by name.
+/// The replacements that mask every v1 Secret in `doc` ([`secrets_in`]), each paired
+/// with the other side's Secret of the same namespace and name, if any.
 fn whole<'a>(doc: &Document<'a>, other: Option<&Document<'_>>, side: Side) -> Vec<(u32, Node<'a>)> {
     let mut out = Vec::new();
-    let root = doc.root_index();
-    if is_v1(doc, root, "Secret") {
-        let other = other.filter(|o| is_v1(o, o.root_index(), "Secret"));
-        secret(
-            doc,
-            root,
-            other.map(|o| (o, o.root_index())),
-            side,
-            &mut out,
-        );
-    } else if is_v1(doc, root, "List") {
-        let other_items: Vec<(&Document<'_>, u32)> = other
-            .filter(|o| is_v1(o, o.root_index(), "List"))
-            .map(|o| items(o).into_iter().map(|i| (o, i)).collect())
-            .unwrap_or_default();
-        for item in items(doc) {
-            if !is_v1(doc, item, "Secret") {
-                continue;
-            }
-            let name = identity(doc, item);
-            let paired = other_items
-                .iter()
-                .copied()
-                .find(|&(o, i)| is_v1(o, i, "Secret") && identity(o, i) == name);
-            secret(doc, item, paired, side, &mut out);
-        }
+    let mut others: Vec<(&Document<'_>, u32)> = other
+        .map(|o| secrets_in(o).into_iter().map(|i| (o, i)).collect())
+        .unwrap_or_default();
+    for object in secrets_in(doc) {
+        let name = identity(doc, object);
+        let paired = others
+            .iter()
+            .position(|&(o, i)| identity(o, i) == name)
+            .map(|at| others.remove(at));
+        secret(doc, object, paired, side, &mut out);
     }
     out
-}
-
-fn items(doc: &Document<'_>) -> Vec<u32> {
-    match doc.member(doc.root(), "items").map(|i| doc.node(i)) {
-        Some(Node::Array(items)) => items.clone(),
-        _ => Vec::new(),
-    }
 }
 
 fn text<'d>(doc: &'d Document<'_>, object: u32, key: &str) -> Option<&'d str> {
     doc.member(doc.node(object), key)
         .and_then(|i| doc.node(i).as_str())
-}
-
-fn is_v1(doc: &Document<'_>, object: u32, kind: &str) -> bool {
-    text(doc, object, "apiVersion") == Some("v1") && text(doc, object, "kind") == Some(kind)
 }
 
 /// `metadata.namespace` and `metadata.name`.
@@ -331,6 +353,66 @@ mod tests {
         let mut b = Vec::new();
         encode_document(&other, &mut b);
         assert!(String::from_utf8(b).unwrap().contains("shown"));
+    }
+
+    fn masked_one(json: &str) -> String {
+        let mut doc = decode_object(json.as_bytes()).unwrap();
+        mask_one(&mut doc);
+        let mut b = Vec::new();
+        encode_document(&doc, &mut b);
+        String::from_utf8(b).unwrap()
+    }
+
+    #[test]
+    fn secrets_in_typed_and_nested_lists_are_masked() {
+        // A SecretList as the API server answers it: the items name no kind.
+        let text = masked_one(
+            r#"{"apiVersion":"v1","kind":"SecretList","items":[{"metadata":{"name":"a"},"data":{"password":"aHVudGVyMg=="}},{"apiVersion":"v1","kind":"Secret","metadata":{"name":"b"},"stringData":{"password":"hunter2"}}]}"#,
+        );
+        assert!(
+            !text.contains("aHVudGVyMg==") && !text.contains("hunter2"),
+            "{text}"
+        );
+        assert_eq!(text.matches(r#""password":"***""#).count(), 2, "{text}");
+        // A List in a List in a List, the Secret's last-applied copy included.
+        let applied = serde_json_string(
+            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"stringData":{"password":"hunter2-applied"}}"#,
+        );
+        let deep = format!(
+            r#"{{"apiVersion":"v1","kind":"List","items":[{{"apiVersion":"v1","kind":"List","items":[{{"apiVersion":"example.com/v1","kind":"ThingList","items":[{{"apiVersion":"v1","kind":"Secret","metadata":{{"name":"s","annotations":{{"{LAST_APPLIED}":{applied}}}}},"stringData":{{"password":"hunter2-deep"}}}}]}}]}}]}}"#
+        );
+        let text = masked_one(&deep);
+        assert!(
+            !text.contains("hunter2-deep") && !text.contains("hunter2-applied"),
+            "{text}"
+        );
+        // Items of a typed list of another kind are not Secrets, nor is a list's
+        // item without a kind of its own in a `List`.
+        let text = masked_one(
+            r#"{"apiVersion":"v1","kind":"ConfigMapList","items":[{"metadata":{"name":"c"},"data":{"k":"plain-1"}}]}"#,
+        );
+        assert!(text.contains("plain-1"), "{text}");
+        let text = masked_one(
+            r#"{"apiVersion":"v1","kind":"List","items":[{"metadata":{"name":"c"},"data":{"k":"plain-2"}}]}"#,
+        );
+        assert!(text.contains("plain-2"), "{text}");
+    }
+
+    #[test]
+    fn secrets_of_lists_pair_by_name_across_a_diff() {
+        let list = |a: &str, b: &str| {
+            format!(
+                r#"{{"apiVersion":"v1","kind":"SecretList","items":[{{"metadata":{{"name":"a"}},"data":{{"k":"{a}"}}}},{{"metadata":{{"name":"b"}},"data":{{"k":"{b}"}}}}]}}"#
+            )
+        };
+        let (old, new) = masked_pair(&list("c2FtZQ==", "b2xk"), &list("c2FtZQ==", "bmV3"));
+        assert!(
+            !old.contains("b2xk") && !new.contains("bmV3"),
+            "{old}\n{new}"
+        );
+        assert_eq!(old.matches("*** (before)").count(), 1, "{old}");
+        assert_eq!(new.matches("*** (after)").count(), 1, "{new}");
+        assert_eq!(old.matches(r#""k":"***""#).count(), 1, "{old}");
     }
 
     /// A JSON string literal (the test's own, so as not to depend on the encoder
