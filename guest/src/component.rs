@@ -195,6 +195,14 @@ impl logic::Guest for Component {
         }
     }
 
+    fn json_objects(json: imported::Data) -> WitResult<Vec<imported::Data>> {
+        Ok(crate::json_objects(&json)?)
+    }
+
+    fn check_objects(objects: types::ObjectList) -> WitResult<()> {
+        Ok(crate::check_objects(&slices(&objects)?)?)
+    }
+
     fn yaml_canonical(yaml: imported::Data) -> WitResult<imported::Data> {
         match crate::yaml_canonical(&yaml) {
             Ok(canonical) => Ok(canonical),

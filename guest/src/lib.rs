@@ -23,6 +23,7 @@ pub mod gc;
 pub mod history;
 pub mod json;
 pub mod keys;
+pub mod kube_object;
 pub mod policy;
 pub mod render;
 pub mod secrets;
@@ -52,6 +53,7 @@ pub use keys::{
     HistoryKey, ParsedKey, Release, ReleasePrefix, validate_name, validate_namespace,
     validate_render_ref,
 };
+pub use kube_object::{check_objects, json_objects};
 pub use render::{canonical, render_ref, render_ref_of_canonical, sha256_hex};
 pub use secrets::SecretValues;
 pub use store::{delete_release, diff_stored, get_render, put_render};

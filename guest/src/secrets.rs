@@ -108,6 +108,44 @@ fn secrets_in(doc: &Document<'_>) -> Vec<u32> {
     found
 }
 
+/// The namespace and name (`ns/name`, or the name alone) of the first v1 Secret in `doc`
+/// that holds a marker in place of a value (in `data`, `stringData` or its last-applied
+/// copy), if any: an object copied from a masked view. A `data` value is base64, which
+/// never holds `*`; a `stringData` value that is exactly a marker is taken for one too.
+pub(crate) fn masked_secret(doc: &Document<'_>) -> Option<String> {
+    let is_marker = |s: &str| [MARKER, MARKER_BEFORE, MARKER_AFTER].contains(&s);
+    let holds_marker = |d: &Document<'_>, object: u32| {
+        VALUE_FIELDS.iter().any(|field| {
+            let Some(value) = d.member(d.node(object), field) else {
+                return false;
+            };
+            match d.node(value) {
+                Node::Object(members) => members
+                    .iter()
+                    .any(|(_, m)| d.node(*m).as_str().is_some_and(is_marker)),
+                other => other.as_str().is_some_and(is_marker),
+            }
+        })
+    };
+    secrets_in(doc).into_iter().find_map(|object| {
+        let applied = doc
+            .member(doc.node(object), "metadata")
+            .and_then(|m| doc.member(doc.node(m), "annotations"))
+            .and_then(|a| doc.member(doc.node(a), LAST_APPLIED))
+            .and_then(|i| doc.node(i).as_str());
+        let applied_masked = applied.is_some_and(|text| {
+            is_marker(text)
+                || decode_object(text.as_bytes())
+                    .is_ok_and(|inner| holds_marker(&inner, inner.root_index()))
+        });
+        (holds_marker(doc, object) || applied_masked).then(|| match identity(doc, object) {
+            (Some(ns), Some(name)) => format!("{ns}/{name}"),
+            (_, Some(name)) => name.to_string(),
+            _ => "(no name)".to_string(),
+        })
+    })
+}
+
 /// Masks the Secret values of one object shown on its own.
 pub(crate) fn mask_one(doc: &mut Document<'_>) {
     let replacements = whole(doc, None, Side::New);

@@ -135,6 +135,44 @@ pub fn decode_object(input: &[u8]) -> Result<Document<'_>, DecodeError> {
     Ok(doc)
 }
 
+/// Where each JSON object of a stream of them begins and ends: objects one after
+/// another, white space around and between them allowed (what a render's canonical bytes
+/// are, one object a line, and what Kubernetes' YAML-or-JSON decoder reads). An empty
+/// stream has none. The error gives the position of the value that failed in the stream
+/// (from 0) and what was wrong, as [`decode_object`] says it.
+pub fn split_objects(input: &[u8]) -> Result<Vec<std::ops::Range<usize>>, (usize, DecodeError)> {
+    let mut found = Vec::new();
+    let mut pos = 0;
+    loop {
+        let mut parser = Parser {
+            input,
+            pos,
+            nodes: Vec::new(),
+            exact_unsigned: false,
+            max_depth: MAX_DEPTH,
+        };
+        parser.skip_whitespace();
+        if parser.pos == input.len() {
+            return Ok(found);
+        }
+        let start = parser.pos;
+        let index = found.len();
+        let is_object = input[start] == b'{';
+        parser.parse_value().map_err(|e| (index, e))?;
+        if !is_object {
+            return Err((
+                index,
+                DecodeError {
+                    offset: start,
+                    message: "a value of the stream is not an object".to_string(),
+                },
+            ));
+        }
+        found.push(start..parser.pos);
+        pos = parser.pos;
+    }
+}
+
 /// Decodes exactly one JSON value of any kind, for data this crate reads itself (a
 /// trace) rather than renders: integers from `i64::MAX + 1` to `u64::MAX` stay exact
 /// ([`Node::Uint`]), since sizes and periods are `u64`. Otherwise as [`decode_object`].

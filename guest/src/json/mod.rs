@@ -19,7 +19,9 @@ mod yaml_form;
 
 pub use build::Builder;
 pub use canonical::{Canonicalizer, encode_canonical};
-pub use decode::{DecodeError, Document, MAX_DEPTH, Node, decode_object, decode_value};
+pub use decode::{
+    DecodeError, Document, MAX_DEPTH, Node, decode_object, decode_value, split_objects,
+};
 pub use encode::{
     Escape, encode_document, encode_document_pretty, encode_node, encode_string,
     encode_string_minimal, quote,

@@ -2,7 +2,9 @@
 //! v2's block style): keys in the document's (sorted) order, two spaces an indent level,
 //! sequences under a key at the key's own indent, multi-line strings as literal blocks,
 //! and a string quoted only where plain text would read as something else. It is for
-//! people reading diffs; nothing parses it back, and long lines are not folded.
+//! people reading diffs and objects, and it is also a restore's form: read back as a
+//! YAML stream (go-yaml v2's rules), a render's YAML form gives its canonical bytes
+//! again. Long lines are not folded.
 
 use super::decode::{Document, Node};
 use super::encode::{push_float, push_int, push_uint};
@@ -185,11 +187,13 @@ fn write_string(s: &str, block_indent: usize, is_key: bool, out: &mut Vec<u8>) {
 }
 
 /// Characters YAML lets a document hold as they are (its c-printable set, without the
-/// line breaks that would change the text's lines).
+/// line breaks that would change the text's lines: YAML 1.1 breaks lines at NEL, LS and
+/// PS too, so those are escaped).
 fn printable(c: char) -> bool {
     match c {
         '\t' => true,
         '\u{20}'..='\u{7e}' => true,
+        '\u{2028}' | '\u{2029}' => false,
         '\u{a0}'..='\u{d7ff}' => true,
         '\u{e000}'..='\u{fffd}' => c != '\u{feff}',
         '\u{10000}'.. => true,
@@ -197,11 +201,15 @@ fn printable(c: char) -> bool {
     }
 }
 
-/// A literal block keeps every character but needs printable lines (tabs allowed) and
-/// a first line that does not start with a space (that would need an indentation
-/// indicator, which only makes the form harder to read).
+/// A literal block keeps every character but needs printable lines (tabs allowed), some
+/// text before its trailing line breaks (a block of breaks alone reads back empty), and
+/// a first line with text that does not start with a space (the block's indentation is
+/// taken from that line, so a space there would need an indentation indicator, which
+/// only makes the form harder to read).
 fn literal_block_fits(s: &str) -> bool {
-    !s.starts_with(' ') && s.split('\n').all(|line| line.chars().all(printable))
+    let first_text = s.split('\n').find(|line| !line.is_empty());
+    first_text.is_some_and(|line| !line.starts_with(' '))
+        && s.split('\n').all(|line| line.chars().all(printable))
 }
 
 fn write_literal_block(s: &str, indent: usize, out: &mut Vec<u8>) {

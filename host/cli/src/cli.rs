@@ -1248,7 +1248,7 @@ pub async fn run(args: Args) -> Result<Finish> {
                 None => {
                     let render =
                         read_render(&rt, &local, input_format, rt.limits().memory_bytes).await?;
-                    render.check(allow_empty, validate)?;
+                    render.check(&rt, allow_empty, validate).await?;
                     Some(render)
                 }
             };

@@ -1,6 +1,7 @@
-//! Renders as users hold them: files and standard input, each one JSON object or a YAML
-//! stream (`helm template`, `kustomize build`, a release's `deploy.yaml`). The YAML is
-//! turned into objects by the component, exactly as a Go controller reads it.
+//! Renders as users hold them: files and standard input, each JSON objects (one, or a
+//! stream of them as `render-store get` writes) or a YAML stream (`helm template`,
+//! `kustomize build`, a release's `deploy.yaml`). The component splits both and decides
+//! what a Kubernetes object is; the YAML exactly as a Go controller reads it.
 
 use anyhow::{Context, Result, bail};
 use render_store::Runtime;
@@ -12,7 +13,8 @@ use std::path::{Path, PathBuf};
 pub enum Format {
     /// JSON when the first byte other than white space is `{`, YAML otherwise.
     Auto,
-    /// One JSON object.
+    /// JSON objects: one, or several one after another (a render's canonical bytes, as
+    /// `get` writes them).
     Json,
     /// A YAML stream: every document that is not empty or `null` is an object.
     Yaml,
@@ -22,7 +24,7 @@ pub enum Format {
 #[derive(Debug, Clone, clap::Args)]
 pub struct RenderInput {
     /// How each input is read: auto (JSON if it starts with `{`, YAML otherwise), json
-    /// (one object) or yaml (a stream of documents).
+    /// (JSON objects, one or a stream of them) or yaml (a stream of documents).
     #[arg(long, value_enum, default_value_t = Format::Auto)]
     pub format: Format,
     /// Take a render with no objects (an empty input, or only empty or `null` YAML
@@ -30,8 +32,10 @@ pub struct RenderInput {
     /// template` in a pipe gives.
     #[arg(long)]
     pub allow_empty: bool,
-    /// Refuse an object without apiVersion, kind or metadata.name, as kubectl does;
-    /// --validate=false takes any JSON object (the renderRef is the same either way).
+    /// Refuse what is not a Kubernetes object, as kubectl does: no apiVersion, kind or
+    /// metadata.name (or generateName); a List's item that is not one; a Secret whose
+    /// values a masked view replaced by `***`. --validate=false takes any JSON object
+    /// (the renderRef is the same either way).
     #[arg(long, env = "RENDER_STORE_VALIDATE", default_value_t = true,
           action = clap::ArgAction::Set, value_name = "BOOL")]
     pub validate: bool,
@@ -45,7 +49,7 @@ impl RenderInput {
     /// and checked as Kubernetes objects ([`Render::check`]).
     pub async fn read(&self, rt: &Runtime) -> Result<Render> {
         let render = read_render(rt, &self.files, self.format, rt.limits().memory_bytes).await?;
-        render.check(self.allow_empty, self.validate)?;
+        render.check(rt, self.allow_empty, self.validate).await?;
         Ok(render)
     }
 
@@ -67,11 +71,11 @@ pub struct Render {
 }
 
 impl Render {
-    /// The CLI's and the HTTP server's rule for a render given by a person (the
-    /// component takes any JSON objects, as a Go controller does): at least one object
-    /// unless `allow_empty`, and (when `validate`) each object a Kubernetes object, with
-    /// `apiVersion`, `kind` and `metadata.name` (CONTRACT.md §4).
-    pub fn check(&self, allow_empty: bool, validate: bool) -> Result<()> {
+    /// The rule for a render given by a person (the component takes any JSON objects,
+    /// as a Go controller does): at least one object unless `allow_empty`, and (when
+    /// `validate`) each a Kubernetes object as the component decides
+    /// ([`Runtime::check_objects`], CONTRACT.md §4).
+    pub async fn check(&self, rt: &Runtime, allow_empty: bool, validate: bool) -> Result<()> {
         if self.objects.is_empty() && !allow_empty {
             return Err(crate::failure::input(format!(
                 "no objects in {}: the input is empty or holds only empty or null YAML \
@@ -83,20 +87,29 @@ impl Render {
         if !validate {
             return Ok(());
         }
-        check_objects(self.objects.iter().map(Vec::as_slice), |i| {
-            let origin = &self.origins[i];
-            let within = self.origins[..i].iter().filter(|o| *o == origin).count();
-            if self.inputs.len() == 1 {
-                format!("object {} of {origin}", within + 1)
-            } else {
-                format!(
-                    "object {} of the render (the {} of {origin})",
-                    i + 1,
-                    ordinal(within + 1)
-                )
-            }
-        })
-        .map_err(crate::failure::input)
+        match rt.check_objects(&self.objects).await {
+            Err(render_store::Error::InvalidObject { index, message }) => Err(
+                crate::failure::input(format!("{} {message}", self.describe(index as usize))),
+            ),
+            other => Ok(other?),
+        }
+    }
+
+    /// Object `i` as a person finds it: by its place in its input.
+    fn describe(&self, i: usize) -> String {
+        let Some(origin) = self.origins.get(i) else {
+            return format!("object {}", i + 1);
+        };
+        let within = self.origins[..i].iter().filter(|o| *o == origin).count();
+        if self.inputs.len() == 1 {
+            format!("object {} of {origin}", within + 1)
+        } else {
+            format!(
+                "object {} of the render (the {} of {origin})",
+                i + 1,
+                ordinal(within + 1)
+            )
+        }
     }
 
     /// `e` with the input that holds the object it names, for an invalid object.
@@ -111,62 +124,6 @@ impl Render {
             _ => e.into(),
         }
     }
-}
-
-/// The fields every Kubernetes object has, as far as a render's rule looks.
-#[derive(serde::Deserialize)]
-struct ObjectHead {
-    #[serde(rename = "apiVersion")]
-    api_version: Option<serde_json::Value>,
-    kind: Option<serde_json::Value>,
-    metadata: Option<MetadataHead>,
-}
-
-#[derive(serde::Deserialize)]
-struct MetadataHead {
-    name: Option<serde_json::Value>,
-}
-
-fn non_empty_string(v: &Option<serde_json::Value>) -> bool {
-    matches!(v, Some(serde_json::Value::String(s)) if !s.is_empty())
-}
-
-/// Checks that each object names itself as a Kubernetes object: `apiVersion`, `kind`
-/// and `metadata.name`, non-empty strings. `describe(i)` names object `i` for the
-/// message. An object that is not JSON passes here: the component refuses it, with
-/// Go's words.
-pub fn check_objects<'a>(
-    objects: impl IntoIterator<Item = &'a [u8]>,
-    describe: impl Fn(usize) -> String,
-) -> Result<(), String> {
-    for (i, object) in objects.into_iter().enumerate() {
-        let Ok(head) = serde_json::from_slice::<ObjectHead>(object) else {
-            continue;
-        };
-        let mut missing = Vec::new();
-        if !non_empty_string(&head.api_version) {
-            missing.push("apiVersion");
-        }
-        if !non_empty_string(&head.kind) {
-            missing.push("kind");
-        }
-        if !head
-            .metadata
-            .as_ref()
-            .is_some_and(|m| non_empty_string(&m.name))
-        {
-            missing.push("metadata.name");
-        }
-        if !missing.is_empty() {
-            return Err(format!(
-                "{} is not a Kubernetes object: it has no {} (every object needs apiVersion, \
-                 kind and metadata.name, as kubectl requires)",
-                describe(i),
-                missing.join(", no ")
-            ));
-        }
-    }
-    Ok(())
 }
 
 fn ordinal(n: usize) -> String {
@@ -184,8 +141,9 @@ fn ordinal(n: usize) -> String {
 const STDIN: &str = "-";
 
 /// The objects of the render `files` hold, in order: each file's objects in turn, standard
-/// input when `files` is empty. No input is read past `limit` bytes (the memory cap of a
-/// sandboxed call, which could not hold it anyway).
+/// input when `files` is empty. The inputs together are read up to `limit` bytes (the
+/// memory cap of a sandboxed call, which could not hold a larger render anyway), not
+/// each one: ten files of the cap would be ten times the memory.
 pub async fn read_render(
     rt: &Runtime,
     files: &[PathBuf],
@@ -202,34 +160,47 @@ pub async fn read_render(
         bail!("standard input (-) can be read once only");
     }
     let mut render = Render::default();
+    let mut left = limit;
     for file in files {
         let name = if is_stdin(file) {
             "standard input".to_string()
         } else {
             file.display().to_string()
         };
-        let bytes = read_bounded(file, limit).with_context(|| format!("reading {name}"))?;
+        let bytes = read_bounded(file, left, limit).with_context(|| format!("reading {name}"))?;
+        left -= bytes.len();
         let is_json = match format {
             Format::Json => true,
             Format::Yaml => false,
             Format::Auto => starts_like_json(&bytes),
         };
-        if is_json {
-            render.objects.push(bytes);
-            render.origins.push(name.clone());
-        } else {
-            let stream = rt
-                .yaml_objects(&bytes)
+        let stream = if is_json {
+            rt.json_objects(&bytes)
                 .await
-                .map_err(|e| yaml_error(e, &name))?;
-            render
-                .origins
-                .extend(std::iter::repeat_n(name.clone(), stream.len()));
-            render.objects.extend(stream);
-        }
+                .map_err(|e| json_error(e, &name))?
+        } else {
+            rt.yaml_objects(&bytes)
+                .await
+                .map_err(|e| yaml_error(e, &name))?
+        };
+        render
+            .origins
+            .extend(std::iter::repeat_n(name.clone(), stream.len()));
+        render.objects.extend(stream);
         render.inputs.push(name);
     }
     Ok(render)
+}
+
+/// A JSON stream's error, naming the input and the object in it.
+fn json_error(e: render_store::Error, name: &str) -> anyhow::Error {
+    match e {
+        render_store::Error::InvalidObject { index, message } => crate::failure::input(format!(
+            "reading {name} as JSON: object {} of it is not a JSON object: {message}",
+            index + 1
+        )),
+        other => anyhow::Error::new(other).context(format!("reading {name} as JSON")),
+    }
 }
 
 /// A YAML stream's error in a person's words first, Go's text after it (the vectors
@@ -270,19 +241,21 @@ fn starts_like_json(bytes: &[u8]) -> bool {
         .is_some_and(|&b| b == b'{')
 }
 
-fn read_bounded(file: &Path, limit: usize) -> Result<Vec<u8>> {
+/// The bytes of `file`, if they are at most `left`, what remains of the render's
+/// `limit`.
+fn read_bounded(file: &Path, left: usize, limit: usize) -> Result<Vec<u8>> {
     let reader: Box<dyn Read> = if is_stdin(file) {
         Box::new(std::io::stdin().lock())
     } else {
         Box::new(std::fs::File::open(file)?)
     };
     let mut bytes = Vec::new();
-    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let cap = u64::try_from(left).unwrap_or(u64::MAX).saturating_add(1);
     reader.take(cap).read_to_end(&mut bytes)?;
-    if bytes.len() > limit {
+    if bytes.len() > left {
         bail!(
-            "it is larger than the memory cap of a call ({limit} bytes); raise \
-             --memory-cap-mib if the render is legitimate"
+            "the render's inputs are larger than the memory cap of a call ({limit} bytes \
+             in all); raise --memory-cap-mib if the render is legitimate"
         );
     }
     Ok(bytes)
@@ -310,39 +283,40 @@ mod tests {
         }
     }
 
-    #[test]
-    fn an_empty_render_is_refused_unless_allowed() {
-        let e = render(&[]).check(false, true).unwrap_err().to_string();
+    #[tokio::test]
+    async fn an_empty_render_is_refused_unless_allowed() {
+        let rt = Runtime::shared().unwrap();
+        let e = render(&[])
+            .check(&rt, false, true)
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("no objects in in.yaml") && e.contains("--allow-empty"),
             "{e}"
         );
-        render(&[]).check(true, true).unwrap();
+        render(&[]).check(&rt, true, true).await.unwrap();
     }
 
-    #[test]
-    fn an_object_without_its_names_is_refused() {
+    #[tokio::test]
+    async fn the_component_says_which_object_is_not_a_kubernetes_object() {
+        let rt = Runtime::shared().unwrap();
         let ok = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}"#;
-        render(&[ok]).check(false, true).unwrap();
+        render(&[ok]).check(&rt, false, true).await.unwrap();
         let e = render(&[ok, r#"{"a":1}"#])
-            .check(false, true)
+            .check(&rt, false, true)
+            .await
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("object 2 of in.yaml")
+            e.starts_with("object 2 of in.yaml is not a Kubernetes object")
                 && e.contains("no apiVersion, no kind, no metadata.name"),
             "{e}"
         );
-        let e = render(&[r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":""}}"#])
-            .check(false, true)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("no metadata.name") && !e.contains("no kind"),
-            "{e}"
-        );
-        // Not JSON: left to the component, which refuses it in Go's words.
-        render(&["{"]).check(false, true).unwrap();
+        render(&[ok, r#"{"a":1}"#])
+            .check(&rt, false, false)
+            .await
+            .unwrap();
     }
 
     #[test]
@@ -361,8 +335,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("big.yaml");
         std::fs::write(&path, vec![b'a'; 11]).unwrap();
-        assert_eq!(read_bounded(&path, 11).unwrap().len(), 11);
-        let e = read_bounded(&path, 10).unwrap_err();
-        assert!(e.to_string().contains("memory cap"), "{e}");
+        assert_eq!(read_bounded(&path, 11, 11).unwrap().len(), 11);
+        let e = read_bounded(&path, 10, 20).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("memory cap of a call (20 bytes in all)"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("--memory-cap-mib"), "{e}");
     }
 }

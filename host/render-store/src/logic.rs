@@ -60,6 +60,32 @@ impl Runtime {
         .map(|objects| objects.into_iter().map(String::into_bytes).collect())
     }
 
+    /// The objects of a stream of JSON objects (white space around and between them):
+    /// what [`crate::RenderStore::get_render`] returns, one object a line, and what
+    /// `kubectl apply -f` reads from a JSON file. [`crate::Error::InvalidObject`] names a
+    /// value that is not an object.
+    pub async fn json_objects(&self, json: &[u8]) -> Result<Vec<Vec<u8>>> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_json_objects(&data_arg(json))
+        )
+    }
+
+    /// Checks that each object is a Kubernetes object as a person's or a tool's render
+    /// must be (CONTRACT.md §4): `apiVersion`, `kind`, and `metadata.name` or
+    /// `metadata.generateName`; lists (`List`, `*List` with `items`) item by item; no
+    /// Secret with the `***` markers of a masked view. The first that fails is
+    /// [`crate::Error::InvalidObject`]. Storing does not check this: a controller
+    /// stores what it applied.
+    pub async fn check_objects(&self, objects: &[Vec<u8>]) -> Result<()> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_check_objects(&objects_arg(objects))
+        )
+    }
+
     /// [`Runtime::canonical`] of [`Runtime::yaml_objects`], in one sandbox call.
     pub async fn yaml_canonical(&self, yaml: &[u8]) -> Result<Vec<u8>> {
         call_export!(

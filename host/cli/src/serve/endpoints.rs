@@ -335,6 +335,7 @@ pub(super) async fn diff_response(app: &App, d: render_store::RenderDiff) -> Res
 pub(super) async fn diff_local(
     State(app): State<App>,
     Query(query): Query<HashMap<String, String>>,
+    headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> Response {
     let p = match params(&query, &["namespace", "name"], &["against", "output"]) {
@@ -346,26 +347,54 @@ pub(super) async fn diff_local(
         Err(response) => return response,
     };
     let release = Release::new(p[0].unwrap_or_default(), p[1].unwrap_or_default());
-    let canonical = match app.observer.runtime().yaml_canonical(&body).await {
-        Ok(c) => c,
+    let rt = app.observer.runtime();
+    // JSON objects (one, or a stream of them as `get` writes) when the body says it is
+    // JSON; a YAML stream otherwise. The guard let no other type through.
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"));
+    let objects = match if json {
+        rt.json_objects(&body).await
+    } else {
+        rt.yaml_objects(&body).await
+    } {
+        Ok(objects) => objects,
+        Err(Error::InvalidObject { index, message }) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "object {} of the request body is not a JSON object: {message}",
+                    index + 1
+                ),
+            );
+        }
         Err(e) => return observer_error(e.into()),
     };
-    // The rule the CLI applies to a render a person gives (CONTRACT.md §4): some
-    // objects, each a Kubernetes object. Canonical bytes are one object a line.
-    if canonical.is_empty() {
+    // The rule for a render a person gives (CONTRACT.md §4): some objects, each a
+    // Kubernetes object, as the component decides.
+    if objects.is_empty() {
         return error(
             StatusCode::BAD_REQUEST,
             "no objects in the request body: send the YAML stream to preview",
         );
     }
-    let objects = canonical
-        .split(|&b| b == b'\n')
-        .filter(|line| !line.is_empty());
-    if let Err(m) =
-        crate::input::check_objects(objects, |i| format!("object {} of the request body", i + 1))
-    {
-        return error(StatusCode::BAD_REQUEST, m);
+    match rt.check_objects(&objects).await {
+        Ok(()) => {}
+        Err(Error::InvalidObject { index, message }) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("object {} of the request body {message}", index + 1),
+            );
+        }
+        Err(e) => return observer_error(e.into()),
     }
+    let canonical = match rt.canonical(&objects).await {
+        Ok(c) => c,
+        Err(e) => return observer_error(e.into()),
+    };
+    drop(objects);
     let against = match resolve_optional(&app, &release, p[2]).await {
         Ok(a) => a,
         Err(e) => return observer_error(e),
