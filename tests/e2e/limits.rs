@@ -124,6 +124,11 @@ fn the_cli_takes_its_bounds_from_flags_and_names_them_when_hit() {
         err.contains("memory cap") && err.contains("4194304"),
         "{err}"
     );
+    // The flag that raises it, not the library's setting.
+    assert!(
+        err.contains("raise --memory-cap-mib") && !err.contains("Limits::"),
+        "{err}"
+    );
     assert!(
         run(&["--memory-cap-mib", "4", "ref", small])
             .status

@@ -23,6 +23,7 @@ mod operations;
 mod operator;
 mod progress;
 mod race;
+mod restore;
 mod secrets;
 mod serve_bounds;
 mod shared_machine;

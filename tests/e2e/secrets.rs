@@ -8,13 +8,15 @@ use render_store::{Observer, RenderStore, SecretValues};
 use std::sync::Arc;
 
 /// Every form a value of the test Secrets takes: base64 and plain text.
-const VALUES: [&str; 6] = [
+const VALUES: [&str; 8] = [
     "aHVudGVyMg==",
     "hunter2",
     "czNjcjN0IQ==",
     "s3cr3t!",
     "b2xkLXRva2Vu",
     "bmV3LXRva2Vu",
+    "bGlzdGVkLW9sZA==",
+    "bGlzdGVkLW5ldw==",
 ];
 
 /// A Secret whose password changes, whose user does not, with a stringData value, and
@@ -42,10 +44,18 @@ fn applied_secret(password: &str) -> String {
     )
 }
 
+/// Secrets as kubectl sees them in lists: a `SecretList` whose items name no kind (as
+/// the API server answers), inside a `List`.
+fn listed_secret(password: &str) -> String {
+    format!(
+        r#"{{"apiVersion":"v1","kind":"List","items":[{{"apiVersion":"v1","kind":"SecretList","items":[{{"metadata":{{"name":"listed","namespace":"prod"}},"data":{{"password":"{password}"}}}}]}}]}}"#
+    )
+}
+
 /// The CLI's store with two renders of `prod/db`: returns it and (old, new) refs.
 fn store_with_two_renders() -> (Cli, String, String) {
     let cli = Cli::file_store();
-    let files = |side: &str, objects: [String; 3]| -> Vec<String> {
+    let files = |side: &str, objects: [String; 4]| -> Vec<String> {
         objects
             .iter()
             .enumerate()
@@ -58,6 +68,7 @@ fn store_with_two_renders() -> (Cli, String, String) {
             secret("aHVudGVyMg==", "old-token"),
             config(1),
             applied_secret("b2xkLXRva2Vu"),
+            listed_secret("bGlzdGVkLW9sZA=="),
         ],
     );
     let new = files(
@@ -66,6 +77,7 @@ fn store_with_two_renders() -> (Cli, String, String) {
             secret("czNjcjN0IQ==", "s3cr3t!"),
             config(2),
             applied_secret("bmV3LXRva2Vu"),
+            listed_secret("bGlzdGVkLW5ldw=="),
         ],
     );
     let put = |paths: &[String]| {
@@ -124,9 +136,22 @@ fn cli_diffs_mask_secret_values_unless_asked() {
             "--show-secrets hides {value}:\n{shown}"
         );
     }
-    // `get` is the blob as stored.
+    // The list's Secret changed too, and says so without its value.
+    assert!(diff.contains("listed"), "{diff}");
+    // `get` is the blob as stored; `get -o yaml` is a view for people.
     let blob = cli.ok(&["get", "prod/db", &new_ref]);
-    assert!(blob.contains("czNjcjN0IQ=="), "{blob}");
+    assert!(
+        blob.contains("czNjcjN0IQ==") && blob.contains("bGlzdGVkLW5ldw=="),
+        "{blob}"
+    );
+    let yaml = cli.ok(&["get", "prod/db", &new_ref, "-o", "yaml"]);
+    for value in VALUES {
+        assert!(
+            !yaml.contains(value),
+            "get -o yaml shows {value:?}:\n{yaml}"
+        );
+    }
+    assert!(yaml.contains("password: '***'"), "{yaml}");
 }
 
 async fn serve(observer: Observer) -> String {

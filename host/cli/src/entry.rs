@@ -47,7 +47,11 @@ pub fn main() -> ExitCode {
         Err(e) => {
             // Errors carry keys and text from the store, and other libraries' messages
             // may name a request URL with its signature.
-            let message = render_store::redact_urls_in(&format!("{e:#}"));
+            let mut message = render_store::redact_urls_in(&format!("{e:#}"));
+            if let Some(advice) = failure::advice(&e) {
+                message.push_str("; ");
+                message.push_str(advice);
+            }
             if as_json {
                 let error = serde_json::json!({
                     "error": { "kind": failure::kind(&e), "message": message }

@@ -32,6 +32,29 @@ pub fn not_found(message: impl Into<String>) -> anyhow::Error {
     .into()
 }
 
+/// What the user can do about a limit the error ran into, in the CLI's own words (the
+/// library's message names no setting): the flag that raises it.
+pub fn advice(e: &anyhow::Error) -> Option<&'static str> {
+    let limit = e
+        .chain()
+        .find_map(|cause| match cause.downcast_ref::<Error>() {
+            Some(e @ (Error::MemoryCap { .. } | Error::Fuel { .. })) => Some(e),
+            Some(_) => None,
+            None => match cause.downcast_ref::<ObserverError>() {
+                Some(ObserverError::Store(e @ (Error::MemoryCap { .. } | Error::Fuel { .. }))) => {
+                    Some(e)
+                }
+                _ => None,
+            },
+        })?;
+    Some(match limit {
+        Error::MemoryCap { .. } => {
+            "raise --memory-cap-mib (RENDER_STORE_MEMORY_CAP_MIB) if the input is legitimate"
+        }
+        _ => "raise --fuel (RENDER_STORE_FUEL) if the input is legitimate",
+    })
+}
+
 /// The kind of a command's error: the first error in its chain that has one.
 pub fn kind(e: &anyhow::Error) -> &'static str {
     for cause in e.chain() {
@@ -83,5 +106,16 @@ mod tests {
         assert_eq!(kind(&e.unwrap_err()), "not-found");
         assert_eq!(kind(&input("empty").context("put")), "input");
         assert_eq!(kind(&anyhow::anyhow!("plain")), "other");
+    }
+
+    #[test]
+    fn a_limit_is_told_with_the_flag_that_raises_it() {
+        use anyhow::Context;
+        let e: anyhow::Result<()> = Err(Error::MemoryCap { wanted: 2, cap: 1 }).context("reading");
+        let told = advice(&e.unwrap_err()).unwrap();
+        assert!(told.contains("--memory-cap-mib"), "{told}");
+        let e = anyhow::Error::new(Error::Fuel { budget: 1 });
+        assert!(advice(&e).unwrap().contains("--fuel"));
+        assert_eq!(advice(&anyhow::anyhow!("plain")), None);
     }
 }

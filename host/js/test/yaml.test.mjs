@@ -1,5 +1,5 @@
 // YAML streams through the Node host: every Go vector of tests/vectors/yaml-render-ref.json
-// (read as tests/e2e/yaml.rs reads it) and the four real streams of tests/real-renders
+// (read as tests/e2e/yaml.rs reads it) and the real streams of tests/real-renders
 // give what Go gives, and a stream that is not a render is an 'invalid-yaml'
 // RenderStoreError naming its document, line, column and stage.
 

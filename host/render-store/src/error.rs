@@ -67,11 +67,12 @@ pub enum Error {
     },
     /// The call's linear memory would have grown past its cap: the input is too large
     /// for [`Limits::memory_bytes`](crate::Limits::memory_bytes). Only this call is
-    /// affected.
+    /// affected. The message names no setting: each host names its own (the CLI's
+    /// `--memory-cap-mib`, this library's `Limits::memory_bytes`, Go's `WithMemoryLimit`).
     #[error(
         "the render-store component was stopped: the call exceeded its memory cap: it wanted \
-         {wanted} bytes of memory, over its cap of {cap} bytes; the input is too large \
-         (raise Limits::memory_bytes if it is legitimate)"
+         {wanted} bytes of memory, over its cap of {cap} bytes; the input is too large for \
+         the cap"
     )]
     MemoryCap {
         /// The size the memory would have grown to, in bytes.
@@ -83,8 +84,7 @@ pub enum Error {
     /// input is too large or the guest looped. Only this call is affected.
     #[error(
         "the render-store component was stopped: the call used up its CPU budget of \
-         {budget} fuel units; the input is too large or the guest looped (raise \
-         Limits::fuel if the input is legitimate)"
+         {budget} fuel units; the input is too large for the budget, or the guest looped"
     )]
     Fuel {
         /// The budget, in fuel units.
