@@ -204,14 +204,17 @@ impl logic::Guest for Component {
     }
 
     fn yaml_canonical(yaml: imported::Data) -> WitResult<imported::Data> {
-        match crate::yaml_canonical(&yaml) {
-            Ok(canonical) => Ok(canonical),
-            Err(e) => Err(Error::from(e).into()),
-        }
+        let canonical = crate::yaml_canonical(&yaml).map_err(Error::from)?;
+        crate::check_render_size(&canonical)?;
+        Ok(canonical)
     }
 
     fn yaml_render_ref(yaml: imported::Data) -> WitResult<String> {
-        crate::yaml_render_ref(&yaml).map_err(|e| Error::from(e).into())
+        // Through the canonical bytes, so a render over the largest size is refused here
+        // as everywhere: the stream is within the call's memory cap, and so are they.
+        let canonical = crate::yaml_canonical(&yaml).map_err(Error::from)?;
+        crate::check_render_size(&canonical)?;
+        Ok(crate::render_ref_of_canonical(&canonical))
     }
 
     fn validate_render_ref(render_ref: String) -> WitResult<()> {

@@ -54,7 +54,9 @@ pub use keys::{
     validate_render_ref,
 };
 pub use kube_object::{check_objects, json_objects};
-pub use render::{canonical, render_ref, render_ref_of_canonical, sha256_hex};
+pub use render::{
+    MAX_RENDER_BYTES, canonical, check_render_size, render_ref, render_ref_of_canonical, sha256_hex,
+};
 pub use secrets::SecretValues;
 pub use store::{delete_release, diff_stored, get_render, put_render};
 pub use time::{SyncTime, format_key_time, format_synced_at, parse_key_time, parse_synced_at};

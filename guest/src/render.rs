@@ -8,17 +8,28 @@ use crate::error::{Error, Result};
 use crate::json::Canonicalizer;
 use sha2::{Digest, Sha256};
 
+/// The largest render the store takes, in canonical bytes: 64 MiB. Every render it
+/// takes can then be held by a call within the default memory cap (its objects, its
+/// canonical bytes and a decoded tree at once), passed across the component boundary,
+/// and sent whole within the observer's default response cap. A larger one is refused
+/// by every operation that computes canonical bytes, in every host alike, as soon as
+/// it passes the size: no work is spent on the rest.
+pub const MAX_RENDER_BYTES: usize = 64 << 20;
+
 /// Appends each object's canonical bytes (its re-encoding and `\n`) to `out`, handing
-/// `out` to `emit` after each one.
+/// `out` to `emit` after each one (which may take them out of `out`).
 ///
-/// Fails with [`Error::InvalidObject`] naming the first object that does not decode.
+/// Fails with [`Error::InvalidObject`] naming the first object that does not decode, and
+/// with [`Error::InvalidInput`] once the canonical bytes pass [`MAX_RENDER_BYTES`].
 fn each_canonical_object<O: AsRef<[u8]>>(
     objects: &[O],
     out: &mut Vec<u8>,
     mut emit: impl FnMut(&mut Vec<u8>),
 ) -> Result<()> {
     let mut canonicalizer = Canonicalizer::default();
+    let mut total = 0usize;
     for (index, object) in objects.iter().enumerate() {
+        let before = out.len();
         canonicalizer
             .encode(object.as_ref(), out)
             .map_err(|e| Error::InvalidObject {
@@ -26,9 +37,38 @@ fn each_canonical_object<O: AsRef<[u8]>>(
                 message: e.to_string(),
             })?;
         out.push(b'\n');
+        total += out.len() - before;
+        if total > MAX_RENDER_BYTES {
+            return Err(too_large(index));
+        }
         emit(out);
     }
     Ok(())
+}
+
+fn too_large(index: usize) -> Error {
+    crate::error::invalid(format!(
+        "the render is over {MAX_RENDER_BYTES} bytes (64 MiB) of canonical JSON, the \
+         largest render the store takes; object {index} (from 0) takes it past that. Split \
+         the release, or keep large data out of its objects"
+    ))
+}
+
+/// Refuses canonical bytes over [`MAX_RENDER_BYTES`], as [`canonical`] does, for a path
+/// that made them otherwise (a YAML stream's).
+pub fn check_render_size(canonical: &[u8]) -> Result<()> {
+    if canonical.len() <= MAX_RENDER_BYTES {
+        return Ok(());
+    }
+    let mut total = 0;
+    let index = canonical
+        .split_inclusive(|&b| b == b'\n')
+        .position(|line| {
+            total += line.len();
+            total > MAX_RENDER_BYTES
+        })
+        .unwrap_or(0);
+    Err(too_large(index))
 }
 
 /// The canonical bytes of a render given as its objects' JSON bytes.
@@ -114,6 +154,27 @@ pub fn joined_objects<'a>(bytes: &'a [u8], ends: &[u32]) -> Result<Vec<&'a [u8]>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_render_over_the_largest_size_is_refused_as_soon_as_it_passes_it() {
+        let value = "x".repeat(1 << 20);
+        let object = format!(r#"{{"v":"{value}"}}"#);
+        let objects = vec![object.as_bytes(); 64];
+        // 64 objects of just over 1 MiB: the 64th passes 64 MiB.
+        for e in [
+            canonical(&objects).unwrap_err(),
+            render_ref(&objects).unwrap_err(),
+            canonical_into(&objects, &mut b"header".to_vec()).unwrap_err(),
+        ] {
+            match e {
+                Error::InvalidInput(m) => {
+                    assert!(m.contains("67108864") && m.contains("object 63"), "{m}")
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(canonical(&objects[..63]).is_ok());
+    }
 
     #[test]
     fn joined_objects_split_at_their_ends() {

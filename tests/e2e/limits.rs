@@ -194,3 +194,91 @@ fn max_concurrent_calls_takes_a_count_of_places() {
         assert!(run(&["ref", small], Some(good)).status.success());
     }
 }
+
+/// A ConfigMap of `bytes` bytes of canonical JSON (give or take a few), in values of
+/// 64 KiB.
+fn config_map(name: &str, bytes: usize) -> Vec<u8> {
+    let value = "v".repeat(64 << 10);
+    let entries: Vec<String> = (0..bytes / (value.len() + 16))
+        .map(|i| format!(r#""k{i:07}":"{value}""#))
+        .collect();
+    format!(
+        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}"}},"data":{{{}}}}}"#,
+        entries.join(",")
+    )
+    .into_bytes()
+}
+
+/// One documented largest render (64 MiB of canonical bytes): a render just under it is
+/// stored, shown a page at a time and downloaded whole; one over it is refused at the
+/// door, by the library and the CLI alike, and nothing is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_largest_render_is_shown_and_downloaded_and_a_larger_one_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", dir.path().display());
+    let store = RenderStore::open(&url).unwrap().unwrap();
+    let app = release("big");
+    let near: Vec<Vec<u8>> = (0..6)
+        .map(|i| config_map(&format!("c{i}"), 10 << 20))
+        .collect();
+    let render_ref = store.put_render(&app, &near).await.unwrap();
+    let over: Vec<Vec<u8>> = (0..7)
+        .map(|i| config_map(&format!("c{i}"), 10 << 20))
+        .collect();
+    match store.put_render(&release("over"), &over).await {
+        Err(Error::InvalidInput(m)) => assert!(
+            m.contains(&render_store::MAX_RENDER_BYTES.to_string()) && m.contains("largest"),
+            "{m}"
+        ),
+        other => panic!("a render over the largest size: {other:?}"),
+    }
+    assert!(!dir.path().join("ns/over").exists(), "something was stored");
+    // The CLI says the same, from a file.
+    let file = dir.path().join("over.json");
+    let mut stream = Vec::new();
+    for object in &over {
+        stream.extend_from_slice(object);
+        stream.push(b'\n');
+    }
+    std::fs::write(&file, &stream).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
+        .args(["--render-store-url", &url, "put", "ns/over"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("67108864 bytes (64 MiB)"),
+        "{err}"
+    );
+    drop(stream);
+    drop(over);
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let observer = Arc::new(render_store::Observer::new(Some(store)).unwrap());
+    tokio::spawn(render_store_cli::serve::serve(listener, observer));
+    let get = |path: String| async move {
+        let response = reqwest::get(format!("http://{addr}{path}")).await.unwrap();
+        (response.status().as_u16(), response.bytes().await.unwrap())
+    };
+    let (status, raw) = get(format!("/renders/ns/big/{render_ref}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        render_store_guest::render_ref_of_canonical(&raw),
+        render_ref,
+        "the download is the render whole"
+    );
+    let page = |n: usize| get(format!("/ui/ns/big/renders/{render_ref}?page={n}"));
+    let mut shown = 0;
+    for n in 1..=6 {
+        let (status, body) = page(n).await;
+        let body = String::from_utf8_lossy(&body);
+        assert_eq!(status, 200, "page {n}");
+        assert!(body.len() < 32 << 20, "page {n} is {} bytes", body.len());
+        assert!(body.contains(&format!("of 6 (page {n} of 6)")), "page {n}");
+        shown += body.matches("<details class=\"object\"").count();
+    }
+    assert_eq!(shown, 6, "every object on one page or another");
+    assert_eq!(page(7).await.0, 404);
+}

@@ -61,6 +61,6 @@ pub use store::RenderStore;
 pub use store_url::{REDACTED, SCHEMES, accepted_params, open_bucket, redact_url, redact_urls_in};
 pub use types::{
     ChangedObject, DEFAULT_CONTEXT, GcPlan, Grace, HistoryEntry, HistoryKey, HistoryPage,
-    HistorySummary, NewEntry, ObjectForm, ObjectId, ParsedKey, Release, RenderDiff, SecretValues,
-    ShownObject, SyncTime, YamlStage,
+    HistorySummary, MAX_RENDER_BYTES, NewEntry, ObjectForm, ObjectId, ParsedKey, Release,
+    RenderDiff, SecretValues, ShownObject, SyncTime, YamlStage,
 };

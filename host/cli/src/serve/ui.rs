@@ -767,13 +767,62 @@ fn id_html(id: &ObjectId) -> Markup {
     }
 }
 
+/// The text of a render page's objects, at most: a render of any size the store takes
+/// is shown a page at a time, each well within the response cap, and a browser keeps up.
+const RENDER_PAGE_TEXT_BYTES: usize = 4 << 20;
+
+/// The pages of a render's objects, in display order: each page's range of `order`,
+/// its objects' text within [`RENDER_PAGE_TEXT_BYTES`] (an object larger than that has
+/// a page of its own).
+fn render_pages(sizes: &[usize]) -> Vec<std::ops::Range<usize>> {
+    let mut pages = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, &size) in sizes.iter().enumerate() {
+        if i > start && bytes + size > RENDER_PAGE_TEXT_BYTES {
+            pages.push(start..i);
+            (start, bytes) = (i, 0);
+        }
+        bytes += size;
+    }
+    if start < sizes.len() || pages.is_empty() {
+        pages.push(start..sizes.len());
+    }
+    pages
+}
+
+/// An object's text as a page shows it: whole, or its first lines up to the page's
+/// budget, and whether it was cut.
+fn shown_text(text: &str) -> (&str, bool) {
+    if text.len() <= RENDER_PAGE_TEXT_BYTES {
+        return (text, false);
+    }
+    let mut end = RENDER_PAGE_TEXT_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = text[..end].rfind('\n').map_or(end, |n| n + 1);
+    (&text[..cut], true)
+}
+
 /// `GET /ui/{namespace}/{name}/renders/{renderRef}`: the render's objects.
 pub(super) async fn render_page(
     State(app): State<App>,
     Path((namespace, name, render_ref)): Path<(String, String, String)>,
+    Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let release = Release::new(namespace, name);
     let mut crumbs = release_crumbs(&app.base, &release);
+    let p = match params(&query, &[], &["page"]) {
+        Ok(p) => p,
+        Err(m) => return bad_request_page(&app, &crumbs, &m),
+    };
+    let page_number = match p[0].map(str::parse::<usize>) {
+        None => 1,
+        Some(Ok(n)) if n >= 1 => n,
+        Some(_) => {
+            return bad_request_page(&app, &crumbs, "page: expected a whole number from 1");
+        }
+    };
     let render_ref = match resolve_name(&app, &release, &render_ref).await {
         Ok(r) => r,
         Err(e) => return failure_page(&app, &crumbs, e),
@@ -809,6 +858,10 @@ pub(super) async fn render_page(
         release_href(&app.base, &release),
         qv(&render_ref)
     );
+    let page_href = {
+        let here = render_href(&app.base, &release, &render_ref);
+        move |n: usize| format!("{here}?page={n}")
+    };
     // Writing the page of a large render takes long enough to stall the async worker.
     let body = tokio::task::spawn_blocking(move || {
         // Listed by kind, namespace and name, as people look for an object; the
@@ -823,7 +876,13 @@ pub(super) async fn render_page(
                 &b.api_version,
             ))
         });
-        html! {
+        let sizes: Vec<usize> = order.iter().map(|&i| objects[i].text.len()).collect();
+        let pages = render_pages(&sizes);
+        let Some(range) = pages.get(page_number - 1).cloned() else {
+            return Err(pages.len());
+        };
+        let paged = pages.len() > 1;
+        Ok(html! {
             h1 { "Render " code class="full-ref" { (render_ref) } " " (copy_button(&render_ref)) }
             "\n"
             p class="summary" id="summary" {
@@ -838,26 +897,61 @@ pub(super) async fn render_page(
                 button type="button" data-collapse { "Collapse all" }
             }
             "\n"
+            @if paged {
+                p class="pager" {
+                    "Objects " (range.start + 1) "–" (range.end) " of " (objects.len())
+                    " (page " (page_number) " of " (pages.len()) ")"
+                    @if page_number > 1 {
+                        " · " a href=(page_href(page_number - 1)) rel="prev" { "Previous objects" }
+                    }
+                    @if page_number < pages.len() {
+                        " · " a href=(page_href(page_number + 1)) rel="next" { "Next objects" }
+                    }
+                }
+                "\n"
+            }
             div class="objects" {
                 "\n"
-                @for i in order {
+                @for &i in &order[range] {
                     @let o = &objects[i];
+                    @let (text, cut) = shown_text(&o.text);
                     details class="object" id={ "object-" (i + 1) } data-nav {
                         summary { span class="index" { "#" (i + 1) } " " (id_html(&o.id)) }
-                        pre class="yaml" { code { (o.text) } }
+                        pre class="yaml" { code { (text) } }
+                        @if cut {
+                            p class="cut" {
+                                "The object is longer than a page shows ("
+                                (bytes_text(o.text.len() as u64)) " of YAML): "
+                                a href=(download) download { "download the canonical bytes" }
+                                " for the rest."
+                            }
+                        }
                     }
                     "\n"
                 }
             }
             "\n"
-        }
+        })
     })
     .await;
     match body {
-        Ok(content) => html(
+        Ok(Ok(content)) => html(
             &app,
             StatusCode::OK,
             page(&app.base, "Render", &crumbs, content),
+        ),
+        Ok(Err(pages)) => html(
+            &app,
+            StatusCode::NOT_FOUND,
+            error_html(
+                &app.base,
+                "Not found",
+                &crumbs,
+                &format!(
+                    "page {page_number}: the render's objects fill {}",
+                    plural(pages, "page", "pages")
+                ),
+            ),
         ),
         Err(e) => {
             tracing::error!("writing a render page: {e}");
@@ -1112,6 +1206,21 @@ mod tests {
         assert_eq!(page.matches(escaped).count(), 4, "{page}");
         assert_eq!(seg("a/b?c#d e"), "a%2Fb%3Fc%23d%20e");
         assert_eq!(seg("sha256:ab"), "sha256:ab");
+    }
+
+    #[test]
+    fn a_render_is_shown_in_pages_of_a_bounded_size() {
+        let mb = 1 << 20;
+        assert_eq!(render_pages(&[]), [0..0]);
+        assert_eq!(render_pages(&[10, 20]), [0..2]);
+        assert_eq!(
+            render_pages(&[3 * mb, 2 * mb, 5 * mb, mb, mb]),
+            [0..1, 1..2, 2..3, 3..5]
+        );
+        let long = "line\n".repeat(RENDER_PAGE_TEXT_BYTES / 5 + 10);
+        let (shown, cut) = shown_text(&long);
+        assert!(cut && shown.len() <= RENDER_PAGE_TEXT_BYTES && shown.ends_with('\n'));
+        assert_eq!(shown_text("a: b\n"), ("a: b\n", false));
     }
 
     #[test]

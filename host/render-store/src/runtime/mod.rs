@@ -201,6 +201,11 @@ impl Runtime {
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);
         store.set_fuel(self.limits.fuel).map_err(sandbox)?;
+        // What the guest hands the host in one call (a blob to put, the objects of a
+        // stream) cannot be larger than its memory, which the cap bounds already; the
+        // engine's own bound on it is lower (128 MiB), and hit, it stopped a call the
+        // cap allows with a message about fuel that named nothing the user can set.
+        store.set_hostcall_fuel(self.limits.memory_bytes);
         // Guest code runs inside a future on the async workers: without yield points a
         // long call (a diff of two large renders takes seconds) holds its worker thread
         // and stalls every other task on it, /healthz included. 10 million units are a
