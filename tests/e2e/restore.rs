@@ -102,6 +102,21 @@ async fn every_get_form_that_holds_the_values_goes_back_under_the_same_ref() {
     }
 }
 
+#[test]
+fn json_lines_asked_to_be_read_as_yaml_are_refused_not_cut_short() {
+    let (cli, _) = stored();
+    let lines = cli.object("lines.jsonl", &cli.ok(&["get", "prod/app", "@0"]));
+    let err = cli.fails(&["put", "prod/other", "--format", "yaml", &lines]);
+    assert!(
+        err.contains("stream of JSON objects") && err.contains("--format json"),
+        "{err}"
+    );
+    assert!(!cli.store_dir().join("prod/other").exists());
+    // One JSON object is YAML too: taken as it always was.
+    let one = cli.object("one.json", &objects()[2]);
+    cli.ok(&["put", "prod/other", "--format", "yaml", &one]);
+}
+
 #[tokio::test]
 async fn a_masked_view_is_refused_and_nothing_is_stored() {
     let (cli, _) = stored();

@@ -178,6 +178,16 @@ pub async fn read_render(
             rt.json_objects(&bytes)
                 .await
                 .map_err(|e| json_error(e, &name))?
+        } else if starts_like_json(&bytes)
+            && rt.json_objects(&bytes).await.is_ok_and(|o| o.len() > 1)
+        {
+            // YAML reads a stream of JSON objects as its first object alone (as Go
+            // does): asked for YAML, that would store a part of the render.
+            return Err(crate::failure::input(format!(
+                "{name} is a stream of JSON objects (what `get` writes, one a line), which \
+                 YAML reads as its first object alone; nothing was stored. Read it as \
+                 JSON: --format json, or the default --format auto"
+            )));
         } else {
             rt.yaml_objects(&bytes)
                 .await
