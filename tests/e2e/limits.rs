@@ -222,6 +222,23 @@ async fn the_largest_render_is_shown_and_downloaded_and_a_larger_one_refused() {
         .map(|i| config_map(&format!("c{i}"), 10 << 20))
         .collect();
     let render_ref = store.put_render(&app, &near).await.unwrap();
+    // Two renders of three objects, each larger than a page, one value changed in each:
+    // the diff page is paged the same way (what it pages is the size of the changes).
+    let before: Vec<Vec<u8>> = (0..3)
+        .map(|i| config_map(&format!("d{i}"), 5 << 20))
+        .collect();
+    let after: Vec<Vec<u8>> = before
+        .iter()
+        .map(|o| {
+            String::from_utf8_lossy(o)
+                .replacen("\"vvv", "\"www", 1)
+                .into_bytes()
+        })
+        .collect();
+    let diffed = release("diffed");
+    let before_ref = store.put_render(&diffed, &before).await.unwrap();
+    let after_ref = store.put_render(&diffed, &after).await.unwrap();
+    drop((before, after));
     let over: Vec<Vec<u8>> = (0..7)
         .map(|i| config_map(&format!("c{i}"), 10 << 20))
         .collect();
@@ -281,4 +298,25 @@ async fn the_largest_render_is_shown_and_downloaded_and_a_larger_one_refused() {
     }
     assert_eq!(shown, 6, "every object on one page or another");
     assert_eq!(page(7).await.0, 404);
+    // The diff page of the other two, a page at a time too.
+    let mut changed_shown = 0;
+    for n in 1..=3 {
+        let (status, body) = get(format!(
+            "/ui/ns/diffed/diff?from={before_ref}&to={after_ref}&page={n}"
+        ))
+        .await;
+        let body = String::from_utf8_lossy(&body);
+        assert_eq!(status, 200, "diff page {n}");
+        assert!(
+            body.len() < 32 << 20,
+            "diff page {n} is {} bytes",
+            body.len()
+        );
+        assert!(body.contains(&format!("(page {n} of 3)")), "diff page {n}");
+        changed_shown += body.matches("changed-object\"").count();
+    }
+    assert_eq!(
+        changed_shown, 3,
+        "every changed object on one page or another"
+    );
 }

@@ -767,18 +767,19 @@ fn id_html(id: &ObjectId) -> Markup {
     }
 }
 
-/// The text of a render page's objects, at most: a render of any size the store takes
-/// is shown a page at a time, each well within the response cap, and a browser keeps up.
-const RENDER_PAGE_TEXT_BYTES: usize = 4 << 20;
+/// The text of a page's objects (a render's, or a diff's changed ones), at most: a
+/// render of any size the store takes is shown a page at a time, each well within the
+/// response cap, and a browser keeps up.
+const PAGE_TEXT_BYTES: usize = 4 << 20;
 
-/// The pages of a render's objects, in display order: each page's range of `order`,
-/// its objects' text within [`RENDER_PAGE_TEXT_BYTES`] (an object larger than that has
-/// a page of its own).
-fn render_pages(sizes: &[usize]) -> Vec<std::ops::Range<usize>> {
+/// The pages of objects of the text sizes given, in display order: each page's range,
+/// its objects' text within [`PAGE_TEXT_BYTES`] (an object larger than that has a page
+/// of its own).
+fn pages_of(sizes: &[usize]) -> Vec<std::ops::Range<usize>> {
     let mut pages = Vec::new();
     let (mut start, mut bytes) = (0, 0);
     for (i, &size) in sizes.iter().enumerate() {
-        if i > start && bytes + size > RENDER_PAGE_TEXT_BYTES {
+        if i > start && bytes + size > PAGE_TEXT_BYTES {
             pages.push(start..i);
             (start, bytes) = (i, 0);
         }
@@ -793,15 +794,81 @@ fn render_pages(sizes: &[usize]) -> Vec<std::ops::Range<usize>> {
 /// An object's text as a page shows it: whole, or its first lines up to the page's
 /// budget, and whether it was cut.
 fn shown_text(text: &str) -> (&str, bool) {
-    if text.len() <= RENDER_PAGE_TEXT_BYTES {
+    if text.len() <= PAGE_TEXT_BYTES {
         return (text, false);
     }
-    let mut end = RENDER_PAGE_TEXT_BYTES;
+    let mut end = PAGE_TEXT_BYTES;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
     let cut = text[..end].rfind('\n').map_or(end, |n| n + 1);
     (&text[..cut], true)
+}
+
+/// A changed object's lines as a page shows them: all, or the first ones within the
+/// page's budget, and whether some were left out.
+fn shown_lines(lines: &[String]) -> (&[String], bool) {
+    let mut bytes = 0;
+    for (i, line) in lines.iter().enumerate() {
+        bytes += line.len() + 1;
+        if bytes > PAGE_TEXT_BYTES {
+            return (&lines[..i], true);
+        }
+    }
+    (lines, false)
+}
+
+/// The `page` query parameter: from 1, 1 when absent.
+fn page_number(given: Option<&str>) -> Result<usize, String> {
+    match given.map(str::parse::<usize>) {
+        None => Ok(1),
+        Some(Ok(n)) if n >= 1 => Ok(n),
+        Some(_) => Err("page: expected a whole number from 1".to_string()),
+    }
+}
+
+/// The line that says which of `total` objects a page shows, with links to the pages
+/// before and after it.
+fn pager(
+    what: &str,
+    range: &std::ops::Range<usize>,
+    total: usize,
+    (number, pages): (usize, usize),
+    href: &dyn Fn(usize) -> String,
+) -> Markup {
+    html! {
+        p class="pager" {
+            (what) " " (range.start + 1) "–" (range.end) " of " (total)
+            " (page " (number) " of " (pages) ")"
+            @if number > 1 {
+                " · " a href=(href(number - 1)) rel="prev" { "Previous page" }
+            }
+            @if number < pages {
+                " · " a href=(href(number + 1)) rel="next" { "Next page" }
+            }
+        }
+        "\n"
+    }
+}
+
+/// The page saying there is no such page.
+fn no_such_page(app: &App, crumbs: &[Crumb], number: usize, pages: usize) -> Response {
+    html(
+        app,
+        StatusCode::NOT_FOUND,
+        error_html(
+            &app.base,
+            "Not found",
+            crumbs,
+            &format!(
+                "page {number}: there {}",
+                match pages {
+                    1 => "is 1 page".to_string(),
+                    n => format!("are {n} pages"),
+                }
+            ),
+        ),
+    )
 }
 
 /// `GET /ui/{namespace}/{name}/renders/{renderRef}`: the render's objects.
@@ -812,16 +879,9 @@ pub(super) async fn render_page(
 ) -> Response {
     let release = Release::new(namespace, name);
     let mut crumbs = release_crumbs(&app.base, &release);
-    let p = match params(&query, &[], &["page"]) {
-        Ok(p) => p,
+    let page_number = match params(&query, &[], &["page"]).and_then(|p| page_number(p[0])) {
+        Ok(n) => n,
         Err(m) => return bad_request_page(&app, &crumbs, &m),
-    };
-    let page_number = match p[0].map(str::parse::<usize>) {
-        None => 1,
-        Some(Ok(n)) if n >= 1 => n,
-        Some(_) => {
-            return bad_request_page(&app, &crumbs, "page: expected a whole number from 1");
-        }
     };
     let render_ref = match resolve_name(&app, &release, &render_ref).await {
         Ok(r) => r,
@@ -877,7 +937,7 @@ pub(super) async fn render_page(
             ))
         });
         let sizes: Vec<usize> = order.iter().map(|&i| objects[i].text.len()).collect();
-        let pages = render_pages(&sizes);
+        let pages = pages_of(&sizes);
         let Some(range) = pages.get(page_number - 1).cloned() else {
             return Err(pages.len());
         };
@@ -898,17 +958,7 @@ pub(super) async fn render_page(
             }
             "\n"
             @if paged {
-                p class="pager" {
-                    "Objects " (range.start + 1) "–" (range.end) " of " (objects.len())
-                    " (page " (page_number) " of " (pages.len()) ")"
-                    @if page_number > 1 {
-                        " · " a href=(page_href(page_number - 1)) rel="prev" { "Previous objects" }
-                    }
-                    @if page_number < pages.len() {
-                        " · " a href=(page_href(page_number + 1)) rel="next" { "Next objects" }
-                    }
-                }
-                "\n"
+                (pager("Objects", &range, objects.len(), (page_number, pages.len()), &page_href))
             }
             div class="objects" {
                 "\n"
@@ -940,19 +990,7 @@ pub(super) async fn render_page(
             StatusCode::OK,
             page(&app.base, "Render", &crumbs, content),
         ),
-        Ok(Err(pages)) => html(
-            &app,
-            StatusCode::NOT_FOUND,
-            error_html(
-                &app.base,
-                "Not found",
-                &crumbs,
-                &format!(
-                    "page {page_number}: the render's objects fill {}",
-                    plural(pages, "page", "pages")
-                ),
-            ),
-        ),
+        Ok(Err(pages)) => no_such_page(&app, &crumbs, page_number, pages),
         Err(e) => {
             tracing::error!("writing a render page: {e}");
             html(
@@ -972,8 +1010,12 @@ pub(super) async fn diff_page(
 ) -> Response {
     let release = Release::new(namespace, name);
     let mut crumbs = release_crumbs(&app.base, &release);
-    let p = match params(&query, &["from"], &["to", "layout"]) {
+    let p = match params(&query, &["from"], &["to", "layout", "page"]) {
         Ok(p) => p,
+        Err(m) => return bad_request_page(&app, &crumbs, &m),
+    };
+    let number = match page_number(p[3]) {
+        Ok(n) => n,
         Err(m) => return bad_request_page(&app, &crumbs, &m),
     };
     let layout = match p[2] {
@@ -1067,18 +1109,35 @@ pub(super) async fn diff_page(
     );
     let from_href = render_href(&app.base, &release, &from);
     let to_href = render_href(&app.base, &release, &to);
+    let page_href = {
+        let here = format!(
+            "{}{}",
+            diff_href(&app.base, &release, &from, &to),
+            layout_query(layout)
+        );
+        move |n: usize| format!("{here}&page={n}")
+    };
     let body = tokio::task::spawn_blocking(move || {
-        diff_html(
+        let sizes: Vec<usize> = d
+            .changed
+            .iter()
+            .map(|c| c.lines.iter().map(|l| l.len() + 1).sum())
+            .collect();
+        let pages = pages_of(&sizes);
+        let range = pages.get(number - 1).cloned().ok_or(pages.len())?;
+        Ok(diff_html(
             &d,
             [(&from, &from_href, &from_label), (&to, &to_href, &to_label)],
             &swap,
             (toggle.0, &toggle.1),
             layout,
-        )
+            (range, (number, pages.len()), &page_href),
+        ))
     })
     .await;
     match body {
-        Ok(content) => html(
+        Ok(Err(pages)) => no_such_page(&app, &crumbs, number, pages),
+        Ok(Ok(content)) => html(
             &app,
             StatusCode::OK,
             page(&app.base, "Diff", &crumbs, content),
@@ -1098,12 +1157,21 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// A page's share of the changed objects: their range, the page's number and how many
+/// there are, and the address of page N.
+type Paging<'a> = (
+    std::ops::Range<usize>,
+    (usize, usize),
+    &'a dyn Fn(usize) -> String,
+);
+
 fn diff_html(
     d: &RenderDiff,
     sides: [(&String, &String, &String); 2],
     swap: &str,
     toggle: (&str, &str),
     layout: Layout,
+    (range, (number, pages), page_href): Paging<'_>,
 ) -> Markup {
     let same = d.changed.is_empty() && d.added.is_empty() && d.removed.is_empty();
     html! {
@@ -1136,10 +1204,20 @@ fn diff_html(
         @if !d.changed.is_empty() {
             section class="changed" {
                 h2 { "Changed" } "\n"
-                @for (i, c) in d.changed.iter().enumerate() {
+                @if pages > 1 {
+                    (pager("Changed objects", &range, d.changed.len(), (number, pages), page_href))
+                }
+                @for (i, c) in d.changed.iter().enumerate().skip(range.start).take(range.len()) {
+                    @let (lines, cut) = shown_lines(&c.lines);
                     details class="object changed-object" id={ "changed-" (i + 1) } data-nav open {
                         summary { (id_html(&c.id)) }
-                        div class="diff" { (diff_lines_html(&c.lines, layout)) }
+                        div class="diff" { (diff_lines_html(lines, layout)) }
+                        @if cut {
+                            p class="cut" {
+                                "The change is longer than a page shows: "
+                                code { "render-store diff" } " or the JSON diff shows it whole."
+                            }
+                        }
                     }
                     "\n"
                 }
@@ -1211,15 +1289,18 @@ mod tests {
     #[test]
     fn a_render_is_shown_in_pages_of_a_bounded_size() {
         let mb = 1 << 20;
-        assert_eq!(render_pages(&[]), [0..0]);
-        assert_eq!(render_pages(&[10, 20]), [0..2]);
+        assert_eq!(pages_of(&[]), [0..0]);
+        assert_eq!(pages_of(&[10, 20]), [0..2]);
         assert_eq!(
-            render_pages(&[3 * mb, 2 * mb, 5 * mb, mb, mb]),
+            pages_of(&[3 * mb, 2 * mb, 5 * mb, mb, mb]),
             [0..1, 1..2, 2..3, 3..5]
         );
-        let long = "line\n".repeat(RENDER_PAGE_TEXT_BYTES / 5 + 10);
+        let lines = vec!["x".repeat(1 << 20); 5];
+        assert_eq!(shown_lines(&lines).0.len(), 3);
+        assert!(shown_lines(&lines).1 && !shown_lines(&lines[..3]).1);
+        let long = "line\n".repeat(PAGE_TEXT_BYTES / 5 + 10);
         let (shown, cut) = shown_text(&long);
-        assert!(cut && shown.len() <= RENDER_PAGE_TEXT_BYTES && shown.ends_with('\n'));
+        assert!(cut && shown.len() <= PAGE_TEXT_BYTES && shown.ends_with('\n'));
         assert_eq!(shown_text("a: b\n"), ("a: b\n", false));
     }
 
