@@ -257,8 +257,10 @@ fn alias_bombs_fail_cleanly() {
             vec![format!("*{prev}"); 9].join(",")
         ));
     }
+    // go-yaml refuses it by its alias ratio ("excessive aliasing"); the byte budget
+    // (ten times the document and 1 MiB) refuses it first here, before any copy.
     let err = yaml_objects(bomb.as_bytes()).unwrap_err();
-    assert!(err.message.contains("excessive aliasing"), "{err}");
+    assert!(err.message.contains("aliases expand"), "{err}");
     // A merge chain multiplies the same way.
     let mut merges = String::from(
         "a0: &a0 {k0: 0, k1: 1, k2: 2, k3: 3, k4: 4, k5: 5, k6: 6, k7: 7, k8: 8, k9: 9}\n",

@@ -1,6 +1,7 @@
-//! YAML aliases that expand a small stream past the call's memory cap are refused
-//! before they are copied out, with an error that says so (go-yaml's own limit counts
-//! decodes, not bytes); what fits is converted as Go converts it.
+//! YAML aliases that expand a document past ten times its own size (plus 1 MiB), or past
+//! the call's memory cap, are refused before they are copied out, with an error that
+//! says so (go-yaml's own limit counts decodes, not bytes); what fits is converted as Go
+//! converts it.
 
 use render_store::{Error, Limits, Observer, RenderStore, Runtime};
 use std::sync::Arc;
@@ -30,8 +31,10 @@ fn runtime(cap_mib: usize) -> Arc<Runtime> {
 }
 
 #[tokio::test]
-async fn aliases_expanding_past_the_memory_cap_are_refused_before_they_are_copied() {
-    let rt = runtime(256);
+async fn aliases_expanding_a_document_tenfold_are_refused_before_they_are_copied() {
+    // The default cap (1 GiB): the budget relative to the document refuses the bomb long
+    // before the cap would.
+    let rt = runtime(Limits::DEFAULT_MEMORY_BYTES >> 20);
     // 534 KB of YAML naming a 512 KiB scalar 900 times: about 460 MB of JSON.
     let stream = amplifying(512 << 10, 900);
     assert!(stream.len() < 600_000);
@@ -41,7 +44,7 @@ async fn aliases_expanding_past_the_memory_cap_are_refused_before_they_are_copie
         }) => {
             assert_eq!(document, 0);
             assert!(
-                message.contains("aliases expand") && message.contains("memory cap"),
+                message.contains("aliases expand") && message.contains("10 times its own"),
                 "{message}"
             );
         }
@@ -56,16 +59,37 @@ async fn aliases_expanding_past_the_memory_cap_are_refused_before_they_are_copie
         "the call grew to {} bytes",
         rt.peak_memory_bytes()
     );
-    // The next call on the same runtime is unaffected, and a stream whose aliases fit
-    // is converted, every alias copied out.
-    let fits = amplifying(64 << 10, 40);
+    // The next call on the same runtime is unaffected, and a stream whose aliases stay
+    // within the budget is converted, every alias copied out.
+    let fits = amplifying(64 << 10, 12);
     let canonical = rt.yaml_canonical(&fits).await.unwrap();
-    assert!(canonical.len() > 40 * (64 << 10), "{}", canonical.len());
+    assert!(canonical.len() > 12 * (64 << 10), "{}", canonical.len());
+    // Just past the budget: ten times the document and 1 MiB more.
+    let past = amplifying(64 << 10, 40);
+    assert!(matches!(
+        rt.yaml_canonical(&past).await,
+        Err(Error::InvalidYaml { .. })
+    ));
+}
+
+#[tokio::test]
+async fn aliases_within_the_budget_but_past_the_memory_cap_are_refused_too() {
+    // A small cap: 8 MiB of aliases of a 1 MiB document fit the budget, not the cap.
+    let rt = runtime(8);
+    let stream = amplifying(1 << 20, 8);
+    match rt.yaml_canonical(&stream).await {
+        Err(Error::InvalidYaml { message, .. }) => {
+            assert!(message.contains("memory cap"), "{message}")
+        }
+        Err(Error::MemoryCap { .. }) => {}
+        other => panic!("expected a refusal, got {:?}", other.map(|c| c.len())),
+    }
 }
 
 #[tokio::test]
 async fn the_server_refuses_an_alias_bomb_within_its_cap_and_keeps_answering() {
-    let rt = runtime(256);
+    // The server's defaults: the budget, not the cap, refuses the bombs.
+    let rt = runtime(Limits::DEFAULT_MEMORY_BYTES >> 20);
     let dir = tempfile::tempdir().unwrap();
     let bucket = render_store::open_bucket(&format!("file://{}", dir.path().display()))
         .unwrap()

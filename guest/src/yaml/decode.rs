@@ -87,8 +87,33 @@ fn allowed_alias_ratio(decodes: u64) -> f64 {
 /// not fit under the cap: nothing Go accepts within the cap is refused, and what cannot
 /// fit is an error that says so instead of a trap after the memory is used up. The room
 /// is only reserved, not touched, and goes back to the allocator at once.
+///
+/// First, though, a budget relative to the document itself: its aliases may make it at
+/// most [`ALIAS_GROWTH`] times its own size, plus [`ALIAS_ALLOWANCE`]. A stream that
+/// names a large value many times (a "billion laughs") is refused in microseconds as
+/// invalid YAML, whatever the memory cap, instead of being copied out up to the cap: a
+/// server previewing streams would otherwise hold the cap's worth for each such request.
+/// Go (go-yaml v2, whose alias ratio counts nodes, not bytes) takes such a stream after
+/// copying it out in full; this is where the two differ on purpose.
 fn room_for_aliases(tree: &Tree, root: u32) -> Result<(), Located> {
     let bytes = expanded_bytes(tree, root);
+    let own = own_bytes(tree);
+    if bytes
+        > own
+            .saturating_mul(ALIAS_GROWTH)
+            .saturating_add(ALIAS_ALLOWANCE)
+    {
+        return Err(Located::yaml(
+            tree.nodes[root as usize].pos,
+            format!(
+                "the document's aliases expand it to about {bytes} bytes, more than \
+                 {ALIAS_GROWTH} times its own {own} bytes plus {} MiB, which the YAML path \
+                 allows: a stream that names a large value many times is refused (write the \
+                 repeated values out if the stream is legitimate)",
+                ALIAS_ALLOWANCE >> 20
+            ),
+        ));
+    }
     if bytes < ROOM_CHECKED_FROM {
         return Ok(());
     }
@@ -106,6 +131,25 @@ fn room_for_aliases(tree: &Tree, root: u32) -> Result<(), Located> {
              memory cap leaves room for (raise the memory cap if the stream is legitimate)"
         ),
     ))
+}
+
+/// How many times its own size a document's aliases may make it.
+pub(crate) const ALIAS_GROWTH: u64 = 10;
+/// What aliases may add beyond that, whatever the document's size: a small document may
+/// repeat a block of configuration freely.
+pub(crate) const ALIAS_ALLOWANCE: u64 = 1 << 20;
+
+/// About how many bytes the document takes as written, in the units of
+/// [`expanded_bytes`]: every node once, an alias as itself.
+fn own_bytes(tree: &Tree) -> u64 {
+    const SYNTAX: u64 = 4;
+    tree.nodes.iter().fold(0u64, |sum, node| {
+        let text = match &node.kind {
+            Kind::Scalar { value, .. } => value.len() as u64,
+            _ => 0,
+        };
+        sum.saturating_add(text + SYNTAX)
+    })
 }
 
 /// About how many bytes the document rooted at `root` takes with every alias copied out:
