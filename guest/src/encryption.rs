@@ -139,9 +139,9 @@ fn validate_id(id: &str) -> Result<()> {
     }
 }
 
-/// What a store told to require encryption without a keyring is told: the flag
-/// promises that every blob opens under a key of the ring, which an empty ring cannot
-/// keep (wit/render-store.wit words it so for every host).
+/// The refusal of encryption required with an empty keyring: the rule promises that
+/// every blob opens under a key of the ring, which an empty ring cannot keep
+/// (wit/render-store.wit words it so for every host).
 pub const REQUIRED_WITHOUT_KEYS: &str = "encryption is required, and the keyring is empty: a \
      store whose render blobs must all be sealed needs a keyring to seal and open them";
 
@@ -173,9 +173,9 @@ impl Keyring {
     }
 
     /// This ring, requiring (or not) that every render blob be sealed under one of its
-    /// keys. A keyring of encrypted stores can say so; a plaintext blob is then what a
-    /// writer without the key may have planted, and is refused instead of trusted.
-    /// Requiring it of an empty ring is [`REQUIRED_WITHOUT_KEYS`].
+    /// keys. Where it is required, a plaintext blob is what a writer without the key
+    /// may have planted, so it is refused instead of trusted. Requiring it of an empty
+    /// ring is [`REQUIRED_WITHOUT_KEYS`].
     pub fn require(self, required: bool) -> Result<Self> {
         if required && self.keys.is_empty() {
             return Err(Error::InvalidInput(REQUIRED_WITHOUT_KEYS.into()));
