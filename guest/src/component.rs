@@ -125,6 +125,11 @@ fn keyring(keys: Vec<types::EncryptionKey>) -> Result<Keyring, Error> {
     )
 }
 
+/// The keyring of a store call and its rule, checked before any bucket call.
+fn encryption(e: types::Encryption) -> Result<Keyring, Error> {
+    keyring(e.keyring)?.require(e.required)
+}
+
 fn release(r: types::Release) -> Release {
     Release {
         namespace: r.namespace,
@@ -461,34 +466,34 @@ impl store::Guest for Component {
     fn put_render(
         r: types::Release,
         objects: types::ObjectList,
-        keys: types::Keyring,
+        e: types::Encryption,
     ) -> WitResult<String> {
         Ok(crate::put_render(
             &mut Host,
             &release(r),
             &slices(&objects)?,
-            &keyring(keys)?,
+            &encryption(e)?,
         )?)
     }
 
     fn get_render(
         r: types::Release,
         render_ref: String,
-        keys: types::Keyring,
+        e: types::Encryption,
     ) -> WitResult<imported::Data> {
         Ok(crate::get_render(
             &mut Host,
             &release(r),
             &render_ref,
-            &keyring(keys)?,
+            &encryption(e)?,
         )?)
     }
 
-    fn rekey_release(r: types::Release, keys: types::Keyring) -> WitResult<(u32, u32)> {
+    fn rekey_release(r: types::Release, e: types::Encryption) -> WitResult<(u32, u32)> {
         Ok(crate::store::rekey_release(
             &mut Host,
             &release(r),
-            &keyring(keys)?,
+            &encryption(e)?,
         )?)
     }
 
@@ -499,7 +504,7 @@ impl store::Guest for Component {
         form: types::ObjectForm,
         secrets: types::SecretValues,
         context: u32,
-        keys: types::Keyring,
+        e: types::Encryption,
     ) -> WitResult<types::RenderDiff> {
         let d = crate::diff_stored(
             &mut Host,
@@ -511,7 +516,7 @@ impl store::Guest for Component {
                 secrets: secret_values(secrets),
                 context,
             },
-            &keyring(keys)?,
+            &encryption(e)?,
         )?;
         Ok(wit_diff(d))
     }
@@ -771,11 +776,18 @@ impl trace::Guest for Component {
     fn write_trace(
         op: trace::Operation,
         key_ids: Vec<String>,
+        encryption_required: bool,
         calls: Vec<trace::RecordedCall>,
         o: trace::Outcome,
     ) -> String {
         let calls: Vec<_> = calls.into_iter().map(recorded_call).collect();
-        crate::trace::write_trace(&operation(op), &key_ids, &calls, &outcome(o))
+        crate::trace::write_trace(
+            &operation(op),
+            &key_ids,
+            encryption_required,
+            &calls,
+            &outcome(o),
+        )
     }
 
     fn outcome_json(o: trace::Outcome) -> String {

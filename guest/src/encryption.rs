@@ -118,6 +118,11 @@ impl EncryptionKey {
     }
 }
 
+/// The bytes a keyring field holds if it is standard base64.
+fn decode_key(field: &str) -> Option<Vec<u8>> {
+    base64::engine::general_purpose::STANDARD.decode(field).ok()
+}
+
 fn validate_id(id: &str) -> Result<()> {
     let ok = (1..=MAX_ID).contains(&id.len())
         && id
@@ -134,11 +139,19 @@ fn validate_id(id: &str) -> Result<()> {
     }
 }
 
+/// The refusal of encryption required with an empty keyring: the rule promises that
+/// every blob opens under a key of the ring, which an empty ring cannot keep
+/// (wit/render-store.wit words it so for every host).
+pub const REQUIRED_WITHOUT_KEYS: &str = "encryption is required, and the keyring is empty: a \
+     store whose render blobs must all be sealed needs a keyring to seal and open them";
+
 /// The keys a store encrypts with: new blobs under the first, reads under any.
-/// Empty: a plaintext store, blobs as they always were.
+/// Empty: a plaintext store, blobs as they always were. With `required`, every blob
+/// must be sealed under one of the keys: a plaintext blob is refused as corrupt.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Keyring {
     keys: Vec<EncryptionKey>,
+    required: bool,
 }
 
 impl Keyring {
@@ -153,7 +166,26 @@ impl Keyring {
                 )));
             }
         }
-        Ok(Keyring { keys })
+        Ok(Keyring {
+            keys,
+            required: false,
+        })
+    }
+
+    /// This ring, requiring (or not) that every render blob be sealed under one of its
+    /// keys. Where it is required, a plaintext blob is what a writer without the key
+    /// may have planted, so it is refused instead of trusted. Requiring it of an empty
+    /// ring is [`REQUIRED_WITHOUT_KEYS`].
+    pub fn require(self, required: bool) -> Result<Self> {
+        if required && self.keys.is_empty() {
+            return Err(Error::InvalidInput(REQUIRED_WITHOUT_KEYS.into()));
+        }
+        Ok(Keyring { required, ..self })
+    }
+
+    /// Whether every render blob must be sealed under one of the ring's keys.
+    pub fn required(&self) -> bool {
+        self.required
     }
 
     /// No keys: a plaintext store.
@@ -164,7 +196,8 @@ impl Keyring {
     /// Reads a keyring file: one key a line, `<id> <key>`, the key as standard base64
     /// of 32 bytes (what `head -c 32 /dev/urandom | base64` prints); blank lines and
     /// lines starting with `#` are skipped; the first key seals new blobs. Errors name
-    /// the line and never quote a key.
+    /// the line and what is wrong with it, and never quote any of its fields: a key
+    /// pasted where the id belongs must not reach a log through the message.
     pub fn parse(text: &[u8]) -> Result<Self> {
         if text.len() > MAX_KEYRING_TEXT {
             return Err(Error::InvalidInput(format!(
@@ -174,26 +207,57 @@ impl Keyring {
         }
         let text = std::str::from_utf8(text)
             .map_err(|_| Error::InvalidInput("the keyring is not UTF-8 text".into()))?;
-        let mut keys = Vec::new();
+        let mut keys: Vec<EncryptionKey> = Vec::new();
+        let mut lines: Vec<usize> = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let at = |m: String| Error::InvalidInput(format!("keyring line {}: {m}", n + 1));
-            let mut fields = line.split_ascii_whitespace();
-            let (Some(id), Some(key), None) = (fields.next(), fields.next(), fields.next()) else {
+            let at = |m: &str| Error::InvalidInput(format!("keyring line {}: {m}", n + 1));
+            let fields: Vec<&str> = line.split_ascii_whitespace().collect();
+            let &[id, key] = fields.as_slice() else {
+                return Err(at(&format!(
+                    "expected two fields, `<id> <key>`, the key as base64 of 32 bytes; the \
+                     line has {}",
+                    fields.len()
+                )));
+            };
+            let secret = decode_key(key);
+            if validate_id(id).is_err() {
                 return Err(at(
-                    "expected `<id> <key>`, the key as base64 of 32 bytes".into()
+                    if decode_key(id).is_some_and(|k| k.len() == KEY_BYTES)
+                        && validate_id(key).is_ok()
+                    {
+                        "the fields look swapped: the key comes first and the id second; \
+                         write `<id> <base64 key>`"
+                    } else {
+                        "the key id (the first field) must be 1 to 64 characters of A-Z, \
+                         a-z, 0-9, '.', '_' and '-'"
+                    },
+                ));
+            }
+            let Some(secret) = secret else {
+                return Err(at(
+                    "the key (the second field) is not standard base64; write the base64 \
+                     of 32 bytes, as `head -c 32 /dev/urandom | base64` prints it",
                 ));
             };
-            let secret = base64::engine::general_purpose::STANDARD
-                .decode(key)
-                .map_err(|_| at(format!("the key of {} is not standard base64", quote(id))))?;
-            keys.push(EncryptionKey::new(id, &secret).map_err(|e| match e {
-                Error::InvalidInput(m) => at(m),
-                other => other,
-            })?);
+            if secret.len() != KEY_BYTES {
+                return Err(at(&format!(
+                    "the key (the second field) is {} bytes; a key is {KEY_BYTES} bytes \
+                     (256 bits)",
+                    secret.len()
+                )));
+            }
+            if let Some(first) = keys.iter().position(|k| k.id == id) {
+                return Err(at(&format!(
+                    "the key id is the one of line {} too; each key needs an id of its own",
+                    lines[first]
+                )));
+            }
+            keys.push(EncryptionKey::new(id, &secret)?);
+            lines.push(n + 1);
         }
         if keys.is_empty() {
             return Err(Error::InvalidInput(
@@ -284,6 +348,14 @@ impl Keyring {
     /// still checks the renderRef.
     pub fn open(&self, blob_key: &str, render_ref: &str, mut blob: Vec<u8>) -> Result<Vec<u8>> {
         let header = match Header::read(&blob) {
+            None if self.required => {
+                return Err(Error::Corrupt(format!(
+                    "encryption is required, and blob {blob_key} is plaintext: only a blob \
+                     sealed under a key of the keyring is trusted, so it is not used (a \
+                     writer without the key may have put it there); a put of this render \
+                     with the keyring rewrites it sealed"
+                )));
+            }
             None => return Ok(blob),
             Some(Err(why)) => {
                 return Err(Error::Corrupt(format!(
@@ -390,10 +462,14 @@ impl<'a> Header<'a> {
         let text = std::str::from_utf8(&rest[..line]).map_err(|_| "its header is not text")?;
         let mut fields = text.split(' ');
         match (fields.next(), fields.next(), fields.next(), fields.next()) {
+            // Lowercase, as a key check is written: a header in any other spelling was
+            // not written by a render store.
             (Some(VERSION), Some(id), Some(check), None)
                 if validate_id(id).is_ok()
                     && check.len() == 16
-                    && check.bytes().all(|b| b.is_ascii_hexdigit()) =>
+                    && check
+                        .bytes()
+                        .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) =>
             {
                 Ok((id, check, line))
             }
@@ -414,11 +490,15 @@ pub fn may_be_sealed(plain_len: usize, size: u64) -> bool {
     (fixed + 1..=fixed + MAX_ID as u64).contains(&size)
 }
 
-/// The key id the header of `blob` names, if it is a sealed blob.
-pub fn blob_key_id(blob: &[u8]) -> Option<&str> {
+/// The key id of `blob` if it looks like a genuine sealed blob of a render of
+/// `plain_len` canonical bytes: its header reads (the version, an id, a lowercase key
+/// check) and its size is exactly that header, `plain_len` bytes of ciphertext and the
+/// tag. Without the key that is as far as anyone can tell; anything else was never a
+/// sealed blob of that render, whatever its first bytes say.
+pub fn genuine_sealed_id(blob: &[u8], plain_len: usize) -> Option<&str> {
     match Header::read(blob)? {
-        Ok(h) => Some(h.id),
-        Err(_) => None,
+        Ok(h) if blob.len() == h.len + plain_len + TAG_BYTES => Some(h.id),
+        _ => None,
     }
 }
 
@@ -499,7 +579,7 @@ mod tests {
     }
 
     #[test]
-    fn keyring_files_are_read_and_bad_ones_named_by_line_without_the_key() {
+    fn keyring_files_are_read_and_bad_ones_named_by_line_without_any_field() {
         let key = base64::engine::general_purpose::STANDARD.encode([7u8; 32]);
         let text = format!("# keys\n\nnew {key}\n  old {key}  \n");
         assert_eq!(
@@ -507,23 +587,140 @@ mod tests {
             ["new", "old"]
         );
         let short = base64::engine::general_purpose::STANDARD.encode([7u8; 16]);
+        let unpadded = key.trim_end_matches('=');
         for (text, says) in [
             (
-                format!("a {short}\n"),
-                "line 1: encryption key \"a\" is 16 bytes",
+                format!("appkey {short}\n"),
+                "line 1: the key (the second field) is 16 bytes; a key is 32 bytes",
             ),
-            (format!("a {key}\na {key}\n"), "key id \"a\" twice"),
-            (format!("a/b {key}\n"), "line 1: encryption key id"),
             (
-                "a not-base64!\n".to_string(),
-                "line 1: the key of \"a\" is not standard base64",
+                format!("appkey {key}\n\nbackup {key}\nappkey {key}\n"),
+                "line 4: the key id is the one of line 1 too",
             ),
-            (format!("a {key} extra\n"), "line 1: expected"),
+            (
+                format!("app/key {key}\n"),
+                "line 1: the key id (the first field)",
+            ),
+            (
+                "appkey not-base64!\n".to_string(),
+                "line 1: the key (the second field) is not standard base64",
+            ),
+            (
+                format!("appkey {unpadded}\n"),
+                "line 1: the key (the second field) is not",
+            ),
+            (
+                format!("appkey {key} extra\n"),
+                "line 1: expected two fields",
+            ),
+            (format!("{key}\n"), "the line has 1"),
             ("# nothing\n".to_string(), "holds no key"),
+            // The finding: a key where the id belongs, the id where the key belongs.
+            (
+                format!("# rotated\n{key} fresh1\n"),
+                "line 2: the fields look swapped",
+            ),
+            // Two keys, or a key and something that is no id: not swapped, but the
+            // first field is still never shown.
+            (
+                format!("{key} {key}\n"),
+                "line 1: the key id (the first field)",
+            ),
+            (
+                format!("{key} app/key\n"),
+                "line 1: the key id (the first field)",
+            ),
+            (
+                format!("{short} fresh1\n"),
+                "line 1: the key id (the first field)",
+            ),
         ] {
             let err = Keyring::parse(text.as_bytes()).unwrap_err().to_string();
-            assert!(err.contains(says), "{err}");
-            assert!(!err.contains(&key) && !err.contains(&short), "{err}");
+            assert!(err.contains(says), "{says}: {err}");
+            // No field of any line: not the key, nor a piece of it, nor an id.
+            for field in text.split_ascii_whitespace().filter(|f| *f != "#") {
+                if !["rotated", "keys", "nothing"].contains(&field) {
+                    assert!(!err.contains(field), "{field} in {err}");
+                }
+            }
+            assert!(
+                !err.contains(&key[..8]) && !err.contains(&short[..8]),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn requiring_encryption_needs_a_key_and_refuses_plaintext() {
+        let err = Keyring::empty().require(true).unwrap_err();
+        assert_eq!(err, Error::InvalidInput(REQUIRED_WITHOUT_KEYS.into()));
+        assert_eq!(Keyring::empty().require(false).unwrap(), Keyring::empty());
+        let r = ring(&[("k1", 1)]).require(true).unwrap();
+        assert!(r.required());
+        let err = r.open("ns/app/renders/x", REF, b"{}".to_vec()).unwrap_err();
+        assert!(
+            matches!(&err, Error::Corrupt(m) if m.starts_with("encryption is required, and blob ns/app/renders/x is plaintext")),
+            "{err}"
+        );
+        // The empty render too: it is plaintext all the same.
+        assert!(matches!(
+            r.open("k", REF, Vec::new()),
+            Err(Error::Corrupt(_))
+        ));
+        // Sealed blobs open as before.
+        let blob = r.seal(REF, b"{}".to_vec());
+        assert_eq!(r.open("k", REF, blob).unwrap(), b"{}");
+    }
+
+    #[test]
+    fn only_a_blob_of_the_right_size_under_a_readable_header_looks_genuine() {
+        let r = ring(&[("k1", 1)]);
+        let plain = b"{\"a\":1}".to_vec();
+        let blob = r.seal(REF, plain.clone());
+        assert_eq!(genuine_sealed_id(&blob, plain.len()), Some("k1"));
+        // One byte more or less, or another render's length: not this render's blob.
+        assert_eq!(
+            genuine_sealed_id(&blob[..blob.len() - 1], plain.len()),
+            None
+        );
+        assert_eq!(
+            genuine_sealed_id(&[&blob[..], b"x"].concat(), plain.len()),
+            None
+        );
+        assert_eq!(genuine_sealed_id(&blob, plain.len() + 1), None);
+        assert_eq!(genuine_sealed_id(&plain, plain.len()), None);
+        // The forgery of the finding, at the size of a sealed blob of 16 bytes: its
+        // header reads, so at that size nothing tells it from a genuine one.
+        let forged = [
+            &b"render-store-encrypted v1 zz 0123456789abcdef\n"[..],
+            &[0x5a; 32],
+        ]
+        .concat();
+        assert_eq!(genuine_sealed_id(&forged, 16), Some("zz"));
+        assert_eq!(genuine_sealed_id(&forged, 15), None);
+        // Headers that do not read, whatever the size.
+        for header in [
+            "render-store-encrypted v1 zz 0123456789ABCDEF\n",
+            "render-store-encrypted v1 zz 0123456789abcde\n",
+            "render-store-encrypted v1 zz 0123456789abcdefa\n",
+            "render-store-encrypted v1 zz 0123456789abcdeg\n",
+            "render-store-encrypted v2 zz 0123456789abcdef\n",
+            "render-store-encrypted v1 z/z 0123456789abcdef\n",
+            "render-store-encrypted v1  0123456789abcdef\n",
+            "render-store-encrypted v1 zz 0123456789abcdef \n",
+            "render-store-encrypted v1 zz\n",
+            "render-store-encrypted v1 zz 0123456789abcdef",
+        ] {
+            for plain_len in [0, 16] {
+                let blob = [header.as_bytes(), &[0x5a; 32]].concat();
+                let len = blob.len() - header.len() - TAG_BYTES;
+                assert_eq!(genuine_sealed_id(&blob, len), None, "{header:?}");
+                assert_eq!(genuine_sealed_id(&blob, plain_len), None, "{header:?}");
+                assert!(matches!(
+                    r.open("k", REF, blob.clone()),
+                    Err(Error::Corrupt(_))
+                ));
+            }
         }
     }
 
@@ -540,7 +737,7 @@ mod tests {
                 Err(Error::Corrupt(_))
             ));
         }
-        assert_eq!(blob_key_id(b"{\"a\":1}\n"), None);
-        assert_eq!(blob_key_id(&r.seal(REF, Vec::new())), Some("k1"));
+        assert_eq!(genuine_sealed_id(b"{\"a\":1}\n", 8), None);
+        assert_eq!(genuine_sealed_id(&r.seal(REF, Vec::new()), 0), Some("k1"));
     }
 }

@@ -69,10 +69,17 @@ pub(crate) fn delete_in_batches<B: Bucket>(bucket: &mut B, keys: &[String]) -> R
 /// stored with another size. Blobs are write-once, so a blob of the right size is never
 /// rewritten; one of another size was torn or truncated (a crash, an operator), or was
 /// written before encryption was turned on, and would be unreadable forever if `exists`
-/// were trusted. Without a keyring, a stored size that a sealed blob of this render
-/// could have makes a `get` first: a sealed blob is never replaced by plaintext (a host
-/// that lost its keyring must not undo the store's encryption), and that is an
-/// `encryption-key` error. Returns the renderRef.
+/// were trusted. With a keyring, whatever is rewritten is rewritten sealed: never a
+/// downgrade, and the content is fixed by the renderRef, so nothing is lost.
+///
+/// Without a keyring, a stored size that a sealed blob of this render could have makes
+/// a `get` first. A genuine-looking sealed blob of this render (its header reads and
+/// its size is exactly this render sealed under that header) is never replaced by
+/// plaintext, since a host that lost its keyring must not undo the store's encryption:
+/// that is an `encryption-key` error. Anything else there (a header that does not read,
+/// or a size no sealed blob of this render has under it) was never a sealed blob of
+/// this render, so writing the plaintext blob over it downgrades nothing, and a forged
+/// header cannot block every later put. Returns the renderRef.
 pub fn put_render<B: Bucket, O: AsRef<[u8]>>(
     bucket: &mut B,
     release: &Release,
@@ -96,12 +103,20 @@ pub fn put_render<B: Bucket, O: AsRef<[u8]>>(
             && keyring.is_empty()
             && crate::encryption::may_be_sealed(plain_len, size)
         {
-            let blob = bucket.get(&key).map_err(|e| call_failed("get", &key, e))?;
-            if let Some(id) = crate::encryption::blob_key_id(&blob) {
+            let found = match bucket.get(&key) {
+                Ok(found) => found,
+                // Deleted since `exists` (a GC): absent now, so the put below writes it.
+                Err(BucketError::NotFound) => Vec::new(),
+                Err(e) => return Err(call_failed("get", &key, e)),
+            };
+            if let Some(id) = crate::encryption::genuine_sealed_id(&found, plain_len) {
                 return Err(Error::EncryptionKey(format!(
-                    "blob {key} is encrypted with key {id:?}, and no keyring was given: \
-                     put-render does not replace an encrypted blob with plaintext; open the \
-                     store with a keyring that holds that key"
+                    "blob {key} is encrypted with key {id:?} (its header and size are those \
+                     of this render sealed under that key), and no keyring was given: \
+                     put-render does not replace an encrypted blob with plaintext. Open the \
+                     store with a keyring that holds that key; if this store never had a \
+                     key of that id, the blob was written outside the render store: delete \
+                     it, then put the render again"
                 )));
             }
         }
@@ -381,6 +396,214 @@ mod tests {
             plain.len(),
             plain.len() as u64 - 1
         ));
+    }
+
+    /// The blob of `plain_len` canonical bytes a writer of the bucket forges: `header`,
+    /// then random-looking bytes up to `size`.
+    fn forged(header: &str, size: usize) -> Vec<u8> {
+        let mut blob = header.as_bytes().to_vec();
+        let mut x = 0x9e37_79b9_u32;
+        while blob.len() < size {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            blob.push(x as u8);
+        }
+        blob.truncate(size);
+        blob
+    }
+
+    #[test]
+    fn a_forged_header_on_a_plaintext_store_is_replaced_unless_it_looks_genuine() {
+        let release = Release::new("ns", "app");
+        let plain = crate::canonical(&[SECRET]).unwrap();
+        let r = crate::render_ref(&[SECRET]).unwrap();
+        let key = format!("ns/app/renders/{r}");
+        // What a sealed blob of this render under a header of that length would be.
+        let genuine = |header: &str| header.len() + plain.len() + 16;
+        let finding = "render-store-encrypted v1 zz 0123456789abcdef\n";
+        let cases = [
+            // The finding: the header of a key no keyring held, then random bytes.
+            (finding, genuine(finding) + 7),
+            (finding, genuine(finding) - 1),
+            (finding, genuine(finding) + 1),
+            // Headers that do not read, at the size a real one of their length has.
+            (
+                "render-store-encrypted v1 zz 0123456789ABCDEF\n",
+                genuine(finding),
+            ),
+            (
+                "render-store-encrypted v9 zz 0123456789abcdef\n",
+                genuine(finding),
+            ),
+            (
+                "render-store-encrypted v1 z!z 0123456789abcdef\n",
+                genuine(finding) + 1,
+            ),
+            (
+                "render-store-encrypted v1 zz 0123456789abcde\n",
+                genuine(finding) - 1,
+            ),
+            (
+                "render-store-encrypted v1 zz 0123456789abcdef",
+                genuine(finding),
+            ),
+            // The size of plaintext: put-render's size check passes it (the CLI's put
+            // reads it back and repairs it).
+            (finding, plain.len() + 30),
+        ];
+        for (header, size) in cases {
+            let mut bucket = MemoryBucket::new();
+            bucket.objects.insert(key.clone(), forged(header, size));
+            let size_read = crate::encryption::may_be_sealed(plain.len(), size as u64);
+            put_render(&mut bucket, &release, &[SECRET], &Keyring::empty())
+                .unwrap_or_else(|e| panic!("{header:?} {size}: {e}"));
+            let calls = bucket.take_calls();
+            let mut want = vec![format!("exists {key}")];
+            if size_read {
+                want.push(format!("get {key}"));
+            }
+            want.push(format!("put {key}"));
+            assert_eq!(calls, want, "{header:?} {size}");
+            assert_eq!(
+                get_render(&mut bucket, &release, &r, &Keyring::empty()).unwrap(),
+                plain,
+                "{header:?} {size}"
+            );
+            // And the next put is one call again.
+            bucket.take_calls();
+            put_render(&mut bucket, &release, &[SECRET], &Keyring::empty()).unwrap();
+            assert_eq!(bucket.take_calls(), [format!("exists {key}")]);
+        }
+        // A forgery of exactly the genuine size cannot be told from a sealed blob
+        // without the key: it is refused as one, with what to do, and left as it was.
+        let mut bucket = MemoryBucket::new();
+        let exact = forged(finding, genuine(finding));
+        bucket.objects.insert(key.clone(), exact.clone());
+        let err = put_render(&mut bucket, &release, &[SECRET], &Keyring::empty()).unwrap_err();
+        let Error::EncryptionKey(m) = &err else {
+            panic!("{err}")
+        };
+        assert!(
+            m.contains("\"zz\"")
+                && m.contains("never had a key of that id")
+                && m.contains("delete it"),
+            "{m}"
+        );
+        assert_eq!(
+            bucket.take_calls(),
+            [format!("exists {key}"), format!("get {key}")]
+        );
+        assert_eq!(bucket.objects[&key], exact);
+        // A host with a keyring rewrites it sealed when its size is not the size the
+        // ring's blob has; at that very size put-render's check passes it like any
+        // same-size damage, and the read says so (the CLI's put repairs it then).
+        let keys = ring(&[("key-1", 1)]);
+        put_render(&mut bucket, &release, &[SECRET], &keys).unwrap();
+        assert_eq!(get_render(&mut bucket, &release, &r, &keys).unwrap(), plain);
+        bucket.objects.insert(key.clone(), exact);
+        let same_length = ring(&[("k1", 1)]);
+        put_render(&mut bucket, &release, &[SECRET], &same_length).unwrap();
+        let err = get_render(&mut bucket, &release, &r, &same_length).unwrap_err();
+        assert!(
+            matches!(&err, Error::EncryptionKey(m) if m.contains("\"zz\"")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn with_a_keyring_whatever_put_render_rewrites_is_sealed_and_required_refuses_plaintext() {
+        let release = Release::new("ns", "app");
+        let plain = crate::canonical(&[SECRET]).unwrap();
+        let r = crate::render_ref(&[SECRET]).unwrap();
+        let key = format!("ns/app/renders/{r}");
+        let keys = ring(&[("k1", 1)]);
+        let required = keys.clone().require(true).unwrap();
+        for planted in [
+            plain.clone(),
+            forged(
+                "render-store-encrypted v1 zz 0123456789abcdef\n",
+                plain.len() + 63,
+            ),
+            forged(
+                "render-store-encrypted v1 k1 0123456789abcdef\n",
+                plain.len() + 61,
+            ),
+            plain[..10].to_vec(),
+        ] {
+            for ring in [&keys, &required] {
+                let mut bucket = MemoryBucket::new();
+                bucket.objects.insert(key.clone(), planted.clone());
+                put_render(&mut bucket, &release, &[SECRET], ring).unwrap();
+                assert_eq!(
+                    bucket.take_calls(),
+                    [format!("exists {key}"), format!("put {key}")]
+                );
+                assert!(keys.sealed_under_first(&bucket.objects[&key]));
+                assert_eq!(get_render(&mut bucket, &release, &r, ring).unwrap(), plain);
+            }
+        }
+        // A plaintext blob planted over a sealed one: read by default (a store where
+        // encryption was turned on holds both), refused where encryption is required.
+        let mut bucket = MemoryBucket::new();
+        put_render(&mut bucket, &release, &[SECRET], &keys).unwrap();
+        bucket.objects.insert(key.clone(), plain.clone());
+        assert_eq!(get_render(&mut bucket, &release, &r, &keys).unwrap(), plain);
+        let err = get_render(&mut bucket, &release, &r, &required).unwrap_err();
+        assert!(
+            matches!(&err, Error::Corrupt(m) if m.contains("encryption is required") && m.contains(&key) && m.contains("plaintext")),
+            "{err}"
+        );
+        let other = put_render(
+            &mut bucket,
+            &release,
+            &[&br#"{"kind":"ConfigMap"}"#[..]],
+            &keys,
+        )
+        .unwrap();
+        let err = diff_stored(
+            &mut bucket,
+            &release,
+            &other,
+            &r,
+            DiffView {
+                form: crate::ObjectForm::Json,
+                secrets: crate::SecretValues::Masked,
+                context: 3,
+            },
+            &required,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, Error::Corrupt(m) if m.contains("is plaintext")),
+            "{err}"
+        );
+        // Rekey under the rule stops at the plaintext blob: sealing it would vouch for
+        // what a writer without the key may have put there.
+        let rotated = ring(&[("k2", 2), ("k1", 1)]).require(true).unwrap();
+        let err = rekey_release(&mut bucket, &release, &rotated).unwrap_err();
+        assert!(
+            matches!(&err, Error::Corrupt(m) if m.contains("is plaintext")),
+            "{err}"
+        );
+        // A put with the keyring rewrites it sealed; then rotation works under the rule.
+        put_render(&mut bucket, &release, &[SECRET], &required).unwrap();
+        assert_eq!(
+            get_render(&mut bucket, &release, &r, &required).unwrap(),
+            plain
+        );
+        // (The stopped run may have rewritten the other blob, before this one in key
+        // order, already.)
+        let (rewritten, kept) = rekey_release(&mut bucket, &release, &rotated).unwrap();
+        assert_eq!((rewritten + kept, rewritten >= 1), (2, true));
+        assert_eq!(
+            rekey_release(&mut bucket, &release, &rotated).unwrap(),
+            (0, 2)
+        );
+        assert_eq!(
+            get_render(&mut bucket, &release, &r, &rotated).unwrap(),
+            plain
+        );
     }
 
     /// A bucket that fails every call from the `n`th on, as a process killed there would

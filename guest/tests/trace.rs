@@ -123,7 +123,7 @@ fn operations(refs: &[String]) -> Vec<Operation> {
 /// Records `op` on `bucket` and returns the trace text.
 fn traced(bucket: &mut MemoryBucket, op: &Operation) -> String {
     let (outcome, calls) = record(&mut *bucket, op, &Keyring::empty());
-    write_trace(op, &[], &calls, &outcome)
+    write_trace(op, &[], false, &calls, &outcome)
 }
 
 fn b64(bytes: &[u8]) -> String {
@@ -211,7 +211,7 @@ fn traces_are_byte_for_byte_what_serde_json_wrote_and_read_back() {
     let (mut bucket, refs) = populated();
     for op in operations(&refs) {
         let (outcome, calls) = record(&mut bucket, &op, &Keyring::empty());
-        let text = write_trace(&op, &[], &calls, &outcome);
+        let text = write_trace(&op, &[], false, &calls, &outcome);
         // The result JSON of the trace, as serde_json reads and writes it again.
         let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
         assert_eq!(
@@ -415,7 +415,7 @@ fn an_edited_blob_replays_to_corrupt_with_the_calls_agreeing() {
     let (outcome, mut calls) = record(&mut bucket, &op, &Keyring::empty());
     calls[0].answer = Ok(Reply::Bytes(b"{\"kind\":\"Changed\"}\n".to_vec()));
     let report = replay(
-        &parse_trace(&write_trace(&op, &[], &calls, &outcome)).unwrap(),
+        &parse_trace(&write_trace(&op, &[], false, &calls, &outcome)).unwrap(),
         &Keyring::empty(),
     );
     assert_eq!(report.first_difference, None);
@@ -431,7 +431,13 @@ fn a_recorded_trap_compares_by_kind_and_replays_to_a_difference() {
     let (mut bucket, _) = populated();
     let op = Operation::ListHistory { release: app() };
     let (_, calls) = record(&mut bucket, &op, &Keyring::empty());
-    let trapped = write_trace(&op, &[], &calls, &Err(Failure::Trap("out of fuel".into())));
+    let trapped = write_trace(
+        &op,
+        &[],
+        false,
+        &calls,
+        &Err(Failure::Trap("out of fuel".into())),
+    );
     assert!(
         trapped.ends_with(
             "{\"result\":{\"error\":{\"kind\":\"trap\",\"message\":\"out of fuel\"}}}\n"
@@ -689,6 +695,7 @@ fn gc_trace_integers_past_i64_and_2_53_stay_exact() {
     let again = write_trace(
         &trace.operation,
         &[],
+        false,
         &trace.calls,
         &Ok(render_store_guest::trace::Output::Deleted(0)),
     );
@@ -762,7 +769,7 @@ fn an_encrypted_store_s_trace_names_its_key_ids_and_replays_only_with_that_keyri
         objects: vec![br#"{"kind":"Secret","stringData":{"p":"Wq8Lm3Xr7Tb2Vn5Kc9"}}"#.to_vec()],
     };
     let (outcome, calls) = record(MemoryBucket::new(), &op, &keys);
-    let text = write_trace(&op, &keys.ids(), &calls, &outcome);
+    let text = write_trace(&op, &keys.ids(), false, &calls, &outcome);
     let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(header["keyIds"], json!(["k2", "k1"]));
     // The put records the sealed blob, not the Secret, and no key.
@@ -782,7 +789,7 @@ fn an_encrypted_store_s_trace_names_its_key_ids_and_replays_only_with_that_keyri
     }
     // A plaintext store's trace has no keyIds and refuses a keyring.
     let (outcome, calls) = record(MemoryBucket::new(), &op, &Keyring::empty());
-    let plain = write_trace(&op, &[], &calls, &outcome);
+    let plain = write_trace(&op, &[], false, &calls, &outcome);
     assert!(!plain.contains("keyIds"));
     assert!(
         replay_text(&plain, &keys)
@@ -790,4 +797,53 @@ fn an_encrypted_store_s_trace_names_its_key_ids_and_replays_only_with_that_keyri
             .message
             .contains("without encryption")
     );
+}
+
+#[test]
+fn a_trace_run_with_encryption_required_says_so_and_replays_under_the_same_rule() {
+    use render_store_guest::EncryptionKey;
+    let keys = Keyring::new(vec![EncryptionKey::new("k1", &[1; 32]).unwrap()]).unwrap();
+    let required = keys.clone().require(true).unwrap();
+    // A plaintext blob where the store requires sealed ones: get-render refuses it.
+    let objects = vec![br#"{"kind":"ConfigMap","data":{"a":"b"}}"#.to_vec()];
+    let mut bucket = MemoryBucket::new();
+    let r =
+        render_store_guest::put_render(&mut bucket, &app(), &objects, &Keyring::empty()).unwrap();
+    let op = Operation::GetRender {
+        release: app(),
+        render_ref: r,
+    };
+    let (outcome, calls) = record(&mut bucket, &op, &required);
+    assert!(
+        matches!(&outcome, Err(Failure::Error(Error::Corrupt(m))) if m.contains("encryption is required")),
+        "{outcome:?}"
+    );
+    let text = write_trace(&op, &keys.ids(), true, &calls, &outcome);
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["encryptionRequired"], json!(true));
+    assert!(parse_trace(&text).unwrap().encryption_required);
+    // The rule comes from the trace: the same keys replay it to the same refusal.
+    let report = replay_text(&text, &keys).unwrap();
+    assert!(report.matches(), "{}", report.to_text());
+    // Without the member the plaintext blob reads, which is not what was recorded.
+    let edited = text.replacen(",\"encryptionRequired\":true", "", 1);
+    assert!(!edited.contains("encryptionRequired"));
+    assert!(!replay_text(&edited, &keys).unwrap().matches());
+    // A trace without it keeps its bytes; one that requires encryption without keys,
+    // or says it with anything but a boolean, is refused at line 1.
+    let plain = write_trace(&op, &keys.ids(), false, &calls, &outcome);
+    assert!(!plain.contains("encryptionRequired"));
+    for (bad, says) in [
+        (
+            text.replacen("\"keyIds\":[\"k1\"],", "", 1),
+            "has no \"keyIds\"",
+        ),
+        (
+            text.replacen("\"encryptionRequired\":true", "\"encryptionRequired\":1", 1),
+            "must be true or false",
+        ),
+    ] {
+        let e = parse_trace(&bad).unwrap_err();
+        assert!(e.line == 1 && e.message.contains(says), "{bad}: {e}");
+    }
 }

@@ -188,3 +188,60 @@ func TestGoReadsWhatTheCLISealed(t *testing.T) {
 		t.Fatalf("Go read %q, %v", got, err)
 	}
 }
+
+func TestEncryptionRequiredRefusesPlantedPlaintext(t *testing.T) {
+	dir := t.TempDir()
+	url := "file://" + dir
+	keys := keyringFile(t, "k1")
+	// The rule needs a keyring: refused before the store is used.
+	if _, err := Open(ctx(t), url, WithEncryptionRequired()); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "the keyring is empty") {
+		t.Fatalf("required without a keyring: %v", err)
+	}
+	if _, err := New(NewMemoryBucket(), WithEncryptionRequired()); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("required without a keyring: %v", err)
+	}
+	lenient, err := Open(ctx(t), url, WithEncryptionKeys(keys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lenient.Close()
+	strict, err := Open(ctx(t), url, WithEncryptionKeys(keys), WithEncryptionRequired())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer strict.Close()
+	ref, err := strict.PutRender(ctx(t), "ns", "app", secretRender())
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := filepath.Join(dir, "ns", "app", "renders", ref)
+	sealed, err := os.ReadFile(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A writer without the key plants the plaintext: read without the rule, refused with it.
+	plain, err := Canonical(secretRender())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blob, plain, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := lenient.GetRender(ctx(t), "ns", "app", ref); err != nil || !bytes.Equal(got, plain) {
+		t.Fatalf("without the rule: %q %v", got, err)
+	}
+	_, err = strict.GetRender(ctx(t), "ns", "app", ref)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "encryption is required") || !strings.Contains(err.Error(), "is plaintext") {
+		t.Fatalf("with the rule: %v", err)
+	}
+	// A put under the rule seals it again.
+	if _, err := strict.PutRender(ctx(t), "ns", "app", secretRender()); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := os.ReadFile(blob); err != nil || !bytes.Equal(again, sealed) {
+		t.Fatalf("after put: %v", err)
+	}
+	if got, err := strict.GetRender(ctx(t), "ns", "app", ref); err != nil || !bytes.Equal(got, plain) {
+		t.Fatalf("after put: %q %v", got, err)
+	}
+}

@@ -41,10 +41,12 @@ import (
 // New, Replay and the logic functions.
 type Option func(*config)
 
-// config is what the options set: the C ABI's options and a keyring file.
+// config is what the options set: the C ABI's options, a keyring file and whether
+// encryption is required.
 type config struct {
-	opts        C.rs_options
-	keyringPath *string
+	opts               C.rs_options
+	keyringPath        *string
+	encryptionRequired bool
 }
 
 // WithMemoryLimit caps the linear memory one sandboxed call may use, in bytes
@@ -82,6 +84,16 @@ func WithEncryptionKeys(path string) Option {
 	return func(c *config) { c.keyringPath = &path }
 }
 
+// WithEncryptionRequired requires every render blob to be sealed under a key of the
+// keyring (WithEncryptionKeys; CONTRACT.md, Encryption at rest): a plaintext blob is
+// an *Error of KindCorrupt where it is read and is rewritten sealed by PutRender, so a
+// writer of the bucket without the key cannot plant a render a rollback would apply.
+// Without WithEncryptionKeys, Open and New fail with an *Error of KindInvalidInput.
+// Replay ignores it: a trace replays under the rule it was recorded with.
+func WithEncryptionRequired() Option {
+	return func(c *config) { c.encryptionRequired = true }
+}
+
 func configOf(opts []Option) *config {
 	c := new(config)
 	C.rs_options_init(&c.opts, C.size_t(unsafe.Sizeof(c.opts)))
@@ -108,14 +120,14 @@ func (c *config) keyring() (*C.rs_keyring, error) {
 	return k, nil
 }
 
-// withKeyring replaces h by a handle over the same store with the keyring k; h itself
-// when k is nil.
-func withKeyring(h *C.rs_store, k *C.rs_keyring) (*C.rs_store, error) {
-	if k == nil {
+// withKeyring replaces h by a handle over the same store with the keyring k and the
+// rule required; h itself when there is neither. On error h is freed.
+func withKeyring(h *C.rs_store, k *C.rs_keyring, required bool) (*C.rs_store, error) {
+	if k == nil && !required {
 		return h, nil
 	}
 	var out *C.rs_store
-	err := takeError(C.rs_store_with_keyring(h, k, &out))
+	err := takeError(C.rs_store_with_keyring(h, k, C.bool(required), &out))
 	C.rs_store_free(h)
 	if err != nil {
 		return nil, err
@@ -133,6 +145,8 @@ type Store struct {
 	opts C.rs_options
 	// keyring seals and opens render blobs; nil for a plaintext store. Freed by Close.
 	keyring *C.rs_keyring
+	// encryptionRequired: every render blob must be sealed under a key of keyring.
+	encryptionRequired bool
 
 	// mu guards handle: calls hold it shared, Close exclusively, so a handle is never
 	// freed while a call uses it.
@@ -180,11 +194,11 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		C.rs_store_free(h)
 		return nil, err
 	}
-	if h, err = withKeyring(h, k); err != nil {
+	if h, err = withKeyring(h, k, c.encryptionRequired); err != nil {
 		C.rs_keyring_free(k)
 		return nil, err
 	}
-	s.handle, s.keyring = h, k
+	s.handle, s.keyring, s.encryptionRequired = h, k, c.encryptionRequired
 	return s, nil
 }
 
@@ -202,7 +216,7 @@ func New(bucket Bucket, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{opts: c.opts, bucket: bucket, keyring: k}
+	s := &Store{opts: c.opts, bucket: bucket, keyring: k, encryptionRequired: c.encryptionRequired}
 	// Open one handle now, so a bad option fails here rather than at the first call.
 	h, err := s.bucketHandle(context.Background())
 	if err != nil {
@@ -246,7 +260,7 @@ func (s *Store) bucketHandle(ctx context.Context) (*C.rs_store, error) {
 		return nil, err
 	}
 	// On error withKeyring has freed the handle, which frees the callback state.
-	return withKeyring(out, s.keyring)
+	return withKeyring(out, s.keyring, s.encryptionRequired)
 }
 
 func boolInt(b bool) C.int {

@@ -69,6 +69,7 @@ type ReplayReport struct {
 // trace that does not follow TRACES.md is an *Error of KindTrace whose TraceLine
 // says where. A trace of an encrypted store replays only with the keyring it was
 // recorded with (WithEncryptionKeys); another is an *Error of KindTrace at line 1.
+// Whether encryption is required is the trace's own: WithEncryptionRequired is ignored.
 func Replay(trace []byte, opts ...Option) (*ReplayReport, error) {
 	c := configOf(opts)
 	k, err := c.keyring()

@@ -162,14 +162,18 @@ export interface EncryptionKey {
 }
 /** A store's keys, the one that seals new blobs first; empty: a plaintext store. */
 export type Keyring = EncryptionKey[];
+/** `encryptionRequired` (default false; needs a non-empty keyring): every render blob must be sealed under a key of the keyring, and a plaintext one is refused (kind 'corrupt'). */
+export interface EncryptionOptions {
+  encryptionRequired?: boolean;
+}
 /** A keyring file's text (`<id> <base64 key>` lines), read by the component. */
 export function parseKeyring(text: BytesLike): Keyring;
 /** Stores a render unless its blob exists with the size it would be written with, sealed under the keyring's first key when it has one; its renderRef. */
-export function putRender(bucket: Bucket, release: ReleaseLike, objects: BytesLike[], keyring?: Keyring): string;
-/** The verified canonical bytes of a stored render, opened under the keyring when sealed. */
-export function getRender(bucket: Bucket, release: ReleaseLike, ref: string, keyring?: Keyring): Uint8Array;
+export function putRender(bucket: Bucket, release: ReleaseLike, objects: BytesLike[], keyring?: Keyring, options?: EncryptionOptions): string;
+/** The verified canonical bytes of a stored render, opened under the keyring when sealed; a plaintext one refused with `encryptionRequired`. */
+export function getRender(bucket: Bucket, release: ReleaseLike, ref: string, keyring?: Keyring, options?: EncryptionOptions): Uint8Array;
 /** Seals every render blob not sealed under the keyring's first key under it; how many were rewritten and kept. */
-export function rekeyRelease(bucket: Bucket, release: ReleaseLike, keyring: Keyring): { rewritten: number; kept: number };
+export function rekeyRelease(bucket: Bucket, release: ReleaseLike, keyring: Keyring, options?: EncryptionOptions): { rewritten: number; kept: number };
 export function hasHistoryRef(bucket: Bucket, release: ReleaseLike, ref: string): boolean;
 /** Appends an entry unless one records the same render; whether it was added. */
 export function recordHistory(bucket: Bucket, release: ReleaseLike, entry: NewEntry): boolean;
@@ -181,7 +185,7 @@ export function deleteRelease(bucket: Bucket, release: ReleaseLike): number;
 /** At most `limit` entries, newest first, older than `before`; reads only the page's entries. */
 export function listHistoryPage(bucket: Bucket, release: ReleaseLike, limit: number, before?: string): { entries: HistoryEntry[]; nextBefore?: string };
 /** The difference between two stored renders, both read and verified in the component, Secret values masked unless `options.showSecrets`. */
-export function diffStored(bucket: Bucket, release: ReleaseLike, oldRef: string, newRef: string, form?: ObjectForm, options?: ViewOptions & { keyring?: Keyring }): RenderDiff;
+export function diffStored(bucket: Bucket, release: ReleaseLike, oldRef: string, newRef: string, form?: ObjectForm, options?: ViewOptions & EncryptionOptions & { keyring?: Keyring }): RenderDiff;
 /** GC's default grace period in seconds (600, the CLI's `--grace 10m`). */
 /** The effective keepHistory (undefined: unset): the entries GC keeps, or 0 when GC is off. */
 export function effectiveKeepHistory(keepHistory?: number | bigint | null): number;
@@ -206,9 +210,10 @@ export function now(): SyncTime;
 
 /** The store operations over one bucket, as methods. */
 export class RenderStore {
-  constructor(bucket: Bucket, options?: { keyring?: Keyring });
+  constructor(bucket: Bucket, options?: EncryptionOptions & { keyring?: Keyring });
   readonly bucket: Bucket;
   readonly keyring: Keyring;
+  readonly encryptionRequired: boolean;
   putRender(release: ReleaseLike, objects: BytesLike[]): string;
   getRender(release: ReleaseLike, ref: string): Uint8Array;
   rekeyRelease(release: ReleaseLike): { rewritten: number; kept: number };

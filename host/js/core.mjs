@@ -869,11 +869,11 @@ export const pinDecision = (pin, currentRef, hasStore) => {
  */
 const OPERATIONS = {
   'put-render': {
-    call: (s, r, a, keys) => s.putRender(r, a.objects, keys),
+    call: (s, r, a, encryption) => s.putRender(r, a.objects, encryption),
     js: (v) => v,
   },
   'get-render': {
-    call: (s, r, a, keys) => s.getRender(r, a.renderRef, keys),
+    call: (s, r, a, encryption) => s.getRender(r, a.renderRef, encryption),
     js: dataBytes,
   },
   'has-history-ref': {
@@ -903,16 +903,16 @@ const OPERATIONS = {
 const scopeOf = (r) => `${r.namespace}/${r.name}/`;
 
 /** An export's value as the component returns it. */
-function runRaw(operation, release, args, keys, answer, record) {
+function runRaw(operation, release, args, encryption, answer, record) {
   const functions = bucketFunctions(scopeOf(release), answer, record);
-  return inInstance(functions, (x) => OPERATIONS[operation].call(x.store, release, args, keys));
+  return inInstance(functions, (x) => OPERATIONS[operation].call(x.store, release, args, encryption));
 }
 
-function storeCall(bucket, operation, release, args, keyring = []) {
+function storeCall(bucket, operation, release, args, keyring = [], options = {}) {
   const r = witRelease(release);
-  const keys = witKeyring(keyring);
-  if (recording !== null) return tracedStoreCall(bucket, operation, r, args, keys);
-  return OPERATIONS[operation].js(runRaw(operation, r, args, keys, (call, key, value) => askBucket(bucket, call, key, value)));
+  const encryption = witEncryption(keyring, options);
+  if (recording !== null) return tracedStoreCall(bucket, operation, r, args, encryption);
+  return OPERATIONS[operation].js(runRaw(operation, r, args, encryption, (call, key, value) => askBucket(bucket, call, key, value)));
 }
 
 /** A keyring as the WIT `keyring`: [{id, secret}], `secret` 32 bytes (what parseKeyring
@@ -927,6 +927,14 @@ function witKeyring(keyring) {
   });
 }
 
+/** A keyring and `options.encryptionRequired` (default false) as the WIT `encryption`:
+ *  the component refuses the rule without keys, before any bucket call. */
+function witEncryption(keyring, options) {
+  const required = options?.encryptionRequired ?? false;
+  if (typeof required !== 'boolean') throw new TypeError('encryptionRequired: expected a boolean');
+  return { keyring: witKeyring(keyring), required };
+}
+
 /**
  * A keyring file's text (`<id> <base64 key>` lines; CONTRACT.md, Encryption at rest) as
  * the keyring every store call takes: [{id, secret}], the key that seals new blobs first.
@@ -939,20 +947,24 @@ export const parseKeyring = (text) => {
 
 /** Stores a render unless its blob exists with the size it would be written with (a
  *  torn or truncated blob is written again), sealed under the first key of `keyring`
- *  when it has one; returns its renderRef. */
-export const putRender = (bucket, release, objects, keyring = []) => storeCall(bucket, 'put-render', release, { objects: objectList(objects) }, keyring);
-/** The verified canonical bytes of a stored render, opened under `keyring` when sealed. */
-export const getRender = (bucket, release, ref, keyring = []) => storeCall(bucket, 'get-render', release, { renderRef: String(ref) }, keyring);
+ *  when it has one; returns its renderRef. `options.encryptionRequired` (default false;
+ *  needs a keyring): every render blob must be sealed under a key of `keyring`
+ *  (CONTRACT.md, Encryption at rest). */
+export const putRender = (bucket, release, objects, keyring = [], options = {}) => storeCall(bucket, 'put-render', release, { objects: objectList(objects) }, keyring, options);
+/** The verified canonical bytes of a stored render, opened under `keyring` when sealed;
+ *  with `options.encryptionRequired`, a plaintext blob is refused (kind 'corrupt'). */
+export const getRender = (bucket, release, ref, keyring = [], options = {}) => storeCall(bucket, 'get-render', release, { renderRef: String(ref) }, keyring, options);
 /**
  * Seals every render blob of the release not sealed under the keyring's first key under
  * it (store.rekey-release): {rewritten, kept}. Each blob is replaced atomically by the
- * bucket's put, so a crash leaves every blob readable. Not traced.
+ * bucket's put, so a crash leaves every blob readable. With `options.encryptionRequired`
+ * a plaintext blob stops it (kind 'corrupt'). Not traced.
  */
-export const rekeyRelease = (bucket, release, keyring) => {
+export const rekeyRelease = (bucket, release, keyring, options = {}) => {
   const r = witRelease(release);
-  const keys = witKeyring(keyring);
+  const encryption = witEncryption(keyring, options);
   const functions = bucketFunctions(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
-  const [rewritten, kept] = inInstance(functions, (x) => x.store.rekeyRelease(r, keys));
+  const [rewritten, kept] = inInstance(functions, (x) => x.store.rekeyRelease(r, encryption));
   return { rewritten, kept };
 };
 /** Whether a history entry records the render. */
@@ -1032,9 +1044,9 @@ export const diffStored = (bucket, release, oldRef, newRef, form = 'yaml', optio
   const f = objectForm(form);
   const secrets = secretValues(options);
   const context = diffContext(options);
-  const keys = witKeyring(options?.keyring ?? []);
+  const encryption = witEncryption(options?.keyring ?? [], options);
   const functions = bucketFunctions(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
-  return inInstance(functions, (x) => x.store.diffRenders(r, String(oldRef), String(newRef), f, secrets, context, keys));
+  return inInstance(functions, (x) => x.store.diffRenders(r, String(oldRef), String(newRef), f, secrets, context, encryption));
 };
 
 /**
@@ -1043,23 +1055,28 @@ export const diffStored = (bucket, release, oldRef, newRef, form = 'yaml', optio
  */
 export class RenderStore {
   /** `options.keyring` (parseKeyring's value; default none): the keys render blobs are
-   *  sealed and opened with (CONTRACT.md, Encryption at rest). */
-  constructor(bucket, { keyring = [] } = {}) {
+   *  sealed and opened with (CONTRACT.md, Encryption at rest). `options.encryptionRequired`
+   *  (default false): every render blob must be sealed under one of them, a plaintext one
+   *  is refused (kind 'corrupt'); the component refuses it without a keyring. */
+  constructor(bucket, { keyring = [], encryptionRequired = false } = {}) {
     if (bucket === null || typeof bucket !== 'object') throw new TypeError('bucket: expected an object with get, put, exists, list and delete');
     /** The bucket every operation uses. */
     this.bucket = bucket;
-    /** The keyring, checked now so a bad one fails here rather than at the first call. */
-    witKeyring(keyring);
+    /** The keyring and the rule, checked now so a bad one fails here rather than at the
+     *  first call. */
+    witEncryption(keyring, { encryptionRequired });
     this.keyring = keyring;
+    /** Whether every render blob must be sealed under a key of the keyring. */
+    this.encryptionRequired = encryptionRequired;
   }
   putRender(release, objects) {
-    return putRender(this.bucket, release, objects, this.keyring);
+    return putRender(this.bucket, release, objects, this.keyring, { encryptionRequired: this.encryptionRequired });
   }
   getRender(release, ref) {
-    return getRender(this.bucket, release, ref, this.keyring);
+    return getRender(this.bucket, release, ref, this.keyring, { encryptionRequired: this.encryptionRequired });
   }
   rekeyRelease(release) {
-    return rekeyRelease(this.bucket, release, this.keyring);
+    return rekeyRelease(this.bucket, release, this.keyring, { encryptionRequired: this.encryptionRequired });
   }
   hasHistoryRef(release, ref) {
     return hasHistoryRef(this.bucket, release, ref);
@@ -1080,7 +1097,7 @@ export class RenderStore {
     return deleteRelease(this.bucket, release);
   }
   diffRenders(release, oldRef, newRef, form = 'yaml', options = {}) {
-    return diffStored(this.bucket, release, oldRef, newRef, form, { ...options, keyring: this.keyring });
+    return diffStored(this.bucket, release, oldRef, newRef, form, { ...options, keyring: this.keyring, encryptionRequired: this.encryptionRequired });
   }
 }
 
@@ -1235,19 +1252,20 @@ function witFailure(operation, e) {
 /** While `record` runs: where each store call leaves its trace. */
 let recording = null;
 
-function tracedStoreCall(bucket, operation, release, args, keys) {
+function tracedStoreCall(bucket, operation, release, args, encryption) {
   const calls = [];
   const log = (call, key, value, ans) => calls.push(witRecordedCall(call, key, value, ans));
   let raw;
   let failure;
   try {
-    raw = runRaw(operation, release, args, keys, (call, key, value) => askBucket(bucket, call, key, value), log);
+    raw = runRaw(operation, release, args, encryption, (call, key, value) => askBucket(bucket, call, key, value), log);
   } catch (e) {
     if (!(e instanceof RenderStoreError)) throw e;
     failure = e;
   }
   const outcome = failure ? witFailure(operation, failure) : { tag: operation, val: { tag: 'ok', val: raw } };
-  const trace = inInstance(NO_BUCKET, (x) => x.trace.writeTrace(witOperation(operation, release, args), keys.map((k) => k.id), calls, outcome));
+  const keyIds = encryption.keyring.map((k) => k.id);
+  const trace = inInstance(NO_BUCKET, (x) => x.trace.writeTrace(witOperation(operation, release, args), keyIds, encryption.required, calls, outcome));
   recording.push(trace);
   if (failure) throw failure;
   return OPERATIONS[operation].js(raw);

@@ -203,6 +203,7 @@ fn cli(url: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_render-store-under-test"));
     c.env("RENDER_STORE_URL", url)
         .env_remove("RENDER_STORE_ENCRYPTION_KEYS")
+        .env_remove("RENDER_STORE_ENCRYPTION_REQUIRED")
         .env("RENDER_STORE_VALIDATE", "false")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -488,4 +489,343 @@ fn the_cli_reads_encrypted_stores_with_the_keyring_and_refuses_an_open_keyring_f
         let said = String::from_utf8_lossy(&foreign.stderr);
         assert!(said.contains("owned by user 65534"), "{said}");
     }
+}
+
+fn said(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Bytes a writer of the bucket makes up: a sealed-blob header, then noise up to `size`.
+fn forged(header: &str, size: usize) -> Vec<u8> {
+    let mut blob = header.as_bytes().to_vec();
+    let mut x = 0x2545_f491_u32;
+    while blob.len() < size {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        blob.push(x as u8);
+    }
+    blob.truncate(size);
+    blob
+}
+
+/// The header of the finding: a key id no keyring of the store ever held.
+const FORGED: &str = "render-store-encrypted v1 zz 0123456789abcdef\n";
+
+/// A file:// store in `dir` with two renders of `ns/app` put and recorded by the CLI
+/// (with `keys` when given): the store's root, its URL, each render's file and ref.
+fn two_renders(dir: &Path, keys: Option<&Path>) -> (PathBuf, String, Vec<(PathBuf, String)>) {
+    let root = dir.join("store");
+    std::fs::create_dir(&root).unwrap();
+    let url = format!("file://{}", root.display());
+    let mut renders = Vec::new();
+    for n in 0..2u64 {
+        let file = dir.join(format!("render{n}.json"));
+        std::fs::write(&file, &secret_render(&secret_values(n + 40))[0]).unwrap();
+        let mut put = cli(&url);
+        put.args(["put", "ns/app"]).arg(&file);
+        if let Some(keys) = keys {
+            put.arg("--encryption-keys").arg(keys);
+        }
+        let out = put.output().unwrap();
+        assert!(out.status.success(), "{}", said(&out));
+        let r = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        let record = cli(&url).args(["record", "ns/app", &r]).output().unwrap();
+        assert!(record.status.success(), "{}", said(&record));
+        renders.push((file, r));
+    }
+    (root, url, renders)
+}
+
+/// `verify ns/app -o json` and its problems, by key.
+fn verify_json(url: &str, flags: &[&std::ffi::OsStr]) -> (Option<i32>, serde_json::Value) {
+    let out = cli(url)
+        .args(["verify", "ns/app", "-o", "json"])
+        .args(flags)
+        .output()
+        .unwrap();
+    let report =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", said(&out)));
+    (out.status.code(), report)
+}
+
+#[tokio::test]
+async fn a_forged_sealed_header_on_a_store_without_encryption_is_reported_and_put_replaces_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, url, renders) = two_renders(dir.path(), None);
+    let (file, r) = &renders[0];
+    let blob = root.join("ns/app/renders").join(r);
+    let right = std::fs::read(&blob).unwrap();
+    let genuine_size = FORGED.len() + right.len() + 16;
+    let get = || cli(&url).args(["get", "ns/app", r]).output().unwrap();
+    // The finding's forgery at sizes a sealed blob of this render would have under
+    // another header, and at its plaintext size, which put's size check passes.
+    for size in [genuine_size + 5, genuine_size - 1, right.len()] {
+        std::fs::write(&blob, forged(FORGED, size)).unwrap();
+        let refused = get();
+        assert!(!refused.status.success());
+        assert!(said(&refused).contains("\"zz\""), "{}", said(&refused));
+        // verify reports it and goes on: the other render is read, its entry too.
+        let (code, report) = verify_json(&url, &[]);
+        assert_eq!(code, Some(1), "{report}");
+        assert_eq!(report["renders"], 2, "{report}");
+        assert_eq!(report["entries"], 2, "{report}");
+        let problems = report["problems"].as_array().unwrap();
+        assert_eq!(problems.len(), 1, "{report}");
+        assert_eq!(problems[0]["kind"], "encryption-key", "{report}");
+        assert_eq!(
+            problems[0]["key"],
+            format!("ns/app/renders/{r}"),
+            "{report}"
+        );
+        assert!(problems[0]["message"].as_str().unwrap().contains("\"zz\""));
+        // put writes the right content over it, and get reads it again.
+        let put = cli(&url)
+            .args(["put", "ns/app"])
+            .arg(file)
+            .output()
+            .unwrap();
+        assert!(put.status.success(), "{size}: {}", said(&put));
+        assert_eq!(std::fs::read(&blob).unwrap(), right, "{size}");
+        let got = get();
+        assert!(got.status.success(), "{}", said(&got));
+        assert_eq!(got.stdout, right);
+        assert_eq!(verify_json(&url, &[]).0, Some(0));
+    }
+    // Exactly the size of this render sealed under that header: without the key it
+    // cannot be told from a genuine sealed blob, which a host without the keyring must
+    // never replace by plaintext. put refuses with what to do and changes nothing.
+    let exact = forged(FORGED, genuine_size);
+    std::fs::write(&blob, &exact).unwrap();
+    let put = cli(&url)
+        .args(["put", "ns/app"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(!put.status.success());
+    let message = said(&put);
+    assert!(
+        message.contains("\"zz\"")
+            && message.contains("never had a key of that id")
+            && message.contains("delete it"),
+        "{message}"
+    );
+    assert_eq!(std::fs::read(&blob).unwrap(), exact);
+    let out = cli(&url).args(["verify", "ns/app"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("encryption-key ns/app/renders/{r}"))
+            && text.contains("delete the blob with the storage's own tools")
+            && text.contains("read 2 renders and 2 history entries of 1 release: 1 problem"),
+        "{text}"
+    );
+    // What verify says to do: the blob deleted, put stores the render again.
+    std::fs::remove_file(&blob).unwrap();
+    let put = cli(&url)
+        .args(["put", "ns/app"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(put.status.success(), "{}", said(&put));
+    assert_eq!(std::fs::read(&blob).unwrap(), right);
+    // A header that does not read at all is corrupt, and put replaces it as well.
+    std::fs::write(&blob, forged(&FORGED.replace("v1", "v7"), genuine_size)).unwrap();
+    let (code, report) = verify_json(&url, &[]);
+    assert_eq!(
+        (code, &report["problems"][0]["kind"]),
+        (Some(1), &"corrupt".into())
+    );
+    let put = cli(&url)
+        .args(["put", "ns/app"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(put.status.success(), "{}", said(&put));
+    assert_eq!(std::fs::read(&blob).unwrap(), right);
+}
+
+#[tokio::test]
+async fn with_a_keyring_put_leaves_a_blob_that_opens_under_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = keyring_file(dir.path(), &["k1"]);
+    let (root, url, renders) = two_renders(dir.path(), Some(&keys));
+    let (file, r) = &renders[0];
+    let blob = root.join("ns/app/renders").join(r);
+    let sealed = std::fs::read(&blob).unwrap();
+    // Forgeries of the sealed blob's very size, which put's size check passes: another
+    // key's header, this key's id with another check, a flipped tag.
+    let mut flipped = sealed.clone();
+    *flipped.last_mut().unwrap() ^= 1;
+    for planted in [
+        forged(FORGED, sealed.len()),
+        forged(
+            "render-store-encrypted v1 k1 0123456789abcdef\n",
+            sealed.len(),
+        ),
+        flipped,
+    ] {
+        std::fs::write(&blob, &planted).unwrap();
+        let (code, report) = verify_json(&url, &["--encryption-keys".as_ref(), keys.as_os_str()]);
+        assert_eq!(code, Some(1), "{report}");
+        assert_eq!(report["renders"], 2, "{report}");
+        let put = cli(&url)
+            .args(["put", "ns/app"])
+            .arg(file)
+            .arg("--encryption-keys")
+            .arg(&keys)
+            .output()
+            .unwrap();
+        assert!(put.status.success(), "{}", said(&put));
+        assert!(
+            said(&put).contains("rewrote the damaged blob"),
+            "{}",
+            said(&put)
+        );
+        assert_eq!(std::fs::read(&blob).unwrap(), sealed);
+    }
+}
+
+#[tokio::test]
+async fn encryption_required_refuses_a_planted_plaintext_blob_and_put_seals_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = keyring_file(dir.path(), &["k1"]);
+    let (root, url, renders) = two_renders(dir.path(), Some(&keys));
+    let (file, r) = &renders[0];
+    let blob = root.join("ns/app/renders").join(r);
+    let sealed = std::fs::read(&blob).unwrap();
+    let objects = vec![std::fs::read(file).unwrap()];
+    let plain = runtime().canonical(&objects).await.unwrap();
+    // A writer without the key plants plaintext (a renderRef is the hash of plaintext,
+    // so any render they can write under its own ref reads the same way).
+    std::fs::write(&blob, &plain).unwrap();
+    let get = |flags: &[&str], env: Option<&str>| {
+        let mut c = cli(&url);
+        c.args(["get", "ns/app", r.as_str(), "--encryption-keys"])
+            .arg(&keys)
+            .args(flags);
+        if let Some(v) = env {
+            c.env("RENDER_STORE_ENCRYPTION_REQUIRED", v);
+        }
+        c.output().unwrap()
+    };
+    // Without the rule it reads, as a store where encryption was turned on reads its
+    // old blobs (README says so), and verify has nothing to say.
+    let lenient = get(&[], None);
+    assert!(lenient.status.success(), "{}", said(&lenient));
+    assert_eq!(lenient.stdout, plain);
+    let k: &[&std::ffi::OsStr] = &["--encryption-keys".as_ref(), keys.as_os_str()];
+    assert_eq!(verify_json(&url, k).0, Some(0));
+    // With it, by flag or environment, it is refused, naming the rule and the blob.
+    for (flags, env) in [
+        (&["--encryption-required"][..], None),
+        (&[][..], Some("true")),
+    ] {
+        let refused = get(flags, env);
+        assert!(!refused.status.success());
+        let message = said(&refused);
+        assert!(
+            message.contains("encryption is required, and blob ns/app/renders/")
+                && message.contains("is plaintext"),
+            "{message}"
+        );
+        assert!(!refused.stdout.starts_with(&plain[..8]), "{message}");
+    }
+    let diff = cli(&url)
+        .args([
+            "diff",
+            "ns/app",
+            renders[1].1.as_str(),
+            r.as_str(),
+            "--encryption-required",
+            "--encryption-keys",
+        ])
+        .arg(&keys)
+        .output()
+        .unwrap();
+    assert_eq!(diff.status.code(), Some(2), "{}", said(&diff));
+    assert!(said(&diff).contains("is plaintext"), "{}", said(&diff));
+    let required: Vec<&std::ffi::OsStr> = vec![
+        "--encryption-required".as_ref(),
+        "--encryption-keys".as_ref(),
+        keys.as_os_str(),
+    ];
+    let (code, report) = verify_json(&url, &required);
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(report["renders"], 2, "{report}");
+    assert_eq!(report["problems"][0]["kind"], "corrupt", "{report}");
+    assert!(
+        report["problems"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("is plaintext")
+    );
+    // A get under the rule, traced, says so in the header and replays the same.
+    let trace = dir.path().join("get.jsonl");
+    let traced = get(
+        &["--encryption-required", "--trace", trace.to_str().unwrap()],
+        None,
+    );
+    assert!(!traced.status.success());
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains(r#""encryptionRequired":true"#),
+        "{text}"
+    );
+    let replay = cli(&url)
+        .arg("replay")
+        .arg(&trace)
+        .arg("--encryption-keys")
+        .arg(&keys)
+        .output()
+        .unwrap();
+    assert!(replay.status.success(), "{}", said(&replay));
+    // put under the rule rewrites it sealed; then everything reads under the rule.
+    let put = cli(&url)
+        .args(["put", "ns/app"])
+        .arg(file)
+        .args(&required)
+        .output()
+        .unwrap();
+    assert!(put.status.success(), "{}", said(&put));
+    assert_eq!(std::fs::read(&blob).unwrap(), sealed);
+    assert!(get(&["--encryption-required"], None).status.success());
+    assert_eq!(verify_json(&url, &required).0, Some(0));
+    // The rule needs a keyring: asked for without one, every command stops before the
+    // store is touched.
+    let before = crate::support::snapshot(&root);
+    for args in [
+        &["put", "ns/app", file.to_str().unwrap()][..],
+        &["get", "ns/app", r.as_str()],
+        &["verify"],
+    ] {
+        let out = cli(&url)
+            .args(args)
+            .env("RENDER_STORE_ENCRYPTION_REQUIRED", "true")
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        assert!(
+            said(&out).contains(
+                "--encryption-required (RENDER_STORE_ENCRYPTION_REQUIRED) needs a keyring"
+            ),
+            "{}",
+            said(&out)
+        );
+    }
+    assert_eq!(crate::support::snapshot(&root), before);
+    // Through the library, too.
+    let store = RenderStore::open(&url).unwrap().unwrap();
+    let err = store.with_encryption_required(true).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidInput(m) if m.starts_with("encryption is required, and the keyring is empty")),
+        "{err}"
+    );
 }

@@ -26,6 +26,10 @@ pub struct Trace {
     /// The ids of the keyring the operation ran with, in ring order (the header's
     /// `keyIds`; empty on a plaintext store). Never a key.
     pub key_ids: Vec<String>,
+    /// Whether the operation ran with encryption required (the header's
+    /// `encryptionRequired`; only a trace with `keyIds` can have it): a replay runs
+    /// under the same rule, so a refused plaintext blob is refused again.
+    pub encryption_required: bool,
     /// The bucket calls, in order.
     pub calls: Vec<Call>,
     /// The result line's `result`.
@@ -60,10 +64,12 @@ impl fmt::Display for TraceError {
 impl std::error::Error for TraceError {}
 
 /// The trace of `operation`: its header, one line per call and the result line, each
-/// ending in a newline.
+/// ending in a newline. `key_ids` and `encryption_required` are the keyring the
+/// operation ran with: its ids, and whether it required every blob to be sealed.
 pub fn write_trace(
     operation: &Operation,
     key_ids: &[String],
+    encryption_required: bool,
     calls: &[Call],
     outcome: &Outcome,
 ) -> String {
@@ -88,6 +94,10 @@ pub fn write_trace(
     if !key_ids.is_empty() {
         let ids = key_ids.iter().map(|id| b.string(id)).collect();
         fields.push(("keyIds", b.array(ids)));
+    }
+    // Only when set, for the same reason: every other trace keeps its bytes.
+    if encryption_required {
+        fields.push(("encryptionRequired", b.bool(true)));
     }
     let header = b.object(fields);
     line(b.finish(header), header);
@@ -121,6 +131,7 @@ pub fn parse_trace(text: &str) -> Result<Trace, TraceError> {
     let header = parse(first)?;
     let (version, operation) = header.header()?;
     let key_ids = header.key_ids()?;
+    let encryption_required = header.encryption_required(&key_ids)?;
     // Every line is JSON before any call is judged, as the Rust host read them.
     let mut rest = rest.iter().map(parse).collect::<Result<Vec<_>, _>>()?;
     let last = rest.pop().ok_or_else(|| {
@@ -132,6 +143,7 @@ pub fn parse_trace(text: &str) -> Result<Trace, TraceError> {
         version,
         operation,
         key_ids,
+        encryption_required,
         calls,
         result,
     })
@@ -274,6 +286,27 @@ impl<'a> Line<'a> {
             None => Ok(Vec::new()),
             Some(ids) => self.strings(ids, "\"keyIds\""),
         }
+    }
+
+    fn encryption_required(&self, key_ids: &[String]) -> Result<bool, TraceError> {
+        let o = self.object(self.doc.root_index(), "the header")?;
+        let required = match self.get(o, "encryptionRequired") {
+            None => false,
+            Some(v) => match self.node(v) {
+                Node::Bool(b) => *b,
+                _ => {
+                    return Err(self.error("\"encryptionRequired\" must be true or false".into()));
+                }
+            },
+        };
+        if required && key_ids.is_empty() {
+            return Err(self.error(
+                "\"encryptionRequired\" is true but the header has no \"keyIds\": encryption \
+                 is required only with a keyring"
+                    .into(),
+            ));
+        }
+        Ok(required)
     }
 
     fn header(&self) -> Result<(u64, Operation), TraceError> {

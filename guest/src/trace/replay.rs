@@ -153,12 +153,18 @@ pub struct Report {
 /// and opened under `keyring`, and compares.
 pub fn replay(trace: &Trace, keyring: &Keyring) -> Report {
     let batches = trace.version >= 3;
-    let (outcome, calls) = record_as(
-        ReplayBucket::new(&trace.calls),
-        &trace.operation,
-        batches,
-        keyring,
-    );
+    // The rule the operation ran under is the trace's, as its keys are: a blob refused
+    // as plaintext then is refused again.
+    let (outcome, calls) = match keyring.clone().require(trace.encryption_required) {
+        Ok(keyring) => record_as(
+            ReplayBucket::new(&trace.calls),
+            &trace.operation,
+            batches,
+            &keyring,
+        ),
+        // As the operation itself answers such a keyring: before any call.
+        Err(e) => (Err(Failure::Error(e)), Vec::new()),
+    };
     let n = trace.calls.len().max(calls.len());
     let first_difference = (0..n).find_map(|i| {
         let (recorded, again) = (trace.calls.get(i), calls.get(i));
@@ -186,7 +192,8 @@ pub fn replay(trace: &Trace, keyring: &Keyring) -> Report {
 /// Reads `text` as a trace and replays it under `keyring`, which must hold the keys
 /// the trace was recorded with, in the same order (its header's `keyIds`): the same
 /// blobs are sealed only under the same first key, and a trace of a plaintext store
-/// replays without one.
+/// replays without one. Whether encryption is required is the trace's
+/// (`encryptionRequired`), not the caller's.
 pub fn replay_text(text: &str, keyring: &Keyring) -> Result<Report, TraceError> {
     let trace = parse_trace(text)?;
     let given = keyring.ids();

@@ -42,7 +42,7 @@
 // The version of this C ABI. It changes when a function, type or constant of the
 // header changes in a way a caller built against the previous header would notice;
 // adding a function or a field at the end of a sized struct does not change it.
-#define RS_ABI_VERSION 2
+#define RS_ABI_VERSION 3
 
 // Input the library rejected before any bucket call: a namespace, name, renderRef,
 // time or summary (`render_store::Error::InvalidInput`), or text that is not UTF-8.
@@ -844,10 +844,15 @@ void rs_keyring_free(struct rs_keyring *keyring);
 
 // A new store over the same bucket, runtime and grace period as `store`, its render
 // blobs sealed under `keyring`'s first key and opened under any of its keys (NULL: a
-// plaintext store). `*out` is a store the caller frees with `rs_store_free`; `store`
-// and `keyring` stay the caller's. Any thread.
+// plaintext store). With `encryption_required`, every render blob must be sealed
+// under one of its keys: a plaintext blob is `RS_ERROR_CORRUPT` where it is read and
+// rewritten sealed by a put (CONTRACT.md, Encryption at rest); it needs a keyring, so
+// with a NULL keyring it is `RS_ERROR_INVALID_INPUT` and nothing is made. `*out` is a
+// store the caller frees with `rs_store_free`; `store` and `keyring` stay the
+// caller's. Any thread.
 struct rs_error *rs_store_with_keyring(const struct rs_store *store,
                                        const struct rs_keyring *keyring,
+                                       bool encryption_required,
                                        struct rs_store **out);
 
 // Seals every render blob of the release not yet sealed under the store's keyring's

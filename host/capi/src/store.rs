@@ -575,12 +575,17 @@ pub unsafe extern "C" fn rs_keyring_free(keyring: *mut rs_keyring) {
 
 /// A new store over the same bucket, runtime and grace period as `store`, its render
 /// blobs sealed under `keyring`'s first key and opened under any of its keys (NULL: a
-/// plaintext store). `*out` is a store the caller frees with `rs_store_free`; `store`
-/// and `keyring` stay the caller's. Any thread.
+/// plaintext store). With `encryption_required`, every render blob must be sealed
+/// under one of its keys: a plaintext blob is `RS_ERROR_CORRUPT` where it is read and
+/// rewritten sealed by a put (CONTRACT.md, Encryption at rest); it needs a keyring, so
+/// with a NULL keyring it is `RS_ERROR_INVALID_INPUT` and nothing is made. `*out` is a
+/// store the caller frees with `rs_store_free`; `store` and `keyring` stay the
+/// caller's. Any thread.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rs_store_with_keyring(
     store: *const rs_store,
     keyring: *const rs_keyring,
+    encryption_required: bool,
     out: *mut *mut rs_store,
 ) -> *mut rs_error {
     guard(|| {
@@ -590,8 +595,12 @@ pub unsafe extern "C" fn rs_store_with_keyring(
             *out = std::ptr::null_mut();
             (out, get(store)?, rs_keyring::get(keyring))
         };
+        let sealed = store
+            .store
+            .with_keyring(keyring)
+            .with_encryption_required(encryption_required)?;
         *out = Box::into_raw(Box::new(rs_store {
-            store: store.store.with_keyring(keyring),
+            store: sealed,
             gc_grace: store.gc_grace,
         }));
         Ok(())

@@ -1288,7 +1288,7 @@ fn a_store_with_a_keyring_seals_blobs_and_one_without_names_the_key() {
     std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o600)).unwrap();
     ok(unsafe { rs_keyring_open(path.as_ptr().cast(), path.len(), null(), &mut keyring) });
     let mut sealed = null_mut();
-    ok(unsafe { rs_store_with_keyring(plain, keyring, &mut sealed) });
+    ok(unsafe { rs_store_with_keyring(plain, keyring, false, &mut sealed) });
     unsafe { rs_keyring_free(keyring) };
 
     let secret = r#"{"kind":"Secret","apiVersion":"v1","metadata":{"name":"s"},"stringData":{"p":"Yx7Qm2Lr9Vd4Kt8Wn3Bz"}}"#;
@@ -1324,6 +1324,58 @@ fn a_store_with_a_keyring_seals_blobs_and_one_without_names_the_key() {
     assert_eq!(kind, RS_ERROR_INVALID_INPUT);
     unsafe {
         rs_store_free(sealed);
+        rs_store_free(plain);
+    }
+}
+
+#[test]
+fn a_store_that_requires_encryption_refuses_a_planted_plaintext_blob_and_needs_a_keyring() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys");
+    std::fs::write(&keys, "k1 AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let store_dir = dir.path().join("store");
+    std::fs::create_dir(&store_dir).unwrap();
+    let url = format!("file://{}", store_dir.display());
+    let mut plain = null_mut();
+    ok(unsafe { rs_store_open(url.as_ptr().cast(), url.len(), null(), &mut plain) });
+    // Without a keyring the rule is refused, and nothing is made.
+    let mut refused = std::ptr::dangling_mut::<rs_store>();
+    let (kind, m) =
+        check(unsafe { rs_store_with_keyring(plain, null(), true, &mut refused) }).unwrap_err();
+    assert_eq!(kind, RS_ERROR_INVALID_INPUT, "{m}");
+    assert!(
+        m.contains("the keyring is empty") && refused.is_null(),
+        "{m}"
+    );
+    let path = keys.to_str().unwrap();
+    let mut keyring = null_mut();
+    ok(unsafe { rs_keyring_open(path.as_ptr().cast(), path.len(), null(), &mut keyring) });
+    let (mut lenient, mut strict) = (null_mut(), null_mut());
+    ok(unsafe { rs_store_with_keyring(plain, keyring, false, &mut lenient) });
+    ok(unsafe { rs_store_with_keyring(plain, keyring, true, &mut strict) });
+    unsafe { rs_keyring_free(keyring) };
+    let r = put_render(strict, "ns", &[CM]).unwrap();
+    let blob = store_dir.join(format!("ns/app/renders/{r}"));
+    let sealed = std::fs::read(&blob).unwrap();
+    // A writer without the key plants the plaintext: read without the rule, corrupt with.
+    let canonical = get_render(strict, "ns", &r).unwrap();
+    std::fs::write(&blob, &canonical).unwrap();
+    assert_eq!(get_render(lenient, "ns", &r).unwrap(), canonical);
+    let (kind, m) = get_render(strict, "ns", &r).unwrap_err();
+    assert_eq!(kind, RS_ERROR_CORRUPT, "{m}");
+    assert!(
+        m.contains("encryption is required") && m.contains("is plaintext"),
+        "{m}"
+    );
+    // A put under the rule seals it again.
+    put_render(strict, "ns", &[CM]).unwrap();
+    assert_eq!(std::fs::read(&blob).unwrap(), sealed);
+    assert_eq!(get_render(strict, "ns", &r).unwrap(), canonical);
+    unsafe {
+        rs_store_free(strict);
+        rs_store_free(lenient);
         rs_store_free(plain);
     }
 }

@@ -101,6 +101,14 @@ pub struct Args {
           help_heading = GLOBAL)]
     pub encryption_keys: Option<PathBuf>,
 
+    /// Require every render blob to be sealed under a key of --encryption-keys: a
+    /// plaintext blob is refused as corrupt (get, diff, serve; verify reports it) and
+    /// rewritten sealed by put, so a writer of the bucket without the key cannot plant
+    /// a render a rollback would apply. Needs --encryption-keys. Seal a store's old
+    /// plaintext blobs (rekey) before turning it on: rekey then stops at them.
+    #[arg(long, global = true, env = "RENDER_STORE_ENCRYPTION_REQUIRED", help_heading = GLOBAL)]
+    pub encryption_required: bool,
+
     /// Memory cap of one sandboxed call, in MiB.
     #[arg(long, global = true, env = "RENDER_STORE_MEMORY_CAP_MIB", value_name = "MIB",
           default_value_t = Limits::DEFAULT_MEMORY_BYTES / MIB, help_heading = GLOBAL)]
@@ -577,18 +585,26 @@ fn parse_release(text: &str, namespace: Option<&str>) -> Result<Release> {
     Release::parse(text).with_context(|| format!("{} is not NAMESPACE/NAME", quote(text)))
 }
 
-/// `store`, encrypted with the keyring file `keys` when one is given.
-async fn with_keys(store: RenderStore, keys: Option<&Path>) -> Result<RenderStore> {
-    Ok(match keys {
+/// The keyring the global flags name, and whether it is required.
+#[derive(Debug, Clone, Copy)]
+struct Keys<'a> {
+    file: Option<&'a Path>,
+    required: bool,
+}
+
+/// `store`, encrypted with the keyring file `keys` names when one is given.
+async fn with_keys(store: RenderStore, keys: Keys<'_>) -> Result<RenderStore> {
+    let store = match keys.file {
         None => store,
         Some(path) => {
             let keyring = Keyring::from_file(store.runtime(), path).await?;
             store.with_keyring(keyring)
         }
-    })
+    };
+    Ok(store.with_encryption_required(keys.required)?)
 }
 
-async fn open(url: &str, keys: Option<&Path>) -> Result<RenderStore> {
+async fn open(url: &str, keys: Keys<'_>) -> Result<RenderStore> {
     match RenderStore::open(url)? {
         Some(store) => with_keys(store, keys).await,
         None => bail!(
@@ -824,37 +840,51 @@ pub fn command() -> clap::Command {
     Args::command().version(VERSION.as_str())
 }
 
-/// `put`'s repair of a blob whose bytes differ from the render although its size
-/// matches (the component's put-render compares sizes only, to stay one metadata
-/// request on the controller's path): the CLI reads the blob back (one read and one
-/// hash of it) and rewrites it when it does not verify.
+/// `put`'s repair of a blob that does not read although its size matches (the
+/// component's put-render compares sizes only, to stay one metadata request on the
+/// controller's path): the CLI reads the blob back (one read and one hash of it) and
+/// rewrites it when it does not verify or does not open under the keyring. Either way
+/// the content is fixed by the renderRef, so nothing is lost.
+///
+/// With a keyring the blob is rewritten sealed, whatever it was (damaged, forged, or
+/// sealed under a key the keyring lacks), so that afterwards it opens under the
+/// keyring. Without one, the blob put-render kept has the plaintext size, which no
+/// sealed blob of this render has: whatever header it carries it was never one, and
+/// plaintext replaces it (no downgrade). A blob of another size by then was written
+/// meanwhile, and is left for the next put to judge.
 async fn repair_blob(
     store: &RenderStore,
     release: &Release,
     objects: &[Vec<u8>],
     render_ref: &str,
 ) -> Result<()> {
-    match store.get_render(release, render_ref).await {
-        Err(render_store::Error::Corrupt(_)) => {
-            let rt = store.runtime();
-            let key = rt.render_key(release, render_ref).await?;
-            if store.keyring().is_empty() {
-                let canonical = rt.canonical(objects).await?;
-                store.bucket().put(&key, canonical).await?;
-            } else {
-                // Only the component seals: the damaged blob goes, and put-render writes
-                // it again (it was unreadable, so nothing readable is lost between).
-                store.bucket().delete(&key).await?;
-                store.put_render(release, objects).await?;
-            }
-            store.get_render(release, render_ref).await?;
-            eprintln!("render-store: rewrote the damaged blob {}", esc(&key));
-            Ok(())
-        }
+    let refused = match store.get_render(release, render_ref).await {
+        Err(e @ (render_store::Error::Corrupt(_) | render_store::Error::EncryptionKey(_))) => e,
         // Collected meanwhile by a GC with no grace period: nothing left to repair.
-        Err(render_store::Error::NotFound(_)) | Ok(_) => Ok(()),
-        Err(e) => Err(e.into()),
+        Err(render_store::Error::NotFound(_)) | Ok(_) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    let rt = store.runtime();
+    let key = rt.render_key(release, render_ref).await?;
+    if store.keyring().is_empty() {
+        let canonical = rt.canonical(objects).await?;
+        if store.bucket().exists(&key).await? != Some(canonical.len() as u64) {
+            return Err(refused.into());
+        }
+        store.bucket().put(&key, canonical).await?;
+    } else {
+        // Only the component seals: the blob goes, and put-render writes it again (it
+        // did not open, so nothing this keyring could read is lost between).
+        store.bucket().delete(&key).await?;
+        store.put_render(release, objects).await?;
     }
+    store.get_render(release, render_ref).await?;
+    eprintln!(
+        "render-store: rewrote the damaged blob {} (it did not read: {})",
+        esc(&key),
+        esc(&refused.to_string())
+    );
+    Ok(())
 }
 
 /// `history` when an entry does not read: every entry read alone, the bad ones shown as
@@ -914,7 +944,19 @@ async fn describe_side(
 /// Runs the command `args` names, printing its output to standard output.
 pub async fn run(args: Args) -> Result<Finish> {
     let url = args.render_store_url.as_str();
-    let keys = args.encryption_keys.as_deref();
+    let keys = Keys {
+        file: args.encryption_keys.as_deref(),
+        required: args.encryption_required,
+    };
+    // Before anything is read, whichever command: the flag promises what only a
+    // keyring can keep.
+    if keys.required && keys.file.is_none() {
+        bail!(
+            "--encryption-required (RENDER_STORE_ENCRYPTION_REQUIRED) needs a keyring: every \
+             render blob must open under one of its keys; give --encryption-keys FILE or set \
+             RENDER_STORE_ENCRYPTION_KEYS"
+        );
+    }
     let format = args.format();
     let as_json = format == OutputFormat::Json;
     let namespace = args.namespace.as_deref();
@@ -1426,7 +1468,8 @@ pub async fn run(args: Args) -> Result<Finish> {
             let text = crate::local_file::read_regular(&file, limits.memory_bytes as u64)
                 .context("reading the trace")?;
             let rt = Runtime::shared()?;
-            let keyring = match keys {
+            // Whether encryption is required is the trace's: it replays as it ran.
+            let keyring = match keys.file {
                 Some(path) => Keyring::from_file(&rt, path).await?,
                 None => Keyring::default(),
             };

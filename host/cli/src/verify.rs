@@ -10,8 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 /// One problem `verify` found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
-    /// `corrupt` (a blob or entry that does not read), `dangling` (an entry whose render
-    /// is not stored) or `foreign` (a key the render store did not make).
+    /// `corrupt` (a blob or entry that does not read, or a plaintext blob where
+    /// encryption is required), `encryption-key` (a blob sealed, by its header, under a
+    /// key the keyring lacks or holds as another key: it cannot be authenticated),
+    /// `dangling` (an entry whose render is not stored) or `foreign` (a key the render
+    /// store did not make).
     pub kind: &'static str,
     /// The key.
     pub key: String,
@@ -34,9 +37,10 @@ pub struct Report {
     pub problems: Vec<Problem>,
 }
 
-/// Checks every key of `release`, or of the whole store when `None`. A read that fails
-/// for another reason than a bad blob or entry (the bucket, the sandbox) stops it with
-/// that error: what could not be read is never reported as fine.
+/// Checks every key of `release`, or of the whole store when `None`. A blob that cannot
+/// be authenticated is reported, whatever the reason, and the next one checked. A read
+/// that fails for another reason than a bad blob or entry (the bucket, the sandbox)
+/// stops it with that error: what could not be read is never reported as fine.
 pub async fn verify(store: &RenderStore, release: Option<&Release>) -> Result<Report> {
     let mut report = Report::default();
     // One listing: of the release, or of the whole store grouped by release.
@@ -105,6 +109,21 @@ async fn check_release(
                         fix: format!(
                             "put the render again (render-store put {release} FILE rewrites \
                              a damaged blob); if no entry names it, GC removes it"
+                        ),
+                    }),
+                    // A forged header of a key no keyring held reads exactly like a
+                    // genuine blob of a key this host lacks: both are reported.
+                    Err(Error::EncryptionKey(m)) => report.problems.push(Problem {
+                        kind: "encryption-key",
+                        key: object.key.clone(),
+                        message: m,
+                        fix: format!(
+                            "give the keyring that holds the key named (--encryption-keys). \
+                             If no keyring of this store ever held it, the blob was written \
+                             outside the render store: put the render again with the store's \
+                             keyring (render-store put {release} FILE rewrites it sealed), or, \
+                             on a store without encryption, delete the blob with the \
+                             storage's own tools first"
                         ),
                     }),
                     // Deleted since the listing: nothing to check.

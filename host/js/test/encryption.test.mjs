@@ -72,3 +72,38 @@ test('a keyring file others can read, or a bad line, is refused without quoting 
   const key = Buffer.alloc(16, 1).toString('base64');
   assert.throws(() => rs.parseKeyring(`k1 ${key}\n`), (e) => /16 bytes/.test(e.message) && !e.message.includes(key));
 });
+
+test('encryptionRequired refuses a plaintext blob planted over a sealed one, as the CLI does', (t) => {
+  const dir = tempDir(t);
+  const work = tempDir(t);
+  const keys = keyringFile(work, ['k1']);
+  const keyring = rs.readKeyringFile(keys);
+  const sealed = new rs.RenderStore(new rs.FolderBucket(dir), { keyring });
+  const ref = sealed.putRender(release, [secret]);
+  const blob = join(dir, 'ns', 'app', 'renders', ref);
+  const sealedBytes = readFileSync(blob);
+  // A writer without the key plants the plaintext: read by default, refused under the rule.
+  writeFileSync(blob, rs.canonical([secret]));
+  assert.ok(Buffer.from(sealed.getRender(release, ref)).includes(VALUE));
+  const strict = new rs.RenderStore(new rs.FolderBucket(dir), { keyring, encryptionRequired: true });
+  assert.equal(strict.encryptionRequired, true);
+  const plaintext = (e) => e.kind === 'corrupt' && e.message.includes('encryption is required') && e.message.includes('is plaintext');
+  assert.throws(() => strict.getRender(release, ref), plaintext);
+  assert.throws(() => rs.getRender(new rs.FolderBucket(dir), release, ref, keyring, { encryptionRequired: true }), plaintext);
+  const cliRefused = cli(['--encryption-keys', keys, '--encryption-required', 'get', 'ns/app', ref], { url: fileUrl(dir), status: 1 });
+  assert.match(cliRefused.stderr.toString(), /is plaintext/);
+  // Traced, the header says so, and the replay refuses it again.
+  const { trace, error } = rs.record(() => strict.getRender(release, ref));
+  assert.ok(plaintext(error) && trace.includes('"encryptionRequired":true'));
+  assert.equal(rs.replay(trace, keyring).matches, true);
+  // A put under the rule seals it again.
+  strict.putRender(release, [secret]);
+  assert.deepEqual(readFileSync(blob), sealedBytes);
+  assert.ok(Buffer.from(strict.getRender(release, ref)).includes(VALUE));
+  // The rule needs a keyring: the component refuses it before any bucket call.
+  const bucket = new rs.MemoryBucket();
+  const keyless = new rs.RenderStore(bucket, { encryptionRequired: true });
+  assert.throws(() => keyless.putRender(release, [secret]), (e) => e.kind === 'invalid-input' && /the keyring is empty/.test(e.message));
+  assert.deepEqual(bucket.list(''), []);
+  assert.throws(() => new rs.RenderStore(bucket, { keyring, encryptionRequired: 'yes' }), TypeError);
+});

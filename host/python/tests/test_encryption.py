@@ -114,3 +114,36 @@ def test_a_keyring_file_others_can_read_is_refused(tmp_path: Path) -> None:
     with pytest.raises(rs.RenderStoreError) as e:
         rs.open("mem://", encryption_keys=keys)
     assert e.value.kind == "invalid-input" and "0644" in str(e.value)
+
+
+def test_encryption_required_refuses_a_planted_plaintext_blob_and_needs_a_keyring(tmp_path: Path) -> None:
+    folder = tmp_path / "store"
+    folder.mkdir()
+    keys = keyring_file(tmp_path, "k1")
+    url = f"file://{folder}"
+    # The rule needs a keyring: refused before the store is used, and so is a value
+    # that is not a bool.
+    for make in (lambda: rs.open(url, encryption_required=True),
+                 lambda: rs.RenderStore(rs.MemoryBucket(), encryption_required=True)):
+        with pytest.raises(rs.RenderStoreError) as e:
+            make()
+        assert e.value.kind == "invalid-input" and "the keyring is empty" in str(e.value)
+    with pytest.raises(TypeError):
+        rs.open(url, encryption_keys=keys, encryption_required="false")  # type: ignore[arg-type]
+    lenient = rs.open(url, encryption_keys=keys)
+    strict = rs.open(url, encryption_keys=keys, encryption_required=True)
+    assert lenient is not None and strict is not None
+    ref = strict.put_render("ns/app", secret_render())
+    blob = folder / "ns" / "app" / "renders" / ref
+    sealed = blob.read_bytes()
+    # A writer without the key plants the plaintext: read without the rule, refused with it.
+    blob.write_bytes(rs.canonical(secret_render()))
+    assert lenient.get_render("ns/app", ref) == rs.canonical(secret_render())
+    with pytest.raises(rs.RenderStoreError) as e:
+        strict.get_render("ns/app", ref)
+    assert e.value.kind == "corrupt"
+    assert "encryption is required" in str(e.value) and "is plaintext" in str(e.value)
+    # A put under the rule seals it again.
+    strict.put_render("ns/app", secret_render())
+    assert blob.read_bytes() == sealed
+    assert strict.get_render("ns/app", ref) == rs.canonical(secret_render())

@@ -9,6 +9,12 @@ use std::path::Path;
 /// The largest keyring file read; the component refuses larger texts too.
 const MAX_FILE: u64 = 1 << 20;
 
+/// The refusal of encryption required without a keyring, in the words of the
+/// component's `encryption` record (wit/render-store.wit), which gives it too.
+pub(crate) const REQUIRED_WITHOUT_KEYS: &str = "encryption is required, and the keyring is \
+     empty: a store whose render blobs must all be sealed needs a keyring to seal and open \
+     them";
+
 /// The keys of an encrypted store, the one new blobs are sealed with first; empty for a
 /// plaintext store ([`Keyring::default`]). Never printed: `Debug` shows the ids alone.
 #[derive(Clone, Default)]
@@ -121,5 +127,34 @@ mod tests {
             Keyring::from_file(&rt, &link).await.unwrap().ids(),
             ["k1", "k0"]
         );
+    }
+
+    #[tokio::test]
+    async fn encryption_required_needs_a_keyring_in_the_library_and_the_component_alike() {
+        let store = crate::RenderStore::open("mem://").unwrap().unwrap();
+        let app = crate::Release::new("ns", "app");
+        let early = store.with_encryption_required(true).unwrap_err();
+        let ring = Keyring::parse(store.runtime(), format!("k1 {KEY}\n").as_bytes())
+            .await
+            .unwrap();
+        let required = store
+            .with_keyring(ring)
+            .with_encryption_required(true)
+            .unwrap();
+        assert!(required.encryption_required());
+        // A keyring taken away afterwards keeps the flag: the component refuses it, in
+        // the same words, before any bucket call.
+        let emptied = required.with_keyring(Keyring::default());
+        let late = emptied
+            .put_render(&app, &[b"{}".to_vec()])
+            .await
+            .unwrap_err();
+        for err in [&early, &late] {
+            assert!(
+                matches!(err, crate::Error::InvalidInput(m) if m == REQUIRED_WITHOUT_KEYS),
+                "{err}"
+            );
+        }
+        assert!(store.bucket().list("").await.unwrap().is_empty());
     }
 }

@@ -74,13 +74,18 @@ impl Observer {
             Some(s) => s.runtime().clone(),
             None => Runtime::shared()?,
         };
-        let store = store.map(|s| {
-            RenderStore::new(
-                s.runtime().clone(),
-                Arc::new(ReadOnlyBucket::new(s.bucket().clone())),
-            )
-            .with_keyring(s.keyring().clone())
-        });
+        let store = store
+            .map(|s| {
+                RenderStore::new(
+                    s.runtime().clone(),
+                    Arc::new(ReadOnlyBucket::new(s.bucket().clone())),
+                )
+                .with_keyring(s.keyring().clone())
+                // The observer reads what its store would: a plaintext blob it refuses
+                // is refused in the pages too.
+                .with_encryption_required(s.encryption_required())
+            })
+            .transpose()?;
         Ok(Observer {
             store,
             runtime,

@@ -4,7 +4,7 @@
 use crate::bucket::Bucket;
 use crate::error::Result;
 use crate::keyring::Keyring;
-use crate::runtime::{CallLog, Runtime, Scope, call_export, joined_arg, objects_arg};
+use crate::runtime::{CallLog, Runtime, Scope, call_export, joined_arg, objects_arg, wit};
 use crate::store_url::open_bucket;
 use crate::types::{
     GcPlan, Grace, HistoryEntry, HistoryPage, NewEntry, ObjectForm, Release, RenderDiff,
@@ -23,6 +23,7 @@ pub struct RenderStore {
     log: Option<Arc<CallLog>>,
     gc_grace: Duration,
     keyring: Arc<Keyring>,
+    encryption_required: bool,
 }
 
 impl std::fmt::Debug for RenderStore {
@@ -30,6 +31,7 @@ impl std::fmt::Debug for RenderStore {
         f.debug_struct("RenderStore")
             .field("runtime", &self.runtime)
             .field("keyring", &self.keyring)
+            .field("encryption_required", &self.encryption_required)
             .finish_non_exhaustive()
     }
 }
@@ -53,6 +55,7 @@ impl RenderStore {
             log: None,
             gc_grace: Grace::DEFAULT,
             keyring: Arc::new(Keyring::default()),
+            encryption_required: false,
         }
     }
 
@@ -69,6 +72,38 @@ impl RenderStore {
     /// The store's keyring (empty on a plaintext store).
     pub fn keyring(&self) -> &Keyring {
         &self.keyring
+    }
+
+    /// This store, requiring (or not) that every render blob be sealed under a key of
+    /// its keyring (CONTRACT.md, Encryption at rest): a plaintext blob is then
+    /// [`crate::Error::Corrupt`] where it is read and rewritten sealed by a put, so a
+    /// writer of the bucket without the key cannot plant a render. Requiring it of a
+    /// store without a keyring is [`crate::Error::InvalidInput`], here and in the
+    /// component alike (a keyring given afterwards keeps the flag, and an empty one is
+    /// refused by the component before any bucket call).
+    pub fn with_encryption_required(&self, required: bool) -> Result<Self> {
+        if required && self.keyring.is_empty() {
+            return Err(crate::Error::InvalidInput(
+                crate::keyring::REQUIRED_WITHOUT_KEYS.into(),
+            ));
+        }
+        Ok(RenderStore {
+            encryption_required: required,
+            ..self.clone()
+        })
+    }
+
+    /// Whether every render blob must be sealed under a key of the keyring.
+    pub fn encryption_required(&self) -> bool {
+        self.encryption_required
+    }
+
+    /// The keyring and its rule, as the component's store functions take them.
+    fn encryption(&self) -> wit::Encryption {
+        wit::Encryption {
+            keyring: self.keyring.wit().clone(),
+            required: self.encryption_required,
+        }
     }
 
     /// This store, with another grace period for [`RenderStore::gc`] (default
@@ -118,7 +153,7 @@ impl RenderStore {
             convoy_render_store_store.call_put_render(
                 &release.into(),
                 &objects_arg(objects),
-                self.keyring.wit()
+                &self.encryption()
             )
         )
     }
@@ -139,7 +174,7 @@ impl RenderStore {
             convoy_render_store_store.call_put_render(
                 &release.into(),
                 &joined_arg(bytes, ends),
-                self.keyring.wit()
+                &self.encryption()
             )
         )
     }
@@ -154,7 +189,7 @@ impl RenderStore {
             convoy_render_store_store.call_get_render(
                 &release.into(),
                 render_ref,
-                self.keyring.wit()
+                &self.encryption()
             )
         )
     }
@@ -167,7 +202,7 @@ impl RenderStore {
         call_export!(
             &self.runtime,
             Some(self.scope(release)),
-            convoy_render_store_store.call_rekey_release(&release.into(), self.keyring.wit())
+            convoy_render_store_store.call_rekey_release(&release.into(), &self.encryption())
         )
     }
 
@@ -211,7 +246,7 @@ impl RenderStore {
                 form.into(),
                 secrets.into(),
                 context,
-                self.keyring.wit()
+                &self.encryption()
             )
         )
         .map(RenderDiff::from)

@@ -23,7 +23,13 @@ pub async fn record(
     let output = store.with_call_log(log.clone()).run(operation).await;
     let trace = store
         .runtime()
-        .write_trace(operation, &store.keyring().ids(), log.take(), &output)
+        .write_trace(
+            operation,
+            &store.keyring().ids(),
+            store.encryption_required(),
+            log.take(),
+            &output,
+        )
         .await;
     (output, trace)
 }
@@ -82,17 +88,20 @@ fn wit_outcome(operation: &Operation, output: &Result<Output>) -> wit_trace::Out
 
 impl Runtime {
     /// The trace of `operation`, which made `calls` and came to `output` (TRACES.md),
-    /// written by the component.
+    /// written by the component; `key_ids` and `encryption_required` are the store's
+    /// keyring ids and rule (the header's `keyIds` and `encryptionRequired`).
     pub(crate) async fn write_trace(
         &self,
         operation: &Operation,
         key_ids: &[String],
+        encryption_required: bool,
         calls: Vec<RecordedCall>,
         output: &Result<Output>,
     ) -> Result<String> {
         call_export!(infallible self, None, convoy_render_store_trace.call_write_trace(
             &operation_to_wit(operation),
             key_ids,
+            encryption_required,
             &calls,
             &wit_outcome(operation, output),
         ))
@@ -159,7 +168,7 @@ mod tests {
                 value,
                 answer: Ok(()),
             });
-            rt.write_trace(&op, &[], vec![put], &output)
+            rt.write_trace(&op, &[], false, vec![put], &output)
         };
         let text = trace("é".as_bytes().to_vec()).await.unwrap();
         assert!(text.contains(r#""value":"w6k=""#), "{text}");

@@ -35,6 +35,11 @@ const page2 = listHistoryPage(folder, 'ns/app', 1, next);
 const err = new RenderStoreError('bucket', 'x');
 const kind: 'not-found' | 'denied' | 'failed' = new BucketError('denied').kind;
 const browserRef: string = core.renderRef(objects);
+const strict = new RenderStore(new MemoryBucket(), { keyring: [], encryptionRequired: true });
+const required: boolean = strict.encryptionRequired;
+const strictGet: Uint8Array = core.getRender(store.bucket, 'ns/app', ref, [], { encryptionRequired: true });
+// @ts-expect-error: encryptionRequired is a boolean, not text that may read as "no"
+new RenderStore(new MemoryBucket(), { encryptionRequired: 'false' });
 // @ts-expect-error: the browser entry has no FolderBucket
 core.FolderBucket;
 // @ts-expect-error: objects are an array
@@ -45,4 +50,4 @@ diffRenders(bytes, back, 'toml');
 diffRenders(bytes, back, 'yaml', { showSecrets: 'false' });
 // @ts-expect-error: the options are an object, not a bare flag
 showObjects(back, 'yaml', true);
-export { added, history, plan, diff, shown, revealed, revealedObjects, storedDiff, summary, yaml, yref, sorted, report, page2, err, kind, browserRef };
+export { added, history, plan, diff, shown, revealed, revealedObjects, storedDiff, summary, yaml, yref, sorted, report, page2, err, kind, browserRef, required, strictGet };

@@ -46,6 +46,13 @@ from ._lib import lib
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+def _check_required(encryption_required: Any) -> None:
+    """``encryption_required`` is a bool: any other value (a string "false" among
+    them) could read as the opposite of what was meant."""
+    if not isinstance(encryption_required, bool):
+        raise TypeError(f"encryption_required must be a bool, not {type(encryption_required).__name__}")
+
+
 class _Keyring:
     """A keyring read from a keyring file by the library, held for one call (``with``);
     ``handle`` is NULL when no file is given (a plaintext store)."""
@@ -1027,10 +1034,12 @@ class RenderStore:
     """The store operations over a bucket, in the Rust host library: a store from
     :func:`open`, or ``RenderStore(bucket)`` over a bucket written in Python. Safe to use
     from many threads at once. ``close()`` (or ``with``) frees it; so does the garbage
-    collector."""
+    collector. ``encryption_keys`` and ``encryption_required``: as :func:`open` takes
+    them."""
 
     def __init__(self, bucket: Any = None, runtime: Optional[Runtime] = None, *,
-                 encryption_keys: Optional[PathLike] = None):
+                 encryption_keys: Optional[PathLike] = None, encryption_required: bool = False):
+        _check_required(encryption_required)
         self.runtime = runtime or default_runtime()
         # The bucket given, or None for a store opened from a URL (_adopt), whose
         # StoreBucket is made when asked: one kept here would hold the store in a
@@ -1055,15 +1064,15 @@ class RenderStore:
             raise
         self._ptr = out.value
         self._bucket = bucket
-        self._seal(encryption_keys)
+        self._seal(encryption_keys, encryption_required)
 
     @classmethod
-    def _adopt(cls, ptr: int, runtime: Runtime, encryption_keys: Optional[PathLike]) -> "RenderStore":
+    def _adopt(cls, ptr: int, runtime: Runtime, encryption_keys: Optional[PathLike],
+               encryption_required: bool) -> "RenderStore":
         """A store over a library store ``ptr`` (freed on error)."""
         store = cls.__new__(cls)
         store.runtime, store._bucket, store._ptr = runtime, None, ptr
-        if encryption_keys is not None:
-            store._seal(encryption_keys)
+        store._seal(encryption_keys, encryption_required)
         return store
 
     @property
@@ -1073,15 +1082,17 @@ class RenderStore:
         (which keeps the store open while it is held)."""
         return self._bucket if self._bucket is not None else StoreBucket(self)
 
-    def _seal(self, encryption_keys: Optional[PathLike]) -> None:
-        """Puts the keyring file's keys on this store (CONTRACT.md, Encryption at rest);
-        on error the store is freed."""
-        if encryption_keys is None:
+    def _seal(self, encryption_keys: Optional[PathLike], encryption_required: bool) -> None:
+        """Puts the keyring file's keys, and the rule that every render blob be sealed
+        under them, on this store (CONTRACT.md, Encryption at rest); the library refuses
+        the rule without keys. On error the store is freed."""
+        if encryption_keys is None and not encryption_required:
             return
         try:
             with _Keyring(encryption_keys, self.runtime) as keyring:
                 out = ctypes.c_void_p()
-                _check(lib.rs_store_with_keyring(self._ptr, keyring.handle, byref(out)))
+                _check(lib.rs_store_with_keyring(self._ptr, keyring.handle, encryption_required,
+                                                 byref(out)))
         except BaseException:
             self.close()
             raise
@@ -1251,7 +1262,8 @@ class RenderStore:
 
 
 def open(url: str, runtime: Optional[Runtime] = None, *,  # noqa: A001
-         encryption_keys: Optional[PathLike] = None) -> Optional[RenderStore]:
+         encryption_keys: Optional[PathLike] = None,
+         encryption_required: bool = False) -> Optional[RenderStore]:
     """The store a render-store URL names (``s3://BUCKET``, ``gs://BUCKET``,
     ``azblob://CONTAINER``, ``file:///abs/path``, ``mem://``, with the parameters the
     Rust library takes and each cloud's credentials from the environment), or ``None``
@@ -1259,13 +1271,18 @@ def open(url: str, runtime: Optional[Runtime] = None, *,  # noqa: A001
     :class:`RenderStoreError` of kind ``url``. ``encryption_keys``: a keyring file
     (lines ``ID KEY``, KEY the base64 of 32 random bytes, readable by its owner alone)
     whose first key seals new render blobs and whose keys read them; without it the
-    store is plaintext."""
+    store is plaintext. ``encryption_required`` (needs ``encryption_keys``): every
+    render blob must be sealed under a key of the keyring; a plaintext one (which a
+    writer of the bucket without the key could have planted) raises kind ``corrupt``
+    where it is read and is rewritten sealed by ``put_render``. Asked for without a
+    keyring, it raises kind ``invalid-input`` before the store is used."""
+    _check_required(encryption_required)
     runtime = runtime or default_runtime()
     out = ctypes.c_void_p()
     _check(lib.rs_store_open(*_lib.text(url), runtime._opt(), byref(out)))
     if not out.value:
         return None
-    return RenderStore._adopt(out.value, runtime, encryption_keys)
+    return RenderStore._adopt(out.value, runtime, encryption_keys, encryption_required)
 
 
 # --------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from ctypes import (POINTER, Structure, c_bool, c_char_p, c_int32, c_int64, c_si
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 #: The ABI this module is written against (``RS_ABI_VERSION``).
-ABI_VERSION = 2
+ABI_VERSION = 3
 LIBRARY_NAME = "librender_store_capi.so"
 
 KIND_INVALID_OBJECT = 2
@@ -170,7 +170,7 @@ _SIGNATURES: Sequence[Tuple[str, Any, Tuple[Any, ...]]] = (
     ("rs_replay", _ERR, (_OPT,) + _S + (c_void_p, POINTER(c_bool), _BUF, _BUF)),
     ("rs_keyring_open", _ERR, _S + (_OPT, POINTER(c_void_p))),
     ("rs_keyring_free", None, (c_void_p,)),
-    ("rs_store_with_keyring", _ERR, (_STORE, c_void_p, POINTER(_STORE))),
+    ("rs_store_with_keyring", _ERR, (_STORE, c_void_p, c_bool, POINTER(_STORE))),
     ("rs_store_rekey_release", _ERR, (_STORE,) + _REL + (POINTER(c_uint32), POINTER(c_uint32))),
     ("rs_buf_free", None, (_BUF,)),
 )

@@ -427,7 +427,14 @@ mod tests {
         call_export!(
             &rt,
             Some(scope),
-            convoy_render_store_store.call_put_render(&release, &objects, &Vec::new())
+            convoy_render_store_store.call_put_render(
+                &release,
+                &objects,
+                &wit::Encryption {
+                    keyring: Vec::new(),
+                    required: false
+                }
+            )
         )
         .unwrap();
         let puts: Vec<_> = log
