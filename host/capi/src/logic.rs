@@ -81,6 +81,30 @@ pub unsafe extern "C" fn rs_render_ref(
     })
 }
 
+/// Checks that each object is a Kubernetes object as a person's or a tool's render must
+/// be (CONTRACT.md §4): `apiVersion`, `kind`, and `metadata.name` or
+/// `metadata.generateName`; a `List` or `*List` with `items` item by item; no Secret
+/// holding the `***` markers of a masked view. Objects as for `rs_canonical`. The first
+/// object that fails is `RS_ERROR_INVALID_OBJECT` (`rs_error_object_index` says which,
+/// the message what and where). Storing does not check this: a controller stores what it
+/// applied.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_check_objects(
+    options: *const rs_options,
+    objects: *const u8,
+    objects_len: usize,
+    ends: *const usize,
+    count: usize,
+) -> *mut rs_error {
+    guard(|| {
+        // SAFETY: the header's rules for every pointer argument.
+        let objects = unsafe { args::joined(objects, objects_len, ends, count, "objects")? };
+        let ends = objects.ends_u32("objects")?;
+        block_on(rt(options)?.check_objects_joined(objects.bytes, &ends))??;
+        Ok(())
+    })
+}
+
 /// The objects of a multi-document Kubernetes YAML stream (CONTRACT.md §11), each the
 /// compact JSON `sigs.k8s.io/yaml` writes, followed by a newline (compact JSON never
 /// holds one): `*objects` is text, one object a line. A stream that is not a render is

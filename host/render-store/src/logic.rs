@@ -86,6 +86,16 @@ impl Runtime {
         )
     }
 
+    /// [`Runtime::check_objects`] of objects given in one buffer and where each ends
+    /// ([`crate::RenderStore::put_render_joined`] says how).
+    pub async fn check_objects_joined(&self, bytes: &[u8], ends: &[u32]) -> Result<()> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_check_objects(&joined_arg(bytes, ends))
+        )
+    }
+
     /// [`Runtime::canonical`] of [`Runtime::yaml_objects`], in one sandbox call.
     pub async fn yaml_canonical(&self, yaml: &[u8]) -> Result<Vec<u8>> {
         call_export!(
