@@ -154,6 +154,8 @@ fn wit_plan(p: GcPlan) -> types::GcPlan {
         keep_renders: p.keep_renders,
         ignored: p.ignored,
         recent_renders: p.recent_renders,
+        future_history: p.future_history,
+        dangling_history: p.dangling_history,
     }
 }
 
@@ -270,6 +272,7 @@ impl logic::Guest for Component {
         history_keys: Vec<String>,
         render_keys: Vec<String>,
         protected: Vec<String>,
+        now: types::SyncTime,
     ) -> WitResult<types::GcPlan> {
         Ok(wit_plan(crate::plan_gc(
             &release(r),
@@ -277,6 +280,7 @@ impl logic::Guest for Component {
             history_keys,
             render_keys,
             &protected,
+            time(now),
         )?))
     }
 
@@ -331,6 +335,7 @@ impl logic::Guest for Component {
         logic::PolicyDefaults {
             keep_history: policy::DEFAULT_KEEP_HISTORY,
             gc_grace_seconds: policy::DEFAULT_GC_GRACE_SECONDS,
+            gc_future_tolerance_seconds: policy::GC_FUTURE_TOLERANCE_SECONDS,
         }
     }
 
@@ -749,6 +754,8 @@ fn outcome(o: trace::Outcome) -> crate::trace::Outcome {
                 keep_renders: p.keep_renders,
                 ignored: p.ignored,
                 recent_renders: p.recent_renders,
+                future_history: p.future_history,
+                dangling_history: p.dangling_history,
             })
         }),
         trace::Outcome::DeleteRelease(r) => lift(r, Output::Deleted),
