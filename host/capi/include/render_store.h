@@ -42,7 +42,7 @@
 // The version of this C ABI. It changes when a function, type or constant of the
 // header changes in a way a caller built against the previous header would notice;
 // adding a function or a field at the end of a sized struct does not change it.
-#define RS_ABI_VERSION 2
+#define RS_ABI_VERSION 3
 
 // Input the library rejected before any bucket call: a namespace, name, renderRef,
 // time or summary (`render_store::Error::InvalidInput`), or text that is not UTF-8.
@@ -602,8 +602,11 @@ struct rs_error *rs_parse_synced_at(const struct rs_options *options,
 
 // The GC decision from listings alone, with no bucket (CONTRACT.md §5): the release's
 // history keys and render keys (each a list in one buffer with its ends, as the
-// objects of `rs_store_put_render`) and the protected renderRefs in, the plan out, in
-// the JSON of `rs_store_gc`. No grace period applies (`recentRenders` is empty).
+// objects of `rs_store_put_render`), the protected renderRefs and `now`, the time GC
+// runs at, in; the plan out, in the JSON of `rs_store_gc`. Entries dated more than
+// the component's tolerance (300 s) after `now` are listed in `futureHistory`, entries
+// whose render `render_keys` lacks in `danglingHistory`: neither counts toward `keep`
+// nor is deleted. No grace period applies (`recentRenders` is empty).
 struct rs_error *rs_plan_gc(const struct rs_options *options,
                             const char *namespace_,
                             size_t namespace_len,
@@ -622,6 +625,7 @@ struct rs_error *rs_plan_gc(const struct rs_options *options,
                             size_t protected_len,
                             const size_t *protected_ends,
                             size_t protected_count,
+                            struct rs_time now,
                             struct rs_buf *plan);
 
 // A release's history as one listing of `<prefix>history/` shows it, from those keys
@@ -797,11 +801,14 @@ struct rs_error *rs_store_list_history_page(const struct rs_store *store,
 // renders they and the `protected` renderRefs name (a list of `protected_count`
 // strings in one buffer, ending at `protected_ends`, as the objects of
 // `rs_store_put_render`; empty ones ignored) and every render blob younger than the
-// grace period; `keep <= 0` does nothing. `grace` NULL: the store's period
+// grace period; `keep <= 0` does nothing. Entries dated more than 300 s after the
+// grace period's `now`, and entries whose render is not stored, do not count toward
+// `keep` and are never deleted. `grace` NULL: the store's period
 // (`rs_options.gc_grace_seconds`) ending now, by this machine's clock. With `dry_run`
 // nothing is deleted and the plan of a real run is returned. `*plan` receives JSON
-// text, the component's GC plan: `{"deleteHistory":[…],"deleteRenders":[…],
-// "ignored":[…],"keepHistory":[…],"keepRenders":[…],"recentRenders":[…]}`, full keys.
+// text, the component's GC plan: `{"danglingHistory":[…],"deleteHistory":[…],
+// "deleteRenders":[…],"futureHistory":[…],"ignored":[…],"keepHistory":[…],
+// "keepRenders":[…],"recentRenders":[…]}`, full keys.
 struct rs_error *rs_store_gc(const struct rs_store *store,
                              const char *namespace_,
                              size_t namespace_len,

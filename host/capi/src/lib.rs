@@ -51,7 +51,7 @@ pub use value::*;
 /// The version of this C ABI. It changes when a function, type or constant of the
 /// header changes in a way a caller built against the previous header would notice;
 /// adding a function or a field at the end of a sized struct does not change it.
-pub const RS_ABI_VERSION: u32 = 2;
+pub const RS_ABI_VERSION: u32 = 3;
 
 /// The C ABI's version, [`RS_ABI_VERSION`] of the library actually loaded: a caller
 /// compares it with the `RS_ABI_VERSION` of the header it was built with.

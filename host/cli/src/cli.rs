@@ -743,11 +743,19 @@ async fn print_output(
         }
         (_, Output::Render(bytes)) => std::io::stdout().lock().write_all(bytes)?,
         (_, Output::Entries(entries)) => print_history(rt, entries, as_json).await?,
-        (Operation::Gc { keep, dry_run, .. }, Output::Plan(plan)) => {
+        (
+            Operation::Gc {
+                release,
+                keep,
+                dry_run,
+                ..
+            },
+            Output::Plan(plan),
+        ) => {
             if *keep <= 0 && !as_json {
                 println!("keep is {keep}: GC is off, nothing deleted");
             } else {
-                print_gc(rt, plan, *dry_run, as_json).await?;
+                print_gc(rt, release, plan, *dry_run, as_json).await?;
             }
         }
         (_, output) if as_json => print_json(&output_json(rt, output).await?)?,
