@@ -792,7 +792,7 @@ mod tests {
         let skewed_key = entry_at(at(now.seconds + 3_600), &skewed);
         bucket.objects.insert(skewed_key.clone(), b"{}".to_vec());
         let plan = gc(&mut bucket, &release, 2, &[], false, Grace::none_at(now)).unwrap();
-        assert_eq!(plan.future_history, [skewed_key.clone()]);
+        assert_eq!(plan.future_history, std::slice::from_ref(&skewed_key));
         assert_eq!(
             plan.delete_history,
             [
@@ -835,7 +835,7 @@ mod tests {
         bucket.objects.insert(dangling.clone(), b"{}".to_vec());
         let protected = [refs[0].clone(), missing.clone()];
         let plan = planned(&bucket, 1, &protected, at(4 * 3_600));
-        assert_eq!(plan.dangling_history, [dangling.clone()]);
+        assert_eq!(plan.dangling_history, std::slice::from_ref(&dangling));
         assert_eq!(plan.keep_history, [entry_at(at(7_200), &refs[2]), dangling]);
         assert_eq!(
             plan.delete_history,

@@ -913,7 +913,7 @@ fn an_encrypted_store_s_trace_names_its_key_ids_and_replays_only_with_that_keyri
 fn the_gc_trace_vector_is_what_this_build_writes_and_replays() {
     let now = 1_767_268_800; // 2026-01-01T12:00:00Z
     let mut bucket = MemoryBucket::new();
-    let mut record_at = |bucket: &mut MemoryBucket, written: i64, synced: i64, r: &str| {
+    let record_at = |bucket: &mut MemoryBucket, written: i64, synced: i64, r: &str| {
         bucket.clock = at(written);
         let entry = NewEntry {
             render_ref: r.to_string(),
