@@ -411,7 +411,9 @@ pub enum StoreCommand {
         release: String,
         #[command(flatten)]
         trace: TraceOption,
-        /// Entries to keep (unset: 10; 0 or less: no GC).
+        /// Entries to keep (unset: 10; 0 or less: no GC). Entries dated more than 5
+        /// minutes after now, or whose render is not stored, do not count and are
+        /// never deleted: gc lists them and says what to do.
         #[arg(long, allow_negative_numbers = true)]
         keep: Option<i64>,
         /// A render to keep whatever the history says (repeatable): a renderRef, a
