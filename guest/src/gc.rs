@@ -348,7 +348,8 @@ pub(crate) fn gc_by<B: Bucket>(
     let mut plan = GcPlan::default();
     let history_keys = crate::bucket::keys(list(bucket, &history)?);
     // Which entries are dangling depends on the blobs, so they are listed before any
-    // entry is deleted.
+    // entry is deleted, and after the history: a writer puts a blob before it records
+    // the entry, so the blob of every entry listed, if it exists, is in this listing.
     let early_renders = match rules {
         Rules::Current => Some(list(bucket, &renders)?),
         Rules::EveryEntryCounts => None,
