@@ -159,6 +159,8 @@ fn wit_plan(p: GcPlan) -> types::GcPlan {
         keep_renders: p.keep_renders,
         ignored: p.ignored,
         recent_renders: p.recent_renders,
+        future_history: p.future_history,
+        dangling_history: p.dangling_history,
     }
 }
 
@@ -286,6 +288,7 @@ impl logic::Guest for Component {
         history_keys: Vec<String>,
         render_keys: Vec<String>,
         protected: Vec<String>,
+        now: types::SyncTime,
     ) -> WitResult<types::GcPlan> {
         Ok(wit_plan(crate::plan_gc(
             &release(r),
@@ -293,6 +296,7 @@ impl logic::Guest for Component {
             history_keys,
             render_keys,
             &protected,
+            time(now),
         )?))
     }
 
@@ -347,6 +351,7 @@ impl logic::Guest for Component {
         logic::PolicyDefaults {
             keep_history: policy::DEFAULT_KEEP_HISTORY,
             gc_grace_seconds: policy::DEFAULT_GC_GRACE_SECONDS,
+            gc_future_tolerance_seconds: policy::GC_FUTURE_TOLERANCE_SECONDS,
         }
     }
 
@@ -765,6 +770,8 @@ fn outcome(o: trace::Outcome) -> crate::trace::Outcome {
                 keep_renders: p.keep_renders,
                 ignored: p.ignored,
                 recent_renders: p.recent_renders,
+                future_history: p.future_history,
+                dangling_history: p.dangling_history,
             })
         }),
         trace::Outcome::DeleteRelease(r) => lift(r, Output::Deleted),

@@ -1,8 +1,17 @@
 //! Garbage collection: keep the newest `keep` history entries and every render they or
 //! the protected set name; delete the rest. Keys that do not parse are never deleted.
 //!
-//! The decision is a pure function of the two listings and the protected set
+//! The decision is a pure function of the two listings, the protected set and `now`
 //! ([`plan_gc`]), so it can be shown (`--dry-run`) or replayed without a store.
+//!
+//! Only real history counts toward `keep` (CONTRACT.md §5). An entry dated more than
+//! [`GC_FUTURE_TOLERANCE_SECONDS`] after `now` (a replica whose clock runs ahead, or a
+//! planted key such as `99991231T235950…`) would otherwise stay "the newest" for good and
+//! push every later real entry out; an entry whose render blob is not in the listing
+//! records nothing a rollback could apply, and a planted batch of them would do the same.
+//! Both are skipped: not counted, never deleted, reported. Refusing to run instead would
+//! let one planted key stop GC for good, and deleting them would lose a skewed replica's
+//! real entries.
 //!
 //! A writer puts a blob before it records the entry that names it; a GC that lists the
 //! history in between sees the blob unreferenced. So no blob younger than the [`Grace`]
@@ -11,18 +20,23 @@
 
 use crate::bucket::{Bucket, ObjectMeta};
 use crate::error::Result;
-use crate::history::{list_entries, split_history_keys};
+use crate::history::{ListedEntry, list_entries, split_history_keys};
 use crate::keys::{Release, ReleasePrefix, validate_render_ref};
+use crate::policy::GC_FUTURE_TOLERANCE_SECONDS;
 use crate::store::{call_failed, delete_in_batches};
 use crate::time::SyncTime;
 use std::collections::BTreeSet;
 
-/// What a GC deletes and keeps (full keys).
+/// What a GC deletes and keeps (full keys, each list in key order). Every history key
+/// listed is in exactly one of `delete_history`, `keep_history` and `ignored`;
+/// `future_history` and `dangling_history` name the kept entries that did not count
+/// toward `keep`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GcPlan {
     /// History entries deleted, oldest first.
     pub delete_history: Vec<String>,
-    /// History entries kept.
+    /// History entries kept: the newest `keep` of those that count, and every entry
+    /// that does not count.
     pub keep_history: Vec<String>,
     /// Render blobs deleted.
     pub delete_renders: Vec<String>,
@@ -33,10 +47,17 @@ pub struct GcPlan {
     /// Render blobs referenced by nothing kept, kept only because they are younger
     /// than the grace period.
     pub recent_renders: Vec<String>,
+    /// Kept history entries dated more than [`GC_FUTURE_TOLERANCE_SECONDS`] after
+    /// `now`: not counted toward `keep`, never deleted, their renders kept.
+    pub future_history: Vec<String>,
+    /// Kept history entries, not future-dated, whose render blob the `renders/`
+    /// listing does not hold: not counted toward `keep`, never deleted.
+    pub dangling_history: Vec<String>,
 }
 
 /// GC's grace period: a render blob modified less than `seconds` before `now` (or
 /// after it, by a skewed clock) is not deleted. `seconds == 0` is no grace at all.
+/// `now` also says which history entries are future-dated.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Grace {
     /// The host's current time.
@@ -46,14 +67,11 @@ pub struct Grace {
 }
 
 impl Grace {
-    /// No grace period: every unreferenced blob is deleted, whatever its age.
-    pub const NONE: Grace = Grace {
-        now: SyncTime {
-            seconds: 0,
-            nanoseconds: 0,
-        },
-        seconds: 0,
-    };
+    /// No grace period at `now`: every unreferenced blob is deleted, whatever its age.
+    /// (There is no "no grace" without a time: GC also judges entries by `now`.)
+    pub const fn none_at(now: SyncTime) -> Grace {
+        Grace { now, seconds: 0 }
+    }
 
     /// The period unless the caller gives one
     /// ([`DEFAULT_GC_GRACE_SECONDS`](crate::policy::DEFAULT_GC_GRACE_SECONDS)).
@@ -75,8 +93,58 @@ impl Grace {
         if self.seconds == 0 {
             return false;
         }
-        let nanos = |t: SyncTime| i128::from(t.seconds) * 1_000_000_000 + i128::from(t.nanoseconds);
         nanos(self.now) - nanos(modified) < i128::from(self.seconds) * 1_000_000_000
+    }
+}
+
+/// A time as nanoseconds from the epoch: wide enough for any `SyncTime` and any offset
+/// of `u64` seconds.
+fn nanos(t: SyncTime) -> i128 {
+    i128::from(t.seconds) * 1_000_000_000 + i128::from(t.nanoseconds)
+}
+
+/// The rules GC decides by. This build's, or those of the builds that wrote trace
+/// versions 2 and 3, so that their traces replay as recorded (TRACES.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rules {
+    /// Future-dated and dangling entries are skipped; a real run lists `renders/`
+    /// before it deletes entries.
+    Current,
+    /// Every entry counts toward `keep`; a real run lists `renders/` after the second
+    /// history listing.
+    EveryEntryCounts,
+}
+
+/// The entries that do not count toward `keep`, and why.
+struct Skip {
+    /// Entries dated after this (nanoseconds from the epoch) are future-dated.
+    latest: i128,
+    /// The renderRefs the `renders/` listing holds a blob of.
+    present: BTreeSet<String>,
+}
+
+impl Skip {
+    fn new(prefix: &ReleasePrefix, now: SyncTime, renders: &[ObjectMeta]) -> Skip {
+        Skip {
+            latest: nanos(now) + i128::from(GC_FUTURE_TOLERANCE_SECONDS) * 1_000_000_000,
+            present: renders
+                .iter()
+                .filter_map(|o| prefix.parse_render_key(&o.key))
+                .collect(),
+        }
+    }
+
+    /// Puts `entry` in the plan's list of skipped entries if it is one; says whether.
+    /// A future-dated entry is reported as such whether or not its blob is there.
+    fn skips(&self, entry: &ListedEntry, plan: &mut GcPlan) -> bool {
+        if nanos(entry.synced_at) > self.latest {
+            plan.future_history.push(entry.key.clone());
+        } else if !self.present.contains(&entry.render_ref) {
+            plan.dangling_history.push(entry.key.clone());
+        } else {
+            return false;
+        }
+        true
     }
 }
 
@@ -90,19 +158,28 @@ fn protected_set(protected: &[String]) -> Result<BTreeSet<String>> {
     Ok(set)
 }
 
-/// Step 1: which entries go (the oldest, until `keep` remain).
+/// Step 1: which entries go (the oldest of those that count, until `keep` remain).
+/// Returns the renderRefs of every entry kept, skipped ones included.
 fn select_history(
     prefix: &ReleasePrefix,
     keys: Vec<String>,
     keep: i64,
+    skip: Option<&Skip>,
     plan: &mut GcPlan,
 ) -> Vec<String> {
     let (entries, ignored) = split_history_keys(prefix, keys);
     plan.ignored.extend(ignored);
-    let excess = entries.len().saturating_sub(keep.max(0) as usize);
+    let counts: Vec<bool> = entries
+        .iter()
+        .map(|e| !skip.is_some_and(|s| s.skips(e, plan)))
+        .collect();
+    let counted = counts.iter().filter(|c| **c).count();
+    // Entries come in key order, which is time order: the oldest that count go first.
+    let mut excess = counted.saturating_sub(keep.max(0) as usize);
     let mut live = Vec::with_capacity(entries.len() - excess);
-    for (i, entry) in entries.into_iter().enumerate() {
-        if i < excess {
+    for (entry, counts) in entries.into_iter().zip(counts) {
+        if counts && excess > 0 {
+            excess -= 1;
             plan.delete_history.push(entry.key);
         } else {
             plan.keep_history.push(entry.key);
@@ -145,15 +222,17 @@ fn unlisted(keys: Vec<String>) -> Vec<ObjectMeta> {
 }
 
 /// The GC decision from listings: `history_keys` as listed under `<prefix>history/`,
-/// `render_keys` under `<prefix>renders/`, and the protected renderRefs (empty strings
-/// ignored). `keep <= 0` deletes nothing and keeps everything. The keys carry no
-/// modification times, so no grace period applies.
+/// `render_keys` under `<prefix>renders/`, the protected renderRefs (empty strings
+/// ignored) and the time GC runs at, which decides the future-dated entries.
+/// `keep <= 0` deletes nothing and keeps everything. The keys carry no modification
+/// times, so no grace period applies.
 pub fn plan_gc(
     release: &Release,
     keep: i64,
     history_keys: Vec<String>,
     render_keys: Vec<String>,
     protected: &[String],
+    now: SyncTime,
 ) -> Result<GcPlan> {
     plan_listed(
         release,
@@ -161,7 +240,8 @@ pub fn plan_gc(
         history_keys,
         unlisted(render_keys),
         protected,
-        Grace::NONE,
+        Grace::none_at(now),
+        Rules::Current,
     )
 }
 
@@ -173,6 +253,7 @@ fn plan_listed(
     renders: Vec<ObjectMeta>,
     protected: &[String],
     grace: Grace,
+    rules: Rules,
 ) -> Result<GcPlan> {
     let prefix = ReleasePrefix::new(release)?;
     let mut live = protected_set(protected)?;
@@ -189,18 +270,26 @@ fn plan_listed(
         }
         return Ok(plan);
     }
-    live.extend(select_history(&prefix, history_keys, keep, &mut plan));
+    let skip = (rules == Rules::Current).then(|| Skip::new(&prefix, grace.now, &renders));
+    live.extend(select_history(
+        &prefix,
+        history_keys,
+        keep,
+        skip.as_ref(),
+        &mut plan,
+    ));
     select_renders(&prefix, renders, &live, grace, &mut plan);
     Ok(plan)
 }
 
 /// Runs GC on the store. `keep <= 0` makes no bucket call. Otherwise:
-/// `list(P/history/)` and `delete_many` of the oldest entries until `keep` remain;
-/// `list(P/history/)` again for the live renderRefs, plus `protected`;
-/// `list(P/renders/)` and `delete_many` of every blob neither live nor within `grace`.
-/// Deletes go in key order, [`crate::bucket::MAX_BATCH`] keys a call, and a call with
-/// any failure stops GC (entries are deleted before blobs, so a stop never leaves an
-/// entry whose blob is gone).
+/// `list(P/history/)` and `list(P/renders/)`; `delete_many` of the oldest entries that
+/// count until `keep` of them remain (future-dated entries and entries whose blob the
+/// listing lacks do not count and are never deleted); `list(P/history/)` again for the
+/// live renderRefs, plus `protected`; `delete_many` of every listed blob neither live
+/// nor within `grace`. Deletes go in key order, [`crate::bucket::MAX_BATCH`] keys a
+/// call, and a call with any failure stops GC (entries are deleted before blobs, so a
+/// stop never leaves an entry whose blob is gone).
 ///
 /// With `dry_run` only the two listings are made and the plan of a real run returned.
 pub fn gc<B: Bucket>(
@@ -210,6 +299,27 @@ pub fn gc<B: Bucket>(
     protected: &[String],
     dry_run: bool,
     grace: Grace,
+) -> Result<GcPlan> {
+    gc_by(
+        bucket,
+        release,
+        keep,
+        protected,
+        dry_run,
+        grace,
+        Rules::Current,
+    )
+}
+
+/// [`gc`] by the given rules.
+pub(crate) fn gc_by<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    keep: i64,
+    protected: &[String],
+    dry_run: bool,
+    grace: Grace,
+    rules: Rules,
 ) -> Result<GcPlan> {
     let prefix = ReleasePrefix::new(release)?;
     let protected = protected_set(protected)?;
@@ -231,12 +341,23 @@ pub fn gc<B: Bucket>(
             render_listing,
             &protected,
             grace,
+            rules,
         );
     }
 
     let mut plan = GcPlan::default();
     let history_keys = crate::bucket::keys(list(bucket, &history)?);
-    select_history(&prefix, history_keys, keep, &mut plan);
+    // Which entries are dangling depends on the blobs, so they are listed before any
+    // entry is deleted, and after the history: a writer puts a blob before it records
+    // the entry, so the blob of every entry listed, if it exists, is in this listing.
+    let early_renders = match rules {
+        Rules::Current => Some(list(bucket, &renders)?),
+        Rules::EveryEntryCounts => None,
+    };
+    let skip = early_renders
+        .as_deref()
+        .map(|listed| Skip::new(&prefix, grace.now, listed));
+    select_history(&prefix, history_keys, keep, skip.as_ref(), &mut plan);
     delete_in_batches(bucket, &plan.delete_history)?;
 
     // What remains is read back rather than assumed, so an entry added or left behind
@@ -247,7 +368,10 @@ pub fn gc<B: Bucket>(
     plan.keep_history = entries.into_iter().map(|e| e.key).collect();
     plan.ignored = ignored_history;
 
-    let render_listing = list(bucket, &renders)?;
+    let render_listing = match early_renders {
+        Some(listed) => listed,
+        None => list(bucket, &renders)?,
+    };
     select_renders(&prefix, render_listing, &live, grace, &mut plan);
     delete_in_batches(bucket, &plan.delete_renders)?;
     Ok(plan)
@@ -338,7 +462,15 @@ mod tests {
                 .insert(format!("ns/app/renders/{r}"), Vec::new());
         }
         bucket.take_calls();
-        let plan = gc(&mut bucket, &release, 1, &[], false, Grace::NONE).unwrap();
+        let plan = gc(
+            &mut bucket,
+            &release,
+            1,
+            &[],
+            false,
+            Grace::none_at(at(1_200)),
+        )
+        .unwrap();
         assert_eq!(plan.delete_history.len(), 1_199);
         assert_eq!(plan.delete_renders.len(), 2_500);
         let calls = bucket.take_calls();
@@ -362,9 +494,9 @@ mod tests {
             shape,
             [
                 "list",
+                "list",
                 "delete-many 1000 entries",
                 "delete-many 199 entries",
-                "list",
                 "list",
                 "delete-many 1000 blobs",
                 "delete-many 1000 blobs",
@@ -392,7 +524,7 @@ mod tests {
             .undeletable
             .insert(entry(1, &old), "permission denied".into());
         bucket.take_calls();
-        let err = gc(&mut bucket, &release, 1, &[], false, Grace::NONE).unwrap_err();
+        let err = gc(&mut bucket, &release, 1, &[], false, Grace::none_at(at(2))).unwrap_err();
         assert_eq!(
             err,
             crate::Error::Bucket(format!(
@@ -401,11 +533,382 @@ mod tests {
             ))
         );
         let calls = bucket.take_calls();
-        assert_eq!(calls.len(), 2, "{calls:?}");
+        // Both listings, then the failed batch of entries, and nothing after it.
+        assert_eq!(calls.len(), 3, "{calls:?}");
+        assert!(calls[2].starts_with("delete-many "), "{calls:?}");
         assert!(
             bucket
                 .objects
                 .contains_key(&format!("ns/app/renders/{old}"))
+        );
+    }
+
+    /// The history key of an entry of `ns/app` at `t`.
+    fn entry_at(t: SyncTime, r: &str) -> String {
+        format!("ns/app/history/{}-{r}", crate::format_key_time(t).unwrap())
+    }
+
+    fn blob(r: &str) -> String {
+        format!("ns/app/renders/{r}")
+    }
+
+    /// A renderRef no blob has.
+    fn absent(n: u32) -> String {
+        crate::render_ref_of_canonical(format!("absent {n}").as_bytes())
+    }
+
+    /// A store of `ns/app` with `n` renders, each recorded an hour apart from `start`.
+    fn real_history(n: i64, start: i64) -> (MemoryBucket, Vec<String>) {
+        let release = Release::new("ns", "app");
+        let mut bucket = MemoryBucket::new();
+        let mut refs = Vec::new();
+        for i in 0..n {
+            let object = format!("{{\"n\":{i}}}");
+            let r = put_render(
+                &mut bucket,
+                &release,
+                &[object.as_bytes()],
+                &Keyring::empty(),
+            )
+            .unwrap();
+            bucket
+                .objects
+                .insert(entry_at(at(start + 3_600 * i), &r), b"{}".to_vec());
+            refs.push(r);
+        }
+        (bucket, refs)
+    }
+
+    fn listed(bucket: &MemoryBucket, folder: &str) -> Vec<String> {
+        bucket
+            .objects
+            .keys()
+            .filter(|k| k.starts_with(&format!("ns/app/{folder}/")))
+            .cloned()
+            .collect()
+    }
+
+    /// The plan of the two listings of `bucket`, as a dry run makes it.
+    fn planned(bucket: &MemoryBucket, keep: i64, protected: &[String], now: SyncTime) -> GcPlan {
+        plan_gc(
+            &Release::new("ns", "app"),
+            keep,
+            listed(bucket, "history"),
+            listed(bucket, "renders"),
+            protected,
+            now,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn an_entry_up_to_the_tolerance_after_now_counts_and_one_a_nanosecond_later_does_not() {
+        let now = at(1_000_000);
+        let tolerance = GC_FUTURE_TOLERANCE_SECONDS as i64;
+        assert_eq!(tolerance, 300);
+        let (mut bucket, refs) = real_history(2, 0);
+        bucket.objects.clear();
+        let at_edge = SyncTime {
+            seconds: now.seconds + tolerance,
+            nanoseconds: 0,
+        };
+        let past_edge = SyncTime {
+            seconds: now.seconds + tolerance,
+            nanoseconds: 1,
+        };
+        let keys = vec![entry_at(at_edge, &refs[0]), entry_at(past_edge, &refs[1])];
+        let renders = vec![blob(&refs[0]), blob(&refs[1])];
+        let plan = plan_gc(
+            &Release::new("ns", "app"),
+            1,
+            keys.clone(),
+            renders.clone(),
+            &[],
+            now,
+        )
+        .unwrap();
+        // Both are kept; only the first counts (it is the one `keep 1` keeps).
+        assert_eq!(plan.keep_history, keys);
+        assert_eq!(plan.future_history, [keys[1].clone()]);
+        assert!(plan.delete_history.is_empty() && plan.dangling_history.is_empty());
+        assert_eq!(
+            plan.keep_renders, renders,
+            "a future entry's render is kept"
+        );
+        // A nanosecond later, the edge entry counts too, and the older one goes.
+        let later = SyncTime {
+            seconds: now.seconds,
+            nanoseconds: 1,
+        };
+        let plan = plan_gc(
+            &Release::new("ns", "app"),
+            1,
+            keys.clone(),
+            renders,
+            &[],
+            later,
+        )
+        .unwrap();
+        assert_eq!(
+            (plan.delete_history, plan.keep_history),
+            (vec![keys[0].clone()], vec![keys[1].clone()])
+        );
+        assert!(plan.future_history.is_empty());
+    }
+
+    #[test]
+    fn entries_whose_render_is_missing_do_not_count_and_are_kept() {
+        let (mut bucket, refs) = real_history(3, 0);
+        let dangling = [
+            entry_at(at(3_600 * 3), &absent(0)),
+            entry_at(at(3_600 * 4), &absent(1)),
+        ];
+        for k in &dangling {
+            bucket.objects.insert(k.clone(), b"{}".to_vec());
+        }
+        let plan = planned(&bucket, 2, &[], at(3_600 * 5));
+        assert_eq!(plan.dangling_history, dangling);
+        assert_eq!(plan.delete_history, [entry_at(at(0), &refs[0])]);
+        assert_eq!(
+            plan.keep_history,
+            [
+                entry_at(at(3_600), &refs[1]),
+                entry_at(at(7_200), &refs[2]),
+                dangling[0].clone(),
+                dangling[1].clone()
+            ]
+        );
+        assert_eq!(plan.delete_renders, [blob(&refs[0])]);
+        assert!(plan.future_history.is_empty());
+    }
+
+    #[test]
+    fn an_entry_both_future_dated_and_dangling_is_reported_as_future() {
+        let (bucket, refs) = real_history(1, 0);
+        let keys = vec![
+            entry_at(at(0), &refs[0]),
+            entry_at(at(10_000), &absent(0)),
+            entry_at(at(10), &absent(1)),
+        ];
+        let plan = plan_gc(
+            &Release::new("ns", "app"),
+            1,
+            keys.clone(),
+            listed(&bucket, "renders"),
+            &[],
+            at(20),
+        )
+        .unwrap();
+        assert_eq!(plan.future_history, [keys[1].clone()]);
+        assert_eq!(plan.dangling_history, [keys[2].clone()]);
+        assert_eq!(
+            plan.keep_history,
+            [keys[0].clone(), keys[2].clone(), keys[1].clone()]
+        );
+        assert!(plan.delete_history.is_empty());
+    }
+
+    /// The case: four real entries (the newest just recorded) and ten planted
+    /// `99991231T235950…` entries whose renders do not exist; `keep 4`, the current
+    /// render protected. Every real entry and render stays; the planted ones are
+    /// reported, and left for a person to remove.
+    #[test]
+    fn planted_far_future_entries_push_no_real_entry_out() {
+        let now = at(1_767_225_600);
+        let (mut bucket, refs) = real_history(4, now.seconds - 3 * 3_600);
+        let real = listed(&bucket, "history");
+        let planted: Vec<String> = (0..10)
+            .map(|n| {
+                let t = crate::parse_key_time("99991231T235950.000000000Z").unwrap();
+                entry_at(t, &absent(n))
+            })
+            .collect();
+        for k in &planted {
+            bucket.objects.insert(k.clone(), b"{}".to_vec());
+        }
+        let mut planted_sorted = planted.clone();
+        planted_sorted.sort();
+        let protected = [refs[3].clone()];
+        let dry = gc(
+            &mut bucket,
+            &Release::new("ns", "app"),
+            4,
+            &protected,
+            true,
+            Grace::none_at(now),
+        )
+        .unwrap();
+        let before = bucket.objects.clone();
+        bucket.take_calls();
+        let plan = gc(
+            &mut bucket,
+            &Release::new("ns", "app"),
+            4,
+            &protected,
+            false,
+            Grace::none_at(now),
+        )
+        .unwrap();
+        assert_eq!(plan, dry, "the dry run plans what the run does");
+        assert_eq!(bucket.objects, before, "nothing is deleted");
+        let mut kept = real.clone();
+        kept.extend(planted_sorted.iter().cloned());
+        assert_eq!(plan.keep_history, kept, "every entry is kept");
+        assert_eq!(plan.future_history, planted_sorted);
+        assert!(plan.dangling_history.is_empty() && plan.delete_history.is_empty());
+        let blobs: Vec<String> = refs
+            .iter()
+            .map(|r| blob(r))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert_eq!(plan.keep_renders, blobs);
+        assert!(plan.delete_renders.is_empty());
+        // Two listings, then the second history listing; no delete at all.
+        let calls = bucket.take_calls();
+        assert_eq!(
+            calls,
+            [
+                "list ns/app/history/",
+                "list ns/app/renders/",
+                "list ns/app/history/"
+            ]
+        );
+    }
+
+    /// A replica whose clock ran an hour ahead recorded one entry; the later real syncs
+    /// are not "older" than it, and its render is kept, though nothing protects it.
+    #[test]
+    fn a_skewed_replica_s_entry_is_kept_and_later_syncs_still_count() {
+        let now = at(100_000);
+        let (mut bucket, refs) = real_history(4, now.seconds - 4 * 3_600);
+        let release = Release::new("ns", "app");
+        let skewed = put_render(
+            &mut bucket,
+            &release,
+            &[b"{\"skewed\":1}"],
+            &Keyring::empty(),
+        )
+        .unwrap();
+        let skewed_key = entry_at(at(now.seconds + 3_600), &skewed);
+        bucket.objects.insert(skewed_key.clone(), b"{}".to_vec());
+        let plan = gc(&mut bucket, &release, 2, &[], false, Grace::none_at(now)).unwrap();
+        assert_eq!(plan.future_history, std::slice::from_ref(&skewed_key));
+        assert_eq!(
+            plan.delete_history,
+            [
+                entry_at(at(now.seconds - 4 * 3_600), &refs[0]),
+                entry_at(at(now.seconds - 3 * 3_600), &refs[1])
+            ]
+        );
+        assert_eq!(
+            plan.keep_history,
+            [
+                entry_at(at(now.seconds - 2 * 3_600), &refs[2]),
+                entry_at(at(now.seconds - 3_600), &refs[3]),
+                skewed_key.clone()
+            ]
+        );
+        assert!(bucket.objects.contains_key(&skewed_key));
+        assert!(bucket.objects.contains_key(&blob(&skewed)));
+        let mut deleted = vec![blob(&refs[0]), blob(&refs[1])];
+        deleted.sort();
+        assert_eq!(plan.delete_renders, deleted);
+        // Once the clocks agree again it is history like any other entry.
+        let later = gc(
+            &mut bucket,
+            &release,
+            2,
+            &[],
+            true,
+            Grace::none_at(at(now.seconds + 7_200)),
+        )
+        .unwrap();
+        assert!(later.future_history.is_empty());
+        assert_eq!(later.keep_history.last(), Some(&skewed_key));
+    }
+
+    #[test]
+    fn protection_keeps_blobs_and_does_not_make_a_dangling_entry_count() {
+        let (mut bucket, refs) = real_history(3, 0);
+        let missing = absent(0);
+        let dangling = entry_at(at(3 * 3_600), &missing);
+        bucket.objects.insert(dangling.clone(), b"{}".to_vec());
+        let protected = [refs[0].clone(), missing.clone()];
+        let plan = planned(&bucket, 1, &protected, at(4 * 3_600));
+        assert_eq!(plan.dangling_history, std::slice::from_ref(&dangling));
+        assert_eq!(plan.keep_history, [entry_at(at(7_200), &refs[2]), dangling]);
+        assert_eq!(
+            plan.delete_history,
+            [entry_at(at(0), &refs[0]), entry_at(at(3_600), &refs[1])]
+        );
+        // The protected render of a deleted entry stays; the unprotected one goes.
+        assert!(plan.keep_renders.contains(&blob(&refs[0])));
+        assert_eq!(plan.delete_renders, [blob(&refs[1])]);
+    }
+
+    #[test]
+    fn keep_zero_or_less_still_keeps_everything_and_skips_nothing() {
+        let (mut bucket, _) = real_history(2, 0);
+        let future = entry_at(at(1_000_000), &absent(0));
+        bucket.objects.insert(future.clone(), b"{}".to_vec());
+        for keep in [0, -1] {
+            let plan = planned(&bucket, keep, &[], at(0));
+            assert_eq!(plan.keep_history, listed(&bucket, "history"));
+            assert!(plan.future_history.is_empty() && plan.dangling_history.is_empty());
+            bucket.take_calls();
+            let run = gc(
+                &mut bucket,
+                &Release::new("ns", "app"),
+                keep,
+                &[],
+                false,
+                Grace::none_at(at(0)),
+            )
+            .unwrap();
+            assert_eq!(run, GcPlan::default());
+            assert!(bucket.take_calls().is_empty());
+        }
+    }
+
+    /// The rules of trace versions 2 and 3, kept so their traces replay: every entry
+    /// counts, and `renders/` is listed after the second history listing.
+    #[test]
+    fn the_old_rules_count_every_entry_in_the_old_order() {
+        let (mut bucket, refs) = real_history(2, 0);
+        let planted = entry_at(at(1_000_000), &absent(0));
+        bucket.objects.insert(planted.clone(), b"{}".to_vec());
+        bucket.take_calls();
+        let plan = gc_by(
+            &mut bucket,
+            &Release::new("ns", "app"),
+            1,
+            &[],
+            false,
+            Grace::none_at(at(10_000)),
+            Rules::EveryEntryCounts,
+        )
+        .unwrap();
+        assert_eq!(plan.keep_history, [planted]);
+        assert_eq!(plan.delete_history.len(), 2);
+        assert!(plan.future_history.is_empty() && plan.dangling_history.is_empty());
+        let mut gone: Vec<String> = refs.iter().map(|r| blob(r)).collect();
+        gone.sort();
+        assert_eq!(plan.delete_renders, gone);
+        let calls: Vec<String> = bucket
+            .take_calls()
+            .iter()
+            .map(|c| c.split(' ').take(2).collect::<Vec<_>>().join(" "))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                "list ns/app/history/",
+                &format!("delete-many {}", entry_at(at(0), &refs[0])),
+                "list ns/app/history/",
+                "list ns/app/renders/",
+                &format!("delete-many {}", gone[0]),
+            ]
         );
     }
 }

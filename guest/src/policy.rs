@@ -1,5 +1,6 @@
-//! The rules a controller follows around the store (CONTRACT.md §7, §8 and §13): the
-//! defaults of keepHistory and of GC's grace period, the effective keepHistory,
+//! The rules a controller follows around the store (CONTRACT.md §5, §7, §8 and §13): the
+//! defaults of keepHistory and of GC's grace period, GC's clock-skew tolerance, the
+//! effective keepHistory,
 //! `resolvedRetentionPolicy.historyCount`, the renders GC must keep whatever the history
 //! says, and what a pin applies. Decided here, once: the Rust host calls these natively,
 //! and the component exports them (`logic`) for the hosts that run it themselves.
@@ -13,6 +14,13 @@ pub const DEFAULT_KEEP_HISTORY: i64 = 10;
 /// takes from put-render to record-history, so a blob a concurrent writer has put but
 /// not yet recorded survives a GC (CONTRACT.md §13).
 pub const DEFAULT_GC_GRACE_SECONDS: u64 = 600;
+
+/// How far after GC's `now` a history entry's time may lie and still count as history,
+/// in seconds (CONTRACT.md §5): the usual allowance for clocks that disagree (Kerberos
+/// allows 5 minutes). An entry dated later was written by a clock running ahead, or
+/// planted; GC neither counts it toward `keep` nor deletes it. Not a setting: every
+/// host must decide alike.
+pub const GC_FUTURE_TOLERANCE_SECONDS: u64 = 300;
 
 /// The effective keepHistory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,6 +13,8 @@ use render_store_guest::{
 };
 use serde_json::{Value, json};
 
+mod common;
+
 fn app() -> Release {
     Release::new("ns", "app")
 }
@@ -170,7 +172,7 @@ fn serde_trace(op: &Operation, calls: &[Call], result: Value) -> String {
     }
     let mut lines = vec![json!({
         "format": "render-store-trace",
-        "version": 3,
+        "version": 4,
         "operation": op.name(),
         "arguments": args,
     })];
@@ -260,7 +262,7 @@ fn a_put_trace_and_a_gc_trace_byte_for_byte() {
         put,
         format!(
             concat!(
-                r#"{{"arguments":{{"objects":["eyJraW5kIjoiQSJ9"],"release":{{"name":"app","namespace":"ns"}}}},"format":"render-store-trace","operation":"put-render","version":3}}"#,
+                r#"{{"arguments":{{"objects":["eyJraW5kIjoiQSJ9"],"release":{{"name":"app","namespace":"ns"}}}},"format":"render-store-trace","operation":"put-render","version":4}}"#,
                 "\n",
                 r#"{{"answer":{{"ok":null}},"call":"exists","key":"ns/app/renders/{r}"}}"#,
                 "\n",
@@ -296,15 +298,15 @@ fn a_put_trace_and_a_gc_trace_byte_for_byte() {
         text,
         format!(
             concat!(
-                r#"{{"arguments":{{"dryRun":false,"graceSeconds":600,"keep":1,"now":{{"nanoseconds":7,"seconds":1767226199}},"protected":[],"release":{{"name":"app","namespace":"ns"}}}},"format":"render-store-trace","operation":"gc","version":3}}"#,
-                "\n",
-                r#"{{"answer":{{"ok":[]}},"call":"list","key":"ns/app/history/"}}"#,
+                r#"{{"arguments":{{"dryRun":false,"graceSeconds":600,"keep":1,"now":{{"nanoseconds":7,"seconds":1767226199}},"protected":[],"release":{{"name":"app","namespace":"ns"}}}},"format":"render-store-trace","operation":"gc","version":4}}"#,
                 "\n",
                 r#"{{"answer":{{"ok":[]}},"call":"list","key":"ns/app/history/"}}"#,
                 "\n",
                 r#"{{"answer":{{"ok":[{{"key":"ns/app/renders/{r}","modified":{{"nanoseconds":0,"seconds":1767225600}},"size":13}}]}},"call":"list","key":"ns/app/renders/"}}"#,
                 "\n",
-                r#"{{"result":{{"ok":{{"deleteHistory":[],"deleteRenders":[],"ignored":[],"keepHistory":[],"keepRenders":[],"recentRenders":["ns/app/renders/{r}"]}}}}}}"#,
+                r#"{{"answer":{{"ok":[]}},"call":"list","key":"ns/app/history/"}}"#,
+                "\n",
+                r#"{{"result":{{"ok":{{"danglingHistory":[],"deleteHistory":[],"deleteRenders":[],"futureHistory":[],"ignored":[],"keepHistory":[],"keepRenders":[],"recentRenders":["ns/app/renders/{r}"]}}}}}}"#,
                 "\n",
             ),
             r = r
@@ -343,20 +345,26 @@ fn every_recorded_operation_replays_to_the_same_calls_and_result() {
     }
 }
 
-/// The report of `trace` with one more entry, older than all, in its history listing.
+/// `trace` with one more entry, older than all, in its first history listing, and its
+/// render in the render listing (an entry whose render is not listed would not count).
 fn with_an_older_entry(text: &str) -> (String, String) {
-    let old = format!(
-        "ns/app/history/19990101T000000.000000000Z-sha256:{}",
-        "b".repeat(64)
-    );
-    let edited = text.replacen(
-        r#""ok":[{"key":"ns/app/history/"#,
-        &format!(
-            r#""ok":[{{"key":"{old}","size":2,"modified":{{"seconds":0,"nanoseconds":0}}}},{{"key":"ns/app/history/"#
-        ),
-        1,
-    );
-    assert_ne!(edited, text);
+    let r = format!("sha256:{}", "b".repeat(64));
+    let old = format!("ns/app/history/19990101T000000.000000000Z-{r}");
+    let mut edited = text.to_string();
+    for (folder, key) in [
+        ("history", old.clone()),
+        ("renders", format!("ns/app/renders/{r}")),
+    ] {
+        let before = edited.clone();
+        edited = edited.replacen(
+            &format!(r#""ok":[{{"key":"ns/app/{folder}/"#),
+            &format!(
+                r#""ok":[{{"key":"{key}","size":2,"modified":{{"seconds":0,"nanoseconds":0}}}},{{"key":"ns/app/{folder}/"#
+            ),
+            1,
+        );
+        assert_ne!(edited, before);
+    }
     (edited, old)
 }
 
@@ -368,8 +376,9 @@ fn an_edited_answer_replays_to_the_first_call_that_differs() {
     let report: Report = replay_text(&edited, &Keyring::empty()).unwrap();
     assert!(!report.matches() && !report.result_matches);
     let first = report.first_difference.clone().expect("a difference");
-    // The extra entry is deleted first, where the trace deleted the oldest real one.
-    assert_eq!(first.position, 2);
+    // The extra entry is deleted first, where the trace deleted the oldest real one,
+    // after the two listings.
+    assert_eq!(first.position, 3);
     let extra = first.replayed.expect("the replay made a call there");
     assert_eq!(
         (extra.kind, extra.keys[0].as_str()),
@@ -380,7 +389,7 @@ fn an_edited_answer_replays_to_the_first_call_that_differs() {
     assert_eq!(extra.keys[1..], recorded.keys);
     let json: Value = serde_json::from_str(&report.to_json()).unwrap();
     assert_eq!(json["matches"], false);
-    assert_eq!(json["firstDifference"]["position"], 2);
+    assert_eq!(json["firstDifference"]["position"], 3);
     let oks = vec![json!({ "ok": null }); extra.keys.len()];
     assert_eq!(
         json["firstDifference"]["replayed"],
@@ -396,7 +405,7 @@ fn an_edited_answer_replays_to_the_first_call_that_differs() {
     let human = report.to_text();
     let lines: Vec<&str> = human.lines().collect();
     assert!(lines[0].starts_with("replayed gc of ns/app: "), "{human}");
-    assert!(human.contains("\ncall 2 differs from the trace:\n  trace:  {\"answer\""));
+    assert!(human.contains("\ncall 3 differs from the trace:\n  trace:  {\"answer\""));
     assert!(human.contains("  replay: {\"answer\":{\"ok\":[{\"ok\":null},"));
     assert!(human.contains(&format!("\"call\":\"delete-many\",\"keys\":[\"{old}\",")));
     assert!(
@@ -516,12 +525,12 @@ fn malformed_traces_are_refused_naming_the_line() {
         (
             ok.replace(r#""version":2"#, r#""version":1"#),
             1,
-            "trace version 1 is not supported: this build reads versions 2 to 3",
+            "trace version 1 is not supported: this build reads versions 2 to 4",
         ),
         (
-            ok.replace(r#""version":2"#, r#""version":4"#),
+            ok.replace(r#""version":2"#, r#""version":5"#),
             1,
-            "trace version 4 is not supported: this build reads versions 2 to 3",
+            "trace version 5 is not supported: this build reads versions 2 to 4",
         ),
         (
             ok.replace(r#","version":2"#, ""),
@@ -724,15 +733,54 @@ fn report_text_writes_control_characters_out() {
     assert!(human.contains(r"\u001b]0;t\u0007\u{7f}\u{202e}"), "{human}");
 }
 
+/// A GC trace of this build as a version 3 build wrote the same run: `renders/` listed
+/// after the second history listing, and a plan without the lists of skipped entries
+/// (the run must have skipped none, as that build skipped none).
+fn as_version_3(text: &str) -> String {
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    lines[0]["version"] = json!(3);
+    let is_list =
+        |l: &Value, folder: &str| l["call"] == "list" && l["key"] == format!("ns/app/{folder}/");
+    let renders = lines.iter().position(|l| is_list(l, "renders")).unwrap();
+    let listing = lines.remove(renders);
+    let second = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| is_list(l, "history"))
+        .nth(1)
+        .map(|(i, _)| i)
+        .unwrap();
+    lines.insert(second + 1, listing);
+    let plan = lines.last_mut().unwrap()["result"]["ok"]
+        .as_object_mut()
+        .unwrap();
+    for skipped in ["futureHistory", "danglingHistory"] {
+        assert_eq!(plan.remove(skipped), Some(json!([])));
+    }
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
 #[test]
-fn a_version_2_trace_with_one_delete_a_key_still_replays() {
+fn a_version_3_and_a_version_2_trace_still_replay_as_their_builds_ran() {
     let (mut bucket, _) = populated();
     let text = traced(&mut bucket, &gc(1, &[], false));
-    let v3 = parse_trace(&text).unwrap();
-    assert!(v3.calls.iter().any(|c| c.kind == CallKind::DeleteMany));
-    // The same trace as the previous build wrote it: a delete line for each key.
+    let v4 = parse_trace(&text).unwrap();
+    assert!(v4.calls.iter().any(|c| c.kind == CallKind::DeleteMany));
+    assert_eq!(
+        v4.calls[1].key, "ns/app/renders/",
+        "renders/ is listed second"
+    );
+    let v3 = as_version_3(&text);
+    assert!(!v3.contains("futureHistory"));
+    let report = replay_text(&v3, &Keyring::empty()).unwrap();
+    assert!(report.matches(), "{}", report.to_text());
+    assert!(!report.to_json().contains("futureHistory"));
+    // The same trace as version 2 builds wrote it: a delete line for each key.
     let mut v2 = String::new();
-    for line in text.lines() {
+    for line in v3.lines() {
         let value: Value = serde_json::from_str(line).unwrap();
         if value["call"] == "delete-many" {
             for key in value["keys"].as_array().unwrap() {
@@ -748,8 +796,71 @@ fn a_version_2_trace_with_one_delete_a_key_still_replays() {
     let report = replay_text(&v2, &Keyring::empty()).unwrap();
     assert!(report.matches(), "{}", report.to_text());
     assert!(report.calls.iter().all(|c| c.kind != CallKind::DeleteMany));
-    // Version 3 replays with batches.
+    // Version 4 replays with batches, in its own order.
     assert!(replay_text(&text, &Keyring::empty()).unwrap().matches());
+}
+
+/// A version 3 trace of a GC over a planted future-dated entry replays to what that
+/// build did (the real entry deleted); the same listings under version 4 keep it.
+#[test]
+fn a_version_3_gc_over_a_planted_entry_replays_by_its_own_rules() {
+    let r = render_store_guest::render_ref(&[object(0)]).unwrap();
+    let real = format!("ns/app/history/20231114T221320.000000000Z-{r}");
+    let planted = format!(
+        "ns/app/history/99991231T235950.000000000Z-sha256:{}",
+        "e".repeat(64)
+    );
+    let listed = |key: &str| json!({ "key": key, "size": 2, "modified": { "seconds": 0, "nanoseconds": 0 } });
+    let args = json!({
+        "release": { "namespace": "ns", "name": "app" }, "keep": 1, "protected": [],
+        "dryRun": false, "now": { "seconds": 1_700_020_000, "nanoseconds": 0 }, "graceSeconds": 0,
+    });
+    let render_key = format!("ns/app/renders/{r}");
+    let v3_lines = [
+        json!({ "format": "render-store-trace", "version": 3, "operation": "gc", "arguments": args }),
+        json!({ "call": "list", "key": "ns/app/history/", "answer": { "ok": [listed(&real), listed(&planted)] } }),
+        json!({ "call": "delete-many", "keys": [real], "answer": { "ok": [{ "ok": null }] } }),
+        json!({ "call": "list", "key": "ns/app/history/", "answer": { "ok": [listed(&planted)] } }),
+        json!({ "call": "list", "key": "ns/app/renders/", "answer": { "ok": [listed(&render_key)] } }),
+        json!({ "call": "delete-many", "keys": [render_key], "answer": { "ok": [{ "ok": null }] } }),
+        json!({ "result": { "ok": {
+            "deleteHistory": [real], "keepHistory": [planted], "deleteRenders": [render_key],
+            "keepRenders": [], "ignored": [], "recentRenders": [],
+        } } }),
+    ];
+    let v3: String = v3_lines.iter().map(|l| format!("{l}\n")).collect();
+    let report = replay_text(&v3, &Keyring::empty()).unwrap();
+    assert!(report.matches(), "{}", report.to_text());
+    // This build, on the same store, deletes nothing: its trace replays as recorded.
+    let v4_lines = [
+        json!({ "format": "render-store-trace", "version": 4, "operation": "gc", "arguments": args }),
+        json!({ "call": "list", "key": "ns/app/history/", "answer": { "ok": [listed(&real), listed(&planted)] } }),
+        json!({ "call": "list", "key": "ns/app/renders/", "answer": { "ok": [listed(&render_key)] } }),
+        json!({ "call": "list", "key": "ns/app/history/", "answer": { "ok": [listed(&real), listed(&planted)] } }),
+        json!({ "result": { "ok": {
+            "deleteHistory": [], "keepHistory": [real, planted], "deleteRenders": [],
+            "keepRenders": [render_key], "ignored": [], "recentRenders": [],
+            "futureHistory": [planted], "danglingHistory": [],
+        } } }),
+    ];
+    let v4: String = v4_lines.iter().map(|l| format!("{l}\n")).collect();
+    let report = replay_text(&v4, &Keyring::empty()).unwrap();
+    assert!(report.matches(), "{}", report.to_text());
+    // The version 3 trace read by this build's rules would not match: the rule is the
+    // version's, not the reader's.
+    let report = replay_text(
+        &v3.replace(r#""version":3"#, r#""version":4"#),
+        &Keyring::empty(),
+    )
+    .unwrap();
+    assert!(!report.matches());
+    let json: Value = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(json["firstDifference"]["position"], 2);
+    assert_eq!(
+        json["firstDifference"]["replayed"]["key"],
+        "ns/app/renders/"
+    );
+    assert_eq!(json["result"]["ok"]["futureHistory"], json!([planted]));
 }
 
 #[test]
@@ -846,4 +957,105 @@ fn a_trace_run_with_encryption_required_says_so_and_replays_under_the_same_rule(
         let e = parse_trace(&bad).unwrap_err();
         assert!(e.line == 1 && e.message.contains(says), "{bad}: {e}");
     }
+}
+
+/// The conformance trace every host replays (tests/vectors/traces/gc-skipped-entries.jsonl):
+/// a real GC, `keep 4`, the current render protected, over four real entries and an
+/// older one, an entry from a replica whose clock ran half an hour ahead, an entry whose
+/// render is missing, ten planted `99991231T235950…` entries, a blob within the grace
+/// period and a foreign key. This build writes it byte for byte;
+/// `RENDER_STORE_UPDATE_VECTORS=1` writes it again after a deliberate change.
+#[test]
+fn the_gc_trace_vector_is_what_this_build_writes_and_replays() {
+    let now = 1_767_268_800; // 2026-01-01T12:00:00Z
+    let mut bucket = MemoryBucket::new();
+    let record_at = |bucket: &mut MemoryBucket, written: i64, synced: i64, r: &str| {
+        bucket.clock = at(written);
+        let entry = NewEntry {
+            render_ref: r.to_string(),
+            synced_at: at(synced),
+            summary: format!("synced at {synced}"),
+        };
+        render_store_guest::record_history(bucket, &app(), &entry).unwrap();
+    };
+    let put = |bucket: &mut MemoryBucket, written: i64, n: usize| {
+        bucket.clock = at(written);
+        render_store_guest::put_render(bucket, &app(), &[object(n)], &Keyring::empty()).unwrap()
+    };
+    let mut refs = Vec::new();
+    for n in 0..5 {
+        let t = now - 3_600 * (5 - n as i64);
+        let r = put(&mut bucket, t, n);
+        record_at(&mut bucket, t, t, &r);
+        refs.push(r);
+    }
+    // A replica whose clock runs half an hour ahead: the bucket's time is right, the
+    // key's is not.
+    let skewed = put(&mut bucket, now - 1_800, 5);
+    record_at(&mut bucket, now - 1_800, now + 1_800, &skewed);
+    let missing = render_store_guest::render_ref_of_canonical(b"a render nobody stored\n");
+    record_at(&mut bucket, now - 1_200, now - 1_200, &missing);
+    bucket.clock = at(now - 600);
+    for n in 0..10 {
+        let r = render_store_guest::render_ref_of_canonical(format!("planted {n}\n").as_bytes());
+        bucket
+            .put(
+                &format!("ns/app/history/99991231T235950.000000000Z-{r}"),
+                b"{}",
+            )
+            .unwrap();
+    }
+    put(&mut bucket, now - 120, 6);
+    bucket.put("ns/app/renders/tmp-upload", b"x").unwrap();
+    bucket.take_calls();
+
+    let op = Operation::Gc {
+        release: app(),
+        keep: 4,
+        protected: vec![refs[4].clone()],
+        dry_run: false,
+        grace: Grace {
+            now: at(now),
+            seconds: 600,
+        },
+    };
+    let text = traced(&mut bucket, &op);
+    let path = common::repo_file("tests/vectors/traces/gc-skipped-entries.jsonl");
+    if std::env::var_os("RENDER_STORE_UPDATE_VECTORS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let vector = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text == vector,
+        "this build writes another trace:\n{text}\nthe vector:\n{vector}"
+    );
+
+    let report = replay_text(&vector, &Keyring::empty()).unwrap();
+    assert!(report.matches(), "{}", report.to_text());
+    let json: Value = serde_json::from_str(&report.to_json()).unwrap();
+    let plan = &json["result"]["ok"];
+    let count = |name: &str| plan[name].as_array().unwrap().len();
+    assert_eq!(
+        [
+            "deleteHistory",
+            "keepHistory",
+            "futureHistory",
+            "danglingHistory",
+            "deleteRenders",
+            "keepRenders",
+            "recentRenders",
+            "ignored",
+        ]
+        .map(count),
+        // Every entry but the oldest real one is kept; 4 real ones counted.
+        [1, 16, 11, 1, 1, 5, 1, 1]
+    );
+    assert_eq!(
+        report
+            .calls
+            .iter()
+            .map(|c| c.kind.name())
+            .collect::<Vec<_>>(),
+        ["list", "list", "delete-many", "list", "delete-many"]
+    );
 }

@@ -176,9 +176,11 @@ func ParseKey(namespace, name, key string) (ParsedKey, error) {
 }
 
 // PlanGC is GC's decision from listings alone, with no bucket: the release's history
-// keys and render keys and the protected renderRefs in, the plan out. No grace period
-// applies (RecentRenders is empty).
-func PlanGC(namespace, name string, keep int64, historyKeys, renderKeys, protected []string) (*GCPlan, error) {
+// keys and render keys, the protected renderRefs and the time GC runs at in, the plan
+// out. Entries dated more than five minutes after now, and entries whose render
+// renderKeys lacks, do not count toward keep (GCPlan.FutureHistory,
+// GCPlan.DanglingHistory). No grace period applies (RecentRenders is empty).
+func PlanGC(namespace, name string, keep int64, historyKeys, renderKeys, protected []string, now time.Time) (*GCPlan, error) {
 	ns, nsLen := cstr(namespace)
 	n, nLen := cstr(name)
 	h, r, p := joinStrings(historyKeys), joinStrings(renderKeys), joinStrings(protected)
@@ -186,7 +188,7 @@ func PlanGC(namespace, name string, keep int64, historyKeys, renderKeys, protect
 	rd, rn, re, rc := r.args()
 	pd, pn, pe, pc := p.args()
 	var out C.rs_buf
-	if err := takeError(C.rs_plan_gc(nil, ns, nsLen, n, nLen, C.int64_t(keep), hd, hn, he, hc, rd, rn, re, rc, pd, pn, pe, pc, &out)); err != nil {
+	if err := takeError(C.rs_plan_gc(nil, ns, nsLen, n, nLen, C.int64_t(keep), hd, hn, he, hc, rd, rn, re, rc, pd, pn, pe, pc, cTime(now), &out)); err != nil {
 		return nil, err
 	}
 	var plan GCPlan

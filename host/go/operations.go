@@ -248,18 +248,31 @@ func (s *Store) HistoryPage(ctx context.Context, namespace, name string, limit i
 	return page, nil
 }
 
-// GCPlan is what GC deleted (or, in a dry run, would delete) and kept: full keys.
+// GCPlan is what GC deleted (or, in a dry run, would delete) and kept: full keys, in
+// key order. Every history key listed is in exactly one of DeleteHistory,
+// KeepHistory and Ignored; FutureHistory and DanglingHistory name the kept entries
+// that did not count toward keep.
 type GCPlan struct {
 	DeleteHistory []string `json:"deleteHistory"`
 	DeleteRenders []string `json:"deleteRenders"`
 	// Ignored are keys under the release that are neither entries nor renders
 	// (foreign or staging files): GC never deletes them.
-	Ignored     []string `json:"ignored"`
+	Ignored []string `json:"ignored"`
+	// KeepHistory are the newest keep entries of those that count, and every
+	// entry that does not count.
 	KeepHistory []string `json:"keepHistory"`
 	KeepRenders []string `json:"keepRenders"`
 	// RecentRenders are unreferenced blobs kept because they are younger than the
 	// grace period.
 	RecentRenders []string `json:"recentRenders"`
+	// FutureHistory are kept entries dated more than five minutes after GC's now (a
+	// replica whose clock runs ahead, or planted keys): GC neither counts them
+	// toward keep nor deletes them, and keeps their renders. Check the clock of the
+	// replica that wrote them; remove a planted key by hand.
+	FutureHistory []string `json:"futureHistory"`
+	// DanglingHistory are kept entries whose render is not stored: GC neither counts
+	// them toward keep nor deletes them (render-store verify says what to do).
+	DanglingHistory []string `json:"danglingHistory"`
 }
 
 type gcConfig struct {
@@ -284,7 +297,9 @@ func Grace(now time.Time, period time.Duration) GCOption {
 
 // GC keeps the newest keep history entries, the renders they and the protected
 // renderRefs name, and every render blob younger than the grace period, and deletes
-// the rest of the release's entries and renders (CONTRACT.md §5). keep is the
+// the rest of the release's entries and renders (CONTRACT.md §5). Entries dated more
+// than five minutes after now, and entries whose render is not stored, do not count
+// toward keep and are never deleted (GCPlan.FutureHistory, GCPlan.DanglingHistory). keep is the
 // effective keepHistory (EffectiveKeepHistory); keep <= 0 does nothing. protected is
 // usually ProtectedRefs of the Release. A listing that cannot be complete stops GC
 // with an error before it deletes anything. On a nil *Store it does nothing.

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
+	"time"
 )
 
 // The shared data lives at the repository's tests/ folder.
@@ -239,5 +241,103 @@ func TestRealRenders(t *testing.T) {
 		if ref, err := RenderRef(objects); err != nil || ref != r.RenderRef {
 			t.Errorf("%s: JSON renderRef %s (%v), want %s", r.Name, ref, err, r.RenderRef)
 		}
+	}
+}
+
+type gcPlanCase struct {
+	Name    string `json:"name"`
+	Release struct {
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	} `json:"release"`
+	Keep int64 `json:"keep"`
+	Now  struct {
+		Seconds     int64 `json:"seconds"`
+		Nanoseconds int64 `json:"nanoseconds"`
+	} `json:"now"`
+	History   []string        `json:"history"`
+	Renders   []string        `json:"renders"`
+	Protected []string        `json:"protected"`
+	Want      json.RawMessage `json:"want"`
+}
+
+// TestGCPlanVectors runs every case of tests/vectors/gc-plan.json through PlanGC (the
+// C ABI's rs_plan_gc): the plan, list by list, or the error kind.
+func TestGCPlanVectors(t *testing.T) {
+	var doc struct {
+		Cases []gcPlanCase `json:"cases"`
+	}
+	readJSON(t, testData(t, "vectors", "gc-plan.json"), &doc)
+	if len(doc.Cases) < 10 {
+		t.Fatalf("only %d cases", len(doc.Cases))
+	}
+	for _, c := range doc.Cases {
+		now := time.Unix(c.Now.Seconds, c.Now.Nanoseconds)
+		plan, err := PlanGC(c.Release.Namespace, c.Release.Name, c.Keep, c.History, c.Renders, c.Protected, now)
+		var wantErr struct {
+			Error string `json:"error"`
+		}
+		if err := json.Unmarshal(c.Want, &wantErr); err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if wantErr.Error != "" {
+			var e *Error
+			if !errors.As(err, &e) || e.Kind.String() != wantErr.Error {
+				t.Errorf("%s: want a %s error, got %v", c.Name, wantErr.Error, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+			continue
+		}
+		var want GCPlan
+		if err := json.Unmarshal(c.Want, &want); err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if !reflect.DeepEqual(nonNil(*plan), nonNil(want)) {
+			t.Errorf("%s:\n got %+v\nwant %+v", c.Name, *plan, want)
+		}
+	}
+}
+
+// nonNil makes every list of p non-nil, so an empty JSON list equals an absent one.
+func nonNil(p GCPlan) GCPlan {
+	for _, l := range []*[]string{&p.DeleteHistory, &p.DeleteRenders, &p.Ignored, &p.KeepHistory,
+		&p.KeepRenders, &p.RecentRenders, &p.FutureHistory, &p.DanglingHistory} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	return p
+}
+
+// TestGCConformanceTrace replays tests/vectors/traces/gc-skipped-entries.jsonl, a GC over
+// planted far-future entries, an entry of a replica whose clock ran ahead and an entry
+// whose render is missing: it matches, and no real entry was pushed out.
+func TestGCConformanceTrace(t *testing.T) {
+	text, err := os.ReadFile(testData(t, "vectors", "traces", "gc-skipped-entries.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := Replay(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !report.Matches {
+		t.Fatalf("the trace does not replay:\n%s", report.Text)
+	}
+	var r struct {
+		Result struct {
+			OK GCPlan `json:"ok"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(report.JSON, &r); err != nil {
+		t.Fatal(err)
+	}
+	p := r.Result.OK
+	got := []int{len(p.DeleteHistory), len(p.KeepHistory), len(p.FutureHistory), len(p.DanglingHistory)}
+	if !reflect.DeepEqual(got, []int{1, 16, 11, 1}) {
+		t.Errorf("deleted, kept, future, dangling entries: %v", got)
 	}
 }

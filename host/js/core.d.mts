@@ -79,14 +79,24 @@ export interface HistoryEntry {
   syncedAt: SyncTime;
   summary: string;
 }
-/** What a garbage collection deletes and keeps (full keys, lexical order). */
+/** What a garbage collection deletes and keeps (full keys, lexical order). Every history
+ *  key listed is in exactly one of deleteHistory, keepHistory and ignored; futureHistory
+ *  and danglingHistory name the kept entries that did not count toward `keep`. */
 export interface GcPlan {
   deleteHistory: string[];
+  /** The newest `keep` entries of those that count, and every entry that does not. */
   keepHistory: string[];
   deleteRenders: string[];
   keepRenders: string[];
   ignored: string[];
+  /** Unreferenced blobs kept only because they are younger than the grace period. */
   recentRenders: string[];
+  /** Kept entries dated more than DEFAULTS.gcFutureToleranceSeconds after GC's `now` (a clock
+   *  running ahead, or planted keys): not counted toward `keep`, never deleted, their
+   *  renders kept. */
+  futureHistory: string[];
+  /** Kept entries whose render is not stored: not counted toward `keep`, never deleted. */
+  danglingHistory: string[];
 }
 /** What identifies an object of a render; absent fields are empty strings. */
 export interface ObjectId {
@@ -140,7 +150,7 @@ export function parseKeyTime(text: string): SyncTime;
 export function formatSyncedAt(t: SyncTime): string;
 export function parseSyncedAt(text: string): SyncTime;
 /** The GC decision from listings alone. */
-export function planGc(release: ReleaseLike, keep: number | bigint, historyKeys: string[], renderKeys: string[], protectedRefs?: string[]): GcPlan;
+export function planGc(release: ReleaseLike, keep: number | bigint, historyKeys: string[], renderKeys: string[], protectedRefs?: string[], options?: { now?: SyncTime }): GcPlan;
 /** The objects of a multi-document Kubernetes YAML stream, each as compact JSON, as a Go controller reads it. */
 export function yamlObjects(yaml: BytesLike): Uint8Array[];
 /** canonical(yamlObjects(yaml)) in one call. */
@@ -203,7 +213,7 @@ export function pinDecision(
   hasStore: boolean,
 ): { apply: 'current' } | { apply: 'pinned'; renderRef: string } | { refused: string };
 /** The defaults every host uses, as the component gives them. */
-export const DEFAULTS: Readonly<{ keepHistory: number; gcGraceSeconds: number }>;
+export const DEFAULTS: Readonly<{ keepHistory: number; gcGraceSeconds: number; gcFutureToleranceSeconds: number }>;
 export const GC_GRACE_SECONDS: number;
 /** This machine's clock. */
 export function now(): SyncTime;

@@ -646,6 +646,8 @@ function jsPlan(p) {
     keepRenders: [...p.keepRenders],
     ignored: [...p.ignored],
     recentRenders: [...p.recentRenders],
+    futureHistory: [...p.futureHistory],
+    danglingHistory: [...p.danglingHistory],
   };
 }
 
@@ -706,14 +708,18 @@ export const formatSyncedAt = (t) => {
   return logicCall((l) => l.formatSyncedAt(w));
 };
 export const parseSyncedAt = (text) => jsTime(logicCall((l) => l.parseSyncedAt(String(text))));
-/** The GC decision from listings alone (logic.plan-gc). */
-export const planGc = (release, keep, historyKeys, renderKeys, protectedRefs = []) => {
+/** The GC decision from listings alone (logic.plan-gc), at `options.now` (default: this
+ *  machine's clock, now()), which decides the entries too far in the future to count. */
+export const planGc = (release, keep, historyKeys, renderKeys, protectedRefs = [], options = {}) => {
+  const { now: at = now() } = options ?? {};
+  if (asInstant(at) === undefined) throw new TypeError('now: expected {seconds, nanoseconds}: integers, nanoseconds below 10^9');
   const args = [
     witRelease(release),
     s64(keep, 'keep'),
     stringList(historyKeys, 'historyKeys'),
     stringList(renderKeys, 'renderKeys'),
     stringList(protectedRefs, 'protected'),
+    witTime(at, 'now'),
   ];
   return jsPlan(logicCall((l) => l.planGc(...args)));
 };
@@ -974,10 +980,15 @@ export const recordHistory = (bucket, release, entry) => storeCall(bucket, 'reco
 /** The history, oldest first: [{key, renderRef, syncedAt: {seconds, nanoseconds}, summary}]. */
 export const listHistory = (bucket, release) => storeCall(bucket, 'list-history', release, {});
 /** The defaults every host uses (logic.defaults): keepHistory when a Release does not
- *  set it, and GC's grace period in seconds unless the caller gives one. */
+ *  set it, GC's grace period in seconds unless the caller gives one, and how far after
+ *  GC's `now` an entry may be dated and still count (not a setting). */
 export const DEFAULTS = Object.freeze((() => {
   const d = logicCall((l) => l.defaults());
-  return { keepHistory: Number(d.keepHistory), gcGraceSeconds: Number(d.gcGraceSeconds) };
+  return {
+    keepHistory: Number(d.keepHistory),
+    gcGraceSeconds: Number(d.gcGraceSeconds),
+    gcFutureToleranceSeconds: Number(d.gcFutureToleranceSeconds),
+  };
 })());
 
 /** GC's default grace period (DEFAULTS.gcGraceSeconds): no render blob written less than
@@ -1000,10 +1011,13 @@ function u64(value, what) {
 
 /**
  * Garbage collection; returns the plan {deleteHistory, keepHistory, deleteRenders,
- * keepRenders, ignored, recentRenders}. `options.graceSeconds` (default
- * GC_GRACE_SECONDS; 0: none) keeps every unreferenced blob modified less than that long
- * before `options.now` (default: this machine's clock, now()) and lists it in
- * recentRenders.
+ * keepRenders, ignored, recentRenders, futureHistory, danglingHistory}.
+ * `options.graceSeconds` (default GC_GRACE_SECONDS; 0: none) keeps every unreferenced
+ * blob modified less than that long before `options.now` (default: this machine's clock,
+ * now()) and lists it in recentRenders. Entries dated more than
+ * DEFAULTS.gcFutureToleranceSeconds after `options.now` (futureHistory) and entries whose
+ * render is not stored (danglingHistory) do not count toward `keep` and are never
+ * deleted.
  */
 export const gc = (bucket, release, keep, protectedRefs = [], dryRun = false, options = {}) => {
   const { now: at = now(), graceSeconds = GC_GRACE_SECONDS } = options ?? {};

@@ -464,7 +464,7 @@ fn main() {
                 10,
                 &[],
                 false,
-                render_store_guest::Grace::NONE,
+                render_store_guest::Grace::none_at(render_store_guest::SyncTime::now()),
             )
             .unwrap();
             nat_total += t.elapsed();

@@ -238,7 +238,7 @@ async fn a_cloud_listing_that_fails_on_its_second_page_stops_gc() {
         let entry = render_store::NewEntry {
             render_ref,
             synced_at: render_store::SyncTime {
-                seconds: 1_800_000_000 + n,
+                seconds: 1_700_000_000 + n,
                 nanoseconds: 0,
             },
             summary: String::new(),

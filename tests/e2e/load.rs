@@ -32,7 +32,7 @@ async fn sync_release(store: RenderStore, release: Release) -> Vec<String> {
         let entry = NewEntry {
             render_ref: render_ref.clone(),
             synced_at: SyncTime {
-                seconds: 1_800_000_000 + sync * 60,
+                seconds: 1_700_000_000 + sync * 60,
                 nanoseconds: 0,
             },
             summary: format!("sync {sync}"),

@@ -13,6 +13,7 @@ mod docs;
 mod encryption;
 mod fail_closed;
 mod faults;
+mod gc_skipped;
 mod go_peer;
 mod http;
 mod invalid_input;

@@ -204,12 +204,14 @@ async fn gc_follows_the_four_steps_and_spares_protected_and_foreign_keys() {
         assert_eq!(plan, dry, "{}: the dry run predicts the real run", b.name);
         let h = |i: usize| history_key(i as i64, &refs[i]);
         let rk = |r: &str| format!("{P}renders/{r}");
+        // Both listings first (which entries count depends on the blobs), then the
+        // entries, the history again, and the blobs.
         let mut want = vec![
             list(&format!("{P}history/")),
+            list(&format!("{P}renders/")),
             delete_many(&[h(0), h(1), h(2)]),
         ];
         want.push(list(&format!("{P}history/")));
-        want.push(list(&format!("{P}renders/")));
         let mut deleted_renders = vec![rk(&refs[1]), rk(&refs[2])];
         deleted_renders.sort();
         want.push(delete_many(&deleted_renders));
@@ -261,8 +263,16 @@ async fn gc_plan_is_pure_and_matches_the_store() {
     };
     let history: Vec<String> = (0..4).map(|i| history_key(i as i64, &refs[i])).collect();
     let renders: Vec<String> = refs.iter().map(|r| format!("{P}renders/{r}")).collect();
+    let now = time(T0 + 60);
     let plan = rt
-        .plan_gc(&app, 1, &history, &renders, std::slice::from_ref(&refs[1]))
+        .plan_gc(
+            &app,
+            1,
+            &history,
+            &renders,
+            std::slice::from_ref(&refs[1]),
+            now,
+        )
         .await
         .unwrap();
     assert_eq!(plan.delete_history, history[..3]);
@@ -271,9 +281,15 @@ async fn gc_plan_is_pure_and_matches_the_store() {
     deleted.sort();
     assert_eq!(plan.delete_renders, deleted);
     // An edited listing changes the decision: one protected ref fewer deletes one more.
-    let plan = rt.plan_gc(&app, 1, &history, &renders, &[]).await.unwrap();
+    let plan = rt
+        .plan_gc(&app, 1, &history, &renders, &[], now)
+        .await
+        .unwrap();
     assert_eq!(plan.delete_renders.len(), 3);
-    let off = rt.plan_gc(&app, 0, &history, &renders, &[]).await.unwrap();
+    let off = rt
+        .plan_gc(&app, 0, &history, &renders, &[], now)
+        .await
+        .unwrap();
     assert!(off.delete_history.is_empty() && off.delete_renders.is_empty());
     assert_eq!(off.keep_history.len(), 4);
 }
@@ -428,8 +444,8 @@ async fn gc_of_2500_blobs_makes_three_batch_calls() {
         let calls = r.calls();
         let mut want = vec![
             list(&format!("{P}history/")),
-            list(&format!("{P}history/")),
             list(&format!("{P}renders/")),
+            list(&format!("{P}history/")),
         ];
         want.extend(blobs.chunks(1_000).map(delete_many));
         assert_eq!(calls, want, "{}: three batches, not 2,500 deletes", b.name);

@@ -32,7 +32,8 @@ fn gc(keep: i64, protected: &[&str], dry_run: bool) -> Operation {
         keep,
         protected: protected.iter().map(|s| s.to_string()).collect(),
         dry_run,
-        grace: Grace::NONE,
+        // A day after the first entry: every entry is in the past.
+        grace: Grace::none_at(time(1_700_086_400)),
     }
 }
 
@@ -41,7 +42,7 @@ async fn traced(store: &RenderStore, op: Operation) -> Vec<Value> {
     let (_, trace) = record(store, &op).await;
     let lines = lines(&trace.unwrap());
     assert_eq!(lines[0]["format"], "render-store-trace");
-    assert_eq!(lines[0]["version"], 3);
+    assert_eq!(lines[0]["version"], 4);
     assert_eq!(lines[0]["operation"], op.name());
     lines
 }
@@ -163,17 +164,23 @@ async fn a_gc_trace_with_one_more_listed_entry_replays_to_its_deletion() {
         2
     );
 
-    // An older entry (and its render) the real listing did not have.
+    // An older entry and its render the real listings did not have (an entry whose
+    // render is not listed would not count: CONTRACT.md §5).
     let old_ref = format!("sha256:{}", "a".repeat(64));
     let old_entry = format!("ns/app/history/20000101T000000.000000000Z-{old_ref}");
-    let listing = trace
-        .iter_mut()
-        .find(|c| c["call"] == "list" && c["key"] == "ns/app/history/")
-        .expect("GC lists the history");
-    let objects = listing["answer"]["ok"].as_array_mut().unwrap();
-    let mut extra = objects[0].clone();
-    extra["key"] = json!(old_entry);
-    objects.insert(0, extra);
+    for (folder, key) in [
+        ("ns/app/history/", old_entry.clone()),
+        ("ns/app/renders/", format!("ns/app/renders/{old_ref}")),
+    ] {
+        let listing = trace
+            .iter_mut()
+            .find(|c| c["call"] == "list" && c["key"] == folder)
+            .expect("GC lists the folder");
+        let objects = listing["answer"]["ok"].as_array_mut().unwrap();
+        let mut extra = objects[0].clone();
+        extra["key"] = json!(key);
+        objects.insert(0, extra);
+    }
 
     let (report, json) = replay(&trace).await;
     assert!(!report.matches);
@@ -181,7 +188,7 @@ async fn a_gc_trace_with_one_more_listed_entry_replays_to_its_deletion() {
     assert_eq!(deleted_now.len(), 3);
     assert_eq!(deleted_now[0], json!(old_entry));
     // The first call that differs is the batch deleting the extra entry, before the
-    // others.
+    // others, after the two listings.
     let first = &json["firstDifference"];
     let oks = vec![json!({ "ok": null }); 3];
     assert_eq!(
@@ -189,10 +196,10 @@ async fn a_gc_trace_with_one_more_listed_entry_replays_to_its_deletion() {
         json!({ "call": "delete-many", "keys": deleted_now, "answer": { "ok": oks } })
     );
     assert_eq!(first["recorded"]["keys"], json!(deleted_now[1..]));
-    assert_eq!(first["position"], 2);
+    assert_eq!(first["position"], 3);
     assert!(refs.iter().all(|r| !old_entry.contains(r.as_str())));
     assert!(
-        report.text.contains("call 2 differs from the trace:\n"),
+        report.text.contains("call 3 differs from the trace:\n"),
         "{}",
         report.text
     );
@@ -317,6 +324,7 @@ fn cli(url: &str, args: &[&str]) -> std::process::Output {
 /// The trace of a put-render is the same bytes from build to build: tests/vectors/traces
 /// holds one written by the 0.6.0 CLI (whose WIT still had the `text`/`raw` forms of
 /// `data`), of a Secret with non-ASCII text and a ConfigMap with a byte that is not UTF-8.
+/// Only its header's `version` has changed since (3 to 4, a change of GC's alone).
 #[test]
 fn a_put_render_trace_is_the_same_bytes_as_the_recorded_vector() {
     let dir = tempfile::tempdir().unwrap();
@@ -422,24 +430,30 @@ fn cli_records_and_replays() {
         "{human}"
     );
 
-    // Edited: the history listing of the GC trace gains an old entry.
+    // Edited: the history listing of the GC trace gains an old entry, and the render
+    // listing its blob (an entry whose render is not listed would not count).
     let text = std::fs::read_to_string(path("gc.jsonl")).unwrap();
-    let old = format!(
-        "ns/app/history/19990101T000000.000000000Z-sha256:{}",
-        "b".repeat(64)
-    );
-    let edited = text.replacen(
-        r#""ok":[{"key":"ns/app/history/"#,
-        &format!(r#""ok":[{{"key":"{old}","size":2,"modified":{{"seconds":0,"nanoseconds":0}}}},{{"key":"ns/app/history/"#),
-        1,
-    );
-    assert_ne!(edited, text);
+    let old_ref = format!("sha256:{}", "b".repeat(64));
+    let old = format!("ns/app/history/19990101T000000.000000000Z-{old_ref}");
+    let mut edited = text.clone();
+    for (folder, key) in [
+        ("history", old.clone()),
+        ("renders", format!("ns/app/renders/{old_ref}")),
+    ] {
+        let before = edited.clone();
+        edited = edited.replacen(
+            &format!(r#""ok":[{{"key":"ns/app/{folder}/"#),
+            &format!(r#""ok":[{{"key":"{key}","size":2,"modified":{{"seconds":0,"nanoseconds":0}}}},{{"key":"ns/app/{folder}/"#),
+            1,
+        );
+        assert_ne!(edited, before);
+    }
     std::fs::write(path("edited.jsonl"), edited).unwrap();
     let out = cli(&url, &["replay", &path("edited.jsonl")]);
     assert!(!out.status.success());
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(
-        stdout.contains("call 2 differs from the trace") && stdout.contains(&old),
+        stdout.contains("call 3 differs from the trace") && stdout.contains(&old),
         "{stdout}"
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("does not match the trace"));
@@ -450,4 +464,38 @@ fn cli_records_and_replays() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unexpected argument '--trace'"));
     assert!(!dir.path().join("ls.jsonl").exists());
+}
+
+/// The GC conformance trace (tests/vectors/traces/gc-skipped-entries.jsonl, written by
+/// guest/tests/trace.rs) replays to a match in the Rust host, through the library and
+/// the CLI: entries dated more than 5 minutes after the GC's `now`, and an entry whose
+/// render is missing, pushed no real entry out (CONTRACT.md §5).
+#[tokio::test]
+async fn the_gc_conformance_trace_replays_as_recorded() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/vectors/traces/gc-skipped-entries.jsonl"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let (report, json) = replay(&lines(&text)).await;
+    assert!(report.matches, "{}", report.text);
+    let plan = &json["result"]["ok"];
+    let count = |name: &str| plan[name].as_array().unwrap().len();
+    assert_eq!(
+        (
+            count("keepHistory"),
+            count("futureHistory"),
+            count("danglingHistory"),
+            count("deleteHistory")
+        ),
+        (16, 11, 1, 1)
+    );
+    let out = cli("mem://", &["replay", path, "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let from_cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(from_cli, json);
 }

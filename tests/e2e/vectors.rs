@@ -134,3 +134,56 @@ async fn every_vector_through_the_component() {
         failures.join("\n")
     );
 }
+
+/// tests/vectors/gc-plan.json (CONTRACT.md §5): every GC decision through the
+/// component's `logic.plan-gc`, as every host calls it.
+#[tokio::test]
+async fn every_gc_plan_vector_through_the_component() {
+    let doc: Value = serde_json::from_str(include_str!("../vectors/gc-plan.json")).unwrap();
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() >= 10, "only {} cases", cases.len());
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    let rt = runtime();
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let release = render_store::Release::new(
+            c["release"]["namespace"].as_str().unwrap(),
+            c["release"]["name"].as_str().unwrap(),
+        );
+        let now = render_store::SyncTime {
+            seconds: c["now"]["seconds"].as_i64().unwrap(),
+            nanoseconds: c["now"]["nanoseconds"].as_u64().unwrap() as u32,
+        };
+        let got = rt
+            .plan_gc(
+                &release,
+                c["keep"].as_i64().unwrap(),
+                &strings(&c["history"]),
+                &strings(&c["renders"]),
+                &strings(&c["protected"]),
+                now,
+            )
+            .await;
+        match (got, c["want"].get("error")) {
+            (Ok(plan), None) => {
+                // The JSON the component writes for a plan, as --json and traces show it.
+                let json = rt
+                    .output_json(&render_store::operation::Output::Plan(plan))
+                    .await
+                    .unwrap();
+                let json: Value = serde_json::from_str(&json).unwrap();
+                assert_eq!(json["ok"], c["want"], "{name}");
+            }
+            (Err(render_store::Error::InvalidInput(_)), Some(kind)) => {
+                assert_eq!(kind, "invalid-input", "{name}")
+            }
+            (other, _) => panic!("{name}: {other:?}, want {}", c["want"]),
+        }
+    }
+}

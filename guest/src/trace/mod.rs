@@ -25,9 +25,16 @@ pub const FORMAT: &str = "render-store-trace";
 /// The version of the format written. Version 2: `exists` answers a size or `null`,
 /// `list` answers objects with their size and modification time, and `gc` records the
 /// `now` and grace period it ran with. Version 3: `delete-many` calls, which GC and
-/// delete-release make instead of one `delete` per key.
-pub const VERSION: u64 = 3;
+/// delete-release make instead of one `delete` per key. Version 4: GC skips future-dated
+/// and dangling history entries, lists `renders/` before it deletes entries, and its
+/// plan has `futureHistory` and `danglingHistory`.
+pub const VERSION: u64 = 4;
 
-/// The oldest version read. A version 2 trace replays with one `delete` per key where
-/// this build would batch them, as the build that wrote it did.
+/// The oldest version read. An older trace replays as the build that wrote it ran: a
+/// version 2 trace with one `delete` per key where this build would batch them, and a
+/// GC of version 2 or 3 counting every entry, in that version's call order, its plan
+/// without the two lists of skipped entries.
 pub const OLDEST_VERSION: u64 = 2;
+
+/// The first version whose GC skips future-dated and dangling entries.
+pub(crate) const SKIPPING_GC: u64 = 4;

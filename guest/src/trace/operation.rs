@@ -5,7 +5,7 @@ use super::call::{Call, Recorder, Scoped};
 use crate::bucket::{Bucket, BucketError, ObjectMeta};
 use crate::encryption::Keyring;
 use crate::error::{Error, Result};
-use crate::gc::{GcPlan, Grace};
+use crate::gc::{GcPlan, Grace, Rules};
 use crate::history::{HistoryEntry, NewEntry};
 use crate::keys::Release;
 
@@ -125,6 +125,11 @@ impl Operation {
 
     /// Runs the operation on `bucket`, render blobs sealed and opened under `keyring`.
     pub fn run<B: Bucket>(&self, bucket: &mut B, keyring: &Keyring) -> Result<Output> {
+        self.run_by(bucket, keyring, Rules::Current)
+    }
+
+    /// [`Operation::run`], a GC deciding by `rules`.
+    fn run_by<B: Bucket>(&self, bucket: &mut B, keyring: &Keyring, rules: Rules) -> Result<Output> {
         Ok(match self {
             Operation::PutRender { release, objects } => {
                 Output::RenderRef(crate::put_render(bucket, release, objects, keyring)?)
@@ -149,8 +154,8 @@ impl Operation {
                 protected,
                 dry_run,
                 grace,
-            } => Output::Plan(crate::gc(
-                bucket, release, *keep, protected, *dry_run, *grace,
+            } => Output::Plan(crate::gc::gc_by(
+                bucket, release, *keep, protected, *dry_run, *grace, rules,
             )?),
             Operation::DeleteRelease { release } => {
                 Output::Deleted(crate::delete_release(bucket, release)?)
@@ -167,15 +172,16 @@ pub fn record<B: Bucket>(
     operation: &Operation,
     keyring: &Keyring,
 ) -> (Outcome, Vec<Call>) {
-    record_as(bucket, operation, true, keyring)
+    record_as(bucket, operation, super::VERSION, keyring)
 }
 
-/// [`record`], or, without `batches`, with one `delete` a key, stopping at the first
-/// that fails: the calls and errors a version 2 trace recorded.
+/// [`record`] as the build that wrote trace `version` ran: before version 3 with one
+/// `delete` a key, stopping at the first that fails; before version 4 with GC counting
+/// every entry, in that version's call order.
 pub(crate) fn record_as<B: Bucket>(
     bucket: B,
     operation: &Operation,
-    batches: bool,
+    version: u64,
     keyring: &Keyring,
 ) -> (Outcome, Vec<Call>) {
     let release = operation.release();
@@ -183,10 +189,15 @@ pub(crate) fn record_as<B: Bucket>(
         inner: bucket,
         prefix: format!("{}/{}/", release.namespace, release.name),
     });
-    let outcome = if batches {
-        operation.run(&mut recorder, keyring)
+    let rules = if version >= super::SKIPPING_GC {
+        Rules::Current
     } else {
-        operation.run(&mut OneByOne(&mut recorder), keyring)
+        Rules::EveryEntryCounts
+    };
+    let outcome = if version >= 3 {
+        operation.run_by(&mut recorder, keyring, rules)
+    } else {
+        operation.run_by(&mut OneByOne(&mut recorder), keyring, rules)
     }
     .map_err(Failure::Error);
     (outcome, recorder.into_calls())

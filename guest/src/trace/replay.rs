@@ -147,19 +147,21 @@ pub struct Report {
     pub first_difference: Option<Difference>,
     /// Whether the result equals the trace's (for a `trap`, its kind).
     pub result_matches: bool,
+    /// The trace's format version: the replay ran as that version's build did, and its
+    /// result is shown in that version's shape.
+    pub version: u64,
 }
 
 /// Re-runs `trace`'s operation against the trace's answers alone, render blobs sealed
 /// and opened under `keyring`, and compares.
 pub fn replay(trace: &Trace, keyring: &Keyring) -> Report {
-    let batches = trace.version >= 3;
     // The rule the operation ran under is the trace's, as its keys are: a blob refused
     // as plaintext then is refused again.
     let (outcome, calls) = match keyring.clone().require(trace.encryption_required) {
         Ok(keyring) => record_as(
             ReplayBucket::new(&trace.calls),
             &trace.operation,
-            batches,
+            trace.version,
             &keyring,
         ),
         // As the operation itself answers such a keyring: before any call.
@@ -178,7 +180,7 @@ pub fn replay(trace: &Trace, keyring: &Keyring) -> Report {
         // A trap's message is the host's own: only the kind counts.
         (Some(kind), Err(Failure::Trap(_))) => kind == "trap",
         (Some(kind), _) if kind == "trap" => false,
-        _ => trace.result.json == shape::outcome_json(&outcome),
+        _ => trace.result.json == shape::outcome_json_as(&outcome, trace.version),
     };
     Report {
         operation: trace.operation.clone(),
@@ -186,6 +188,7 @@ pub fn replay(trace: &Trace, keyring: &Keyring) -> Report {
         outcome,
         first_difference,
         result_matches,
+        version: trace.version,
     }
 }
 
@@ -262,7 +265,7 @@ impl Report {
         let matches = b.bool(self.matches());
         let result_matches = b.bool(self.result_matches);
         let calls = b.uint(self.calls.len() as u64);
-        let result = shape::outcome(&mut b, &self.outcome);
+        let result = shape::outcome_as(&mut b, &self.outcome, self.version);
         let root = b.object(vec![
             ("operation", operation),
             ("matches", matches),
@@ -288,7 +291,7 @@ impl Report {
             self.calls.len()
         );
         let mut b = Builder::new();
-        let result = shape::outcome(&mut b, &self.outcome);
+        let result = shape::outcome_as(&mut b, &self.outcome, self.version);
         let result = text(&b.finish(result), result, true);
         let lines: Vec<String> = result.lines().map(escape_for_terminal).collect();
         out.push_str(&format!("result: {}\n", lines.join("\n")));

@@ -151,8 +151,8 @@ pub(crate) fn call<'a>(b: &mut Builder<'a>, c: &'a Call) -> u32 {
     b.object(members)
 }
 
-/// The `ok` value of an output.
-fn output<'a>(b: &mut Builder<'a>, o: &'a Output) -> u32 {
+/// The `ok` value of an output, as trace `version` writes it.
+fn output<'a>(b: &mut Builder<'a>, o: &'a Output, version: u64) -> u32 {
     let (name, value) = match o {
         Output::RenderRef(r) => ("renderRef", b.string(r.as_str())),
         Output::Render(bytes) => ("render", b.string(base64(bytes))),
@@ -178,7 +178,7 @@ fn output<'a>(b: &mut Builder<'a>, o: &'a Output) -> u32 {
             ("entries", b.array(items))
         }
         Output::Plan(plan) => {
-            let lists = [
+            let mut lists = vec![
                 ("deleteHistory", &plan.delete_history),
                 ("keepHistory", &plan.keep_history),
                 ("deleteRenders", &plan.delete_renders),
@@ -186,6 +186,10 @@ fn output<'a>(b: &mut Builder<'a>, o: &'a Output) -> u32 {
                 ("ignored", &plan.ignored),
                 ("recentRenders", &plan.recent_renders),
             ];
+            if version >= super::SKIPPING_GC {
+                lists.push(("futureHistory", &plan.future_history));
+                lists.push(("danglingHistory", &plan.dangling_history));
+            }
             let members = lists
                 .into_iter()
                 .map(|(name, keys)| (name, b.strings(keys.iter().map(String::as_str))))
@@ -232,11 +236,17 @@ fn failure<'a>(b: &mut Builder<'a>, f: &'a Failure) -> u32 {
     b.object(members)
 }
 
-/// `{"ok": …}` or `{"error": …}`.
+/// `{"ok": …}` or `{"error": …}`, as this build writes it.
 pub(crate) fn outcome<'a>(b: &mut Builder<'a>, o: &'a Outcome) -> u32 {
+    outcome_as(b, o, super::VERSION)
+}
+
+/// [`outcome`] as trace `version` wrote it: before version 4, a GC plan has no lists of
+/// skipped entries (that build made none).
+pub(crate) fn outcome_as<'a>(b: &mut Builder<'a>, o: &'a Outcome, version: u64) -> u32 {
     match o {
         Ok(out) => {
-            let ok = output(b, out);
+            let ok = output(b, out, version);
             b.object(vec![("ok", ok)])
         }
         Err(f) => {
@@ -251,8 +261,13 @@ pub(crate) fn outcome<'a>(b: &mut Builder<'a>, o: &'a Outcome) -> u32 {
 /// "message", and "index" for invalid-object}}`. The `ok` value is what a host's
 /// `--json` prints for the operation.
 pub fn outcome_json(o: &Outcome) -> String {
+    outcome_json_as(o, super::VERSION)
+}
+
+/// [`outcome_json`] as trace `version` wrote it.
+pub(crate) fn outcome_json_as(o: &Outcome, version: u64) -> String {
     let mut b = Builder::new();
-    let root = outcome(&mut b, o);
+    let root = outcome_as(&mut b, o, version);
     text(&b.finish(root), root, false)
 }
 

@@ -501,6 +501,19 @@ struct rs_error *rs_render_ref(const struct rs_options *options,
                                size_t count,
                                struct rs_buf *render_ref);
 
+// Checks that each object is a Kubernetes object as a person's or a tool's render must
+// be (CONTRACT.md §4): `apiVersion`, `kind`, and `metadata.name` or
+// `metadata.generateName`; a `List` or `*List` with `items` item by item; no Secret
+// holding the `***` markers of a masked view. Objects as for `rs_canonical`. The first
+// object that fails is `RS_ERROR_INVALID_OBJECT` (`rs_error_object_index` says which,
+// the message what and where). Storing does not check this: a controller stores what it
+// applied.
+struct rs_error *rs_check_objects(const struct rs_options *options,
+                                  const uint8_t *objects,
+                                  size_t objects_len,
+                                  const size_t *ends,
+                                  size_t count);
+
 // The objects of a multi-document Kubernetes YAML stream (CONTRACT.md §11), each the
 // compact JSON `sigs.k8s.io/yaml` writes, followed by a newline (compact JSON never
 // holds one): `*objects` is text, one object a line. A stream that is not a render is
@@ -602,8 +615,11 @@ struct rs_error *rs_parse_synced_at(const struct rs_options *options,
 
 // The GC decision from listings alone, with no bucket (CONTRACT.md §5): the release's
 // history keys and render keys (each a list in one buffer with its ends, as the
-// objects of `rs_store_put_render`) and the protected renderRefs in, the plan out, in
-// the JSON of `rs_store_gc`. No grace period applies (`recentRenders` is empty).
+// objects of `rs_store_put_render`), the protected renderRefs and `now`, the time GC
+// runs at, in; the plan out, in the JSON of `rs_store_gc`. Entries dated more than
+// the component's tolerance (300 s) after `now` are listed in `futureHistory`, entries
+// whose render `render_keys` lacks in `danglingHistory`: neither counts toward `keep`
+// nor is deleted. No grace period applies (`recentRenders` is empty).
 struct rs_error *rs_plan_gc(const struct rs_options *options,
                             const char *namespace_,
                             size_t namespace_len,
@@ -622,6 +638,7 @@ struct rs_error *rs_plan_gc(const struct rs_options *options,
                             size_t protected_len,
                             const size_t *protected_ends,
                             size_t protected_count,
+                            struct rs_time now,
                             struct rs_buf *plan);
 
 // A release's history as one listing of `<prefix>history/` shows it, from those keys
@@ -797,11 +814,14 @@ struct rs_error *rs_store_list_history_page(const struct rs_store *store,
 // renders they and the `protected` renderRefs name (a list of `protected_count`
 // strings in one buffer, ending at `protected_ends`, as the objects of
 // `rs_store_put_render`; empty ones ignored) and every render blob younger than the
-// grace period; `keep <= 0` does nothing. `grace` NULL: the store's period
+// grace period; `keep <= 0` does nothing. Entries dated more than 300 s after the
+// grace period's `now`, and entries whose render is not stored, do not count toward
+// `keep` and are never deleted. `grace` NULL: the store's period
 // (`rs_options.gc_grace_seconds`) ending now, by this machine's clock. With `dry_run`
 // nothing is deleted and the plan of a real run is returned. `*plan` receives JSON
-// text, the component's GC plan: `{"deleteHistory":[…],"deleteRenders":[…],
-// "ignored":[…],"keepHistory":[…],"keepRenders":[…],"recentRenders":[…]}`, full keys.
+// text, the component's GC plan: `{"danglingHistory":[…],"deleteHistory":[…],
+// "deleteRenders":[…],"futureHistory":[…],"ignored":[…],"keepHistory":[…],
+// "keepRenders":[…],"recentRenders":[…]}`, full keys.
 struct rs_error *rs_store_gc(const struct rs_store *store,
                              const char *namespace_,
                              size_t namespace_len,

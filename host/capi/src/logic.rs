@@ -383,8 +383,11 @@ pub unsafe extern "C" fn rs_parse_synced_at(
 
 /// The GC decision from listings alone, with no bucket (CONTRACT.md §5): the release's
 /// history keys and render keys (each a list in one buffer with its ends, as the
-/// objects of `rs_store_put_render`) and the protected renderRefs in, the plan out, in
-/// the JSON of `rs_store_gc`. No grace period applies (`recentRenders` is empty).
+/// objects of `rs_store_put_render`), the protected renderRefs and `now`, the time GC
+/// runs at, in; the plan out, in the JSON of `rs_store_gc`. Entries dated more than
+/// the component's tolerance (300 s) after `now` are listed in `futureHistory`, entries
+/// whose render `render_keys` lacks in `danglingHistory`: neither counts toward `keep`
+/// nor is deleted. No grace period applies (`recentRenders` is empty).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rs_plan_gc(
     options: *const rs_options,
@@ -405,6 +408,7 @@ pub unsafe extern "C" fn rs_plan_gc(
     protected_len: usize,
     protected_ends: *const usize,
     protected_count: usize,
+    now: rs_time,
     plan: *mut rs_buf,
 ) -> *mut rs_error {
     guard(|| {
@@ -444,7 +448,7 @@ pub unsafe extern "C" fn rs_plan_gc(
         let rt = rt(options)?;
         let text = block_on(async {
             let plan = rt
-                .plan_gc(&release, keep, &history, &renders, &protected)
+                .plan_gc(&release, keep, &history, &renders, &protected, now.into())
                 .await?;
             json::output(&rt, &Output::Plan(plan)).await
         })??;

@@ -431,11 +431,14 @@ pub unsafe extern "C" fn rs_store_list_history_page(
 /// renders they and the `protected` renderRefs name (a list of `protected_count`
 /// strings in one buffer, ending at `protected_ends`, as the objects of
 /// `rs_store_put_render`; empty ones ignored) and every render blob younger than the
-/// grace period; `keep <= 0` does nothing. `grace` NULL: the store's period
+/// grace period; `keep <= 0` does nothing. Entries dated more than 300 s after the
+/// grace period's `now`, and entries whose render is not stored, do not count toward
+/// `keep` and are never deleted. `grace` NULL: the store's period
 /// (`rs_options.gc_grace_seconds`) ending now, by this machine's clock. With `dry_run`
 /// nothing is deleted and the plan of a real run is returned. `*plan` receives JSON
-/// text, the component's GC plan: `{"deleteHistory":[…],"deleteRenders":[…],
-/// "ignored":[…],"keepHistory":[…],"keepRenders":[…],"recentRenders":[…]}`, full keys.
+/// text, the component's GC plan: `{"danglingHistory":[…],"deleteHistory":[…],
+/// "deleteRenders":[…],"futureHistory":[…],"ignored":[…],"keepHistory":[…],
+/// "keepRenders":[…],"recentRenders":[…]}`, full keys.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rs_store_gc(
     store: *const rs_store,

@@ -901,6 +901,7 @@ fn history_gc_and_diff_come_back_in_the_shapes_the_hosts_print() {
             0,
             null(),
             0,
+            grace.now,
             &mut out,
         )
     });

@@ -426,7 +426,9 @@ pub enum StoreCommand {
         release: String,
         #[command(flatten)]
         trace: TraceOption,
-        /// Entries to keep (unset: 10; 0 or less: no GC).
+        /// Entries to keep (unset: 10; 0 or less: no GC). Entries dated more than 5
+        /// minutes after now, or whose render is not stored, do not count and are
+        /// never deleted: gc lists them and says what to do.
         #[arg(long, allow_negative_numbers = true)]
         keep: Option<i64>,
         /// A render to keep whatever the history says (repeatable): a renderRef, a
@@ -766,11 +768,19 @@ async fn print_output(
         }
         (_, Output::Render(bytes)) => std::io::stdout().lock().write_all(bytes)?,
         (_, Output::Entries(entries)) => print_history(rt, entries, as_json).await?,
-        (Operation::Gc { keep, dry_run, .. }, Output::Plan(plan)) => {
+        (
+            Operation::Gc {
+                release,
+                keep,
+                dry_run,
+                ..
+            },
+            Output::Plan(plan),
+        ) => {
             if *keep <= 0 && !as_json {
                 println!("keep is {keep}: GC is off, nothing deleted");
             } else {
-                print_gc(rt, plan, *dry_run, as_json).await?;
+                print_gc(rt, release, plan, *dry_run, as_json).await?;
             }
         }
         (_, output) if as_json => print_json(&output_json(rt, output).await?)?,

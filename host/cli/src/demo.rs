@@ -149,7 +149,7 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
         .with_gc_grace(std::time::Duration::ZERO)
         .gc(&release, 2, &[], false)
         .await?;
-    print_gc(runtime, &plan, false, as_json).await?;
+    print_gc(runtime, &release, &plan, false, as_json).await?;
 
     let shown_url = match &temp_dir {
         Some(_) => "file:///tmp/render-store-demo?create_dir=true".to_string(),

@@ -5,6 +5,7 @@ use crate::json_view::history_json;
 use crate::render_sizes::render_sizes;
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::Result;
+use render_store::controller::GC_FUTURE_TOLERANCE_SECONDS;
 use render_store::operation::Output;
 use render_store::{GcPlan, HistoryEntry, ObjectId, Release, RenderDiff, RenderStore, Runtime};
 use std::collections::HashMap;
@@ -101,35 +102,103 @@ pub async fn output_json(rt: &Runtime, output: &Output) -> Result<serde_json::Va
     Ok(outcome["ok"].take())
 }
 
-/// Prints what GC deleted (or, with `dry_run`, would delete) and kept.
-pub async fn print_gc(rt: &Runtime, plan: &GcPlan, dry_run: bool, as_json: bool) -> Result<()> {
+/// Prints what GC deleted (or, with `dry_run`, would delete) and kept. Entries GC did
+/// not count (future-dated, or naming a render that is not stored) are listed too, and
+/// what to do about them goes to stderr, in both forms, so it reaches a person even when
+/// a script reads the JSON.
+pub async fn print_gc(
+    rt: &Runtime,
+    release: &Release,
+    plan: &GcPlan,
+    dry_run: bool,
+    as_json: bool,
+) -> Result<()> {
     if as_json {
         let mut value = output_json(rt, &Output::Plan(plan.clone())).await?;
         value["dryRun"] = serde_json::json!(dry_run);
-        return print_json(&value);
+        print_json(&value)?;
+    } else {
+        let verb = if dry_run { "would delete" } else { "deleted" };
+        for key in plan.delete_history.iter().chain(&plan.delete_renders) {
+            println!("{verb} {}", esc(key));
+        }
+        for key in &plan.ignored {
+            println!("left alone (not a render or entry) {}", esc(key));
+        }
+        for key in &plan.recent_renders {
+            println!("kept (younger than the grace period) {}", esc(key));
+        }
+        let future = format!(
+            "kept, not counted (dated more than {} after now)",
+            seconds_in_words(GC_FUTURE_TOLERANCE_SECONDS)
+        );
+        for key in &plan.future_history {
+            println!("{future} {}", esc(key));
+        }
+        for key in &plan.dangling_history {
+            println!("kept, not counted (its render is not stored) {}", esc(key));
+        }
+        let mut kept = count(plan.keep_history.len(), "entry", "entries");
+        let uncounted = plan.future_history.len() + plan.dangling_history.len();
+        if uncounted > 0 {
+            kept.push_str(&format!(" ({uncounted} not counted)"));
+        }
+        println!(
+            "{verb} {} and {}; kept {kept} and {}",
+            count(
+                plan.delete_history.len(),
+                "history entry",
+                "history entries"
+            ),
+            count(plan.delete_renders.len(), "render", "renders"),
+            count(plan.keep_renders.len(), "render", "renders"),
+        );
     }
-    let verb = if dry_run { "would delete" } else { "deleted" };
-    for key in plan.delete_history.iter().chain(&plan.delete_renders) {
-        println!("{verb} {}", esc(key));
+    for note in skipped_entry_notes(release, plan) {
+        eprintln!("render-store: {note}");
     }
-    for key in &plan.ignored {
-        println!("left alone (not a render or entry) {}", esc(key));
-    }
-    for key in &plan.recent_renders {
-        println!("kept (younger than the grace period) {}", esc(key));
-    }
-    println!(
-        "{verb} {} and {}; kept {} and {}",
-        count(
-            plan.delete_history.len(),
-            "history entry",
-            "history entries"
-        ),
-        count(plan.delete_renders.len(), "render", "renders"),
-        count(plan.keep_history.len(), "entry", "entries"),
-        count(plan.keep_renders.len(), "render", "renders"),
-    );
     Ok(())
+}
+
+/// What to do about the entries GC did not count: one sentence for the future-dated,
+/// one for the dangling, none when there are none.
+fn skipped_entry_notes(release: &Release, plan: &GcPlan) -> Vec<String> {
+    let mut notes = Vec::new();
+    let future = plan.future_history.len();
+    let them = |n: usize| if n == 1 { "it" } else { "them" };
+    if future > 0 {
+        notes.push(format!(
+            "{} of {release} {} dated more than {} after now, so GC neither counts nor \
+             deletes {them}: check the clock of the controller replica that wrote {them} \
+             (GC counts {them} once that time has passed). A key no replica wrote was \
+             planted: remove it by hand.",
+            count(future, "history entry", "history entries"),
+            if future == 1 { "is" } else { "are" },
+            seconds_in_words(GC_FUTURE_TOLERANCE_SECONDS),
+            them = them(future),
+        ));
+    }
+    let dangling = plan.dangling_history.len();
+    if dangling > 0 {
+        notes.push(format!(
+            "{} of {release} {} a render that is not stored, so GC neither counts nor \
+             deletes {}: `render-store verify {release}` says what to do. A key no \
+             replica wrote was planted: remove it by hand.",
+            count(dangling, "history entry", "history entries"),
+            if dangling == 1 { "names" } else { "name" },
+            them(dangling),
+        ));
+    }
+    notes
+}
+
+/// A whole number of seconds in words: "5 minutes", "1 minute", "90 seconds".
+pub fn seconds_in_words(seconds: u64) -> String {
+    match seconds {
+        60 => "1 minute".to_string(),
+        s if s % 60 == 0 => format!("{} minutes", s / 60),
+        s => count(s as usize, "second", "seconds"),
+    }
 }
 
 /// `n` and the noun in the number English wants: "1 render", "0 renders".

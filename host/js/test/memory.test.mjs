@@ -76,21 +76,24 @@ test('the in-memory bucket serves every store operation', () => {
     keepRenders: [refs[0], refs[2]].map((r) => `${P}renders/${r}`).sort(),
     ignored: [],
     recentRenders: [],
+    futureHistory: [],
+    danglingHistory: [],
   });
   assert.deepEqual(s.gc(release, 1, [refs[0]], false, noGrace), dry);
-  // The real run deletes the old entries, lists the history again, then the renders.
+  // The real run lists the history and the renders, deletes the old entries, lists the
+  // history again, then deletes the blobs.
   assert.deepEqual(calls.splice(0), [
     `list ${P}history/`,
+    `list ${P}renders/`,
     ...dry.deleteHistory.map((k) => `delete ${k}`),
     `list ${P}history/`,
-    `list ${P}renders/`,
     ...dry.deleteRenders.map((k) => `delete ${k}`),
   ]);
   assert.deepEqual([...mem.objects.keys()].sort(), [...dry.keepHistory, ...dry.keepRenders].sort());
   assert.throws(() => s.getRender(release, refs[1]), isError('not-found', /is not in the store/));
   // keep <= 0 makes no call at all.
   calls.splice(0);
-  assert.deepEqual(s.gc(release, 0), { deleteHistory: [], keepHistory: [], deleteRenders: [], keepRenders: [], ignored: [], recentRenders: [] });
+  assert.deepEqual(s.gc(release, 0), { deleteHistory: [], keepHistory: [], deleteRenders: [], keepRenders: [], ignored: [], recentRenders: [], futureHistory: [], danglingHistory: [] });
   assert.deepEqual(calls, []);
 
   // A foreign key under the prefix is left alone by GC and deleted by delete-release.

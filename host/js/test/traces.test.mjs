@@ -11,7 +11,7 @@ import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as rs from '@convoy/render-store';
-import { cli, fileUrl, manifest, objectFiles, putAndRecordWithCli, tempDir } from './helpers.mjs';
+import { REPO, cli, fileUrl, manifest, objectFiles, putAndRecordWithCli, tempDir } from './helpers.mjs';
 
 const NAME = 'default/guestbook';
 const P = `${NAME}/`;
@@ -107,7 +107,7 @@ test('traces of every CLI store operation replay in Node as they were recorded',
   assert.deepEqual([graced.deleteRenders, graced.recentRenders], [[], [`${P}renders/${s.refs[1]}`]]);
   // The CLI's GC records the time it ran at and its grace period (default 10 minutes).
   const dryHeader = lines(cases['gc (dry run, a young blob spared)'].text)[0];
-  assert.equal(dryHeader.version, 3);
+  assert.equal(dryHeader.version, 4);
   assert.equal(dryHeader.arguments.graceSeconds, 600);
   assert.ok(Math.abs(dryHeader.arguments.now.seconds - Date.now() / 1000) < 600, JSON.stringify(dryHeader.arguments.now));
   assert.equal(lines(cases['gc (within the grace period)'].text)[0].arguments.graceSeconds, 3600);
@@ -133,13 +133,14 @@ test('an edited GC trace: one more key in a list answer', (t) => {
   assert.equal(original.result.ok.deleteHistory.length, 1);
 
   // A newer entry in the first history listing: keeping 2 now deletes two entries, so the
-  // second call, the batch delete of the old entries, has one key more.
+  // third call (after the two listings), the batch delete of the old entries, has one
+  // key more.
   const newer = `${P}history/20240509T000000.000000000Z-${s.refs[2]}`;
   const moreHistory = edited(gc, 'history', (v) => v[1].answer.ok.push(listed(newer)));
   const a = bothReplay(moreHistory);
   assert.equal(a.matches, false);
   assert.equal(a.resultMatches, false);
-  assert.equal(a.firstDifference.position, 2);
+  assert.equal(a.firstDifference.position, 3);
   const twoOldest = lines(gc.text)[1].answer.ok.slice(0, 2).map((o) => o.key);
   assert.deepEqual(a.firstDifference.recorded, { call: 'delete-many', keys: twoOldest.slice(0, 1), answer: { ok: [{ ok: null }] } });
   assert.deepEqual(a.firstDifference.replayed, { call: 'delete-many', keys: twoOldest, answer: { ok: [{ ok: null }, { ok: null }] } });
@@ -149,14 +150,15 @@ test('an edited GC trace: one more key in a list answer', (t) => {
   // the end of the trace (answered ok, as an unrecorded delete is).
   const stray = `${P}renders/${rs.renderRef([manifest('stray')])}`;
   const renderList = lines(gc.text).findIndex((l) => l.call === 'list' && l.key === `${P}renders/`);
+  const blobBatch = lines(gc.text).findIndex((l) => l.call === 'delete-many' && l.keys[0].startsWith(`${P}renders/`));
   const moreRenders = edited(gc, 'renders', (v) => v[renderList].answer.ok.push(listed(stray)));
   const b = bothReplay(moreRenders);
   assert.equal(b.matches, false);
   // Blobs are deleted in one batch, in key order: the stray one lands where its key sorts.
   const deletes = [...original.result.ok.deleteRenders, stray].sort();
-  assert.equal(b.firstDifference.position, renderList + 1);
+  assert.equal(b.firstDifference.position, blobBatch);
   assert.deepEqual(b.firstDifference.replayed, { call: 'delete-many', keys: deletes, answer: { ok: deletes.map(() => ({ ok: null })) } });
-  assert.deepEqual(b.firstDifference.recorded, lines(gc.text)[renderList + 1]);
+  assert.deepEqual(b.firstDifference.recorded, lines(gc.text)[blobBatch]);
   assert.equal(b.firstDifference.recorded.call, 'delete-many');
   assert.ok(b.result.ok.deleteRenders.includes(stray));
 
@@ -314,7 +316,7 @@ test('hand-written traces: each replay rule, in both hosts', (t) => {
   assert.equal(d.firstDifference.position, 3);
   assert.equal(d.firstDifference.replayed, null);
 
-  // The same GC as this build records it (version 3): deletes in batches, each answered
+  // The same GC as the version 3 build recorded it: deletes in batches, each answered
   // per key; a key that failed is named in the error, and no call follows.
   const batched = edited(gcTwice, 'batched', (v) => {
     v[0].version = 3;
@@ -368,7 +370,7 @@ test('malformed traces are refused, as the Rust CLI refuses them', (t) => {
   }
   // A version 1 trace is refused in the same words by both hosts.
   const v1 = edited(good, 'v1', (v) => { v[0].version = 1; });
-  const message = 'trace line 1: trace version 1 is not supported: this build reads versions 2 to 3';
+  const message = 'trace line 1: trace version 1 is not supported: this build reads versions 2 to 4';
   assert.throws(() => rs.replay(v1.text), (e) => e.message === message);
   assert.match(cli(['replay', '--json', v1.file], { status: null }).stderr, new RegExp(message));
   // A GC trace needs the time it ran at and its grace period.
@@ -467,7 +469,8 @@ test('traces Node records replay in the Rust CLI to the same report, JSON and te
   const s = rs.store(bucket);
   const renders = [[manifest('a')], [manifest('b'), manifest('c', { 'line\nbreak': 'tab\there' })], [manifest('d')]];
   const refs = renders.map((r) => s.putRender(NAME, r));
-  refs.forEach((ref, i) => s.recordHistory(NAME, { renderRef: ref, syncedAt: { seconds: 1_714_550_400 + i * 3600, nanoseconds: i }, summary: `node ${i}` }));
+  // Synced before the GCs' `now` (later entries would not count: CONTRACT.md §5).
+  refs.forEach((ref, i) => s.recordHistory(NAME, { renderRef: ref, syncedAt: { seconds: 1_699_000_000 + i * 3600, nanoseconds: i }, summary: `node ${i}` }));
   const at = { now: { seconds: tick + 30, nanoseconds: 5 }, graceSeconds: 60 };
   const ops = {
     'put-render': () => s.putRender(NAME, [manifest('e'), manifest('a')]),
@@ -507,4 +510,20 @@ test('traces Node records replay in the Rust CLI to the same report, JSON and te
   assert.notEqual(edited.firstDifference, null);
   assert.deepEqual(edited.result.ok.deleteHistory, []);
   assert.deepEqual(bucket.list(''), []);
+});
+
+// tests/vectors/traces/gc-skipped-entries.jsonl (written by guest/tests/trace.rs): a GC over
+// ten planted far-future entries, an entry of a replica whose clock ran ahead and an
+// entry whose render is missing. It replays as recorded in Node and in the Rust CLI, and
+// no real entry was pushed out (CONTRACT.md §5).
+test('the GC conformance trace replays as recorded, in both hosts', () => {
+  const file = join(REPO, 'tests/vectors/traces/gc-skipped-entries.jsonl');
+  const report = rs.replay(readFileSync(file, 'utf8'));
+  assert.equal(report.matches, true, JSON.stringify(report.firstDifference));
+  assert.deepEqual(report, rustReplay(file));
+  const plan = report.result.ok;
+  assert.deepEqual(
+    ['deleteHistory', 'keepHistory', 'futureHistory', 'danglingHistory'].map((k) => plan[k].length),
+    [1, 16, 11, 1],
+  );
 });

@@ -6,11 +6,11 @@
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { RenderStoreError, canonical, renderRef, sha256Hex } from '@convoy/render-store';
-import { cliAsync, objectFiles, tempDir, vectors } from './helpers.mjs';
+import { RenderStoreError, canonical, planGc, renderRef, sha256Hex } from '@convoy/render-store';
+import { REPO, cliAsync, objectFiles, tempDir, vectors } from './helpers.mjs';
 
 const all = vectors();
 
@@ -87,4 +87,21 @@ test('every vector: the Node host and the Rust CLI agree byte for byte', { concu
     assert.deepEqual(JSON.parse(ref.stdout.toString()), { renderRef: renderRef(v.bytes) });
     assert.deepEqual(canon.stdout, Buffer.from(canonical(v.bytes)));
   })));
+});
+
+// tests/vectors/gc-plan.json: every GC decision through planGc (the component's
+// logic.plan-gc), at each case's `now`: the plan, list by list, or the error kind.
+test('every GC plan vector in the Node host', async (t) => {
+  const { cases } = JSON.parse(readFileSync(join(REPO, 'tests/vectors/gc-plan.json'), 'utf8'));
+  assert.ok(cases.length >= 10, `only ${cases.length} cases`);
+  for (const c of cases) {
+    await t.test(c.name, () => {
+      const plan = () => planGc(c.release, c.keep, c.history, c.renders, c.protected, { now: c.now });
+      if ('error' in c.want) {
+        assert.throws(plan, (e) => e instanceof RenderStoreError && e.kind === c.want.error);
+      } else {
+        assert.deepEqual(plan(), c.want);
+      }
+    });
+  }
 });

@@ -15,7 +15,7 @@ from typing import Optional
 import pytest
 
 import render_store as rs
-from conftest import configmap, write_objects
+from conftest import HERE, configmap, write_objects
 
 APP = "ns/app"
 TIMES = ["2024-05-01T08:00:00Z", "2024-05-01T09:00:00Z", "2024-05-01T10:00:00Z", "2024-05-01T11:00:00Z"]
@@ -123,7 +123,7 @@ def test_every_cli_trace_replays_in_python(cli, populated, tmp_path):
     # Version 2: the CLI's GC records its `now` and grace period (default 10 minutes);
     # the first spared the young unreferenced blobs, the second deleted them.
     gc, no_grace = (lines((tmp_path / f"{n}.jsonl").read_text(encoding="utf-8")) for n in ("gc", "gc-no-grace"))
-    assert gc[0]["version"] == 3 and gc[0]["arguments"]["graceSeconds"] == 600
+    assert gc[0]["version"] == 4 and gc[0]["arguments"]["graceSeconds"] == 600
     assert set(gc[0]["arguments"]["now"]) == {"seconds", "nanoseconds"}
     spared = gc[-1]["result"]["ok"]["recentRenders"]
     assert f"ns/app/renders/{refs[1]}" in spared and gc[-1]["result"]["ok"]["deleteRenders"] == []
@@ -401,7 +401,7 @@ def test_a_hand_written_gc_trace_with_a_grace_period(cli, runtime, tmp_path):
 
 @pytest.mark.parametrize("mangle,message", [
     (lambda t: t.replace('"version": 2', '"version": 1'),
-     "trace line 1: trace version 1 is not supported: this build reads versions 2 to 3"),
+     "trace line 1: trace version 1 is not supported: this build reads versions 2 to 4"),
     (lambda t: t.replace('"version": 2', '"version": 3').replace('"call": "list"', '"call": "delete-many"'),
      'a delete-many has "keys", not "key"'),
     (lambda t: t.replace('"ok": []', '"ok": ["ns/app/history/x"]'), "an object of a listing must be a JSON object"),
@@ -490,8 +490,9 @@ def copy_mtimes(source: Path, target: Path) -> None:
 
 
 def test_a_version_3_gc_trace_deletes_in_batches_and_names_a_failed_key(cli, runtime, tmp_path):
-    """This build's traces (version 3) hold batch deletes, answered per key; the
-    hand-written traces above are version 2 (one delete a key), which still replay."""
+    """Version 3 traces hold batch deletes, answered per key, and list renders/ after
+    the second history listing, as that build did; the hand-written traces above are
+    version 2 (one delete a key). Both still replay as recorded."""
     refs = sorted(runtime.render_ref([configmap(f"b{n}")]) for n in range(3))
     hist = [f"ns/app/history/2024050{n + 1}T000000.000000000Z-{r}" for n, r in enumerate(refs)]
     renders = [f"ns/app/renders/{r}" for r in refs]
@@ -514,3 +515,18 @@ def test_a_version_3_gc_trace_deletes_in_batches_and_names_a_failed_key(cli, run
     assert py.result == {"error": {"kind": "bucket", "message":
                                    f"delete-many: 1 of 2 keys could not be deleted: {hist[1]}: busy"}}
     assert py.first_difference is None  # no call after the failed batch
+
+
+def test_the_gc_conformance_trace_replays_as_recorded(cli, tmp_path):
+    """tests/vectors/traces/gc-skipped-entries.jsonl: a GC over ten planted far-future
+    entries, an entry of a replica whose clock ran ahead and an entry whose render is
+    missing. It replays as recorded here and in the Rust CLI, to the same report, and
+    no real entry was pushed out (CONTRACT.md §5)."""
+    path = HERE / ".." / ".." / ".." / "tests" / "vectors" / "traces" / "gc-skipped-entries.jsonl"
+    text = path.read_text(encoding="utf-8")
+    py = assert_same_replay(cli, tmp_path, text)
+    assert py.matches, py.text
+    plan = py.result["ok"]
+    counts = [len(plan[k]) for k in ("deleteHistory", "keepHistory", "futureHistory", "danglingHistory")]
+    assert counts == [1, 16, 11, 1]
+    assert set(plan["futureHistory"]) | set(plan["danglingHistory"]) <= set(plan["keepHistory"])

@@ -1,5 +1,6 @@
 """Every golden vector (tests/vectors/render-ref.json) through the Python host, read as
-tests/e2e/vectors.rs reads it, and against the Rust CLI's `ref` and `canonical`."""
+tests/e2e/vectors.rs reads it, and against the Rust CLI's `ref` and `canonical`; and every
+GC decision of tests/vectors/gc-plan.json through ``plan_gc``."""
 
 from __future__ import annotations
 
@@ -94,3 +95,25 @@ def test_every_vector_agrees_with_the_rust_cli(runtime, cli, tmp_path):
         if from_python != from_rust:
             differences.append(f"{name}: python {from_python!r:.200} rust {from_rust!r:.200}")
     assert not differences, "\n".join(differences)
+
+
+GC_PLANS = json.loads((VECTORS.parent / "gc-plan.json").read_text(encoding="utf-8"))["cases"]
+
+
+def test_there_are_gc_plan_cases():
+    assert len(GC_PLANS) >= 10
+
+
+@pytest.mark.parametrize("case", GC_PLANS, ids=[c["name"] for c in GC_PLANS])
+def test_gc_plan_vector(runtime, case):
+    release = (case["release"]["namespace"], case["release"]["name"])
+    now = rs.SyncTime(case["now"]["seconds"], case["now"]["nanoseconds"])
+    args = (release, case["keep"], case["history"], case["renders"], case["protected"])
+    if "error" in case["want"]:
+        with pytest.raises(rs.RenderStoreError) as e:
+            runtime.plan_gc(*args, now=now)
+        assert e.value.kind == case["want"]["error"]
+        return
+    assert runtime.plan_gc(*args, now=now).to_json() == case["want"]
+    # The module-level function is the same decision.
+    assert rs.plan_gc(*args, now=now).to_json() == case["want"]

@@ -12,8 +12,8 @@ use async_trait::async_trait;
 use std::sync::Arc;
 
 pub use render_store_guest::policy::{
-    DEFAULT_GC_GRACE_SECONDS, DEFAULT_KEEP_HISTORY, PinDecision, ReleaseRefs, Retention,
-    effective_keep_history, protected_refs,
+    DEFAULT_GC_GRACE_SECONDS, DEFAULT_KEEP_HISTORY, GC_FUTURE_TOLERANCE_SECONDS, PinDecision,
+    ReleaseRefs, Retention, effective_keep_history, protected_refs,
 };
 
 /// `resolvedRetentionPolicy.historyCount`: 0 without a store (nothing is kept);

@@ -202,7 +202,9 @@ impl Runtime {
         )
     }
 
-    /// The GC decision from listings alone (see [`crate::RenderStore::gc`]).
+    /// The GC decision from listings alone (see [`crate::RenderStore::gc`]), at `now`:
+    /// entries dated more than [`crate::controller::GC_FUTURE_TOLERANCE_SECONDS`] after it do not
+    /// count toward `keep`, nor do entries whose render `render_keys` lacks.
     pub async fn plan_gc(
         &self,
         release: &Release,
@@ -210,6 +212,7 @@ impl Runtime {
         history_keys: &[String],
         render_keys: &[String],
         protected: &[String],
+        now: SyncTime,
     ) -> Result<GcPlan> {
         call_export!(
             self,
@@ -219,7 +222,8 @@ impl Runtime {
                 keep,
                 history_keys,
                 render_keys,
-                protected
+                protected,
+                now.into()
             )
         )
         .map(GcPlan::from)

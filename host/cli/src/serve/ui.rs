@@ -23,7 +23,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use diff_lines::{Layout, diff_lines_html};
 use maud::{DOCTYPE, Markup, html};
-use render_store::controller::DEFAULT_KEEP_HISTORY;
+use render_store::controller::{DEFAULT_KEEP_HISTORY, GC_FUTURE_TOLERANCE_SECONDS};
 use render_store::{
     GcPlan, HistoryEntry, ObjectForm, ObjectId, ObserverError, Release, RenderDiff, SyncTime,
 };
@@ -453,7 +453,26 @@ fn release_crumbs(base: &str, release: &Release) -> Vec<Crumb> {
 /// What GC's dry-run plan says of an entry and its render: the row's class and the
 /// marker.
 fn gc_marker(plan: &GcPlan, entry: &HistoryEntry, render_key: &str) -> (&'static str, Markup) {
-    let (class, label, why) = if plan.delete_history.contains(&entry.key) {
+    let is = |keys: &[String]| keys.iter().any(|k| k == &entry.key);
+    // A skipped entry is kept: the row reads as kept, and the words say why it does not
+    // count.
+    let (class, label, why) = if is(&plan.future_history) {
+        (
+            "gc-keep",
+            "keep",
+            format!(
+                "GC keeps this entry but does not count it: dated more than {} after now (a \
+                 clock running ahead, or a planted key)",
+                crate::output::seconds_in_words(GC_FUTURE_TOLERANCE_SECONDS)
+            ),
+        )
+    } else if is(&plan.dangling_history) {
+        (
+            "gc-keep",
+            "keep",
+            "GC keeps this entry but does not count it: its render is not stored".to_string(),
+        )
+    } else if is(&plan.delete_history) {
         (
             "gc-delete",
             "delete",
@@ -468,15 +487,17 @@ fn gc_marker(plan: &GcPlan, entry: &HistoryEntry, render_key: &str) -> (&'static
     };
     let has = |keys: &[String]| keys.iter().any(|k| k == render_key);
     let render = if has(&plan.delete_renders) {
-        "its render is deleted: no kept entry names it"
+        "; its render is deleted: no kept entry names it"
     } else if has(&plan.recent_renders) {
-        "its render is kept for now: written within GC's grace period"
+        "; its render is kept for now: written within GC's grace period"
     } else if has(&plan.keep_renders) {
-        "its render is kept"
+        "; its render is kept"
+    } else if is(&plan.dangling_history) {
+        ""
     } else {
-        "its render is missing"
+        "; its render is missing"
     };
-    let why = format!("{why}; {render}");
+    let why = format!("{why}{render}");
     (
         class,
         html! {

@@ -36,7 +36,7 @@ import os
 import threading
 import time
 from ctypes import byref, c_bool, c_int64, c_uint32, c_uint64
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _lib
@@ -270,15 +270,25 @@ class HistoryKey:
 
 @dataclass(frozen=True)
 class GcPlan:
-    """What a garbage collection deletes and keeps (full keys, lexical order)."""
+    """What a garbage collection deletes and keeps (full keys, lexical order). Every
+    history key listed is in exactly one of ``delete_history``, ``keep_history`` and
+    ``ignored``; ``future_history`` and ``dangling_history`` name the kept entries that
+    did not count toward ``keep``."""
 
     delete_history: List[str]
+    #: The newest ``keep`` entries of those that count, and every entry that does not.
     keep_history: List[str]
     delete_renders: List[str]
     keep_renders: List[str]
     ignored: List[str]
     #: Unreferenced blobs kept only because they are younger than the grace period.
     recent_renders: List[str]
+    #: Kept entries dated more than the component's tolerance (five minutes) after GC's
+    #: ``now`` (a replica whose clock runs ahead, or planted keys): neither counted
+    #: toward ``keep`` nor deleted; their renders are kept.
+    future_history: List[str] = field(default_factory=list)
+    #: Kept entries whose render is not stored: neither counted toward ``keep`` nor deleted.
+    dangling_history: List[str] = field(default_factory=list)
 
     def to_json(self) -> Dict[str, List[str]]:
         return {
@@ -288,6 +298,8 @@ class GcPlan:
             "keepRenders": list(self.keep_renders),
             "ignored": list(self.ignored),
             "recentRenders": list(self.recent_renders),
+            "futureHistory": list(self.future_history),
+            "danglingHistory": list(self.dangling_history),
         }
 
 
@@ -415,7 +427,7 @@ def _py_entry(e: Dict[str, Any]) -> HistoryEntry:
 
 def _py_plan(p: Dict[str, Any]) -> GcPlan:
     return GcPlan(p["deleteHistory"], p["keepHistory"], p["deleteRenders"], p["keepRenders"],
-                  p["ignored"], p["recentRenders"])
+                  p["ignored"], p["recentRenders"], p["futureHistory"], p["danglingHistory"])
 
 
 def _py_id(i: Dict[str, Any]) -> ObjectId:
@@ -574,11 +586,15 @@ class Runtime:
         return _py_time(t)
 
     def plan_gc(self, release: ReleaseLike, keep: int, history_keys: Sequence[str],
-                render_keys: Sequence[str], protected: Sequence[str] = ()) -> GcPlan:
-        """The GC decision from listings alone (no grace period applies)."""
+                render_keys: Sequence[str], protected: Sequence[str] = (), *,
+                now: Optional[SyncTime] = None) -> GcPlan:
+        """The GC decision from listings alone, at ``now`` (default: this machine's
+        clock), which decides the entries too far in the future to count. No grace
+        period applies."""
         keep = _int(keep, -(1 << 63), (1 << 63) - 1, "keep")
         plan = self._text(lib.rs_plan_gc, *_rel(release), keep, *_strings(history_keys),
-                          *_strings(render_keys), *_strings(protected))
+                          *_strings(render_keys), *_strings(protected),
+                          _time(now if now is not None else _now()))
         return _py_plan(json.loads(plan))
 
     def diff_renders(self, old: BytesLike, new: BytesLike, form: str = "yaml", *,
@@ -1222,7 +1238,10 @@ class RenderStore:
         """Garbage collection keeping the newest ``keep`` entries and the renders they
         and ``protected`` name. A render blob modified less than ``grace_seconds``
         (default: the runtime's ``gc_grace_seconds``) before ``now`` (default: this
-        machine's clock) is not deleted: the plan lists it in ``recent_renders``."""
+        machine's clock) is not deleted: the plan lists it in ``recent_renders``.
+        Entries dated more than five minutes after ``now``, and entries whose render
+        is not stored, do not count toward ``keep`` and are never deleted
+        (``future_history``, ``dangling_history``)."""
         keep = _int(keep, -(1 << 63), (1 << 63) - 1, "keep")
         grace = None
         if now is not None or grace_seconds is not None:
@@ -1378,8 +1397,9 @@ def parse_synced_at(text: str) -> SyncTime:
 
 
 def plan_gc(release: ReleaseLike, keep: int, history_keys: Sequence[str],
-            render_keys: Sequence[str], protected: Sequence[str] = ()) -> GcPlan:
-    return default_runtime().plan_gc(release, keep, history_keys, render_keys, protected)
+            render_keys: Sequence[str], protected: Sequence[str] = (), *,
+            now: Optional[SyncTime] = None) -> GcPlan:
+    return default_runtime().plan_gc(release, keep, history_keys, render_keys, protected, now=now)
 
 
 def diff_renders(old: BytesLike, new: BytesLike, form: str = "yaml", *,

@@ -140,7 +140,7 @@ _SIGNATURES: Sequence[Tuple[str, Any, Tuple[Any, ...]]] = (
     ("rs_format_synced_at", _ERR, (_OPT, Time, _BUF)),
     ("rs_parse_synced_at", _ERR, (_OPT,) + _S + (POINTER(Time),)),
     ("rs_plan_gc", _ERR, (_OPT,) + _REL + (c_int64,) + (_BYTES, c_size_t, _ENDS, c_size_t) * 3
-     + (_BUF,)),
+     + (Time, _BUF)),
     ("rs_summarize_history", _ERR, (_OPT,) + _REL + (_BYTES, c_size_t, _ENDS, c_size_t, _BUF)),
     ("rs_diff_renders", _ERR, (_OPT,) + _S + _S + (c_uint32, c_uint32, c_uint32, _BUF)),
     ("rs_show_objects", _ERR, (_OPT,) + _S + (c_uint32, c_uint32, _BUF)),

@@ -105,6 +105,8 @@ impl From<wit::GcPlan> for GcPlan {
             keep_renders: p.keep_renders,
             ignored: p.ignored,
             recent_renders: p.recent_renders,
+            future_history: p.future_history,
+            dangling_history: p.dangling_history,
         }
     }
 }
@@ -179,6 +181,8 @@ impl From<&GcPlan> for wit::GcPlan {
             keep_renders: p.keep_renders.clone(),
             ignored: p.ignored.clone(),
             recent_renders: p.recent_renders.clone(),
+            future_history: p.future_history.clone(),
+            dangling_history: p.dangling_history.clone(),
         }
     }
 }
