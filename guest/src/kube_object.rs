@@ -231,6 +231,30 @@ mod tests {
     }
 
     #[test]
+    fn every_vector_natively() {
+        let doc: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/vectors/check-objects.json")).unwrap();
+        for c in doc["cases"].as_array().unwrap() {
+            let objects: Vec<&[u8]> = c["objects"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o.as_str().unwrap().as_bytes())
+                .collect();
+            let name = &c["name"];
+            match (check_objects(&objects), &c["want"]) {
+                (Ok(()), want) => assert_eq!(want, "ok", "{name}"),
+                (Err(Error::InvalidObject { index, message }), want) => {
+                    assert_eq!(Some(index as u64), want["index"].as_u64(), "{name}");
+                    let part = want["message"].as_str().unwrap();
+                    assert!(message.contains(part), "{name}: {message}");
+                }
+                (Err(other), _) => panic!("{name}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn a_json_stream_splits_into_its_objects() {
         let stream = b" {\"a\":1}\n{\"b\":[2]}{\"c\":{}}\n\n";
         let objects = json_objects(stream).unwrap();

@@ -38,6 +38,18 @@ func RenderRef(objects [][]byte, opts ...Option) (string, error) {
 	return takeString(&out), nil
 }
 
+// CheckObjects reports the first object that is not a Kubernetes object as a
+// person's or a tool's render must be (CONTRACT.md §4): apiVersion, kind, and
+// metadata.name or metadata.generateName; a List or *List item by item; no Secret
+// holding the "***" of a masked view. The error is an *Error of KindInvalidObject
+// whose ObjectIndex says which. Storing does not check this: a controller stores
+// what it applied.
+func CheckObjects(objects [][]byte, opts ...Option) error {
+	j := joinBytes(objects)
+	data, n, ends, count := j.args()
+	return takeError(C.rs_check_objects(options(opts), data, n, ends, count))
+}
+
 // YAMLObjects returns the objects of a multi-document Kubernetes YAML stream, each
 // the compact JSON sigs.k8s.io/yaml writes, read as a Go controller reads the stream
 // (CONTRACT.md §11). A stream that is not a render is an *InvalidYAMLError.

@@ -268,6 +268,31 @@ func TestLimits(t *testing.T) {
 	}
 }
 
+// TestLargestRender: one byte over 64 MiB of canonical bytes is refused with the
+// component's words, as in every host, and nothing is stored.
+func TestLargestRender(t *testing.T) {
+	bucket := NewMemoryBucket()
+	s, err := New(bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	head, tail := `{"data":"`, `"}`
+	over := [][]byte{[]byte(head + strings.Repeat("x", 64<<20-len(head)-len(tail)) + tail)}
+	refused := func(what string, err error) {
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "67108864 bytes (64 MiB)") {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	_, err = Canonical(over)
+	refused("Canonical", err)
+	_, err = s.PutRender(ctx(t), "ns", "app", over)
+	refused("PutRender", err)
+	if keys, err := bucket.List(ctx(t), "ns/app/"); err != nil || len(keys) != 0 {
+		t.Errorf("stored: %v %v", keys, err)
+	}
+}
+
 func TestTraceReplays(t *testing.T) {
 	s, err := New(NewMemoryBucket())
 	if err != nil {

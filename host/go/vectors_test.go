@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -297,6 +298,47 @@ func TestGCPlanVectors(t *testing.T) {
 		}
 		if !reflect.DeepEqual(nonNil(*plan), nonNil(want)) {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.Name, *plan, want)
+		}
+	}
+}
+
+// TestCheckObjectsVectors runs tests/vectors/check-objects.json: the Kubernetes
+// object rule of the component, through the C ABI.
+func TestCheckObjectsVectors(t *testing.T) {
+	var doc struct {
+		Cases []struct {
+			Name    string          `json:"name"`
+			Objects []string        `json:"objects"`
+			Want    json.RawMessage `json:"want"`
+		} `json:"cases"`
+	}
+	readJSON(t, testData(t, "vectors", "check-objects.json"), &doc)
+	if len(doc.Cases) < 10 {
+		t.Fatalf("only %d cases", len(doc.Cases))
+	}
+	for _, c := range doc.Cases {
+		objects := make([][]byte, len(c.Objects))
+		for i, o := range c.Objects {
+			objects[i] = []byte(o)
+		}
+		err := CheckObjects(objects)
+		var want struct {
+			Index   int    `json:"index"`
+			Message string `json:"message"`
+		}
+		if string(c.Want) == `"ok"` {
+			if err != nil {
+				t.Errorf("%s: %v", c.Name, err)
+			}
+			continue
+		}
+		if err := json.Unmarshal(c.Want, &want); err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, ErrInvalidObject) || e.ObjectIndex != want.Index ||
+			!strings.Contains(e.Message, want.Message) {
+			t.Errorf("%s: want object %d refused with %q, got %v", c.Name, want.Index, want.Message, err)
 		}
 	}
 }

@@ -151,6 +151,8 @@ export function formatSyncedAt(t: SyncTime): string;
 export function parseSyncedAt(text: string): SyncTime;
 /** The GC decision from listings alone. */
 export function planGc(release: ReleaseLike, keep: number | bigint, historyKeys: string[], renderKeys: string[], protectedRefs?: string[], options?: { now?: SyncTime }): GcPlan;
+/** Throws kind 'invalid-object' for the first object that is not a Kubernetes object as a person's or a tool's render must be (CONTRACT.md §4). */
+export function checkObjects(objects: BytesLike[]): void;
 /** The objects of a multi-document Kubernetes YAML stream, each as compact JSON, as a Go controller reads it. */
 export function yamlObjects(yaml: BytesLike): Uint8Array[];
 /** canonical(yamlObjects(yaml)) in one call. */

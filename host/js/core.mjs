@@ -671,6 +671,15 @@ export const renderRef = (objects) => {
   const list = objectList(objects);
   return logicCall((l) => l.renderRef(list));
 };
+/**
+ * Throws kind 'invalid-object' for the first object that is not a Kubernetes object as a
+ * person's or a tool's render must be (logic.check-objects, CONTRACT.md §4). Storing does
+ * not check this: a controller stores what it applied.
+ */
+export const checkObjects = (objects) => {
+  const list = objectList(objects);
+  logicCall((l) => l.checkObjects(list));
+};
 export const validateRenderRef = (ref) => logicCall((l) => l.validateRenderRef(String(ref)));
 export const sha256Hex = (value) => {
   const b = data(value, 'bytes');

@@ -187,3 +187,33 @@ async fn every_gc_plan_vector_through_the_component() {
         }
     }
 }
+
+/// tests/vectors/check-objects.json (CONTRACT.md §4): the Kubernetes object rule through
+/// the component's `logic.check-objects`, as every host calls it.
+#[tokio::test]
+async fn every_check_objects_vector_through_the_component() {
+    let doc: Value = serde_json::from_str(include_str!("../vectors/check-objects.json")).unwrap();
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() >= 10, "only {} cases", cases.len());
+    let rt = runtime();
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let objects: Vec<Vec<u8>> = c["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o.as_str().unwrap().as_bytes().to_vec())
+            .collect();
+        match (rt.check_objects(&objects).await, &c["want"]) {
+            (Ok(()), Value::String(ok)) => assert_eq!(ok, "ok", "{name}"),
+            (Err(render_store::Error::InvalidObject { index, message }), want)
+                if want.is_object() =>
+            {
+                assert_eq!(Some(u64::from(index)), want["index"].as_u64(), "{name}");
+                let part = want["message"].as_str().unwrap();
+                assert!(message.contains(part), "{name}: {message}");
+            }
+            (got, want) => panic!("{name}: got {got:?}, want {want}"),
+        }
+    }
+}

@@ -1,4 +1,6 @@
-// 64 MiB renders through the package: one object of one long string, and 20,000 small
+// The largest render is 64 MiB of canonical bytes: one byte more is refused with the
+// component's words, as in every host, and nothing is stored. 64 MiB renders through the
+// package: one object of one long string, and 20,000 small
 // objects, put, read back byte for byte, and diffed against a render with one object
 // changed; and bytes that are not UTF-8 keep Go's handling.
 
@@ -53,6 +55,24 @@ for (const [name, make] of [['one long string', longString], ['20,000 objects', 
     assert.deepEqual(rs.diffRenders(back, rs.canonical(changed), 'json'), d);
   });
 }
+
+test('one byte over the largest render is refused and nothing is stored', () => {
+  const head = '{"data":"';
+  const tail = '"}';
+  const over = [enc.encode(head + 'x'.repeat(SIZE - head.length - tail.length) + tail)];
+  const refused = (e) => {
+    assert.ok(e instanceof rs.RenderStoreError, String(e));
+    assert.equal(e.kind, 'invalid-input');
+    assert.ok(e.message.includes('67108864 bytes (64 MiB)') && e.message.includes('largest'), e.message);
+    return true;
+  };
+  assert.throws(() => rs.canonical(over), refused);
+  assert.throws(() => rs.renderRef(over), refused);
+  const bucket = new rs.MemoryBucket();
+  const store = new rs.RenderStore(bucket);
+  assert.throws(() => store.putRender('ns/app', over), refused);
+  assert.equal(bucket.objects.size, 0);
+});
 
 test('bytes that are not UTF-8 keep Go\'s handling', () => {
   // One U+FFFD per invalid byte inside a string, as Go's decoder does.

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { RenderStoreError, canonical, planGc, renderRef, sha256Hex } from '@convoy/render-store';
+import { RenderStoreError, canonical, checkObjects, planGc, renderRef, sha256Hex } from '@convoy/render-store';
 import { REPO, cliAsync, objectFiles, tempDir, vectors } from './helpers.mjs';
 
 const all = vectors();
@@ -102,6 +102,27 @@ test('every GC plan vector in the Node host', async (t) => {
       } else {
         assert.deepEqual(plan(), c.want);
       }
+    });
+  }
+});
+
+// tests/vectors/check-objects.json: the Kubernetes object rule through checkObjects (the
+// component's logic.check-objects): taken, or the first object refused and why.
+test('every check-objects vector in the Node host', async (t) => {
+  const { cases } = JSON.parse(readFileSync(join(REPO, 'tests/vectors/check-objects.json'), 'utf8'));
+  assert.ok(cases.length >= 10, `only ${cases.length} cases`);
+  for (const c of cases) {
+    await t.test(c.name, () => {
+      const objects = c.objects.map((o) => Buffer.from(o, 'utf8'));
+      if (c.want === 'ok') {
+        checkObjects(objects);
+        return;
+      }
+      assert.throws(() => checkObjects(objects), (e) => {
+        invalidObject(c.want.index)(e);
+        assert.ok(e.message.includes(c.want.message), e.message);
+        return true;
+      });
     });
   }
 });

@@ -1,4 +1,5 @@
-"""Render sizes: no cap below the component's memory. 64 MiB renders (one object of one
+"""Render sizes: the largest render is 64 MiB of canonical bytes, one byte more is refused
+with the component's words, as in every host. 64 MiB renders (one object of one
 long string, and 20,000 small objects) are put, read back byte for byte and diffed, and
 bytes that are not UTF-8 still reach the component exactly, with Go's handling. The
 objects cross the C ABI in one buffer with the end of each; ends that do not split it
@@ -67,6 +68,21 @@ def test_a_64_mib_render_round_trips_and_diffs(runtime, make):
         assert (len(d.changed), len(d.added), len(d.removed), d.unchanged) == (1, 0, 0, len(objects) - 1)
         assert d.changed[0].id.name == "cm-19999"
     assert runtime.diff_renders(back, b"".join(o + b"\n" for o in changed)) == store.diff_renders("ns/app", ref, other)
+
+
+def test_one_byte_over_the_largest_render_is_refused_and_nothing_stored(runtime):
+    head, tail = b'{"data":"', b'"}'
+    over = [head + b"x" * (SIZE - len(head) - len(tail)) + tail]
+    for call in (runtime.canonical, runtime.render_ref):
+        with pytest.raises(rs.RenderStoreError) as e:
+            call(over)
+        assert e.value.kind == "invalid-input"
+        assert "67108864 bytes (64 MiB)" in e.value.message and "largest" in e.value.message
+    store = rs.RenderStore(rs.MemoryBucket(), runtime)
+    with pytest.raises(rs.RenderStoreError) as e:
+        store.put_render(("ns", "app"), over)
+    assert e.value.kind == "invalid-input"
+    assert store.bucket.list("ns/app/") == []
 
 
 def test_bytes_that_are_not_utf8_keep_gos_handling(runtime):

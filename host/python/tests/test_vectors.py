@@ -117,3 +117,24 @@ def test_gc_plan_vector(runtime, case):
     assert runtime.plan_gc(*args, now=now).to_json() == case["want"]
     # The module-level function is the same decision.
     assert rs.plan_gc(*args, now=now).to_json() == case["want"]
+
+
+CHECKS = json.loads((VECTORS.parent / "check-objects.json").read_text(encoding="utf-8"))["cases"]
+
+
+def test_there_are_check_objects_cases():
+    assert len(CHECKS) >= 10
+
+
+@pytest.mark.parametrize("case", CHECKS, ids=[c["name"] for c in CHECKS])
+def test_check_objects_vector(runtime, case):
+    objects = [o.encode("utf-8") for o in case["objects"]]
+    if case["want"] == "ok":
+        runtime.check_objects(objects)
+        rs.check_objects(objects)
+        return
+    with pytest.raises(rs.RenderStoreError) as e:
+        runtime.check_objects(objects)
+    assert e.value.kind == "invalid-object"
+    assert e.value.index == case["want"]["index"]
+    assert case["want"]["message"] in e.value.message

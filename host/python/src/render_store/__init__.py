@@ -79,7 +79,8 @@ __all__ = [
     "ObjectId", "ChangedObject", "RenderDiff", "Replay", "ShownObject", "HistorySummary",
     "Runtime", "RenderStore", "StoreBucket", "MemoryBucket", "open",
     "default_runtime", "set_default_runtime",
-    "canonical", "render_ref", "validate_render_ref", "sha256_hex", "release_prefix",
+    "canonical", "render_ref", "check_objects", "validate_render_ref", "sha256_hex",
+    "release_prefix",
     "render_key", "history_key", "parse_key",
     "format_synced_at", "parse_synced_at", "plan_gc", "diff_renders", "show_objects",
     "summarize_history", "yaml_objects", "yaml_canonical", "yaml_render_ref",
@@ -528,6 +529,14 @@ class Runtime:
     def render_ref(self, objects: Iterable[BytesLike]) -> str:
         """The renderRef of a render, the one a Go controller computes."""
         return self._text(lib.rs_render_ref, *_objects(objects))
+
+    def check_objects(self, objects: Iterable[BytesLike]) -> None:
+        """Raises ``invalid-object`` for the first object that is not a Kubernetes
+        object as a person's or a tool's render must be (CONTRACT.md §4): ``apiVersion``,
+        ``kind``, and ``metadata.name`` or ``metadata.generateName``; a ``List`` or
+        ``*List`` item by item; no Secret holding the ``***`` of a masked view. Storing
+        does not check this: a controller stores what it applied."""
+        _check(lib.rs_check_objects(self._opt(), *_objects(objects)))
 
     def yaml_objects(self, yaml: BytesLike) -> List[bytes]:
         """The objects of a multi-document Kubernetes YAML stream, as a Go controller
@@ -1350,6 +1359,10 @@ def canonical(objects: Iterable[BytesLike]) -> bytes:
 
 def render_ref(objects: Iterable[BytesLike]) -> str:
     return default_runtime().render_ref(objects)
+
+
+def check_objects(objects: Iterable[BytesLike]) -> None:
+    default_runtime().check_objects(objects)
 
 
 def yaml_objects(yaml: BytesLike) -> List[bytes]:

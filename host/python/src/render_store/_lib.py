@@ -127,6 +127,7 @@ _SIGNATURES: Sequence[Tuple[str, Any, Tuple[Any, ...]]] = (
     ("rs_error_free", None, (_ERR,)),
     ("rs_canonical", _ERR, (_OPT, _BYTES, c_size_t, _ENDS, c_size_t, _BUF)),
     ("rs_render_ref", _ERR, (_OPT, _BYTES, c_size_t, _ENDS, c_size_t, _BUF)),
+    ("rs_check_objects", _ERR, (_OPT, _BYTES, c_size_t, _ENDS, c_size_t)),
     ("rs_yaml_objects", _ERR, (_OPT,) + _S + (_BUF,)),
     ("rs_yaml_canonical", _ERR, (_OPT,) + _S + (_BUF,)),
     ("rs_yaml_render_ref", _ERR, (_OPT,) + _S + (_BUF,)),
