@@ -24,7 +24,7 @@ fn go_peer_gives_the_expected_render_refs() {
         }
     };
     let renders = driver::real_renders();
-    assert_eq!(renders.len(), 4);
+    assert_eq!(renders.len(), 5);
     for r in &renders {
         assert_eq!(
             peer.json_ref(&r.json_files),

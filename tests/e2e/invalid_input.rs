@@ -178,6 +178,19 @@ async fn a_64_mib_render_is_stored_or_refused_whole() {
             .await
             .unwrap();
         assert_eq!(stored.len(), render[0].len() + 1, "{why}");
+        assert_eq!(stored.len(), render_store::MAX_RENDER_BYTES, "{why}");
+        // One byte longer is over the largest render: refused before any bucket call.
+        let mut longer = render.clone();
+        // `{"s":"` then the string: one more character of it.
+        longer[0].insert(6, b'x');
+        let r = Recorded::new(bucket_from_url("mem://"));
+        let e = r
+            .store
+            .put_render(&release("app"), &longer)
+            .await
+            .unwrap_err();
+        assert_invalid(e, "largest render", why);
+        assert_eq!(r.calls(), [], "{why}");
 
         let cap = case["smallCapMib"].as_u64().unwrap() as usize;
         let small = Runtime::new(Limits {
