@@ -21,10 +21,10 @@
 use crate::error::{Error, Result};
 use crate::json::{Document, Node, decode_object, split_objects};
 
-/// The objects of a stream of JSON objects (white space around and between them):
-/// what `render-store get` writes and `kubectl apply -f` reads from a JSON file. Each is
-/// the bytes of the stream it came from. A value that is not a JSON object is
-/// `invalid-object` naming its position.
+/// The objects of a stream of JSON objects, each starting on a line of its own (white
+/// space around them): what `render-store get` writes, one object a line, and `jq -c`
+/// too. Each is the bytes of the stream it came from. A value that is not a JSON object,
+/// or two objects on one line, is `invalid-object` naming its position.
 pub fn json_objects(stream: &[u8]) -> Result<Vec<Vec<u8>>> {
     let ranges = split_objects(stream).map_err(|(index, e)| Error::InvalidObject {
         index,
@@ -256,16 +256,23 @@ mod tests {
 
     #[test]
     fn a_json_stream_splits_into_its_objects() {
-        let stream = b" {\"a\":1}\n{\"b\":[2]}{\"c\":{}}\n\n";
+        let stream = b" {\"a\":1}\n{\"b\":[2]}\r\n  {\n\"c\":{}}\n\n";
         let objects = json_objects(stream).unwrap();
         assert_eq!(
             objects,
             [
                 b"{\"a\":1}".to_vec(),
                 b"{\"b\":[2]}".to_vec(),
-                b"{\"c\":{}}".to_vec()
+                b"{\n\"c\":{}}".to_vec()
             ]
         );
+        // Two on one line are one object with trailing data, as Go reads it.
+        match json_objects(b"{\"a\":1}\n{\"a\":1}{\"b\":2}") {
+            Err(Error::InvalidObject { index: 1, message }) => {
+                assert!(message.contains("after top-level value"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(json_objects(b"  \n").unwrap().is_empty());
         match json_objects(b"{}\n[1]") {
             Err(Error::InvalidObject { index: 1, message }) => {

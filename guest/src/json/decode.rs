@@ -135,13 +135,15 @@ pub fn decode_object(input: &[u8]) -> Result<Document<'_>, DecodeError> {
     Ok(doc)
 }
 
-/// Where each JSON object of a stream of them begins and ends: objects one after
-/// another, white space around and between them allowed (what a render's canonical bytes
-/// are, one object a line, and what Kubernetes' YAML-or-JSON decoder reads). An empty
-/// stream has none. The error gives the position of the value that failed in the stream
-/// (from 0) and what was wrong, as [`decode_object`] says it.
+/// Where each JSON object of a stream of them begins and ends: objects one after another,
+/// each starting on a line of its own (white space around them, and a line break
+/// between one object's end and the next one's start): what a render's canonical bytes
+/// are, one object a line, and what `jq -c` writes. An empty stream has none. The error
+/// gives the position of the value that failed in the stream (from 0) and what was
+/// wrong, as [`decode_object`] says it; two objects on one line are not a stream
+/// (`{"a":1}{"b":2}` is one object with trailing data, as Go reads it).
 pub fn split_objects(input: &[u8]) -> Result<Vec<std::ops::Range<usize>>, (usize, DecodeError)> {
-    let mut found = Vec::new();
+    let mut found: Vec<std::ops::Range<usize>> = Vec::new();
     let mut pos = 0;
     loop {
         let mut parser = Parser {
@@ -157,6 +159,20 @@ pub fn split_objects(input: &[u8]) -> Result<Vec<std::ops::Range<usize>>, (usize
         }
         let start = parser.pos;
         let index = found.len();
+        if let Some(previous) = found.last()
+            && !input[previous.end..start].contains(&b'\n')
+        {
+            return Err((
+                index - 1,
+                DecodeError {
+                    offset: start,
+                    message: format!(
+                        "invalid character {} after top-level value",
+                        describe(input[start])
+                    ),
+                },
+            ));
+        }
         let is_object = input[start] == b'{';
         parser.parse_value().map_err(|e| (index, e))?;
         if !is_object {

@@ -175,9 +175,16 @@ pub async fn read_render(
             Format::Auto => starts_like_json(&bytes),
         };
         let stream = if is_json {
-            rt.json_objects(&bytes)
-                .await
-                .map_err(|e| json_error(e, &name))?
+            match rt.json_objects(&bytes).await {
+                Ok(objects) if !objects.is_empty() => objects,
+                // No object: the input as one, which the component refuses as empty.
+                Ok(_) => vec![bytes],
+                // Not a stream of objects: the input as the one object it was meant to
+                // be, which the component then refuses in Go's words, naming its place
+                // in the render, as put, ref and canonical always have.
+                Err(render_store::Error::InvalidObject { .. }) => vec![bytes],
+                Err(e) => return Err(e.into()),
+            }
         } else if starts_like_json(&bytes)
             && rt.json_objects(&bytes).await.is_ok_and(|o| o.len() > 1)
         {
@@ -200,17 +207,6 @@ pub async fn read_render(
         render.inputs.push(name);
     }
     Ok(render)
-}
-
-/// A JSON stream's error, naming the input and the object in it.
-fn json_error(e: render_store::Error, name: &str) -> anyhow::Error {
-    match e {
-        render_store::Error::InvalidObject { index, message } => crate::failure::input(format!(
-            "reading {name} as JSON: object {} of it is not a JSON object: {message}",
-            index + 1
-        )),
-        other => anyhow::Error::new(other).context(format!("reading {name} as JSON")),
-    }
 }
 
 /// A YAML stream's error in a person's words first, Go's text after it (the vectors

@@ -67,7 +67,7 @@ def test_real_stream(runtime, render):
 
 
 def test_four_real_streams():
-    assert len(REAL) == 4
+    assert len(REAL) == 5
 
 
 def test_a_bad_stream_names_its_document_line_column_and_stage(runtime):

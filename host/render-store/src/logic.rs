@@ -60,10 +60,10 @@ impl Runtime {
         .map(|objects| objects.into_iter().map(String::into_bytes).collect())
     }
 
-    /// The objects of a stream of JSON objects (white space around and between them):
-    /// what [`crate::RenderStore::get_render`] returns, one object a line, and what
-    /// `kubectl apply -f` reads from a JSON file. [`crate::Error::InvalidObject`] names a
-    /// value that is not an object.
+    /// The objects of a stream of JSON objects, each starting on a line of its own: what
+    /// [`crate::RenderStore::get_render`] returns, one object a line, and what `jq -c`
+    /// writes. [`crate::Error::InvalidObject`] names a value that is not an object, or a
+    /// second object on one line.
     pub async fn json_objects(&self, json: &[u8]) -> Result<Vec<Vec<u8>>> {
         call_export!(
             self,
