@@ -79,8 +79,10 @@ fn place(path: &[usize]) -> String {
 /// Why `doc` is not a Kubernetes object, if it is not. Walked with a stack of its own:
 /// lists may nest as deep as the decoder allows.
 fn why_not_an_object(doc: &Document<'_>) -> Option<String> {
-    let mut stack: Vec<(u32, Option<(&str, &str)>, Vec<usize>)> =
-        vec![(doc.root_index(), None, Vec::new())];
+    // An object to check, the `apiVersion` and `kind` it takes from its typed list, and
+    // where it is (its item numbers, outermost first).
+    type Pending<'d> = (u32, Option<(&'d str, &'d str)>, Vec<usize>);
+    let mut stack: Vec<Pending<'_>> = vec![(doc.root_index(), None, Vec::new())];
     while let Some((object, inherited, path)) = stack.pop() {
         let own = (text(doc, object, "apiVersion"), text(doc, object, "kind"));
         let has_type = doc.member(doc.node(object), "apiVersion").is_some()
