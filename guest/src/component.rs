@@ -259,6 +259,12 @@ impl logic::Guest for Component {
         })
     }
 
+    fn parse_keys(r: types::Release, keys: Vec<String>) -> Vec<Option<types::ParsedKey>> {
+        keys.into_iter()
+            .map(|key| Self::parse_key(r.clone(), key))
+            .collect()
+    }
+
     fn format_key_time(t: types::SyncTime) -> WitResult<String> {
         Ok(crate::format_key_time(time(t))?)
     }
@@ -526,6 +532,43 @@ impl store::Guest for Component {
         Ok(wit_diff(d))
     }
 
+    fn show_render_page(
+        r: types::Release,
+        render_ref: String,
+        form: types::ObjectForm,
+        secrets: types::SecretValues,
+        page_bytes: u64,
+        page: u32,
+        e: types::Encryption,
+    ) -> WitResult<types::RenderPage> {
+        let p = crate::show_render_page(
+            &mut Host,
+            &release(r),
+            &render_ref,
+            object_form(form),
+            secret_values(secrets),
+            page_bytes,
+            page,
+            &encryption(e)?,
+        )?;
+        Ok(types::RenderPage {
+            objects: p.objects,
+            size: p.size,
+            pages: p.pages,
+            start: p.start,
+            shown: p
+                .shown
+                .into_iter()
+                .map(|o| types::PageObject {
+                    index: o.index,
+                    id: wit_id(o.id),
+                    text: o.text,
+                    full_len: o.full_len,
+                })
+                .collect(),
+        })
+    }
+
     fn has_history_ref(r: types::Release, render_ref: String) -> WitResult<bool> {
         Ok(crate::has_history_ref(&mut Host, &release(r), &render_ref)?)
     }
@@ -555,6 +598,21 @@ impl store::Guest for Component {
             entries: page.entries.into_iter().map(wit_entry).collect(),
             next_before: page.next_before,
         })
+    }
+
+    fn read_history_entries(
+        r: types::Release,
+        keys: Vec<String>,
+    ) -> WitResult<Vec<types::EntryRead>> {
+        let read = crate::read_history_entries(&mut Host, &release(r), &keys)?;
+        Ok(read
+            .into_iter()
+            .map(|e| match e {
+                crate::EntryRead::Entry(e) => types::EntryRead::Entry(wit_entry(e)),
+                crate::EntryRead::Gone => types::EntryRead::Gone,
+                crate::EntryRead::Corrupt(m) => types::EntryRead::Corrupt(m),
+            })
+            .collect())
     }
 
     fn gc(

@@ -78,9 +78,19 @@ pub struct DiffView {
 /// whole old text removed and the whole new text added.
 const MAX_TABLE: usize = 4_000_000;
 
+/// An object of a canonical render: its id and its line. The line's parse tree is
+/// made when the object is needed and dropped after, so a render's objects are never
+/// all parsed at once: a diff holds its two renders and one object's tree at a time.
 struct Object<'a> {
     id: ObjectId,
-    doc: Document<'a>,
+    line: &'a [u8],
+}
+
+impl<'a> Object<'a> {
+    /// The object's parse tree (its line parsed again: `objects` checked it parses).
+    fn doc(&self) -> Document<'a> {
+        decode_object(self.line).expect("the line parsed when the render was read")
+    }
 }
 
 fn string_member(doc: &Document<'_>, node: Option<&Node<'_>>, key: &str) -> String {
@@ -114,7 +124,7 @@ fn objects<'a>(canonical: &'a [u8], which: &str) -> Result<Vec<Object<'a>>> {
             namespace: string_member(&doc, metadata, "namespace"),
             name: string_member(&doc, metadata, "name"),
         };
-        out.push(Object { id, doc });
+        out.push(Object { id, line });
     }
     Ok(out)
 }
@@ -177,13 +187,20 @@ pub fn diff_canonical(
             continue;
         };
         matched_old[i] = true;
-        if compact(&old[i].doc) == compact(&n.doc) {
+        // Equal lines are equal objects; lines that differ may still be (the input of
+        // `logic.diff-renders` need not be canonical), so they are compared parsed.
+        if old[i].line == n.line {
+            diff.unchanged += 1;
+            continue;
+        }
+        let (old_doc, new_doc) = (old[i].doc(), n.doc());
+        if compact(&old_doc) == compact(&new_doc) {
             diff.unchanged += 1;
         } else {
             let masked = secrets == SecretValues::Masked
-                && (may_hold_secrets(&old[i].doc) || may_hold_secrets(&n.doc));
+                && (may_hold_secrets(&old_doc) || may_hold_secrets(&new_doc));
             let (before, after) = if masked {
-                let (mut before, mut after) = (old[i].doc.clone(), n.doc.clone());
+                let (mut before, mut after) = (old_doc, new_doc);
                 mask_pair(&mut before, &mut after);
                 (
                     pretty_with_paths(&before, form),
@@ -191,8 +208,8 @@ pub fn diff_canonical(
                 )
             } else {
                 (
-                    pretty_with_paths(&old[i].doc, form),
-                    pretty_with_paths(&n.doc, form),
+                    pretty_with_paths(&old_doc, form),
+                    pretty_with_paths(&new_doc, form),
                 )
             };
             diff.changed.push(ChangedObject {
@@ -229,16 +246,142 @@ pub fn show_objects(
 ) -> Result<Vec<ShownObject>> {
     Ok(objects(canonical, "shown")?
         .into_iter()
-        .map(|mut o| {
+        .map(|o| {
+            let mut doc = o.doc();
             if secrets == SecretValues::Masked {
-                mask_one(&mut o.doc);
+                mask_one(&mut doc);
             }
             ShownObject {
-                text: pretty(&o.doc, form),
+                text: pretty(&doc, form),
                 id: o.id,
             }
         })
         .collect())
+}
+
+/// One page of a render's objects for people ([`render_page`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RenderPage {
+    /// How many objects the render has.
+    pub objects: u32,
+    /// Its canonical size in bytes.
+    pub size: u64,
+    /// How many pages its objects make (at least 1).
+    pub pages: u32,
+    /// Where the page starts among the listed objects (their number, past the last).
+    pub start: u32,
+    /// The page's objects, in the listed order.
+    pub shown: Vec<PageObject>,
+}
+
+/// An object of a [`RenderPage`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageObject {
+    /// Its place in the render (the apply order), from 0.
+    pub index: u32,
+    /// The object.
+    pub id: ObjectId,
+    /// Its text as [`show_objects`] writes it, whole, or its first lines within the
+    /// page's budget when it is longer.
+    pub text: String,
+    /// The length of its whole text: more than `text` holds when it was cut.
+    pub full_len: u64,
+}
+
+/// The pages of objects whose texts have the lengths given, in display order: each
+/// page's range, its texts within `budget` bytes (an object longer than that has a
+/// page of its own). At least one page, empty for no object.
+pub fn pages_of(lengths: &[u64], budget: u64) -> Vec<core::ops::Range<usize>> {
+    let mut pages = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (i, &len) in lengths.iter().enumerate() {
+        if i > start && bytes + len > budget {
+            pages.push(start..i);
+            (start, bytes) = (i, 0);
+        }
+        bytes += len;
+    }
+    if start < lengths.len() || pages.is_empty() {
+        pages.push(start..lengths.len());
+    }
+    pages
+}
+
+/// `text` as a page shows it: whole, or its first lines within `budget` bytes.
+fn cut_text(mut text: String, budget: u64) -> String {
+    let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+    if text.len() > budget {
+        let mut end = budget;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let cut = text[..end].rfind('\n').map_or(end, |n| n + 1);
+        text.truncate(cut);
+    }
+    text
+}
+
+/// Page `page` (from 1) of a canonical render's objects for people: listed by kind,
+/// namespace, name and apiVersion (as people look for an object), each written as
+/// [`show_objects`] writes it, and cut into pages whose texts are at most `page_bytes`
+/// long. Only the page's texts are kept: a render of any size is shown holding it once
+/// and a page of text. A page past the last has no object (and says how many there
+/// are).
+pub fn render_page(
+    canonical: &[u8],
+    form: ObjectForm,
+    secrets: SecretValues,
+    page_bytes: u64,
+    page: u32,
+) -> Result<RenderPage> {
+    let objects = objects(canonical, "shown")?;
+    let text = |o: &Object<'_>| {
+        let mut doc = o.doc();
+        if secrets == SecretValues::Masked {
+            mask_one(&mut doc);
+        }
+        pretty(&doc, form)
+    };
+    let lengths: Vec<u64> = objects.iter().map(|o| text(o).len() as u64).collect();
+    let mut order: Vec<usize> = (0..objects.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (&objects[a].id, &objects[b].id);
+        (&a.kind, &a.namespace, &a.name, &a.api_version).cmp(&(
+            &b.kind,
+            &b.namespace,
+            &b.name,
+            &b.api_version,
+        ))
+    });
+    let listed: Vec<u64> = order.iter().map(|&i| lengths[i]).collect();
+    let pages = pages_of(&listed, page_bytes);
+    let range = (page as usize)
+        .checked_sub(1)
+        .and_then(|p| pages.get(p))
+        .cloned()
+        .unwrap_or(0..0);
+    let start = u32::try_from(range.start).unwrap_or(u32::MAX);
+    let start = if range.is_empty() {
+        u32::try_from(objects.len()).unwrap_or(u32::MAX)
+    } else {
+        start
+    };
+    let shown = order[range]
+        .iter()
+        .map(|&i| PageObject {
+            index: i as u32,
+            id: objects[i].id.clone(),
+            text: cut_text(text(&objects[i]), page_bytes),
+            full_len: lengths[i],
+        })
+        .collect();
+    Ok(RenderPage {
+        objects: u32::try_from(objects.len()).unwrap_or(u32::MAX),
+        size: canonical.len() as u64,
+        pages: u32::try_from(pages.len()).unwrap_or(u32::MAX),
+        start,
+        shown,
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -409,6 +552,40 @@ mod tests {
 
     fn canonical(objects: &[&str]) -> Vec<u8> {
         crate::canonical(objects).unwrap()
+    }
+
+    #[test]
+    fn a_render_page_holds_only_its_objects_texts_in_listed_order() {
+        let r = b"{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"b\"}}\n\
+{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"z\"},\"data\":{\"k\":\"v\"}}\n\
+{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}\n";
+        let all = show_objects(r, ObjectForm::Yaml, SecretValues::Masked).unwrap();
+        let whole = render_page(r, ObjectForm::Yaml, SecretValues::Masked, 1 << 20, 1).unwrap();
+        assert_eq!(
+            (whole.objects, whole.pages, whole.size),
+            (3, 1, r.len() as u64)
+        );
+        let order: Vec<u32> = whole.shown.iter().map(|o| o.index).collect();
+        assert_eq!(order, [2, 1, 0], "by kind, then name");
+        for o in &whole.shown {
+            assert_eq!(o.text, all[o.index as usize].text);
+            assert_eq!(o.full_len, o.text.len() as u64);
+        }
+        // A budget smaller than any text: a page an object, each cut to its first lines.
+        let small = render_page(r, ObjectForm::Yaml, SecretValues::Masked, 20, 2).unwrap();
+        assert_eq!((small.pages, small.start), (3, 1));
+        assert_eq!(small.shown.len(), 1);
+        let o = &small.shown[0];
+        assert_eq!(o.index, 1);
+        assert!(
+            o.text.len() <= 20 && o.text.ends_with('\n') && o.full_len > 20,
+            "{o:?}"
+        );
+        // Past the last page: nothing shown, the count of pages still said.
+        let past = render_page(r, ObjectForm::Yaml, SecretValues::Masked, 20, 4).unwrap();
+        assert_eq!((past.pages, past.shown.len()), (3, 0));
+        assert_eq!(pages_of(&[], 10), vec![0..0]);
+        assert_eq!(pages_of(&[3, 2, 5, 1, 1], 4), [0..1, 1..2, 2..3, 3..5]);
     }
 
     #[test]

@@ -228,6 +228,59 @@ pub fn list_history_page<B: Bucket>(
     Ok(page)
 }
 
+/// One history entry as [`read_history_entries`] read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryRead {
+    /// The entry, with the summary of its body.
+    Entry(HistoryEntry),
+    /// Listed, but deleted before it was read (a concurrent GC).
+    Gone,
+    /// Its body does not read: the [`Error::Corrupt`] message of a listing.
+    Corrupt(String),
+}
+
+/// The entries `keys` names (history entry keys of `release`, as a listing gave them),
+/// each read alone in the order given: one `get` a key, no listing. So whoever listed
+/// the history once reads any set of its entries linearly, where a page per entry
+/// (`list_history_page(1, before)`) lists the whole history again for each. A key that
+/// is not an entry key of the release is invalid input, before any bucket call; a
+/// body that does not read is [`EntryRead::Corrupt`] in its place and the rest are
+/// read; a failed `get` fails the call.
+pub fn read_history_entries<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    keys: &[String],
+) -> Result<Vec<EntryRead>> {
+    let prefix = ReleasePrefix::new(release)?;
+    let mut listed = Vec::with_capacity(keys.len());
+    for key in keys {
+        match prefix.parse(key) {
+            Some(ParsedKey::History(h)) => listed.push(ListedEntry {
+                key: key.clone(),
+                synced_at: h.synced_at,
+                render_ref: h.render_ref,
+            }),
+            _ => {
+                return Err(Error::InvalidInput(format!(
+                    "{}: not a history entry key of {}",
+                    crate::json::quote(key),
+                    prefix.as_str().trim_end_matches('/')
+                )));
+            }
+        }
+    }
+    let mut read = Vec::with_capacity(listed.len());
+    for entry in listed {
+        read.push(match read_entry(bucket, entry) {
+            Ok(Some(entry)) => EntryRead::Entry(entry),
+            Ok(None) => EntryRead::Gone,
+            Err(Error::Corrupt(m)) => EntryRead::Corrupt(m),
+            Err(e) => return Err(e),
+        });
+    }
+    Ok(read)
+}
+
 /// A listed entry with the summary of its body; `None` when it was deleted since the
 /// listing.
 fn read_entry<B: Bucket>(bucket: &mut B, listed: ListedEntry) -> Result<Option<HistoryEntry>> {
@@ -294,6 +347,58 @@ mod tests {
         let empty = summarize_history(&release, vec![]).unwrap();
         assert_eq!((empty.entries, empty.newest), (0, None));
         assert!(summarize_history(&Release::new("Bad_NS", "app"), vec![]).is_err());
+    }
+
+    #[test]
+    fn entries_are_read_by_key_one_get_each_whatever_the_history_holds() {
+        let release = Release::new("ns", "app");
+        let mut bucket = crate::MemoryBucket::new();
+        let mut keys = Vec::new();
+        for i in 0..4u8 {
+            let render_ref = format!("sha256:{}", format!("{i:x}").repeat(64));
+            let entry = NewEntry {
+                render_ref: render_ref.clone(),
+                synced_at: SyncTime {
+                    seconds: 1_767_225_600 + i64::from(i),
+                    nanoseconds: 0,
+                },
+                summary: format!("sync {i}"),
+            };
+            record_history(&mut bucket, &release, &entry).unwrap();
+            keys.push(
+                ReleasePrefix::new(&release)
+                    .unwrap()
+                    .history_key(entry.synced_at, &render_ref)
+                    .unwrap(),
+            );
+        }
+        bucket.put(&keys[1], b"not json").unwrap();
+        bucket.delete(&keys[2]).unwrap();
+        bucket.take_calls();
+        let read = read_history_entries(&mut bucket, &release, &keys[..]).unwrap();
+        assert!(
+            matches!(&read[0], EntryRead::Entry(e) if e.summary == "sync 0" && e.key == keys[0])
+        );
+        assert!(matches!(&read[1], EntryRead::Corrupt(m) if m.contains(&keys[1])));
+        assert_eq!(read[2], EntryRead::Gone);
+        assert!(matches!(&read[3], EntryRead::Entry(e) if e.summary == "sync 3"));
+        let calls = bucket.take_calls();
+        assert_eq!(
+            calls,
+            keys.iter().map(|k| format!("get {k}")).collect::<Vec<_>>()
+        );
+        // A key that is no entry of the release: refused before any call.
+        for bad in [
+            "ns/app/renders/x",
+            "ns/other/history/20260101T000000.000000000Z-x",
+        ] {
+            let keys = [keys[0].clone(), bad.to_string()];
+            assert!(matches!(
+                read_history_entries(&mut bucket, &release, &keys),
+                Err(Error::InvalidInput(_))
+            ));
+        }
+        assert_eq!(bucket.take_calls(), Vec::<String>::new());
     }
 
     #[test]

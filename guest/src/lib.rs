@@ -39,15 +39,15 @@ mod heap;
 
 pub use bucket::{Bucket, BucketError, MemoryBucket, ObjectMeta};
 pub use diff::{
-    ChangedObject, DEFAULT_CONTEXT, DiffView, ObjectForm, ObjectId, RenderDiff, ShownObject,
-    diff_canonical, show_objects,
+    ChangedObject, DEFAULT_CONTEXT, DiffView, ObjectForm, ObjectId, PageObject, RenderDiff,
+    RenderPage, ShownObject, diff_canonical, render_page, show_objects,
 };
 pub use encryption::{EncryptionKey, Keyring};
 pub use error::{Error, Result};
 pub use gc::{GcPlan, Grace, gc, plan_gc};
 pub use history::{
-    HistoryEntry, HistoryPage, HistorySummary, NewEntry, entry_body, has_history_ref, list_history,
-    list_history_page, record_history, summarize_history,
+    EntryRead, HistoryEntry, HistoryPage, HistorySummary, NewEntry, entry_body, has_history_ref,
+    list_history, list_history_page, read_history_entries, record_history, summarize_history,
 };
 pub use keys::{
     HistoryKey, ParsedKey, Release, ReleasePrefix, validate_name, validate_namespace,
@@ -58,6 +58,6 @@ pub use render::{
     MAX_RENDER_BYTES, canonical, check_render_size, render_ref, render_ref_of_canonical, sha256_hex,
 };
 pub use secrets::SecretValues;
-pub use store::{delete_release, diff_stored, get_render, put_render};
+pub use store::{delete_release, diff_stored, get_render, put_render, show_render_page};
 pub use time::{SyncTime, format_key_time, format_synced_at, parse_key_time, parse_synced_at};
 pub use yaml::{Stage, YamlError, yaml_canonical, yaml_objects, yaml_render_ref};

@@ -249,6 +249,24 @@ pub fn diff_stored<B: Bucket>(
     diff_canonical(&old, &new, view.form, view.secrets, view.context)
 }
 
+/// Page `page` of a stored render's objects for people ([`crate::diff::render_page`]):
+/// `get` of the render, verified as [`get_render`] verifies it, then only the page's
+/// texts made, so the render is held once.
+#[allow(clippy::too_many_arguments)] // the view's parts, as the WIT function takes them
+pub fn show_render_page<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    render_ref: &str,
+    form: crate::ObjectForm,
+    secrets: crate::SecretValues,
+    page_bytes: u64,
+    page: u32,
+    keyring: &Keyring,
+) -> Result<crate::diff::RenderPage> {
+    let canonical = get_render(bucket, release, render_ref, keyring)?;
+    crate::diff::render_page(&canonical, form, secrets, page_bytes, page)
+}
+
 /// Deletes every key under the release's prefix: `list(P)`, then `delete_many` of the
 /// keys that start with `P`, in key order, [`MAX_BATCH`] a call, the keys before
 /// `P/renders/` (the history among them) in batches of their own. Returns the number

@@ -1056,10 +1056,33 @@ async fn the_release_list_and_the_pages_over_http() {
         listed,
         serde_json::json!({"namespaces": [{"namespace": "ns", "releases": [
             {"name": "app", "entries": 2,
-             "newest": {"syncedAt": "2026-01-01T00:00:02Z", "renderRef": refs[1]}},
+             "newest": {"syncedAt": "2026-01-01T00:00:02Z", "renderRef": refs[1],
+                        "summary": "v2"}},
             {"name": "other", "entries": 1,
-             "newest": {"syncedAt": "2026-01-01T00:01:40Z", "renderRef": r}},
-        ]}]})
+             "newest": {"syncedAt": "2026-01-01T00:01:40Z", "renderRef": r,
+                        "summary": hostile}},
+        ]}], "nextAfter": null, "partial": false, "unlisted": []})
+    );
+    // A page at a time, by namespace.
+    let (_, first) = s.get("/releases?limit=1").await;
+    let first: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(first["nextAfter"], "ns/app", "{first}");
+    let (_, next) = s.get("/releases?limit=1&after=ns/app").await;
+    let next: serde_json::Value = serde_json::from_str(&next).unwrap();
+    assert_eq!(
+        next["namespaces"][0]["releases"][0]["name"], "other",
+        "{next}"
+    );
+    assert_eq!(next["nextAfter"], serde_json::Value::Null, "{next}");
+    let (_, none) = s.get("/releases?namespace=elsewhere").await;
+    assert!(none.contains("\"namespaces\":[]"), "{none}");
+    for bad in ["limit=0", "limit=1001", "after=nons", "other=1"] {
+        assert_eq!(s.get(&format!("/releases?{bad}")).await.0, 400, "{bad}");
+    }
+    let (_, paged) = s.get("/?limit=1").await;
+    assert!(
+        paged.contains("Next releases") && paged.contains("after=ns%2Fapp"),
+        "{paged}"
     );
 
     let response = s.client.get(format!("{}/", s.base)).send().await.unwrap();

@@ -25,6 +25,7 @@ mod operator;
 mod progress;
 mod race;
 mod restore;
+mod scale_counts;
 mod secrets;
 mod serve_bounds;
 mod shared_machine;

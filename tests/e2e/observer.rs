@@ -177,9 +177,46 @@ async fn releases_are_found_by_folders_on_every_backend() {
             backend.bucket.put(key, b"x".to_vec()).await.unwrap();
         }
         let observer = Observer::new(Some(writer)).unwrap();
-        let found = observer.releases().await.unwrap();
+        let page = observer.releases_page(None, None, 100).await.unwrap();
+        assert_eq!(
+            (page.next_after.clone(), page.unlisted.len()),
+            (None, 0),
+            "{name}"
+        );
+        let found = page.releases;
         let names: Vec<String> = found.iter().map(|r| r.release.to_string()).collect();
         assert_eq!(names, ["prod/web", "staging/api"], "{name}");
+        assert_eq!(
+            found[0].newest_summary,
+            Some(Ok("v3".to_string())),
+            "{name}"
+        );
+        assert_eq!(found[1].newest_summary, None, "{name}");
+        // A page at a time: the cursor is the page's last release.
+        let first = observer.releases_page(None, None, 1).await.unwrap();
+        assert_eq!(first.releases.len(), 1, "{name}");
+        assert_eq!(first.next_after, Some(web.clone()), "{name}");
+        let second = observer
+            .releases_page(None, first.next_after.as_ref(), 1)
+            .await
+            .unwrap();
+        let names: Vec<String> = second
+            .releases
+            .iter()
+            .map(|r| r.release.to_string())
+            .collect();
+        assert_eq!(
+            (names, second.next_after),
+            (vec!["staging/api".to_string()], None),
+            "{name}"
+        );
+        // One namespace alone.
+        let staging = observer
+            .releases_page(Some("staging"), None, 10)
+            .await
+            .unwrap();
+        assert_eq!(staging.releases.len(), 1, "{name}");
+        assert_eq!(staging.releases[0].release, api, "{name}");
         assert_eq!(found[0].history.entries, 3, "{name}");
         let top = found[0].history.newest.as_ref().unwrap();
         assert_eq!(top.render_ref, newest, "{name}");
@@ -195,7 +232,10 @@ async fn releases_are_found_by_folders_on_every_backend() {
         assert!(found[1].history.newest.is_none(), "{name}");
     }
     let none = Observer::new(None).unwrap();
-    assert!(matches!(none.releases().await, Err(ObserverError::NoStore)));
+    assert!(matches!(
+        none.releases_page(None, None, 10).await,
+        Err(ObserverError::NoStore)
+    ));
 }
 
 /// A render's objects as people read them: the YAML a diff shows, in render order.

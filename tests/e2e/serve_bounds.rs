@@ -322,9 +322,10 @@ async fn every_answer_is_kept_out_of_caches_and_sniffing() {
 
 /// One namespace folder the server cannot list (here a bucket failing that listing,
 /// since tests often run as root, who reads a mode-000 folder anyway), and one release
-/// whose history cannot be listed: both are left out, the rest is shown.
+/// whose history cannot be listed: the rest is shown, and the list says it is partial,
+/// naming both (never "no such release").
 #[tokio::test]
-async fn an_unreadable_folder_is_left_out_of_the_release_list() {
+async fn an_unreadable_folder_makes_the_release_list_partial() {
     let inner = bucket_from_url("mem://");
     let writer = RenderStore::new(runtime(), inner.clone());
     for (namespace, name) in [
@@ -342,10 +343,10 @@ async fn an_unreadable_folder_is_left_out_of_the_release_list() {
         };
         writer.record_history(&release, &entry).await.unwrap();
     }
-    let failing = FaultyBucket::new(
-        inner,
-        |call| matches!(call, BucketCall::List(p) if p == "locked/" || p == "ns/broken/history/"),
-    );
+    let failing = FaultyBucket::new(inner, |call| {
+        matches!(call, BucketCall::ListDelimited(p) if p == "locked/")
+            || matches!(call, BucketCall::List(p) if p == "ns/broken/history/")
+    });
     let s = Server::start(Some(RenderStore::new(runtime(), failing))).await;
     let (status, body) = s.get("/releases").await;
     assert_eq!(status, 200, "{body}");
@@ -365,6 +366,14 @@ async fn an_unreadable_folder_is_left_out_of_the_release_list() {
         })
         .collect();
     assert_eq!(names, ["ns/app", "zz/z"]);
+    assert_eq!(listed["partial"], true, "{body}");
+    assert_eq!(
+        listed["unlisted"],
+        serde_json::json!(["locked/", "ns/broken/"]),
+        "{body}"
+    );
+    // The reasons, which may name paths and backends, stay in the log.
+    assert!(!body.contains("fault"), "{body}");
     let (status, page) = s.get("/").await;
     assert_eq!(status, 200, "{page}");
     assert!(
@@ -372,10 +381,14 @@ async fn an_unreadable_folder_is_left_out_of_the_release_list() {
         "{page}"
     );
     assert!(!page.contains("/ui/locked/app"), "{page}");
+    assert!(
+        page.contains("This list is partial") && page.contains("<code>locked/</code>"),
+        "{page}"
+    );
     // The root itself failing is still the store failing.
     let root_fails = FaultyBucket::new(
         bucket_from_url("mem://"),
-        |call| matches!(call, BucketCall::List(p) if p.is_empty()),
+        |call| matches!(call, BucketCall::ListDelimited(p) if p.is_empty()),
     );
     let s = Server::start(Some(RenderStore::new(runtime(), root_fails))).await;
     assert_eq!(s.get("/releases").await.0, 502);

@@ -134,15 +134,30 @@ impl Bucket for PrefixedBucket {
         self.inner.delete_many(&keys).await
     }
     // Passed on, so the cloud backends' own delimiter listings are what is tested.
-    async fn list_folders(&self, prefix: &str) -> Result<Vec<String>, render_store::BucketError> {
+    async fn list_delimited(
+        &self,
+        prefix: &str,
+    ) -> Result<render_store::Delimited, render_store::BucketError> {
+        render_store::bucket::check_folder_prefix(prefix)?;
         let listed = self
             .inner
-            .list_folders(&format!("{}{prefix}", self.root))
+            .list_delimited(&format!("{}{prefix}", self.root))
             .await?;
-        Ok(listed
-            .into_iter()
-            .filter_map(|f| f.strip_prefix(&self.root).map(String::from))
-            .collect())
+        Ok(render_store::Delimited {
+            folders: listed
+                .folders
+                .into_iter()
+                .filter_map(|f| f.strip_prefix(&self.root).map(String::from))
+                .collect(),
+            objects: listed
+                .objects
+                .into_iter()
+                .filter_map(|o| {
+                    let key = o.key.strip_prefix(&self.root)?.to_string();
+                    Some(ObjectMeta { key, ..o })
+                })
+                .collect(),
+        })
     }
 }
 
@@ -265,6 +280,13 @@ impl Bucket for FaultyBucket {
     async fn delete(&self, key: &str) -> Result<(), render_store::BucketError> {
         self.check(BucketCall::Delete(key.into()))?;
         self.inner.delete(key).await
+    }
+    async fn list_delimited(
+        &self,
+        prefix: &str,
+    ) -> Result<render_store::Delimited, render_store::BucketError> {
+        self.check(BucketCall::ListDelimited(prefix.into()))?;
+        self.inner.list_delimited(prefix).await
     }
 }
 

@@ -163,6 +163,25 @@ pub enum Command {
         #[arg(default_value = "")]
         prefix: String,
     },
+    /// List the releases of the store (or of -n NAMESPACE), each with its number of
+    /// history entries and its newest entry's time and summary. Releases are found with
+    /// delimiter listings (one of the store, one of each namespace), and each release
+    /// costs one listing of its history and one read of its newest entry, many at once.
+    /// A folder that cannot be listed makes the list partial: it is named on standard
+    /// error and the exit status is 1.
+    #[command(
+        after_help = "Examples:\n  render-store releases\n  render-store releases -n prod -o json\n  render-store releases --limit 100 --after prod/web"
+    )]
+    Releases {
+        /// Print at most N releases (a page; the next page's --after goes to standard
+        /// error, nextAfter with -o json).
+        #[arg(long, value_name = "N", value_parser = positive)]
+        limit: Option<usize>,
+        /// Only releases after this one, by namespace then name (the previous page's
+        /// last).
+        #[arg(long, value_name = "NAMESPACE/NAME")]
+        after: Option<String>,
+    },
     /// Write the embedded WebAssembly component, for hosts in other languages.
     #[command(after_help = "Example:\n  render-store component --out render-store.wasm")]
     Component {
@@ -707,15 +726,20 @@ async fn store_operation(
             ..
         } => {
             let release = parse_release(&release, namespace)?;
-            names::require_release(store, &release).await?;
+            let keep = keep.unwrap_or(DEFAULT_KEEP_HISTORY);
             let mut protected = Vec::with_capacity(protect.len());
-            for name in &protect {
-                protected.push(names::resolve_ref(store, &release, name).await?);
+            // GC off (keep <= 0) does nothing and reads nothing: no check, no names to
+            // resolve (GC ignores protected renders then).
+            if keep > 0 {
+                names::require_release(store, &release).await?;
+                for name in &protect {
+                    protected.push(names::resolve_ref(store, &release, name).await?);
+                }
             }
             (
                 Operation::Gc {
                     release,
-                    keep: keep.unwrap_or(DEFAULT_KEEP_HISTORY),
+                    keep,
                     protected,
                     dry_run,
                     grace: Grace::ending_now(grace),
@@ -833,6 +857,12 @@ impl Args {
         matches!(self.command, Command::Serve { .. })
     }
 
+    /// Whether this is `releases`, which reads many releases at once (a fleet page's
+    /// newest entries, each read in a sandboxed call of its own).
+    pub fn is_fleet(&self) -> bool {
+        matches!(self.command, Command::Releases { .. })
+    }
+
     /// The output format asked for: `--json` is `-o json`.
     pub fn format(&self) -> OutputFormat {
         if self.json {
@@ -925,30 +955,59 @@ async fn history_despite_bad_entries(store: &RenderStore, release: &Release) -> 
     .into())
 }
 
-/// How a side of a diff is named in its header: the renderRef, with its place in the
-/// history, the entry's time and summary when it has one.
-async fn describe_side(
-    rt: &Runtime,
-    history: &[render_store::HistoryEntry],
-    render_ref: &str,
-) -> Result<String> {
-    match history
+/// How each side of a diff is named in its header: the renderRef, with its place in the
+/// history (counted in the listing), its newest entry's time and summary when it has
+/// one. Only those entries are read (one read each).
+async fn describe_sides(
+    store: &RenderStore,
+    release: &Release,
+    history: &[names::ListedEntry],
+    refs: [Option<&String>; 2],
+) -> Result<[Option<String>; 2]> {
+    let rt = store.runtime();
+    let found: Vec<Option<(usize, &names::ListedEntry)>> = refs
         .iter()
-        .rev()
-        .enumerate()
-        .find(|(_, e)| e.render_ref == render_ref)
-    {
-        Some((n, entry)) => {
-            let time = rt.format_synced_at(entry.synced_at).await?;
-            let summary = if entry.summary.is_empty() {
-                String::new()
-            } else {
-                format!(", {}", quote(&entry.summary))
+        .map(|r| {
+            let r = (*r)?;
+            history
+                .iter()
+                .rev()
+                .enumerate()
+                .find(|(_, e)| &e.render_ref == r)
+        })
+        .collect();
+    let mut keys: Vec<String> = found.iter().flatten().map(|(_, e)| e.key.clone()).collect();
+    keys.dedup();
+    let read = store.read_history_entries(release, &keys).await?;
+    let summaries: std::collections::HashMap<&String, Result<&str, &str>> = keys
+        .iter()
+        .zip(&read)
+        .map(|(k, r)| {
+            let summary = match r {
+                render_store::EntryRead::Entry(e) => Ok(e.summary.as_str()),
+                render_store::EntryRead::Corrupt(m) => Err(m.as_str()),
+                render_store::EntryRead::Gone => Ok(""),
             };
-            Ok(format!("{render_ref} (@{n}, synced {time}{summary})"))
-        }
-        None => Ok(format!("{render_ref} (not in the history)")),
+            (k, summary)
+        })
+        .collect();
+    let mut out = [None, None];
+    for ((slot, r), found) in out.iter_mut().zip(refs).zip(found) {
+        let Some(r) = r else { continue };
+        *slot = Some(match found {
+            Some((n, entry)) => {
+                let time = rt.format_synced_at(entry.synced_at).await?;
+                let summary = match summaries.get(&entry.key) {
+                    Some(Ok("")) | None => String::new(),
+                    Some(Ok(summary)) => format!(", {}", quote(summary)),
+                    Some(Err(_)) => ", its entry does not read".to_string(),
+                };
+                format!("{r} (@{n}, synced {time}{summary})")
+            }
+            None => format!("{r} (not in the history)"),
+        });
     }
+    Ok(out)
 }
 
 /// Runs the command `args` names, printing its output to standard output.
@@ -979,6 +1038,8 @@ pub async fn run(args: Args) -> Result<Finish> {
         fuel: args.fuel,
         concurrent_calls: args.max_concurrent_calls.unwrap_or(if args.is_server() {
             Limits::DEFAULT_CONCURRENT_CALLS
+        } else if args.is_fleet() {
+            render_store::fleet::FLEET_CONCURRENCY as u32
         } else {
             1
         }),
@@ -1045,10 +1106,14 @@ pub async fn run(args: Args) -> Result<Finish> {
             }
             let store = open(url, keys).await?;
             let release = parse_release(&release, namespace)?;
-            names::require_release(&store, &release).await?;
             let page = store
                 .list_history_page(&release, limit, before.as_deref())
                 .await?;
+            // The page's own listing says the release exists when it found an entry;
+            // only an empty one needs the check (one bounded call).
+            if page.entries.is_empty() && page.next_before.is_none() {
+                names::require_release(&store, &release).await?;
+            }
             let rt = store.runtime();
             if as_json {
                 print_json(&history_page_json(rt, &page).await?)?;
@@ -1140,6 +1205,21 @@ pub async fn run(args: Args) -> Result<Finish> {
                     print_history_wide(&store, release, entries).await?
                 }
                 _ => print_output(store.runtime(), &operation, &output, format, secrets).await?,
+            }
+        }
+        Command::Releases { limit, after } => {
+            let store = open(url, keys).await?;
+            let after = match after {
+                Some(text) => Some(Release::parse(&text).ok_or_else(|| {
+                    failure::input(format!(
+                        "--after {text:?}: expected NAMESPACE/NAME, a release the list printed"
+                    ))
+                })?),
+                None => None,
+            };
+            let listing = crate::releases::run(store, namespace, after, limit, as_json).await?;
+            if !listing.unlisted.is_empty() {
+                return Ok(Finish::Differs);
             }
         }
         Command::Ls { prefix } => {
@@ -1277,7 +1357,12 @@ pub async fn run(args: Args) -> Result<Finish> {
         } => {
             let release = parse_release(&release, namespace)?;
             let store = open(url, keys).await?;
-            names::require_release(&store, &release).await?;
+            // One listing of the history serves every @N name and the header's labels; an
+            // entry in it says the release exists, else one bounded call checks.
+            let history = names::history_keys(&store, &release).await?;
+            if history.is_empty() {
+                names::require_release(&store, &release).await?;
+            }
             let rt = store.runtime().clone();
             let object_form = match form {
                 DiffOutput::Yaml => ObjectForm::Yaml,
@@ -1285,12 +1370,17 @@ pub async fn run(args: Args) -> Result<Finish> {
             };
             let (from_ref, to_ref) = match (&from, &to) {
                 (Some(from), Some(to)) => (
-                    names::resolve_ref(&store, &release, from).await?,
-                    Some(names::resolve_ref(&store, &release, to).await?),
+                    names::resolve_ref_in(&store, &release, &history, from).await?,
+                    Some(names::resolve_ref_in(&store, &release, &history, to).await?),
                 ),
                 _ => (
-                    names::resolve_ref(&store, &release, against.as_deref().unwrap_or("@0"))
-                        .await?,
+                    names::resolve_ref_in(
+                        &store,
+                        &release,
+                        &history,
+                        against.as_deref().unwrap_or("@0"),
+                    )
+                    .await?,
                     None,
                 ),
             };
@@ -1339,13 +1429,16 @@ pub async fn run(args: Args) -> Result<Finish> {
                 // The shape the HTTP /diff and the packages' diffs give.
                 print_json(&diff_json(&diff))?;
             } else {
-                // Only the header for people names the sides by their history entries.
+                // Only the header for people names the sides by their history entries: the
+                // newest entry of each side's render, and nothing else, is read.
                 let store = observer
                     .store()
                     .expect("the observer was made over the store");
-                let history = store.list_history(&release).await?;
-                let to_side = match (&to_ref, &local_render) {
-                    (Some(r), _) => describe_side(&rt, &history, r).await?,
+                let sides = [Some(&from_ref), to_ref.as_ref()];
+                let described = describe_sides(store, &release, &history, sides).await?;
+                let [from_side, to_side] = described;
+                let to_side = match (to_side, &local_render) {
+                    (Some(side), _) => side,
                     (None, render) => format!(
                         "local {}",
                         render
@@ -1354,10 +1447,7 @@ pub async fn run(args: Args) -> Result<Finish> {
                             .unwrap_or_default()
                     ),
                 };
-                println!(
-                    "--- {}",
-                    esc(&describe_side(&rt, &history, &from_ref).await?)
-                );
+                println!("--- {}", esc(&from_side.unwrap_or_default()));
                 println!("+++ {}", esc(&to_side));
                 print_diff(&diff, color.enabled())?;
             }

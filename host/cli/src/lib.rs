@@ -1,8 +1,8 @@
 //! The `render-store` command line over the render-store library: the commands
 //! ([`cli`]), how they read renders ([`input`]), what they print ([`output`],
 //! [`json_view`], [`terminal`], [`progress`]), the files on paths it is given
-//! ([`local_file`]), the observer's HTTP server ([`serve`]) and the demo
-//! ([`demo`]). The binary is `src/main.rs`; everything that
+//! ([`local_file`]), the fleet listing ([`releases`]), the observer's HTTP server
+//! ([`serve`]) and the demo ([`demo`]). The binary is `src/main.rs`; everything that
 //! decides anything about a store is in the library and its component.
 
 #![warn(missing_docs)]
@@ -17,6 +17,7 @@ pub mod local_file;
 pub mod names;
 pub mod output;
 pub mod progress;
+pub mod releases;
 pub mod render_sizes;
 pub mod serve;
 pub mod terminal;

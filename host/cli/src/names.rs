@@ -15,26 +15,39 @@ const REF_PREFIX: &str = "sha256:";
 
 /// Fails with "no release NS/NAME in the store" when the release holds no key at all:
 /// a typo in a release name must not read as an empty history.
+///
+/// One bounded call, however much the release holds: a delimiter listing of its prefix
+/// (one request on a cloud bucket: the release's folders and the keys directly in it),
+/// where a listing of the whole prefix would read every key of it.
 pub async fn require_release(store: &RenderStore, release: &Release) -> Result<()> {
-    release_keys(store, release).await.map(drop)
+    let prefix = store.runtime().release_prefix(release).await?;
+    let top = store.bucket().list_delimited(&prefix).await?;
+    if top.folders.is_empty() && top.objects.is_empty() {
+        return Err(no_release(release, &prefix));
+    }
+    Ok(())
 }
 
-/// Every release that holds a key, from one listing of the whole store (a listing that
-/// fails is an error: a release left out would be left as it is without a word).
+fn no_release(release: &Release, prefix: &str) -> anyhow::Error {
+    failure::not_found(format!(
+        "no release {release} in the store: nothing is stored under {prefix} (check the \
+         namespace and name; `render-store releases` lists the releases)"
+    ))
+}
+
+/// Every release of the store, found with delimiter listings (one of the root, one of
+/// each namespace: never a listing of every key). A namespace that cannot be listed is
+/// an error: a release left out would be left as it is without a word.
 pub async fn releases(store: &RenderStore) -> Result<Vec<Release>> {
-    let mut found = std::collections::BTreeSet::new();
-    for object in store.bucket().list("").await? {
-        let mut parts = object.key.splitn(3, '/');
-        if let (Some(ns), Some(name), Some(_)) = (parts.next(), parts.next(), parts.next())
-            && let Some(r) = Release::parse(&format!("{ns}/{name}"))
-        {
-            found.insert((r.namespace, r.name));
-        }
+    let found = render_store::fleet::all_releases(store, None).await?;
+    if let Some(u) = found.unlisted.first() {
+        anyhow::bail!(
+            "listing {} failed, so the releases under it cannot be found: {}",
+            u.folder,
+            u.error
+        );
     }
-    Ok(found
-        .into_iter()
-        .map(|(ns, name)| Release::new(ns, name))
-        .collect())
+    Ok(found.releases)
 }
 
 /// Every key of `release` (one listing of its prefix), or the error of
@@ -43,12 +56,50 @@ pub async fn release_keys(store: &RenderStore, release: &Release) -> Result<Vec<
     let prefix = store.runtime().release_prefix(release).await?;
     let keys = store.bucket().list(&prefix).await?;
     if keys.is_empty() {
-        return Err(failure::not_found(format!(
-            "no release {release} in the store: nothing is stored under {prefix} (check the \
-             namespace and name; `render-store ls` lists what is there)"
-        )));
+        return Err(no_release(release, &prefix));
     }
     Ok(keys)
+}
+
+/// A release's history as one listing of its `history/` gives it, no entry read: each
+/// entry's key with its time and renderRef (from the key), oldest first. Keys that are
+/// no entry of the release are left out, as every history read leaves them out.
+pub async fn history_keys(store: &RenderStore, release: &Release) -> Result<Vec<ListedEntry>> {
+    let prefix = format!("{}history/", store.runtime().release_prefix(release).await?);
+    let keys: Vec<String> = store
+        .bucket()
+        .list(&prefix)
+        .await?
+        .into_iter()
+        .map(|m| m.key)
+        .collect();
+    let parsed = store.runtime().parse_keys(release, &keys).await?;
+    let mut entries: Vec<ListedEntry> = keys
+        .into_iter()
+        .zip(parsed)
+        .filter_map(|(key, parsed)| match parsed {
+            Some(ParsedKey::History(h)) => Some(ListedEntry {
+                key,
+                render_ref: h.render_ref,
+                synced_at: h.synced_at,
+            }),
+            _ => None,
+        })
+        .collect();
+    entries.sort_by(|a, b| a.key.cmp(&b.key));
+    Ok(entries)
+}
+
+/// A history entry as a listing names it: its key, and the time and renderRef the key
+/// holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedEntry {
+    /// The entry's key.
+    pub key: String,
+    /// The render it records.
+    pub render_ref: String,
+    /// When it was synced.
+    pub synced_at: render_store::SyncTime,
 }
 
 /// The renderRef `name` stands for in `release`: a whole renderRef as it is; `@N` the
@@ -58,6 +109,25 @@ pub async fn resolve_ref(store: &RenderStore, release: &Release, name: &str) -> 
     if let Some(position) = name.strip_prefix('@') {
         return history_position(store, release, name, position).await;
     }
+    resolve_stored(store, release, name).await
+}
+
+/// [`resolve_ref`] with the release's history listed already ([`history_keys`]): `@N`
+/// costs nothing more, whatever the history's length.
+pub async fn resolve_ref_in(
+    store: &RenderStore,
+    release: &Release,
+    history: &[ListedEntry],
+    name: &str,
+) -> Result<String> {
+    match name.strip_prefix('@') {
+        Some(position) => position_in(history, release, name, position),
+        None => resolve_stored(store, release, name).await,
+    }
+}
+
+/// A whole renderRef or a prefix of one, resolved among the stored renders.
+async fn resolve_stored(store: &RenderStore, release: &Release, name: &str) -> Result<String> {
     let digits = name.strip_prefix(REF_PREFIX).unwrap_or(name);
     if digits.len() == 64 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
         // A whole renderRef, or not a name of ours: the operation checks it in its own
@@ -100,19 +170,28 @@ async fn history_position(
     name: &str,
     position: &str,
 ) -> Result<String> {
-    let Ok(n) = position.parse::<u32>() else {
+    let history = history_keys(store, release).await?;
+    position_in(&history, release, name, position)
+}
+
+/// The renderRef of `@N` (`name`, `position` its number) in a history listed already:
+/// from the entry's key, no entry read.
+pub fn position_in(
+    history: &[ListedEntry],
+    release: &Release,
+    name: &str,
+    position: &str,
+) -> Result<String> {
+    let Ok(n) = position.parse::<usize>() else {
         return Err(failure::input(format!(
             "{name:?} is not a history position: @0 is the newest entry, @1 the one before"
         )));
     };
-    let page = store
-        .list_history_page(release, n.saturating_add(1), None)
-        .await?;
-    match page.entries.get(n as usize) {
+    match history.iter().rev().nth(n) {
         Some(entry) => Ok(entry.render_ref.clone()),
         None => Err(failure::not_found(format!(
             "{release} has {} history entries: {name} is not one of them (@0 is the newest)",
-            page.entries.len()
+            history.len()
         ))),
     }
 }

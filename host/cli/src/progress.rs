@@ -7,7 +7,7 @@
 
 use async_trait::async_trait;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressState, ProgressStyle};
-use render_store::{Bucket, BucketError, ObjectMeta};
+use render_store::{Bucket, BucketError, Delimited, ObjectMeta};
 use std::sync::{Arc, Mutex};
 
 /// A render at least this large (its objects' bytes as read) shows progress on `put`:
@@ -207,8 +207,8 @@ impl Bucket for ProgressBucket {
         Ok(answers)
     }
 
-    async fn list_folders(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
-        self.inner.list_folders(prefix).await
+    async fn list_delimited(&self, prefix: &str) -> Result<Delimited, BucketError> {
+        self.inner.list_delimited(prefix).await
     }
 }
 

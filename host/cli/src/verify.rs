@@ -4,7 +4,7 @@
 
 use crate::names;
 use anyhow::Result;
-use render_store::{Error, HistoryEntry, ObjectMeta, ParsedKey, Release, RenderStore};
+use render_store::{EntryRead, Error, HistoryEntry, ObjectMeta, ParsedKey, Release, RenderStore};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One problem `verify` found.
@@ -41,35 +41,50 @@ pub struct Report {
 /// be authenticated is reported, whatever the reason, and the next one checked. A read
 /// that fails for another reason than a bad blob or entry (the bucket, the sandbox)
 /// stops it with that error: what could not be read is never reported as fine.
+///
+/// The whole store is walked release by release: its releases found with delimiter
+/// listings (`render_store::fleet`), each release then listed and read alone, so what
+/// is held at once is one release's listing, not the store's. Keys outside any release
+/// (directly in the root or a namespace folder, or under a folder whose name is no
+/// valid namespace or release name) are foreign.
 pub async fn verify(store: &RenderStore, release: Option<&Release>) -> Result<Report> {
     let mut report = Report::default();
-    // One listing: of the release, or of the whole store grouped by release.
-    let mut releases: BTreeMap<(String, String), Vec<ObjectMeta>> = BTreeMap::new();
     match release {
         Some(r) => {
             let keys = names::release_keys(store, r).await?;
-            releases.insert((r.namespace.clone(), r.name.clone()), keys);
+            report.releases = 1;
+            check_release(store, r, keys, &mut report).await?;
         }
         None => {
-            for object in store.bucket().list("").await? {
-                let mut parts = object.key.splitn(3, '/');
-                let release = match (parts.next(), parts.next(), parts.next()) {
-                    (Some(ns), Some(name), Some(_)) => Release::parse(&format!("{ns}/{name}")),
-                    _ => None,
-                };
-                match release {
-                    Some(r) => releases
-                        .entry((r.namespace, r.name))
-                        .or_default()
-                        .push(object),
-                    None => report.problems.push(foreign(object.key)),
+            let found = render_store::fleet::all_releases(store, None).await?;
+            if let Some(u) = found.unlisted.first() {
+                // Fail closed: a namespace that cannot be listed is not a clean one.
+                anyhow::bail!(
+                    "listing {} failed, so what it holds cannot be verified: {}",
+                    u.folder,
+                    u.error
+                );
+            }
+            for other in found.others {
+                if other.ends_with('/') {
+                    for object in store.bucket().list(&other).await? {
+                        report.problems.push(foreign(object.key));
+                    }
+                } else {
+                    report.problems.push(foreign(other));
                 }
             }
+            for r in &found.releases {
+                let prefix = store.runtime().release_prefix(r).await?;
+                let keys = store.bucket().list(&prefix).await?;
+                if keys.is_empty() {
+                    // A folder left empty (file://) holds nothing to check.
+                    continue;
+                }
+                report.releases += 1;
+                check_release(store, r, keys, &mut report).await?;
+            }
         }
-    }
-    report.releases = releases.len();
-    for ((namespace, name), keys) in releases {
-        check_release(store, &Release::new(namespace, name), keys, &mut report).await?;
     }
     report.problems.sort_by(|a, b| a.key.cmp(&b.key));
     Ok(report)
@@ -96,8 +111,11 @@ async fn check_release(
     let rt = store.runtime();
     let mut renders = BTreeSet::new();
     let mut entries = Vec::new();
-    for object in keys {
-        match rt.parse_key(release, &object.key).await? {
+    let names: Vec<String> = keys.iter().map(|o| o.key.clone()).collect();
+    let parsed = rt.parse_keys(release, &names).await?;
+    drop(names);
+    for (object, parsed) in keys.into_iter().zip(parsed) {
+        match parsed {
             Some(ParsedKey::Render(r)) => {
                 report.renders += 1;
                 match store.get_render(release, &r).await {
@@ -165,27 +183,34 @@ async fn check_release(
     Ok(())
 }
 
+/// How many entries one sandboxed call reads: a call's answer holds their summaries.
+const ENTRIES_A_CALL: usize = 1_000;
+
 /// Each entry of `keys` (history keys with their renderRefs, in key order) read alone,
-/// through the paged read: the entry, or why it does not read.
+/// by key: one read an entry, no listing (`read-history-entries`), so a history of any
+/// length is read in linear time. The entry, or why it does not read; an entry deleted
+/// since the listing is left out.
 async fn read_entries(
     store: &RenderStore,
     release: &Release,
     keys: &[(String, String)],
 ) -> Result<BTreeMap<String, Result<HistoryEntry, String>>> {
     let mut out = BTreeMap::new();
-    for (i, (key, _)) in keys.iter().enumerate() {
-        // A page of one, older than the next newer key, is exactly this entry.
-        let before = keys.get(i + 1).map(|(k, _)| k.as_str());
-        let read = match store.list_history_page(release, 1, before).await {
-            Ok(page) => match page.entries.into_iter().next() {
-                Some(entry) if &entry.key == key => Ok(entry),
-                // Changed since the listing: read again next time.
-                _ => continue,
-            },
-            Err(Error::Corrupt(m)) => Err(m),
-            Err(e) => return Err(e.into()),
-        };
-        out.insert(key.clone(), read);
+    for chunk in keys.chunks(ENTRIES_A_CALL) {
+        let names: Vec<String> = chunk.iter().map(|(k, _)| k.clone()).collect();
+        let read = store.read_history_entries(release, &names).await?;
+        for (key, entry) in names.into_iter().zip(read) {
+            match entry {
+                EntryRead::Entry(e) => {
+                    out.insert(key, Ok(e));
+                }
+                EntryRead::Corrupt(m) => {
+                    out.insert(key, Err(m));
+                }
+                // Deleted since the listing: nothing to check or show.
+                EntryRead::Gone => {}
+            }
+        }
     }
     Ok(out)
 }
@@ -196,14 +221,11 @@ pub async fn history_entry_by_entry(
     store: &RenderStore,
     release: &Release,
 ) -> Result<Vec<(String, Result<HistoryEntry, String>)>> {
-    let rt = store.runtime();
-    let prefix = format!("{}history/", rt.release_prefix(release).await?);
-    let mut keys = Vec::new();
-    for object in store.bucket().list(&prefix).await? {
-        if let Some(ParsedKey::History(h)) = rt.parse_key(release, &object.key).await? {
-            keys.push((object.key, h.render_ref));
-        }
-    }
+    let keys: Vec<(String, String)> = names::history_keys(store, release)
+        .await?
+        .into_iter()
+        .map(|e| (e.key, e.render_ref))
+        .collect();
     Ok(read_entries(store, release, &keys)
         .await?
         .into_iter()

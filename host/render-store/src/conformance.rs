@@ -213,6 +213,9 @@ enum Op {
     Delete,
     #[serde(rename = "delete-many")]
     DeleteMany,
+    /// The delimiter listing ([`Bucket::list_delimited`]).
+    #[serde(rename = "list-delimited")]
+    ListDelimited,
     /// Folder cases only: makes something beside the bucket's own files.
     Plant,
 }
@@ -241,7 +244,7 @@ struct Step {
     keys: Option<Generated>,
     /// The keys of a `delete-many`, each as a step names its key.
     many: Option<Vec<KeyRef>>,
-    /// Relative to the case's prefix (`list` only).
+    /// Relative to the case's prefix (`list` and `list-delimited` only).
     prefix: Option<String>,
     value: Option<Value>,
     /// `plant`: where, relative to the case's prefix, as a path under the folder.
@@ -274,18 +277,28 @@ impl KeyRef {
     }
 }
 
-/// `prefix` followed by each number below `count`, zero-padded to `digits`.
+/// `prefix` followed by each number below `count`, zero-padded to `digits`, followed by
+/// `suffix` (none when absent).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Generated {
     prefix: String,
     count: usize,
     digits: usize,
+    #[serde(default)]
+    suffix: String,
 }
 
 impl Generated {
     fn keys(&self) -> impl DoubleEndedIterator<Item = String> + '_ {
-        (0..self.count).map(|i| format!("{}{i:0width$}", self.prefix, width = self.digits))
+        (0..self.count).map(|i| {
+            format!(
+                "{}{i:0width$}{}",
+                self.prefix,
+                self.suffix,
+                width = self.digits
+            )
+        })
     }
 }
 
@@ -325,6 +338,25 @@ enum Expect {
     Error(ErrorKind),
     /// `delete-many`: one expectation per key, `ok` or `{"error": K}`.
     Each(Vec<Expect>),
+    /// `list-delimited`: the folders and the objects directly under the prefix.
+    Delimited(DelimitedExpect),
+}
+
+/// What a delimiter listing is expected to answer, each list in order.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DelimitedExpect {
+    /// Folders relative to the case's prefix, each with its trailing `/`, or generated.
+    folders: Vec<FolderEntry>,
+    objects: Vec<Entry>,
+}
+
+/// A folder of an expected delimiter listing: its name, or generated names.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum FolderEntry {
+    Name(String),
+    Generated { keys: Generated },
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -400,11 +432,13 @@ impl Step {
         let (wants_key, wants_value) = match self.op {
             Op::Put => (true, true),
             Op::Get | Op::Exists | Op::Delete | Op::DeleteMany => (true, false),
-            Op::List => (false, false),
+            Op::List | Op::ListDelimited => (false, false),
             Op::Plant => unreachable!("checked above"),
         };
         if wants_key != (keyed == 1) || keyed > 1 {
-            return Err("give exactly one of key, raw_key, keys and many (none for list)".into());
+            return Err(
+                "give exactly one of key, raw_key, keys and many (none for the listings)".into(),
+            );
         }
         if self.keys.is_some() && !matches!(self.op, Op::Put | Op::DeleteMany) {
             return Err("keys is for put and delete-many only".into());
@@ -421,8 +455,8 @@ impl Step {
         {
             return Err("each key of many has exactly one of key and raw_key".into());
         }
-        if (self.op == Op::List) != self.prefix.is_some() {
-            return Err("list, and only list, has a prefix".into());
+        if matches!(self.op, Op::List | Op::ListDelimited) != self.prefix.is_some() {
+            return Err("list and list-delimited, and only they, have a prefix".into());
         }
         match (&self.value, wants_value) {
             (Some(value), true) => {
@@ -448,15 +482,12 @@ impl Step {
                 op == Op::Get
             }
             (Expect::Size(_), op) => op == Op::Exists,
+            (Expect::Delimited(d), op) => {
+                check_entries(&d.objects)?;
+                op == Op::ListDelimited
+            }
             (Expect::Listed(entries), op) => {
-                for entry in entries {
-                    if entry.key.is_some() == entry.keys.is_some() {
-                        return Err("a listed entry has exactly one of key and keys".into());
-                    }
-                    if entry.keys.is_some() && entry.modified.is_some() {
-                        return Err("generated listed entries have no modified time".into());
-                    }
-                }
+                check_entries(entries)?;
                 op == Op::List
             }
         };
@@ -466,7 +497,22 @@ impl Step {
             Err(format!("{:?} cannot answer {:?}", self.op, expect))
         }
     }
+}
 
+/// Whether listed entries are well formed.
+fn check_entries(entries: &[Entry]) -> Result<(), String> {
+    for entry in entries {
+        if entry.key.is_some() == entry.keys.is_some() {
+            return Err("a listed entry has exactly one of key and keys".into());
+        }
+        if entry.keys.is_some() && entry.modified.is_some() {
+            return Err("generated listed entries have no modified time".into());
+        }
+    }
+    Ok(())
+}
+
+impl Step {
     fn check_plant(&self) -> Result<(), String> {
         let others = self.key.is_some()
             || self.raw_key.is_some()
@@ -597,6 +643,12 @@ async fn run_steps(
                 let answer = bucket.list(&listed_prefix).await;
                 check_list(expect, mentions, prefix, started, answer)
                     .map_err(|m| fail(format!("list {}", quote(&listed_prefix)), m))?;
+            }
+            Op::ListDelimited => {
+                let listed_prefix = format!("{prefix}{}", step.prefix.as_deref().unwrap_or(""));
+                let answer = bucket.list_delimited(&listed_prefix).await;
+                check_delimited(expect, mentions, prefix, started, answer)
+                    .map_err(|m| fail(format!("list-delimited {}", quote(&listed_prefix)), m))?;
             }
         }
     }
@@ -846,6 +898,59 @@ fn check_list(
         }
     }
     Ok(())
+}
+
+fn check_delimited(
+    expect: &Expect,
+    mentions: Option<&str>,
+    prefix: &str,
+    started: SyncTime,
+    answer: Result<crate::bucket::Delimited, BucketError>,
+) -> Result<(), String> {
+    let (want, got) = match (expect, answer) {
+        (Expect::Delimited(want), Ok(got)) => (want, got),
+        (expect, answer) => {
+            return check_error(expect, mentions, answer, |d| {
+                format!(
+                    "a listing of {} folders and {} objects",
+                    d.folders.len(),
+                    d.objects.len()
+                )
+            });
+        }
+    };
+    let mut folders = Vec::new();
+    for folder in &want.folders {
+        match folder {
+            FolderEntry::Name(name) => folders.push(name.clone()),
+            FolderEntry::Generated { keys } => folders.extend(keys.keys()),
+        }
+    }
+    let as_listed = |names: Vec<String>| -> Vec<Listed> {
+        names
+            .into_iter()
+            .map(|key| Listed { key, size: 0 })
+            .collect()
+    };
+    let seen: Vec<String> = got
+        .folders
+        .iter()
+        .map(|f| {
+            f.strip_prefix(prefix).map_or_else(
+                || format!("{f} (outside the case's prefix)"),
+                str::to_string,
+            )
+        })
+        .collect();
+    if seen != folders {
+        return Err(format!(
+            "folders: {}",
+            listing_difference(&as_listed(folders), &as_listed(seen))
+        ));
+    }
+    let objects = Expect::Listed(want.objects.clone());
+    check_list(&objects, None, prefix, started, Ok(got.objects))
+        .map_err(|m| format!("objects: {m}"))
 }
 
 /// How two listings differ: whole when short, else their lengths and first difference.

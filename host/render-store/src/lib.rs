@@ -32,6 +32,7 @@ pub mod conformance;
 pub mod controller;
 mod embedded;
 mod error;
+pub mod fleet;
 mod keyring;
 mod logic;
 mod observer;
@@ -48,19 +49,19 @@ mod types;
 pub const WIT_PACKAGE: &str = env!("RENDER_STORE_WIT_PACKAGE");
 
 pub use bucket::{
-    Bucket, BucketCall, BucketError, Denial, FolderBucket, ObjectMeta, ObjectStoreBucket,
-    ReadOnlyBucket, RecordingBucket, check_key,
+    Bucket, BucketCall, BucketError, Delimited, Denial, FolderBucket, ObjectMeta,
+    ObjectStoreBucket, ReadOnlyBucket, RecordingBucket, check_key,
 };
 pub use embedded::COMPONENT;
 pub use error::{BoxError, Error, Result};
 pub use keyring::Keyring;
-pub use observer::{Observer, ObserverError, ReleaseSummary, RenderRead};
+pub use observer::{Observer, ObserverError, ReleasePage, ReleaseSummary, RenderRead};
 pub use runtime::{Limits, Runtime};
 pub use secret_file::read_secret_file;
 pub use store::RenderStore;
 pub use store_url::{REDACTED, SCHEMES, accepted_params, open_bucket, redact_url, redact_urls_in};
 pub use types::{
-    ChangedObject, DEFAULT_CONTEXT, GcPlan, Grace, HistoryEntry, HistoryKey, HistoryPage,
-    HistorySummary, MAX_RENDER_BYTES, NewEntry, ObjectForm, ObjectId, ParsedKey, Release,
-    RenderDiff, SecretValues, ShownObject, SyncTime, YamlStage,
+    ChangedObject, DEFAULT_CONTEXT, EntryRead, GcPlan, Grace, HistoryEntry, HistoryKey,
+    HistoryPage, HistorySummary, MAX_RENDER_BYTES, NewEntry, ObjectForm, ObjectId, PageObject,
+    ParsedKey, Release, RenderDiff, RenderPage, SecretValues, ShownObject, SyncTime, YamlStage,
 };

@@ -173,6 +173,17 @@ impl Runtime {
         Ok(key.map(ParsedKey::from))
     }
 
+    /// [`Runtime::parse_key`] of each of `keys`, in order, in one sandbox call: a whole
+    /// listing parsed at the cost of one call.
+    pub async fn parse_keys(
+        &self,
+        release: &Release,
+        keys: &[String],
+    ) -> Result<Vec<Option<ParsedKey>>> {
+        let parsed: Vec<Option<_>> = call_export!(infallible self, None, convoy_render_store_logic.call_parse_keys(&release.into(), keys))?;
+        Ok(parsed.into_iter().map(|k| k.map(ParsedKey::from)).collect())
+    }
+
     /// Parses RFC 3339 to a UTC [`SyncTime`].
     pub async fn parse_synced_at(&self, text: &str) -> Result<SyncTime> {
         call_export!(

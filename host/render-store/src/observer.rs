@@ -2,12 +2,14 @@
 
 use crate::bucket::ReadOnlyBucket;
 use crate::error::{BoxError, Error};
+use crate::fleet::{FLEET_CONCURRENCY, Unlisted};
 use crate::runtime::Runtime;
 use crate::store::RenderStore;
 use crate::types::{
-    HistoryEntry, HistoryPage, HistorySummary, ObjectForm, Release, RenderDiff, SecretValues,
-    ShownObject,
+    EntryRead, HistoryEntry, HistoryPage, HistorySummary, ObjectForm, Release, RenderDiff,
+    RenderPage, SecretValues, ShownObject,
 };
+use futures::StreamExt;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -47,6 +49,21 @@ pub struct ReleaseSummary {
     pub release: Release,
     /// Its number of history entries and the newest one.
     pub history: HistorySummary,
+    /// The newest entry's summary: `None` without history; the reason it does not read
+    /// (a corrupt body, a failed read) as the error.
+    pub newest_summary: Option<Result<String, String>>,
+}
+
+/// A page of the releases of a store.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReleasePage {
+    /// The releases, sorted by namespace and name.
+    pub releases: Vec<ReleaseSummary>,
+    /// The last release of the page when more follow: the `after` of the next page.
+    pub next_after: Option<Release>,
+    /// Folders (a namespace's, or a release's whose history could not be listed) that
+    /// this page could not see: when any, the page is partial.
+    pub unlisted: Vec<Unlisted>,
 }
 
 /// Read access to the render store for the observer.
@@ -149,59 +166,116 @@ impl Observer {
             .await?)
     }
 
-    /// Every release in the store, sorted by namespace and name, with its number of
-    /// history entries and the newest one.
+    /// A page of the releases in the store (or in `namespace`), after `after` (by
+    /// namespace, then name), at most `limit` of them, each with its number of history
+    /// entries, the newest one and that entry's summary.
     ///
-    /// Releases are found with listings with a delimiter (`<namespace>/`, then
-    /// `<namespace>/<name>/`), never by listing every key; then one listing of each
-    /// release's `history/`, which the component summarizes. A folder whose names are
-    /// not a valid namespace and name is not a release: the component says which.
+    /// Releases are found with delimiter listings ([`crate::fleet::find_releases`]):
+    /// one listing of the root and one of each namespace the page spans, never a
+    /// listing of every key. Then, for each release of the page alone, one listing of
+    /// its `history/` (the component summarizes it and decides which folders are
+    /// releases) and one read of its newest entry, [`FLEET_CONCURRENCY`] releases at
+    /// once. A page therefore costs about twice its length in bucket calls, however
+    /// many releases the store holds.
     ///
-    /// A list for people to read, not a decision: a namespace folder or a history that
-    /// cannot be listed (unreadable, or a link) is left out with a warning in the log,
-    /// so one such folder does not hide every other release. A failed listing of the
-    /// store's root is an error.
-    pub async fn releases(&self) -> Result<Vec<ReleaseSummary>, ObserverError> {
+    /// Fail closed: a failed listing of the root is the error; a namespace or a history
+    /// that cannot be listed is named in [`ReleasePage::unlisted`] (the page is then
+    /// partial), never shown as a release with no history or left out without a word.
+    pub async fn releases_page(
+        &self,
+        namespace: Option<&str>,
+        after: Option<&Release>,
+        limit: usize,
+    ) -> Result<ReleasePage, ObserverError> {
         let store = self.require()?;
-        let bucket = store.bucket();
-        let mut found = Vec::new();
-        for namespace in bucket.list_folders("").await.map_err(Error::from)? {
-            let folders = match bucket.list_folders(&namespace).await {
-                Ok(folders) => folders,
-                Err(e) => {
-                    tracing::warn!(
-                        "left the folder {namespace:?} out of the release list: listing it \
-                         failed: {e}"
-                    );
-                    continue;
-                }
-            };
-            for folder in folders {
-                let (Some(ns), Some(name)) = (
-                    namespace.strip_suffix('/'),
-                    folder[namespace.len()..].strip_suffix('/'),
-                ) else {
-                    continue;
-                };
-                let release = Release::new(ns, name);
-                let keys: Vec<String> = match bucket.list(&format!("{folder}history/")).await {
-                    Ok(listed) => listed.into_iter().map(|m| m.key).collect(),
-                    Err(e) => {
-                        tracing::warn!(
-                            "left the folder {folder:?} out of the release list: listing \
-                             its history failed: {e}"
-                        );
-                        continue;
-                    }
-                };
-                match self.runtime.summarize_history(&release, &keys).await {
-                    Ok(history) => found.push(ReleaseSummary { release, history }),
-                    Err(Error::InvalidInput(_)) => {}
-                    Err(e) => return Err(e.into()),
-                }
+        let names =
+            crate::fleet::find_releases(store, namespace, after, Some(limit.max(1))).await?;
+        let summaries: Vec<_> = futures::stream::iter(names.releases)
+            .map(|release| self.summarize(store, release))
+            .buffered(FLEET_CONCURRENCY)
+            .collect()
+            .await;
+        let mut page = ReleasePage {
+            releases: Vec::with_capacity(summaries.len()),
+            next_after: names.next_after,
+            unlisted: names.unlisted,
+        };
+        for summary in summaries {
+            match summary? {
+                Ok(found) => page.releases.push(found),
+                Err(unlisted) => page.unlisted.push(unlisted),
             }
         }
-        Ok(found)
+        page.unlisted.sort_by(|a, b| a.folder.cmp(&b.folder));
+        for u in &page.unlisted {
+            tracing::warn!(
+                "the release list is partial: {:?} could not be listed: {}",
+                u.folder,
+                u.error
+            );
+        }
+        Ok(page)
+    }
+
+    /// One release of a fleet page: its history listed and summarized, its newest entry
+    /// read; the release as [`Unlisted`] when its history cannot be listed.
+    async fn summarize(
+        &self,
+        store: &RenderStore,
+        release: Release,
+    ) -> Result<Result<ReleaseSummary, Unlisted>, ObserverError> {
+        let folder = format!("{}/{}/", release.namespace, release.name);
+        let keys: Vec<String> = match store.bucket().list(&format!("{folder}history/")).await {
+            Ok(listed) => listed.into_iter().map(|m| m.key).collect(),
+            Err(e) => {
+                return Ok(Err(Unlisted {
+                    folder,
+                    error: e.to_string(),
+                }));
+            }
+        };
+        let history = self.runtime.summarize_history(&release, &keys).await?;
+        drop(keys);
+        let newest_summary = match &history.newest {
+            None => None,
+            Some(newest) => {
+                let key = self
+                    .runtime
+                    .history_key(&release, newest.synced_at, &newest.render_ref)
+                    .await?;
+                Some(match store.read_history_entries(&release, &[key]).await {
+                    Ok(read) => match read.into_iter().next() {
+                        Some(EntryRead::Entry(e)) => Ok(e.summary),
+                        // Deleted since the listing (a GC): nothing to say of it.
+                        Some(EntryRead::Gone) | None => Ok(String::new()),
+                        Some(EntryRead::Corrupt(m)) => Err(m),
+                    },
+                    Err(e) => Err(e.to_string()),
+                })
+            }
+        };
+        Ok(Ok(ReleaseSummary {
+            release,
+            history,
+            newest_summary,
+        }))
+    }
+
+    /// Page `page` (from 1) of a stored render's objects, in `form`, Secret values as
+    /// this observer shows them, pages of at most `page_bytes` of text: only the page
+    /// leaves the sandbox ([`RenderStore::show_render_page`]).
+    pub async fn render_page(
+        &self,
+        release: &Release,
+        render_ref: &str,
+        form: ObjectForm,
+        page_bytes: u64,
+        page: u32,
+    ) -> Result<RenderPage, ObserverError> {
+        Ok(self
+            .require()?
+            .show_render_page(release, render_ref, form, self.secrets, page_bytes, page)
+            .await?)
     }
 
     /// A stored render's canonical bytes, verified.
@@ -250,7 +324,9 @@ impl Observer {
 
     /// The difference from `against` (default: the newest history entry) to `render`,
     /// changed objects shown in `form` with `context` lines around each change, Secret
-    /// values as this observer shows them.
+    /// values as this observer shows them. Both renders are read and diffed in one
+    /// sandboxed call (`store.diff-renders`): they cross into the sandbox once, from
+    /// the bucket, and never back out.
     pub async fn diff(
         &self,
         release: &Release,
@@ -261,11 +337,8 @@ impl Observer {
     ) -> Result<RenderDiff, ObserverError> {
         let store = self.require()?;
         let against = self.against(store, release, against).await?;
-        let new = store.get_render(release, render).await?;
-        let old = store.get_render(release, &against).await?;
-        Ok(self
-            .runtime
-            .diff_renders(&old, &new, form, self.secrets, context)
+        Ok(store
+            .diff_renders(release, &against, render, form, self.secrets, context)
             .await?)
     }
 
@@ -289,7 +362,8 @@ impl Observer {
             .await?)
     }
 
-    /// `against`, or the renderRef of the newest history entry.
+    /// `against`, or the renderRef of the newest history entry, from one listing of the
+    /// history (the renderRef is in the entry's key: no entry is read).
     async fn against(
         &self,
         store: &RenderStore,
@@ -299,10 +373,33 @@ impl Observer {
         if let Some(r) = against {
             return Ok(r.to_string());
         }
-        let history = store.list_history(release).await?;
-        match history.last() {
-            Some(newest) => Ok(newest.render_ref.clone()),
+        match self.newest(store, release).await? {
+            Some(newest) => Ok(newest),
             None => Err(ObserverError::NoHistory(release.to_string())),
         }
+    }
+
+    /// The renderRef of the newest history entry of `release`, if any: one listing of
+    /// its history, summarized by the component.
+    pub async fn newest_render(&self, release: &Release) -> Result<Option<String>, ObserverError> {
+        self.newest(self.require()?, release).await
+    }
+
+    async fn newest(
+        &self,
+        store: &RenderStore,
+        release: &Release,
+    ) -> Result<Option<String>, ObserverError> {
+        let prefix = self.runtime.release_prefix(release).await?;
+        let keys: Vec<String> = store
+            .bucket()
+            .list(&format!("{prefix}history/"))
+            .await
+            .map_err(Error::from)?
+            .into_iter()
+            .map(|m| m.key)
+            .collect();
+        let summary = self.runtime.summarize_history(release, &keys).await?;
+        Ok(summary.newest.map(|n| n.render_ref))
     }
 }

@@ -7,8 +7,8 @@ use crate::keyring::Keyring;
 use crate::runtime::{CallLog, Runtime, Scope, call_export, joined_arg, objects_arg, wit};
 use crate::store_url::open_bucket;
 use crate::types::{
-    GcPlan, Grace, HistoryEntry, HistoryPage, NewEntry, ObjectForm, Release, RenderDiff,
-    SecretValues,
+    EntryRead, GcPlan, Grace, HistoryEntry, HistoryPage, NewEntry, ObjectForm, Release, RenderDiff,
+    RenderPage, SecretValues,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -223,6 +223,24 @@ impl RenderStore {
         .map(HistoryPage::from)
     }
 
+    /// The history entries `keys` names (entry keys of `release`, as a listing of its
+    /// `history/` gave them), one `get` each in the order given and no listing: an
+    /// entry whose body does not read is [`EntryRead::Corrupt`] in its place, one
+    /// deleted since the listing [`EntryRead::Gone`]. A key that is not an entry key of
+    /// the release is [`crate::Error::InvalidInput`], before any bucket call.
+    pub async fn read_history_entries(
+        &self,
+        release: &Release,
+        keys: &[String],
+    ) -> Result<Vec<EntryRead>> {
+        let read: Vec<_> = call_export!(
+            &self.runtime,
+            Some(self.scope(release)),
+            convoy_render_store_store.call_read_history_entries(&release.into(), keys)
+        )?;
+        Ok(read.into_iter().map(EntryRead::from).collect())
+    }
+
     /// The difference between two stored renders of `release`, each read and verified
     /// in the component (calls: `get` of `old_ref`, then of `new_ref`): the renders never
     /// cross the sandbox boundary as arguments. Secret values as `secrets` says, with
@@ -250,6 +268,37 @@ impl RenderStore {
             )
         )
         .map(RenderDiff::from)
+    }
+
+    /// Page `page` (from 1) of a stored render's objects for people, read and verified
+    /// in the component, listed by kind, namespace, name and apiVersion, each in `form`
+    /// with Secret values as `secrets` says, cut into pages whose texts are at most
+    /// `page_bytes` long: only the page's texts leave the sandbox, so a render of any
+    /// size is shown holding it once. A page past the last has no object.
+    #[allow(clippy::too_many_arguments)] // the view's parts, as the WIT function takes them
+    pub async fn show_render_page(
+        &self,
+        release: &Release,
+        render_ref: &str,
+        form: ObjectForm,
+        secrets: SecretValues,
+        page_bytes: u64,
+        page: u32,
+    ) -> Result<RenderPage> {
+        call_export!(
+            &self.runtime,
+            Some(self.scope(release)),
+            convoy_render_store_store.call_show_render_page(
+                &release.into(),
+                render_ref,
+                form.into(),
+                secrets.into(),
+                page_bytes,
+                page,
+                &self.encryption()
+            )
+        )
+        .map(RenderPage::from)
     }
 
     /// Whether a history entry records `render_ref`.

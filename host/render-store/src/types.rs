@@ -4,10 +4,13 @@
 //! and a type is defined once, where the logic that fills it lives.
 
 pub use render_store_guest::diff::{
-    ChangedObject, DEFAULT_CONTEXT, ObjectForm, ObjectId, RenderDiff, ShownObject,
+    ChangedObject, DEFAULT_CONTEXT, ObjectForm, ObjectId, PageObject, RenderDiff, RenderPage,
+    ShownObject,
 };
 pub use render_store_guest::gc::{GcPlan, Grace};
-pub use render_store_guest::history::{HistoryEntry, HistoryPage, HistorySummary, NewEntry};
+pub use render_store_guest::history::{
+    EntryRead, HistoryEntry, HistoryPage, HistorySummary, NewEntry,
+};
 pub use render_store_guest::keys::{HistoryKey, ParsedKey, Release};
 /// The largest render the store takes, in canonical bytes (64 MiB): the component
 /// refuses a larger one in every operation that makes canonical bytes.

@@ -152,19 +152,54 @@ pub(super) async fn resolve_name(
     let store = app.observer.store().ok_or(ObserverError::NoStore)?;
     crate::names::resolve_ref(store, release, name)
         .await
-        .map_err(|e| {
-            let e = match e.downcast::<Error>() {
-                Ok(e) => return ObserverError::Store(e),
-                Err(e) => e,
-            };
-            match e.downcast_ref::<crate::failure::Refusal>() {
-                Some(r) if r.kind == "not-found" => {
-                    ObserverError::Store(Error::NotFound(r.message.clone()))
-                }
-                Some(r) => ObserverError::Store(Error::InvalidInput(r.message.clone())),
-                None => ObserverError::Store(Error::InvalidInput(e.to_string())),
-            }
-        })
+        .map_err(name_error)
+}
+
+/// A failure of the names module as the observer's: the store's own errors as they
+/// are, refusals of a name as the client's error (404 for what is not there).
+fn name_error(e: anyhow::Error) -> ObserverError {
+    let e = match e.downcast::<Error>() {
+        Ok(e) => return ObserverError::Store(e),
+        Err(e) => e,
+    };
+    // A listing the names module made itself failed: the store failed.
+    let e = match e.downcast::<render_store::BucketError>() {
+        Ok(e) => return ObserverError::Store(Error::from(e)),
+        Err(e) => e,
+    };
+    match e.downcast_ref::<crate::failure::Refusal>() {
+        Some(r) if r.kind == "not-found" => {
+            ObserverError::Store(Error::NotFound(r.message.clone()))
+        }
+        Some(r) => ObserverError::Store(Error::InvalidInput(r.message.clone())),
+        None => ObserverError::Store(Error::InvalidInput(e.to_string())),
+    }
+}
+
+/// The release's history as one listing gives it (no entry read), for several names to
+/// be resolved against and labelled from.
+pub(super) async fn history_of(
+    app: &App,
+    release: &Release,
+) -> Result<Vec<crate::names::ListedEntry>, ObserverError> {
+    let store = app.observer.store().ok_or(ObserverError::NoStore)?;
+    crate::names::history_keys(store, release)
+        .await
+        .map_err(name_error)
+}
+
+/// [`resolve_name`] against a history listed already ([`history_of`]): `@N` costs no
+/// further call.
+pub(super) async fn resolve_name_in(
+    app: &App,
+    release: &Release,
+    history: &[crate::names::ListedEntry],
+    name: &str,
+) -> Result<String, ObserverError> {
+    let store = app.observer.store().ok_or(ObserverError::NoStore)?;
+    crate::names::resolve_ref_in(store, release, history, name)
+        .await
+        .map_err(name_error)
 }
 
 /// [`resolve_name`] of an optional name.

@@ -60,6 +60,7 @@ use connection::{Connection, run_connection};
 pub(crate) use endpoints::observer_failure;
 use endpoints::{
     capped_json, diff, diff_local, error, history, observer_error, params, render, resolve_name,
+    resolve_name_in,
 };
 use guard::{Guard, check, host_of};
 

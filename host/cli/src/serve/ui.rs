@@ -16,7 +16,7 @@
 
 mod diff_lines;
 
-use super::{App, observer_failure, params, resolve_name};
+use super::{App, observer_failure, params, resolve_name, resolve_name_in};
 use crate::render_sizes::render_sizes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -308,16 +308,81 @@ pub(super) async fn asset(Path(file): Path<String>) -> Response {
         .into_response()
 }
 
+/// Releases a fleet page shows unless `limit` says otherwise.
+pub(super) const RELEASE_PAGE: usize = 100;
+/// The most releases one fleet page shows.
+pub(super) const RELEASE_PAGE_MAX: usize = 1_000;
+
 /// A release of the list, its newest time formatted.
 struct Listed {
     release: Release,
     entries: u32,
-    newest: Option<(String, String)>,
+    /// The newest entry's time, renderRef and summary (`None` when it does not read).
+    newest: Option<(String, String, Option<String>)>,
 }
 
-async fn list_releases(app: &App) -> Result<Vec<Listed>, ObserverError> {
-    let found = app.observer.releases().await?;
-    let times: Vec<SyncTime> = found
+/// A page of the fleet: the releases, the cursor of the next page, and the folders that
+/// could not be listed.
+struct Fleet {
+    listed: Vec<Listed>,
+    next_after: Option<String>,
+    unlisted: Vec<String>,
+}
+
+/// What a fleet page is asked for: `namespace`, `after` (`NAMESPACE/NAME`) and `limit`.
+struct FleetQuery {
+    namespace: Option<String>,
+    after: Option<Release>,
+    limit: usize,
+}
+
+impl FleetQuery {
+    fn parse(query: &HashMap<String, String>) -> Result<FleetQuery, String> {
+        let p = params(query, &[], &["namespace", "after", "limit"])?;
+        let after = match p[1] {
+            None => None,
+            Some(text) => Some(Release::parse(text).ok_or_else(|| {
+                format!("after {text:?}: expected NAMESPACE/NAME, the nextAfter of a page")
+            })?),
+        };
+        let limit = match p[2] {
+            None => RELEASE_PAGE,
+            Some(text) => match text.parse::<usize>() {
+                Ok(n) if (1..=RELEASE_PAGE_MAX).contains(&n) => n,
+                _ => {
+                    return Err(format!(
+                        "limit {text:?}: expected a whole number from 1 to {RELEASE_PAGE_MAX}"
+                    ));
+                }
+            },
+        };
+        Ok(FleetQuery {
+            namespace: p[0].map(str::to_string),
+            after,
+            limit,
+        })
+    }
+
+    /// The query of the page after `after`, as this one asked.
+    fn next(&self, after: &str) -> String {
+        let mut q = format!("?after={}", qv(after));
+        if let Some(ns) = &self.namespace {
+            q.push_str(&format!("&namespace={}", qv(ns)));
+        }
+        if self.limit != RELEASE_PAGE {
+            q.push_str(&format!("&limit={}", self.limit));
+        }
+        q
+    }
+}
+
+async fn list_releases(app: &App, q: &FleetQuery) -> Result<Fleet, ObserverError> {
+    let page = app
+        .observer
+        .releases_page(q.namespace.as_deref(), q.after.as_ref(), q.limit)
+        .await?;
+    let times: Vec<SyncTime> = page
+        .releases
         .iter()
         .filter_map(|r| r.history.newest.as_ref().map(|n| n.synced_at))
         .collect();
@@ -327,37 +392,55 @@ async fn list_releases(app: &App) -> Result<Vec<Listed>, ObserverError> {
         .format_synced_at_all(&times)
         .await?
         .into_iter();
-    Ok(found
+    let listed = page
+        .releases
         .into_iter()
         .map(|r| Listed {
             newest: r.history.newest.map(|n| {
                 let time = times.next().unwrap_or_default();
-                (time, n.render_ref)
+                let summary = r.newest_summary.and_then(Result::ok);
+                (time, n.render_ref, summary)
             }),
             entries: r.history.entries,
             release: r.release,
         })
-        .collect())
+        .collect();
+    Ok(Fleet {
+        listed,
+        next_after: page.next_after.map(|r| r.to_string()),
+        // Folders are the store's names; why they failed stays in the log.
+        unlisted: page.unlisted.into_iter().map(|u| u.folder).collect(),
+    })
 }
 
-/// `GET /releases`: `{"namespaces": [{"namespace", "releases": [{"name", "entries",
-/// "newest": null | {"syncedAt", "renderRef"}}]}]}`, sorted by namespace and name.
-pub(super) async fn releases_json(State(app): State<App>) -> Response {
-    let listed = match list_releases(&app).await {
+/// `GET /releases[?namespace=NS][&after=NS/NAME][&limit=N]`: a page of the releases,
+/// `{"namespaces": [{"namespace", "releases": [{"name", "entries", "newest": null |
+/// {"syncedAt", "renderRef", "summary"}}]}], "nextAfter", "partial", "unlisted"}`,
+/// sorted by namespace and name.
+pub(super) async fn releases_json(
+    State(app): State<App>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let q = match FleetQuery::parse(&query) {
+        Ok(q) => q,
+        Err(m) => return super::error(StatusCode::BAD_REQUEST, m),
+    };
+    let fleet = match list_releases(&app, &q).await {
         Ok(l) => l,
         Err(e) => return super::observer_error(e),
     };
     let mut namespaces: Vec<serde_json::Value> = Vec::new();
-    for group in group_by_namespace(&listed) {
+    for group in group_by_namespace(&fleet.listed) {
         let releases: Vec<_> = group
             .iter()
             .map(|l| {
                 json!({
                     "name": l.release.name,
                     "entries": l.entries,
-                    "newest": l.newest.as_ref().map(|(time, render_ref)| json!({
+                    "newest": l.newest.as_ref().map(|(time, render_ref, summary)| json!({
                         "syncedAt": time,
                         "renderRef": render_ref,
+                        "summary": summary,
                     })),
                 })
             })
@@ -369,7 +452,12 @@ pub(super) async fn releases_json(State(app): State<App>) -> Response {
     }
     super::capped_json(
         "the release list",
-        &json!({ "namespaces": namespaces }),
+        &json!({
+            "namespaces": namespaces,
+            "nextAfter": fleet.next_after,
+            "partial": !fleet.unlisted.is_empty(),
+            "unlisted": fleet.unlisted,
+        }),
         app.max_response_bytes,
     )
 }
@@ -381,21 +469,58 @@ fn group_by_namespace(listed: &[Listed]) -> Vec<&[Listed]> {
         .collect()
 }
 
-/// `GET /`: the releases by namespace.
-pub(super) async fn index(State(app): State<App>) -> Response {
-    let listed = match list_releases(&app).await {
+/// `GET /[?namespace=NS][&after=NS/NAME][&limit=N]`: a page of the releases by
+/// namespace.
+pub(super) async fn index(
+    State(app): State<App>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let q = match FleetQuery::parse(&query) {
+        Ok(q) => q,
+        Err(m) => return bad_request_page(&app, &[], &m),
+    };
+    let fleet = match list_releases(&app, &q).await {
         Ok(l) => l,
         Err(e) => return failure_page(&app, &[], e),
     };
-    let groups = group_by_namespace(&listed);
+    let listed = &fleet.listed;
+    let groups = group_by_namespace(listed);
+    let paged = q.after.is_some() || fleet.next_after.is_some();
+    let first_page = {
+        let mut href = format!("{}/", app.base);
+        let mut sep = '?';
+        if let Some(ns) = &q.namespace {
+            href.push_str(&format!("{sep}namespace={}", qv(ns)));
+            sep = '&';
+        }
+        if q.limit != RELEASE_PAGE {
+            href.push_str(&format!("{sep}limit={}", q.limit));
+        }
+        href
+    };
     let content = html! {
         h1 { "Releases" } "\n"
         p class="summary" id="summary" {
             (listed.len()) " release" @if listed.len() != 1 { "s" }
             " in " (groups.len()) " namespace" @if groups.len() != 1 { "s" }
+            @if paged { " on this page" }
+            @if let Some(ns) = &q.namespace { " (namespace " code { (ns) } ")" }
         }
         "\n"
-        @if listed.is_empty() {
+        @if !fleet.unlisted.is_empty() {
+            p class="error partial" role="alert" {
+                "This list is partial: "
+                (plural(fleet.unlisted.len(), "folder", "folders"))
+                " of the store could not be listed (the server log says why), so the \
+                 releases under them are not shown: "
+                @for (i, folder) in fleet.unlisted.iter().enumerate() {
+                    @if i > 0 { ", " }
+                    code { (folder) }
+                }
+            }
+            "\n"
+        }
+        @if listed.is_empty() && fleet.unlisted.is_empty() && q.after.is_none() {
             p { "The store holds no release yet." } "\n"
         }
         @for group in groups {
@@ -410,6 +535,7 @@ pub(super) async fn index(State(app): State<App>) -> Response {
                             th scope="col" { "Release" }
                             th scope="col" class="num" { "Entries" }
                             th scope="col" { "Newest sync" }
+                            th scope="col" { "Summary" }
                         }
                     }
                     "\n"
@@ -424,8 +550,15 @@ pub(super) async fn index(State(app): State<App>) -> Response {
                                 td class="num entries" { (l.entries) }
                                 td {
                                     @match &l.newest {
-                                        Some((time, _)) => (time_html(time)),
+                                        Some((time, _, _)) => (time_html(time)),
                                         None => span class="muted" { "no history" },
+                                    }
+                                }
+                                td class="entry-summary" {
+                                    @match &l.newest {
+                                        Some((_, _, Some(summary))) => (summary),
+                                        Some((_, _, None)) => span class="muted" { "(the entry does not read)" },
+                                        None => "",
                                     }
                                 }
                             }
@@ -435,6 +568,20 @@ pub(super) async fn index(State(app): State<App>) -> Response {
                     "\n"
                 }
                 "\n"
+            }
+            "\n"
+        }
+        @if paged {
+            p class="pager" {
+                @if q.after.is_some() {
+                    a href=(first_page) class="page-first" { "First releases" }
+                }
+                @if q.after.is_some() && fleet.next_after.is_some() { " · " }
+                @if let Some(next) = &fleet.next_after {
+                    a href={ (app.base) "/" (q.next(next)) } class="page-next" rel="next" {
+                        "Next releases"
+                    }
+                }
             }
             "\n"
         }
@@ -812,20 +959,6 @@ fn pages_of(sizes: &[usize]) -> Vec<std::ops::Range<usize>> {
     pages
 }
 
-/// An object's text as a page shows it: whole, or its first lines up to the page's
-/// budget, and whether it was cut.
-fn shown_text(text: &str) -> (&str, bool) {
-    if text.len() <= PAGE_TEXT_BYTES {
-        return (text, false);
-    }
-    let mut end = PAGE_TEXT_BYTES;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let cut = text[..end].rfind('\n').map_or(end, |n| n + 1);
-    (&text[..cut], true)
-}
-
 /// A changed object's lines as a page shows them: all, or the first ones within the
 /// page's budget, and whether some were left out.
 fn shown_lines(lines: &[String]) -> (&[String], bool) {
@@ -912,20 +1045,23 @@ pub(super) async fn render_page(
         render_href(&app.base, &release, &render_ref),
         format!("render {}", short_ref(&render_ref)),
     ));
-    let canonical = match app.observer.render(&release, &render_ref).await {
-        Ok(c) => c,
-        Err(e) => return failure_page(&app, &crumbs, e),
-    };
-    let objects = match app
+    // Only this page's objects leave the sandbox: the render is read, listed and cut
+    // into pages there, so a render of any size is held once.
+    let page_of = u32::try_from(page_number).unwrap_or(u32::MAX);
+    let shown = match app
         .observer
-        .show_objects(&canonical, ObjectForm::Yaml)
+        .render_page(
+            &release,
+            &render_ref,
+            ObjectForm::Yaml,
+            PAGE_TEXT_BYTES as u64,
+            page_of,
+        )
         .await
     {
-        Ok(o) => o,
+        Ok(p) => p,
         Err(e) => return failure_page(&app, &crumbs, e),
     };
-    let size = canonical.len() as u64;
-    drop(canonical);
     let download = format!(
         "{}/renders/{}/{}/{}",
         app.base,
@@ -945,30 +1081,21 @@ pub(super) async fn render_page(
     };
     // Writing the page of a large render takes long enough to stall the async worker.
     let body = tokio::task::spawn_blocking(move || {
-        // Listed by kind, namespace and name, as people look for an object; the
-        // number is its place in the render, which is the apply order.
-        let mut order: Vec<usize> = (0..objects.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (a, b) = (&objects[a].id, &objects[b].id);
-            (&a.kind, &a.namespace, &a.name, &a.api_version).cmp(&(
-                &b.kind,
-                &b.namespace,
-                &b.name,
-                &b.api_version,
-            ))
-        });
-        let sizes: Vec<usize> = order.iter().map(|&i| objects[i].text.len()).collect();
-        let pages = pages_of(&sizes);
-        let Some(range) = pages.get(page_number - 1).cloned() else {
-            return Err(pages.len());
-        };
-        let paged = pages.len() > 1;
+        let pages = shown.pages as usize;
+        if shown.shown.is_empty() && page_number > 1 {
+            return Err(pages);
+        }
+        let objects = shown.objects as usize;
+        let paged = pages > 1;
+        // The page's place among the listed objects, for the pager.
+        let start = shown.start as usize;
+        let range = start..start + shown.shown.len();
         Ok(html! {
             h1 { "Render " code class="full-ref" { (render_ref) } " " (copy_button(&render_ref)) }
             "\n"
             p class="summary" id="summary" {
-                (objects.len()) " object" @if objects.len() != 1 { "s" } ", "
-                (bytes_text(size)) " canonical. "
+                (objects) " object" @if objects != 1 { "s" } ", "
+                (bytes_text(shown.size)) " canonical. "
                 a href=(download) download { "Download the canonical bytes" }
                 " · "
                 a href=(newest_diff) class="diff-newest" { "Diff to the newest entry" }
@@ -979,20 +1106,20 @@ pub(super) async fn render_page(
             }
             "\n"
             @if paged {
-                (pager("Objects", &range, objects.len(), (page_number, pages.len()), &page_href))
+                (pager("Objects", &range, objects, (page_number, pages), &page_href))
             }
             div class="objects" {
                 "\n"
-                @for &i in &order[range] {
-                    @let o = &objects[i];
-                    @let (text, cut) = shown_text(&o.text);
+                @for o in &shown.shown {
+                    @let i = o.index as usize;
+                    @let cut = o.full_len > o.text.len() as u64;
                     details class="object" id={ "object-" (i + 1) } data-nav {
                         summary { span class="index" { "#" (i + 1) } " " (id_html(&o.id)) }
-                        pre class="yaml" { code { (text) } }
+                        pre class="yaml" { code { (o.text) } }
                         @if cut {
                             p class="cut" {
                                 "The object is longer than a page shows ("
-                                (bytes_text(o.text.len() as u64)) " of YAML): "
+                                (bytes_text(o.full_len)) " of YAML): "
                                 a href=(download) download { "download the canonical bytes" }
                                 " for the rest."
                             }
@@ -1050,27 +1177,27 @@ pub(super) async fn diff_page(
             );
         }
     };
-    let from = match resolve_name(&app, &release, p[0].unwrap_or_default()).await {
+    // One listing of the history serves both names, the default `to` and the labels:
+    // a diff reads its two renders and the entries that label them, nothing more,
+    // however long the history.
+    let history = match super::endpoints::history_of(&app, &release).await {
+        Ok(h) => h,
+        Err(e) => return failure_page(&app, &crumbs, e),
+    };
+    let from = match resolve_name_in(&app, &release, &history, p[0].unwrap_or_default()).await {
         Ok(r) => r,
         Err(e) => return failure_page(&app, &crumbs, e),
     };
     let to = match p[1] {
-        Some(to) => match resolve_name(&app, &release, to).await {
+        Some(to) => match resolve_name_in(&app, &release, &history, to).await {
             Ok(r) => r,
             Err(e) => return failure_page(&app, &crumbs, e),
         },
-        None => match app.observer.history(&release).await {
-            Ok(h) => match h.last() {
-                Some(newest) => newest.render_ref.clone(),
-                None => {
-                    return failure_page(
-                        &app,
-                        &crumbs,
-                        ObserverError::NoHistory(release.to_string()),
-                    );
-                }
-            },
-            Err(e) => return failure_page(&app, &crumbs, e),
+        None => match history.last() {
+            Some(newest) => newest.render_ref.clone(),
+            None => {
+                return failure_page(&app, &crumbs, ObserverError::NoHistory(release.to_string()));
+            }
         },
     };
     crumbs.push((
@@ -1087,26 +1214,11 @@ pub(super) async fn diff_page(
         Ok(d) => d,
         Err(e) => return failure_page(&app, &crumbs, e),
     };
-    // What each side is, from the history: a render may have no entry (GC'd, or
-    // protected only).
-    let labels: HashMap<String, String> = match app.observer.history(&release).await {
-        Ok(h) => {
-            let times: Vec<SyncTime> = h.iter().map(|e| e.synced_at).collect();
-            let times = app
-                .observer
-                .runtime()
-                .format_synced_at_all(&times)
-                .await
-                .unwrap_or_default();
-            h.into_iter()
-                .zip(times)
-                .map(|(e, t)| (e.render_ref, format!("{}: {}", utc_text(&t), e.summary)))
-                .collect()
-        }
-        Err(_) => HashMap::new(),
-    };
-    let from_label = labels.get(&from).cloned().unwrap_or_default();
-    let to_label = labels.get(&to).cloned().unwrap_or_default();
+    // What each side is, from its newest entry: a render may have no entry (GC'd, or
+    // protected only). A label that cannot be read is left empty.
+    let labels = side_labels(&app, &release, &history, [&from, &to]).await;
+    drop(history);
+    let [from_label, to_label] = labels;
     let layout_query = |l: Layout| match l {
         Layout::Unified => "",
         Layout::Split => "&layout=split",
@@ -1172,6 +1284,55 @@ pub(super) async fn diff_page(
             )
         }
     }
+}
+
+/// "TIME UTC: SUMMARY" of the newest entry recording each of `refs`, from the history
+/// listed once and a read of those entries alone; empty for a render no entry records,
+/// or whose entry does not read.
+async fn side_labels(
+    app: &App,
+    release: &Release,
+    history: &[crate::names::ListedEntry],
+    refs: [&String; 2],
+) -> [String; 2] {
+    let mut labels = [String::new(), String::new()];
+    let Some(store) = app.observer.store() else {
+        return labels;
+    };
+    let entries: Vec<Option<&crate::names::ListedEntry>> = refs
+        .iter()
+        .map(|r| history.iter().rev().find(|e| &e.render_ref == *r))
+        .collect();
+    let mut keys: Vec<String> = entries.iter().flatten().map(|e| e.key.clone()).collect();
+    keys.dedup();
+    if keys.is_empty() {
+        return labels;
+    }
+    let Ok(read) = store.read_history_entries(release, &keys).await else {
+        return labels;
+    };
+    let summaries: HashMap<&String, &str> = keys
+        .iter()
+        .zip(&read)
+        .filter_map(|(k, r)| match r {
+            render_store::EntryRead::Entry(e) => Some((k, e.summary.as_str())),
+            _ => None,
+        })
+        .collect();
+    let times: Vec<SyncTime> = entries.iter().flatten().map(|e| e.synced_at).collect();
+    let Ok(times) = app.observer.runtime().format_synced_at_all(&times).await else {
+        return labels;
+    };
+    let mut times = times.into_iter();
+    for (label, entry) in labels.iter_mut().zip(entries) {
+        if let Some(entry) = entry {
+            let time = times.next().unwrap_or_default();
+            if let Some(summary) = summaries.get(&entry.key) {
+                *label = format!("{}: {summary}", utc_text(&time));
+            }
+        }
+    }
+    labels
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -1323,10 +1484,6 @@ mod tests {
         let lines = vec!["x".repeat(1 << 20); 5];
         assert_eq!(shown_lines(&lines).0.len(), 3);
         assert!(shown_lines(&lines).1 && !shown_lines(&lines[..3]).1);
-        let long = "line\n".repeat(PAGE_TEXT_BYTES / 5 + 10);
-        let (shown, cut) = shown_text(&long);
-        assert!(cut && shown.len() <= PAGE_TEXT_BYTES && shown.ends_with('\n'));
-        assert_eq!(shown_text("a: b\n"), ("a: b\n", false));
     }
 
     #[test]

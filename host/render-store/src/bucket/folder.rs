@@ -21,7 +21,7 @@
 //! delete-release removes them. Folders are created 0700.
 
 use super::messages::{self, LeftOut, Unwalkable};
-use super::{Bucket, BucketError, Denial, ObjectMeta};
+use super::{Bucket, BucketError, Delimited, Denial, ObjectMeta, check_folder_prefix};
 use crate::types::SyncTime;
 use async_trait::async_trait;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -438,48 +438,68 @@ impl Folder {
         }
     }
 
-    /// The folders directly in the folder `prefix` names (empty: the root), as
-    /// `prefix + name + "/"`, sorted; links and odd names are left out as in `list`.
-    fn list_folders(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+    /// What lies directly in the folder `prefix` names (empty: the root): its
+    /// sub-folders as `prefix + name + "/"` and its files as objects, each sorted. As
+    /// `list` does, it fails on a link or a non-folder on the way to the prefix or a link
+    /// inside it (fail closed: what lies beyond may be a release), and leaves out, with
+    /// a line in the log, FIFOs and names that cannot be keys.
+    fn list_delimited(&self, prefix: &str) -> Result<Delimited, BucketError> {
+        check_folder_prefix(prefix)?;
         let dirs: Vec<&str> = match prefix.strip_suffix('/') {
             Some(folder) => components(folder)?,
-            None if prefix.is_empty() => Vec::new(),
-            None => {
-                return Err(BucketError::Denied(Denial::InvalidKey {
-                    key: prefix.to_string(),
-                }));
-            }
+            None => Vec::new(),
+        };
+        let refused = |path: &str, why| {
+            BucketError::Denied(Denial::Unwalkable {
+                prefix: prefix.to_string(),
+                path: path.to_string(),
+                why,
+            })
         };
         let fd = match self.walk(&dirs, false) {
             Ok(mut fds) => fds.pop().expect("the root is first"),
-            Err(WalkError::Missing) => return Ok(Vec::new()),
-            // Finding releases is no decision that deletes: what cannot be walked is
-            // left out, and logged.
+            Err(WalkError::Missing) => return Ok(Delimited::default()),
             Err(WalkError::Link { at }) => {
-                self.report(messages::entry_at(prefix, dirs[at]), LeftOut::LinkOrFile);
-                return Ok(Vec::new());
+                let path = dirs[..=at].join("/");
+                let why = self.link_or_not_folder(&path);
+                return Err(refused(&path, why));
             }
-            Err(WalkError::Unreadable { .. }) => return Err(io("list", prefix, Errno::ACCESS)),
+            Err(WalkError::Unreadable { at }) => {
+                return Err(refused(&dirs[..=at].join("/"), Unwalkable::Unreadable));
+            }
             Err(WalkError::Io(e)) => return Err(io("list", prefix, e)),
         };
-        let mut folders = Vec::new();
+        let mut out = Delimited::default();
         self.each_name(&fd, prefix, prefix, |name| {
-            // statat without following: a link to a folder is not a folder of the store.
-            match rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Directory => {
-                    folders.push(format!("{prefix}{name}/"))
+            let key = format!("{prefix}{name}");
+            // statat without following: a link is never taken for what it points to.
+            let st = match rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => st,
+                // Deleted since the folder was read.
+                Err(Errno::NOENT) => return Ok(()),
+                Err(Errno::ACCESS | Errno::PERM) => {
+                    return Err(refused(
+                        prefix.trim_end_matches('/'),
+                        Unwalkable::Unreadable,
+                    ));
                 }
-                Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => self.report(
-                    messages::entry(format!("{prefix}{name}").as_bytes()),
-                    LeftOut::Link,
-                ),
-                Ok(_) | Err(Errno::NOENT) => {}
-                Err(e) => return Err(io("list", &format!("{prefix}{name}"), e)),
+                Err(e) => return Err(io("list", &key, e)),
+            };
+            match FileType::from_raw_mode(st.st_mode) {
+                FileType::Directory => out.folders.push(format!("{key}/")),
+                FileType::RegularFile => out.objects.push(ObjectMeta {
+                    key,
+                    size: st.st_size as u64,
+                    modified: modified(&st),
+                }),
+                FileType::Symlink => return Err(refused(&key, Unwalkable::Link)),
+                _ => self.report(messages::entry(key.as_bytes()), LeftOut::NotPlainFile),
             }
             Ok(())
         })?;
-        folders.sort_unstable();
-        Ok(folders)
+        out.folders.sort_unstable();
+        out.objects.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
     }
 
     /// Calls `each` with the name of every entry of the folder `fd` that can be part of
@@ -565,9 +585,9 @@ impl Bucket for FolderBucket {
             .await
     }
 
-    async fn list_folders(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+    async fn list_delimited(&self, prefix: &str) -> Result<Delimited, BucketError> {
         let prefix = prefix.to_string();
-        self.blocking(move |f| f.list_folders(&prefix)).await
+        self.blocking(move |f| f.list_delimited(&prefix)).await
     }
 }
 
@@ -583,22 +603,43 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn folder_listing_names_folders_only_and_never_through_a_link() {
+    async fn a_delimited_listing_names_what_lies_directly_under_and_never_follows_a_link() {
         let (dir, bucket) = bucket();
         let outside = tempfile::tempdir().unwrap();
         std::fs::create_dir(outside.path().join("secret")).unwrap();
         for key in ["a/x/history/1", "a/y/renders/2", "b/z/k", "top"] {
             bucket.put(key, b"v".to_vec()).await.unwrap();
         }
+        let folders = |d: Delimited| d.folders;
+        let keys = |d: Delimited| d.objects.into_iter().map(|o| o.key).collect::<Vec<_>>();
+        assert_eq!(
+            folders(bucket.list_delimited("").await.unwrap()),
+            ["a/", "b/"]
+        );
+        assert_eq!(keys(bucket.list_delimited("").await.unwrap()), ["top"]);
+        assert_eq!(
+            folders(bucket.list_delimited("a/").await.unwrap()),
+            ["a/x/", "a/y/"]
+        );
+        assert_eq!(
+            bucket.list_delimited("missing/").await.unwrap(),
+            Delimited::default()
+        );
+        assert!(
+            bucket.list_delimited("a").await.is_err(),
+            "not a folder prefix"
+        );
+        // A link, on the way to the prefix or inside it, fails the listing: what lies
+        // beyond it may be a release, and a listing never leaves out what it cannot see.
         symlink(outside.path(), dir.path().join("linked")).unwrap();
         symlink(outside.path(), dir.path().join("a/l")).unwrap();
-        assert_eq!(bucket.list_folders("").await.unwrap(), ["a/", "b/"]);
-        assert_eq!(bucket.list_folders("a/").await.unwrap(), ["a/x/", "a/y/"]);
-        assert!(bucket.list_folders("missing/").await.unwrap().is_empty());
-        assert!(bucket.list_folders("linked/").await.unwrap().is_empty());
-        assert!(
-            bucket.list_folders("a").await.is_err(),
-            "not a folder prefix"
+        for prefix in ["", "a/", "linked/"] {
+            let e = bucket.list_delimited(prefix).await.unwrap_err();
+            assert!(matches!(e, BucketError::Denied(_)), "{prefix}: {e}");
+        }
+        assert_eq!(
+            folders(bucket.list_delimited("b/").await.unwrap()),
+            ["b/z/"]
         );
     }
 

@@ -11,7 +11,10 @@
 //!   an entry the backend cannot represent as a key is left out and reported in the
 //!   log, never a reason to fail the whole listing;
 //! - `put` is atomic: a reader sees the old content or the new, never a part;
-//! - `exists` is a metadata request, not a download; it answers the size.
+//! - `exists` is a metadata request, not a download; it answers the size;
+//! - `list_delimited(prefix)` answers the folders and objects directly under a folder
+//!   prefix, with one request a page where the backend has a delimiter listing, and
+//!   from a plain listing where it has not.
 
 mod folder;
 mod object_store_bucket;
@@ -134,24 +137,73 @@ pub trait Bucket: Send + Sync + 'static {
         Ok(answers)
     }
 
-    /// The folders directly under `prefix` (empty, or ending in `/`): every distinct
-    /// `prefix + segment + "/"` some key starts with, sorted. A listing with a
-    /// delimiter, for the observer to find releases without listing every key; it is
-    /// host I/O only (the component's `bucket` has no such call). The default lists
-    /// every key under `prefix`; backends that can ask for a delimiter override it.
-    async fn list_folders(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
-        let mut folders: Vec<String> = Vec::new();
-        for meta in self.list(prefix).await? {
-            let rest = &meta.key[prefix.len()..];
-            if let Some(end) = rest.find('/') {
-                let folder = &meta.key[..prefix.len() + end + 1];
-                // Keys come sorted, so equal folders are neighbours.
-                if folders.last().map(String::as_str) != Some(folder) {
-                    folders.push(folder.to_string());
+    /// What lies directly under `prefix` (empty, or ending in `/`): a listing with the
+    /// delimiter `/` (CONTRACT.md §2), one request a page where the backend has one
+    /// (object_store's `list_with_delimiter`), so the releases of a store are found
+    /// without listing every key. Complete across pages, or an error (fail closed, as
+    /// [`Bucket::list`]). A prefix that is not empty and does not end in `/` is refused
+    /// as [`Denial::InvalidKey`].
+    ///
+    /// The default is the fallback for a bucket without a delimiter listing (a bucket a
+    /// C caller implements, a test's wrapper): [`Bucket::list`] of `prefix`, every key
+    /// beneath it folded into [`Delimited::from_listing`]. It answers the same, at the
+    /// cost of listing every key; a wrapper passes the call on, or its inner bucket's
+    /// delimiter listing is lost.
+    async fn list_delimited(&self, prefix: &str) -> Result<Delimited, BucketError> {
+        check_folder_prefix(prefix)?;
+        Ok(Delimited::from_listing(prefix, self.list(prefix).await?))
+    }
+}
+
+/// Refuses a delimiter listing's prefix that names no folder: not empty and not ending
+/// in `/` (object_store's delimiter listings work on whole segments).
+pub fn check_folder_prefix(prefix: &str) -> Result<(), BucketError> {
+    if prefix.is_empty()
+        || (prefix.ends_with('/') && check_key(&prefix[..prefix.len() - 1]).is_ok())
+    {
+        Ok(())
+    } else {
+        Err(BucketError::Denied(Denial::InvalidKey {
+            key: prefix.to_string(),
+        }))
+    }
+}
+
+/// A listing with the delimiter `/`: what lies directly under a prefix.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Delimited {
+    /// Every distinct `prefix + segment + "/"` that some key under the prefix starts
+    /// with, sorted by bytes: the "common prefixes" of a cloud listing. (A `file://`
+    /// store lists its sub-folders, so a folder left empty is among them.)
+    pub folders: Vec<String>,
+    /// The objects whose key is `prefix + name` with no `/` in `name`, sorted by key.
+    pub objects: Vec<ObjectMeta>,
+}
+
+impl Delimited {
+    /// The delimiter listing a complete listing of `prefix` (every key that starts with
+    /// it) implies: the fallback of [`Bucket::list_delimited`].
+    pub fn from_listing(prefix: &str, listed: Vec<ObjectMeta>) -> Delimited {
+        let mut out = Delimited::default();
+        for meta in listed {
+            let Some(rest) = meta.key.strip_prefix(prefix) else {
+                continue;
+            };
+            match rest.find('/') {
+                Some(end) => {
+                    let folder = &meta.key[..prefix.len() + end + 1];
+                    // Not every bucket lists in order: compare with every folder kept.
+                    if out.folders.last().map(String::as_str) != Some(folder) {
+                        out.folders.push(folder.to_string());
+                    }
                 }
+                None => out.objects.push(meta),
             }
         }
-        Ok(folders)
+        out.folders.sort_unstable();
+        out.folders.dedup();
+        out.objects.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        out
     }
 }
 

@@ -1,6 +1,8 @@
 //! The bucket over an `object_store` backend, normalized to the bucket contract.
 
-use super::{Bucket, BucketError, Denial, ObjectMeta, check_key, messages};
+use super::{
+    Bucket, BucketError, Delimited, Denial, ObjectMeta, check_folder_prefix, check_key, messages,
+};
 use crate::types::SyncTime;
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
@@ -51,6 +53,18 @@ fn path(key: &str) -> Result<Path, BucketError> {
         return Err(invalid());
     }
     Ok(parsed)
+}
+
+/// An object of a backend's listing as the bucket contract gives it.
+fn meta(meta: object_store::ObjectMeta) -> ObjectMeta {
+    ObjectMeta {
+        key: meta.location.to_string(),
+        size: meta.size,
+        modified: SyncTime {
+            seconds: meta.last_modified.timestamp(),
+            nanoseconds: meta.last_modified.timestamp_subsec_nanos(),
+        },
+    }
 }
 
 fn backend(call: &'static str, key: &str, e: object_store::Error) -> BucketError {
@@ -119,14 +133,7 @@ impl Bucket for ObjectStoreBucket {
             .map_err(|e| backend("list", prefix, e))?;
         let mut listed: Vec<ObjectMeta> = objects
             .into_iter()
-            .map(|meta| ObjectMeta {
-                key: meta.location.to_string(),
-                size: meta.size,
-                modified: SyncTime {
-                    seconds: meta.last_modified.timestamp(),
-                    nanoseconds: meta.last_modified.timestamp_subsec_nanos(),
-                },
-            })
+            .map(meta)
             .filter(|meta| meta.key.starts_with(prefix))
             .collect();
         // Not every backend lists in key order.
@@ -134,17 +141,14 @@ impl Bucket for ObjectStoreBucket {
         Ok(listed)
     }
 
-    async fn list_folders(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
+    async fn list_delimited(&self, prefix: &str) -> Result<Delimited, BucketError> {
         // object_store's delimiter listing works on whole segments: the prefix must
-        // name a folder (or the root).
+        // name a folder (or the root). It follows the backend's pages to the end, and
+        // a failed page fails the whole listing.
+        check_folder_prefix(prefix)?;
         let parent = match prefix.strip_suffix('/') {
             Some(folder) => Some(path(folder)?),
-            None if prefix.is_empty() => None,
-            None => {
-                return Err(BucketError::Denied(Denial::InvalidKey {
-                    key: prefix.to_string(),
-                }));
-            }
+            None => None,
         };
         let listed = self
             .store
@@ -158,7 +162,14 @@ impl Bucket for ObjectStoreBucket {
             .filter(|p| p.starts_with(prefix))
             .collect();
         folders.sort_unstable();
-        Ok(folders)
+        let mut objects: Vec<ObjectMeta> = listed
+            .objects
+            .into_iter()
+            .map(meta)
+            .filter(|m| m.key.starts_with(prefix))
+            .collect();
+        objects.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        Ok(Delimited { folders, objects })
     }
 
     async fn delete(&self, key: &str) -> Result<(), BucketError> {

@@ -1,6 +1,6 @@
 //! A bucket that can only be read: the observer's.
 
-use super::{Bucket, BucketError, Denial, ObjectMeta};
+use super::{Bucket, BucketError, Delimited, Denial, ObjectMeta};
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -37,8 +37,8 @@ impl Bucket for ReadOnlyBucket {
     async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
         self.inner.list(prefix).await
     }
-    async fn list_folders(&self, prefix: &str) -> Result<Vec<String>, BucketError> {
-        self.inner.list_folders(prefix).await
+    async fn list_delimited(&self, prefix: &str) -> Result<Delimited, BucketError> {
+        self.inner.list_delimited(prefix).await
     }
     async fn delete(&self, key: &str) -> Result<(), BucketError> {
         Err(refused("delete", key))

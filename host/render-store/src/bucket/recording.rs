@@ -1,7 +1,7 @@
 //! A bucket wrapper that records every call, for tests and for inspecting what an
 //! operation did.
 
-use super::{Bucket, BucketError, ObjectMeta};
+use super::{Bucket, BucketError, Delimited, ObjectMeta};
 use async_trait::async_trait;
 use std::sync::{Arc, Mutex};
 
@@ -16,6 +16,8 @@ pub enum BucketCall {
     Exists(String),
     /// `list(prefix)`.
     List(String),
+    /// `list_delimited(prefix)`.
+    ListDelimited(String),
     /// `delete(key)`.
     Delete(String),
     /// `delete_many(keys)`.
@@ -64,6 +66,10 @@ impl Bucket for RecordingBucket {
     async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
         self.record(BucketCall::List(prefix.to_string()));
         self.inner.list(prefix).await
+    }
+    async fn list_delimited(&self, prefix: &str) -> Result<Delimited, BucketError> {
+        self.record(BucketCall::ListDelimited(prefix.to_string()));
+        self.inner.list_delimited(prefix).await
     }
     async fn delete(&self, key: &str) -> Result<(), BucketError> {
         self.record(BucketCall::Delete(key.to_string()));

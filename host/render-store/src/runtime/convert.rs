@@ -4,9 +4,9 @@
 
 use super::wit;
 use crate::types::{
-    ChangedObject, GcPlan, HistoryEntry, HistoryKey, HistoryPage, HistorySummary, NewEntry,
-    ObjectForm, ObjectId, ParsedKey, Release, RenderDiff, SecretValues, ShownObject, SyncTime,
-    YamlStage,
+    ChangedObject, EntryRead, GcPlan, HistoryEntry, HistoryKey, HistoryPage, HistorySummary,
+    NewEntry, ObjectForm, ObjectId, PageObject, ParsedKey, Release, RenderDiff, RenderPage,
+    SecretValues, ShownObject, SyncTime, YamlStage,
 };
 
 impl From<SecretValues> for wit::SecretValues {
@@ -84,6 +84,16 @@ impl From<wit::HistoryEntry> for HistoryEntry {
     }
 }
 
+impl From<wit::EntryRead> for EntryRead {
+    fn from(e: wit::EntryRead) -> Self {
+        match e {
+            wit::EntryRead::Entry(entry) => EntryRead::Entry(entry.into()),
+            wit::EntryRead::Gone => EntryRead::Gone,
+            wit::EntryRead::Corrupt(m) => EntryRead::Corrupt(m),
+        }
+    }
+}
+
 impl From<wit::ParsedKey> for ParsedKey {
     fn from(k: wit::ParsedKey) -> Self {
         match k {
@@ -157,6 +167,27 @@ impl From<wit::RenderDiff> for RenderDiff {
                 })
                 .collect(),
             unchanged: d.unchanged,
+        }
+    }
+}
+
+impl From<wit::RenderPage> for RenderPage {
+    fn from(p: wit::RenderPage) -> Self {
+        RenderPage {
+            objects: p.objects,
+            size: p.size,
+            pages: p.pages,
+            start: p.start,
+            shown: p
+                .shown
+                .into_iter()
+                .map(|o| PageObject {
+                    index: o.index,
+                    id: o.id.into(),
+                    text: o.text,
+                    full_len: o.full_len,
+                })
+                .collect(),
         }
     }
 }

@@ -1,0 +1,291 @@
+//! What reads cost as the store grows, counted: every bucket call of a fleet page, a
+//! diff, `verify`, a history read past a corrupt entry and a release check, recorded at
+//! two sizes of the store and asserted equal where the cost must not grow (and linear
+//! where it must). Counts are exact; times are the bench's (`--bench scale`), never
+//! asserted.
+
+use super::http::Server;
+use super::support::{bucket_from_url, runtime};
+use render_store::{Bucket, BucketCall, Observer, RecordingBucket, Release, RenderStore, SyncTime};
+use render_store_guest::{ReleasePrefix, entry_body, render_ref_of_canonical};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The keys of a release with `entries` history entries, each naming a small render of
+/// its own, one a minute, summaries `sync N`.
+fn release_keys(release: &Release, entries: usize) -> Vec<(String, Vec<u8>)> {
+    let prefix = ReleasePrefix::new(release).unwrap();
+    let mut keys = Vec::new();
+    for i in 0..entries {
+        let canonical = format!(
+            "{{\"apiVersion\":\"v1\",\"data\":{{\"i\":\"{i}\"}},\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"{}\"}}}}\n",
+            release.name
+        );
+        let r = render_ref_of_canonical(canonical.as_bytes());
+        let at = SyncTime {
+            seconds: 1_767_225_600 + 60 * i as i64,
+            nanoseconds: 0,
+        };
+        keys.push((prefix.render_key(&r).unwrap(), canonical.into_bytes()));
+        let body = entry_body(&r, at, &format!("sync {i}")).unwrap();
+        keys.push((prefix.history_key(at, &r).unwrap(), body));
+    }
+    keys
+}
+
+async fn fill(bucket: &Arc<dyn Bucket>, keys: Vec<(String, Vec<u8>)>) {
+    for (key, value) in keys {
+        bucket.put(&key, value).await.unwrap();
+    }
+}
+
+/// A mem:// store holding `releases` releases spread over three namespaces, one entry
+/// each, and `entries` entries of `big/app`; with a recorder of every call.
+async fn store_of(releases: usize, entries: usize) -> (RenderStore, Arc<RecordingBucket>) {
+    let bucket = bucket_from_url("mem://");
+    for i in 0..releases {
+        let release = Release::new(format!("team-{}", i % 3), format!("app-{i:05}"));
+        fill(&bucket, release_keys(&release, 1)).await;
+    }
+    if entries > 0 {
+        fill(&bucket, release_keys(&Release::new("big", "app"), entries)).await;
+    }
+    let recorder = Arc::new(RecordingBucket::new(bucket));
+    (RenderStore::new(runtime(), recorder.clone()), recorder)
+}
+
+/// The calls recorded, counted by kind: `list`, `list-delimited`, `get`, `exists`,
+/// `put`, `delete`.
+fn counted(calls: &[BucketCall]) -> BTreeMap<&'static str, usize> {
+    let mut counts = BTreeMap::new();
+    for call in calls {
+        let kind = match call {
+            BucketCall::Get(_) => "get",
+            BucketCall::Put(_) => "put",
+            BucketCall::Exists(_) => "exists",
+            BucketCall::List(_) => "list",
+            BucketCall::ListDelimited(_) => "list-delimited",
+            BucketCall::Delete(_) | BucketCall::DeleteMany(_) => "delete",
+        };
+        *counts.entry(kind).or_insert(0) += 1;
+    }
+    counts
+}
+
+fn counts(pairs: &[(&'static str, usize)]) -> BTreeMap<&'static str, usize> {
+    pairs.iter().copied().collect()
+}
+
+/// A fleet page costs one delimiter listing of the root and one of each namespace, then
+/// one history listing and one read per release shown: the same for 30 releases as for
+/// 600, where it was one listing per release of the store.
+#[tokio::test]
+async fn a_fleet_page_costs_its_length_not_the_fleets() {
+    let mut seen = Vec::new();
+    for fleet in [30, 600] {
+        let (store, recorder) = store_of(fleet, 0).await;
+        let observer = Observer::new(Some(store.clone())).unwrap();
+        recorder.take_calls();
+        let page = observer.releases_page(None, None, 10).await.unwrap();
+        assert_eq!(page.releases.len(), 10);
+        assert!(page.next_after.is_some() && page.unlisted.is_empty());
+        let calls = counted(&recorder.take_calls());
+        assert_eq!(
+            calls,
+            counts(&[("list-delimited", 4), ("list", 10), ("get", 10)]),
+            "{fleet} releases"
+        );
+        // Every release's name, without its history: the root and the namespaces.
+        let all = render_store::fleet::all_releases(&store, None)
+            .await
+            .unwrap();
+        assert_eq!(all.releases.len(), fleet);
+        assert_eq!(
+            counted(&recorder.take_calls()),
+            counts(&[("list-delimited", 4)]),
+            "{fleet} releases"
+        );
+        // The same through the server: the JSON and the web page.
+        let server = Server::start(Some(store)).await;
+        let (status, _) = server.get("/releases?limit=10").await;
+        assert_eq!(status, 200);
+        let json = counted(&recorder.take_calls());
+        let (status, _) = server.get("/?limit=10").await;
+        assert_eq!(status, 200);
+        let page = counted(&recorder.take_calls());
+        assert_eq!((&json, &page), (&calls, &calls), "{fleet} releases");
+        seen.push(calls);
+    }
+    assert_eq!(seen[0], seen[1]);
+}
+
+/// A diff reads its two renders and the entries that label them; its names and its
+/// default side come from one listing of the history: 20 entries or 600, the same calls.
+#[tokio::test]
+async fn a_diff_reads_what_it_shows_however_long_the_history() {
+    for entries in [20, 600] {
+        let (store, recorder) = store_of(0, entries).await;
+        let server = Server::start(Some(store)).await;
+        recorder.take_calls();
+        // The page: `from` by position, `to` the newest, both labelled.
+        let (status, page) = server.get("/ui/big/app/diff?from=@1").await;
+        assert_eq!(status, 200, "{page}");
+        let want = format!("sync {}", entries - 2);
+        assert!(page.contains(&want), "{page}");
+        assert_eq!(
+            counted(&recorder.take_calls()),
+            counts(&[("list", 1), ("get", 4)]),
+            "{entries} entries"
+        );
+        // The JSON: `render` by position, `against` the newest (from the keys alone).
+        let (status, _) = server.get("/diff?namespace=big&name=app&render=@1").await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            counted(&recorder.take_calls()),
+            counts(&[("list", 2), ("get", 2)]),
+            "{entries} entries"
+        );
+        // A page of the history: one listing and a read per entry shown, a listing of the
+        // renders for their sizes, GC's dry-run plan (two listings).
+        let (status, _) = server.get("/ui/big/app?limit=5").await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            counted(&recorder.take_calls()),
+            counts(&[("list", 4), ("get", 6)]),
+            "{entries} entries"
+        );
+    }
+}
+
+/// `verify` of one release reads each blob and each entry once: linear in the release,
+/// where reading each entry through a page of one listed the whole history again.
+#[tokio::test]
+async fn verify_reads_each_key_once() {
+    for entries in [20, 300] {
+        let (store, recorder) = store_of(5, entries).await;
+        recorder.take_calls();
+        let report = render_store_cli::verify::verify(&store, Some(&Release::new("big", "app")))
+            .await
+            .unwrap();
+        assert_eq!((report.renders, report.entries), (entries, entries));
+        assert!(report.problems.is_empty());
+        assert_eq!(
+            counted(&recorder.take_calls()),
+            counts(&[("list", 1), ("get", 2 * entries)]),
+            "{entries} entries"
+        );
+        // The whole store: found with delimiter listings, then each release as above.
+        let report = render_store_cli::verify::verify(&store, None)
+            .await
+            .unwrap();
+        assert_eq!(report.releases, 6);
+        assert_eq!(
+            counted(&recorder.take_calls()),
+            // The root, the four namespaces (team-0..2, big); each release's listing
+            // and its two keys per entry.
+            counts(&[
+                ("list-delimited", 5),
+                ("list", 6),
+                ("get", 2 * entries + 10)
+            ]),
+            "{entries} entries"
+        );
+    }
+}
+
+/// `history` past a corrupt entry reads each entry once, after one listing.
+#[tokio::test]
+async fn a_history_with_a_corrupt_entry_is_read_in_linear_calls() {
+    for entries in [20, 300] {
+        let (store, recorder) = store_of(0, entries).await;
+        let release = Release::new("big", "app");
+        let keys: Vec<String> = store
+            .bucket()
+            .list("big/app/history/")
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|o| o.key)
+            .collect();
+        store
+            .bucket()
+            .put(&keys[3], b"not json".to_vec())
+            .await
+            .unwrap();
+        recorder.take_calls();
+        let read = render_store_cli::verify::history_entry_by_entry(&store, &release)
+            .await
+            .unwrap();
+        assert_eq!(read.len(), entries);
+        assert_eq!(read.iter().filter(|(_, r)| r.is_err()).count(), 1);
+        assert_eq!(
+            counted(&recorder.take_calls()),
+            counts(&[("list", 1), ("get", entries)]),
+            "{entries} entries"
+        );
+    }
+}
+
+/// The release check is one bounded call, whatever the release holds; `@N` is read
+/// from the history's keys, no entry read.
+#[tokio::test]
+async fn a_release_check_and_a_position_cost_one_call_each() {
+    for entries in [20, 600] {
+        let (store, recorder) = store_of(0, entries).await;
+        let release = Release::new("big", "app");
+        recorder.take_calls();
+        render_store_cli::names::require_release(&store, &release)
+            .await
+            .unwrap();
+        assert_eq!(
+            recorder.take_calls(),
+            [BucketCall::ListDelimited("big/app/".into())]
+        );
+        let missing =
+            render_store_cli::names::require_release(&store, &Release::new("big", "nope"))
+                .await
+                .unwrap_err();
+        assert!(
+            missing.to_string().contains("no release big/nope"),
+            "{missing}"
+        );
+        recorder.take_calls();
+        let r = render_store_cli::names::resolve_ref(&store, &release, "@5")
+            .await
+            .unwrap();
+        assert!(r.starts_with("sha256:"));
+        assert_eq!(
+            recorder.take_calls(),
+            [BucketCall::List("big/app/history/".into())]
+        );
+    }
+}
+
+/// What a sync costs does not depend on the rest of the store: put-render 2 calls,
+/// record-history 2, a GC dry run 2, with 3,000 other releases beside it.
+#[tokio::test]
+async fn three_thousand_releases_change_nothing_for_one_release() {
+    let (store, recorder) = store_of(3_000, 0).await;
+    let release = Release::new("team-0", "new-app");
+    let objects =
+        vec![br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}"#.to_vec()];
+    recorder.take_calls();
+    let r = store.put_render(&release, &objects).await.unwrap();
+    assert_eq!(
+        counted(&recorder.take_calls()),
+        counts(&[("exists", 1), ("put", 1)])
+    );
+    let entry = render_store::NewEntry {
+        render_ref: r.clone(),
+        synced_at: SyncTime::now(),
+        summary: "v1".into(),
+    };
+    assert!(store.record_history(&release, &entry).await.unwrap());
+    assert_eq!(
+        counted(&recorder.take_calls()),
+        counts(&[("list", 1), ("put", 1)])
+    );
+    let plan = store.gc(&release, 10, &[r], true).await.unwrap();
+    assert_eq!(plan.keep_history.len(), 1);
+    assert_eq!(counted(&recorder.take_calls()), counts(&[("list", 2)]));
+}
