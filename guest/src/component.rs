@@ -206,6 +206,10 @@ impl logic::Guest for Component {
         Ok(crate::json_objects(&json)?)
     }
 
+    fn json_object_ends(json: Vec<u8>) -> WitResult<Vec<u32>> {
+        Ok(crate::json_object_ends(&json)?)
+    }
+
     fn check_objects(objects: types::ObjectList) -> WitResult<()> {
         Ok(crate::check_objects(&slices(&objects)?)?)
     }
@@ -479,11 +483,14 @@ impl store::Guest for Component {
         objects: types::ObjectList,
         e: types::Encryption,
     ) -> WitResult<String> {
-        Ok(crate::put_render(
+        let keyring = encryption(e)?;
+        // The objects arrive in a buffer of the component's own: the blob is made in it.
+        Ok(crate::store::put_render_joined(
             &mut Host,
             &release(r),
-            &slices(&objects)?,
-            &encryption(e)?,
+            objects.bytes,
+            &objects.ends,
+            &keyring,
         )?)
     }
 

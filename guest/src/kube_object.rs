@@ -33,6 +33,38 @@ pub fn json_objects(stream: &[u8]) -> Result<Vec<Vec<u8>>> {
     Ok(ranges.into_iter().map(|r| stream[r].to_vec()).collect())
 }
 
+/// Where each object of a stream of JSON objects ends, as [`json_objects`] splits it:
+/// object `i` is `stream[ends[i - 1]..ends[i]]` (from 0), the white space after it
+/// included (up to where the next begins; the last end is the stream's length). So the stream is itself the joined
+/// form of its objects (WIT `object-list`) and a host copies nothing to pass them on.
+/// An empty stream (or white space alone) has no object; errors as [`json_objects`].
+pub fn json_object_ends(stream: &[u8]) -> Result<Vec<u32>> {
+    let ranges = split_objects(stream).map_err(|(index, e)| Error::InvalidObject {
+        index,
+        message: e.to_string(),
+    })?;
+    let fit = |n: usize| {
+        u32::try_from(n).map_err(|_| {
+            crate::error::invalid(format!(
+                "a stream of {} bytes: an object list ends within 4 GiB",
+                stream.len()
+            ))
+        })
+    };
+    // Each object ends where the next begins, the line break after it its own: its
+    // canonical text (which ends in a line break) is then rarely longer than it, and a
+    // host's buffer can take the canonical bytes in place.
+    let mut ends = ranges
+        .iter()
+        .skip(1)
+        .map(|r| fit(r.start))
+        .collect::<Result<Vec<u32>>>()?;
+    if !ranges.is_empty() {
+        ends.push(fit(stream.len())?);
+    }
+    Ok(ends)
+}
+
 /// Checks each object by the rule of this module; the first one that breaks it is
 /// `invalid-object`, its message saying what is wrong and where ("is not a Kubernetes
 /// object: item 3 of it has no metadata.name").
@@ -161,6 +193,26 @@ mod tests {
             Err(Error::InvalidObject { index: 0, message }) => Some(message),
             Err(other) => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn object_ends_make_the_stream_its_own_object_list() {
+        let stream = b"\n {\"b\":1,\"a\":2}\n\t{\"c\":[1, 2]}  \n\n";
+        let ends = json_object_ends(stream).unwrap();
+        assert_eq!(ends.len(), 2);
+        assert_eq!(*ends.last().unwrap() as usize, stream.len());
+        let joined = crate::render::joined_objects(stream, &ends).unwrap();
+        let split = json_objects(stream).unwrap();
+        assert_eq!(
+            crate::canonical(&joined).unwrap(),
+            crate::canonical(&split).unwrap()
+        );
+        check_objects(&joined).unwrap_err();
+        assert!(json_object_ends(b" \n").unwrap().is_empty());
+        assert!(matches!(
+            json_object_ends(b"{}{}"),
+            Err(Error::InvalidObject { .. })
+        ));
     }
 
     #[test]

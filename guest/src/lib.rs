@@ -53,7 +53,7 @@ pub use keys::{
     HistoryKey, ParsedKey, Release, ReleasePrefix, validate_name, validate_namespace,
     validate_render_ref,
 };
-pub use kube_object::{check_objects, json_objects};
+pub use kube_object::{check_objects, json_object_ends, json_objects};
 pub use render::{
     MAX_RENDER_BYTES, canonical, check_render_size, render_ref, render_ref_of_canonical, sha256_hex,
 };

@@ -96,6 +96,58 @@ pub fn canonical_into<O: AsRef<[u8]>>(objects: &[O], out: &mut Vec<u8>) -> Resul
     Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
 }
 
+/// The canonical bytes of a render given joined (object `i` is `bytes[ends[i - 1]..
+/// ends[i]]`, from 0), made in `bytes` itself: each object is encoded into a small
+/// buffer, hashed, and written back over the input already read. Canonical text is
+/// almost always shorter than what it was made from (white space, key order); should an
+/// object's text overtake the input not yet read, the rest is written to a new buffer.
+/// So a render is held once where the other forms hold it twice. Returns the
+/// renderRef; `bytes` then holds the canonical bytes. Errors as [`canonical`], and ends
+/// that do not fit `bytes` as [`joined_objects`].
+pub fn canonical_in_place(bytes: &mut Vec<u8>, ends: &[u32]) -> Result<String> {
+    joined_objects(bytes, ends)?;
+    let mut canonicalizer = Canonicalizer::default();
+    let mut hasher = Sha256::new();
+    let mut object = Vec::new();
+    let mut spilled: Option<Vec<u8>> = None;
+    let (mut written, mut start) = (0usize, 0usize);
+    for (index, &end) in ends.iter().enumerate() {
+        let end = end as usize;
+        object.clear();
+        canonicalizer
+            .encode(&bytes[start..end], &mut object)
+            .map_err(|e| Error::InvalidObject {
+                index,
+                message: e.to_string(),
+            })?;
+        object.push(b'\n');
+        if written + object.len() > MAX_RENDER_BYTES {
+            return Err(too_large(index));
+        }
+        hasher.update(&object);
+        match &mut spilled {
+            Some(out) => out.extend_from_slice(&object),
+            // What lies before `end` has been read: it may be written over.
+            None if written + object.len() <= end => {
+                bytes[written..written + object.len()].copy_from_slice(&object)
+            }
+            None => {
+                let mut out = Vec::with_capacity(written + object.len() + (bytes.len() - end));
+                out.extend_from_slice(&bytes[..written]);
+                out.extend_from_slice(&object);
+                spilled = Some(out);
+            }
+        }
+        written += object.len();
+        start = end;
+    }
+    match spilled {
+        Some(out) => *bytes = out,
+        None => bytes.truncate(written),
+    }
+    Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
+}
+
 /// The 64 lowercase hex digits of SHA-256 over `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
@@ -174,6 +226,34 @@ mod tests {
             }
         }
         assert!(canonical(&objects[..63]).is_ok());
+    }
+
+    #[test]
+    fn canonical_bytes_made_in_place_are_the_canonical_bytes() {
+        let cases: [(&[u8], &[u32]); 4] = [
+            (b"{ \"b\" : 1 , \"a\" : 2 }\n{}", &[22, 24]),
+            // Longer than its input: HTML-safe escaping of `<`, then more objects.
+            (b"{\"a\":\"<<<<\"}{\"b\":1}{ }", &[12, 19, 22]),
+            (b"", &[]),
+            (b"{}", &[2]),
+        ];
+        for (bytes, ends) in cases {
+            let objects = joined_objects(bytes, ends).unwrap();
+            let want = canonical(&objects).unwrap();
+            let mut buffer = bytes.to_vec();
+            let r = canonical_in_place(&mut buffer, ends).unwrap();
+            assert_eq!(buffer, want, "{:?}", String::from_utf8_lossy(bytes));
+            assert_eq!(r, render_ref_of_canonical(&want));
+        }
+        let mut bad = b"{}[]".to_vec();
+        assert!(matches!(
+            canonical_in_place(&mut bad, &[2, 4]),
+            Err(Error::InvalidObject { index: 1, .. })
+        ));
+        assert!(matches!(
+            canonical_in_place(&mut b"{}".to_vec(), &[3]),
+            Err(Error::InvalidInput(_))
+        ));
     }
 
     #[test]

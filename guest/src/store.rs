@@ -6,7 +6,7 @@ use crate::diff::{DiffView, RenderDiff, diff_canonical};
 use crate::encryption::Keyring;
 use crate::error::{Error, Result};
 use crate::keys::{Release, ReleasePrefix};
-use crate::render::{canonical_into, render_ref_of_canonical};
+use crate::render::{canonical_in_place, canonical_into, render_ref_of_canonical};
 
 /// Turns a failed bucket call into the operation's error, naming the call and key.
 pub(crate) fn call_failed(call: &str, key: &str, err: BucketError) -> Error {
@@ -93,6 +93,39 @@ pub fn put_render<B: Bucket, O: AsRef<[u8]>>(
     let mut blob = keyring.header(input_len);
     let header_len = blob.len();
     let render_ref = canonical_into(objects, &mut blob)?;
+    store_blob(bucket, &prefix, blob, header_len, render_ref, keyring)
+}
+
+/// [`put_render`] of a render given joined, owned: on a plaintext store its canonical
+/// bytes are made in its own buffer ([`canonical_in_place`]) and that buffer is the
+/// blob, so the render is held once in the call where [`put_render`] holds it twice.
+/// Sealed stores take [`put_render`]'s path. Same calls, same answer.
+pub fn put_render_joined<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    mut bytes: Vec<u8>,
+    ends: &[u32],
+    keyring: &Keyring,
+) -> Result<String> {
+    let prefix = ReleasePrefix::new(release)?;
+    if !keyring.is_empty() {
+        let objects = crate::render::joined_objects(&bytes, ends)?;
+        return put_render(bucket, release, &objects, keyring);
+    }
+    let render_ref = canonical_in_place(&mut bytes, ends)?;
+    store_blob(bucket, &prefix, bytes, 0, render_ref, keyring)
+}
+
+/// put-render's calls for a blob made: `blob` is the header (`header_len` bytes, none on
+/// a plaintext store) and the canonical bytes of `render_ref`, not yet sealed.
+fn store_blob<B: Bucket>(
+    bucket: &mut B,
+    prefix: &ReleasePrefix,
+    mut blob: Vec<u8>,
+    header_len: usize,
+    render_ref: String,
+    keyring: &Keyring,
+) -> Result<String> {
     let plain_len = blob.len() - header_len;
     let key = prefix.render_key(&render_ref)?;
     let stored = bucket

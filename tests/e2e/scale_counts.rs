@@ -132,9 +132,11 @@ async fn a_diff_reads_what_it_shows_however_long_the_history() {
         assert_eq!(status, 200, "{page}");
         let want = format!("sync {}", entries - 2);
         assert!(page.contains(&want), "{page}");
+        // Each render is weighed (a metadata request) before it is read, for the
+        // server's render budget.
         assert_eq!(
             counted(&recorder.take_calls()),
-            counts(&[("list", 1), ("get", 4)]),
+            counts(&[("list", 1), ("exists", 2), ("get", 4)]),
             "{entries} entries"
         );
         // The JSON: `render` by position, `against` the newest (from the keys alone).
@@ -142,7 +144,7 @@ async fn a_diff_reads_what_it_shows_however_long_the_history() {
         assert_eq!(status, 200);
         assert_eq!(
             counted(&recorder.take_calls()),
-            counts(&[("list", 2), ("get", 2)]),
+            counts(&[("list", 2), ("exists", 2), ("get", 2)]),
             "{entries} entries"
         );
         // A page of the history: one listing and a read per entry shown, a listing of the

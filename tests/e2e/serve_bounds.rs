@@ -884,3 +884,58 @@ async fn bidirectional_controls_show_as_escapes_on_the_pages() {
         "deploy \u{202e}0lanif\u{202c} \u{200f}"
     );
 }
+
+/// Render work in flight is bounded server-wide: with room for one large render, a
+/// client that does not read its render holds that room (its answer is memory the
+/// server still holds), and a second large request waits, then is answered 503 with
+/// `Retry-After`; a small render still fits beside it, and once the first answer is gone
+/// the large one is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn render_work_waits_for_room_then_is_answered_busy() {
+    let store = RenderStore::open("mem://").unwrap().unwrap();
+    let big = release("big");
+    let objects = large_render(200, 1);
+    let size = objects.iter().map(|o| o.len() + 1).sum::<usize>();
+    let big_ref = store.put_render(&big, &objects).await.unwrap();
+    drop(objects);
+    let small = release("small");
+    let small_ref = store.put_render(&small, &render(1)).await.unwrap();
+    // Room for one read of the large render (twice its size) and a little more.
+    let s = Server::start_with(
+        Some(store),
+        ServeOptions {
+            max_render_bytes_in_flight: 2 * size + (64 << 10),
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let path = format!("/renders/ns/big/{big_ref}");
+    let holder = non_reader(s.addr, &path).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (status, _) = s.get(&format!("/renders/ns/small/{small_ref}")).await;
+    assert_eq!(status, 200, "a small render fits beside the large one");
+    let started = Instant::now();
+    let response = s
+        .client
+        .get(format!("{}{path}", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(response.headers()["retry-after"], "5");
+    let body = response.text().await.unwrap();
+    assert!(
+        body.contains("busy") && body.contains("--max-render-bytes-in-flight"),
+        "{body}"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(9),
+        "{:?}",
+        started.elapsed()
+    );
+    // The unread answer goes with its connection, and its room with it.
+    drop(holder);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (status, _) = s.get(&path).await;
+    assert_eq!(status, 200);
+}

@@ -324,6 +324,14 @@ pub enum Command {
               default_value_t = ServeOptions::DEFAULT_MAX_CONCURRENT_REQUESTS,
               value_parser = positive)]
         max_concurrent_requests: usize,
+        /// Render bytes the requests that read renders (render pages, diffs, previews,
+        /// raw renders) may hold at once; each reserves twice the stored size of what it
+        /// reads, and one that finds no room within 10 s is answered 503 with
+        /// Retry-After.
+        #[arg(long, value_name = "BYTES",
+              default_value_t = ServeOptions::DEFAULT_MAX_RENDER_BYTES_IN_FLIGHT,
+              value_parser = positive)]
+        max_render_bytes_in_flight: usize,
         /// Connections whose client showed the token open at once; another such client
         /// waits for a place, within its request timeout.
         #[arg(long, value_name = "N",
@@ -666,8 +674,10 @@ async fn store_operation(
     Ok(match command {
         StoreCommand::Put { release, input, .. } => {
             let release = parse_release(&release, namespace)?;
-            let mut render = input.read(rt).await?;
-            let objects = std::mem::take(&mut render.objects);
+            let render = input.read(rt).await?;
+            // The objects stay joined in `render`: a put that is not traced lends them
+            // to the sandbox as they are; a traced one copies them into the operation.
+            let objects = Vec::new();
             (Operation::PutRender { release, objects }, Some(render))
         }
         StoreCommand::Get {
@@ -757,13 +767,13 @@ async fn store_operation(
 }
 
 /// What progress an operation shows, if any: deletes of `delete-release` and `gc`, the
-/// bytes of a large render's `put`.
-fn progress_task(operation: &Operation) -> Option<Task> {
+/// bytes of a large render's `put` (`render`, the render it puts).
+fn progress_task(operation: &Operation, render: Option<&Render>) -> Option<Task> {
     match operation {
         Operation::DeleteRelease { .. } => Some(Task::DeleteRelease),
         Operation::Gc { dry_run: false, .. } => Some(Task::Gc),
-        Operation::PutRender { objects, .. } => {
-            let bytes = objects.iter().map(Vec::len).sum();
+        Operation::PutRender { .. } => {
+            let bytes = render.map_or(0, |r| r.objects.bytes.len());
             (bytes >= LARGE_RENDER_BYTES).then_some(Task::Put(bytes))
         }
         _ => None,
@@ -895,7 +905,7 @@ pub fn command() -> clap::Command {
 async fn repair_blob(
     store: &RenderStore,
     release: &Release,
-    objects: &[Vec<u8>],
+    objects: &mut render_store::JoinedObjects,
     render_ref: &str,
 ) -> Result<()> {
     let refused = match store.get_render(release, render_ref).await {
@@ -907,7 +917,7 @@ async fn repair_blob(
     let rt = store.runtime();
     let key = rt.render_key(release, render_ref).await?;
     if store.keyring().is_empty() {
-        let canonical = rt.canonical(objects).await?;
+        let canonical = rt.canonical_in(objects).await?;
         if store.bucket().exists(&key).await? != Some(canonical.len() as u64) {
             return Err(refused.into());
         }
@@ -916,7 +926,7 @@ async fn repair_blob(
         // Only the component seals: the blob goes, and put-render writes it again (it
         // did not open, so nothing this keyring could read is lost between).
         store.bucket().delete(&key).await?;
-        store.put_render(release, objects).await?;
+        store.put_render_in(release, objects).await?;
     }
     store.get_render(release, render_ref).await?;
     eprintln!(
@@ -1072,9 +1082,9 @@ pub async fn run(args: Args) -> Result<Finish> {
     match args.command {
         Command::Ref { input } => {
             let rt = Runtime::shared()?;
-            let render = input.read(&rt).await?;
+            let mut render = input.read(&rt).await?;
             let render_ref = rt
-                .render_ref(&render.objects)
+                .render_ref_in(&mut render.objects)
                 .await
                 .map_err(|e| render.name_input(e))?;
             if as_json {
@@ -1085,9 +1095,9 @@ pub async fn run(args: Args) -> Result<Finish> {
         }
         Command::Canonical { input } => {
             let rt = Runtime::shared()?;
-            let render = input.read_unchecked(&rt).await?;
+            let mut render = input.read_unchecked(&rt).await?;
             let bytes = rt
-                .canonical(&render.objects)
+                .canonical_in(&mut render.objects)
                 .await
                 .map_err(|e| render.name_input(e))?;
             std::io::stdout().lock().write_all(&bytes)?;
@@ -1159,9 +1169,9 @@ pub async fn run(args: Args) -> Result<Finish> {
         }
         Command::Store(command) => {
             let store = open(url, keys).await?;
-            let (operation, render) = store_operation(command, &store, namespace).await?;
-            let progress =
-                progress_task(&operation).and_then(|task| Progress::to_terminal(task, args.quiet));
+            let (mut operation, mut render) = store_operation(command, &store, namespace).await?;
+            let progress = progress_task(&operation, render.as_ref())
+                .and_then(|task| Progress::to_terminal(task, args.quiet));
             let store = match &progress {
                 Some(p) => RenderStore::new(
                     store.runtime().clone(),
@@ -1169,15 +1179,26 @@ pub async fn run(args: Args) -> Result<Finish> {
                 ),
                 None => store,
             };
-            let output = match &trace {
-                Some(path) => {
-                    let (output, trace) = render_store::trace::record(&store, &operation).await;
+            let output = match (&trace, &mut operation, &mut render) {
+                // A put not traced: the render's buffers lent to the call, not copied.
+                (None, Operation::PutRender { release, .. }, Some(render)) => store
+                    .put_render_in(release, &mut render.objects)
+                    .await
+                    .map(Output::RenderRef),
+                (Some(path), operation, render) => {
+                    if let (Operation::PutRender { objects, .. }, Some(render)) =
+                        (&mut *operation, render)
+                    {
+                        // A trace records the objects one by one.
+                        *objects = render.objects.to_objects();
+                    }
+                    let (output, trace) = render_store::trace::record(&store, operation).await;
                     let trace = trace.context("writing the trace")?;
                     crate::local_file::write_private(path, trace.as_bytes())
                         .context("writing the trace")?;
                     output
                 }
-                None => store.run(&operation).await,
+                (None, operation, _) => store.run(operation).await,
             };
             if let Some(p) = &progress {
                 p.finish();
@@ -1193,10 +1214,10 @@ pub async fn run(args: Args) -> Result<Finish> {
                 }
                 (Err(e), _, _) => return Err(e.into()),
             };
-            if let (Operation::PutRender { release, objects }, Output::RenderRef(r)) =
-                (&operation, &output)
+            if let (Operation::PutRender { release, .. }, Output::RenderRef(r), Some(render)) =
+                (&operation, &output, &mut render)
             {
-                repair_blob(&store, release, objects, r).await?;
+                repair_blob(&store, release, &mut render.objects, r).await?;
             }
             match (&operation, &output) {
                 (Operation::ListHistory { release }, Output::Entries(entries))
@@ -1388,14 +1409,15 @@ pub async fn run(args: Args) -> Result<Finish> {
             let local_render = match &to_ref {
                 Some(_) => None,
                 None => {
-                    let render =
+                    let mut render =
                         read_render(&rt, &local, input_format, rt.limits().memory_bytes).await?;
                     render.check(&rt, allow_empty, validate).await?;
                     Some(render)
                 }
             };
             let observer = Observer::new(Some(store))?.with_secrets(secrets);
-            let diff = match (&to_ref, &local_render) {
+            let mut local_render = local_render;
+            let diff = match (&to_ref, &mut local_render) {
                 (Some(to_ref), _) => {
                     observer
                         .diff(
@@ -1408,10 +1430,12 @@ pub async fn run(args: Args) -> Result<Finish> {
                         .await?
                 }
                 (None, Some(render)) => {
-                    let canonical = rt
-                        .canonical(&render.objects)
-                        .await
-                        .map_err(|e| render.name_input(e))?;
+                    let canonical = match rt.canonical_in(&mut render.objects).await {
+                        Ok(c) => c,
+                        Err(e) => return Err(render.name_input(e)),
+                    };
+                    // The canonical bytes are what is compared: the input's buffer goes.
+                    render.objects = render_store::JoinedObjects::default();
                     observer
                         .diff_local(
                             &release,
@@ -1465,6 +1489,7 @@ pub async fn run(args: Args) -> Result<Finish> {
             max_request_bytes,
             max_diff_body_bytes,
             max_concurrent_requests,
+            max_render_bytes_in_flight,
             max_connections,
             max_unauthenticated_connections,
             allow_host,
@@ -1497,6 +1522,7 @@ pub async fn run(args: Args) -> Result<Finish> {
                 max_request_bytes,
                 max_diff_body_bytes,
                 max_concurrent_requests,
+                max_render_bytes_in_flight,
                 max_connections,
                 max_unauthenticated_connections,
                 allowed_hosts: allow_host,

@@ -4,7 +4,7 @@
 //! what a Kubernetes object is; the YAML exactly as a Go controller reads it.
 
 use anyhow::{Context, Result, bail};
-use render_store::Runtime;
+use render_store::{JoinedObjects, Runtime};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -48,7 +48,8 @@ impl RenderInput {
     /// The render, read as [`read_render`] reads it, up to the runtime's memory cap,
     /// and checked as Kubernetes objects ([`Render::check`]).
     pub async fn read(&self, rt: &Runtime) -> Result<Render> {
-        let render = read_render(rt, &self.files, self.format, rt.limits().memory_bytes).await?;
+        let mut render =
+            read_render(rt, &self.files, self.format, rt.limits().memory_bytes).await?;
         render.check(rt, self.allow_empty, self.validate).await?;
         Ok(render)
     }
@@ -62,8 +63,10 @@ impl RenderInput {
 /// A render read from its inputs: the objects, and the input each came from.
 #[derive(Debug, Default)]
 pub struct Render {
-    /// The objects, in render order.
-    pub objects: Vec<Vec<u8>>,
+    /// The objects, in render order, in one buffer: for a single JSON input, the input's
+    /// own bytes (the component says where each object ends), so a large render is held
+    /// once.
+    pub objects: JoinedObjects,
     /// For each object, the input it came from ("deploy.yaml", "standard input").
     pub origins: Vec<String>,
     /// Every input's name, in order.
@@ -75,7 +78,7 @@ impl Render {
     /// as a Go controller does): at least one object unless `allow_empty`, and (when
     /// `validate`) each a Kubernetes object as the component decides
     /// ([`Runtime::check_objects`], CONTRACT.md §4).
-    pub async fn check(&self, rt: &Runtime, allow_empty: bool, validate: bool) -> Result<()> {
+    pub async fn check(&mut self, rt: &Runtime, allow_empty: bool, validate: bool) -> Result<()> {
         if self.objects.is_empty() && !allow_empty {
             return Err(crate::failure::input(format!(
                 "no objects in {}: the input is empty or holds only empty or null YAML \
@@ -87,7 +90,7 @@ impl Render {
         if !validate {
             return Ok(());
         }
-        match rt.check_objects(&self.objects).await {
+        match rt.check_objects_in(&mut self.objects).await {
             Err(render_store::Error::InvalidObject { index, message }) => Err(
                 crate::failure::input(format!("{} {message}", self.describe(index as usize))),
             ),
@@ -174,19 +177,22 @@ pub async fn read_render(
             Format::Yaml => false,
             Format::Auto => starts_like_json(&bytes),
         };
-        let stream = if is_json {
-            match rt.json_objects(&bytes).await {
-                Ok(objects) if !objects.is_empty() => objects,
+        let before = render.objects.len();
+        if is_json {
+            let ends = match rt.json_object_ends(&bytes).await {
+                Ok(ends) if !ends.is_empty() => ends,
                 // No object: the input as one, which the component refuses as empty.
-                Ok(_) => vec![bytes],
                 // Not a stream of objects: the input as the one object it was meant to
                 // be, which the component then refuses in Go's words, naming its place
                 // in the render, as put, ref and canonical always have.
-                Err(render_store::Error::InvalidObject { .. }) => vec![bytes],
+                Ok(_) | Err(render_store::Error::InvalidObject { .. }) => {
+                    vec![u32::try_from(bytes.len()).unwrap_or(u32::MAX)]
+                }
                 Err(e) => return Err(e.into()),
-            }
+            };
+            append_joined(&mut render.objects, bytes, ends);
         } else if starts_like_json(&bytes)
-            && rt.json_objects(&bytes).await.is_ok_and(|o| o.len() > 1)
+            && rt.json_object_ends(&bytes).await.is_ok_and(|o| o.len() > 1)
         {
             // YAML reads a stream of JSON objects as its first object alone (as Go
             // does): asked for YAML, that would store a part of the render.
@@ -196,17 +202,39 @@ pub async fn read_render(
                  JSON: --format json, or the default --format auto"
             )));
         } else {
-            rt.yaml_objects(&bytes)
+            let objects = rt
+                .yaml_objects(&bytes)
                 .await
-                .map_err(|e| yaml_error(e, &name))?
-        };
+                .map_err(|e| yaml_error(e, &name))?;
+            drop(bytes);
+            for object in objects {
+                render.objects.push(&object);
+            }
+        }
+        let added = render.objects.len() - before;
         render
             .origins
-            .extend(std::iter::repeat_n(name.clone(), stream.len()));
-        render.objects.extend(stream);
+            .extend(std::iter::repeat_n(name.clone(), added));
         render.inputs.push(name);
     }
     Ok(render)
+}
+
+/// Appends the objects of one input (its bytes, and where each object ends in them)
+/// to the render's buffer: the input's own buffer becomes the render's when it is the
+/// first, so a render of one input is never copied.
+fn append_joined(objects: &mut JoinedObjects, bytes: Vec<u8>, ends: Vec<u32>) {
+    if objects.bytes.is_empty() {
+        // Objects before it are empty: they end at 0, where this input's bytes begin.
+        objects.bytes = bytes;
+        objects.ends.extend(ends);
+        return;
+    }
+    let offset = u32::try_from(objects.bytes.len()).unwrap_or(u32::MAX);
+    objects.bytes.extend_from_slice(&bytes);
+    objects
+        .ends
+        .extend(ends.iter().map(|e| e.saturating_add(offset)));
 }
 
 /// A YAML stream's error in a person's words first, Go's text after it (the vectors
@@ -255,7 +283,13 @@ fn read_bounded(file: &Path, left: usize, limit: usize) -> Result<Vec<u8>> {
     } else {
         Box::new(std::fs::File::open(file)?)
     };
-    let mut bytes = Vec::new();
+    // A file's size, when it says one, sizes the buffer: growing it by doubling would
+    // hold two copies of a large render for a moment and leave up to one unused.
+    let hint = match is_stdin(file) {
+        true => 0,
+        false => std::fs::metadata(file).map_or(0, |m| m.len()),
+    };
+    let mut bytes = Vec::with_capacity(usize::try_from(hint.min(left as u64 + 1)).unwrap_or(0));
     let cap = u64::try_from(left).unwrap_or(u64::MAX).saturating_add(1);
     reader.take(cap).read_to_end(&mut bytes)?;
     if bytes.len() > left {
@@ -282,8 +316,12 @@ mod tests {
     }
 
     fn render(objects: &[&str]) -> Render {
+        let mut joined = JoinedObjects::default();
+        for o in objects {
+            joined.push(o.as_bytes());
+        }
         Render {
-            objects: objects.iter().map(|o| o.as_bytes().to_vec()).collect(),
+            objects: joined,
             origins: vec!["in.yaml".to_string(); objects.len()],
             inputs: vec!["in.yaml".to_string()],
         }

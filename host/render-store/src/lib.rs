@@ -62,6 +62,7 @@ pub use store::RenderStore;
 pub use store_url::{REDACTED, SCHEMES, accepted_params, open_bucket, redact_url, redact_urls_in};
 pub use types::{
     ChangedObject, DEFAULT_CONTEXT, EntryRead, GcPlan, Grace, HistoryEntry, HistoryKey,
-    HistoryPage, HistorySummary, MAX_RENDER_BYTES, NewEntry, ObjectForm, ObjectId, PageObject,
-    ParsedKey, Release, RenderDiff, RenderPage, SecretValues, ShownObject, SyncTime, YamlStage,
+    HistoryPage, HistorySummary, JoinedObjects, MAX_RENDER_BYTES, NewEntry, ObjectForm, ObjectId,
+    PageObject, ParsedKey, Release, RenderDiff, RenderPage, SecretValues, ShownObject, SyncTime,
+    YamlStage,
 };

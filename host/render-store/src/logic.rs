@@ -2,10 +2,10 @@
 //! the component, so Rust, JavaScript and Python hosts agree by construction.
 
 use crate::error::Result;
-use crate::runtime::{Runtime, call_export, data_arg, joined_arg, objects_arg};
+use crate::runtime::{Runtime, call_export, data_arg, joined_arg, lend_objects, objects_arg};
 use crate::types::{
-    GcPlan, HistorySummary, ObjectForm, ParsedKey, Release, RenderDiff, SecretValues, ShownObject,
-    SyncTime,
+    GcPlan, HistorySummary, JoinedObjects, ObjectForm, ParsedKey, Release, RenderDiff,
+    SecretValues, ShownObject, SyncTime,
 };
 
 impl Runtime {
@@ -84,6 +84,42 @@ impl Runtime {
             None,
             convoy_render_store_logic.call_check_objects(&objects_arg(objects))
         )
+    }
+
+    /// Where each object of a stream of JSON objects ends, as [`Runtime::json_objects`]
+    /// splits it, the stream being then its own [`JoinedObjects`] (white space around
+    /// the objects included, the last end its length): no copy of the render. An empty
+    /// stream has none.
+    pub async fn json_object_ends(&self, json: &[u8]) -> Result<Vec<u32>> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_json_object_ends(json)
+        )
+    }
+
+    /// [`Runtime::check_objects`] of a render held joined, its buffers lent to the call.
+    pub async fn check_objects_in(&self, objects: &mut JoinedObjects) -> Result<()> {
+        lend_objects(objects, async |o| {
+            call_export!(self, None, convoy_render_store_logic.call_check_objects(o))
+        })
+        .await
+    }
+
+    /// [`Runtime::canonical`] of a render held joined, its buffers lent to the call.
+    pub async fn canonical_in(&self, objects: &mut JoinedObjects) -> Result<Vec<u8>> {
+        lend_objects(objects, async |o| {
+            call_export!(self, None, convoy_render_store_logic.call_canonical(o))
+        })
+        .await
+    }
+
+    /// [`Runtime::render_ref`] of a render held joined, its buffers lent to the call.
+    pub async fn render_ref_in(&self, objects: &mut JoinedObjects) -> Result<String> {
+        lend_objects(objects, async |o| {
+            call_export!(self, None, convoy_render_store_logic.call_render_ref(o))
+        })
+        .await
     }
 
     /// [`Runtime::check_objects`] of objects given in one buffer and where each ends

@@ -4,11 +4,13 @@
 use crate::bucket::Bucket;
 use crate::error::Result;
 use crate::keyring::Keyring;
-use crate::runtime::{CallLog, Runtime, Scope, call_export, joined_arg, objects_arg, wit};
+use crate::runtime::{
+    CallLog, Runtime, Scope, call_export, joined_arg, lend_objects, objects_arg, wit,
+};
 use crate::store_url::open_bucket;
 use crate::types::{
-    EntryRead, GcPlan, Grace, HistoryEntry, HistoryPage, NewEntry, ObjectForm, Release, RenderDiff,
-    RenderPage, SecretValues,
+    EntryRead, GcPlan, Grace, HistoryEntry, HistoryPage, JoinedObjects, NewEntry, ObjectForm,
+    Release, RenderDiff, RenderPage, SecretValues,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -177,6 +179,24 @@ impl RenderStore {
                 &self.encryption()
             )
         )
+    }
+
+    /// [`RenderStore::put_render`] of a render held joined, its buffers lent to the
+    /// sandboxed call and given back: the host holds the render once, where the other
+    /// forms copy it into the call's argument.
+    pub async fn put_render_in(
+        &self,
+        release: &Release,
+        objects: &mut JoinedObjects,
+    ) -> Result<String> {
+        lend_objects(objects, async |o| {
+            call_export!(
+                &self.runtime,
+                Some(self.scope(release)),
+                convoy_render_store_store.call_put_render(&release.into(), o, &self.encryption())
+            )
+        })
+        .await
     }
 
     /// The canonical bytes of a stored render, verified against the renderRef:

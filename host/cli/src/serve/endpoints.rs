@@ -2,6 +2,7 @@
 //! cap, errors that show no internal path, the query parameters each endpoint takes.
 
 use super::App;
+use super::budget::{Busy, held_until_sent, reserve_renders};
 use crate::json_view::{diff_json, history_json, history_page_json};
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -297,7 +298,11 @@ pub(super) async fn render(
         Ok(r) => r,
         Err(e) => return observer_error(e),
     };
-    match app.observer.render(&release, &render_ref).await {
+    let held = match reserve_renders(&app, &release, &[&render_ref], 0).await {
+        Ok(held) => held,
+        Err(busy) => return busy_json(busy),
+    };
+    let response = match app.observer.render(&release, &render_ref).await {
         Ok(bytes) if bytes.len() > app.max_response_bytes => {
             over_limit("the render", "bytes", bytes.len(), app.max_response_bytes)
         }
@@ -308,7 +313,8 @@ pub(super) async fn render(
         )
             .into_response(),
         Err(e) => observer_error(e),
-    }
+    };
+    held_until_sent(response, held)
 }
 
 pub(super) async fn diff(
@@ -335,21 +341,33 @@ pub(super) async fn diff(
         (Ok(render), Ok(against)) => (render, against),
         (Err(e), _) | (_, Err(e)) => return observer_error(e),
     };
+    // `against` by default is the newest entry: its renderRef is needed to weigh it.
+    let against = match names.1 {
+        Some(a) => a,
+        None => match app.observer.newest_render(&release).await {
+            Ok(Some(newest)) => newest,
+            Ok(None) => return observer_error(ObserverError::NoHistory(release.to_string())),
+            Err(e) => return observer_error(e),
+        },
+    };
+    let held = match reserve_renders(&app, &release, &[&names.0, &against], 0).await {
+        Ok(held) => held,
+        Err(busy) => return busy_json(busy),
+    };
     let d = match app
         .observer
-        .diff(
-            &release,
-            &names.0,
-            names.1.as_deref(),
-            form,
-            DEFAULT_CONTEXT,
-        )
+        .diff(&release, &names.0, Some(&against), form, DEFAULT_CONTEXT)
         .await
     {
         Ok(d) => d,
         Err(e) => return observer_error(e),
     };
-    diff_response(&app, d).await
+    held_until_sent(diff_response(&app, d).await, held)
+}
+
+/// The 503 of a full render budget, as JSON.
+pub(super) fn busy_json(busy: Busy) -> Response {
+    Busy::with_retry_after(error(StatusCode::SERVICE_UNAVAILABLE, busy.message()))
 }
 
 /// A diff as the JSON answer, within the response cap.
@@ -382,6 +400,21 @@ pub(super) async fn diff_local(
         Err(response) => return response,
     };
     let release = Release::new(p[0].unwrap_or_default(), p[1].unwrap_or_default());
+    let against = match resolve_optional(&app, &release, p[2]).await {
+        Ok(Some(a)) => a,
+        Ok(None) => match app.observer.newest_render(&release).await {
+            Ok(Some(newest)) => newest,
+            Ok(None) => return observer_error(ObserverError::NoHistory(release.to_string())),
+            Err(e) => return observer_error(e),
+        },
+        Err(e) => return observer_error(e),
+    };
+    // The body is parsed into objects and made canonical: a few times its size.
+    let body_weight = (body.len() as u64).saturating_mul(4);
+    let held = match reserve_renders(&app, &release, &[&against], body_weight).await {
+        Ok(held) => held,
+        Err(busy) => return busy_json(busy),
+    };
     let rt = app.observer.runtime();
     // JSON objects (one, or a stream of them as `get` writes) when the body says it is
     // JSON; a YAML stream otherwise. The guard let no other type through.
@@ -430,25 +463,15 @@ pub(super) async fn diff_local(
         Err(e) => return observer_error(e.into()),
     };
     drop(objects);
-    let against = match resolve_optional(&app, &release, p[2]).await {
-        Ok(a) => a,
-        Err(e) => return observer_error(e),
-    };
     let d = match app
         .observer
-        .diff_local(
-            &release,
-            &canonical,
-            against.as_deref(),
-            form,
-            DEFAULT_CONTEXT,
-        )
+        .diff_local(&release, &canonical, Some(&against), form, DEFAULT_CONTEXT)
         .await
     {
         Ok(d) => d,
         Err(e) => return observer_error(e),
     };
-    diff_response(&app, d).await
+    held_until_sent(diff_response(&app, d).await, held)
 }
 
 /// The `output` parameter of `/diff`: `yaml` (the default) or `json`.

@@ -46,6 +46,7 @@
 //! `Cache-Control: no-store` and `X-Content-Type-Options: nosniff`, and error bodies
 //! never show a path, URL or backend message: those go to the log.
 
+mod budget;
 mod connection;
 mod endpoints;
 mod guard;
@@ -102,6 +103,10 @@ pub struct ServeOptions {
     /// the answer); more wait, within their request timeout. As many requests may be
     /// receiving a body at once.
     pub max_concurrent_requests: usize,
+    /// Render bytes the requests that read renders may hold at once (each reserves
+    /// twice the stored size of what it reads, learned from a metadata request);
+    /// a request that finds no room within 10 s is answered 503 with `Retry-After`.
+    pub max_render_bytes_in_flight: usize,
     /// Connections whose client showed the token (or a session's cookie) open at once;
     /// another such client waits for a place, within its request timeout.
     pub max_connections: usize,
@@ -135,8 +140,12 @@ impl ServeOptions {
     /// 8 MiB: `helm template` of the largest charts, CRDs included, is a few MB of
     /// YAML, and every request place may hold one such body while it is parsed.
     pub const DEFAULT_MAX_DIFF_BODY_BYTES: usize = 8 << 20;
-    /// 32 requests at once: each may hold two renders in memory.
+    /// 32 requests at once: what they hold of renders is bounded apart
+    /// ([`ServeOptions::max_render_bytes_in_flight`]).
     pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 32;
+    /// 1 GiB: two diffs of the largest renders the store takes (64 MiB each) at once,
+    /// or a few hundred of usual ones.
+    pub const DEFAULT_MAX_RENDER_BYTES_IN_FLIGHT: usize = 1 << 30;
     /// 256 connections: a few browsers and tools need a handful each, and each costs a
     /// descriptor and hyper's buffers.
     pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
@@ -152,6 +161,9 @@ impl ServeOptions {
     pub fn check(&self) -> Result<(), String> {
         if self.max_concurrent_requests == 0 {
             return Err("--max-concurrent-requests must be at least 1".to_string());
+        }
+        if self.max_render_bytes_in_flight == 0 {
+            return Err("--max-render-bytes-in-flight must be at least 1".to_string());
         }
         if self.max_connections == 0 {
             return Err("--max-connections must be at least 1".to_string());
@@ -182,6 +194,7 @@ impl Default for ServeOptions {
             max_request_bytes: Self::DEFAULT_MAX_REQUEST_BYTES,
             max_diff_body_bytes: Self::DEFAULT_MAX_DIFF_BODY_BYTES,
             max_concurrent_requests: Self::DEFAULT_MAX_CONCURRENT_REQUESTS,
+            max_render_bytes_in_flight: Self::DEFAULT_MAX_RENDER_BYTES_IN_FLIGHT,
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
             max_unauthenticated_connections: Self::DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS,
             allowed_hosts: Vec::new(),
@@ -202,6 +215,10 @@ impl std::fmt::Debug for ServeOptions {
             .field("max_request_bytes", &self.max_request_bytes)
             .field("max_diff_body_bytes", &self.max_diff_body_bytes)
             .field("max_concurrent_requests", &self.max_concurrent_requests)
+            .field(
+                "max_render_bytes_in_flight",
+                &self.max_render_bytes_in_flight,
+            )
             .field("max_connections", &self.max_connections)
             .field(
                 "max_unauthenticated_connections",
@@ -266,6 +283,8 @@ struct App {
     /// The path the pages' links start with: [`pages_base`] of the token, or nothing
     /// without one.
     base: Arc<str>,
+    /// What the requests that read renders may hold at once.
+    renders: Arc<budget::RenderBudget>,
 }
 
 /// The routes over an observer, without the checks of [`serve_with`] (no `Host`, token,
@@ -276,6 +295,9 @@ pub fn router(observer: Arc<Observer>) -> Router {
         max_response_bytes: ServeOptions::DEFAULT_MAX_RESPONSE_BYTES,
         max_request_bytes: ServeOptions::DEFAULT_MAX_REQUEST_BYTES,
         base: Arc::from(""),
+        renders: Arc::new(budget::RenderBudget::new(
+            ServeOptions::DEFAULT_MAX_RENDER_BYTES_IN_FLIGHT,
+        )),
     })
 }
 
@@ -349,6 +371,9 @@ pub async fn serve_until(
         max_response_bytes: options.max_response_bytes,
         max_request_bytes: options.max_request_bytes,
         base: Arc::from(base),
+        renders: Arc::new(budget::RenderBudget::new(
+            options.max_render_bytes_in_flight,
+        )),
     });
     // Around the whole router, not as its layer: the guard takes the pages' base off a
     // path before the route is chosen.

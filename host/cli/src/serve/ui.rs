@@ -281,6 +281,15 @@ fn failure_page(app: &App, crumbs: &[Crumb], e: ObserverError) -> Response {
     html(app, status, error_html(&app.base, title, crumbs, &message))
 }
 
+/// The 503 of a full render budget, as a page.
+fn busy_page(app: &App, crumbs: &[Crumb], busy: super::budget::Busy) -> Response {
+    super::budget::Busy::with_retry_after(html(
+        app,
+        StatusCode::SERVICE_UNAVAILABLE,
+        error_html(&app.base, "Busy", crumbs, &busy.message()),
+    ))
+}
+
 fn bad_request_page(app: &App, crumbs: &[Crumb], message: &str) -> Response {
     html(
         app,
@@ -1045,6 +1054,10 @@ pub(super) async fn render_page(
         render_href(&app.base, &release, &render_ref),
         format!("render {}", short_ref(&render_ref)),
     ));
+    let held = match super::budget::reserve_renders(&app, &release, &[&render_ref], 0).await {
+        Ok(held) => held,
+        Err(busy) => return busy_page(&app, &crumbs, busy),
+    };
     // Only this page's objects leave the sandbox: the render is read, listed and cut
     // into pages there, so a render of any size is held once.
     let page_of = u32::try_from(page_number).unwrap_or(u32::MAX);
@@ -1132,6 +1145,7 @@ pub(super) async fn render_page(
         })
     })
     .await;
+    drop(held);
     match body {
         Ok(Ok(content)) => html(
             &app,
@@ -1204,6 +1218,10 @@ pub(super) async fn diff_page(
         diff_href(&app.base, &release, &from, &to),
         format!("diff {} → {}", short_ref(&from), short_ref(&to)),
     ));
+    let held = match super::budget::reserve_renders(&app, &release, &[&from, &to], 0).await {
+        Ok(held) => held,
+        Err(busy) => return busy_page(&app, &crumbs, busy),
+    };
     let d = match app
         .observer
         // Whole objects: the page folds the unchanged runs itself, so a reader can open
@@ -1268,6 +1286,8 @@ pub(super) async fn diff_page(
         ))
     })
     .await;
+    // The diff and its page are made: what is left is the page's text.
+    drop(held);
     match body {
         Ok(Err(pages)) => no_such_page(&app, &crumbs, number, pages),
         Ok(Ok(content)) => html(

@@ -97,7 +97,9 @@ impl Bucket for ObjectStoreBucket {
             });
         }
         let bytes = result.bytes().await.map_err(|e| backend("get", key, e))?;
-        Ok(bytes.to_vec())
+        // The body was collected into one buffer this call alone holds: it becomes the
+        // answer without a copy (a copy would hold a render twice for a moment).
+        Ok(Vec::from(bytes))
     }
 
     async fn put(&self, key: &str, value: Vec<u8>) -> Result<(), BucketError> {

@@ -40,3 +40,19 @@ pub(crate) fn joined_arg(bytes: &[u8], ends: &[u32]) -> wit::ObjectList {
         ends: ends.to_vec(),
     }
 }
+
+/// Lends `objects`' buffers to a call as the WIT `object-list` and takes them back when
+/// `call` returns, whatever it returned: no copy of the render.
+pub(crate) async fn lend_objects<T, F>(objects: &mut crate::types::JoinedObjects, call: F) -> T
+where
+    F: AsyncFnOnce(&wit::ObjectList) -> T,
+{
+    let lent = wit::JoinedObjects {
+        bytes: std::mem::take(&mut objects.bytes),
+        ends: std::mem::take(&mut objects.ends),
+    };
+    let answer = call(&lent).await;
+    objects.bytes = lent.bytes;
+    objects.ends = lent.ends;
+    answer
+}

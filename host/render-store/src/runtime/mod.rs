@@ -20,7 +20,7 @@ mod convert;
 mod errors;
 mod limits;
 
-pub(crate) use bindings::{data_arg, joined_arg, objects_arg, wit, wit_trace};
+pub(crate) use bindings::{data_arg, joined_arg, lend_objects, objects_arg, wit, wit_trace};
 pub(crate) use call_log::{CallLog, RecordedCall};
 pub(crate) use call_state::{CallState, Scope};
 pub(crate) use errors::{error_to_wit, from_wit};
