@@ -43,6 +43,28 @@ type ManyDeleter interface {
 	DeleteMany(ctx context.Context, keys []string) ([]error, error)
 }
 
+// DelimitedLister is an optional bucket call (CONTRACT.md §2): what lies directly under
+// a folder prefix, with one request a page where the backend has a delimiter listing.
+// The bucket of a URL-opened store implements it (the Rust host finds a store's
+// releases with it). The C ABI's bucket callbacks have no such call, so under a store
+// made by New a Go Bucket is listed in full with List and the listing folded, which
+// answers the same: a Bucket need not implement it.
+type DelimitedLister interface {
+	// ListDelimited answers the folders directly under prefix (empty, or ending in
+	// "/"), each as prefix + name + "/", and the objects directly in it, each sorted
+	// by bytes; complete across pages or an error. A prefix that names no folder is
+	// an error wrapping ErrDenied.
+	ListDelimited(ctx context.Context, prefix string) (Delimited, error)
+}
+
+// Delimited is the answer of a delimiter listing.
+type Delimited struct {
+	// Folders are the folders directly under the prefix, each ending in "/".
+	Folders []string
+	// Objects are the objects directly in the prefix.
+	Objects []Object
+}
+
 // Object is one entry of a listing.
 type Object struct {
 	// Key is the whole key.

@@ -16,6 +16,24 @@ func TestBucketConformance(t *testing.T) {
 	conformance.Run(t, renderstore.NewMemoryBucket(), casesFile)
 }
 
+// The cases on the Go MemoryBucket under a store made by New, called through the
+// library's direct bucket calls: every answer crosses the C ABI twice, and the
+// delimiter listing, which MemoryBucket lacks, is the library's fold of its plain
+// listing (the fallback every bucket without one gets), where the run above leaves
+// those steps out.
+func TestBucketConformanceThroughTheLibrary(t *testing.T) {
+	s, err := renderstore.New(renderstore.NewMemoryBucket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := renderstore.LibraryBucketOf(s)
+	if _, ok := b.(renderstore.DelimitedLister); !ok {
+		t.Fatal("the library's bucket has no ListDelimited")
+	}
+	conformance.Run(t, b, casesFile)
+}
+
 // Every case, the folder ones too, on the Rust file:// bucket of a URL-opened store,
 // through the C ABI's direct bucket calls: links, FIFOs and odd files planted in the
 // store's folder give what the contract says, seen from Go.
@@ -28,6 +46,9 @@ func TestBucketConformanceOnAFileStore(t *testing.T) {
 	defer s.Close()
 	if _, ok := s.Bucket().(renderstore.ManyDeleter); !ok {
 		t.Fatal("the bucket of a URL store has no DeleteMany")
+	}
+	if _, ok := s.Bucket().(renderstore.DelimitedLister); !ok {
+		t.Fatal("the bucket of a URL store has no ListDelimited")
 	}
 	conformance.RunFolder(t, s.Bucket(), casesFile, dir)
 }

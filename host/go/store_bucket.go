@@ -19,10 +19,10 @@ import (
 // store operation and outside the sandbox, so the release scope of the store's calls
 // does not apply; the backend's key rule does). It is nil for a nil *Store.
 //
-// The returned bucket also implements ManyDeleter. Its errors follow the Bucket
-// contract: ErrNotFound from Get of an absent key, an error wrapping ErrDenied for a
-// refusal, a *TooLargeError for an object over Get's limit, and an *Error of
-// KindBackend for a failure of the backend.
+// The bucket of a URL-opened store also implements ManyDeleter and DelimitedLister.
+// Its errors follow the Bucket contract: ErrNotFound from Get of an absent key, an
+// error wrapping ErrDenied for a refusal, a *TooLargeError for an object over Get's
+// limit, and an *Error of KindBackend for a failure of the backend.
 func (s *Store) Bucket() Bucket {
 	if s == nil {
 		return nil
@@ -86,6 +86,24 @@ func (b storeBucket) Exists(ctx context.Context, key string) (int64, error) {
 	return int64(size), nil
 }
 
+// listedObject is an object of the library's listings, as its JSON says it.
+type listedObject struct {
+	Key      string `json:"key"`
+	Size     int64  `json:"size"`
+	Modified struct {
+		Seconds     int64 `json:"seconds"`
+		Nanoseconds int64 `json:"nanoseconds"`
+	} `json:"modified"`
+}
+
+func objectsOf(listed []listedObject) []Object {
+	objects := make([]Object, len(listed))
+	for i, l := range listed {
+		objects[i] = Object{Key: l.Key, Size: l.Size, Modified: time.Unix(l.Modified.Seconds, l.Modified.Nanoseconds)}
+	}
+	return objects
+}
+
 func (b storeBucket) List(ctx context.Context, prefix string) ([]Object, error) {
 	var text string
 	err := b.s.call(ctx, func(h *C.rs_store) error {
@@ -100,22 +118,37 @@ func (b storeBucket) List(ctx context.Context, prefix string) ([]Object, error) 
 	if err != nil {
 		return nil, err
 	}
-	var listed []struct {
-		Key      string `json:"key"`
-		Size     int64  `json:"size"`
-		Modified struct {
-			Seconds     int64 `json:"seconds"`
-			Nanoseconds int64 `json:"nanoseconds"`
-		} `json:"modified"`
-	}
+	var listed []listedObject
 	if err := json.Unmarshal([]byte(text), &listed); err != nil {
 		return nil, fmt.Errorf("render store: the library's listing is not the JSON it documents: %w", err)
 	}
-	objects := make([]Object, len(listed))
-	for i, l := range listed {
-		objects[i] = Object{Key: l.Key, Size: l.Size, Modified: time.Unix(l.Modified.Seconds, l.Modified.Nanoseconds)}
+	return objectsOf(listed), nil
+}
+
+// ListDelimited implements DelimitedLister: the Rust backend's delimiter listing (over
+// the callbacks of a Go Bucket, which carry none, the library's fold of its List).
+func (b storeBucket) ListDelimited(ctx context.Context, prefix string) (Delimited, error) {
+	var text string
+	err := b.s.call(ctx, func(h *C.rs_store) error {
+		p, n := cstr(prefix)
+		var out C.rs_buf
+		if err := takeError(C.rs_store_bucket_list_delimited(h, p, n, &out)); err != nil {
+			return err
+		}
+		text = takeString(&out)
+		return nil
+	})
+	if err != nil {
+		return Delimited{}, err
 	}
-	return objects, nil
+	var listed struct {
+		Folders []string       `json:"folders"`
+		Objects []listedObject `json:"objects"`
+	}
+	if err := json.Unmarshal([]byte(text), &listed); err != nil {
+		return Delimited{}, fmt.Errorf("render store: the library's listing is not the JSON it documents: %w", err)
+	}
+	return Delimited{Folders: listed.Folders, Objects: objectsOf(listed.Objects)}, nil
 }
 
 func (b storeBucket) Delete(ctx context.Context, key string) error {

@@ -964,6 +964,18 @@ struct rs_error *rs_store_bucket_list(const struct rs_store *store,
                                       size_t prefix_len,
                                       struct rs_buf *listing);
 
+// What lies directly under the folder `prefix` (empty, or ending in `/`): the bucket's
+// delimiter listing (one request a page where the backend has one; the plain listing
+// folded where it has not, as for a store over callbacks), as JSON text in
+// `*listing`: `{"folders":["…/",…],"objects":[{"key":"…","size":N,"modified":
+// {"seconds":S,"nanoseconds":NS}},…]}`, each sorted by bytes. A prefix that names no
+// folder is `RS_ERROR_DENIED`; a listing that cannot be complete is an error, never a
+// shorter listing.
+struct rs_error *rs_store_bucket_list_delimited(const struct rs_store *store,
+                                                const char *prefix,
+                                                size_t prefix_len,
+                                                struct rs_buf *listing);
+
 // Deletes `key` (call: `delete`); an absent key is not an error.
 struct rs_error *rs_store_bucket_delete(const struct rs_store *store,
                                         const char *key,

@@ -1,4 +1,4 @@
-//! The bucket under a store, called directly: the six calls of CONTRACT.md §2 on the
+//! The bucket under a store, called directly: the calls of CONTRACT.md §2 on the
 //! store's own bucket (a URL-opened backend, or the caller's callbacks), outside any
 //! store operation and outside the sandbox.
 //!
@@ -136,21 +136,51 @@ pub unsafe extern "C" fn rs_store_bucket_list(
             )
         };
         let objects = answered(block_on(bucket.list(prefix)))?;
-        let items: Vec<_> = objects
-            .iter()
-            .map(|o| {
-                json!({
-                    "key": o.key,
-                    "size": o.size,
-                    "modified": {
-                        "seconds": o.modified.seconds,
-                        "nanoseconds": o.modified.nanoseconds,
-                    },
-                })
-            })
-            .collect();
+        let items: Vec<_> = objects.iter().map(object_json).collect();
         out.set_text(serde_json::Value::Array(items).to_string());
         Ok(())
+    })
+}
+
+/// What lies directly under the folder `prefix` (empty, or ending in `/`): the bucket's
+/// delimiter listing (one request a page where the backend has one; the plain listing
+/// folded where it has not, as for a store over callbacks), as JSON text in
+/// `*listing`: `{"folders":["…/",…],"objects":[{"key":"…","size":N,"modified":
+/// {"seconds":S,"nanoseconds":NS}},…]}`, each sorted by bytes. A prefix that names no
+/// folder is `RS_ERROR_DENIED`; a listing that cannot be complete is an error, never a
+/// shorter listing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_store_bucket_list_delimited(
+    store: *const rs_store,
+    prefix: *const c_char,
+    prefix_len: usize,
+    listing: *mut rs_buf,
+) -> *mut rs_error {
+    guard(|| {
+        // SAFETY: the header's rules for every pointer argument.
+        let (out, bucket, prefix) = unsafe {
+            (
+                out_buf(listing, "listing")?,
+                bucket(store)?,
+                text(prefix, prefix_len, "prefix")?,
+            )
+        };
+        let listed = answered(block_on(bucket.list_delimited(prefix)))?;
+        let objects: Vec<_> = listed.objects.iter().map(object_json).collect();
+        out.set_text(json!({"folders": listed.folders, "objects": objects}).to_string());
+        Ok(())
+    })
+}
+
+/// An object of a listing as the JSON of `rs_store_bucket_list`.
+fn object_json(o: &render_store::ObjectMeta) -> serde_json::Value {
+    json!({
+        "key": o.key,
+        "size": o.size,
+        "modified": {
+            "seconds": o.modified.seconds,
+            "nanoseconds": o.modified.nanoseconds,
+        },
     })
 }
 

@@ -1221,6 +1221,25 @@ fn the_bucket_under_a_store_answers_directly_with_the_bucket_kinds() {
     assert_eq!(listed[0]["size"], 3);
     assert!(listed[0]["modified"]["seconds"].as_i64().unwrap() > 0);
 
+    // The delimiter listing: the folders directly under a folder prefix, and the JSON
+    // objects of a listing; a prefix that names no folder is refused before any read.
+    let mut listing = rs_buf::EMPTY;
+    ok(unsafe { rs_store_bucket_list_delimited(store, s("").0, 0, &mut listing) });
+    let listed: serde_json::Value = serde_json::from_str(&take_text(listing)).unwrap();
+    assert_eq!(
+        listed,
+        serde_json::json!({"folders": ["ns/"], "objects": []})
+    );
+    let mut listing = rs_buf::EMPTY;
+    ok(unsafe { rs_store_bucket_list_delimited(store, s("ns/app/renders/").0, 15, &mut listing) });
+    let listed: serde_json::Value = serde_json::from_str(&take_text(listing)).unwrap();
+    assert_eq!(listed["folders"], serde_json::json!([]));
+    assert_eq!(listed["objects"][0]["key"], "ns/app/renders/a");
+    assert_eq!(listed["objects"][0]["size"], 3);
+    let mut listing = rs_buf::EMPTY;
+    let e = check(unsafe { rs_store_bucket_list_delimited(store, s("ns").0, 2, &mut listing) });
+    assert_eq!(e.unwrap_err().0, RS_ERROR_DENIED);
+
     // An absent key, an unclean key, a link planted in the folder.
     let (absent, an) = s("ns/app/renders/b");
     let mut value = rs_buf::EMPTY;

@@ -1,6 +1,7 @@
 // The bucket contract (CONTRACT.md §2) as data: every case of
 // tests/conformance/bucket.json (format in tests/conformance/README.md) on MemoryBucket
-// and FolderBucket, the cases the Rust buckets run in tests/e2e/conformance.rs. Folder
+// and FolderBucket, the cases the Rust buckets run in tests/e2e/conformance.rs (the
+// delimiter listing, which neither has, as a host folds their plain listings). Folder
 // cases (`"needs": "folder"`) run on FolderBucket alone: they plant links, FIFOs and odd
 // files beside the bucket's own, which only a bucket over a folder can meet.
 
@@ -31,8 +32,8 @@ function valueBytes({ text, base64, length }) {
 }
 
 /** The keys a generator names, first to last. */
-function generated({ prefix, count, digits }) {
-  return Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(digits, '0')}`);
+function generated({ prefix, count, digits, suffix = '' }) {
+  return Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(digits, '0')}${suffix}`);
 }
 
 const quote = (key) => JSON.stringify(key);
@@ -217,14 +218,57 @@ function runStep(bucket, step, prefix, started, folder) {
       if (expect.listed !== undefined && got.error === undefined) return checkListed(expect.listed, prefix, started, got.ok);
       return checkError(expect, got, (v) => `a listing of ${v.length} objects`, mentions);
     }
+    case 'list-delimited': {
+      // The delimiter listing is optional in a bucket (CONTRACT.md §2), and neither JS
+      // bucket has one: a host folds the plain listing, so that fallback is what runs.
+      // Once a link is planted the fold differs from a file:// store's own listing,
+      // which reads one folder: the fold lists every key beneath and so fails closed at
+      // a link the other never reaches. Those steps check the folder's own listing.
+      if (typeof bucket.listDelimited !== 'function' && folder !== null && folder.planted.length > 0) return;
+      const lister = typeof bucket.listDelimited === 'function'
+        ? (p) => bucket.listDelimited(p)
+        : (p) => foldedListing(bucket, p);
+      const got = answer(() => lister(`${prefix}${step.prefix}`));
+      if (expect.delimited !== undefined && got.error === undefined) {
+        const want = expect.delimited.folders.flatMap((f) => (typeof f === 'string' ? [f] : generated(f.keys)));
+        const seen = got.ok.folders.map((f) => (f.startsWith(prefix) ? f.slice(prefix.length) : `${f} (outside the case's prefix)`));
+        assert.deepEqual(seen, want, 'folders');
+        return checkListed(expect.delimited.objects, prefix, started, got.ok.objects);
+      }
+      return checkError(expect, got, (v) => `a listing of ${v.folders.length} folders`, mentions);
+    }
     default:
       throw new Error(`unknown op ${quote(step.op)}`);
   }
 }
 
+/**
+ * The delimiter listing of `full` folded from the bucket's plain listing, as the Rust
+ * host answers for a bucket without one (`Delimited::from_listing`): a prefix naming no
+ * folder is the host's refusal (denied) before any bucket call; a listing that fails
+ * fails it.
+ */
+function foldedListing(bucket, full) {
+  // The host's check_folder_prefix: empty, or a key followed by `/`.
+  if (full !== '') {
+    if (!full.endsWith('/')) throw new rs.BucketError('denied', `${quote(full)} is not a folder prefix`);
+    rs.checkKey(full.slice(0, -1));
+  }
+  const folders = new Set();
+  const objects = [];
+  for (const o of bucket.list(full)) {
+    const rest = o.key.slice(full.length);
+    const slash = rest.indexOf('/');
+    if (slash >= 0) folders.add(`${full}${rest.slice(0, slash + 1)}`);
+    else objects.push(o);
+  }
+  const bytes = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+  return { folders: [...folders].sort(bytes), objects: objects.sort((a, b) => bytes(a.key, b.key)) };
+}
+
 /** What a step asks of the bucket, for a failure's message. */
 function callOf(step, prefix) {
-  if (step.op === 'list') return `list ${quote(`${prefix}${step.prefix}`)}`;
+  if (step.op === 'list' || step.op === 'list-delimited') return `${step.op} ${quote(`${prefix}${step.prefix}`)}`;
   if (step.op === 'delete-many') return `delete-many of ${step.keys?.count ?? step.many.length} keys`;
   if (step.op === 'plant') return `plant ${step.what} ${quote(`${prefix}${step.path}`)}`;
   if (step.keys !== undefined) return `put ${step.keys.count} generated keys`;

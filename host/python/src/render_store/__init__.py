@@ -75,7 +75,7 @@ class _Keyring:
 __all__ = [
     "DEFAULT_CONTEXT",
     "RenderStoreError", "BucketError", "NotFound", "Denied", "Failed", "TraceError",
-    "Release", "SyncTime", "ObjectMeta", "NewEntry", "HistoryEntry", "HistoryKey", "HistoryPage", "GcPlan",
+    "Release", "SyncTime", "ObjectMeta", "Delimited", "NewEntry", "HistoryEntry", "HistoryKey", "HistoryPage", "GcPlan",
     "ObjectId", "ChangedObject", "RenderDiff", "Replay", "ShownObject", "HistorySummary",
     "Runtime", "RenderStore", "StoreBucket", "MemoryBucket", "open",
     "default_runtime", "set_default_runtime",
@@ -231,6 +231,15 @@ class ObjectMeta:
     key: str
     size: int
     modified: SyncTime
+
+
+@dataclass(frozen=True)
+class Delimited:
+    """A delimiter listing (CONTRACT.md §2): the folders directly under a folder prefix
+    (each ending in ``/``) and the objects directly in it, each sorted by bytes."""
+
+    folders: List[str]
+    objects: List[ObjectMeta]
 
 
 @dataclass(frozen=True)
@@ -1030,6 +1039,19 @@ class StoreBucket:
         self._call(lib.rs_store_bucket_list(self._store._handle(), *_lib.text(prefix), byref(buf)))
         return [ObjectMeta(o["key"], int(o["size"]), _py_time(o["modified"]))
                 for o in json.loads(_lib.take_text(buf))]
+
+    def list_delimited(self, prefix: str) -> Delimited:
+        """What lies directly under the folder ``prefix`` (empty, or ending in ``/``):
+        the bucket's delimiter listing (one request a page on a cloud bucket), the plain
+        listing folded where the bucket has none. :class:`Denied` for a prefix that names
+        no folder."""
+        buf = _lib.Buf()
+        self._call(lib.rs_store_bucket_list_delimited(self._store._handle(), *_lib.text(prefix),
+                                                      byref(buf)))
+        listed = json.loads(_lib.take_text(buf))
+        return Delimited(list(listed["folders"]),
+                         [ObjectMeta(o["key"], int(o["size"]), _py_time(o["modified"]))
+                          for o in listed["objects"]])
 
     def delete(self, key: str) -> None:
         self._call(lib.rs_store_bucket_delete(self._store._handle(), *_lib.text(key)))

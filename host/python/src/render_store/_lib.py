@@ -166,6 +166,7 @@ _SIGNATURES: Sequence[Tuple[str, Any, Tuple[Any, ...]]] = (
     ("rs_store_bucket_put", _ERR, (_STORE,) + _S + _S),
     ("rs_store_bucket_exists", _ERR, (_STORE,) + _S + (POINTER(c_bool), POINTER(c_uint64))),
     ("rs_store_bucket_list", _ERR, (_STORE,) + _S + (_BUF,)),
+    ("rs_store_bucket_list_delimited", _ERR, (_STORE,) + _S + (_BUF,)),
     ("rs_store_bucket_delete", _ERR, (_STORE,) + _S),
     ("rs_store_bucket_delete_many", _ERR, (_STORE, _BYTES, c_size_t, _ENDS, c_size_t, _BUF)),
     ("rs_replay", _ERR, (_OPT,) + _S + (c_void_p, POINTER(c_bool), _BUF, _BUF)),
