@@ -518,15 +518,21 @@ pub enum ColorChoice {
 }
 
 impl ColorChoice {
-    /// Whether output gets colour: `auto` asks whether standard output is a terminal.
+    /// Whether output gets colour: `auto` asks whether standard output is a terminal
+    /// and whether `NO_COLOR` is unset or empty (no-color.org's convention).
     pub fn enabled(self) -> bool {
         use std::io::IsTerminal;
         match self {
-            ColorChoice::Auto => std::io::stdout().is_terminal(),
+            ColorChoice::Auto => std::io::stdout().is_terminal() && !no_color(),
             ColorChoice::Always => true,
             ColorChoice::Never => false,
         }
     }
+}
+
+/// Whether `NO_COLOR` asks for no colour: set to anything but the empty string.
+pub fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 
 const MIB: usize = 1 << 20;
@@ -1468,6 +1474,9 @@ pub async fn run(args: Args) -> Result<Finish> {
                     "render-store: --no-auth: no token is asked for; every local user can \
                      read every render, Secrets included"
                 );
+            }
+            if !url.is_empty() {
+                eprintln!("render-store: reading {}", render_store::redact_url(url));
             }
             eprintln!("render-store: serving on http://{addr}");
             crate::serve::serve_until(listener, observer, options, stop).await?;
