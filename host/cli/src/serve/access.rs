@@ -12,7 +12,13 @@ pub(crate) const TARGET: &str = "render_store_cli::serve::access";
 /// written as `/s/…`; the path and query are quoted, so nothing a client sent can
 /// forge a line. Liveness probes (`/healthz`) are not logged: they come every few
 /// seconds and say nothing.
-pub(super) fn log(method: &Method, uri: &Uri, base: Option<&str>, status: StatusCode, took: Duration) {
+pub(super) fn log(
+    method: &Method,
+    uri: &Uri,
+    base: Option<&str>,
+    status: StatusCode,
+    took: Duration,
+) {
     let path = uri.path();
     if path == "/healthz" {
         return;

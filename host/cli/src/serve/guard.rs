@@ -310,7 +310,11 @@ pub(super) async fn check(
     next: Next,
 ) -> Response {
     let connection = request.extensions().get::<Connection>().cloned();
-    let (method, uri, started) = (request.method().clone(), request.uri().clone(), Instant::now());
+    let (method, uri, started) = (
+        request.method().clone(),
+        request.uri().clone(),
+        Instant::now(),
+    );
     let mut held = Held::default();
     let mut response = guarded(&guard, request, next, &mut held).await;
     let base = guard.auth.as_ref().map(|a| a.base());
