@@ -414,3 +414,20 @@ fn verify_reports_damage_put_repairs_it_and_history_goes_on() {
         assert!(kinds.contains(&kind), "{kind}: {v}");
     }
 }
+
+/// `put FILE NS/NAME`, the arguments swapped: the error says which comes first.
+#[test]
+fn swapped_put_arguments_are_named() {
+    let cli = Cli::validating();
+    let file = cli.object(
+        "metallb.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: metallb-system\n",
+    );
+    let err = cli.fails(&["put", &file, "metallb-system/metallb"]);
+    assert!(
+        err.contains(&format!(
+            "the release comes first, then the files: render-store put metallb-system/metallb {file}"
+        )),
+        "{err}"
+    );
+}

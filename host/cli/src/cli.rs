@@ -652,8 +652,12 @@ async fn store_operation(
     let rt = store.runtime();
     Ok(match command {
         StoreCommand::Put { release, input, .. } => {
+            let given = release.clone();
             let release = parse_release(&release, namespace)?;
-            let mut render = input.read(rt).await?;
+            let mut render = input
+                .read(rt)
+                .await
+                .map_err(|e| with_swap_hint(e, &given, &input.files))?;
             let objects = std::mem::take(&mut render.objects);
             (Operation::PutRender { release, objects }, Some(render))
         }
@@ -1513,6 +1517,29 @@ pub async fn run(args: Args) -> Result<Finish> {
         Command::Demo => crate::demo::run(url, as_json).await?,
     }
     Ok(Finish::Done)
+}
+
+/// `e`, a failure to read `put`'s inputs, with a hint when the release and the file look
+/// swapped: an input that does not exist reads as NAMESPACE/NAME, and the release given
+/// is a file.
+fn with_swap_hint(e: anyhow::Error, release: &str, files: &[PathBuf]) -> anyhow::Error {
+    let missing = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+    });
+    let looks_like_release = |f: &PathBuf| {
+        f.to_str()
+            .and_then(|f| f.split_once('/'))
+            .is_some_and(|(ns, name)| !ns.is_empty() && !name.is_empty() && !name.contains('/'))
+            && !f.exists()
+    };
+    match files.iter().find(|f| looks_like_release(f)) {
+        Some(file) if missing && std::path::Path::new(release).is_file() => e.context(format!(
+            "the release comes first, then the files: render-store put {} {release}",
+            file.display()
+        )),
+        _ => e,
+    }
 }
 
 /// `path` as a `file://` URL a terminal makes clickable (the path itself when it is not
