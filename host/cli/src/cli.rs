@@ -214,19 +214,21 @@ pub enum Command {
     /// diff(1) and git take them), or from a stored render to the render in the --local
     /// files, which is not stored. A render is named by its renderRef, a unique prefix
     /// of it (8 hex digits or more) or @N, the N-th newest history entry (@0 the
-    /// newest). Exit status 0 when the renders are equal, 1 when they differ, 2 on
-    /// error, as diff(1) and kubectl diff.
+    /// newest). Without TO, the newest entry; without FROM, the one before it: `diff
+    /// prod/app` is the last sync's changes, `diff prod/app @3` what changed since @3.
+    /// Exit status 0 when the renders are equal, 1 when they differ, 2 on error, as
+    /// diff(1) and kubectl diff.
     #[command(
-        after_help = "Examples:\n  render-store diff prod/app @1 @0                  # the last sync's changes\n  render-store diff prod/app 4f1c2a9e d4b0c1e2\n  helm template app ./chart | render-store diff prod/app --local -\n  render-store diff prod/app --local deploy.yaml --against @3"
+        after_help = "Examples:\n  render-store diff prod/app                        # the last sync's changes (@1 to @0)\n  render-store diff prod/app @3                     # everything since @3\n  render-store diff prod/app 4f1c2a9e d4b0c1e2\n  helm template app ./chart | render-store diff prod/app --local -\n  render-store diff prod/app --local deploy.yaml --against @3"
     )]
     Diff {
         /// NAMESPACE/NAME of the release (or NAME with -n).
         release: String,
-        /// The old render.
-        #[arg(required_unless_present = "local", conflicts_with = "local")]
+        /// The old render (default: @1, the entry before the newest).
+        #[arg(conflicts_with = "local")]
         from: Option<String>,
-        /// The new render.
-        #[arg(required_unless_present = "local", conflicts_with = "local")]
+        /// The new render (default: @0, the newest entry).
+        #[arg(conflicts_with = "local")]
         to: Option<String>,
         /// With --local: the stored render to compare the files with (default: @0, the
         /// newest history entry).
@@ -1293,16 +1295,19 @@ pub async fn run(args: Args) -> Result<Finish> {
                 DiffOutput::Yaml => ObjectForm::Yaml,
                 DiffOutput::Json => ObjectForm::Json,
             };
-            let (from_ref, to_ref) = match (&from, &to) {
-                (Some(from), Some(to)) => (
-                    names::resolve_ref(&store, &release, from).await?,
-                    Some(names::resolve_ref(&store, &release, to).await?),
-                ),
-                _ => (
+            let (from_ref, to_ref) = if local.is_empty() {
+                (
+                    names::resolve_ref(&store, &release, from.as_deref().unwrap_or("@1")).await?,
+                    Some(
+                        names::resolve_ref(&store, &release, to.as_deref().unwrap_or("@0")).await?,
+                    ),
+                )
+            } else {
+                (
                     names::resolve_ref(&store, &release, against.as_deref().unwrap_or("@0"))
                         .await?,
                     None,
-                ),
+                )
             };
             // The --local render, read and checked before anything is compared.
             let local_render = match &to_ref {
