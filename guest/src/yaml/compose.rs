@@ -5,11 +5,13 @@
 //! libyaml-safer is a port of libyaml, whose scanner go-yaml v2 is a port of too, so
 //! folding, block scalars, simple keys and error cases agree. The few places where
 //! go-yaml's scanner differs from libyaml 0.2.5 are made up for here: go-yaml rejects the
-//! escape `\/` and accepts `\'` in double-quoted scalars, and limits nesting to 10,000
-//! flow levels and 10,000 block indentation levels.
+//! escape `\/` and accepts `\'` in double-quoted scalars, limits nesting to 10,000
+//! flow levels and 10,000 block indentation levels, and ends plain scalars inside flow
+//! collections at other characters ([`super::flow`]).
 
+use super::end;
 use super::error::{Located, Pos};
-use super::reader;
+use super::{flow, reader};
 use libyaml_safer::{
     Event, EventData, MappingStyle, Parser, ScalarStyle, SequenceStyle, TokenData,
 };
@@ -54,19 +56,41 @@ pub(crate) struct Tree {
 
 /// Parses the first document of `text` (one chunk of the splitter).
 pub(crate) fn compose(text: &[u8]) -> Result<Tree, Located> {
-    let mut source = Source::new(reader::decode(text));
+    let decoded = reader::decode(text);
+    if !end::lacks_final_break(&decoded) {
+        return compose_decoded(decoded).map(|(tree, _)| tree);
+    }
+    // Read with a break added ([`end`]); the block scalar that reaches the end gets
+    // go-yaml's value back.
+    let (mut tree, last) = compose_decoded(end::with_break(decoded))?;
+    if let Some(id) = last
+        && let Kind::Scalar { value, .. } = &mut tree.nodes[id as usize].kind
+    {
+        end::without_added_break(value);
+    }
+    Ok(tree)
+}
+
+/// Parses the first document of a decoded text: its tree and the block scalar that
+/// reaches the text's end, if one does.
+fn compose_decoded(decoded: reader::Decoded) -> Result<(Tree, Option<u32>), Located> {
+    let mut source = Source::new(decoded);
     source.guard_tags();
     loop {
         match compose_once(&source) {
-            Ok(mut tree) => {
+            Ok((mut tree, last)) => {
                 source.restore_byte_order_marks(&mut tree);
-                return Ok(tree);
+                return Ok((tree, last));
             }
             Err(Failure::QuoteEscape(at)) => {
                 // go-yaml reads `\'` as `'`; libyaml does not. `\x27` says the same to
                 // both; the columns after it are given back by `Source::pos`.
                 source.edit_text(at, 2, "\\x27");
             }
+            // Only documents where libyaml-safer meets such a `:` pay for the scan that
+            // finds them all; a second refusal would be one the scan did not foresee.
+            Err(Failure::FlowColon(e)) if source.colons_settled => return Err(e),
+            Err(Failure::FlowColon(_)) => source.settle_flow_colons(),
             Err(Failure::Located(e)) => return Err(e),
         }
     }
@@ -80,6 +104,9 @@ struct Edit {
     /// How many bytes (all ASCII) it replaces.
     len: usize,
     with: &'static str,
+    /// It stands in for a `:` that go-yaml keeps in a flow plain scalar (see
+    /// [`flow`]): the scalar's value gets the `:` back.
+    colon: bool,
 }
 
 /// One document's decoded text, the edits made to it, and the text they give, which is
@@ -96,6 +123,10 @@ struct Source {
     /// For each edit: where it starts in `text`, its line there, and how many more
     /// characters it has than what it replaced.
     shifts: Vec<(usize, usize, usize)>,
+    /// Where in `text` the edits that stand in for a `:` are, in order.
+    stand_ins: Vec<usize>,
+    /// Whether [`Source::settle_flow_colons`] has run.
+    colons_settled: bool,
 }
 
 impl Source {
@@ -121,6 +152,8 @@ impl Source {
             text: String::new(),
             steps: Vec::new(),
             shifts: Vec::new(),
+            stand_ins: Vec::new(),
+            colons_settled: false,
             decoded,
             edits: Vec::new(),
             placeholder,
@@ -132,6 +165,7 @@ impl Source {
     /// Rebuilds `text`, `steps` and `shifts` from the decoded text and the edits.
     fn apply(&mut self) {
         let original = &self.decoded.text;
+        self.stand_ins.clear();
         if self.edits.is_empty() {
             self.text.clone_from(original);
             self.steps.clone_from(&self.decoded.steps);
@@ -146,6 +180,9 @@ impl Source {
             line += line_breaks(&original[from..edit.at]);
             text.push_str(&original[from..edit.at]);
             shifts.push((text.len(), line, edit.with.len() - edit.len));
+            if edit.colon {
+                self.stand_ins.push(text.len());
+            }
             text.push_str(edit.with);
             from = edit.at + edit.len;
         }
@@ -182,8 +219,87 @@ impl Source {
         }
         let at = at - grown;
         let index = self.edits.partition_point(|e| e.at < at);
-        self.edits.insert(index, Edit { at, len, with });
+        self.edits.insert(
+            index,
+            Edit {
+                at,
+                len,
+                with,
+                colon: false,
+            },
+        );
         self.apply();
+    }
+
+    /// Gives libyaml-safer every `:` that go-yaml keeps in a flow plain scalar right
+    /// before `,`, `?`, `[`, `]`, `{` or `}` as [`flow::COLON_STAND_IN`], which it keeps
+    /// too; which `:` those are, libyaml-safer's scanner says of [`flow::masked`] text.
+    /// One scan, whatever their number.
+    fn settle_flow_colons(&mut self) {
+        self.colons_settled = true;
+        let candidates = flow::colon_candidates(&self.text);
+        let (scalars, _) = self.scan_scalars();
+        let inside: Vec<usize> = candidates
+            .into_iter()
+            .filter(|&at| {
+                let after = scalars.partition_point(|&(start, _, _)| start < at);
+                after
+                    .checked_sub(1)
+                    .is_some_and(|i| scalars[i].2 && at < scalars[i].1)
+            })
+            .collect();
+        if inside.is_empty() {
+            return;
+        }
+        // `text` offsets to offsets in the decoded text: both lists are in order.
+        let (mut edit, mut grown) = (0, 0);
+        let mut added = Vec::with_capacity(inside.len());
+        for at in inside {
+            while let Some(e) = self.edits.get(edit).filter(|e| e.at + grown < at) {
+                grown += e.with.len() - e.len;
+                edit += 1;
+            }
+            added.push(Edit {
+                at: at - grown,
+                len: 1,
+                with: flow::COLON_STAND_IN,
+                colon: true,
+            });
+        }
+        self.edits.extend(added);
+        self.edits.sort_by_key(|e| e.at);
+        self.apply();
+    }
+
+    /// A plain scalar's value with the `:` of the stand-ins it holds given back; `start`
+    /// and `end` are where its event spans `text`.
+    fn restore_colons(&self, start: usize, end: usize, value: &mut String) {
+        let first = self.stand_ins.partition_point(|&at| at < start);
+        let last = self.stand_ins.partition_point(|&at| at < end);
+        if first == last {
+            return;
+        }
+        let inside: Vec<usize> = self.stand_ins[first..last]
+            .iter()
+            .map(|at| at - start)
+            .collect();
+        flow::restore(value, &self.text[start..end], &inside);
+    }
+
+    /// The mark of the character at `at` in `text`, from the mark `from` of an earlier
+    /// character.
+    fn mark_at(&self, from: libyaml_safer::Mark, at: usize) -> libyaml_safer::Mark {
+        let between = &self.text[from.index as usize..at];
+        let breaks = line_breaks(between);
+        let column = match between.rfind(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}']) {
+            None => from.column as usize + between.chars().count(),
+            Some(i) => between[i..].chars().count() - 1,
+        };
+        let mut mark = from;
+        mark.index = at as u64;
+        mark.line += breaks as u64;
+        mark.column = column as u64;
+        mark
     }
 
     fn feed(&self) -> reader::Feed<'_> {
@@ -244,14 +360,35 @@ impl Source {
         let mut active = vec![true; candidates.len()];
         let mut settled = 0;
         loop {
-            self.edits = candidates
-                .iter()
-                .zip(&active)
-                .filter(|(_, on)| **on)
-                .flat_map(|(c, _)| c.edits.iter().copied())
-                .collect();
+            // The edits of the active candidates, and the candidate of each.
+            let mut owners = Vec::new();
+            self.edits.clear();
+            for (i, c) in candidates.iter().enumerate().filter(|(i, _)| active[*i]) {
+                owners.extend(std::iter::repeat_n(i, c.edits.len()));
+                self.edits.extend(c.edits.iter().copied());
+            }
             self.apply();
-            let scalars = self.scan_scalars();
+            let (scalars, stopped) = self.scan_scalars();
+            // A scan stopped right at an edit's first byte was in no tag there: its `!`
+            // was inside a single-quoted scalar whose closing quote the tag characters
+            // ran on past (`['e !g']`: go-yaml's tag would take `'` and `]`), and the
+            // edit broke what follows the scalar, which the scanner reads before it
+            // hands over the scalar. That candidate loses its edits, and the ones after
+            // it are looked at again.
+            // (The `,` after a verbatim tag is edited to give an error: not that.)
+            if let Some(at) = stopped
+                && let Some(k) = self.shifts.iter().position(|&(start, _, _)| start == at)
+                && self.edits[k].with.starts_with('%')
+                && active[owners[k]]
+            {
+                let owner = owners[k];
+                active[owner] = false;
+                if settled > owner + 1 {
+                    active[owner + 1..settled].fill(true);
+                }
+                settled = settled.min(owner + 1);
+                continue;
+            }
             let mut rescan = false;
             // `text` offsets of the candidates, from the edits before each.
             let (mut edit, mut grown) = (0, 0);
@@ -289,17 +426,119 @@ impl Source {
         self.apply();
     }
 
+    /// Whether go-yaml records a possible simple key directly inside the flow collection
+    /// that starts at `at` in `text`, as it does for any node or property met where a
+    /// key may start.
+    ///
+    /// Where it records none, go-yaml v2 forgets that the collection itself may be a
+    /// key: closing a flow level drops the key recorded under the token number that
+    /// level started with, which is then the collection's own. Its scanner so hands the
+    /// collection to the parser before reading the `:` after it, and a block mapping
+    /// whose first key is such a collection (`{}: 1`, `[]: 1`, `{? a}: 1`) is, at a
+    /// document's root, that collection alone, the rest of the document unread; anywhere
+    /// else it is an error, as a collection key is to libyaml's reading too.
+    fn key_saved_inside(&self, at: usize) -> bool {
+        let masked = flow::masked(&self.text, &flow::colon_candidates(&self.text));
+        let mut scanner = libyaml_safer::Scanner::new();
+        scanner.set_input(reader::Feed::new(
+            masked.as_bytes(),
+            &self.steps,
+            self.decoded.error.is_some(),
+        ));
+        // How deep inside the collection the scanner is (0: not yet in it), and whether a
+        // key may start at its own level.
+        let (mut depth, mut allowed) = (0usize, true);
+        for token in scanner {
+            // An error before the collection ends: the general reading decides.
+            let Ok(token) = token else {
+                return true;
+            };
+            let start = token.start_mark.index as usize;
+            if depth == 0 {
+                if start > at {
+                    return true;
+                }
+                if start == at
+                    && matches!(
+                        token.data,
+                        TokenData::FlowSequenceStart | TokenData::FlowMappingStart
+                    )
+                {
+                    depth = 1;
+                }
+                continue;
+            }
+            match token.data {
+                TokenData::FlowSequenceEnd | TokenData::FlowMappingEnd => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return false;
+                    }
+                    allowed = false;
+                }
+                TokenData::FlowSequenceStart | TokenData::FlowMappingStart => {
+                    if depth == 1 && allowed {
+                        return true;
+                    }
+                    depth += 1;
+                }
+                _ if depth > 1 => {}
+                TokenData::Scalar { style, .. } => {
+                    if allowed {
+                        return true;
+                    }
+                    // A plain scalar that took in a line break lets a key start after it.
+                    let end = token.end_mark.index as usize;
+                    let rest = &masked[end..];
+                    let blanks = rest
+                        .find(|c: char| {
+                            !matches!(
+                                c,
+                                ' ' | '\t' | '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}'
+                            )
+                        })
+                        .unwrap_or(rest.len());
+                    allowed = style == ScalarStyle::Plain
+                        && (line_breaks(&masked[start..end]) > 0
+                            || line_breaks(&rest[..blanks]) > 0);
+                }
+                TokenData::Anchor { .. } | TokenData::Alias { .. } | TokenData::Tag { .. }
+                    if allowed =>
+                {
+                    return true;
+                }
+                TokenData::FlowEntry | TokenData::BlockEntry => allowed = true,
+                // A key token of no width is one the scanner put before a simple key it
+                // had recorded.
+                TokenData::Key if token.end_mark.index == token.start_mark.index => {
+                    return true;
+                }
+                TokenData::Key | TokenData::Value => allowed = false,
+                _ => {}
+            }
+        }
+        true
+    }
+
     /// The scalars libyaml-safer's scanner finds in `text`, in order, up to its first
     /// error: where each starts and ends, and whether it is a plain scalar inside a
-    /// flow collection.
-    fn scan_scalars(&self) -> Vec<(usize, usize, bool)> {
+    /// flow collection; and where the error is, if the scan stopped at one. The scan
+    /// reads [`flow::masked`] text, so a `:` that go-yaml keeps in a flow plain scalar
+    /// does not stop it.
+    fn scan_scalars(&self) -> (Vec<(usize, usize, bool)>, Option<usize>) {
+        let masked = flow::masked(&self.text, &flow::colon_candidates(&self.text));
         let mut scanner = libyaml_safer::Scanner::new();
-        scanner.set_input(self.feed());
+        scanner.set_input(reader::Feed::new(
+            masked.as_bytes(),
+            &self.steps,
+            self.decoded.error.is_some(),
+        ));
         let mut scalars = Vec::new();
         let mut flow = 0usize;
         for token in scanner {
-            let Ok(token) = token else {
-                break;
+            let token = match token {
+                Ok(token) => token,
+                Err(e) => return (scalars, e.problem_mark().map(|m| m.index as usize)),
             };
             match token.data {
                 TokenData::FlowSequenceStart | TokenData::FlowMappingStart => flow += 1,
@@ -314,7 +553,7 @@ impl Source {
                 _ => {}
             }
         }
-        scalars
+        (scalars, None)
     }
 }
 
@@ -372,6 +611,7 @@ fn tag_candidates(text: &str) -> Vec<Candidate> {
                     at: end + 1,
                     len: 1,
                     with: "x",
+                    colon: false,
                 });
             }
         } else {
@@ -388,6 +628,7 @@ fn tag_candidates(text: &str) -> Vec<Candidate> {
                         at: end,
                         len: 1,
                         with,
+                        colon: false,
                     });
                 }
                 end += 1;
@@ -431,6 +672,9 @@ fn line_breaks(text: &str) -> usize {
 enum Failure {
     /// A `\'` escape at this byte offset of the text.
     QuoteEscape(usize),
+    /// libyaml's "found unexpected ':'" in a flow plain scalar, where go-yaml keeps the
+    /// `:` (see [`flow`]).
+    FlowColon(Located),
     Located(Located),
 }
 
@@ -440,25 +684,63 @@ impl From<Located> for Failure {
     }
 }
 
-fn compose_once(source: &Source) -> Result<Tree, Failure> {
+/// The document's tree, and the literal or folded scalar that reaches the end of the
+/// text if one does (see [`end`]).
+fn compose_once(source: &Source) -> Result<(Tree, Option<u32>), Failure> {
     // The feed starts with a UTF-8 byte order mark, so marks count bytes of `text`.
     let text = source.text.as_bytes();
     let mut parser = Parser::new();
     parser.set_input(source.feed());
     let mut tree = Tree::default();
+    let mut last_block_scalar = None;
     let mut open: Vec<(u32, bool)> = Vec::new();
     let mut is_open: Vec<bool> = Vec::new();
     let (mut flow, mut block) = (0usize, 0usize);
     let mut anchors: BTreeMap<String, u32> = BTreeMap::new();
+    // Where the key of a root block mapping that has no entry yet would start.
+    let mut root_key_at = None;
+    // The root is a flow collection go-yaml takes for the whole document (see
+    // `Source::key_lost_inside`): the document ends with it.
+    let mut early_root = false;
     loop {
         let event: Event = match parser.parse() {
             Ok(event) => event,
             Err(e) => return Err(parse_failure(&e, source)),
         };
         let at = source.pos(event.start_mark);
+        if root_key_at.take() == Some(event.start_mark.index)
+            && matches!(
+                &event.data,
+                EventData::SequenceStart {
+                    anchor: None,
+                    tag: None,
+                    style: SequenceStyle::Flow,
+                    ..
+                } | EventData::MappingStart {
+                    anchor: None,
+                    tag: None,
+                    style: MappingStyle::Flow,
+                    ..
+                }
+            )
+            && !source.key_saved_inside(event.start_mark.index as usize)
+        {
+            // go-yaml hands this flow collection to its parser before it knows the
+            // collection is a key: it is the document's root, with the properties libyaml
+            // gave the mapping (the only node so far, so its anchor's node id is the
+            // collection's too), and nothing after it is read.
+            tree.nodes.clear();
+            is_open.clear();
+            open.clear();
+            tree.root = None;
+            block -= 1;
+            early_root = true;
+        }
         let (kind, anchor, opens) = match event.data {
             EventData::StreamStart { .. } | EventData::DocumentStart { .. } => continue,
-            EventData::StreamEnd | EventData::DocumentEnd { .. } => return Ok(tree),
+            EventData::StreamEnd | EventData::DocumentEnd { .. } => {
+                return Ok((tree, last_block_scalar));
+            }
             EventData::Alias { anchor } => {
                 let Some(&target) = anchors.get(&anchor) else {
                     return Err(
@@ -477,11 +759,28 @@ fn compose_once(source: &Source) -> Result<Tree, Failure> {
             EventData::Scalar {
                 anchor,
                 tag,
-                value,
+                mut value,
                 plain_implicit,
                 style,
                 ..
             } => {
+                if style == ScalarStyle::Plain {
+                    let start = event.start_mark.index as usize;
+                    let end = (event.end_mark.index as usize).min(text.len());
+                    if flow > 0
+                        && let Some(q) = flow::question_mark(&source.text[start..end], &value)
+                    {
+                        let mark = source.mark_at(event.start_mark, start + q);
+                        return Err(Located::yaml(
+                            source.pos(mark),
+                            "found '?' in a plain scalar inside a flow collection: go-yaml \
+                             ends the scalar there and reads a key indicator, where it \
+                             expects ',' or the collection's end",
+                        )
+                        .into());
+                    }
+                    source.restore_colons(start, end, &mut value);
+                }
                 if style == ScalarStyle::DoubleQuoted {
                     let start = event.start_mark.index as usize;
                     let end = (event.end_mark.index as usize).min(text.len());
@@ -493,6 +792,11 @@ fn compose_once(source: &Source) -> Result<Tree, Failure> {
                         .into());
                     }
                 }
+                if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded)
+                    && event.end_mark.index as usize >= text.len()
+                {
+                    last_block_scalar = Some(tree.nodes.len() as u32);
+                }
                 let plain = plain_implicit && tag.is_none() && style == ScalarStyle::Plain;
                 (Kind::Scalar { value, tag, plain }, anchor, None)
             }
@@ -503,6 +807,10 @@ fn compose_once(source: &Source) -> Result<Tree, Failure> {
             }
             EventData::MappingStart { anchor, style, .. } => {
                 let flow_style = style == MappingStyle::Flow;
+                if !flow_style && tree.root.is_none() {
+                    // A block mapping's first key starts where its event ends.
+                    root_key_at = Some(event.end_mark.index);
+                }
                 nest(&mut flow, &mut block, flow_style, at)?;
                 (Kind::Mapping(Vec::new()), anchor, Some(flow_style))
             }
@@ -513,6 +821,9 @@ fn compose_once(source: &Source) -> Result<Tree, Failure> {
                     flow -= 1;
                 } else {
                     block -= 1;
+                }
+                if early_root && open.is_empty() {
+                    return Ok((tree, last_block_scalar));
                 }
                 continue;
             }
@@ -576,7 +887,11 @@ fn parse_failure(e: &libyaml_safer::Error, source: &Source) -> Failure {
             Some(context) => format!("{problem} {context}"),
             None => problem.to_owned(),
         };
-        return Failure::Located(Located::yaml(source.pos(mark), message));
+        let located = Located::yaml(source.pos(mark), message);
+        if problem == "found unexpected ':'" {
+            return Failure::FlowColon(located);
+        }
+        return Failure::Located(located);
     }
     // The feed stops where go-yaml's reader fails: at the end of what it decoded.
     let message = match (e.kind(), source.decoded.error) {

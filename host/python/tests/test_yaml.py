@@ -23,7 +23,7 @@ def stream_of(case) -> bytes:
 
 
 def test_the_vector_file_holds_the_cases_the_rust_test_reads():
-    assert len(VECTORS) == 227
+    assert len(VECTORS) == 278
     assert any("outcomes" in c for c in VECTORS) and any("yaml_b64" in c for c in VECTORS)
     assert any("error_document_index" in c for c in VECTORS)
 
