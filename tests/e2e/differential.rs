@@ -26,6 +26,9 @@ const SEED: &str = "RENDER_STORE_DIFFERENTIAL_SEED";
 /// A folder to write every stream of the run to, with Go's answer: `<index>.yaml` and
 /// `<index>.json`, to look at what the generator makes.
 const DUMP: &str = "RENDER_STORE_DIFFERENTIAL_DUMP";
+/// Only these cases of the seed's run (indices, comma-separated), each shrunk and printed
+/// if it diverges: to look again at what a run reported.
+const ONLY: &str = "RENDER_STORE_DIFFERENTIAL_ONLY";
 const DEFAULT_CASES: u64 = 2_000;
 const DEFAULT_SEED: u64 = 0x5EED_0045;
 
@@ -99,6 +102,37 @@ fn component(tokio: &tokio::runtime::Runtime, rt: &Runtime, stream: &[u8]) -> Ou
         },
         Err(other) => Outcome::Panics(format!("component: {other}")),
     }
+}
+
+/// Whether a document of the stream, split as apimachinery's reader splits it, starts
+/// with two byte order marks (one in UTF-16): go-yaml then skips the first character of
+/// later lines (its check for a mark looks at its buffer's start), a known gap
+/// (CONTRACT.md §11) these runs leave out.
+fn known_gap(stream: &[u8]) -> bool {
+    let two_marks = |doc: &[u8]| {
+        [
+            b"\xEF\xBB\xBF\xEF\xBB\xBF".as_slice(),
+            b"\xFF\xFE\xFF\xFE",
+            b"\xFE\xFF\xFE\xFF",
+        ]
+        .iter()
+        .any(|m| doc.starts_with(m))
+    };
+    let mut document: Vec<u8> = Vec::new();
+    for line in stream.split_inclusive(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.starts_with(b"---") && !document.is_empty() {
+            if two_marks(&document) {
+                return true;
+            }
+            document.clear();
+            continue;
+        }
+        document.extend_from_slice(line);
+        document.push(b'\n');
+    }
+    two_marks(&document)
 }
 
 /// Whether our outcome is Go's, as far as Go's own result is fixed.
@@ -273,14 +307,20 @@ fn generated_streams_agree_with_go() {
     std::panic::set_hook(Box::new(|_| {}));
 
     let started = std::time::Instant::now();
-    let (mut agreed_objects, mut nondeterministic) = (0u64, 0u64);
+    let (mut agreed_objects, mut nondeterministic, mut gaps) = (0u64, 0u64, 0u64);
     // Refusals both agree on, by stage, and Go's most frequent wordings.
     let mut refused: std::collections::BTreeMap<String, u64> = Default::default();
     let mut wordings: std::collections::HashMap<String, u64> = Default::default();
     let mut divergences: Vec<Divergence> = Vec::new();
+    let only: Option<Vec<u64>> = std::env::var(ONLY).ok().map(|v| {
+        v.split(',')
+            .map(|i| i.trim().parse().expect("case indices"))
+            .collect()
+    });
+    let all: Vec<u64> = only.clone().unwrap_or_else(|| (0..cases).collect());
     // Batches of 5,000 keep the memory of a long run flat.
-    for first in (0..cases).step_by(5_000) {
-        let indices: Vec<u64> = (first..cases.min(first + 5_000)).collect();
+    for batch in all.chunks(5_000) {
+        let indices = batch.to_vec();
         let streams: Vec<Vec<u8>> = indices.iter().map(|&i| case(seed, i)).collect();
         let answers = peer.batch(&streams);
         if let Some(dir) = std::env::var_os(DUMP) {
@@ -292,6 +332,10 @@ fn generated_streams_agree_with_go() {
             }
         }
         for ((index, stream), go) in indices.into_iter().zip(streams).zip(answers) {
+            if known_gap(&stream) {
+                gaps += 1;
+                continue;
+            }
             let ours = check(&tokio, &rt, &stream, &go);
             if go.get("nondeterministic").and_then(Value::as_bool) == Some(true) {
                 nondeterministic += 1;
@@ -329,15 +373,18 @@ fn generated_streams_agree_with_go() {
     common.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     common.truncate(8);
     eprintln!(
-        "differential: seed {seed}, {cases} streams in {:.1} s: {agreed_objects} same \
+        "differential: seed {seed}, {} streams in {:.1} s: {agreed_objects} same \
          renderRef, refused alike {refused:?}, {nondeterministic} where Go follows its map \
-         order, {} divergences; Go's most frequent refusals: {common:?}",
+         order, {gaps} left out (known gap), {} divergences; Go's most frequent refusals: \
+         {common:?}",
+        all.len(),
         started.elapsed().as_secs_f64(),
         divergences.len()
     );
     // The first few, shrunk and as vectors; the others by index.
+    let shown = if only.is_some() { usize::MAX } else { 5 };
     let mut report = Vec::new();
-    for d in divergences.iter().take(5) {
+    for d in divergences.iter().take(shown) {
         let (small, go) = shrink(&peer, &tokio, &rt, &d.stream);
         let ours = check(&tokio, &rt, &small, &go);
         report.push(format!(
@@ -353,11 +400,12 @@ fn generated_streams_agree_with_go() {
         ));
     }
     std::panic::set_hook(hook);
-    let rest: Vec<u64> = divergences.iter().skip(5).map(|d| d.index).collect();
+    let rest: Vec<u64> = divergences.iter().skip(shown).map(|d| d.index).collect();
     assert!(
         divergences.is_empty(),
-        "{} of {cases} generated streams diverge from Go:\n{}\n{}",
+        "{} of {} generated streams diverge from Go:\n{}\n{}",
         divergences.len(),
+        all.len(),
         report.join("\n"),
         if rest.is_empty() {
             String::new()

@@ -1,5 +1,5 @@
 //! Splitting a stream into documents exactly as apimachinery's `YAMLReader` does
-//! (tests/vectors/YAML-RULES.md, rules S1-S5).
+//! (tests/vectors/YAML-RULES.md, rules S1-S6).
 //!
 //! The reader is line based and knows nothing of YAML: a line starting with the bytes
 //! `---` separates documents, whatever YAML would make of it. Its quirks are kept on
