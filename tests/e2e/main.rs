@@ -32,4 +32,5 @@ mod traces;
 mod urls;
 mod vectors;
 mod yaml;
+mod yaml_corpus;
 mod yaml_gen;
