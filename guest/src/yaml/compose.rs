@@ -879,9 +879,11 @@ fn compose_once(source: &Source) -> Result<(Tree, Option<u32>), Failure> {
             last_end = event.end_mark.index as usize;
             last_mark = Some(event.start_mark);
         }
-        // At the end: whether go-yaml's look past the last node could read otherwise.
+        // At the end: whether go-yaml's look past the last node could read otherwise (a
+        // `?` and a flow collection for it to be in).
         let look_ahead = |last_end: usize| {
-            !source.questions_settled && source.text[last_end.min(text.len())..].contains('?')
+            let rest = &source.text[last_end.min(text.len())..];
+            !source.questions_settled && rest.contains('?') && rest.contains(['[', '{'])
         };
         let bare_flow_start = matches!(
             &event.data,
