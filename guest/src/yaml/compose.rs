@@ -4,10 +4,15 @@
 //!
 //! libyaml-safer is a port of libyaml, whose scanner go-yaml v2 is a port of too, so
 //! folding, block scalars, simple keys and error cases agree. The few places where
-//! go-yaml's scanner differs from libyaml 0.2.5 are made up for here: go-yaml rejects the
-//! escape `\/` and accepts `\'` in double-quoted scalars, limits nesting to 10,000
-//! flow levels and 10,000 block indentation levels, and ends plain scalars inside flow
-//! collections at other characters ([`super::flow`]).
+//! go-yaml's scanner and parser differ from libyaml 0.2.5 are made up for here, by edits
+//! to the text libyaml-safer reads ([`Source`]) and in building the tree: go-yaml rejects
+//! the escape `\/` (also in the tokens it reads past a document's last node) and accepts
+//! `\'` in double-quoted scalars, takes `,`, `[`, `]` and `'` into tags, limits nesting to
+//! 10,000 flow levels and 10,000 block indentation levels, ends plain scalars inside flow
+//! collections at other characters ([`super::flow`]), takes only `%YAML 1.1`, and
+//! forgets that a flow collection with no key inside may be a key
+//! (`Source::key_saved_inside`). A text without a final line break is read with one
+//! ([`super::end`]).
 
 use super::end;
 use super::error::{Located, Pos};
