@@ -45,6 +45,7 @@ mod tests {
 
     #[test]
     fn the_target_is_this_module() {
-        assert_eq!(TARGET, module_path!());
+        // This test's own module is one level below the access log's.
+        assert_eq!(Some(TARGET), module_path!().strip_suffix("::tests"));
     }
 }
