@@ -143,15 +143,21 @@ pub async fn print_gc(
         if uncounted > 0 {
             kept.push_str(&format!(" ({uncounted} not counted)"));
         }
+        let mut renders_kept = count(plan.keep_renders.len(), "render", "renders");
+        if !plan.recent_renders.is_empty() {
+            renders_kept.push_str(&format!(
+                " ({} more for now: written within the grace period)",
+                plan.recent_renders.len()
+            ));
+        }
         println!(
-            "{verb} {} and {}; kept {kept} and {}",
+            "{verb} {} and {}; kept {kept} and {renders_kept}",
             count(
                 plan.delete_history.len(),
                 "history entry",
                 "history entries"
             ),
             count(plan.delete_renders.len(), "render", "renders"),
-            count(plan.keep_renders.len(), "render", "renders"),
         );
     }
     for note in skipped_entry_notes(release, plan) {
