@@ -829,3 +829,110 @@ fn the_readme_command_table_matches_help() {
     in_help.sort();
     assert_eq!(in_readme, in_help);
 }
+
+/// `releases`: every release with its entry count and newest summary, as text and JSON,
+/// a namespace alone, pages that join up, and a store with none. A namespace folder
+/// that cannot be listed (a link in it, which a `file://` store never follows) makes
+/// the list partial: named on standard error, `partial` in JSON, exit status 1, the
+/// rest still listed, and never "(no release)".
+#[test]
+fn releases_lists_the_fleet_and_says_when_the_list_is_partial() {
+    let cli = Cli::file_store();
+    assert_eq!(cli.ok(&["releases"]).trim(), "(no release)");
+    let mut n = 0;
+    for (release, syncs) in [("prod/web", 2), ("prod/api", 1), ("staging/web", 1)] {
+        for s in 0..syncs {
+            n += 1;
+            let file = cli.object(
+                &format!("r{n}.json"),
+                &format!(r#"{{"kind":"ConfigMap","data":{{"n":"{n}"}}}}"#),
+            );
+            let r = cli.ok(&["put", release, &file]).trim().to_string();
+            let at = format!("2026-01-0{}T00:00:00Z", s + 1);
+            cli.ok(&[
+                "record",
+                release,
+                &r,
+                "--summary",
+                &format!("sync {s}"),
+                "--synced-at",
+                &at,
+            ]);
+        }
+    }
+    let text = cli.ok(&["releases"]);
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            vec!["prod/api", "1", "2026-01-01T00:00:00Z", "sync", "0"],
+            vec!["prod/web", "2", "2026-01-02T00:00:00Z", "sync", "1"],
+            vec!["staging/web", "1", "2026-01-01T00:00:00Z", "sync", "0"],
+        ],
+        "{text}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["releases", "-n", "prod", "-o", "json"])).unwrap();
+    assert_eq!(json["partial"], false);
+    assert_eq!(json["nextAfter"], serde_json::Value::Null);
+    let listed: Vec<(&str, u64, &str)> = json["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap(),
+                r["entries"].as_u64().unwrap(),
+                r["newest"]["summary"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(listed, [("api", 1, "sync 0"), ("web", 2, "sync 1")]);
+    // Two pages of two and one: the cursor of the first starts the second.
+    let first: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["releases", "--limit", "2", "-o", "json"])).unwrap();
+    assert_eq!(first["releases"].as_array().unwrap().len(), 2);
+    assert_eq!(first["nextAfter"], "prod/web");
+    let second: serde_json::Value = serde_json::from_str(&cli.ok(&[
+        "releases", "--limit", "2", "--after", "prod/web", "-o", "json",
+    ]))
+    .unwrap();
+    assert_eq!(second["releases"][0]["namespace"], "staging");
+    assert_eq!(second["nextAfter"], serde_json::Value::Null);
+    assert!(
+        cli.fails(&["releases", "--after", "prod"])
+            .contains("--after")
+    );
+
+    // A link in the prod folder: prod cannot be listed, staging still is.
+    std::os::unix::fs::symlink(
+        cli.store_dir().join("staging"),
+        cli.store_dir().join("prod/elsewhere"),
+    )
+    .unwrap();
+    let out = cli.run(&["releases"]);
+    assert_eq!(out.status.code(), Some(1));
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(
+        stdout.contains("staging/web") && !stdout.contains("prod/"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("(no release)"), "{stdout}");
+    assert!(
+        stderr.contains("partial") && stderr.contains("prod/"),
+        "{stderr}"
+    );
+    let out = cli.run(&["releases", "-n", "prod", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["partial"], true);
+    assert_eq!(json["releases"], serde_json::json!([]));
+    assert_eq!(json["unlisted"][0]["folder"], "prod/");
+}
