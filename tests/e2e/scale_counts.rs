@@ -291,3 +291,182 @@ async fn three_thousand_releases_change_nothing_for_one_release() {
     assert_eq!(plan.keep_history.len(), 1);
     assert_eq!(counted(&recorder.take_calls()), counts(&[("list", 2)]));
 }
+
+/// HTTP requests counted on their way to the S3 emulator: a proxy on a free port that
+/// forwards each request whole and counts it.
+struct CountingProxy {
+    addr: std::net::SocketAddr,
+    count: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl CountingProxy {
+    async fn start(upstream: String) -> CountingProxy {
+        use std::sync::atomic::Ordering;
+        let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let client = reqwest::Client::new();
+        let counted = count.clone();
+        let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+            let (client, upstream, counted) = (client.clone(), upstream.clone(), counted.clone());
+            async move {
+                counted.fetch_add(1, Ordering::SeqCst);
+                forward(&client, &upstream, request).await
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        CountingProxy { addr, count }
+    }
+
+    fn take(&self) -> u64 {
+        self.count.swap(0, std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+async fn forward(
+    client: &reqwest::Client,
+    upstream: &str,
+    request: axum::extract::Request,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    let method = reqwest::Method::from_bytes(parts.method.as_str().as_bytes()).unwrap();
+    let mut forwarded = client.request(method, format!("{upstream}{path}"));
+    for (name, value) in &parts.headers {
+        // The signature covers the host the client named: the emulator does not check it.
+        if !matches!(
+            name.as_str(),
+            "host" | "content-length" | "connection" | "transfer-encoding"
+        ) {
+            forwarded = forwarded.header(name.as_str(), value.as_bytes());
+        }
+    }
+    let answer = match forwarded.body(body.to_vec()).send().await {
+        Ok(a) => a,
+        Err(e) => return (axum::http::StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
+    };
+    let status = axum::http::StatusCode::from_u16(answer.status().as_u16()).unwrap();
+    let headers: Vec<_> = answer
+        .headers()
+        .iter()
+        .filter(|(n, _)| !matches!(n.as_str(), "connection" | "transfer-encoding"))
+        .map(|(n, v)| (n.clone(), v.clone()))
+        .collect();
+    let mut response = (status, answer.bytes().await.unwrap_or_default()).into_response();
+    for (name, value) in headers {
+        response.headers_mut().insert(name, value);
+    }
+    response
+}
+
+/// The CLI as users run it, on the S3 emulator, its requests counted: what each command
+/// costs is the same for a release of 30 entries as for one of 300, `gc --keep 0` (GC
+/// off) makes no request, a history page no release check. Needs the emulators' S3 URL
+/// (`RENDER_STORE_TEST_S3_URL`); left out without it, unless they are required.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_costs_the_same_requests_for_a_short_and_a_long_history() {
+    let Some(url) = std::env::var("RENDER_STORE_TEST_S3_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        assert!(
+            !super::support::emulators_required(),
+            "RENDER_STORE_REQUIRE_EMULATORS=1 but RENDER_STORE_TEST_S3_URL is not set"
+        );
+        eprintln!("the S3 emulator is not configured: left out");
+        return;
+    };
+    let parsed = url::Url::parse(&url).unwrap();
+    let endpoint = parsed
+        .query_pairs()
+        .find(|(k, _)| k == "endpoint")
+        .map(|(_, v)| v.into_owned())
+        .expect("the emulator's URL names its endpoint");
+    let proxy = CountingProxy::start(endpoint.clone()).await;
+    let mut seen: Vec<Vec<(&str, u64)>> = Vec::new();
+    for entries in [30, 300] {
+        // A bucket of its own, so that no other test's keys are listed.
+        let name = format!("counts-{entries}-{}", std::process::id());
+        let made = reqwest::Client::new()
+            .put(format!("{endpoint}/{name}"))
+            .send()
+            .await
+            .unwrap();
+        assert!(made.status().is_success(), "creating the bucket {name}");
+        let with = |endpoint: &str| {
+            let mut u = parsed.clone();
+            u.set_host(Some(&name)).unwrap();
+            let pairs: Vec<(String, String)> = parsed
+                .query_pairs()
+                .map(|(k, v)| {
+                    let v = if k == "endpoint" {
+                        endpoint.to_string()
+                    } else {
+                        v.into_owned()
+                    };
+                    (k.into_owned(), v)
+                })
+                .collect();
+            u.query_pairs_mut().clear().extend_pairs(pairs);
+            u.to_string()
+        };
+        let direct = bucket_from_url(&with(&endpoint));
+        fill(&direct, release_keys(&Release::new("big", "app"), entries)).await;
+        let cli_url = with(&format!("http://{}", proxy.addr));
+        let mut costs = Vec::new();
+        proxy.take();
+        for (what, args) in [
+            ("gc --keep 0", &["gc", "big/app", "--keep", "0"][..]),
+            ("history --limit 5", &["history", "big/app", "--limit", "5"]),
+            ("get @0", &["get", "big/app", "@0"]),
+            ("diff (text)", &["diff", "big/app"]),
+            (
+                "diff -o json",
+                &["diff", "big/app", "@1", "@0", "-o", "json"],
+            ),
+            ("releases", &["releases"]),
+        ] {
+            let (args, url) = (
+                args.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+                cli_url.clone(),
+            );
+            // The proxy runs on this runtime: the process is waited for off it.
+            let out = tokio::task::spawn_blocking(move || {
+                std::process::Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
+                    .args(&args)
+                    .env("RENDER_STORE_URL", &url)
+                    .output()
+                    .unwrap()
+            })
+            .await
+            .unwrap();
+            // diff exits 1 when the renders differ, as diff(1).
+            assert!(
+                matches!(out.status.code(), Some(0 | 1)),
+                "{what}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            costs.push((what, proxy.take()));
+        }
+        seen.push(costs);
+    }
+    assert_eq!(seen[0], seen[1], "30 entries, then 300");
+    assert_eq!(
+        seen[0],
+        [
+            ("gc --keep 0", 0),
+            // One listing and a read of each entry shown: its entries show the release.
+            ("history --limit 5", 6),
+            // The release check, the listing that resolves @0, the read.
+            ("get @0", 3),
+            // The listing that resolves @1 and @0, the two renders, the two entries
+            // that label them.
+            ("diff (text)", 5),
+            ("diff -o json", 3),
+            // The root, the namespace, the release's history and its newest entry.
+            ("releases", 4),
+        ]
+    );
+}
