@@ -50,8 +50,9 @@ async fn non_reader(addr: SocketAddr, path: &str) -> tokio::net::TcpStream {
 }
 
 /// 40 clients trickling their bodies and 30 that never read a render of a dozen MiB,
-/// all with the server's default limits: the release list is still answered within a
-/// second. (Before, each trickled body held one of the request places.)
+/// all with the server's default limits: the release list is still answered. (Before,
+/// each trickled body held one of the request places until it ended, which it never
+/// does here: the client's timeout, far above any answer's time, is what fails then.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_bodies_and_unread_answers_do_not_hold_up_the_release_list() {
     let store = RenderStore::open("mem://").unwrap().unwrap();
@@ -87,25 +88,19 @@ async fn slow_bodies_and_unread_answers_do_not_hold_up_the_release_list() {
         }
     }
     let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(20))
         .build()
         .unwrap();
     for _ in 0..3 {
-        let start = Instant::now();
         let response = client
             .get(format!("{}/releases", s.base))
             .send()
             .await
-            .expect("GET /releases answered within 5 s");
+            .expect("GET /releases answered beside 40 trickled bodies and 30 unread answers");
         let status = response.status().as_u16();
         let body = response.text().await.unwrap();
-        let took = start.elapsed();
         assert_eq!(status, 200, "{body}");
         assert!(body.contains("\"app\""), "{body}");
-        assert!(
-            took < Duration::from_secs(1),
-            "GET /releases took {took:?} beside 40 trickled bodies and 30 unread answers"
-        );
         for t in &mut tricklers {
             let _ = t.write_all(b"x").await;
         }
@@ -522,7 +517,7 @@ async fn a_body_that_does_not_arrive_in_time_is_408() {
         Some(store),
         ServeOptions {
             max_concurrent_requests: 1,
-            body_timeout: Duration::from_secs(1),
+            body_timeout: Duration::from_secs(3),
             ..ServeOptions::default()
         },
     )
@@ -537,16 +532,15 @@ async fn a_body_that_does_not_arrive_in_time_is_408() {
         )
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let start = Instant::now();
     assert_eq!(s.get("/history?namespace=ns&name=app").await.0, 200);
+    // Answered while the slow body still waits for its timeout: it did not queue behind it.
     assert!(
-        start.elapsed() < Duration::from_millis(500),
-        "{:?}",
-        start.elapsed()
+        !slow.is_finished(),
+        "the slow body was answered before the history"
     );
     let (answer, took) = slow.await.unwrap();
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
-    assert!(took < Duration::from_secs(4), "{took:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
 }
 
 /// Another user's program that opens `count` connections to `addr`, sends nothing, and
