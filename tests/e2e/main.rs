@@ -9,6 +9,7 @@ mod conformance;
 mod controller;
 mod corrupt;
 mod crashes;
+mod deadlines;
 mod docs;
 mod encryption;
 mod fail_closed;
