@@ -16,6 +16,7 @@ mod fail_closed;
 mod faults;
 mod gc_skipped;
 mod go_peer;
+mod gocloud;
 mod http;
 mod invalid_input;
 mod limits;
