@@ -13,13 +13,16 @@
 #                           "s3 gcs azure"; "" for file:// and mem:// alone)
 #   --profile dev           RENDER_STORE_PROFILE   cargo's profile (default dist: LTO, one
 #                           codegen unit; dev builds in a fraction of the time, for CI's
-#                           layout checks, and is ten times larger)
+#                           layout checks, and is ten times larger; for this machine's
+#                           own target it is the workspace's target/debug build)
+#   --no-precompiled        compile the component at a process's first call instead
+#                           (saves compiling cranelift for build.rs; with --profile dev
+#                           and the default backends, the library `cargo build -p
+#                           render-store-capi` already made is laid out as it is)
 #
 # The library has the component precompiled for the target (the `precompiled`
 # feature): a process's first call loads code instead of compiling for a second or
-# more. On Linux with glibc, getrandom(2) is called directly rather than looked up with
-# dlsym, which finds nothing in a statically linked program (which then read
-# /dev/urandom, absent from an empty image). Prints the library's size.
+# more. Prints the library's size.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -27,12 +30,14 @@ root="$(cd "$here/../.." && pwd)"
 musl="${RENDER_STORE_MUSL:-}"
 backends="${RENDER_STORE_BACKENDS-s3 gcs azure}"
 profile="${RENDER_STORE_PROFILE:-dist}"
+precompiled=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --musl) musl=1 ;;
         --backends) backends="$2"; shift ;;
         --profile) profile="$2"; shift ;;
-        *) echo "build.sh: unknown argument $1 (--musl, --backends LIST, --profile NAME)" >&2; exit 2 ;;
+        --no-precompiled) precompiled= ;;
+        *) echo "build.sh: unknown argument $1 (--musl, --backends LIST, --profile NAME, --no-precompiled)" >&2; exit 2 ;;
     esac
     shift
 done
@@ -67,7 +72,7 @@ if [ -n "$musl" ] && [ "$goos" != linux ]; then
     exit 2
 fi
 
-features="precompiled"
+features="${precompiled:+precompiled}"
 for b in $backends; do
     case "$b" in
         s3 | gcs | azure) features="$features $b" ;;
@@ -75,12 +80,9 @@ for b in $backends; do
     esac
 done
 
-env_triple="$(echo "$triple" | tr '[:lower:]-' '[:upper:]_')"
-rustflags_var="CARGO_TARGET_${env_triple}_RUSTFLAGS"
-rustflags="${!rustflags_var:-}"
-if [ "$goos" = linux ] && [ -z "$musl" ]; then
-    rustflags="$rustflags --cfg getrandom_backend=\"linux_getrandom\""
-fi
+# On Linux with glibc the workspace's .cargo/config.toml has getrandom(2) called
+# directly (a static program's dlsym finds nothing, and an empty image has no
+# /dev/urandom to fall back on); musl links it statically anyway.
 if [ -n "$musl" ]; then
     # C code of the dependencies (aws-lc's) is compiled for musl too.
     cc_var="CC_$(echo "$triple" | tr '-' '_')"
@@ -94,14 +96,22 @@ if [ -n "$musl" ]; then
 fi
 
 cd "$root"
-echo "build.sh: cargo build --profile $profile --target $triple -p render-store-capi --features \"$features\"" >&2
-env "$rustflags_var=$rustflags" cargo build --quiet --profile "$profile" --target "$triple" \
-    -p render-store-capi --no-default-features --features "$features"
-
 target_dir="${CARGO_TARGET_DIR:-$root/target}"
 out_profile="$profile"
 [ "$profile" = dev ] && out_profile=debug
-built="$target_dir/$triple/$out_profile/librender_store_capi.a"
+# The dev profile for this machine's own target shares the workspace's build; anything
+# else has a folder of its own.
+host="$(rustc -vV | sed -n 's/^host: //p')"
+if [ "$profile" = dev ] && [ "$triple" = "$host" ]; then
+    target_args=()
+    built="$target_dir/$out_profile/librender_store_capi.a"
+else
+    target_args=(--target "$triple")
+    built="$target_dir/$triple/$out_profile/librender_store_capi.a"
+fi
+echo "build.sh: cargo build --profile $profile ${target_args[*]} -p render-store-capi --features \"$features\"" >&2
+cargo build --quiet --profile "$profile" "${target_args[@]}" \
+    -p render-store-capi --no-default-features --features "$features"
 
 mkdir -p "$here/build/include" "$here/build/$folder"
 cp "$root/host/capi/include/render_store.h" "$here/build/include/render_store.h"
@@ -109,5 +119,9 @@ lib="$here/build/$folder/librender_store_capi.a"
 # Debug information only: the symbols a linker resolves stay.
 strip --strip-debug -o "$lib.tmp" "$built" 2>/dev/null || cp "$built" "$lib.tmp"
 mv "$lib.tmp" "$lib"
+# What the library was built with, for check-module.sh's timings (cargo features only).
+echo "$features" | tr ' ' '\n' | sed '/^$/d' >"$lib.features"
 size=$(stat -c %s "$lib" 2>/dev/null || stat -f %z "$lib")
-echo "build.sh: $lib: $size bytes ($((size / 1024 / 1024)) MiB; backends: ${backends:-none}; profile $profile)"
+kind="compiled at a process's first call"
+[ -n "$precompiled" ] && kind="component precompiled"
+echo "build.sh: $lib: $size bytes ($((size / 1024 / 1024)) MiB; backends: ${backends:-none}; profile $profile; $kind)"
