@@ -164,6 +164,27 @@ case "$out" in
     *) fail "a refusing server: $out" ;;
 esac
 
+# The first call's time in the read-only root with no cache folder: a whole process
+# making one sync on mem://, with the precompiled component and compiling at start.
+controller_once() {
+    local start end
+    start=$(date +%s%N)
+    in_chroot "$controller_jail" /controller -render-store-url mem:// -releases 1 -syncs 1 >/dev/null 2>&1 ||
+        fail "a sync on mem:// in the chroot failed"
+    end=$(date +%s%N)
+    echo $(((end - start) / 1000000))
+}
+# build.sh --no-precompiled leaves the code out: then both runs compile, and say so.
+as_built="precompiled"
+grep -qx precompiled "$here/build/$goos-$goarch/librender_store_capi.a.features" 2>/dev/null ||
+    as_built="as built (no precompiled component: build.sh --no-precompiled)"
+pre=() off=()
+for _ in 1 2 3; do
+    pre+=("$(controller_once)")
+    off+=("$(RENDER_STORE_PRECOMPILED=off controller_once)")
+done
+say "one sync on mem://, whole process in the read-only chroot: $as_built ${pre[*]} ms; RENDER_STORE_PRECOMPILED=off ${off[*]} ms"
+
 # 4. The static CLI.
 cli="${RENDER_STORE_STATIC_CLI:-}"
 if [ -z "$cli" ]; then

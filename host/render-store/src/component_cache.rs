@@ -39,6 +39,11 @@ use rustix::io::Errno;
 /// The variable naming the cache folder; set and empty, it turns the cache off.
 pub const CACHE_DIR_VAR: &str = "RENDER_STORE_CACHE_DIR";
 
+/// The variable that, set to `off`, keeps a `precompiled` build from loading the code
+/// built into it.
+#[cfg_attr(not(feature = "precompiled"), allow(dead_code))]
+pub const PRECOMPILED_VAR: &str = "RENDER_STORE_PRECOMPILED";
+
 /// Temporary files older than this were left by a writer that was killed: no write of
 /// a compiled component takes minutes.
 pub const STALE_AFTER: Duration = Duration::from_secs(10 * 60);
@@ -99,7 +104,10 @@ pub fn load_or_compile(engine: &Engine, source: Source<'_>) -> wasmtime::Result<
 /// serialized bytes come along, for the cache.
 #[cfg(feature = "precompiled")]
 fn precompiled(engine: &Engine, source: Source<'_>) -> Option<(Component, &'static [u8])> {
-    if !matches!(source, Source::Embedded) {
+    // `off` compiles as a build without the feature would: to measure what it saves, or
+    // to rule it out.
+    let off = std::env::var_os(PRECOMPILED_VAR).is_some_and(|v| v == "off");
+    if !matches!(source, Source::Embedded) || off {
         return None;
     }
     let bytes = crate::embedded::PRECOMPILED;
