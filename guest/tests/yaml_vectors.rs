@@ -90,7 +90,7 @@ fn check(case: &Value, outcome: &Value, stream: &[u8]) -> Option<String> {
 fn every_go_vector() {
     let mut failures = Vec::new();
     let cases = vectors();
-    assert_eq!(cases.len(), 227);
+    assert_eq!(cases.len(), 291);
     for case in &cases {
         let stream = stream_of(case);
         let name = case["name"].as_str().unwrap();

@@ -383,3 +383,39 @@ func TestGCConformanceTrace(t *testing.T) {
 		t.Errorf("deleted, kept, future, dangling entries: %v", got)
 	}
 }
+
+type corpusFile struct {
+	File               string `json:"file"`
+	RenderRef          string `json:"renderRef"`
+	ErrorDocumentIndex *int   `json:"error_document_index"`
+	ErrorStage         string `json:"error_stage"`
+}
+
+// TestYAMLCorpus: tests/yaml-corpus/ holds streams from public repositories, each with
+// what Go made of it; every one gives Go's renderRef, or fails where Go fails.
+func TestYAMLCorpus(t *testing.T) {
+	var corpus struct {
+		Files []corpusFile `json:"files"`
+	}
+	readJSON(t, testData(t, "yaml-corpus", "corpus.json"), &corpus)
+	if len(corpus.Files) < 2000 {
+		t.Fatalf("only %d streams", len(corpus.Files))
+	}
+	for _, f := range corpus.Files {
+		stream, err := os.ReadFile(testData(t, "yaml-corpus", filepath.FromSlash(f.File)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := YAMLRenderRef(stream)
+		if f.ErrorDocumentIndex == nil {
+			if err != nil || ref != f.RenderRef {
+				t.Errorf("%s: %s (%v), want %s", f.File, ref, err, f.RenderRef)
+			}
+			continue
+		}
+		var e *InvalidYAMLError
+		if !errors.As(err, &e) || e.Document != *f.ErrorDocumentIndex || e.Stage.String() != f.ErrorStage {
+			t.Errorf("%s: %v, want a failure at document %d (%s)", f.File, err, *f.ErrorDocumentIndex, f.ErrorStage)
+		}
+	}
+}

@@ -252,6 +252,15 @@ fn put_get_history_gc_delete_on_a_file_store() {
         "a dry run deletes nothing"
     );
 
+    // With the default grace period the blobs just written are kept for now, and the
+    // summary says how many.
+    let out = cli.ok(&["gc", "ns/app", "--keep", "1", "--dry-run"]);
+    assert!(
+        out.contains("would delete 3 history entries and 0 renders")
+            && out.contains("(3 more for now: written within the grace period)"),
+        "{out}"
+    );
+
     let out = cli.ok(&["gc", "ns/app", "--keep", "0"]);
     assert!(out.contains("GC is off"), "{out}");
     assert_eq!(files_under(&cli.store_dir()), before);

@@ -4,9 +4,9 @@
 //! RENDER_STORE_REQUIRE_GO=1, where a missing Go is a failure (so a machine that is
 //! meant to have Go cannot skip it unnoticed).
 
-// Relative to tests/e2e/.
+// Relative to tests/e2e/; the differential tests use it too.
 #[path = "../benches/go-peer/driver.rs"]
-mod driver;
+pub(crate) mod driver;
 
 #[test]
 fn go_peer_gives_the_expected_render_refs() {

@@ -1553,3 +1553,73 @@ async fn serve_without_a_token_only_when_asked() {
         "{help}"
     );
 }
+
+/// `serve`'s log, read as `kubectl logs` shows it (standard error to a file): which store
+/// it reads, a line a request with the status, the pages' base shown as `/s/…` and no
+/// probe, and no escape sequence.
+#[tokio::test]
+async fn the_log_says_what_was_asked_and_nothing_secret() {
+    let (dir, _store, refs) = populated().await;
+    let url = format!("file://{}?create_dir=true", dir.path().display());
+    let log_dir = tempfile::tempdir().unwrap();
+    let log_path = log_dir.path().join("serve.log");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("RENDER_STORE_URL", &url)
+        .env_remove("RENDER_STORE_LOG")
+        .env("TERM", "xterm-256color")
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let (addr, token_file) = loop {
+        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let after = |marker: &str| {
+            log.lines()
+                .find_map(|l| l.split_once(marker).map(|(_, rest)| rest.to_string()))
+        };
+        if let (Some(addr), Some(token)) = (after("serving on http://"), after("the token is in "))
+        {
+            let addr: SocketAddr = addr.trim().parse().unwrap();
+            break (addr, token.split(": send").next().unwrap().to_string());
+        }
+        assert!(Instant::now() < deadline, "serve did not start: {log}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let token = std::fs::read_to_string(&token_file).unwrap();
+    let base = render_store_cli::serve::pages_base(token.trim());
+    let s = Server::at(addr);
+    let bearer = format!("Bearer {}", token.trim());
+    assert_eq!(s.get("/healthz").await.0, 200);
+    assert_eq!(s.get("/releases").await.0, 401);
+    let page = format!("{base}/ui/ns/app/renders/{}", refs[0]);
+    assert_eq!(
+        s.get_with(&page, &[("authorization", &bearer)]).await.0,
+        200
+    );
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGTERM);
+    }
+    child.wait().unwrap();
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(
+        log.contains(&format!(
+            "reading file://{}?create_dir=true",
+            dir.path().display()
+        )),
+        "{log}"
+    );
+    assert!(log.contains(r#"GET "/releases" 401"#), "{log}");
+    assert!(
+        log.contains(&format!(r#"GET "/s/…/ui/ns/app/renders/{}" 200"#, refs[0])),
+        "{log}"
+    );
+    assert!(!log.contains(&base), "the log shows the pages' base: {log}");
+    assert!(!log.contains(token.trim()), "the log shows the token");
+    assert!(!log.contains("/healthz"), "{log}");
+    assert!(
+        !log.contains('\u{1b}'),
+        "escape sequences in a log file: {log:?}"
+    );
+}

@@ -142,9 +142,15 @@ fn diff_takes_old_then_new_with_a_header_and_diff_exit_status() {
     );
     assert!(minus < plus, "{text}");
     assert!(!text.contains("hunter2"), "a Secret value shown: {text}");
-    // The same names by position and by prefix.
+    // The same names by position and by prefix, and by default: without TO the newest
+    // entry, without FROM the one before it (git diff's and helm diff's defaults).
     let by_name = cli.run(&["diff", "prod/app", "@1", &rb[..15]]);
     assert_eq!(stdout(&by_name), text);
+    for defaults in [&["diff", "prod/app"][..], &["diff", "prod/app", "@1"][..]] {
+        let out = cli.run(defaults);
+        assert_eq!(out.status.code(), Some(1), "{defaults:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out), text, "{defaults:?}");
+    }
     // Equal renders: status 0.
     assert_eq!(
         cli.run(&["diff", "prod/app", "@0", &rb]).status.code(),
@@ -413,4 +419,21 @@ fn verify_reports_damage_put_repairs_it_and_history_goes_on() {
     for kind in ["corrupt", "dangling", "foreign"] {
         assert!(kinds.contains(&kind), "{kind}: {v}");
     }
+}
+
+/// `put FILE NS/NAME`, the arguments swapped: the error says which comes first.
+#[test]
+fn swapped_put_arguments_are_named() {
+    let cli = Cli::validating();
+    let file = cli.object(
+        "metallb.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: metallb-system\n",
+    );
+    let err = cli.fails(&["put", &file, "metallb-system/metallb"]);
+    assert!(
+        err.contains(&format!(
+            "the release comes first, then the files: render-store put metallb-system/metallb {file}"
+        )),
+        "{err}"
+    );
 }

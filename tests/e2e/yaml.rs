@@ -56,7 +56,7 @@ async fn go_vectors_and_real_streams_through_the_component() {
         assert!(matches, "{}: {got:?}", case["name"]);
         checked += 1;
     }
-    assert_eq!(checked, 227);
+    assert_eq!(checked, 291);
 
     for (path, want) in real_streams() {
         let stream = std::fs::read(repo_file(&path)).unwrap();

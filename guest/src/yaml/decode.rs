@@ -380,11 +380,12 @@ fn deliver(
     Ok(())
 }
 
-/// go-yaml's `isMerge`: a `<<` that is plain and untagged, or tagged `!!merge`.
+/// go-yaml's `isMerge`: a `<<` its parser calls implicit (plain and untagged, or tagged
+/// with the non-specific `!` whatever its style: `! '<<'`), or tagged `!!merge`.
 fn is_merge(tree: &Tree, key: u32) -> bool {
     match &tree.nodes[key as usize].kind {
         Kind::Scalar { value, tag, plain } => {
-            value == "<<" && (*plain || tag.as_deref() == Some(MERGE_TAG))
+            value == "<<" && (*plain || matches!(tag.as_deref(), Some("!" | MERGE_TAG)))
         }
         _ => false,
     }

@@ -18,8 +18,10 @@
 mod compose;
 mod decode;
 mod direct;
+mod end;
 mod error;
 mod fast;
+mod flow;
 mod reader;
 mod resolve;
 mod split;
@@ -44,13 +46,7 @@ fn each_object(
     form: Form,
     mut each: impl FnMut(&[u8]),
 ) -> Result<(), YamlError> {
-    let chunks = split::split(stream).map_err(|bad| YamlError {
-        stage: Stage::Split,
-        document: bad.document,
-        line: bad.line + 1,
-        column: 4,
-        message: format!("invalid Yaml document separator: {}", bad.rest),
-    })?;
+    let (chunks, bad) = split::split(stream);
     let mut buffer = Vec::new();
     for (document, chunk) in chunks.iter().enumerate() {
         // The fast path when it takes the document. It leaves positions out, so any
@@ -96,7 +92,17 @@ fn each_object(
         })?;
         each(in_form(form, &json, &doc, &mut buffer));
     }
-    Ok(())
+    // Go's reader meets a bad separator only once the documents before it are read.
+    match bad {
+        Some(bad) => Err(YamlError {
+            stage: Stage::Split,
+            document: bad.document,
+            line: bad.line + 1,
+            column: 4,
+            message: format!("invalid Yaml document separator: {}", bad.rest),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The general steps' object in `form`: their JSON, or its canonical encoding.
@@ -211,7 +217,7 @@ pub struct FastCoverage {
 
 #[doc(hidden)]
 pub fn yaml_fast_coverage(stream: &[u8]) -> FastCoverage {
-    let Ok(chunks) = split::split(stream) else {
+    let (chunks, None) = split::split(stream) else {
         return FastCoverage::default();
     };
     let mut coverage = FastCoverage {

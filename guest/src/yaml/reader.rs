@@ -17,7 +17,7 @@ use std::io::{BufRead, Read};
 const RAW_BUFFER: usize = 512;
 
 /// The characters of a document, without its byte order mark, as UTF-8.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Decoded {
     pub text: String,
     /// `text`'s length at the end of each of go-yaml's decoding steps, in order.

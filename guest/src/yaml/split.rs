@@ -1,5 +1,5 @@
 //! Splitting a stream into documents exactly as apimachinery's `YAMLReader` does
-//! (tests/vectors/YAML-RULES.md, rules S1-S5).
+//! (tests/vectors/YAML-RULES.md, rules S1-S6).
 //!
 //! The reader is line based and knows nothing of YAML: a line starting with the bytes
 //! `---` separates documents, whatever YAML would make of it. Its quirks are kept on
@@ -40,11 +40,14 @@ pub(crate) struct BadSeparator {
     pub rest: String,
 }
 
-/// The documents of `stream`, in order, or the first bad separator line.
+/// The documents of `stream`, in order, up to the first bad separator line, and that
+/// line if there is one.
 ///
-/// Like Go's reader, everything before a bad separator counts (its documents get
-/// indices) but the stream as a whole fails there.
-pub(crate) fn split(stream: &[u8]) -> Result<Vec<Chunk<'_>>, BadSeparator> {
+/// Like Go's reader, everything before a bad separator counts: its documents get
+/// indices and are read, each in turn, before the reader meets the bad line (so an
+/// error in one of them is the stream's first), and the document the line interrupts
+/// is never read.
+pub(crate) fn split(stream: &[u8]) -> (Vec<Chunk<'_>>, Option<BadSeparator>) {
     let mut chunks = Vec::new();
     let mut current = Chunk::empty();
     // Where `current`'s bytes start in the stream while they are borrowed.
@@ -65,11 +68,12 @@ pub(crate) fn split(stream: &[u8]) -> Result<Vec<Chunk<'_>>, BadSeparator> {
         at = (eol + 1).min(stream.len());
         if let Some(tail) = line.strip_prefix(b"---") {
             if let Some(bad) = separator_rest(tail) {
-                return Err(BadSeparator {
+                let bad = BadSeparator {
                     document: chunks.len(),
                     line: line_no,
                     rest: bad,
-                });
+                };
+                return (chunks, Some(bad));
             }
             if !current.bytes.is_empty() {
                 chunks.push(std::mem::replace(&mut current, Chunk::empty()));
@@ -97,7 +101,7 @@ pub(crate) fn split(stream: &[u8]) -> Result<Vec<Chunk<'_>>, BadSeparator> {
     if !current.bytes.is_empty() {
         chunks.push(current);
     }
-    Ok(chunks)
+    (chunks, None)
 }
 
 /// `None` when what follows `---` makes a separator (nothing but white space, or a `#`
@@ -119,8 +123,9 @@ mod tests {
     use super::*;
 
     fn docs(stream: &str) -> Vec<String> {
-        split(stream.as_bytes())
-            .unwrap()
+        let (chunks, bad) = split(stream.as_bytes());
+        assert!(bad.is_none());
+        chunks
             .into_iter()
             .map(|c| String::from_utf8(c.bytes.into_owned()).unwrap())
             .collect()
@@ -140,25 +145,28 @@ mod tests {
 
     #[test]
     fn bad_separator_names_the_document() {
-        let err = split(b"a: 1\n---\nb: 2\n--- |\n").unwrap_err();
+        let (chunks, bad) = split(b"a: 1\n---\nb: 2\n--- |\n");
+        let err = bad.unwrap();
         assert_eq!((err.document, err.line, err.rest.as_str()), (1, 3, "|"));
+        // The documents before it are there to be read first; the one it cuts is not.
+        assert_eq!(chunks.len(), 1);
     }
 
     #[test]
     fn chunks_are_borrowed_unless_their_bytes_change() {
-        let chunks = split(b"a: 1\n---\nb: 2\r\n---\nc: 3\nd: 4").unwrap();
+        let (chunks, _) = split(b"a: 1\n---\nb: 2\r\n---\nc: 3\nd: 4");
         assert!(matches!(chunks[0].bytes, Cow::Borrowed(b"a: 1\n")));
         assert!(matches!(chunks[1].bytes, Cow::Owned(_)));
         assert_eq!(&*chunks[2].bytes, b"c: 3\nd: 4\n");
         assert!(matches!(chunks[2].bytes, Cow::Owned(_)));
-        let chunks = split(b"---\n---\nx\r\ny\n").unwrap();
+        let (chunks, _) = split(b"---\n---\nx\r\ny\n");
         assert!(matches!(chunks[0].bytes, Cow::Borrowed(b"---\n")));
         assert_eq!(&*chunks[1].bytes, b"x\ny\n");
     }
 
     #[test]
     fn first_lines() {
-        let chunks = split(b"a: 1\n---\n\nb: 2\n").unwrap();
+        let (chunks, _) = split(b"a: 1\n---\n\nb: 2\n");
         assert_eq!(chunks[1].first_line, 2);
     }
 }

@@ -224,19 +224,21 @@ pub enum Command {
     /// diff(1) and git take them), or from a stored render to the render in the --local
     /// files, which is not stored. A render is named by its renderRef, a unique prefix
     /// of it (8 hex digits or more) or @N, the N-th newest history entry (@0 the
-    /// newest). Exit status 0 when the renders are equal, 1 when they differ, 2 on
-    /// error, as diff(1) and kubectl diff.
+    /// newest). Without TO, the newest entry; without FROM, the one before it: `diff
+    /// prod/app` is the last sync's changes, `diff prod/app @3` what changed since @3.
+    /// Exit status 0 when the renders are equal, 1 when they differ, 2 on error, as
+    /// diff(1) and kubectl diff.
     #[command(
-        after_help = "Examples:\n  render-store diff prod/app @1 @0                  # the last sync's changes\n  render-store diff prod/app 4f1c2a9e d4b0c1e2\n  helm template app ./chart | render-store diff prod/app --local -\n  render-store diff prod/app --local deploy.yaml --against @3"
+        after_help = "Examples:\n  render-store diff prod/app                        # the last sync's changes (@1 to @0)\n  render-store diff prod/app @3                     # everything since @3\n  render-store diff prod/app 4f1c2a9e d4b0c1e2\n  helm template app ./chart | render-store diff prod/app --local -\n  render-store diff prod/app --local deploy.yaml --against @3"
     )]
     Diff {
         /// NAMESPACE/NAME of the release (or NAME with -n).
         release: String,
-        /// The old render.
-        #[arg(required_unless_present = "local", conflicts_with = "local")]
+        /// The old render (default: @1, the entry before the newest).
+        #[arg(conflicts_with = "local")]
         from: Option<String>,
-        /// The new render.
-        #[arg(required_unless_present = "local", conflicts_with = "local")]
+        /// The new render (default: @0, the newest entry).
+        #[arg(conflicts_with = "local")]
         to: Option<String>,
         /// With --local: the stored render to compare the files with (default: @0, the
         /// newest history entry).
@@ -528,15 +530,21 @@ pub enum ColorChoice {
 }
 
 impl ColorChoice {
-    /// Whether output gets colour: `auto` asks whether standard output is a terminal.
+    /// Whether output gets colour: `auto` asks whether standard output is a terminal
+    /// and whether `NO_COLOR` is unset or empty (no-color.org's convention).
     pub fn enabled(self) -> bool {
         use std::io::IsTerminal;
         match self {
-            ColorChoice::Auto => std::io::stdout().is_terminal(),
+            ColorChoice::Auto => std::io::stdout().is_terminal() && !no_color(),
             ColorChoice::Always => true,
             ColorChoice::Never => false,
         }
     }
+}
+
+/// Whether `NO_COLOR` asks for no colour: set to anything but the empty string.
+pub fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 
 const MIB: usize = 1 << 20;
@@ -656,8 +664,12 @@ async fn store_operation(
     let rt = store.runtime();
     Ok(match command {
         StoreCommand::Put { release, input, .. } => {
+            let given = release.clone();
             let release = parse_release(&release, namespace)?;
-            let mut render = input.read(rt).await?;
+            let mut render = input
+                .read(rt)
+                .await
+                .map_err(|e| with_swap_hint(e, &given, &input.files))?;
             let objects = std::mem::take(&mut render.objects);
             (Operation::PutRender { release, objects }, Some(render))
         }
@@ -1293,16 +1305,19 @@ pub async fn run(args: Args) -> Result<Finish> {
                 DiffOutput::Yaml => ObjectForm::Yaml,
                 DiffOutput::Json => ObjectForm::Json,
             };
-            let (from_ref, to_ref) = match (&from, &to) {
-                (Some(from), Some(to)) => (
-                    names::resolve_ref(&store, &release, from).await?,
-                    Some(names::resolve_ref(&store, &release, to).await?),
-                ),
-                _ => (
+            let (from_ref, to_ref) = if local.is_empty() {
+                (
+                    names::resolve_ref(&store, &release, from.as_deref().unwrap_or("@1")).await?,
+                    Some(
+                        names::resolve_ref(&store, &release, to.as_deref().unwrap_or("@0")).await?,
+                    ),
+                )
+            } else {
+                (
                     names::resolve_ref(&store, &release, against.as_deref().unwrap_or("@0"))
                         .await?,
                     None,
-                ),
+                )
             };
             // The --local render, read and checked before anything is compared.
             let local_render = match &to_ref {
@@ -1479,6 +1494,9 @@ pub async fn run(args: Args) -> Result<Finish> {
                      read every render, Secrets included"
                 );
             }
+            if !url.is_empty() {
+                eprintln!("render-store: reading {}", render_store::redact_url(url));
+            }
             eprintln!("render-store: serving on http://{addr}");
             crate::serve::serve_until(listener, observer, options, stop).await?;
             drop(made);
@@ -1514,6 +1532,29 @@ pub async fn run(args: Args) -> Result<Finish> {
         Command::Demo => crate::demo::run(url, as_json).await?,
     }
     Ok(Finish::Done)
+}
+
+/// `e`, a failure to read `put`'s inputs, with a hint when the release and the file look
+/// swapped: an input that does not exist reads as NAMESPACE/NAME, and the release given
+/// is a file.
+fn with_swap_hint(e: anyhow::Error, release: &str, files: &[PathBuf]) -> anyhow::Error {
+    let missing = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+    });
+    let looks_like_release = |f: &PathBuf| {
+        f.to_str()
+            .and_then(|f| f.split_once('/'))
+            .is_some_and(|(ns, name)| !ns.is_empty() && !name.is_empty() && !name.contains('/'))
+            && !f.exists()
+    };
+    match files.iter().find(|f| looks_like_release(f)) {
+        Some(file) if missing && std::path::Path::new(release).is_file() => e.context(format!(
+            "the release comes first, then the files: render-store put {} {release}",
+            file.display()
+        )),
+        _ => e,
+    }
 }
 
 /// `path` as a `file://` URL a terminal makes clickable (the path itself when it is not

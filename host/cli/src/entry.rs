@@ -11,12 +11,25 @@ pub fn main() -> ExitCode {
     if !args.is_server() {
         end_quietly_when_output_closes();
     }
+    // The server's access log is on unless RENDER_STORE_LOG says otherwise: `kubectl
+    // logs` of an observer should say what it was asked.
+    let default_filter = if args.is_server() {
+        format!("warn,{}=info", crate::serve::ACCESS_LOG_TARGET)
+    } else {
+        "warn".to_string()
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("RENDER_STORE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter)),
         )
         .with_writer(std::io::stderr)
+        // Escape sequences only for a person's terminal: in a pod's log (`kubectl logs`)
+        // or a file they are noise.
+        .with_ansi({
+            use std::io::IsTerminal;
+            std::io::stderr().is_terminal() && !cli::no_color()
+        })
         .init();
     // Only the server runs work at once; every other command makes one call after
     // another, and a single-threaded runtime starts without spawning workers.

@@ -156,11 +156,18 @@ pub async fn print_gc(
         if uncounted > 0 {
             kept.push_str(&format!(" ({uncounted} not counted)"));
         }
+        let mut renders_kept = count(plan.keep_renders.len(), "render", "renders");
+        if !plan.recent_renders.is_empty() {
+            renders_kept.push_str(&format!(
+                " ({} more for now: written within the grace period)",
+                plan.recent_renders.len()
+            ));
+        }
         // A key's gocloud metadata goes with it: counted apart, not as keys of its own.
         let metadata = |keys: &[String]| keys.iter().filter(|k| metadata_of(k).is_some()).count();
         let deleted_metadata = metadata(&plan.delete_history) + metadata(&plan.delete_renders);
         println!(
-            "{verb} {} and {}{}; kept {kept} and {}",
+            "{verb} {} and {}{}; kept {kept} and {renders_kept}",
             count(
                 plan.delete_history.len() - metadata(&plan.delete_history),
                 "history entry",
@@ -183,7 +190,6 @@ pub async fn print_gc(
             } else {
                 String::new()
             },
-            count(plan.keep_renders.len(), "render", "renders"),
         );
     }
     for note in skipped_entry_notes(release, plan) {

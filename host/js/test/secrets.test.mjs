@@ -149,3 +149,22 @@ test('only showSecrets: true shows values; anything else that is not an options 
   assert.throws(() => rs.diffRenders(old, now, { showSecrets: true }), (e) => e.kind === 'invalid-input');
   assert.throws(() => rs.showObjects(now, 'toml', { showSecrets: true }), (e) => e.kind === 'invalid-input');
 });
+
+test('Secrets in lists are masked in every view: a SecretList inside a List, items naming no kind', () => {
+  const listed = (password) => JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'List',
+    items: [{ apiVersion: 'v1', kind: 'SecretList', items: [{ metadata: { name: 'listed', namespace: 'prod' }, data: { password } }] }],
+  });
+  const [before, after] = ['bGlzdGVkLW9sZA==', 'bGlzdGVkLW5ldw=='];
+  const old = rs.canonical([listed(before)]);
+  const now = rs.canonical([listed(after)]);
+  for (const form of ['yaml', 'json']) {
+    const diff = diffText(rs.diffRenders(old, now, form));
+    assert.ok(!diff.includes(before) && !diff.includes(after), diff);
+    assert.ok(diff.includes('*** (before)') && diff.includes('*** (after)'), diff);
+    const shown = objectsText(rs.showObjects(now, form));
+    assert.ok(!shown.includes(after) && shown.includes('***'), shown);
+  }
+  assert.ok(objectsText(rs.showObjects(now, 'yaml', { showSecrets: true })).includes(after));
+});

@@ -1,7 +1,8 @@
 // YAML streams through the Node host: every Go vector of tests/vectors/yaml-render-ref.json
-// (read as tests/e2e/yaml.rs reads it) and the real streams of tests/real-renders
-// give what Go gives, and a stream that is not a render is an 'invalid-yaml'
-// RenderStoreError naming its document, line, column and stage.
+// (read as tests/e2e/yaml.rs reads it), the real streams of tests/real-renders and the
+// real-world corpus of tests/yaml-corpus give what Go gives, and a stream that is not a
+// render is an 'invalid-yaml' RenderStoreError naming its document, line, column and
+// stage.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -25,8 +26,8 @@ function outcome(stream) {
   }
 }
 
-test('the YAML vector file holds the 227 cases the Rust test reads', () => {
-  assert.equal(VECTORS.length, 227);
+test('the YAML vector file holds the 291 cases the Rust test reads', () => {
+  assert.equal(VECTORS.length, 291);
   assert.ok(VECTORS.some((v) => 'outcomes' in v), 'no nondeterministic vector');
   assert.ok(VECTORS.some((v) => 'yaml_b64' in v), 'no raw-bytes vector');
   assert.ok(VECTORS.some((v) => 'error_document_index' in v), 'no failing vector');
@@ -90,4 +91,24 @@ test('a bad stream names its document, line, column and stage', () => {
   assert.deepEqual(yamlObjects(''), []);
   assert.equal(yamlRenderRef(''), renderRef([]));
   assert.throws(() => yamlObjects(42), TypeError);
+});
+
+test('the real-world corpus gives the renderRefs Go computed, or fails where Go fails', () => {
+  // tests/yaml-corpus/: streams from public repositories, each with Go's outcome.
+  const { files } = JSON.parse(readFileSync(join(REPO, 'tests/yaml-corpus/corpus.json'), 'utf8'));
+  assert.ok(files.length >= 2000, `${files.length} streams`);
+  const failures = [];
+  for (const f of files) {
+    const stream = readFileSync(join(REPO, 'tests/yaml-corpus', f.file));
+    let got;
+    try {
+      got = yamlRenderRef(stream);
+    } catch (e) {
+      if (!(e instanceof RenderStoreError) || e.kind !== 'invalid-yaml') throw e;
+      got = `document ${e.document} ${e.stage}`;
+    }
+    const want = f.renderRef ?? `document ${f.error_document_index} ${f.error_stage}`;
+    if (got !== want) failures.push(`${f.file}: ${got}, Go ${want}`);
+  }
+  assert.deepEqual(failures, []);
 });

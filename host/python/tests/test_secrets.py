@@ -5,6 +5,8 @@ itself is the component's; what is checked here is what the package asks for."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import render_store as rs
@@ -150,3 +152,24 @@ def test_show_secrets_is_keyword_only(runtime, stored):
         store.diff_renders(DB, old_ref, new_ref, "yaml", True)  # type: ignore[misc]
     with pytest.raises(TypeError):
         rs.diff_renders(a, b, "yaml", True)  # type: ignore[misc]
+
+
+def test_secrets_in_lists_are_masked_in_every_view(runtime):
+    """A Secret in a SecretList (its items name no kind, as the API server writes them)
+    inside a List: masked in diffs and shown objects, in both forms."""
+    def listed(password: str) -> bytes:
+        return json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "SecretList",
+             "items": [{"metadata": {"name": "listed", "namespace": "prod"},
+                        "data": {"password": password}}]}]}).encode()
+
+    before, after = "bGlzdGVkLW9sZA==", "bGlzdGVkLW5ldw=="
+    old = runtime.canonical([listed(before)])
+    new = runtime.canonical([listed(after)])
+    for form in ("yaml", "json"):
+        diff = diff_text(runtime.diff_renders(old, new, form))
+        assert before not in diff and after not in diff, diff
+        assert "*** (before)" in diff and "*** (after)" in diff, diff
+        shown = objects_text(runtime.show_objects(new, form))
+        assert after not in shown and "***" in shown, shown
+    assert after in objects_text(runtime.show_objects(new, "yaml", show_secrets=True))

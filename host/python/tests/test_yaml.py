@@ -1,7 +1,8 @@
 """YAML streams through the Python host: every Go vector of
-tests/vectors/yaml-render-ref.json (read as tests/e2e/yaml.rs reads it) and the three
-real streams of tests/real-renders give what Go gives; a stream that is not a render is
-an ``invalid-yaml`` RenderStoreError naming its document, line, column and stage."""
+tests/vectors/yaml-render-ref.json (read as tests/e2e/yaml.rs reads it), the four
+real streams of tests/real-renders and the real-world corpus of tests/yaml-corpus
+give what Go gives; a stream that is not a render is an ``invalid-yaml``
+RenderStoreError naming its document, line, column and stage."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def stream_of(case) -> bytes:
 
 
 def test_the_vector_file_holds_the_cases_the_rust_test_reads():
-    assert len(VECTORS) == 227
+    assert len(VECTORS) == 291
     assert any("outcomes" in c for c in VECTORS) and any("yaml_b64" in c for c in VECTORS)
     assert any("error_document_index" in c for c in VECTORS)
 
@@ -68,6 +69,25 @@ def test_real_stream(runtime, render):
 
 def test_four_real_streams():
     assert len(REAL) == 5
+
+
+def test_real_world_corpus(runtime):
+    """tests/yaml-corpus/: streams from public repositories, each with Go's outcome."""
+    corpus = REPO / "tests" / "yaml-corpus"
+    files = json.loads((corpus / "corpus.json").read_text(encoding="utf-8"))["files"]
+    assert len(files) >= 2000
+    failures = []
+    for f in files:
+        stream = (corpus / f["file"]).read_bytes()
+        try:
+            got = runtime.yaml_render_ref(stream)
+        except rs.RenderStoreError as e:
+            assert e.kind == "invalid-yaml", e
+            got = f"document {e.document} {e.stage}"
+        want = f.get("renderRef") or f"document {f['error_document_index']} {f['error_stage']}"
+        if got != want:
+            failures.append(f"{f['file']}: {got}, Go {want}")
+    assert failures == []
 
 
 def test_a_bad_stream_names_its_document_line_column_and_stage(runtime):

@@ -203,6 +203,47 @@ impl GoPeer {
         self.run(&["yaml".as_ref(), file.as_os_str()])
     }
 
+    /// What Go makes of each stream, in order, through one `go-peer batch` process
+    /// (`batch.go`): each outcome in the fields of tests/vectors/yaml-render-ref.json,
+    /// with `nondeterministic` where Go's own result follows its map order and `panic`
+    /// where Go panicked.
+    pub fn batch(&self, streams: &[Vec<u8>]) -> Vec<serde_json::Value> {
+        use std::io::{BufRead, Write};
+        use std::process::Stdio;
+        let mut child = Command::new(&self.exe)
+            .arg("batch")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let outcomes = std::thread::scope(|scope| {
+            // Written from a thread of its own: the peer answers each stream as it reads
+            // it, so a full pipe each way would otherwise stop both sides.
+            scope.spawn(move || {
+                let mut input = std::io::BufWriter::new(&mut stdin);
+                for stream in streams {
+                    writeln!(input, "{}", stream.len()).unwrap();
+                    input.write_all(stream).unwrap();
+                }
+                input.flush().unwrap();
+            });
+            std::io::BufReader::new(stdout)
+                .lines()
+                .map(|line| serde_json::from_str(&line.unwrap()).unwrap())
+                .collect::<Vec<serde_json::Value>>()
+        });
+        let status = child.wait().unwrap();
+        assert!(status.success(), "go-peer batch failed: {status}");
+        assert_eq!(
+            outcomes.len(),
+            streams.len(),
+            "go-peer batch answered short"
+        );
+        outcomes
+    }
+
     /// Bench mode on JSON object files: `min` of repeated in-process runs.
     pub fn bench_json(&self, min: Duration, files: &[PathBuf]) -> GoRun {
         let ms = min.as_millis().to_string();

@@ -14,6 +14,7 @@
 //	go-peer yaml FILE                a YAML stream of objects
 //	go-peer bench MIN_MS json FILE...
 //	go-peer bench MIN_MS yaml FILE
+//	go-peer batch                    YAML streams on standard input (batch.go)
 //
 // The first two print the renderRef. bench reads the files once, then repeats the work
 // in this process on the bytes in memory (one warm-up, then at least 3 runs and MIN_MS
@@ -186,6 +187,10 @@ func main() {
 	if len(args) == 0 {
 		usage()
 	}
+	if args[0] == "batch" && len(args) == 1 {
+		batch()
+		return
+	}
 	if args[0] != "bench" {
 		ref, _, err := modeWork(args)()
 		if err != nil {
@@ -224,7 +229,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: go-peer [bench MIN_MS] json FILE... | [bench MIN_MS] yaml FILE")
+	fmt.Fprintln(os.Stderr, "usage: go-peer [bench MIN_MS] json FILE... | [bench MIN_MS] yaml FILE | batch")
 	os.Exit(2)
 }
 

@@ -310,8 +310,15 @@ pub(super) async fn check(
     next: Next,
 ) -> Response {
     let connection = request.extensions().get::<Connection>().cloned();
+    let (method, uri, started) = (
+        request.method().clone(),
+        request.uri().clone(),
+        Instant::now(),
+    );
     let mut held = Held::default();
     let mut response = guarded(&guard, request, next, &mut held).await;
+    let base = guard.auth.as_ref().map(|a| a.base());
+    super::access::log(&method, &uri, base, response.status(), started.elapsed());
     let headers = response.headers_mut();
     // Renders hold Secrets: no cache keeps a copy of any answer, and no browser reads
     // one as another type than it says.

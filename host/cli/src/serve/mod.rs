@@ -46,6 +46,7 @@
 //! `Cache-Control: no-store` and `X-Content-Type-Options: nosniff`, and error bodies
 //! never show a path, URL or backend message: those go to the log.
 
+mod access;
 mod connection;
 mod endpoints;
 mod guard;
@@ -53,6 +54,7 @@ mod login;
 mod token;
 mod ui;
 
+pub(crate) use access::TARGET as ACCESS_LOG_TARGET;
 pub use login::{login_file_html, pages_base};
 pub use token::{TokenFile, random_secret, read_token_file};
 

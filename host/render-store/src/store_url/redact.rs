@@ -119,6 +119,7 @@ fn push_query(out: &mut String, query: Option<&str>) {
         .split('&')
         .filter(|p| !p.is_empty())
         .map(|part| match part.split_once('=') {
+            Some((name, value)) if says_nothing(name, value) => format!("{name}={value}"),
             Some((name, _)) => format!("{name}={REDACTED}"),
             // A part without a name may be a pasted token.
             None => REDACTED.to_string(),
@@ -126,6 +127,39 @@ fn push_query(out: &mut String, query: Option<&str>) {
         .collect();
     out.push('?');
     out.push_str(&parts.join("&"));
+}
+
+/// Whether a query parameter's value can be shown: a switch or a choice among a few
+/// fixed words (`create_dir=true`, `protocol=http`), which tells a reader how the store
+/// was opened and nothing else. Every other value (a region, an endpoint, a key id, any
+/// parameter this host does not know) is redacted: it may be a name worth keeping to
+/// oneself, or a token pasted where it does not belong.
+fn says_nothing(name: &str, value: &str) -> bool {
+    const SWITCHES: [&str; 11] = [
+        "create_dir",
+        "use_path_style",
+        "s3ForcePathStyle",
+        "disable_https",
+        "disableSSL",
+        "anonymous",
+        "localemu",
+        "cdn",
+        "dualstack",
+        "fips",
+        "accelerate",
+    ];
+    let boolean = matches!(
+        value,
+        "true" | "false" | "True" | "False" | "TRUE" | "FALSE" | "1" | "0" | "t" | "f"
+    );
+    match name {
+        n if SWITCHES.contains(&n) => boolean,
+        "protocol" => matches!(value, "http" | "https"),
+        "awssdk" => matches!(value, "v1" | "v2" | "V1" | "V2"),
+        "metadata" => value == "skip",
+        "ssetype" => matches!(value, "AES256" | "aws:kms" | "aws:kms:dsse"),
+        _ => false,
+    }
 }
 
 /// Credentials are read from each backend's environment, never from the URL: a URL
@@ -170,9 +204,18 @@ mod tests {
                 "s3://AKIAEXAMPLE:s3cr3t@bucket?region=eu-west-1&x=1",
                 "s3://REDACTED@bucket?region=REDACTED&x=REDACTED",
             ),
+            // A switch says nothing worth hiding; an unknown value in its place might.
             (
                 "file:///var/store?create_dir=true",
+                "file:///var/store?create_dir=true",
+            ),
+            (
+                "file:///var/store?create_dir=t0ken",
                 "file:///var/store?create_dir=REDACTED",
+            ),
+            (
+                "azblob://c?protocol=http&localemu=true&domain=acct.example",
+                "azblob://c?protocol=http&localemu=true&domain=REDACTED",
             ),
             ("mem://", "mem://"),
             ("gs://b", "gs://b"),
@@ -214,7 +257,7 @@ mod tests {
         assert_eq!(redact_urls_in(list), list);
         assert_eq!(
             redact_urls_in("open file:///x?create_dir=true, then s3://K:S@b."),
-            "open file:///x?create_dir=REDACTED, then s3://REDACTED@b."
+            "open file:///x?create_dir=true, then s3://REDACTED@b."
         );
     }
 }
