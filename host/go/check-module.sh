@@ -144,7 +144,7 @@ in_chroot() { # JAIL ARGS...
         ${RENDER_STORE_PRECOMPILED:+RENDER_STORE_PRECOMPILED=$RENDER_STORE_PRECOMPILED} \
         "$unshare_bin" -m /bin/sh -c \
         "$mount_bin"' --bind "$1" "$1" && '"$mount_bin"' -o remount,bind,ro "$1" && exec '"$chroot_bin"' "$@"' \
-        sh "$jail" "$jail" "$@"
+        sh "$jail" "$@"
 }
 
 s3="$RENDER_STORE_TEST_S3_URL"
