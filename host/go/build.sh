@@ -18,7 +18,7 @@
 #   --no-precompiled        compile the component at a process's first call instead
 #                           (saves compiling cranelift for build.rs; with --profile dev
 #                           and the default backends, the library `cargo build -p
-#                           render-store-capi` already made is laid out as it is)
+#                           render-store-capi` alone makes, in target/debug)
 #
 # The library has the component precompiled for the target (the `precompiled`
 # feature): a process's first call loads code instead of compiling for a second or
@@ -109,9 +109,18 @@ else
     target_args=(--target "$triple")
     built="$target_dir/$triple/$out_profile/librender_store_capi.a"
 fi
-echo "build.sh: cargo build --profile $profile ${target_args[*]} -p render-store-capi --features \"$features\"" >&2
-cargo build --quiet --profile "$profile" "${target_args[@]}" \
-    -p render-store-capi --no-default-features --features "$features"
+if [ "$profile" = dev ]; then
+    echo "build.sh: cargo build --profile $profile ${target_args[*]} -p render-store-capi --features \"$features\"" >&2
+    cargo build --quiet --profile "$profile" "${target_args[@]}" \
+        -p render-store-capi --no-default-features --features "$features"
+else
+    # The package's crate types include rlib, and cargo runs no LTO for a crate that
+    # is an rlib too (its other crate types get every dependency's objects as they
+    # are): the static library alone is asked for, so the profile's LTO runs.
+    echo "build.sh: cargo rustc --profile $profile ${target_args[*]} -p render-store-capi --lib --crate-type staticlib --features \"$features\"" >&2
+    cargo rustc --quiet --profile "$profile" "${target_args[@]}" \
+        -p render-store-capi --lib --crate-type staticlib --no-default-features --features "$features"
+fi
 
 mkdir -p "$here/build/include" "$here/build/$folder"
 cp "$root/host/capi/include/render_store.h" "$here/build/include/render_store.h"
