@@ -119,12 +119,15 @@ pub(crate) fn open(
             )
         })?;
 
-    let options = client_options(&client, "AZURE_", |key| {
-        match AzureConfigKey::from_str(key) {
+    let options = client_options(
+        object_store::ClientOptions::new(),
+        &client,
+        "AZURE_",
+        |key| match AzureConfigKey::from_str(key) {
             Ok(AzureConfigKey::Client(key)) => Some(key),
             _ => None,
-        }
-    });
+        },
+    );
     let mut builder = MicrosoftAzureBuilder::from_env()
         .with_client_options(options)
         .with_retry(retry_config(&client))

@@ -87,19 +87,20 @@ pub(crate) fn take_settings(
     Ok(s)
 }
 
-/// The client options of a backend: the settings' timeouts, the roots it trusts
-/// ([`add_roots`]), then whatever the backend's environment says of its client
-/// (`AWS_ALLOW_HTTP`, `GOOGLE_PROXY_URL`, …), as the builder's `from_env` would have
-/// set them: `with_client_options` replaces the builder's, so they are read again here.
+/// The client options of a backend: `base` (the options its builder starts from, which
+/// `with_client_options` replaces: GCS's allows http, for its emulator), the settings'
+/// timeouts, the roots it trusts ([`add_roots`]), then whatever the backend's
+/// environment says of its client (`AWS_ALLOW_HTTP`, `GOOGLE_PROXY_URL`, …), as the
+/// builder's `from_env` would have set them.
 #[cfg(any(feature = "s3", feature = "gcs", feature = "azure"))]
 pub(crate) fn client_options(
+    base: object_store::ClientOptions,
     settings: &ClientSettings,
     env_prefix: &str,
     client_key: impl Fn(&str) -> Option<object_store::ClientConfigKey>,
 ) -> object_store::ClientOptions {
     let mut options = add_roots(
-        object_store::ClientOptions::new()
-            .with_timeout(settings.request_timeout)
+        base.with_timeout(settings.request_timeout)
             .with_connect_timeout(settings.connect_timeout),
     );
     for (key, value) in std::env::vars_os() {

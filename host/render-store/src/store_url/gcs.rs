@@ -39,12 +39,17 @@ pub(crate) fn open(
     )?;
     params.finish(GCS_PARAMS)?;
 
-    let options = client_options(&client, "GOOGLE_", |key| {
-        match GoogleConfigKey::from_str(key) {
+    // object_store's GCS builder allows http (for STORAGE_EMULATOR_HOST): so do these.
+    let base = object_store::ClientOptions::new().with_allow_http(true);
+    let options = client_options(
+        base,
+        &client,
+        "GOOGLE_",
+        |key| match GoogleConfigKey::from_str(key) {
             Ok(GoogleConfigKey::Client(key)) => Some(key),
             _ => None,
-        }
-    });
+        },
+    );
     let mut builder = GoogleCloudStorageBuilder::from_env()
         .with_client_options(options)
         .with_retry(retry_config(&client))

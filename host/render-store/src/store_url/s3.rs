@@ -40,7 +40,7 @@ pub(crate) fn open(
 ) -> Result<Arc<dyn ObjectStore>, Error> {
     let bucket = params.bucket_name(parsed, "bucket")?;
     let client = take_settings(&mut params, client)?;
-    let options = client_options(&client, "AWS_", |key| {
+    let options = client_options(object_store::ClientOptions::new(), &client, "AWS_", |key| {
         match AmazonS3ConfigKey::from_str(key) {
             Ok(AmazonS3ConfigKey::Client(key)) => Some(key),
             _ => None,
