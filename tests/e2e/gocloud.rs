@@ -58,28 +58,55 @@ async fn gocloud_s_metadata_files_go_with_their_keys() {
     }
     // What fileblob writes beside each key.
     for key in files(&root) {
-        std::fs::write(root.join(format!("{key}.attrs")), br#"{"user.cache_control":""}"#).unwrap();
+        std::fs::write(
+            root.join(format!("{key}.attrs")),
+            br#"{"user.cache_control":""}"#,
+        )
+        .unwrap();
     }
     let out = cli(&["--render-store-url", &url, "verify", "ns/app"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!text.contains("foreign"), "{text}");
 
     // GC keeps one entry: the two others, their blobs and the four metadata files go.
-    let out = cli(&["--render-store-url", &url, "gc", "ns/app", "--keep", "1", "--grace", "0"]);
+    let out = cli(&[
+        "--render-store-url",
+        &url,
+        "gc",
+        "ns/app",
+        "--keep",
+        "1",
+        "--grace",
+        "0",
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(
         text.contains("deleted 2 history entries and 2 renders (with 4 gocloud metadata files)"),
         "{text}"
     );
-    assert!(text.contains("kept with its key (gocloud metadata)"), "{text}");
+    assert!(
+        text.contains("kept with its key (gocloud metadata)"),
+        "{text}"
+    );
     let left = files(&root);
     let want: Vec<String> = {
-        let entry = left.iter().find(|k| k.contains("/history/") && !k.ends_with(".attrs"));
+        let entry = left
+            .iter()
+            .find(|k| k.contains("/history/") && !k.ends_with(".attrs"));
         let entry = entry.expect("an entry is kept").clone();
         let blob = format!("ns/app/renders/{}", refs[2]);
-        let mut w = vec![entry.clone(), format!("{entry}.attrs"), blob.clone(), format!("{blob}.attrs")];
+        let mut w = vec![
+            entry.clone(),
+            format!("{entry}.attrs"),
+            blob.clone(),
+            format!("{blob}.attrs"),
+        ];
         w.sort();
         w
     };
