@@ -1075,7 +1075,7 @@ fn a_version_4_gc_leaves_metadata_files_and_version_5_deletes_them_with_their_ke
         "release": { "namespace": "ns", "name": "app" }, "keep": 1, "protected": [],
         "dryRun": false, "now": { "seconds": 1_700_020_000, "nanoseconds": 0 }, "graceSeconds": 0,
     });
-    let mut render_keys = vec![
+    let mut render_keys = [
         old_key.clone(),
         format!("{old_key}.attrs"),
         new_key.clone(),
