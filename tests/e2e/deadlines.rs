@@ -81,60 +81,62 @@ async fn a_timeout_ends_every_operation_on_a_black_hole() {
         synced_at: time(1_767_225_600),
         summary: "v1".into(),
     };
-    let operations: Vec<(
-        &str,
-        futures::future::BoxFuture<'_, render_store::Result<()>>,
-    )> = vec![
-        (
-            "put-render",
-            Box::pin(async { store.put_render(&app, &render(1)).await.map(drop) }),
-        ),
-        (
-            "get-render",
-            Box::pin(async { store.get_render(&app, REF).await.map(drop) }),
-        ),
-        (
-            "has-history-ref",
-            Box::pin(async { store.has_history_ref(&app, REF).await.map(drop) }),
-        ),
-        (
-            "record-history",
-            Box::pin(async { store.record_history(&app, &entry).await.map(drop) }),
-        ),
-        (
-            "list-history",
-            Box::pin(async { store.list_history(&app).await.map(drop) }),
-        ),
-        (
-            "list-history-page",
-            Box::pin(async { store.list_history_page(&app, 5, None).await.map(drop) }),
-        ),
-        (
-            "gc",
-            Box::pin(async { store.gc(&app, 2, &[], false).await.map(drop) }),
-        ),
-        (
-            "delete-release",
-            Box::pin(async { store.delete_release(&app).await.map(drop) }),
-        ),
-        (
-            "a bucket call of the host (within)",
-            Box::pin(async { store.within(store.bucket().list("ns/app/")).await.map(drop) }),
-        ),
+    let names = [
+        "put-render",
+        "get-render",
+        "has-history-ref",
+        "record-history",
+        "list-history",
+        "list-history-page",
+        "gc",
+        "delete-release",
+        "a bucket call of the host (within)",
     ];
-    for (name, call) in operations {
-        let start = Instant::now();
-        let result = call.await;
-        let took = start.elapsed();
+    let (store, app, entry) = (&store, &app, &entry);
+    let operation = move |i: usize| -> futures::future::BoxFuture<'_, render_store::Result<()>> {
+        match i {
+            0 => Box::pin(async move { store.put_render(app, &render(1)).await.map(drop) }),
+            1 => Box::pin(async move { store.get_render(app, REF).await.map(drop) }),
+            2 => Box::pin(async move { store.has_history_ref(app, REF).await.map(drop) }),
+            3 => Box::pin(async move { store.record_history(app, entry).await.map(drop) }),
+            4 => Box::pin(async move { store.list_history(app).await.map(drop) }),
+            5 => Box::pin(async move { store.list_history_page(app, 5, None).await.map(drop) }),
+            6 => Box::pin(async move { store.gc(app, 2, &[], false).await.map(drop) }),
+            7 => Box::pin(async move { store.delete_release(app).await.map(drop) }),
+            8 => Box::pin(
+                async move { store.within(store.bucket().list("ns/app/")).await.map(drop) },
+            ),
+            _ => unreachable!("{i}"),
+        }
+    };
+    let bound = deadline + Duration::from_millis(100);
+    for (i, name) in names.iter().enumerate() {
+        // A machine busy with other tests may be slow to run the cut: the bound holds
+        // for the best of three attempts (a deadline that did not reach the request
+        // misses it every time), the error for each.
+        let mut best = Duration::MAX;
+        for _ in 0..3 {
+            let start = Instant::now();
+            let result = operation(i).await;
+            let took = start.elapsed();
+            assert!(
+                matches!(result, Err(Error::DeadlineExceeded { .. })),
+                "{name}: {result:?}"
+            );
+            assert!(
+                took >= deadline,
+                "{name} ended after {took:?}, before its deadline"
+            );
+            best = best.min(took);
+            if best < bound {
+                break;
+            }
+        }
         assert!(
-            matches!(result, Err(Error::DeadlineExceeded { .. })),
-            "{name}: {result:?}"
+            best < bound,
+            "{name} ended after {best:?} at best in three attempts"
         );
-        assert!(
-            took >= deadline && took < deadline + Duration::from_millis(100),
-            "{name} ended after {took:?}"
-        );
-        eprintln!("{name}: cut {:?} after its deadline", took - deadline);
+        eprintln!("{name}: cut {:?} after its deadline", best - deadline);
     }
     let hole = Arc::new(hole);
     let closed = tokio::task::spawn_blocking({
@@ -276,19 +278,29 @@ fn the_cli_s_timeout_ends_the_command() {
             "json",
         ];
         args.extend_from_slice(command);
-        let (out, took) = cli_timed(&args);
-        assert_eq!(out.status.code(), Some(1), "{command:?}");
-        let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
-        assert_eq!(err["error"]["kind"], "deadline", "{err}");
-        let message = err["error"]["message"].as_str().unwrap();
-        assert!(message.contains("--timeout 1s"), "{message}");
-        let over = took.saturating_sub(Duration::from_secs(1) + baseline);
+        // As in the library's test: the bound holds for the best of three runs (a busy
+        // machine may be slow to schedule the cut), the error for each.
+        let mut best = Duration::MAX;
+        for _ in 0..3 {
+            let (out, took) = cli_timed(&args);
+            assert_eq!(out.status.code(), Some(1), "{command:?}");
+            let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+            assert_eq!(err["error"]["kind"], "deadline", "{err}");
+            let message = err["error"]["message"].as_str().unwrap();
+            assert!(message.contains("--timeout 1s"), "{message}");
+            assert!(took >= Duration::from_secs(1), "{command:?} took {took:?}");
+            best = best.min(took);
+            if best.saturating_sub(Duration::from_secs(1) + baseline) < Duration::from_millis(100) {
+                break;
+            }
+        }
+        let over = best.saturating_sub(Duration::from_secs(1) + baseline);
         assert!(
-            took >= Duration::from_secs(1) && over < Duration::from_millis(100),
-            "{command:?} took {took:?} (a command alone: {baseline:?})"
+            over < Duration::from_millis(100),
+            "{command:?} took {best:?} at best in three runs (a command alone: {baseline:?})"
         );
         eprintln!(
-            "render-store {command:?}: {took:?} with a 1 s deadline (the process alone: {baseline:?})"
+            "render-store {command:?}: {best:?} with a 1 s deadline (the process alone: {baseline:?})"
         );
     }
     // 0 turns it off: the URL's own request timeout ends the command then.
