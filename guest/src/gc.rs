@@ -104,15 +104,51 @@ fn nanos(t: SyncTime) -> i128 {
 }
 
 /// The rules GC decides by. This build's, or those of the builds that wrote trace
-/// versions 2 and 3, so that their traces replay as recorded (TRACES.md).
+/// versions 2 to 4, so that their traces replay as recorded (TRACES.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Rules {
     /// Future-dated and dangling entries are skipped; a real run lists `renders/`
-    /// before it deletes entries.
+    /// before it deletes entries; the metadata of a deleted entry or blob (gocloud's
+    /// `<key>.attrs`) is deleted with it (trace version 5).
     Current,
+    /// As [`Rules::Current`], metadata files left alone as keys that do not parse
+    /// (trace version 4).
+    SkipsEntries,
     /// Every entry counts toward `keep`; a real run lists `renders/` after the second
-    /// history listing.
+    /// history listing; metadata files are left alone (versions 2 and 3).
     EveryEntryCounts,
+}
+
+impl Rules {
+    /// Whether future-dated and dangling entries are skipped.
+    fn skips(self) -> bool {
+        self != Rules::EveryEntryCounts
+    }
+
+    /// Whether a key's metadata file goes with the key.
+    fn deletes_metadata(self) -> bool {
+        self == Rules::Current
+    }
+}
+
+/// Moves from `ignored` into `deleted` every metadata file (`<key>.attrs`,
+/// [`ReleasePrefix::metadata_of`]) of a key in `deleted`, keeping both in key order: a
+/// key GC deletes takes its metadata with it, as gocloud's fileblob deletes both. The
+/// metadata of a kept key, and one whose key is gone (fileblob writes it just before
+/// its key), stay ignored.
+fn with_metadata(prefix: &ReleasePrefix, deleted: &mut Vec<String>, ignored: &mut Vec<String>) {
+    if ignored.is_empty() || deleted.is_empty() {
+        return;
+    }
+    let going: BTreeSet<&str> = deleted.iter().map(String::as_str).collect();
+    let (metadata, kept): (Vec<String>, Vec<String>) = std::mem::take(ignored)
+        .into_iter()
+        .partition(|k| prefix.metadata_of(k).is_some_and(|of| going.contains(of)));
+    *ignored = kept;
+    if !metadata.is_empty() {
+        deleted.extend(metadata);
+        deleted.sort_unstable();
+    }
 }
 
 /// The entries that do not count toward `keep`, and why.
@@ -270,7 +306,9 @@ fn plan_listed(
         }
         return Ok(plan);
     }
-    let skip = (rules == Rules::Current).then(|| Skip::new(&prefix, grace.now, &renders));
+    let skip = rules
+        .skips()
+        .then(|| Skip::new(&prefix, grace.now, &renders));
     live.extend(select_history(
         &prefix,
         history_keys,
@@ -279,6 +317,10 @@ fn plan_listed(
         &mut plan,
     ));
     select_renders(&prefix, renders, &live, grace, &mut plan);
+    if rules.deletes_metadata() {
+        with_metadata(&prefix, &mut plan.delete_history, &mut plan.ignored);
+        with_metadata(&prefix, &mut plan.delete_renders, &mut plan.ignored);
+    }
     Ok(plan)
 }
 
@@ -350,14 +392,17 @@ pub(crate) fn gc_by<B: Bucket>(
     // Which entries are dangling depends on the blobs, so they are listed before any
     // entry is deleted, and after the history: a writer puts a blob before it records
     // the entry, so the blob of every entry listed, if it exists, is in this listing.
-    let early_renders = match rules {
-        Rules::Current => Some(list(bucket, &renders)?),
-        Rules::EveryEntryCounts => None,
+    let early_renders = match rules.skips() {
+        true => Some(list(bucket, &renders)?),
+        false => None,
     };
     let skip = early_renders
         .as_deref()
         .map(|listed| Skip::new(&prefix, grace.now, listed));
     select_history(&prefix, history_keys, keep, skip.as_ref(), &mut plan);
+    if rules.deletes_metadata() {
+        with_metadata(&prefix, &mut plan.delete_history, &mut plan.ignored);
+    }
     delete_in_batches(bucket, &plan.delete_history)?;
 
     // What remains is read back rather than assumed, so an entry added or left behind
@@ -373,6 +418,9 @@ pub(crate) fn gc_by<B: Bucket>(
         None => list(bucket, &renders)?,
     };
     select_renders(&prefix, render_listing, &live, grace, &mut plan);
+    if rules.deletes_metadata() {
+        with_metadata(&prefix, &mut plan.delete_renders, &mut plan.ignored);
+    }
     delete_in_batches(bucket, &plan.delete_renders)?;
     Ok(plan)
 }

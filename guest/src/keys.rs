@@ -6,6 +6,12 @@
 //! ```
 //!
 //! Names are checked before any key is made, so no key can escape its Release's prefix.
+//!
+//! A store written through gocloud's fileblob (the storage layer a Go controller may use
+//! already) has, beside each key, `<key>.attrs`: that key's metadata, which fileblob
+//! writes, hides from its listings and deletes with the key. Here it is metadata of its
+//! key too ([`ReleasePrefix::metadata_of`]): never foreign, and GC deletes it with its
+//! key. The store itself never writes one.
 
 use crate::error::{Result, invalid};
 use crate::json::quote;
@@ -130,6 +136,9 @@ pub struct ReleasePrefix {
 const RENDERS: &str = "renders/";
 const HISTORY: &str = "history/";
 
+/// The suffix of gocloud fileblob's metadata file of a key: `<key>.attrs`.
+pub const METADATA_SUFFIX: &str = ".attrs";
+
 impl ReleasePrefix {
     /// Checks the release's names and makes its prefix.
     pub fn new(release: &Release) -> Result<Self> {
@@ -185,6 +194,13 @@ impl ReleasePrefix {
             synced_at,
             render_ref: render_ref.to_string(),
         }))
+    }
+
+    /// The key whose metadata `key` is, when `key` is `<key>.attrs` (gocloud fileblob's
+    /// metadata file) of a render or history key of this release; `None` otherwise.
+    pub fn metadata_of<'k>(&self, key: &'k str) -> Option<&'k str> {
+        let of = key.strip_suffix(METADATA_SUFFIX)?;
+        self.parse(of).map(|_| of)
     }
 
     /// The renderRef of a render key of this release.
@@ -283,6 +299,24 @@ mod tests {
         let render = p.render_key(REF).unwrap();
         assert_eq!(render, format!("ns/app/renders/{REF}"));
         assert_eq!(p.parse_render_key(&render), Some(REF.to_string()));
+        // gocloud's metadata of a key is metadata of that key, and not a key itself.
+        assert_eq!(
+            p.metadata_of(&format!("{render}.attrs")),
+            Some(render.as_str())
+        );
+        assert_eq!(
+            p.metadata_of(&format!("{history}.attrs")),
+            Some(history.as_str())
+        );
+        for not_metadata in [
+            format!("ns/app/renders/{REF}"),
+            format!("ns/app/renders/{REF}.attrs.attrs"),
+            "ns/app/renders/x.attrs".to_string(),
+            format!("ns/app2/renders/{REF}.attrs"),
+            "ns/app/.attrs".to_string(),
+        ] {
+            assert_eq!(p.metadata_of(&not_metadata), None, "{not_metadata}");
+        }
         for foreign in [
             format!("ns/app/renders/{REF}.attrs"),
             format!("ns/app/renders/{REF}.tmp"),

@@ -78,6 +78,7 @@ fn there_are_cases_of_each_rule() {
         "future-and-dangling",
         "protected-refs-and-skipped-entries",
         "keep-0",
+        "gocloud-metadata-goes-with-its-key",
     ] {
         assert!(names.iter().any(|n| n == wanted), "{wanted} in {names:?}");
     }

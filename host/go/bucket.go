@@ -1,8 +1,12 @@
+//go:build cgo
+
 package renderstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -86,8 +90,40 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("the object is %d bytes, more than the call's limit", e.Size)
 }
 
-// callState is what a Bucket store's callbacks need during one Store call.
+// callState is what a Bucket store's callbacks need during one Store call, and what
+// they report back: the errors the Bucket's methods returned.
 type callState struct {
 	ctx    context.Context
 	bucket Bucket
+
+	mu     sync.Mutex
+	failed []error
+}
+
+// keep records an error a Bucket method returned (or the context's, when the call was
+// answered without asking the Bucket), so the call's *Error unwraps to it. A failure
+// while the context is done keeps the context's error too: a Bucket that words its
+// own error may not wrap it.
+func (st *callState) keep(err error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	// One call makes few bucket calls that fail: it stops at the first in most cases.
+	if len(st.failed) >= 8 {
+		return
+	}
+	st.failed = append(st.failed, err)
+	if ctxErr := st.ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		st.failed = append(st.failed, ctxErr)
+	}
+	// The cause the context was cancelled with (ErrClosed when Close cut the call).
+	if cause := context.Cause(st.ctx); cause != nil && cause != st.ctx.Err() && !errors.Is(err, cause) {
+		st.failed = append(st.failed, cause)
+	}
+}
+
+// failures returns what keep recorded.
+func (st *callState) failures() []error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return append([]error(nil), st.failed...)
 }

@@ -27,8 +27,12 @@ func goKey(key *C.char, n C.size_t) string {
 }
 
 // answerError answers a call with err: denied when it wraps ErrDenied, failed
-// otherwise, with the error's text naming the call and the key.
-func answerError(answer *C.rs_answer, call, key string, err error) {
+// otherwise, with the error's text naming the call and the key. The error itself is
+// kept in the call's state (st), so the Store call's *Error unwraps to it.
+func answerError(st *callState, answer *C.rs_answer, call, key string, err error) {
+	if st != nil {
+		st.keep(err)
+	}
 	msg := fmt.Sprintf("%s %q: %v", call, key, err)
 	m, n := cstr(msg)
 	if errors.Is(err, ErrDenied) {
@@ -42,7 +46,7 @@ func answerError(answer *C.rs_answer, call, key string, err error) {
 // panic must not unwind through the library's frames.
 func recoverInto(answer *C.rs_answer, call, key string) {
 	if r := recover(); r != nil {
-		answerError(answer, call, key, fmt.Errorf("the Bucket's %s panicked: %v", call, r))
+		answerError(nil, answer, call, key, fmt.Errorf("the Bucket's %s panicked: %v", call, r))
 	}
 }
 
@@ -50,7 +54,7 @@ func recoverInto(answer *C.rs_answer, call, key string) {
 // cancelled call stops at its next bucket call.
 func cancelled(st *callState, answer *C.rs_answer, call, key string) bool {
 	if err := st.ctx.Err(); err != nil {
-		answerError(answer, call, key, err)
+		answerError(st, answer, call, key, err)
 		return true
 	}
 	return false
@@ -79,7 +83,7 @@ func goBucketGet(userData unsafe.Pointer, key *C.char, keyLen C.size_t, limit C.
 	case errors.As(err, &tooLarge):
 		C.rs_answer_too_large(answer, C.uint64_t(tooLarge.Size))
 	default:
-		answerError(answer, "get", k, err)
+		answerError(st, answer, "get", k, err)
 	}
 }
 
@@ -98,7 +102,7 @@ func goBucketPut(userData unsafe.Pointer, key *C.char, keyLen C.size_t, value *C
 		v = []byte{}
 	}
 	if err := st.bucket.Put(st.ctx, k, v); err != nil {
-		answerError(answer, "put", k, err)
+		answerError(st, answer, "put", k, err)
 		return
 	}
 	C.rs_answer_ok(answer)
@@ -119,7 +123,7 @@ func goBucketExists(userData unsafe.Pointer, key *C.char, keyLen C.size_t, answe
 	case errors.Is(err, ErrNotFound):
 		C.rs_answer_not_found(answer)
 	default:
-		answerError(answer, "exists", k, err)
+		answerError(st, answer, "exists", k, err)
 	}
 }
 
@@ -133,7 +137,7 @@ func goBucketList(userData unsafe.Pointer, prefix *C.char, prefixLen C.size_t, a
 	}
 	objects, err := st.bucket.List(st.ctx, p)
 	if err != nil {
-		answerError(answer, "list", p, err)
+		answerError(st, answer, "list", p, err)
 		return
 	}
 	for _, o := range objects {
@@ -157,7 +161,7 @@ func goBucketDelete(userData unsafe.Pointer, key *C.char, keyLen C.size_t, answe
 		return
 	}
 	if err := st.bucket.Delete(st.ctx, k); err != nil && !errors.Is(err, ErrNotFound) {
-		answerError(answer, "delete", k, err)
+		answerError(st, answer, "delete", k, err)
 		return
 	}
 	C.rs_answer_ok(answer)
@@ -177,11 +181,11 @@ func goBucketDeleteMany(userData unsafe.Pointer, keys *C.rs_str, count C.size_t,
 	}
 	errs, err := st.bucket.(ManyDeleter).DeleteMany(st.ctx, names)
 	if err != nil {
-		answerError(answer, "delete-many", fmt.Sprintf("%d keys", len(names)), err)
+		answerError(st, answer, "delete-many", fmt.Sprintf("%d keys", len(names)), err)
 		return
 	}
 	if errs != nil && len(errs) != len(names) {
-		answerError(answer, "delete-many", fmt.Sprintf("%d keys", len(names)),
+		answerError(st, answer, "delete-many", fmt.Sprintf("%d keys", len(names)),
 			fmt.Errorf("DeleteMany returned %d errors for %d keys", len(errs), len(names)))
 		return
 	}
@@ -194,6 +198,7 @@ func goBucketDeleteMany(userData unsafe.Pointer, keys *C.rs_str, count C.size_t,
 		case e == nil || errors.Is(e, ErrNotFound):
 			C.rs_answer_key_ok(answer, C.size_t(i))
 		default:
+			st.keep(e)
 			m, n := cstr(fmt.Sprintf("delete %q: %v", names[i], e))
 			if errors.Is(e, ErrDenied) {
 				C.rs_answer_key_denied(answer, C.size_t(i), m, n)

@@ -1,14 +1,12 @@
 package renderstore
 
-// The library is the C ABI of the Rust host (host/capi), built by cargo into the
-// workspace's target folder. The default links the debug build, with an rpath to it,
-// so `cargo build -p render-store-capi && go test ./...` works from a checkout; the
-// build tag renderstore_release links target/release instead, and CGO_LDFLAGS can
-// point anywhere else (see README.md).
+// The library is the C ABI of the Rust host (host/capi). By default the static library
+// and header host/go/build.sh lays out under build/ are linked (link_<os>_<arch>.go), so
+// the module folder alone builds; the build tags renderstore_dev and renderstore_release
+// link the checkout's target/debug or target/release instead (link_dev.go,
+// link_release.go). Without cgo, nocgo.go stops the build with what is missing.
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../capi/include
-#cgo LDFLAGS: -lrender_store_capi
 #include <stdlib.h>
 #include "render_store.h"
 */

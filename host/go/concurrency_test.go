@@ -72,7 +72,7 @@ func syncTwice(s *Store, name string, n int) error {
 		if _, err := s.RecordHistory(c, "ns", name, ref, t0.Add(timeStep(i)), "sync"); err != nil {
 			return err
 		}
-		if _, err := s.GC(c, "ns", name, 1, ProtectedRefs(ref, "", "", "", "")); err != nil {
+		if _, err := s.GC(c, "ns", name, 1, ProtectedRenders{Applied: ref}.Refs()); err != nil {
 			return err
 		}
 	}

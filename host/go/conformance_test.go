@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	renderstore "convoy/renderstore"
-	"convoy/renderstore/conformance"
+	renderstore "convoy.dev/renderstore"
+	"convoy.dev/renderstore/conformance"
 )
 
 var casesFile = filepath.Join("..", "..", "tests", "conformance", "bucket.json")

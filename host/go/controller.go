@@ -35,7 +35,7 @@ func (s *Store) HistoryCount(keepHistory *int64) int64 {
 		if h == nil && !s.closed {
 			// A Bucket store has no lasting handle; any non-NULL store counts the same.
 			var err error
-			if h, err = s.bucketHandle(context.Background()); err != nil {
+			if h, _, err = s.bucketHandle(context.Background()); err != nil {
 				panic(err)
 			}
 			defer C.rs_store_free(h)
@@ -56,18 +56,32 @@ func keepArg(keepHistory *int64) (C.bool, C.int64_t) {
 	return true, C.int64_t(*keepHistory)
 }
 
-// ProtectedRefs returns the renders GC must keep whatever the history says: the
-// render this sync applied and the Release's status.lastSuccessful,
-// status.lastAttempted, pin and status.lastHealthy renderRefs ("" when absent), as the
-// distinct, sorted list GC's protected argument takes.
-func ProtectedRefs(applied, lastSuccessful, lastAttempted, pin, lastHealthy string) []string {
-	a, an := optstr(applied)
-	ls, lsn := optstr(lastSuccessful)
-	la, lan := optstr(lastAttempted)
-	p, pn := optstr(pin)
-	lh, lhn := optstr(lastHealthy)
+// ProtectedRenders names the renders GC must keep whatever the history says
+// (CONTRACT.md §7), read from the Release at the start of the reconcile. An empty field
+// is absent.
+type ProtectedRenders struct {
+	// Applied is the render this sync applied.
+	Applied string
+	// LastSuccessful is status.lastSuccessful.renderRef.
+	LastSuccessful string
+	// LastAttempted is status.lastAttempted.renderRef: a sync that stored its render
+	// but stopped at a gate, hook or error recorded no history entry for it.
+	LastAttempted string
+	// Pin is pin.renderRef.
+	Pin string
+	// LastHealthy is status.lastHealthy.renderRef, the rollback target.
+	LastHealthy string
+}
+
+// Refs returns the distinct, sorted renderRefs of p, GC's protected argument.
+func (p ProtectedRenders) Refs() []string {
+	a, an := optstr(p.Applied)
+	ls, lsn := optstr(p.LastSuccessful)
+	la, lan := optstr(p.LastAttempted)
+	pin, pn := optstr(p.Pin)
+	lh, lhn := optstr(p.LastHealthy)
 	var out C.rs_buf
-	if err := takeError(C.rs_protected_refs(a, an, ls, lsn, la, lan, p, pn, lh, lhn, &out)); err != nil {
+	if err := takeError(C.rs_protected_refs(a, an, ls, lsn, la, lan, pin, pn, lh, lhn, &out)); err != nil {
 		panic(err)
 	}
 	var refs []string

@@ -11,58 +11,98 @@ import (
 	"unsafe"
 )
 
-// Kind says what went wrong, as the C ABI's RS_ERROR_* codes (and the Rust library's
-// error variants) do. Every Kind is also an error, so a kind is its own sentinel:
-// errors.Is(err, renderstore.ErrNotFound) holds for any *Error of KindNotFound.
+// Kind values are the header's, checked when the package compiles: an index out of
+// range here means errors.go and host/capi/include/render_store.h disagree.
+func _() {
+	var same [1]struct{}
+	_ = same[int(KindInvalidInput)-int(C.RS_ERROR_INVALID_INPUT)]
+	_ = same[int(KindInvalidObject)-int(C.RS_ERROR_INVALID_OBJECT)]
+	_ = same[int(KindInvalidYAML)-int(C.RS_ERROR_INVALID_YAML)]
+	_ = same[int(KindNotFound)-int(C.RS_ERROR_NOT_FOUND)]
+	_ = same[int(KindCorrupt)-int(C.RS_ERROR_CORRUPT)]
+	_ = same[int(KindBucket)-int(C.RS_ERROR_BUCKET)]
+	_ = same[int(KindBackend)-int(C.RS_ERROR_BACKEND)]
+	_ = same[int(KindURL)-int(C.RS_ERROR_URL)]
+	_ = same[int(KindMemoryCap)-int(C.RS_ERROR_MEMORY_CAP)]
+	_ = same[int(KindFuel)-int(C.RS_ERROR_FUEL)]
+	_ = same[int(KindTrap)-int(C.RS_ERROR_TRAP)]
+	_ = same[int(KindRuntime)-int(C.RS_ERROR_RUNTIME)]
+	_ = same[int(KindNoHistory)-int(C.RS_ERROR_NO_HISTORY)]
+	_ = same[int(KindTrace)-int(C.RS_ERROR_TRACE)]
+	_ = same[int(KindPanic)-int(C.RS_ERROR_PANIC)]
+	_ = same[int(KindInvalidArgument)-int(C.RS_ERROR_INVALID_ARGUMENT)]
+	_ = same[int(KindDenied)-int(C.RS_ERROR_DENIED)]
+	_ = same[int(KindTooLarge)-int(C.RS_ERROR_TOO_LARGE)]
+	_ = same[int(KindEncryptionKey)-int(C.RS_ERROR_ENCRYPTION_KEY)]
+	_ = same[int(KindDeadlineExceeded)-int(C.RS_ERROR_DEADLINE_EXCEEDED)]
+	_ = same[int(KindCancelled)-int(C.RS_ERROR_CANCELLED)]
+	_ = same[int(StageSplit)-int(C.RS_YAML_STAGE_SPLIT)]
+	_ = same[int(StageYAML)-int(C.RS_YAML_STAGE_YAML)]
+	_ = same[int(StageObject)-int(C.RS_YAML_STAGE_OBJECT)]
+}
+
+// Kind says what went wrong, as the Rust library's error variants do. Every Kind is
+// also an error, so a kind is its own sentinel: errors.Is(err, renderstore.ErrNotFound)
+// holds for any *Error of KindNotFound. The values are the C ABI's RS_ERROR_* codes
+// (host/capi/include/render_store.h); cgo.go checks at compile time that they agree.
 type Kind int
 
-// The kinds of error, with the C ABI's values.
+// The kinds of error.
 const (
 	// KindInvalidInput: a namespace, name, renderRef, time or summary was rejected
 	// before any bucket call, or text was not UTF-8.
-	KindInvalidInput Kind = C.RS_ERROR_INVALID_INPUT
+	KindInvalidInput Kind = 1
 	// KindInvalidObject: an object of a render is not a JSON object (Error.ObjectIndex
 	// says which).
-	KindInvalidObject Kind = C.RS_ERROR_INVALID_OBJECT
+	KindInvalidObject Kind = 2
 	// KindInvalidYAML: a YAML stream is not a render (an *InvalidYAMLError says where).
-	KindInvalidYAML Kind = C.RS_ERROR_INVALID_YAML
+	KindInvalidYAML Kind = 3
 	// KindNotFound: the render asked for is not in the store.
-	KindNotFound Kind = C.RS_ERROR_NOT_FOUND
+	KindNotFound Kind = 4
 	// KindCorrupt: a stored blob does not hash to its key, or an entry does not parse.
-	KindCorrupt Kind = C.RS_ERROR_CORRUPT
+	KindCorrupt Kind = 5
 	// KindBucket: a bucket call of the operation failed; the message names the call
 	// and the key.
-	KindBucket Kind = C.RS_ERROR_BUCKET
+	KindBucket Kind = 6
 	// KindBackend: a bucket call the host made itself, outside the component, failed.
-	KindBackend Kind = C.RS_ERROR_BACKEND
+	KindBackend Kind = 7
 	// KindURL: the render-store URL cannot be opened.
-	KindURL Kind = C.RS_ERROR_URL
+	KindURL Kind = 8
 	// KindMemoryCap: the call's memory would have grown past its cap.
-	KindMemoryCap Kind = C.RS_ERROR_MEMORY_CAP
+	KindMemoryCap Kind = 9
 	// KindFuel: the call used up its fuel (CPU budget).
-	KindFuel Kind = C.RS_ERROR_FUEL
+	KindFuel Kind = 10
 	// KindTrap: the component trapped; only this call was affected.
-	KindTrap Kind = C.RS_ERROR_TRAP
+	KindTrap Kind = 11
 	// KindRuntime: the sandbox or the library's runtime could not be set up or used.
-	KindRuntime Kind = C.RS_ERROR_RUNTIME
+	KindRuntime Kind = 12
 	// KindNoHistory: a diff against the newest entry of a release with no history.
-	KindNoHistory Kind = C.RS_ERROR_NO_HISTORY
+	KindNoHistory Kind = 13
 	// KindTrace: a trace given to Replay does not follow TRACES.md.
-	KindTrace Kind = C.RS_ERROR_TRACE
+	KindTrace Kind = 14
 	// KindPanic: the library panicked; a bug, please report it with the message.
-	KindPanic Kind = C.RS_ERROR_PANIC
+	KindPanic Kind = 15
 	// KindInvalidArgument: a rule of the C ABI was broken (for example a store call
 	// made from inside a Bucket method on the same goroutine).
-	KindInvalidArgument Kind = C.RS_ERROR_INVALID_ARGUMENT
+	KindInvalidArgument Kind = 16
 	// KindDenied: a bucket refused a call (a key it cannot store, a link or FIFO
 	// where the key's path goes, a read-only bucket). ErrDenied is its sentinel.
-	KindDenied Kind = C.RS_ERROR_DENIED
+	KindDenied Kind = 17
 	// KindTooLarge: a direct Get of Store.Bucket met an object over its limit (the
 	// bucket answers it as a *TooLargeError).
-	KindTooLarge Kind = C.RS_ERROR_TOO_LARGE
+	KindTooLarge Kind = 18
 	// KindEncryptionKey: a render blob is sealed under a key the store's keyring does
 	// not hold, or holds under that id a different key; the message names the key id.
-	KindEncryptionKey Kind = C.RS_ERROR_ENCRYPTION_KEY
+	KindEncryptionKey Kind = 19
+	// KindDeadlineExceeded: the call's context reached its deadline while the call ran;
+	// the call was cut where it waited (a bucket request in flight abandoned), leaving
+	// the store as a crash at that moment would. The error also satisfies
+	// errors.Is(err, context.DeadlineExceeded).
+	KindDeadlineExceeded Kind = 20
+	// KindCancelled: the call's context was cancelled while the call ran, and the call
+	// cut as at a deadline. The error also satisfies errors.Is(err, context.Canceled)
+	// (or, when Close cut it, errors.Is(err, ErrClosed)).
+	KindCancelled Kind = 21
 )
 
 // String spells the kind as the WIT and traces do ("not-found", "memory-cap", …).
@@ -96,6 +136,10 @@ var (
 	ErrDenied error = KindDenied
 	// ErrEncryptionKey: a render blob is sealed under a key the keyring lacks.
 	ErrEncryptionKey error = KindEncryptionKey
+	// ErrDeadlineExceeded and ErrCancelled: the call's context ended it. Such an error
+	// also satisfies errors.Is with context.DeadlineExceeded or context.Canceled.
+	ErrDeadlineExceeded error = KindDeadlineExceeded
+	ErrCancelled        error = KindCancelled
 )
 
 // ErrClosed is returned by the methods of a Store after Close.
@@ -128,6 +172,10 @@ type Error struct {
 
 	// tooLarge is the object's size for KindTooLarge.
 	tooLarge int64
+	// causes are what ended the call from Go's side: the context's error for
+	// KindDeadlineExceeded and KindCancelled (ErrClosed when Close cut the call), and
+	// for a Bucket store the errors its methods returned, kept whole.
+	causes []error
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -138,17 +186,24 @@ func (e *Error) Is(target error) bool {
 	return ok && k == e.Kind
 }
 
+// Unwrap gives what ended the call from Go's side, so errors.Is and errors.As see it:
+// the context's error (context.DeadlineExceeded, context.Canceled, a cause given to
+// context.WithCancelCause) for KindDeadlineExceeded and KindCancelled, ErrClosed when
+// Close cut the call, and the errors a Bucket's methods returned during the call (a
+// gocloud error, a context error), not their text alone.
+func (e *Error) Unwrap() []error { return e.causes }
+
 // YAMLStage says which step of reading a YAML stream failed.
 type YAMLStage int
 
 // The stages of CONTRACT.md §11.
 const (
 	// StageSplit: splitting the stream into documents.
-	StageSplit YAMLStage = C.RS_YAML_STAGE_SPLIT
+	StageSplit YAMLStage = 1
 	// StageYAML: YAML to JSON (syntax, tags, keys, aliases).
-	StageYAML YAMLStage = C.RS_YAML_STAGE_YAML
+	StageYAML YAMLStage = 2
 	// StageObject: the document is not a JSON object.
-	StageObject YAMLStage = C.RS_YAML_STAGE_OBJECT
+	StageObject YAMLStage = 3
 )
 
 func (s YAMLStage) String() string {

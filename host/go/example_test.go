@@ -8,10 +8,17 @@ import (
 	"os"
 	"time"
 
-	renderstore "convoy/renderstore"
+	renderstore "convoy.dev/renderstore"
 )
 
-// A controller's sync: store the render, apply it, record it, collect old history.
+// configMap is the one object of the examples' renders, at version v.
+func configMap(v string) [][]byte {
+	return [][]byte{[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app","namespace":"prod"},"data":{"v":"` + v + `"}}`)}
+}
+
+// A controller's sync loop: persist the render (if that fails, apply nothing), apply
+// it, record it, collect old history with the Release's protected renders; and when
+// the Release is deleted, delete its keys.
 func Example() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "render-store-example-")
@@ -19,47 +26,113 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := renderstore.Open(ctx, "file://"+dir)
+	// Grace 0: this example's GC may delete blobs written a moment ago.
+	store, err := renderstore.Open(ctx, "file://"+dir, renderstore.WithGCGrace(0))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer store.Close()
 
-	objects := [][]byte{[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app","namespace":"prod"},"data":{"v":"1"}}`)}
-	ref, err := store.PutRender(ctx, "prod", "app", objects)
-	if err != nil {
-		log.Fatal(err)
+	keepHistory := int64(2) // release.Spec.KeepHistory
+	var lastSuccessful string
+	for i, v := range []string{"1", "2", "3"} {
+		// Each sync bounds its store calls; a cut call leaves nothing half-written.
+		sync, cancel := context.WithTimeout(ctx, 30*time.Second)
+		ref, err := store.PutRender(sync, "prod", "app", configMap(v))
+		if err != nil {
+			cancel()
+			log.Fatal(err) // a DeployFailed sync: nothing applied, retried later
+		}
+		// ... apply the objects ...
+		syncedAt := time.Date(2026, 1, 1, 0, i, 0, 0, time.UTC)
+		if _, err := store.RecordHistory(sync, "prod", "app", ref, syncedAt, "v"+v); err != nil {
+			log.Print(err) // logged; the sync stays successful
+		}
+		protected := renderstore.ProtectedRenders{Applied: ref, LastSuccessful: lastSuccessful}
+		plan, err := store.GC(sync, "prod", "app", renderstore.EffectiveKeepHistory(&keepHistory), protected.Refs())
+		cancel()
+		if err != nil {
+			log.Print(err) // logged; the reconcile goes on
+			continue
+		}
+		lastSuccessful = ref
+		fmt.Printf("sync %s: %d entries kept, %d deleted\n", v, len(plan.KeepHistory), len(plan.DeleteHistory))
 	}
-	// ... apply the objects ...
-	syncedAt := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := store.RecordHistory(ctx, "prod", "app", ref, syncedAt, "v1"); err != nil {
-		log.Fatal(err)
-	}
-	keep := renderstore.EffectiveKeepHistory(nil)
-	plan, err := store.GC(ctx, "prod", "app", keep, renderstore.ProtectedRefs(ref, "", "", "", ""))
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(ref)
-	fmt.Println(len(plan.DeleteHistory), "entries deleted")
-	// The renderRef is the SHA-256 of the canonical bytes (`sha256sum` agrees).
+
+	// The Release is deleted: its finalizer deletes every key; a second run is a no-op.
+	deleted, err := store.DeleteRelease(ctx, "prod", "app")
+	fmt.Println(deleted, "keys deleted", err)
+	deleted, err = store.DeleteRelease(ctx, "prod", "app")
+	fmt.Println(deleted, "keys deleted", err)
 	// Output:
-	// sha256:d45186575d3648ebfc3c96ddc0add6b3a68a8903b2fb90978c597ee81eb1fcb0
-	// 0 entries deleted
+	// sync 1: 1 entries kept, 0 deleted
+	// sync 2: 2 entries kept, 0 deleted
+	// sync 3: 2 entries kept, 1 deleted
+	// 4 keys deleted <nil>
+	// 0 keys deleted <nil>
 }
 
-// An empty --render-store-url means no render store: a nil *Store whose PutRender
-// still computes the renderRef.
+// An empty --render-store-url means no render store: a nil *Store. PutRender still
+// computes the renderRef, the writes do nothing, the reads say there is no store, and
+// resolvedRetentionPolicy.historyCount is 0.
 func ExampleOpen_noStore() {
-	store, err := renderstore.Open(context.Background(), "")
+	ctx := context.Background()
+	store, err := renderstore.Open(ctx, "")
 	fmt.Println(store == nil, err)
-	ref, _ := store.PutRender(context.Background(), "prod", "app", [][]byte{[]byte(`{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"prod"}}`)})
+	ref, _ := store.PutRender(ctx, "prod", "app", [][]byte{[]byte(`{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"prod"}}`)})
 	fmt.Println(ref[:15])
-	_, err = store.GetRender(context.Background(), "prod", "app", ref)
+	added, err := store.RecordHistory(ctx, "prod", "app", ref, time.Now(), "v1")
+	fmt.Println(added, err)
+	plan, err := store.GC(ctx, "prod", "app", 10, nil)
+	fmt.Println(len(plan.DeleteHistory), err)
+	deleted, err := store.DeleteRelease(ctx, "prod", "app")
+	fmt.Println(deleted, err)
+	_, err = store.GetRender(ctx, "prod", "app", ref)
 	fmt.Println(errors.Is(err, renderstore.ErrNoStore))
+	fmt.Println(store.HistoryCount(nil))
 	// Output:
 	// true <nil>
 	// sha256:2b401327
+	// false <nil>
+	// 0 <nil>
+	// 0 <nil>
+	// true
+	// 0
+}
+
+// The renders GC keeps whatever the history says, read from the Release: distinct and
+// sorted, empty fields left out.
+func ExampleProtectedRenders() {
+	applied, _ := renderstore.RenderRef(configMap("2"))
+	lastHealthy, _ := renderstore.RenderRef(configMap("1"))
+	refs := renderstore.ProtectedRenders{
+		Applied:        applied,
+		LastSuccessful: applied,
+		LastHealthy:    lastHealthy,
+	}.Refs()
+	for _, r := range refs {
+		fmt.Println(r[:15])
+	}
+	// Output:
+	// sha256:abf6b992
+	// sha256:d4518657
+}
+
+// A call's context bounds it: one already past its deadline makes no bucket call, and
+// one cut while it waits fails with an error that is both the store's and the
+// context's.
+func ExampleStore_PutRender_deadline() {
+	store, err := renderstore.Open(context.Background(), "mem://")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	time.Sleep(time.Millisecond)
+	_, err = store.PutRender(ctx, "prod", "app", configMap("1"))
+	fmt.Println(errors.Is(err, context.DeadlineExceeded))
+	// Output:
 	// true
 }
 

@@ -1,3 +1,3 @@
-module convoy/renderstore
+module convoy.dev/renderstore
 
 go 1.22

@@ -301,7 +301,7 @@ func Grace(now time.Time, period time.Duration) GCOption {
 // than five minutes after now, and entries whose render is not stored, do not count
 // toward keep and are never deleted (GCPlan.FutureHistory, GCPlan.DanglingHistory). keep is the
 // effective keepHistory (EffectiveKeepHistory); keep <= 0 does nothing. protected is
-// usually ProtectedRefs of the Release. A listing that cannot be complete stops GC
+// usually ProtectedRenders.Refs of the Release. A listing that cannot be complete stops GC
 // with an error before it deletes anything. On a nil *Store it does nothing.
 func (s *Store) GC(ctx context.Context, namespace, name string, keep int64, protected []string, opts ...GCOption) (*GCPlan, error) {
 	if s == nil {

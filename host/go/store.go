@@ -30,6 +30,7 @@ import "C"
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/cgo"
 	"sync"
@@ -72,6 +73,30 @@ func WithGCGrace(d time.Duration) Option {
 // with the same limits (default 64); more wait for a free slot.
 func WithConcurrentCalls(n uint32) Option {
 	return func(c *config) { c.opts.concurrent_calls = C.uint32_t(n) }
+}
+
+// WithRequestTimeout bounds each HTTP request of a cloud store (s3://, gs://,
+// azblob://), from connecting to the last byte of its answer (default 30 s); a URL's
+// own timeout parameter wins. A call's context bounds the whole call besides.
+func WithRequestTimeout(d time.Duration) Option {
+	return func(c *config) { c.opts.request_timeout_ms = C.uint64_t(d / time.Millisecond) }
+}
+
+// WithConnectTimeout bounds connecting to a cloud store (default 5 s); a URL's own
+// connect_timeout parameter wins.
+func WithConnectTimeout(d time.Duration) Option {
+	return func(c *config) { c.opts.connect_timeout_ms = C.uint64_t(d / time.Millisecond) }
+}
+
+// WithRetries sets how many times a cloud request that failed in a way worth retrying
+// (a timeout or broken connection of an idempotent request, a 5xx, throttling) is made
+// again, and how long after its first attempt a retry may still start (defaults: 3
+// within 15 s; retries 0: never). A URL's own retries and retry_timeout parameters win.
+func WithRetries(retries uint32, within time.Duration) Option {
+	return func(c *config) {
+		c.opts.max_retries = C.uint32_t(retries)
+		c.opts.retry_timeout_ms = C.uint64_t(within / time.Millisecond)
+	}
 }
 
 // WithEncryptionKeys encrypts the store's render blobs with the keyring file at path
@@ -152,6 +177,10 @@ type Store struct {
 	// freed while a call uses it.
 	mu     sync.RWMutex
 	closed bool
+	// closing is cancelled by Close, which cuts every call in flight (each call's
+	// cancel handle listens to it) before Close waits for them.
+	closing context.Context
+	close   context.CancelFunc
 	// handle is the URL-opened store; nil for a Bucket store.
 	handle *C.rs_store
 	// bucket serves a Bucket store's calls: each call gets a handle of its own whose
@@ -181,6 +210,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	}
 	c := configOf(opts)
 	s := &Store{opts: c.opts}
+	s.closing, s.close = context.WithCancel(context.Background())
 	u, n := cstr(url)
 	var h *C.rs_store
 	if err := takeError(C.rs_store_open(u, n, &s.opts, &h)); err != nil {
@@ -217,8 +247,9 @@ func New(bucket Bucket, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{opts: c.opts, bucket: bucket, keyring: k, encryptionRequired: c.encryptionRequired}
+	s.closing, s.close = context.WithCancel(context.Background())
 	// Open one handle now, so a bad option fails here rather than at the first call.
-	h, err := s.bucketHandle(context.Background())
+	h, _, err := s.bucketHandle(context.Background())
 	if err != nil {
 		C.rs_keyring_free(k)
 		return nil, err
@@ -227,12 +258,15 @@ func New(bucket Bucket, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// Close frees the store. It waits for calls in flight; later calls return ErrClosed.
-// Closing a nil or closed store does nothing.
+// Close frees the store. Calls in flight are cut where they wait (a bucket request
+// abandoned, as at a deadline; their errors satisfy errors.Is(err, ErrClosed)), so Close
+// returns promptly; a Bucket method running then gets its context cancelled and is
+// waited for. Later calls return ErrClosed. Closing a nil or closed store does nothing.
 func (s *Store) Close() error {
 	if s == nil {
 		return nil
 	}
+	s.close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
@@ -244,9 +278,11 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// bucketHandle opens a store handle whose callbacks serve one call with ctx.
-func (s *Store) bucketHandle(ctx context.Context) (*C.rs_store, error) {
-	h := cgo.NewHandle(&callState{ctx: ctx, bucket: s.bucket})
+// bucketHandle opens a store handle whose callbacks serve one call with ctx, and the
+// call's state, where the callbacks keep the errors the Bucket returned.
+func (s *Store) bucketHandle(ctx context.Context) (*C.rs_store, *callState, error) {
+	st := &callState{ctx: ctx, bucket: s.bucket}
+	h := cgo.NewHandle(st)
 	ud := C.malloc(C.size_t(unsafe.Sizeof(C.uintptr_t(0))))
 	*(*C.uintptr_t)(ud) = C.uintptr_t(h)
 	var table C.rs_bucket
@@ -257,10 +293,11 @@ func (s *Store) bucketHandle(ctx context.Context) (*C.rs_store, error) {
 		// On error the library keeps nothing and does not call drop.
 		h.Delete()
 		C.free(ud)
-		return nil, err
+		return nil, nil, err
 	}
 	// On error withKeyring has freed the handle, which frees the callback state.
-	return withKeyring(out, s.keyring, s.encryptionRequired)
+	out, err := withKeyring(out, s.keyring, s.encryptionRequired)
+	return out, st, err
 }
 
 func boolInt(b bool) C.int {
@@ -270,8 +307,10 @@ func boolInt(b bool) C.int {
 	return 0
 }
 
-// call runs f with a store handle for one call: the URL store's, or a Bucket store's
-// own for this call's context.
+// call runs f with a store handle for one call, bounded by ctx: the URL store's, or a
+// Bucket store's own for this call's context, behind a handle whose calls end at ctx's
+// deadline or when ctx is cancelled or the store closed (rs_store_with_deadline), so
+// the library cuts the call where it waits, the bucket request in flight too.
 func (s *Store) call(ctx context.Context, f func(*C.rs_store) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -281,13 +320,109 @@ func (s *Store) call(ctx context.Context, f func(*C.rs_store) error) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if s.bucket == nil {
-		return f(s.handle)
+	base := s.handle
+	var st *callState
+	if s.bucket != nil {
+		// A Bucket method sees a context that Close cancels too.
+		callCtx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := context.AfterFunc(s.closing, func() { cancel(ErrClosed) })
+		defer stop()
+		h, state, err := s.bucketHandle(callCtx)
+		if err != nil {
+			return err
+		}
+		defer C.rs_store_free(h)
+		base, st = h, state
 	}
-	h, err := s.bucketHandle(ctx)
+	h, release, err := s.bounded(ctx, base)
 	if err != nil {
 		return err
 	}
-	defer C.rs_store_free(h)
-	return f(h)
+	err = f(h)
+	release()
+	return s.explain(ctx, err, st)
+}
+
+// bounded makes a handle over base whose calls end at ctx's deadline, or when ctx is
+// done or the store closing (a cancel handle the library checks while the call
+// waits). release frees both once the call returned.
+func (s *Store) bounded(ctx context.Context, base *C.rs_store) (*C.rs_store, func(), error) {
+	var timeout C.uint64_t
+	if deadline, ok := ctx.Deadline(); ok {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, nil, context.DeadlineExceeded
+		}
+		timeout = C.uint64_t(left)
+	}
+	var cancel *C.rs_cancel
+	if err := takeError(C.rs_cancel_new(&cancel)); err != nil {
+		return nil, nil, err
+	}
+	var h *C.rs_store
+	if err := takeError(C.rs_store_with_deadline(base, timeout, cancel, &h)); err != nil {
+		C.rs_cancel_free(cancel)
+		return nil, nil, err
+	}
+	// The cancel handle is freed only once no AfterFunc can still be using it: stop
+	// does not wait for a callback already running, the mutex does.
+	var mu sync.Mutex
+	freed := false
+	fire := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !freed {
+			C.rs_cancel_cancel(cancel)
+		}
+	}
+	// A context done at its deadline is left to the library's own deadline (a few
+	// microseconds later, as it was computed after Go's), so the call fails as
+	// KindDeadlineExceeded rather than as cancelled.
+	stopCtx := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			fire()
+		}
+	})
+	stopClose := context.AfterFunc(s.closing, fire)
+	release := func() {
+		stopCtx()
+		stopClose()
+		mu.Lock()
+		freed = true
+		mu.Unlock()
+		C.rs_store_free(h)
+		C.rs_cancel_free(cancel)
+	}
+	return h, release, nil
+}
+
+// explain adds to a failed call's *Error what ended it from Go's side (Error.Unwrap):
+// the context's error when the call was cut (ErrClosed when Close cut it), and the
+// errors a Bucket's methods returned. Without it the error would say only what the
+// library saw.
+func (s *Store) explain(ctx context.Context, err error, st *callState) error {
+	var e *Error
+	if err == nil || !errors.As(err, &e) {
+		return err
+	}
+	switch e.Kind {
+	case KindDeadlineExceeded, KindCancelled:
+		switch {
+		case ctx.Err() != nil:
+			e.causes = append(e.causes, ctx.Err())
+			if cause := context.Cause(ctx); cause != ctx.Err() {
+				e.causes = append(e.causes, cause)
+			}
+		case s.closing.Err() != nil:
+			e.causes = append(e.causes, ErrClosed)
+		case e.Kind == KindDeadlineExceeded:
+			// The library's clock reached ctx's deadline a moment before Go's did.
+			e.causes = append(e.causes, context.DeadlineExceeded)
+		}
+	}
+	if st != nil {
+		e.causes = append(e.causes, st.failures()...)
+	}
+	return err
 }

@@ -338,9 +338,9 @@ func TestControllerRules(t *testing.T) {
 	}
 	a, _ := RenderRef(render(1))
 	b, _ := RenderRef(render(2))
-	refs := ProtectedRefs(b, a, "", b, "")
+	refs := ProtectedRenders{Applied: b, LastSuccessful: a, Pin: b}.Refs()
 	if len(refs) != 2 || refs[0] > refs[1] {
-		t.Fatalf("ProtectedRefs: %v", refs)
+		t.Fatalf("ProtectedRenders.Refs: %v", refs)
 	}
 }
 

@@ -15,6 +15,13 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+// The `precompiled` feature: wasmtime, without its runtime, compiles the component here
+// with the settings the runtime uses (the same file, included), for the build's target.
+#[cfg(feature = "precompiled")]
+#[path = "src/runtime/engine_config.rs"]
+#[allow(dead_code)]
+mod engine_config;
+
 const GUEST_TARGET: &str = "wasm32-unknown-unknown";
 const GUEST_PROFILE: &str = "guest-wasm";
 
@@ -161,9 +168,12 @@ fn ensure_guest_target(root: &Path) {
 
 /// Writes the component to embed, and its SHA-256 (hex), which names its entry in the
 /// compiled-component cache: computed here once rather than at every process start.
+/// With the `precompiled` feature, the component compiled for the target too.
 fn write_component(out_dir: &Path, component: &[u8]) {
     use sha2::{Digest, Sha256};
     std::fs::write(out_dir.join("render_store.wasm"), component).expect("writing the component");
+    #[cfg(feature = "precompiled")]
+    precompile(out_dir, component);
     let digest: String = Sha256::digest(component)
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -185,4 +195,24 @@ fn emit_wit_package() {
         .find_map(|l| l.trim().strip_prefix("package ")?.strip_suffix(';'))
         .unwrap_or_else(|| panic!("{} has no package line", wit.display()));
     println!("cargo:rustc-env=RENDER_STORE_WIT_PACKAGE={package}");
+}
+
+/// Compiles the component for the target being built, as the runtime's engine would
+/// with the default limits and the portable CPU features, into `render_store.cwasm`.
+/// The runtime loads it only where wasmtime agrees it was made for that engine.
+#[cfg(feature = "precompiled")]
+fn precompile(out_dir: &Path, component: &[u8]) {
+    let target = env::var("TARGET").expect("set by cargo");
+    let mut config = wasmtime::Config::new();
+    engine_config::compile_settings(&mut config, engine_config::DEFAULT_MEMORY_RESERVATION);
+    engine_config::portable_target(&mut config, &target)
+        .unwrap_or_else(|e| panic!("precompiling the component for {target}: {e:#}"));
+    let engine = wasmtime::Engine::new(&config)
+        .unwrap_or_else(|e| panic!("precompiling the component for {target}: {e:#}"));
+    let compiled = engine
+        .precompile_component(component)
+        .unwrap_or_else(|e| panic!("precompiling the component for {target}: {e:#}"));
+    std::fs::write(out_dir.join("render_store.cwasm"), compiled)
+        .expect("writing the precompiled component");
+    println!("cargo:rustc-env=RENDER_STORE_PRECOMPILED_TARGET={target}");
 }

@@ -273,3 +273,140 @@ async fn a_fault_at_every_call_keeps_the_invariants_and_a_retry_completes() {
     eprintln!("fault injection: {cases} (operation, call, fault) cases");
     assert!(cases >= 40, "only {cases} cases ran");
 }
+
+/// Hangs at the k-th call (from 1), before the call or after a write or delete it makes,
+/// until the call is dropped: a bucket request that never answers, which the store's
+/// deadline cuts.
+struct KthCallHangs {
+    inner: Arc<dyn Bucket>,
+    k: usize,
+    fault: Fault,
+    calls: AtomicUsize,
+}
+
+impl KthCallHangs {
+    /// Counts a call; whether it is the k-th.
+    fn hit(&self) -> bool {
+        self.calls.fetch_add(1, Ordering::SeqCst) + 1 == self.k
+    }
+}
+
+/// Never answers.
+async fn hang() {
+    std::future::pending::<()>().await
+}
+
+#[async_trait::async_trait]
+impl Bucket for KthCallHangs {
+    async fn get(&self, key: &str, limit: u64) -> Result<Vec<u8>, BucketError> {
+        if self.hit() {
+            hang().await;
+        }
+        self.inner.get(key, limit).await
+    }
+    async fn put(&self, key: &str, value: Vec<u8>) -> Result<(), BucketError> {
+        if self.hit() {
+            if self.fault == Fault::After {
+                self.inner.put(key, value.clone()).await?;
+            }
+            hang().await;
+        }
+        self.inner.put(key, value).await
+    }
+    async fn exists(&self, key: &str) -> Result<Option<u64>, BucketError> {
+        if self.hit() {
+            hang().await;
+        }
+        self.inner.exists(key).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
+        if self.hit() {
+            hang().await;
+        }
+        self.inner.list(prefix).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), BucketError> {
+        if self.hit() {
+            if self.fault == Fault::After {
+                self.inner.delete(key).await?;
+            }
+            hang().await;
+        }
+        self.inner.delete(key).await
+    }
+}
+
+/// A deadline that cuts an operation at every bucket call, before the call or after
+/// its write: the cut is reported as the deadline, the store keeps its invariants (a
+/// cut is a crash at that moment: nothing half-written), and a retry ends where an
+/// uninterrupted run does (CONTRACT.md §15).
+#[tokio::test]
+async fn a_deadline_at_every_call_keeps_the_invariants_and_a_retry_completes() {
+    let mut cases = 0;
+    let deadline = std::time::Duration::from_millis(40);
+    for op in [Op::PutRender, Op::RecordHistory, Op::Gc, Op::DeleteRelease] {
+        let (bucket, protected) = starting_state(op).await;
+        let counter = Arc::new(KthCallFails {
+            inner: bucket.clone(),
+            k: 0,
+            fault: Fault::Before,
+            calls: AtomicUsize::new(0),
+        });
+        run(
+            op,
+            &RenderStore::new(runtime(), counter.clone()).with_gc_grace(std::time::Duration::ZERO),
+            &protected,
+        )
+        .await
+        .unwrap();
+        let calls = counter.calls.load(Ordering::SeqCst);
+        let want = snapshot(&bucket).await;
+        for k in 1..=calls {
+            for fault in [Fault::Before, Fault::After] {
+                let case = format!("{op:?} cut at call {k} of {calls} ({fault:?})");
+                let (bucket, protected) = starting_state(op).await;
+                let before = snapshot(&bucket).await;
+                let hanging = Arc::new(KthCallHangs {
+                    inner: bucket.clone(),
+                    k,
+                    fault,
+                    calls: AtomicUsize::new(0),
+                });
+                let store = RenderStore::new(runtime(), hanging)
+                    .with_gc_grace(std::time::Duration::ZERO)
+                    .with_timeout(deadline);
+                let started = std::time::Instant::now();
+                let result = run(op, &store, &protected).await;
+                assert!(
+                    matches!(result, Err(render_store::Error::DeadlineExceeded { .. })),
+                    "{case}: {result:?}"
+                );
+                assert!(
+                    started.elapsed() < deadline * 5,
+                    "{case}: {:?}",
+                    started.elapsed()
+                );
+                let check_protected = if matches!(op, Op::DeleteRelease) {
+                    &[][..]
+                } else {
+                    &protected[..]
+                };
+                check_invariants(&snapshot(&bucket).await, &before, check_protected, &case);
+                run(
+                    op,
+                    &RenderStore::new(runtime(), bucket.clone())
+                        .with_gc_grace(std::time::Duration::ZERO),
+                    &protected,
+                )
+                .await
+                .unwrap_or_else(|e| panic!("{case}: the retry failed: {e}"));
+                let after = snapshot(&bucket).await;
+                check_invariants(&after, &before, check_protected, &case);
+                assert_eq!(after, want, "{case}: the retry left another state");
+                cases += 1;
+            }
+        }
+    }
+    eprintln!("deadline cuts: {cases} (operation, call, where) cases");
+    assert!(cases >= 40, "only {cases} cases ran");
+}

@@ -11,19 +11,26 @@ fn documented() -> BTreeMap<String, BTreeSet<String>> {
         .nth(1)
         .expect("the README has the URL table");
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut scheme = String::new();
+    // A row group may name several schemes (`s3://`, `gs://`, `azblob://`: the cloud
+    // client's parameters); its rows below with an empty first cell are theirs too.
+    let mut schemes: Vec<String> = Vec::new();
     for row in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-        if let Some(s) = cells[1]
-            .strip_prefix('`')
-            .and_then(|c| c.split("://").next())
-        {
-            scheme = s.to_string();
+        let named: Vec<String> = cells[1]
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter_map(|c| c.split_once("://").map(|(s, _)| s.to_string()))
+            .collect();
+        if !named.is_empty() {
+            schemes = named;
         }
-        let names = out.entry(scheme.clone()).or_default();
-        for (i, part) in cells[2].split('`').enumerate() {
-            if i % 2 == 1 {
-                names.insert(part.to_string());
+        for scheme in &schemes {
+            let names = out.entry(scheme.clone()).or_default();
+            for (i, part) in cells[2].split('`').enumerate() {
+                if i % 2 == 1 {
+                    names.insert(part.to_string());
+                }
             }
         }
     }

@@ -27,8 +27,9 @@ pub const FORMAT: &str = "render-store-trace";
 /// `now` and grace period it ran with. Version 3: `delete-many` calls, which GC and
 /// delete-release make instead of one `delete` per key. Version 4: GC skips future-dated
 /// and dangling history entries, lists `renders/` before it deletes entries, and its
-/// plan has `futureHistory` and `danglingHistory`.
-pub const VERSION: u64 = 4;
+/// plan has `futureHistory` and `danglingHistory`. Version 5: GC deletes gocloud's
+/// metadata file of each entry and blob it deletes (`<key>.attrs`) with it.
+pub const VERSION: u64 = 5;
 
 /// The oldest version read. An older trace replays as the build that wrote it ran: a
 /// version 2 trace with one `delete` per key where this build would batch them, and a
@@ -38,3 +39,6 @@ pub const OLDEST_VERSION: u64 = 2;
 
 /// The first version whose GC skips future-dated and dangling entries.
 pub(crate) const SKIPPING_GC: u64 = 4;
+
+/// The first version whose GC deletes a key's metadata file with the key.
+pub(crate) const METADATA_GC: u64 = 5;

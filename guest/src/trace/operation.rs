@@ -177,7 +177,8 @@ pub fn record<B: Bucket>(
 
 /// [`record`] as the build that wrote trace `version` ran: before version 3 with one
 /// `delete` a key, stopping at the first that fails; before version 4 with GC counting
-/// every entry, in that version's call order.
+/// every entry, in that version's call order; before version 5 with GC leaving
+/// metadata files alone.
 pub(crate) fn record_as<B: Bucket>(
     bucket: B,
     operation: &Operation,
@@ -189,8 +190,10 @@ pub(crate) fn record_as<B: Bucket>(
         inner: bucket,
         prefix: format!("{}/{}/", release.namespace, release.name),
     });
-    let rules = if version >= super::SKIPPING_GC {
+    let rules = if version >= super::METADATA_GC {
         Rules::Current
+    } else if version >= super::SKIPPING_GC {
+        Rules::SkipsEntries
     } else {
         Rules::EveryEntryCounts
     };

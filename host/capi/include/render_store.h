@@ -110,6 +110,15 @@
 // under that id a different key; the message names the key id.
 #define RS_ERROR_ENCRYPTION_KEY 19
 
+// The call's deadline (`rs_store_with_deadline`) passed before it finished: it was cut
+// where it waited, the bucket request in flight abandoned. The store is as a crash at
+// that moment leaves it: nothing half-written (CONTRACT.md §15).
+#define RS_ERROR_DEADLINE_EXCEEDED 20
+
+// The call's cancel handle (`rs_cancel_cancel`) was cancelled before it finished; cut
+// as at a deadline.
+#define RS_ERROR_CANCELLED 21
+
 // `rs_error_yaml`'s stage: splitting the stream into documents.
 #define RS_YAML_STAGE_SPLIT 1
 
@@ -150,6 +159,12 @@
 // `delete_many` callback may answer its keys from several threads at once).
 typedef struct rs_answer rs_answer;
 
+// A cancel handle: cancels the calls of every store handle made with it
+// (`rs_store_with_deadline`). Made by `rs_cancel_new`, freed with `rs_cancel_free`
+// once no store handle made with it is used any more. `rs_cancel_cancel` may be
+// called from any thread, while calls run.
+typedef struct rs_cancel rs_cancel;
+
 // An error: its kind, its message and what the kind carries. Made by the library,
 // owned by the caller from the moment a call returns it, freed with [`rs_error_free`].
 // Its accessors may be called from any thread, several at once.
@@ -182,8 +197,8 @@ typedef struct rs_buf {
   size_t cap;
 } rs_buf;
 
-// Options of a store (and, for the logic functions, of a call): the sandbox's limits
-// and GC's grace period.
+// Options of a store (and, for the logic functions, of a call): the sandbox's limits,
+// GC's grace period and how a cloud backend's client waits and retries.
 //
 // Sized, so it can grow: fill it with [`rs_options_init`] (which sets `size` and every
 // default), then change the fields wanted. The library reads only the first `size`
@@ -205,6 +220,19 @@ typedef struct rs_options {
   // Sandboxed calls that may run at once, over every store with the same limits;
   // more wait for a free slot (default 64).
   uint32_t concurrent_calls;
+  // The most one HTTP request of a cloud backend (`s3://`, `gs://`, `azblob://`) may
+  // take, in milliseconds (default 30,000); the URL's `timeout` wins. `rs_store_open`
+  // alone reads this and the next three.
+  uint64_t request_timeout_ms;
+  // The most connecting may take, in milliseconds (default 5,000); the URL's
+  // `connect_timeout` wins.
+  uint64_t connect_timeout_ms;
+  // How many times a cloud request that failed in a way worth retrying is made again
+  // (default 3; 0: never); the URL's `retries` wins.
+  uint32_t max_retries;
+  // No retry starts later than this after a request's first attempt, in
+  // milliseconds (default 15,000); the URL's `retry_timeout` wins.
+  uint64_t retry_timeout_ms;
 } rs_options;
 
 // A point in time: seconds since 1970-01-01T00:00:00Z (negative before) and
@@ -690,7 +718,10 @@ void rs_options_init(struct rs_options *options,
 // (NULL: the defaults). Errors are the Rust library's: `RS_ERROR_URL` for an unknown
 // scheme or parameter or a bad value. An empty URL (or blanks only) means "no render
 // store": `*out` is set to NULL and no error is returned. Otherwise `*out` is a store
-// the caller frees with `rs_store_free`. Any thread.
+// the caller frees with `rs_store_free`. A cloud backend's HTTP client waits and
+// retries as the options' `request_timeout_ms`, `connect_timeout_ms`, `max_retries`
+// and `retry_timeout_ms` say, unless the URL's `timeout`, `connect_timeout`, `retries`
+// and `retry_timeout` say otherwise. Any thread.
 struct rs_error *rs_store_open(const char *url,
                                size_t url_len,
                                const struct rs_options *options,
@@ -874,6 +905,40 @@ struct rs_error *rs_store_with_keyring(const struct rs_store *store,
                                        const struct rs_keyring *keyring,
                                        bool encryption_required,
                                        struct rs_store **out);
+
+// A new cancel handle, not cancelled, into `*out`. Any thread.
+struct rs_error *rs_cancel_new(struct rs_cancel **out);
+
+// Cancels: every call of a store handle made with `cancel` that is running ends at
+// once with `RS_ERROR_CANCELLED` (the bucket request in flight is abandoned; the store
+// is as a crash at that moment leaves it), and every later call fails so before any
+// bucket call. For good; calling it again does nothing. Never blocks; any thread, also
+// while calls run on other threads (a Go context's done channel, a signal's thread).
+// NULL is ignored.
+void rs_cancel_cancel(const struct rs_cancel *cancel);
+
+// Frees a cancel handle; NULL is ignored. Store handles made with it keep their own
+// reference: freeing it does not cancel them, and they may still be used and freed.
+// Any thread.
+void rs_cancel_free(struct rs_cancel *cancel);
+
+// A new handle over the same store (bucket, runtime, keyring, grace period) whose
+// calls must end `timeout_ns` nanoseconds after this function is called (0: no
+// deadline; the earlier one wins over a deadline `store` already has), and end when
+// `cancel` is cancelled (NULL: no cancel handle). A call still running at its deadline
+// is cut where it waits, the bucket request in flight abandoned, and fails with
+// `RS_ERROR_DEADLINE_EXCEEDED` (`RS_ERROR_CANCELLED` when cancelled); one made after
+// either fails so before any bucket call. Nothing is left half-written: the store is
+// as a crash at that moment leaves it (CONTRACT.md §15). The direct bucket calls
+// (`rs_store_bucket_*`) are bounded the same way. A bucket callback running at the
+// deadline is not interrupted (it runs on the calling thread): the call ends when it
+// returns. `*out` is freed with `rs_store_free`; `store` and `cancel` stay the
+// caller's. A call per store handle is cheap (no copy of the store): a Go context or
+// a Python `timeout=` makes one per call. Any thread.
+struct rs_error *rs_store_with_deadline(const struct rs_store *store,
+                                        uint64_t timeout_ns,
+                                        const struct rs_cancel *cancel,
+                                        struct rs_store **out);
 
 // Seals every render blob of the release not yet sealed under the store's keyring's
 // first key under it (calls: `list` of `renders/`, then `get` of each blob and `put`

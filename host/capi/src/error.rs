@@ -54,6 +54,13 @@ pub const RS_ERROR_TOO_LARGE: i32 = 18;
 /// A render blob is encrypted with a key the store's keyring does not hold, or holds
 /// under that id a different key; the message names the key id.
 pub const RS_ERROR_ENCRYPTION_KEY: i32 = 19;
+/// The call's deadline (`rs_store_with_deadline`) passed before it finished: it was cut
+/// where it waited, the bucket request in flight abandoned. The store is as a crash at
+/// that moment leaves it: nothing half-written (CONTRACT.md §15).
+pub const RS_ERROR_DEADLINE_EXCEEDED: i32 = 20;
+/// The call's cancel handle (`rs_cancel_cancel`) was cancelled before it finished; cut
+/// as at a deadline.
+pub const RS_ERROR_CANCELLED: i32 = 21;
 
 /// An error: its kind, its message and what the kind carries. Made by the library,
 /// owned by the caller from the moment a call returns it, freed with [`rs_error_free`].
@@ -219,6 +226,8 @@ impl rs_error {
                 message: detail, ..
             } => plain(RS_ERROR_TRAP, detail),
             Error::Runtime(m) => plain(RS_ERROR_RUNTIME, m),
+            Error::DeadlineExceeded { .. } => plain(RS_ERROR_DEADLINE_EXCEEDED, &message),
+            Error::Cancelled => plain(RS_ERROR_CANCELLED, &message),
             // `Error` may grow (it is non_exhaustive): until this crate names a new
             // variant, it reaches C as a runtime error with the library's own words.
             _ => plain(RS_ERROR_RUNTIME, &message),
@@ -316,6 +325,8 @@ pub extern "C" fn rs_error_kind_name(kind: i32) -> *const std::ffi::c_char {
         RS_ERROR_DENIED => c"denied",
         RS_ERROR_TOO_LARGE => c"too-large",
         RS_ERROR_ENCRYPTION_KEY => c"encryption-key",
+        RS_ERROR_DEADLINE_EXCEEDED => c"deadline-exceeded",
+        RS_ERROR_CANCELLED => c"cancelled",
         _ => c"unknown",
     };
     name.as_ptr()

@@ -2,12 +2,12 @@
 //! its limits) they select.
 
 use crate::error::{Result, guard_void, rs_error};
-use render_store::{Grace, Limits, Runtime};
+use render_store::{ClientSettings, Grace, Limits, Runtime};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Options of a store (and, for the logic functions, of a call): the sandbox's limits
-/// and GC's grace period.
+/// Options of a store (and, for the logic functions, of a call): the sandbox's limits,
+/// GC's grace period and how a cloud backend's client waits and retries.
 ///
 /// Sized, so it can grow: fill it with [`rs_options_init`] (which sets `size` and every
 /// default), then change the fields wanted. The library reads only the first `size`
@@ -31,6 +31,19 @@ pub struct rs_options {
     /// Sandboxed calls that may run at once, over every store with the same limits;
     /// more wait for a free slot (default 64).
     pub concurrent_calls: u32,
+    /// The most one HTTP request of a cloud backend (`s3://`, `gs://`, `azblob://`) may
+    /// take, in milliseconds (default 30,000); the URL's `timeout` wins. `rs_store_open`
+    /// alone reads this and the next three.
+    pub request_timeout_ms: u64,
+    /// The most connecting may take, in milliseconds (default 5,000); the URL's
+    /// `connect_timeout` wins.
+    pub connect_timeout_ms: u64,
+    /// How many times a cloud request that failed in a way worth retrying is made again
+    /// (default 3; 0: never); the URL's `retries` wins.
+    pub max_retries: u32,
+    /// No retry starts later than this after a request's first attempt, in
+    /// milliseconds (default 15,000); the URL's `retry_timeout` wins.
+    pub retry_timeout_ms: u64,
 }
 
 impl rs_options {
@@ -40,6 +53,10 @@ impl rs_options {
         fuel: Limits::DEFAULT_FUEL,
         gc_grace_seconds: Grace::DEFAULT.as_secs(),
         concurrent_calls: Limits::DEFAULT_CONCURRENT_CALLS,
+        request_timeout_ms: ClientSettings::DEFAULT.request_timeout.as_millis() as u64,
+        connect_timeout_ms: ClientSettings::DEFAULT.connect_timeout.as_millis() as u64,
+        max_retries: ClientSettings::DEFAULT.max_retries,
+        retry_timeout_ms: ClientSettings::DEFAULT.retry_timeout.as_millis() as u64,
     };
 
     /// The options at `ptr` (NULL: the defaults), the fields past its `size` defaulted.
@@ -92,6 +109,25 @@ impl rs_options {
 
     pub(crate) fn gc_grace(&self) -> Duration {
         Duration::from_secs(self.gc_grace_seconds)
+    }
+
+    /// The cloud client's settings. A zero timeout is taken as the default: a request
+    /// that may never end is what they exist to prevent.
+    pub(crate) fn client_settings(&self) -> ClientSettings {
+        let d = ClientSettings::DEFAULT;
+        let ms = |v: u64, default: Duration| {
+            if v == 0 {
+                default
+            } else {
+                Duration::from_millis(v)
+            }
+        };
+        ClientSettings {
+            request_timeout: ms(self.request_timeout_ms, d.request_timeout),
+            connect_timeout: ms(self.connect_timeout_ms, d.connect_timeout),
+            max_retries: self.max_retries,
+            retry_timeout: ms(self.retry_timeout_ms, d.retry_timeout),
+        }
     }
 }
 

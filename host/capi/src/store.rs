@@ -16,10 +16,12 @@ use crate::json;
 use crate::options::{rs_options, runtime};
 use crate::value::{rs_buf, rs_grace, rs_time};
 use render_store::operation::{Operation, Output};
-use render_store::{Grace, Keyring, NewEntry, Observer, RenderStore, open_bucket};
+use render_store::{
+    CancelToken, Grace, Keyring, NewEntry, Observer, RenderStore, open_bucket_with,
+};
 use std::ffi::c_char;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A render store: a bucket, the runtime that runs the component over it, and GC's
 /// grace period. Opened with `rs_store_open` or `rs_store_new`, freed with
@@ -61,7 +63,10 @@ fn made(store: RenderStore, options: &rs_options) -> *mut rs_store {
 /// (NULL: the defaults). Errors are the Rust library's: `RS_ERROR_URL` for an unknown
 /// scheme or parameter or a bad value. An empty URL (or blanks only) means "no render
 /// store": `*out` is set to NULL and no error is returned. Otherwise `*out` is a store
-/// the caller frees with `rs_store_free`. Any thread.
+/// the caller frees with `rs_store_free`. A cloud backend's HTTP client waits and
+/// retries as the options' `request_timeout_ms`, `connect_timeout_ms`, `max_retries`
+/// and `retry_timeout_ms` say, unless the URL's `timeout`, `connect_timeout`, `retries`
+/// and `retry_timeout` say otherwise. Any thread.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rs_store_open(
     url: *const c_char,
@@ -77,7 +82,7 @@ pub unsafe extern "C" fn rs_store_open(
             (out, text(url, url_len, "url")?, rs_options::read(options)?)
         };
         let rt = runtime(options.limits()?)?;
-        if let Some(bucket) = open_bucket(url)? {
+        if let Some(bucket) = open_bucket_with(url, &options.client_settings())? {
             *out = made(RenderStore::new(rt, bucket), &options);
         }
         Ok(())
@@ -604,6 +609,102 @@ pub unsafe extern "C" fn rs_store_with_keyring(
             .with_encryption_required(encryption_required)?;
         *out = Box::into_raw(Box::new(rs_store {
             store: sealed,
+            gc_grace: store.gc_grace,
+        }));
+        Ok(())
+    })
+}
+
+/// A cancel handle: cancels the calls of every store handle made with it
+/// (`rs_store_with_deadline`). Made by `rs_cancel_new`, freed with `rs_cancel_free`
+/// once no store handle made with it is used any more. `rs_cancel_cancel` may be
+/// called from any thread, while calls run.
+pub struct rs_cancel {
+    token: CancelToken,
+}
+
+/// A new cancel handle, not cancelled, into `*out`. Any thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_cancel_new(out: *mut *mut rs_cancel) -> *mut rs_error {
+    guard(|| {
+        // SAFETY: the header's rule for the out pointer.
+        let out = unsafe { args::out(out, "out")? };
+        *out = Box::into_raw(Box::new(rs_cancel {
+            token: CancelToken::new(),
+        }));
+        Ok(())
+    })
+}
+
+/// Cancels: every call of a store handle made with `cancel` that is running ends at
+/// once with `RS_ERROR_CANCELLED` (the bucket request in flight is abandoned; the store
+/// is as a crash at that moment leaves it), and every later call fails so before any
+/// bucket call. For good; calling it again does nothing. Never blocks; any thread, also
+/// while calls run on other threads (a Go context's done channel, a signal's thread).
+/// NULL is ignored.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_cancel_cancel(cancel: *const rs_cancel) {
+    guard_void(|| {
+        // SAFETY: NULL or a cancel handle this library made, not freed.
+        if let Some(cancel) = unsafe { cancel.as_ref() } {
+            cancel.token.cancel();
+        }
+    })
+}
+
+/// Frees a cancel handle; NULL is ignored. Store handles made with it keep their own
+/// reference: freeing it does not cancel them, and they may still be used and freed.
+/// Any thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_cancel_free(cancel: *mut rs_cancel) {
+    guard_void(|| {
+        if !cancel.is_null() {
+            // SAFETY: a cancel handle this library made, freed once.
+            drop(unsafe { Box::from_raw(cancel) });
+        }
+    })
+}
+
+/// A new handle over the same store (bucket, runtime, keyring, grace period) whose
+/// calls must end `timeout_ns` nanoseconds after this function is called (0: no
+/// deadline; the earlier one wins over a deadline `store` already has), and end when
+/// `cancel` is cancelled (NULL: no cancel handle). A call still running at its deadline
+/// is cut where it waits, the bucket request in flight abandoned, and fails with
+/// `RS_ERROR_DEADLINE_EXCEEDED` (`RS_ERROR_CANCELLED` when cancelled); one made after
+/// either fails so before any bucket call. Nothing is left half-written: the store is
+/// as a crash at that moment leaves it (CONTRACT.md §15). The direct bucket calls
+/// (`rs_store_bucket_*`) are bounded the same way. A bucket callback running at the
+/// deadline is not interrupted (it runs on the calling thread): the call ends when it
+/// returns. `*out` is freed with `rs_store_free`; `store` and `cancel` stay the
+/// caller's. A call per store handle is cheap (no copy of the store): a Go context or
+/// a Python `timeout=` makes one per call. Any thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_store_with_deadline(
+    store: *const rs_store,
+    timeout_ns: u64,
+    cancel: *const rs_cancel,
+    out: *mut *mut rs_store,
+) -> *mut rs_error {
+    guard(|| {
+        let now = Instant::now();
+        // SAFETY: the header's rules for every pointer argument.
+        let (out, store, cancel) = unsafe {
+            let out = args::out(out, "out")?;
+            *out = std::ptr::null_mut();
+            (out, get(store)?, cancel.as_ref())
+        };
+        let mut bounded = store.store.clone();
+        if timeout_ns > 0 {
+            // A deadline past what an Instant can hold is no deadline.
+            if let Some(deadline) = now.checked_add(Duration::from_nanos(timeout_ns)) {
+                bounded = bounded.with_deadline(deadline);
+            }
+        }
+        if let Some(cancel) = cancel {
+            bounded = bounded.with_cancel(cancel.token.clone());
+        }
+        *out = Box::into_raw(Box::new(rs_store {
+            store: bounded,
             gc_grace: store.gc_grace,
         }));
         Ok(())

@@ -13,18 +13,18 @@ use crate::call::block_on;
 use crate::error::{Result, guard, rs_error};
 use crate::store::rs_store;
 use crate::value::rs_buf;
-use render_store::{Bucket, BucketError};
+use render_store::{Bucket, BucketError, RenderStore};
 use serde_json::json;
 use std::ffi::c_char;
 use std::sync::Arc;
 
-/// The bucket of `store`.
+/// The bucket of `store`, and the store whose deadline and cancellation bound its calls.
 ///
 /// SAFETY (for callers): `store` is NULL or a store this library made, not freed.
-unsafe fn bucket<'a>(store: *const rs_store) -> Result<&'a Arc<dyn Bucket>> {
+unsafe fn bucket<'a>(store: *const rs_store) -> Result<(&'a RenderStore, &'a Arc<dyn Bucket>)> {
     // SAFETY: as the caller promises.
     unsafe { store.as_ref() }
-        .map(|s| s.inner().bucket())
+        .map(|s| (s.inner(), s.inner().bucket()))
         .ok_or_else(|| rs_error::argument("store is NULL"))
 }
 
@@ -36,9 +36,13 @@ unsafe fn key<'a>(ptr: *const c_char, len: usize) -> Result<&'a str> {
     unsafe { text(ptr, len, "key") }
 }
 
-/// The result of a bucket call, its error as the kind that says what the bucket meant.
-fn answered<T>(result: Result<Result<T, BucketError>>) -> Result<T> {
-    result?.map_err(|e| Box::new(rs_error::of_bucket(&e)))
+/// Runs a bucket call within the store's deadline and cancellation: its result, its
+/// error as the kind that says what the bucket meant.
+fn answered<T>(
+    store: &RenderStore,
+    call: impl std::future::Future<Output = Result<T, BucketError>>,
+) -> Result<T> {
+    block_on(store.within(call))??.map_err(|e| Box::new(rs_error::of_bucket(&e)))
 }
 
 /// The whole content of `key` (call: `get`) into `*value` (bytes, no NUL after them),
@@ -54,14 +58,14 @@ pub unsafe extern "C" fn rs_store_bucket_get(
 ) -> *mut rs_error {
     guard(|| {
         // SAFETY: the header's rules for every pointer argument.
-        let (out, bucket, key) = unsafe {
+        let (out, (store, bucket), key) = unsafe {
             (
                 out_buf(value, "value")?,
                 bucket(store)?,
                 self::key(key, key_len)?,
             )
         };
-        out.set_bytes(answered(block_on(bucket.get(key, limit)))?);
+        out.set_bytes(answered(store, bucket.get(key, limit))?);
         Ok(())
     })
 }
@@ -77,14 +81,14 @@ pub unsafe extern "C" fn rs_store_bucket_put(
 ) -> *mut rs_error {
     guard(|| {
         // SAFETY: the header's rules for every pointer argument.
-        let (bucket, key, value) = unsafe {
+        let ((store, bucket), key, value) = unsafe {
             (
                 bucket(store)?,
                 self::key(key, key_len)?,
                 bytes(value, value_len, "value")?,
             )
         };
-        answered(block_on(bucket.put(key, value.to_vec())))
+        answered(store, bucket.put(key, value.to_vec()))
     })
 }
 
@@ -100,13 +104,13 @@ pub unsafe extern "C" fn rs_store_bucket_exists(
 ) -> *mut rs_error {
     guard(|| {
         // SAFETY: the header's rules for every pointer argument.
-        let (found, size, bucket, key) = unsafe {
+        let (found, size, (store, bucket), key) = unsafe {
             let found = out(found, "found")?;
             *found = false;
             let size = size.as_mut();
             (found, size, bucket(store)?, self::key(key, key_len)?)
         };
-        let answer = answered(block_on(bucket.exists(key)))?;
+        let answer = answered(store, bucket.exists(key))?;
         *found = answer.is_some();
         if let Some(size) = size {
             *size = answer.unwrap_or(0);
@@ -128,14 +132,14 @@ pub unsafe extern "C" fn rs_store_bucket_list(
 ) -> *mut rs_error {
     guard(|| {
         // SAFETY: the header's rules for every pointer argument.
-        let (out, bucket, prefix) = unsafe {
+        let (out, (store, bucket), prefix) = unsafe {
             (
                 out_buf(listing, "listing")?,
                 bucket(store)?,
                 text(prefix, prefix_len, "prefix")?,
             )
         };
-        let objects = answered(block_on(bucket.list(prefix)))?;
+        let objects = answered(store, bucket.list(prefix))?;
         let items: Vec<_> = objects.iter().map(object_json).collect();
         out.set_text(serde_json::Value::Array(items).to_string());
         Ok(())
@@ -158,14 +162,14 @@ pub unsafe extern "C" fn rs_store_bucket_list_delimited(
 ) -> *mut rs_error {
     guard(|| {
         // SAFETY: the header's rules for every pointer argument.
-        let (out, bucket, prefix) = unsafe {
+        let (out, (store, bucket), prefix) = unsafe {
             (
                 out_buf(listing, "listing")?,
                 bucket(store)?,
                 text(prefix, prefix_len, "prefix")?,
             )
         };
-        let listed = answered(block_on(bucket.list_delimited(prefix)))?;
+        let listed = answered(store, bucket.list_delimited(prefix))?;
         let objects: Vec<_> = listed.objects.iter().map(object_json).collect();
         out.set_text(json!({"folders": listed.folders, "objects": objects}).to_string());
         Ok(())
@@ -193,8 +197,8 @@ pub unsafe extern "C" fn rs_store_bucket_delete(
 ) -> *mut rs_error {
     guard(|| {
         // SAFETY: the header's rules for every pointer argument.
-        let (bucket, key) = unsafe { (bucket(store)?, self::key(key, key_len)?) };
-        answered(block_on(bucket.delete(key)))
+        let ((store, bucket), key) = unsafe { (bucket(store)?, self::key(key, key_len)?) };
+        answered(store, bucket.delete(key))
     })
 }
 
@@ -215,7 +219,7 @@ pub unsafe extern "C" fn rs_store_bucket_delete_many(
 ) -> *mut rs_error {
     guard(|| {
         // SAFETY: the header's rules for every pointer argument.
-        let (out, bucket, keys) = unsafe {
+        let (out, (store, bucket), keys) = unsafe {
             (
                 out_buf(each, "each")?,
                 bucket(store)?,
@@ -229,7 +233,7 @@ pub unsafe extern "C" fn rs_store_bucket_delete_many(
                 keys.len()
             )));
         }
-        let answers = answered(block_on(bucket.delete_many(&keys)))?;
+        let answers = answered(store, bucket.delete_many(&keys))?;
         let items: Vec<_> = answers
             .iter()
             .map(|a| match a {

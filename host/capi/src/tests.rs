@@ -378,6 +378,10 @@ fn the_limits_given_at_open_bound_each_call() {
         fuel: 0,
         gc_grace_seconds: 0,
         concurrent_calls: 0,
+        request_timeout_ms: 0,
+        connect_timeout_ms: 0,
+        max_retries: 0,
+        retry_timeout_ms: 0,
     };
     unsafe { rs_options_init(&mut options, size_of::<rs_options>()) };
     assert_eq!(options.memory_bytes, 1 << 30);
@@ -1398,4 +1402,104 @@ fn a_store_that_requires_encryption_refuses_a_planted_plaintext_blob_and_needs_a
         rs_store_free(lenient);
         rs_store_free(plain);
     }
+}
+
+/// A listener on 127.0.0.1 that accepts and never answers; the s3:// URL of a store on
+/// it. The connections stay open until the test ends.
+fn black_hole() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming() {
+            held.push(conn);
+        }
+    });
+    format!(
+        "s3://renders?region=us-east-1&endpoint=http://{addr}&use_path_style=true&anonymous=true"
+    )
+}
+
+fn open_url(url: &str, options: *const rs_options) -> *mut rs_store {
+    let mut store = null_mut();
+    let (u, n) = s(url);
+    ok(unsafe { rs_store_open(u, n, options, &mut store) });
+    store
+}
+
+/// A handle with a deadline ends a call on a bucket that never answers within 100 ms
+/// of it, with RS_ERROR_DEADLINE_EXCEEDED; a cancel handle ends one from another thread
+/// with RS_ERROR_CANCELLED, and every later call of that handle before any bucket call.
+#[test]
+fn a_deadline_or_a_cancel_ends_a_call_on_a_black_hole() {
+    let store = open_url(&black_hole(), null());
+    let mut bounded = null_mut();
+    ok(unsafe { rs_store_with_deadline(store, 300_000_000, null(), &mut bounded) });
+    let start = std::time::Instant::now();
+    let e = put_render(bounded, "ns", &[r#"{"kind":"A"}"#]).unwrap_err();
+    let took = start.elapsed();
+    assert_eq!(e.0, RS_ERROR_DEADLINE_EXCEEDED, "{}", e.1);
+    assert!(e.1.starts_with("deadline exceeded"), "{}", e.1);
+    assert!(
+        took >= std::time::Duration::from_millis(300)
+            && took < std::time::Duration::from_millis(400),
+        "{took:?}"
+    );
+    // The direct bucket calls are bounded by the same deadline, now passed.
+    let mut found = false;
+    let mut size = 0;
+    let (k, n) = s("ns/app/renders/x");
+    let e = check(unsafe { rs_store_bucket_exists(bounded, k, n, &mut found, &mut size) });
+    assert_eq!(e.unwrap_err().0, RS_ERROR_DEADLINE_EXCEEDED);
+    unsafe { rs_store_free(bounded) };
+
+    let mut cancel = null_mut();
+    ok(unsafe { rs_cancel_new(&mut cancel) });
+    let mut cancellable = null_mut();
+    ok(unsafe { rs_store_with_deadline(store, 0, cancel, &mut cancellable) });
+    let remote = cancel as usize;
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        unsafe { rs_cancel_cancel(remote as *const rs_cancel) };
+    });
+    let start = std::time::Instant::now();
+    let e = get_render(cancellable, "ns", &format!("sha256:{}", "a".repeat(64))).unwrap_err();
+    assert_eq!(e.0, RS_ERROR_CANCELLED, "{}", e.1);
+    assert!(start.elapsed() < std::time::Duration::from_millis(300));
+    canceller.join().unwrap();
+    let e = get_render(cancellable, "ns", &format!("sha256:{}", "a".repeat(64))).unwrap_err();
+    assert_eq!(e.0, RS_ERROR_CANCELLED);
+    // Freeing the cancel handle leaves the store handle usable (and cancelled).
+    unsafe { rs_cancel_free(cancel) };
+    assert_eq!(
+        put_render(cancellable, "ns", &[r#"{"kind":"A"}"#])
+            .unwrap_err()
+            .0,
+        RS_ERROR_CANCELLED
+    );
+    unsafe { rs_store_free(cancellable) };
+    let kind = |k| unsafe { std::ffi::CStr::from_ptr(rs_error_kind_name(k)) };
+    assert_eq!(kind(RS_ERROR_DEADLINE_EXCEEDED), c"deadline-exceeded");
+    assert_eq!(kind(RS_ERROR_CANCELLED), c"cancelled");
+    unsafe { rs_store_free(store) };
+}
+
+/// The options' request timeout and retries bound a cloud request with no deadline.
+#[test]
+fn the_options_bound_a_cloud_request() {
+    let mut options: rs_options = unsafe { std::mem::zeroed() };
+    unsafe { rs_options_init(&mut options, size_of::<rs_options>()) };
+    assert_eq!(options.request_timeout_ms, 30_000);
+    assert_eq!(
+        (options.connect_timeout_ms, options.max_retries),
+        (5_000, 3)
+    );
+    options.request_timeout_ms = 200;
+    options.max_retries = 0;
+    let store = open_url(&black_hole(), &options);
+    let start = std::time::Instant::now();
+    let e = get_render(store, "ns", &format!("sha256:{}", "a".repeat(64))).unwrap_err();
+    assert_eq!(e.0, RS_ERROR_BUCKET, "{}", e.1);
+    assert!(start.elapsed() < std::time::Duration::from_secs(2));
+    unsafe { rs_store_free(store) };
 }

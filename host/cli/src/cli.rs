@@ -120,6 +120,16 @@ pub struct Args {
           default_value_t = Limits::DEFAULT_FUEL, help_heading = GLOBAL)]
     pub fuel: u64,
 
+    /// The most the command may take (reading its input and every store call
+    /// included), as 30s, 2m or seconds; 0: no limit. A bucket request still waiting
+    /// then is abandoned and the command fails (kind `deadline`), leaving the store as
+    /// a crash at that moment would: nothing half-written. Not for `serve`, whose
+    /// requests --request-timeout bounds. Cloud requests also end on their own (the
+    /// URL's timeout, retries, retry_timeout; README.md).
+    #[arg(long, global = true, env = "RENDER_STORE_TIMEOUT", value_name = "DURATION",
+          default_value = "2m", value_parser = parse_duration, help_heading = GLOBAL)]
+    pub timeout: std::time::Duration,
+
     /// Sandboxed calls that may run at once; more wait for a free place. Each place
     /// reserves about 8 GiB of address space, not memory (README.md). Default: 64 for
     /// `serve`, 1 for every other command, which makes one call at a time (a smaller

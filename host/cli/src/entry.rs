@@ -54,7 +54,34 @@ pub fn main() -> ExitCode {
         ExitCode::FAILURE
     };
     let as_json = args.format() == cli::OutputFormat::Json;
-    match runtime.block_on(cli::run(args)) {
+    // --timeout bounds the whole command: dropping it where it waits drops the store
+    // call and the bucket request in flight. `serve` runs until stopped.
+    let timeout = Some(args.timeout).filter(|t| !t.is_zero() && !args.is_server());
+    let outcome =
+        runtime.block_on(async {
+            match timeout {
+                None => cli::run(args).await,
+                Some(limit) => match tokio::time::timeout(limit, cli::run(args)).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => Err(anyhow::Error::new(render_store::Error::DeadlineExceeded {
+                        after: limit,
+                    })
+                    .context(format!(
+                        "the command did not finish within --timeout {} \
+                     (RENDER_STORE_TIMEOUT; 0: no limit)",
+                        humantime::format_duration(limit)
+                    ))),
+                },
+            }
+        });
+    if timeout.is_some() {
+        // A cut command may leave a blocking task behind (a file:// write finishing in
+        // its thread); it gets a moment, not the power to hold the exit.
+        runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    } else {
+        drop(runtime);
+    }
+    match outcome {
         Ok(cli::Finish::Done) => ExitCode::SUCCESS,
         Ok(cli::Finish::Differs) => ExitCode::FAILURE,
         Err(e) => {

@@ -91,6 +91,7 @@ fn store_kind(e: &Error) -> &'static str {
         Error::Url { .. } => "url",
         Error::MemoryCap { .. } | Error::Fuel { .. } => "limit",
         Error::Trap { .. } | Error::Runtime(_) => "runtime",
+        Error::DeadlineExceeded { .. } | Error::Cancelled => "deadline",
         _ => "other",
     }
 }

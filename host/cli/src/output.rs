@@ -122,8 +122,21 @@ pub async fn print_gc(
         for key in plan.delete_history.iter().chain(&plan.delete_renders) {
             println!("{verb} {}", esc(key));
         }
+        let listed: std::collections::BTreeSet<&str> = plan
+            .keep_history
+            .iter()
+            .chain(&plan.keep_renders)
+            .chain(&plan.recent_renders)
+            .map(String::as_str)
+            .collect();
         for key in &plan.ignored {
-            println!("left alone (not a render or entry) {}", esc(key));
+            // gocloud's metadata of a key GC keeps stays with it (CONTRACT.md §3).
+            match metadata_of(key) {
+                Some(of) if listed.contains(of) => {
+                    println!("kept with its key (gocloud metadata) {}", esc(key))
+                }
+                _ => println!("left alone (not a render or entry) {}", esc(key)),
+            }
         }
         for key in &plan.recent_renders {
             println!("kept (younger than the grace period) {}", esc(key));
@@ -150,20 +163,45 @@ pub async fn print_gc(
                 plan.recent_renders.len()
             ));
         }
+        // A key's gocloud metadata goes with it: counted apart, not as keys of its own.
+        let metadata = |keys: &[String]| keys.iter().filter(|k| metadata_of(k).is_some()).count();
+        let deleted_metadata = metadata(&plan.delete_history) + metadata(&plan.delete_renders);
         println!(
-            "{verb} {} and {}; kept {kept} and {renders_kept}",
+            "{verb} {} and {}{}; kept {kept} and {renders_kept}",
             count(
-                plan.delete_history.len(),
+                plan.delete_history.len() - metadata(&plan.delete_history),
                 "history entry",
                 "history entries"
             ),
-            count(plan.delete_renders.len(), "render", "renders"),
+            count(
+                plan.delete_renders.len() - metadata(&plan.delete_renders),
+                "render",
+                "renders"
+            ),
+            if deleted_metadata > 0 {
+                format!(
+                    " (with {})",
+                    count(
+                        deleted_metadata,
+                        "gocloud metadata file",
+                        "gocloud metadata files"
+                    )
+                )
+            } else {
+                String::new()
+            },
         );
     }
     for note in skipped_entry_notes(release, plan) {
         eprintln!("render-store: {note}");
     }
     Ok(())
+}
+
+/// The key `key` is gocloud's metadata file of (`<key>.attrs`), by its name alone; the
+/// plan's lists say whether that key is one of the release's.
+fn metadata_of(key: &str) -> Option<&str> {
+    key.strip_suffix(render_store::METADATA_SUFFIX)
 }
 
 /// What to do about the entries GC did not count: one sentence for the future-dated,

@@ -17,7 +17,7 @@ import (
 	"sort"
 	"time"
 
-	renderstore "convoy/renderstore"
+	renderstore "convoy.dev/renderstore"
 )
 
 // median is the median time of f over at least 3 runs and minTime (at most 200), after

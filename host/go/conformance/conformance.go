@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	renderstore "convoy/renderstore"
+	renderstore "convoy.dev/renderstore"
 )
 
 type confValue struct {

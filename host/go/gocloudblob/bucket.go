@@ -9,6 +9,13 @@
 // own: the renderstore module itself depends on nothing. renderstore.Open with the same
 // URL needs no adapter and is the better choice where it fits: its backends are the
 // Rust library's, which refuse a listing they cannot complete (see Bucket.List below).
+//
+// Every method returns gocloud's own error, wrapped or as it is: the Store call's error
+// unwraps to it (errors.As finds gocloud's and its driver's errors), with the context's
+// error when the call's context was done. Over fileblob, gocloud hides each key's
+// metadata file (<key>.attrs) from listings and deletes it with its key; the Rust
+// file:// store over the same folder sees those files and GC deletes them with their key
+// (CONTRACT.md §3), so both serve one folder.
 package gocloudblob
 
 import (
@@ -18,7 +25,7 @@ import (
 	"io"
 	"sort"
 
-	renderstore "convoy/renderstore"
+	renderstore "convoy.dev/renderstore"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )

@@ -1,4 +1,4 @@
-module convoy/renderstore/gocloudblob
+module convoy.dev/renderstore/gocloudblob
 
 go 1.22
 

@@ -39,6 +39,11 @@ use rustix::io::Errno;
 /// The variable naming the cache folder; set and empty, it turns the cache off.
 pub const CACHE_DIR_VAR: &str = "RENDER_STORE_CACHE_DIR";
 
+/// The variable that, set to `off`, keeps a `precompiled` build from loading the code
+/// built into it.
+#[cfg_attr(not(feature = "precompiled"), allow(dead_code))]
+pub const PRECOMPILED_VAR: &str = "RENDER_STORE_PRECOMPILED";
+
 /// Temporary files older than this were left by a writer that was killed: no write of
 /// a compiled component takes minutes.
 pub const STALE_AFTER: Duration = Duration::from_secs(10 * 60);
@@ -85,9 +90,68 @@ impl<'a> Source<'a> {
 /// The component compiled for `engine`, from the cache when a trusted entry exists.
 pub fn load_or_compile(engine: &Engine, source: Source<'_>) -> wasmtime::Result<Component> {
     match cache_dir() {
-        None => Component::new(engine, source.wasm()),
+        None => {
+            let turned_off = std::env::var_os(CACHE_DIR_VAR).is_some_and(|v| v.is_empty());
+            compile_in_memory(engine, source, !turned_off)
+        }
         Some(dir) => load_or_compile_in(engine, source, &dir).map(|(component, _)| component),
     }
+}
+
+/// The precompiled component built into this binary (the `precompiled` feature), if
+/// `source` is that component and `engine` can run its code: wasmtime checks its
+/// version, target, CPU features and settings, and refuses code made otherwise. Its
+/// serialized bytes come along, for the cache.
+#[cfg(feature = "precompiled")]
+fn precompiled(engine: &Engine, source: Source<'_>) -> Option<(Component, &'static [u8])> {
+    // `off` compiles as a build without the feature would: to measure what it saves, or
+    // to rule it out.
+    let off = std::env::var_os(PRECOMPILED_VAR).is_some_and(|v| v == "off");
+    if !matches!(source, Source::Embedded) || off {
+        return None;
+    }
+    let bytes = crate::embedded::PRECOMPILED;
+    // SAFETY: build.rs wrote these bytes with `Engine::precompile_component` of the
+    // embedded component, into this binary, where nothing else can change them.
+    match unsafe { Component::deserialize(engine, bytes) } {
+        Ok(component) => Some((component, bytes)),
+        Err(e) => {
+            tracing::debug!("the precompiled component does not fit this engine: {e:#}");
+            None
+        }
+    }
+}
+
+#[cfg(not(feature = "precompiled"))]
+fn precompiled(_engine: &Engine, _source: Source<'_>) -> Option<(Component, &'static [u8])> {
+    None
+}
+
+/// Whether `engine` loads the precompiled component (for tests).
+#[cfg(all(test, feature = "precompiled"))]
+pub(crate) fn precompiled_fits(engine: &Engine) -> bool {
+    precompiled(engine, Source::Embedded).is_some()
+}
+
+/// The component without the cache: precompiled, or compiled now. Compiling takes
+/// seconds, so it is said (`warn`) unless the user turned the cache off.
+fn compile_in_memory(
+    engine: &Engine,
+    source: Source<'_>,
+    say: bool,
+) -> wasmtime::Result<Component> {
+    if let Some((component, _)) = precompiled(engine, source) {
+        return Ok(component);
+    }
+    if say && matches!(source, Source::Embedded) {
+        tracing::warn!(
+            "compiling the render-store component (a second or more) because no cache \
+             folder can be used: set {CACHE_DIR_VAR} to a folder only this user can write, \
+             or build with the `precompiled` feature (containers with a read-only file \
+             system)"
+        );
+    }
+    Component::new(engine, source.wasm())
 }
 
 /// What the cache did for one load.
@@ -146,13 +210,13 @@ fn load_or_compile_in(
                  (set {CACHE_DIR_VAR} to a private folder, or empty to turn the cache off)"
             );
             return Ok((
-                Component::new(engine, source.wasm())?,
+                compile_in_memory(engine, source, false)?,
                 Outcome::Refused(why),
             ));
         }
         Err(CacheError::Io(e)) => {
             tracing::debug!(error = %e, folder = %dir.display(), "no compiled-component cache");
-            return Ok((Component::new(engine, source.wasm())?, Outcome::Compiled));
+            return Ok((compile_in_memory(engine, source, true)?, Outcome::Compiled));
         }
     };
     match read_entry(&folder, &name) {
@@ -175,6 +239,13 @@ fn load_or_compile_in(
     // Only a writer leaves temporaries behind (when killed mid-write), so they are swept
     // before writing, not on every start: a hit reads no more of the folder than its entry.
     remove_stale_temporaries(&folder);
+    if let Some((component, bytes)) = precompiled(engine, source) {
+        // Written so the next start maps the file (faster than copying these bytes).
+        if let Err(e) = write_entry(&folder, &name, bytes) {
+            tracing::debug!(error = %e, folder = %dir.display(), "not caching the compiled component");
+        }
+        return Ok((component, Outcome::Compiled));
+    }
     let compiled = engine.precompile_component(source.wasm())?;
     // The cache is an optimisation: failing to write it changes nothing else.
     if let Err(e) = write_entry(&folder, &name, &compiled) {

@@ -104,6 +104,29 @@ pub enum Error {
     /// instance pool cannot be reserved, the runtime is shutting down.
     #[error("the render-store runtime: {0}")]
     Runtime(String),
+    /// The call's deadline passed before it finished
+    /// ([`RenderStore::with_deadline`](crate::RenderStore::with_deadline),
+    /// [`RenderStore::with_timeout`](crate::RenderStore::with_timeout)): it was cut
+    /// where it waited, the bucket request in flight abandoned. The store is as a crash
+    /// at that moment leaves it: nothing half-written (CONTRACT.md §15).
+    #[error("deadline exceeded: the call was cut after {}", humanize(*after))]
+    DeadlineExceeded {
+        /// How long the call ran before it was cut.
+        after: std::time::Duration,
+    },
+    /// The call was cancelled ([`CancelToken::cancel`](crate::CancelToken::cancel))
+    /// before it finished, and cut as at a deadline.
+    #[error("cancelled: the call was cancelled before it finished")]
+    Cancelled,
+}
+
+/// A duration as people read it: milliseconds below ten seconds, seconds above.
+fn humanize(d: std::time::Duration) -> String {
+    if d < std::time::Duration::from_secs(10) {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
 }
 
 /// An error from code outside this crate (an [`Applier`](crate::controller::Applier),
@@ -118,6 +141,13 @@ impl Error {
             self,
             Error::MemoryCap { .. } | Error::Fuel { .. } | Error::Trap { .. }
         )
+    }
+
+    /// Whether the caller's deadline or cancellation cut the call
+    /// ([`Error::DeadlineExceeded`], [`Error::Cancelled`]) rather than anything going
+    /// wrong in the store.
+    pub fn is_cut(&self) -> bool {
+        matches!(self, Error::DeadlineExceeded { .. } | Error::Cancelled)
     }
 }
 

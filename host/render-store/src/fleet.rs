@@ -52,7 +52,20 @@ pub struct ReleaseNames {
 ///
 /// Fail closed: a root listing that fails is the error; a namespace folder that cannot
 /// be listed is in [`ReleaseNames::unlisted`], never taken for an empty namespace.
+///
+/// It runs within the store's deadline and cancellation, as the store's operations do.
 pub async fn find_releases(
+    store: &RenderStore,
+    namespace: Option<&str>,
+    after: Option<&Release>,
+    limit: Option<usize>,
+) -> Result<ReleaseNames> {
+    store
+        .within(find_releases_unbounded(store, namespace, after, limit))
+        .await?
+}
+
+async fn find_releases_unbounded(
     store: &RenderStore,
     namespace: Option<&str>,
     after: Option<&Release>,

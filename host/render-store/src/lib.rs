@@ -7,8 +7,8 @@
 //! it.
 //!
 //! `file://` and `mem://` stores need nothing more; `s3://`, `gs://` and `azblob://`
-//! need the `cloud` feature, which brings object_store's cloud backends and their HTTP
-//! client. The `conformance` feature adds the module `conformance`: the bucket
+//! need the `s3`, `gcs` and `azure` features (`cloud`: all three), which bring
+//! object_store's cloud backends and their HTTP client. The `conformance` feature adds the module `conformance`: the bucket
 //! contract's cases, runnable on any [`Bucket`].
 //!
 //! ```no_run
@@ -30,6 +30,7 @@ mod component_cache;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod controller;
+mod deadline;
 mod embedded;
 mod error;
 pub mod fleet;
@@ -52,14 +53,21 @@ pub use bucket::{
     Bucket, BucketCall, BucketError, Delimited, Denial, FolderBucket, ObjectMeta,
     ObjectStoreBucket, ReadOnlyBucket, RecordingBucket, check_key,
 };
+pub use deadline::CancelToken;
 pub use embedded::COMPONENT;
 pub use error::{BoxError, Error, Result};
 pub use keyring::Keyring;
 pub use observer::{Observer, ObserverError, ReleasePage, ReleaseSummary, RenderRead};
+/// The suffix of gocloud fileblob's metadata file of a key (`<key>.attrs`), which the
+/// store reads as part of its key (CONTRACT.md §3): not foreign, deleted with it.
+pub use render_store_guest::keys::METADATA_SUFFIX;
 pub use runtime::{Limits, Runtime};
 pub use secret_file::read_secret_file;
 pub use store::RenderStore;
-pub use store_url::{REDACTED, SCHEMES, accepted_params, open_bucket, redact_url, redact_urls_in};
+pub use store_url::{
+    ClientSettings, REDACTED, SCHEMES, accepted_params, open_bucket, open_bucket_with, redact_url,
+    redact_urls_in,
+};
 pub use types::{
     ChangedObject, DEFAULT_CONTEXT, EntryRead, GcPlan, Grace, HistoryEntry, HistoryKey,
     HistoryPage, HistorySummary, JoinedObjects, MAX_RENDER_BYTES, NewEntry, ObjectForm, ObjectId,

@@ -2,18 +2,20 @@
 //! call into a fresh sandboxed instance of the component.
 
 use crate::bucket::Bucket;
+use crate::deadline::{Bounds, CancelToken};
 use crate::error::Result;
 use crate::keyring::Keyring;
 use crate::runtime::{
     CallLog, Runtime, Scope, call_export, joined_arg, lend_objects, objects_arg, wit,
 };
-use crate::store_url::open_bucket;
+use crate::store_url::{ClientSettings, open_bucket_with};
 use crate::types::{
     EntryRead, GcPlan, Grace, HistoryEntry, HistoryPage, JoinedObjects, NewEntry, ObjectForm,
     Release, RenderDiff, RenderPage, SecretValues,
 };
+use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A render store: a bucket and the runtime that runs the component over it.
 ///
@@ -26,6 +28,7 @@ pub struct RenderStore {
     gc_grace: Duration,
     keyring: Arc<Keyring>,
     encryption_required: bool,
+    bounds: Bounds,
 }
 
 impl std::fmt::Debug for RenderStore {
@@ -34,6 +37,7 @@ impl std::fmt::Debug for RenderStore {
             .field("runtime", &self.runtime)
             .field("keyring", &self.keyring)
             .field("encryption_required", &self.encryption_required)
+            .field("bounds", &self.bounds)
             .finish_non_exhaustive()
     }
 }
@@ -43,7 +47,13 @@ impl RenderStore {
     /// gives `Ok(None)`: no render store, which every caller must handle. The store is
     /// plaintext: [`RenderStore::with_keyring`] encrypts it.
     pub fn open(url: &str) -> Result<Option<RenderStore>> {
-        match open_bucket(url)? {
+        Self::open_with(url, &ClientSettings::DEFAULT)
+    }
+
+    /// [`RenderStore::open`] whose cloud backend waits and retries as `client` says
+    /// (the URL's own `timeout`, `connect_timeout`, `retries` and `retry_timeout` win).
+    pub fn open_with(url: &str, client: &ClientSettings) -> Result<Option<RenderStore>> {
+        match open_bucket_with(url, client)? {
             None => Ok(None),
             Some(bucket) => Ok(Some(RenderStore::new(Runtime::shared()?, bucket))),
         }
@@ -58,7 +68,58 @@ impl RenderStore {
             gc_grace: Grace::DEFAULT,
             keyring: Arc::new(Keyring::default()),
             encryption_required: false,
+            bounds: Bounds::default(),
         }
+    }
+
+    /// This store, whose calls all end by `deadline`: a call still running then is cut
+    /// where it waits (the bucket request in flight too) and fails with
+    /// [`crate::Error::DeadlineExceeded`]; one made after it fails before any bucket
+    /// call. A store keeps the earlier of its deadline and each call's
+    /// [`RenderStore::with_timeout`]. Needs a tokio runtime with its timer, as every
+    /// backend's I/O does. Dropping a call's future cuts it the same way, without the
+    /// error (CONTRACT.md §15).
+    pub fn with_deadline(&self, deadline: Instant) -> Self {
+        let mut bounds = self.bounds.clone();
+        bounds.deadline = Some(bounds.deadline.map_or(deadline, |d| d.min(deadline)));
+        RenderStore {
+            bounds,
+            ..self.clone()
+        }
+    }
+
+    /// This store, each of whose calls ends `timeout` after it starts, as at a
+    /// [`RenderStore::with_deadline`].
+    pub fn with_timeout(&self, timeout: Duration) -> Self {
+        let mut bounds = self.bounds.clone();
+        bounds.timeout = Some(timeout);
+        RenderStore {
+            bounds,
+            ..self.clone()
+        }
+    }
+
+    /// This store, whose calls end with [`crate::Error::Cancelled`] once `token` is
+    /// cancelled (in flight: cut where they wait; later: before any bucket call).
+    pub fn with_cancel(&self, token: CancelToken) -> Self {
+        let mut bounds = self.bounds.clone();
+        bounds.cancel = Some(token);
+        RenderStore {
+            bounds,
+            ..self.clone()
+        }
+    }
+
+    /// Runs `call` (bucket calls of [`RenderStore::bucket`], a tool's own steps) within
+    /// this store's deadline and cancellation, as the store's operations run: its
+    /// output, or [`crate::Error::DeadlineExceeded`] / [`crate::Error::Cancelled`].
+    pub async fn within<F: Future>(&self, call: F) -> Result<F::Output> {
+        self.bounds.run(call).await
+    }
+
+    /// An operation within the store's bounds.
+    async fn bounded<T>(&self, call: impl Future<Output = Result<T>>) -> Result<T> {
+        self.bounds.run(call).await?
     }
 
     /// This store, its render blobs sealed under `keyring`'s first key and opened under
@@ -149,15 +210,18 @@ impl RenderStore {
     /// Stores a render (its objects' JSON bytes, in order) unless its blob exists.
     /// Returns its renderRef.
     pub async fn put_render(&self, release: &Release, objects: &[Vec<u8>]) -> Result<String> {
-        call_export!(
-            &self.runtime,
-            Some(self.scope(release)),
-            convoy_render_store_store.call_put_render(
-                &release.into(),
-                &objects_arg(objects),
-                &self.encryption()
+        self.bounded(async {
+            call_export!(
+                &self.runtime,
+                Some(self.scope(release)),
+                convoy_render_store_store.call_put_render(
+                    &release.into(),
+                    &objects_arg(objects),
+                    &self.encryption()
+                )
             )
-        )
+        })
+        .await
     }
 
     /// [`RenderStore::put_render`] of objects given in one buffer: object `i` is
@@ -170,15 +234,18 @@ impl RenderStore {
         bytes: &[u8],
         ends: &[u32],
     ) -> Result<String> {
-        call_export!(
-            &self.runtime,
-            Some(self.scope(release)),
-            convoy_render_store_store.call_put_render(
-                &release.into(),
-                &joined_arg(bytes, ends),
-                &self.encryption()
+        self.bounded(async {
+            call_export!(
+                &self.runtime,
+                Some(self.scope(release)),
+                convoy_render_store_store.call_put_render(
+                    &release.into(),
+                    &joined_arg(bytes, ends),
+                    &self.encryption()
+                )
             )
-        )
+        })
+        .await
     }
 
     /// [`RenderStore::put_render`] of a render held joined, its buffers lent to the
@@ -189,12 +256,20 @@ impl RenderStore {
         release: &Release,
         objects: &mut JoinedObjects,
     ) -> Result<String> {
+        // Bounded inside the loan, so a cut call still gives the buffers back.
         lend_objects(objects, async |o| {
-            call_export!(
-                &self.runtime,
-                Some(self.scope(release)),
-                convoy_render_store_store.call_put_render(&release.into(), o, &self.encryption())
-            )
+            self.bounded(async {
+                call_export!(
+                    &self.runtime,
+                    Some(self.scope(release)),
+                    convoy_render_store_store.call_put_render(
+                        &release.into(),
+                        o,
+                        &self.encryption()
+                    )
+                )
+            })
+            .await
         })
         .await
     }
@@ -203,15 +278,18 @@ impl RenderStore {
     /// [`crate::Error::NotFound`] when absent, [`crate::Error::Corrupt`] when changed,
     /// [`crate::Error::EncryptionKey`] when sealed under a key the keyring lacks.
     pub async fn get_render(&self, release: &Release, render_ref: &str) -> Result<Vec<u8>> {
-        call_export!(
-            &self.runtime,
-            Some(self.scope(release)),
-            convoy_render_store_store.call_get_render(
-                &release.into(),
-                render_ref,
-                &self.encryption()
+        self.bounded(async {
+            call_export!(
+                &self.runtime,
+                Some(self.scope(release)),
+                convoy_render_store_store.call_get_render(
+                    &release.into(),
+                    render_ref,
+                    &self.encryption()
+                )
             )
-        )
+        })
+        .await
     }
 
     /// Seals every render blob of `release` not yet sealed under the keyring's first key
@@ -219,11 +297,14 @@ impl RenderStore {
     /// Encryption at rest). Returns how many were rewritten and how many already were
     /// sealed under the first key. An empty keyring is [`crate::Error::InvalidInput`].
     pub async fn rekey_release(&self, release: &Release) -> Result<(u32, u32)> {
-        call_export!(
-            &self.runtime,
-            Some(self.scope(release)),
-            convoy_render_store_store.call_rekey_release(&release.into(), &self.encryption())
-        )
+        self.bounded(async {
+            call_export!(
+                &self.runtime,
+                Some(self.scope(release)),
+                convoy_render_store_store.call_rekey_release(&release.into(), &self.encryption())
+            )
+        })
+        .await
     }
 
     /// At most `limit` history entries, newest first, older than the entry key `before`
@@ -235,11 +316,14 @@ impl RenderStore {
         limit: u32,
         before: Option<&str>,
     ) -> Result<HistoryPage> {
-        call_export!(
-            &self.runtime,
-            Some(self.scope(release)),
-            convoy_render_store_store.call_list_history_page(&release.into(), limit, before)
-        )
+        self.bounded(async {
+            call_export!(
+                &self.runtime,
+                Some(self.scope(release)),
+                convoy_render_store_store.call_list_history_page(&release.into(), limit, before)
+            )
+        })
+        .await
         .map(HistoryPage::from)
     }
 
@@ -253,11 +337,15 @@ impl RenderStore {
         release: &Release,
         keys: &[String],
     ) -> Result<Vec<EntryRead>> {
-        let read: Vec<_> = call_export!(
-            &self.runtime,
-            Some(self.scope(release)),
-            convoy_render_store_store.call_read_history_entries(&release.into(), keys)
-        )?;
+        let read: Vec<_> = self
+            .bounded(async {
+                call_export!(
+                    &self.runtime,
+                    Some(self.scope(release)),
+                    convoy_render_store_store.call_read_history_entries(&release.into(), keys)
+                )
+            })
+            .await?;
         Ok(read.into_iter().map(EntryRead::from).collect())
     }
 
@@ -274,19 +362,22 @@ impl RenderStore {
         secrets: SecretValues,
         context: u32,
     ) -> Result<RenderDiff> {
-        call_export!(
-            &self.runtime,
-            Some(self.scope(release)),
-            convoy_render_store_store.call_diff_renders(
-                &release.into(),
-                old_ref,
-                new_ref,
-                form.into(),
-                secrets.into(),
-                context,
-                &self.encryption()
+        self.bounded(async {
+            call_export!(
+                &self.runtime,
+                Some(self.scope(release)),
+                convoy_render_store_store.call_diff_renders(
+                    &release.into(),
+                    old_ref,
+                    new_ref,
+                    form.into(),
+                    secrets.into(),
+                    context,
+                    &self.encryption()
+                )
             )
-        )
+        })
+        .await
         .map(RenderDiff::from)
     }
 
@@ -305,48 +396,60 @@ impl RenderStore {
         page_bytes: u64,
         page: u32,
     ) -> Result<RenderPage> {
-        call_export!(
-            &self.runtime,
-            Some(self.scope(release)),
-            convoy_render_store_store.call_show_render_page(
-                &release.into(),
-                render_ref,
-                form.into(),
-                secrets.into(),
-                page_bytes,
-                page,
-                &self.encryption()
+        self.bounded(async {
+            call_export!(
+                &self.runtime,
+                Some(self.scope(release)),
+                convoy_render_store_store.call_show_render_page(
+                    &release.into(),
+                    render_ref,
+                    form.into(),
+                    secrets.into(),
+                    page_bytes,
+                    page,
+                    &self.encryption()
+                )
             )
-        )
+        })
+        .await
         .map(RenderPage::from)
     }
 
     /// Whether a history entry records `render_ref`.
     pub async fn has_history_ref(&self, release: &Release, render_ref: &str) -> Result<bool> {
-        call_export!(
-            &self.runtime,
-            Some(self.scope(release)),
-            convoy_render_store_store.call_has_history_ref(&release.into(), render_ref)
-        )
+        self.bounded(async {
+            call_export!(
+                &self.runtime,
+                Some(self.scope(release)),
+                convoy_render_store_store.call_has_history_ref(&release.into(), render_ref)
+            )
+        })
+        .await
     }
 
     /// Appends a history entry unless one records the same render. Returns whether it
     /// was added.
     pub async fn record_history(&self, release: &Release, entry: &NewEntry) -> Result<bool> {
-        call_export!(
-            &self.runtime,
-            Some(self.scope(release)),
-            convoy_render_store_store.call_record_history(&release.into(), &entry.into())
-        )
+        self.bounded(async {
+            call_export!(
+                &self.runtime,
+                Some(self.scope(release)),
+                convoy_render_store_store.call_record_history(&release.into(), &entry.into())
+            )
+        })
+        .await
     }
 
     /// The history, oldest first.
     pub async fn list_history(&self, release: &Release) -> Result<Vec<HistoryEntry>> {
-        call_export!(
-            &self.runtime,
-            Some(self.scope(release)),
-            convoy_render_store_store.call_list_history(&release.into())
-        )
+        self.bounded(async {
+            call_export!(
+                &self.runtime,
+                Some(self.scope(release)),
+                convoy_render_store_store.call_list_history(&release.into())
+            )
+        })
+        .await
         .map(|entries| entries.into_iter().map(HistoryEntry::from).collect())
     }
 
@@ -375,27 +478,33 @@ impl RenderStore {
         dry_run: bool,
         grace: Grace,
     ) -> Result<GcPlan> {
-        call_export!(
-            &self.runtime,
-            Some(self.scope(release)),
-            convoy_render_store_store.call_gc(
-                &release.into(),
-                keep,
-                protected,
-                dry_run,
-                grace.now.into(),
-                grace.seconds
+        self.bounded(async {
+            call_export!(
+                &self.runtime,
+                Some(self.scope(release)),
+                convoy_render_store_store.call_gc(
+                    &release.into(),
+                    keep,
+                    protected,
+                    dry_run,
+                    grace.now.into(),
+                    grace.seconds
+                )
             )
-        )
+        })
+        .await
         .map(GcPlan::from)
     }
 
     /// Deletes every key of the release. Returns how many were deleted.
     pub async fn delete_release(&self, release: &Release) -> Result<u32> {
-        call_export!(
-            &self.runtime,
-            Some(self.scope(release)),
-            convoy_render_store_store.call_delete_release(&release.into())
-        )
+        self.bounded(async {
+            call_export!(
+                &self.runtime,
+                Some(self.scope(release)),
+                convoy_render_store_store.call_delete_release(&release.into())
+            )
+        })
+        .await
     }
 }

@@ -29,15 +29,18 @@ text, which a trace records).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import json
+import math
 import os
 import threading
 import time
 from ctypes import byref, c_bool, c_int64, c_uint32, c_uint64
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple,
+                    Union)
 
 from . import _lib
 from ._lib import lib
@@ -75,6 +78,7 @@ class _Keyring:
 __all__ = [
     "DEFAULT_CONTEXT",
     "RenderStoreError", "BucketError", "NotFound", "Denied", "Failed", "TraceError",
+    "DeadlineExceeded", "Cancelled",
     "Release", "SyncTime", "ObjectMeta", "Delimited", "NewEntry", "HistoryEntry", "HistoryKey", "HistoryPage", "GcPlan",
     "ObjectId", "ChangedObject", "RenderDiff", "Replay", "ShownObject", "HistorySummary",
     "Runtime", "RenderStore", "StoreBucket", "MemoryBucket", "open",
@@ -141,9 +145,25 @@ class TraceError(RenderStoreError, ValueError):
         self.line = line
 
 
+class DeadlineExceeded(RenderStoreError, TimeoutError):
+    """A call's ``timeout=`` passed before it finished (kind ``deadline-exceeded``): the
+    call was cut where it waited, the bucket request in flight abandoned, and the store
+    is as a crash at that moment leaves it (nothing half-written). Also a
+    :class:`TimeoutError`, as the standard library's timeouts are."""
+
+
+class Cancelled(RenderStoreError):
+    """A call was cancelled before it finished (kind ``cancelled``), and cut as at a
+    deadline."""
+
+
 def _raise(fields: _lib.ErrorFields) -> Exception:
     if fields.code == _lib.KIND_TRACE:
         return TraceError(fields.trace_line or 0, fields.detail, fields.message)
+    if fields.code == _lib.KIND_DEADLINE_EXCEEDED:
+        return DeadlineExceeded(fields.kind, fields.detail, text=fields.message)
+    if fields.code == _lib.KIND_CANCELLED:
+        return Cancelled(fields.kind, fields.detail, text=fields.message)
     stage = document = line = column = None
     if fields.yaml is not None:
         stage, document, line, column = fields.yaml
@@ -1021,22 +1041,25 @@ class StoreBucket:
         absent key."""
         buf = _lib.Buf()
         cap = self._store.runtime.memory_bytes if limit is None else limit
-        self._call(lib.rs_store_bucket_get(self._store._handle(), *_lib.text(key), cap, byref(buf)))
+        with self._store._bounded(None) as handle:
+            self._call(lib.rs_store_bucket_get(handle, *_lib.text(key), cap, byref(buf)))
         return _lib.take(buf)
 
     def put(self, key: str, value: BytesLike) -> None:
         data = _bytes(value)
-        self._call(lib.rs_store_bucket_put(self._store._handle(), *_lib.text(key), data, len(data)))
+        with self._store._bounded(None) as handle:
+            self._call(lib.rs_store_bucket_put(handle, *_lib.text(key), data, len(data)))
 
     def exists(self, key: str) -> Optional[int]:
         found, size = c_bool(), c_uint64()
-        self._call(lib.rs_store_bucket_exists(self._store._handle(), *_lib.text(key), byref(found),
-                                              byref(size)))
+        with self._store._bounded(None) as handle:
+            self._call(lib.rs_store_bucket_exists(handle, *_lib.text(key), byref(found), byref(size)))
         return int(size.value) if found.value else None
 
     def list(self, prefix: str) -> List[ObjectMeta]:
         buf = _lib.Buf()
-        self._call(lib.rs_store_bucket_list(self._store._handle(), *_lib.text(prefix), byref(buf)))
+        with self._store._bounded(None) as handle:
+            self._call(lib.rs_store_bucket_list(handle, *_lib.text(prefix), byref(buf)))
         return [ObjectMeta(o["key"], int(o["size"]), _py_time(o["modified"]))
                 for o in json.loads(_lib.take_text(buf))]
 
@@ -1046,19 +1069,21 @@ class StoreBucket:
         listing folded where the bucket has none. :class:`Denied` for a prefix that names
         no folder."""
         buf = _lib.Buf()
-        self._call(lib.rs_store_bucket_list_delimited(self._store._handle(), *_lib.text(prefix),
-                                                      byref(buf)))
+        with self._store._bounded(None) as handle:
+            self._call(lib.rs_store_bucket_list_delimited(handle, *_lib.text(prefix), byref(buf)))
         listed = json.loads(_lib.take_text(buf))
         return Delimited(list(listed["folders"]),
                          [ObjectMeta(o["key"], int(o["size"]), _py_time(o["modified"]))
                           for o in listed["objects"]])
 
     def delete(self, key: str) -> None:
-        self._call(lib.rs_store_bucket_delete(self._store._handle(), *_lib.text(key)))
+        with self._store._bounded(None) as handle:
+            self._call(lib.rs_store_bucket_delete(handle, *_lib.text(key)))
 
     def delete_many(self, keys: Sequence[str]) -> List[Optional[BucketError]]:
         buf = _lib.Buf()
-        self._call(lib.rs_store_bucket_delete_many(self._store._handle(), *_strings(keys), byref(buf)))
+        with self._store._bounded(None) as handle:
+            self._call(lib.rs_store_bucket_delete_many(handle, *_strings(keys), byref(buf)))
         out: List[Optional[BucketError]] = []
         for item in json.loads(_lib.take_text(buf)):
             if item is None:
@@ -1077,16 +1102,36 @@ _KIND_DENIED = 17
 _CLOSING = threading.Lock()
 
 
+def _timeout_ns(timeout: Any) -> Optional[int]:
+    """A ``timeout=`` in seconds as the library's nanoseconds; ``None`` (or infinity) for
+    no limit."""
+    if timeout is None or timeout == math.inf:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"timeout must be a number of seconds above 0 (or None), not {timeout!r}")
+    return max(1, int(timeout * 1_000_000_000))
+
+
 class RenderStore:
     """The store operations over a bucket, in the Rust host library: a store from
     :func:`open`, or ``RenderStore(bucket)`` over a bucket written in Python. Safe to use
     from many threads at once. ``close()`` (or ``with``) frees it; so does the garbage
     collector. ``encryption_keys`` and ``encryption_required``: as :func:`open` takes
-    them."""
+    them.
+
+    ``timeout``: the most each call may take, in seconds (``None``: no limit); every
+    operation also takes ``timeout=`` for itself (``math.inf``: no limit for that call).
+    A call still running then is cut where it waits, the bucket request in flight
+    abandoned (for a Python bucket, when its method returns: it runs on the calling
+    thread), and raises :class:`DeadlineExceeded`; the store is as a crash at that
+    moment leaves it (CONTRACT.md §15)."""
 
     def __init__(self, bucket: Any = None, runtime: Optional[Runtime] = None, *,
-                 encryption_keys: Optional[PathLike] = None, encryption_required: bool = False):
+                 encryption_keys: Optional[PathLike] = None, encryption_required: bool = False,
+                 timeout: Optional[float] = None):
         _check_required(encryption_required)
+        _timeout_ns(timeout)
+        self.timeout = timeout
         self.runtime = runtime or default_runtime()
         # The bucket given, or None for a store opened from a URL (_adopt), whose
         # StoreBucket is made when asked: one kept here would hold the store in a
@@ -1115,10 +1160,11 @@ class RenderStore:
 
     @classmethod
     def _adopt(cls, ptr: int, runtime: Runtime, encryption_keys: Optional[PathLike],
-               encryption_required: bool) -> "RenderStore":
+               encryption_required: bool, timeout: Optional[float] = None) -> "RenderStore":
         """A store over a library store ``ptr`` (freed on error)."""
         store = cls.__new__(cls)
         store.runtime, store._bucket, store._ptr = runtime, None, ptr
+        store.timeout = timeout
         store._seal(encryption_keys, encryption_required)
         return store
 
@@ -1152,6 +1198,23 @@ class RenderStore:
             raise ValueError("this RenderStore is closed")
         return ptr
 
+    @contextlib.contextmanager
+    def _bounded(self, timeout: Optional[float]) -> Iterator[int]:
+        """The handle one call runs on: the store's, or for a call with a timeout (its
+        own, else the store's) a handle whose calls end then (``rs_store_with_deadline``,
+        freed after the call)."""
+        ns = _timeout_ns(self.timeout if timeout is None else timeout)
+        handle = self._handle()
+        if ns is None:
+            yield handle
+            return
+        out = ctypes.c_void_p()
+        _check(lib.rs_store_with_deadline(handle, ns, None, byref(out)))
+        try:
+            yield out.value  # type: ignore[misc]
+        finally:
+            lib.rs_store_free(out.value)
+
     def close(self) -> None:
         """Frees the store (no call on it may be running). Idempotent."""
         with _CLOSING:
@@ -1175,33 +1238,41 @@ class RenderStore:
             except Exception:  # interpreter shutdown
                 pass
 
-    def _traced(self, fn: Callable[..., Any], *args: Any) -> None:
-        """Runs a traceable operation, its trace kept when :func:`record` asks."""
+    def _traced(self, timeout: Optional[float], fn: Callable[..., Any], *args: Any) -> None:
+        """Runs a traceable operation within ``timeout``, its trace kept when
+        :func:`record` asks."""
         traces = _RECORDING.traces
-        if traces is None:
-            _check(fn(self._handle(), *args, None))
-            return
-        trace = _lib.Buf()
-        try:
-            err = fn(self._handle(), *args, byref(trace))
-        finally:
-            text = _lib.take_text(trace)
+        with self._bounded(timeout) as handle:
+            if traces is None:
+                _check(fn(handle, *args, None))
+                return
+            trace = _lib.Buf()
+            try:
+                err = fn(handle, *args, byref(trace))
+            finally:
+                text = _lib.take_text(trace)
         if text:
             traces.append(text)
         _check(err)
 
-    def put_render(self, release: ReleaseLike, objects: Iterable[BytesLike]) -> str:
+    def _call(self, timeout: Optional[float], fn: Callable[..., Any], *args: Any) -> None:
+        """Runs an operation that is not traced, within ``timeout``."""
+        with self._bounded(timeout) as handle:
+            _check(fn(handle, *args))
+
+    def put_render(self, release: ReleaseLike, objects: Iterable[BytesLike], *,
+                   timeout: Optional[float] = None) -> str:
         """Stores the render unless its blob is stored intact; its renderRef."""
         buf = _lib.Buf()
-        if _RECORDING.traces is None:
-            # The controller's hottest call, without the tracing wrapper's frame.
+        if _RECORDING.traces is None and timeout is None and self.timeout is None:
+            # The controller's hottest call, without the wrappers' frames.
             _check(lib.rs_store_put_render(self._ptr or self._handle(), *_rel(release), *_objects(objects),
                                            byref(buf), None))
         else:
-            self._traced(lib.rs_store_put_render, *_rel(release), *_objects(objects), byref(buf))
+            self._traced(timeout, lib.rs_store_put_render, *_rel(release), *_objects(objects), byref(buf))
         return _lib.take_text(buf)
 
-    def rekey_release(self, release: ReleaseLike) -> Tuple[int, int]:
+    def rekey_release(self, release: ReleaseLike, *, timeout: Optional[float] = None) -> Tuple[int, int]:
         """Seals every render blob of the release not sealed under the first key of the
         store's keyring (``encryption_keys``) under it: plaintext blobs of a store where
         encryption was turned on, and blobs of an older key. Each is read, verified and
@@ -1209,31 +1280,35 @@ class RenderStore:
         how many blobs were rewritten and how many already were sealed under the first
         key. A store without a keyring raises kind ``invalid-input``. Not traced."""
         rewritten, kept = c_uint32(), c_uint32()
-        _check(lib.rs_store_rekey_release(self._handle(), *_rel(release), byref(rewritten), byref(kept)))
+        self._call(timeout, lib.rs_store_rekey_release, *_rel(release), byref(rewritten), byref(kept))
         return int(rewritten.value), int(kept.value)
 
-    def put_render_yaml(self, release: ReleaseLike, yaml: BytesLike) -> str:
+    def put_render_yaml(self, release: ReleaseLike, yaml: BytesLike, *,
+                        timeout: Optional[float] = None) -> str:
         """Stores the render a multi-document YAML stream stands for, as a Go controller
         reads it; its renderRef."""
         data, buf = _bytes(yaml, "yaml"), _lib.Buf()
-        self._traced(lib.rs_store_put_render_yaml, *_rel(release), data, len(data), byref(buf))
+        self._traced(timeout, lib.rs_store_put_render_yaml, *_rel(release), data, len(data), byref(buf))
         return _lib.take_text(buf)
 
-    def get_render(self, release: ReleaseLike, render_ref: str) -> bytes:
+    def get_render(self, release: ReleaseLike, render_ref: str, *,
+                   timeout: Optional[float] = None) -> bytes:
         """The canonical bytes stored for ``render_ref``, verified against it."""
         buf = _lib.Buf()
-        self._traced(lib.rs_store_get_render, *_rel(release), *_lib.text(render_ref), byref(buf))
+        self._traced(timeout, lib.rs_store_get_render, *_rel(release), *_lib.text(render_ref), byref(buf))
         return _lib.take(buf)
 
-    def has_history_ref(self, release: ReleaseLike, render_ref: str) -> bool:
+    def has_history_ref(self, release: ReleaseLike, render_ref: str, *,
+                        timeout: Optional[float] = None) -> bool:
         """Whether a history entry records ``render_ref``."""
         found = c_bool()
-        self._traced(lib.rs_store_has_history_ref, *_rel(release), *_lib.text(render_ref), byref(found))
+        self._traced(timeout, lib.rs_store_has_history_ref, *_rel(release), *_lib.text(render_ref),
+                     byref(found))
         return bool(found.value)
 
     def record_history(self, release: ReleaseLike, entry: Union[NewEntry, None] = None, *,
                        render_ref: Optional[str] = None, synced_at: Optional[TimeLike] = None,
-                       summary: str = "") -> bool:
+                       summary: str = "", timeout: Optional[float] = None) -> bool:
         """Appends a history entry unless one records the same render; whether it was
         added. Give ``entry``, or ``render_ref`` and ``synced_at`` (a :class:`SyncTime`
         or RFC 3339 text) and ``summary``."""
@@ -1242,30 +1317,30 @@ class RenderStore:
                 raise TypeError("record_history needs an entry, or render_ref and synced_at")
             entry = NewEntry(render_ref, self.runtime._sync_time(synced_at), summary)
         added = c_bool()
-        self._traced(lib.rs_store_record_history, *_rel(release), *_lib.text(entry.render_ref),
+        self._traced(timeout, lib.rs_store_record_history, *_rel(release), *_lib.text(entry.render_ref),
                      _time(entry.synced_at), *_lib.text(entry.summary), byref(added))
         return bool(added.value)
 
-    def list_history(self, release: ReleaseLike) -> List[HistoryEntry]:
+    def list_history(self, release: ReleaseLike, *, timeout: Optional[float] = None) -> List[HistoryEntry]:
         """The history, oldest first."""
         buf = _lib.Buf()
-        self._traced(lib.rs_store_list_history, *_rel(release), byref(buf))
+        self._traced(timeout, lib.rs_store_list_history, *_rel(release), byref(buf))
         return [_py_entry(e) for e in json.loads(_lib.take_text(buf))["entries"]]
 
     def list_history_page(self, release: ReleaseLike, limit: int,
-                          before: Optional[str] = None) -> HistoryPage:
+                          before: Optional[str] = None, *, timeout: Optional[float] = None) -> HistoryPage:
         """At most ``limit`` entries, newest first, older than the entry key ``before``
         when given (the previous page's ``next_before``). Not a traced operation."""
         limit = _int(limit, 1, (1 << 32) - 1, "limit")
         buf = _lib.Buf()
-        _check(lib.rs_store_list_history_page(self._handle(), *_rel(release), limit, *_lib.optional(before),
-                                              byref(buf)))
+        self._call(timeout, lib.rs_store_list_history_page, *_rel(release), limit, *_lib.optional(before),
+                   byref(buf))
         page = json.loads(_lib.take_text(buf))
         return HistoryPage([_py_entry(e) for e in page["entries"]], page["nextBefore"])
 
     def gc(self, release: ReleaseLike, keep: int, protected: Sequence[str] = (),
            dry_run: bool = False, *, now: Optional[SyncTime] = None,
-           grace_seconds: Optional[int] = None) -> GcPlan:
+           grace_seconds: Optional[int] = None, timeout: Optional[float] = None) -> GcPlan:
         """Garbage collection keeping the newest ``keep`` entries and the renders they
         and ``protected`` name. A render blob modified less than ``grace_seconds``
         (default: the runtime's ``gc_grace_seconds``) before ``now`` (default: this
@@ -1280,40 +1355,43 @@ class RenderStore:
             grace = byref(_lib.Grace(_time(now if now is not None else _now()),
                                      _int(seconds, 0, (1 << 64) - 1, "grace_seconds")))
         buf = _lib.Buf()
-        self._traced(lib.rs_store_gc, *_rel(release), keep, *_strings(protected), bool(dry_run), grace,
-                     byref(buf))
+        self._traced(timeout, lib.rs_store_gc, *_rel(release), keep, *_strings(protected), bool(dry_run),
+                     grace, byref(buf))
         return _py_plan(json.loads(_lib.take_text(buf)))
 
-    def delete_release(self, release: ReleaseLike) -> int:
+    def delete_release(self, release: ReleaseLike, *, timeout: Optional[float] = None) -> int:
         """Deletes every key of the release; how many."""
         deleted = c_uint32()
-        self._traced(lib.rs_store_delete_release, *_rel(release), byref(deleted))
+        self._traced(timeout, lib.rs_store_delete_release, *_rel(release), byref(deleted))
         return int(deleted.value)
 
     def diff_renders(self, release: ReleaseLike, old_ref: str, new_ref: str, form: str = "yaml", *,
-                     show_secrets: bool = False, context: int = DEFAULT_CONTEXT) -> RenderDiff:
+                     show_secrets: bool = False, context: int = DEFAULT_CONTEXT,
+                     timeout: Optional[float] = None) -> RenderDiff:
         """The difference from the stored render ``old_ref`` to ``new_ref``, Secret
         values masked unless ``show_secrets`` is true. Not a traced operation."""
         buf = _lib.Buf()
-        _check(lib.rs_store_diff(self._handle(), *_rel(release), *_lib.text(new_ref), *_lib.text(old_ref),
-                                 _form(form), _secret_values(show_secrets), _context(context), byref(buf)))
+        self._call(timeout, lib.rs_store_diff, *_rel(release), *_lib.text(new_ref), *_lib.text(old_ref),
+                   _form(form), _secret_values(show_secrets), _context(context), byref(buf))
         return _py_diff(json.loads(_lib.take_text(buf)))
 
     def diff_local(self, release: ReleaseLike, canonical: BytesLike, against: Optional[str] = None,
                    form: str = "yaml", *, show_secrets: bool = False,
-                   context: int = DEFAULT_CONTEXT) -> RenderDiff:
+                   context: int = DEFAULT_CONTEXT, timeout: Optional[float] = None) -> RenderDiff:
         """What applying a render that is not stored (its canonical bytes) would change,
         from ``against`` (default: the newest history entry's render). Reads only."""
         data, buf = _bytes(canonical, "canonical"), _lib.Buf()
-        _check(lib.rs_store_diff_local(self._handle(), *_rel(release), data, len(data),
-                                       *_lib.optional(against), _form(form), _secret_values(show_secrets),
-                                       _context(context), byref(buf)))
+        self._call(timeout, lib.rs_store_diff_local, *_rel(release), data, len(data),
+                   *_lib.optional(against), _form(form), _secret_values(show_secrets),
+                   _context(context), byref(buf))
         return _py_diff(json.loads(_lib.take_text(buf)))
 
 
 def open(url: str, runtime: Optional[Runtime] = None, *,  # noqa: A001
          encryption_keys: Optional[PathLike] = None,
-         encryption_required: bool = False) -> Optional[RenderStore]:
+         encryption_required: bool = False, timeout: Optional[float] = None,
+         request_timeout: Optional[float] = None, connect_timeout: Optional[float] = None,
+         retries: Optional[int] = None, retry_timeout: Optional[float] = None) -> Optional[RenderStore]:
     """The store a render-store URL names (``s3://BUCKET``, ``gs://BUCKET``,
     ``azblob://CONTAINER``, ``file:///abs/path``, ``mem://``, with the parameters the
     Rust library takes and each cloud's credentials from the environment), or ``None``
@@ -1325,14 +1403,40 @@ def open(url: str, runtime: Optional[Runtime] = None, *,  # noqa: A001
     render blob must be sealed under a key of the keyring; a plaintext one (which a
     writer of the bucket without the key could have planted) raises kind ``corrupt``
     where it is read and is rewritten sealed by ``put_render``. Asked for without a
-    keyring, it raises kind ``invalid-input`` before the store is used."""
+    keyring, it raises kind ``invalid-input`` before the store is used.
+
+    ``timeout``: the most each call may take, in seconds (see :class:`RenderStore`).
+    A cloud store's HTTP client: ``request_timeout`` (one request, from connecting to
+    the last byte of its answer; default 30 s), ``connect_timeout`` (default 5 s),
+    ``retries`` (how many times a request that failed in a way worth retrying is made
+    again; default 3) and ``retry_timeout`` (no retry starts later than this after the
+    first attempt; default 15 s), in seconds; the URL's ``timeout``,
+    ``connect_timeout``, ``retries`` and ``retry_timeout`` win."""
     _check_required(encryption_required)
+    _timeout_ns(timeout)
     runtime = runtime or default_runtime()
+    options = _lib.Options()
+    ctypes.memmove(byref(options), runtime._opt(), ctypes.sizeof(options))
+
+    def millis(value: Optional[float], name: str) -> Optional[int]:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e15:
+            raise ValueError(f"{name} must be a number of seconds above 0, not {value!r}")
+        return max(1, int(value * 1000))
+
+    for name, value in (("request_timeout_ms", millis(request_timeout, "request_timeout")),
+                        ("connect_timeout_ms", millis(connect_timeout, "connect_timeout")),
+                        ("retry_timeout_ms", millis(retry_timeout, "retry_timeout"))):
+        if value is not None:
+            setattr(options, name, value)
+    if retries is not None:
+        options.max_retries = _int(retries, 0, (1 << 32) - 1, "retries")
     out = ctypes.c_void_p()
-    _check(lib.rs_store_open(*_lib.text(url), runtime._opt(), byref(out)))
+    _check(lib.rs_store_open(*_lib.text(url), byref(options), byref(out)))
     if not out.value:
         return None
-    return RenderStore._adopt(out.value, runtime, encryption_keys, encryption_required)
+    return RenderStore._adopt(out.value, runtime, encryption_keys, encryption_required, timeout)
 
 
 # --------------------------------------------------------------------------------------

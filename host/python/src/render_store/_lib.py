@@ -26,6 +26,8 @@ LIBRARY_NAME = "librender_store_capi.so"
 KIND_INVALID_OBJECT = 2
 KIND_INVALID_YAML = 3
 KIND_TRACE = 14
+KIND_DEADLINE_EXCEEDED = 20
+KIND_CANCELLED = 21
 
 FORMS = {"yaml": 0, "json": 1}
 YAML_STAGES = {1: "split", 2: "yaml", 3: "object"}
@@ -50,7 +52,9 @@ class Options(Structure):
     """``rs_options``, filled by ``rs_options_init``."""
 
     _fields_ = [("size", c_size_t), ("memory_bytes", c_uint64), ("fuel", c_uint64),
-                ("gc_grace_seconds", c_uint64), ("concurrent_calls", c_uint32)]
+                ("gc_grace_seconds", c_uint64), ("concurrent_calls", c_uint32),
+                ("request_timeout_ms", c_uint64), ("connect_timeout_ms", c_uint64),
+                ("max_retries", c_uint32), ("retry_timeout_ms", c_uint64)]
 
 
 class Time(Structure):
@@ -173,6 +177,10 @@ _SIGNATURES: Sequence[Tuple[str, Any, Tuple[Any, ...]]] = (
     ("rs_keyring_open", _ERR, _S + (_OPT, POINTER(c_void_p))),
     ("rs_keyring_free", None, (c_void_p,)),
     ("rs_store_with_keyring", _ERR, (_STORE, c_void_p, c_bool, POINTER(_STORE))),
+    ("rs_cancel_new", _ERR, (POINTER(c_void_p),)),
+    ("rs_cancel_cancel", None, (c_void_p,)),
+    ("rs_cancel_free", None, (c_void_p,)),
+    ("rs_store_with_deadline", _ERR, (_STORE, c_uint64, c_void_p, POINTER(_STORE))),
     ("rs_store_rekey_release", _ERR, (_STORE,) + _REL + (POINTER(c_uint32), POINTER(c_uint32))),
     ("rs_buf_free", None, (_BUF,)),
 )

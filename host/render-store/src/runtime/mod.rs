@@ -17,6 +17,7 @@ mod bindings;
 mod call_log;
 mod call_state;
 mod convert;
+pub(crate) mod engine_config;
 mod errors;
 mod limits;
 
@@ -91,37 +92,8 @@ impl Runtime {
     }
 
     fn build(component: Source<'_>, limits: Limits) -> Result<Self> {
-        let mut config = Config::new();
-        config.consume_fuel(true);
         let slots = limits.concurrent_calls.max(1);
-        let page = 64 * 1024;
-        // A 32-bit memory cannot grow past 4 GiB: a larger cap only never binds.
-        let memory = (limits.memory_bytes.div_ceil(page).max(1) * page).min(MAX_RESERVATION);
-        // Each memory slot reserves address space for the cap (wasmtime's default is
-        // 4 GiB whatever the cap), so a pool reserves about slots × 2 × (cap + guard):
-        // 64 calls with a 1 GiB cap reserve ~130 GiB, not ~520 GiB. Below 4 GiB the
-        // compiled code checks bounds explicitly instead of relying on the reservation.
-        config.memory_reservation(memory as u64);
-        config.memory_reservation_for_growth(0);
-        let mut pool = PoolingAllocationConfig::default();
-        pool.total_component_instances(slots)
-            .total_core_instances(slots * 4)
-            .total_memories(slots * 2)
-            .total_tables(slots * 4)
-            // One fiber stack per call in flight (wasmtime's default pool protects the
-            // guard pages of 1,000 stacks at start: a thousand mprotect calls).
-            .total_stacks(slots)
-            .max_memory_size(memory)
-            .linear_memory_keep_resident(KEEP_RESIDENT)
-            .table_keep_resident(KEEP_RESIDENT);
-        // Where calls may run at once, instances come from a pool of pre-reserved slots:
-        // instantiation reuses a slot's memory instead of mapping and unmapping it for
-        // every call. One call at a time (a command of the CLI) maps its instance when it
-        // needs one: setting up a pool costs a process more than the calls it saves.
-        if slots > 1 {
-            config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        }
-        let engine = Engine::new(&config).map_err(sandbox)?;
+        let engine = Self::engine(component, limits)?;
         let component =
             crate::component_cache::load_or_compile(&engine, component).map_err(sandbox)?;
         let mut linker = Linker::new(&engine);
@@ -137,6 +109,61 @@ impl Runtime {
             peak_memory: AtomicUsize::new(0),
             slots: Arc::new(Semaphore::new(slots as usize)),
         })
+    }
+
+    /// The engine for `limits`. With the `precompiled` feature, the embedded component
+    /// runs on an engine set as build.rs set the one that compiled it (the build's
+    /// target, the portable CPU features), so its code is loaded rather than compiled;
+    /// on a machine without those features, on one that compiles for this machine's.
+    fn engine(component: Source<'_>, limits: Limits) -> Result<Engine> {
+        let slots = limits.concurrent_calls.max(1);
+        let page = 64 * 1024;
+        // A 32-bit memory cannot grow past 4 GiB: a larger cap only never binds.
+        let memory = (limits.memory_bytes.div_ceil(page).max(1) * page).min(MAX_RESERVATION);
+        let configure = |portable: Option<&str>| -> Result<Engine> {
+            let mut config = Config::new();
+            // Each memory slot reserves address space for the cap (wasmtime's default
+            // is 4 GiB whatever the cap), so a pool reserves about slots × 2 × (cap +
+            // guard): 64 calls with a 1 GiB cap reserve ~130 GiB, not ~520 GiB. Below
+            // 4 GiB the compiled code checks bounds explicitly instead of relying on
+            // the reservation.
+            engine_config::compile_settings(&mut config, memory as u64);
+            if let Some(triple) = portable {
+                engine_config::portable_target(&mut config, triple).map_err(sandbox)?;
+            }
+            let mut pool = PoolingAllocationConfig::default();
+            pool.total_component_instances(slots)
+                .total_core_instances(slots * 4)
+                .total_memories(slots * 2)
+                .total_tables(slots * 4)
+                // One fiber stack per call in flight (wasmtime's default pool protects
+                // the guard pages of 1,000 stacks at start: a thousand mprotect calls).
+                .total_stacks(slots)
+                .max_memory_size(memory)
+                .linear_memory_keep_resident(KEEP_RESIDENT)
+                .table_keep_resident(KEEP_RESIDENT);
+            // Where calls may run at once, instances come from a pool of pre-reserved
+            // slots: instantiation reuses a slot's memory instead of mapping and
+            // unmapping it for every call. One call at a time (a command of the CLI)
+            // maps its instance when it needs one: setting up a pool costs a process
+            // more than the calls it saves.
+            if slots > 1 {
+                config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+            }
+            Engine::new(&config).map_err(sandbox)
+        };
+        #[cfg(feature = "precompiled")]
+        if matches!(component, Source::Embedded) {
+            match configure(Some(crate::embedded::PRECOMPILED_TARGET)) {
+                Ok(engine) => return Ok(engine),
+                Err(e) => tracing::warn!(
+                    "the precompiled render-store component cannot run here ({e}); \
+                     compiling it for this machine"
+                ),
+            }
+        }
+        let _ = component;
+        configure(None)
     }
 
     /// The process-wide runtime, compiled on first use with the limits given to
@@ -498,6 +525,37 @@ mod tests {
             store.runtime().release_prefix(&release).await.unwrap(),
             "ns/app/"
         );
+    }
+
+    /// The default memory cap's reservation is the one build.rs precompiles for.
+    #[test]
+    fn the_precompiled_code_is_for_the_default_cap() {
+        let page = 64 * 1024;
+        let memory = Limits::DEFAULT_MEMORY_BYTES.div_ceil(page) * page;
+        assert_eq!(memory as u64, engine_config::DEFAULT_MEMORY_RESERVATION);
+    }
+
+    /// With the `precompiled` feature, the engines of the default limits (a pool of 64,
+    /// the library's, and one call at a time, the CLI's) load the code build.rs
+    /// compiled, with no cache and no compiling; another cap compiles.
+    #[cfg(feature = "precompiled")]
+    #[test]
+    fn the_precompiled_component_loads_into_the_default_engines() {
+        use crate::component_cache::{Source, precompiled_fits};
+        for slots in [64, 1] {
+            let limits = Limits {
+                concurrent_calls: slots,
+                ..Limits::default()
+            };
+            let engine = Runtime::engine(Source::Embedded, limits).unwrap();
+            assert!(precompiled_fits(&engine), "{slots} slots");
+        }
+        let other = Limits {
+            memory_bytes: 64 << 20,
+            ..Limits::default()
+        };
+        let engine = Runtime::engine(Source::Embedded, other).unwrap();
+        assert!(!precompiled_fits(&engine), "another cap's code differs");
     }
 
     fn big_render() -> Vec<Vec<u8>> {

@@ -5,14 +5,25 @@
 //! as defaults of the parameters). Without a key, SAS or connection string, the
 //! service-principal and managed-identity variables object_store reads apply.
 
+use super::client::{ClientSettings, client_options, retry_config, take_settings};
 use super::params::{Params, env, not_a_bool, parse_bool};
 use crate::error::Error;
 use object_store::ObjectStore;
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+use std::str::FromStr;
 use std::sync::Arc;
 use url::Url;
 
-pub(crate) const AZURE_PARAMS: &[&str] = &["domain", "protocol", "localemu", "cdn"];
+pub(crate) const AZURE_PARAMS: &[&str] = &[
+    "domain",
+    "protocol",
+    "localemu",
+    "cdn",
+    "timeout",
+    "connect_timeout",
+    "retries",
+    "retry_timeout",
+];
 
 /// The parts of an Azure storage connection string the client uses.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -65,8 +76,13 @@ fn bool_param(params: &mut Params, name: &str, env_name: &str) -> Result<bool, E
     }
 }
 
-pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectStore>, Error> {
+pub(crate) fn open(
+    parsed: &Url,
+    mut params: Params,
+    client: &ClientSettings,
+) -> Result<Arc<dyn ObjectStore>, Error> {
     let container = params.bucket_name(parsed, "container")?;
+    let client = take_settings(&mut params, client)?;
     let localemu = bool_param(&mut params, "localemu", "AZURE_STORAGE_IS_LOCAL_EMULATOR")?;
     let cdn = bool_param(&mut params, "cdn", "AZURE_STORAGE_IS_CDN")?;
     let domain = params
@@ -103,7 +119,18 @@ pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectSto
             )
         })?;
 
+    let options = client_options(
+        object_store::ClientOptions::new(),
+        &client,
+        "AZURE_",
+        |key| match AzureConfigKey::from_str(key) {
+            Ok(AzureConfigKey::Client(key)) => Some(key),
+            _ => None,
+        },
+    );
     let mut builder = MicrosoftAzureBuilder::from_env()
+        .with_client_options(options)
+        .with_retry(retry_config(&client))
         .with_account(&account)
         .with_container_name(&container);
     if let Some(key) = conn.key.clone().or_else(|| env("AZURE_STORAGE_KEY")) {

@@ -3,18 +3,31 @@
 //! with `STORAGE_EMULATOR_HOST` set, as gocloud does, requests go to that emulator
 //! without authentication.
 
+use super::client::{ClientSettings, client_options, retry_config, take_settings};
 use super::params::{Params, env};
 use crate::error::Error;
 use object_store::ObjectStore;
-use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use serde_json::json;
+use std::str::FromStr;
 use std::sync::Arc;
 use url::Url;
 
-pub(crate) const GCS_PARAMS: &[&str] = &["anonymous"];
+pub(crate) const GCS_PARAMS: &[&str] = &[
+    "anonymous",
+    "timeout",
+    "connect_timeout",
+    "retries",
+    "retry_timeout",
+];
 
-pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectStore>, Error> {
+pub(crate) fn open(
+    parsed: &Url,
+    mut params: Params,
+    client: &ClientSettings,
+) -> Result<Arc<dyn ObjectStore>, Error> {
     let bucket = params.bucket_name(parsed, "bucket")?;
+    let client = take_settings(&mut params, client)?;
     let anonymous = params.take_bool(&["anonymous"])?.unwrap_or(false);
     params.refuse(
         "access_id",
@@ -26,7 +39,21 @@ pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectSto
     )?;
     params.finish(GCS_PARAMS)?;
 
-    let mut builder = GoogleCloudStorageBuilder::from_env().with_bucket_name(&bucket);
+    // object_store's GCS builder allows http (for STORAGE_EMULATOR_HOST): so do these.
+    let base = object_store::ClientOptions::new().with_allow_http(true);
+    let options = client_options(
+        base,
+        &client,
+        "GOOGLE_",
+        |key| match GoogleConfigKey::from_str(key) {
+            Ok(GoogleConfigKey::Client(key)) => Some(key),
+            _ => None,
+        },
+    );
+    let mut builder = GoogleCloudStorageBuilder::from_env()
+        .with_client_options(options)
+        .with_retry(retry_config(&client))
+        .with_bucket_name(&bucket);
     // object_store's way to skip OAuth is a service-account document that says so.
     let no_auth = |base_url: String| {
         json!({

@@ -9,7 +9,7 @@ use std::os::unix::fs::DirBuilderExt;
 use std::sync::Arc;
 use url::Url;
 
-pub(crate) const FILE_PARAMS: &[&str] = &["create_dir"];
+pub(crate) const FILE_PARAMS: &[&str] = &["create_dir", "metadata"];
 
 pub(crate) fn open_mem(parsed: &Url, params: Params) -> Result<Arc<dyn ObjectStore>, Error> {
     if parsed.host_str().is_some_and(|h| !h.is_empty()) || !matches!(parsed.path(), "" | "/") {
@@ -34,7 +34,18 @@ pub(crate) fn open_file(parsed: &Url, mut params: Params) -> Result<FolderBucket
     let create_dir = params.take_bool(&["create_dir"])?.unwrap_or(false);
     params.refuse("base_url", "the render store never signs URLs")?;
     params.refuse("secret_key_path", "the render store never signs URLs")?;
-    params.refuse("metadata", "the render store keeps no blob attributes")?;
+    // gocloud's fileblob writes each key's attributes to a `<key>.attrs` file beside it
+    // unless told `metadata=skip`. The render store writes none either way, and reads
+    // such files as metadata of their key (CONTRACT.md §3), so one URL serves a
+    // gocloud controller and the render store alike.
+    if let Some(metadata) = params.take("metadata")
+        && metadata != "skip"
+    {
+        return Err(params.error(
+            "metadata: the only value is skip (gocloud's: write no .attrs files, which the \
+             render store never writes)",
+        ));
+    }
     params.finish(FILE_PARAMS)?;
     let error = |reason: String| super::redact::url_error(parsed.as_str(), reason);
     if create_dir {

@@ -3,42 +3,50 @@
 //! An empty URL means "no render store". Every query parameter is either honoured or
 //! refused with an error naming it: none is silently dropped.
 
-#[cfg(feature = "cloud")]
+#[cfg(feature = "azure")]
 mod azure;
-#[cfg(feature = "cloud")]
+mod client;
+#[cfg(feature = "gcs")]
 mod gcs;
 mod local;
 mod params;
 mod redact;
-#[cfg(feature = "cloud")]
+#[cfg(feature = "s3")]
 mod s3;
 
 use crate::bucket::{Bucket, ObjectStoreBucket};
 use crate::error::Result;
+pub use client::ClientSettings;
 use params::Params;
 use redact::url_error;
 pub use redact::{REDACTED, redact_url, redact_urls_in};
 use std::sync::Arc;
 use url::Url;
 
-/// The schemes this build opens: `s3`, `gs` and `azblob` only with the `cloud` feature.
-#[cfg(feature = "cloud")]
-pub const SCHEMES: &[&str] = &["s3", "gs", "azblob", "file", "mem"];
-/// The schemes this build opens: `s3`, `gs` and `azblob` only with the `cloud` feature.
-#[cfg(not(feature = "cloud"))]
-pub const SCHEMES: &[&str] = &["file", "mem"];
+/// The schemes this build opens: `s3`, `gs` and `azblob` only with the features of
+/// those names (`cloud`: all three).
+pub const SCHEMES: &[&str] = &[
+    #[cfg(feature = "s3")]
+    "s3",
+    #[cfg(feature = "gcs")]
+    "gs",
+    #[cfg(feature = "azure")]
+    "azblob",
+    "file",
+    "mem",
+];
 
-/// The schemes that need the `cloud` feature.
-const CLOUD_SCHEMES: &[&str] = &["s3", "gs", "azblob"];
+/// The cloud schemes and the feature each needs.
+const CLOUD_SCHEMES: &[(&str, &str)] = &[("s3", "s3"), ("gs", "gcs"), ("azblob", "azure")];
 
 /// The query parameters each scheme accepts (none for a scheme this build lacks).
 pub fn accepted_params(scheme: &str) -> &'static [&'static str] {
     match scheme {
-        #[cfg(feature = "cloud")]
+        #[cfg(feature = "s3")]
         "s3" => s3::S3_PARAMS,
-        #[cfg(feature = "cloud")]
+        #[cfg(feature = "gcs")]
         "gs" => gcs::GCS_PARAMS,
-        #[cfg(feature = "cloud")]
+        #[cfg(feature = "azure")]
         "azblob" => azure::AZURE_PARAMS,
         "file" => local::FILE_PARAMS,
         _ => &[],
@@ -57,8 +65,16 @@ pub fn accepted_params(scheme: &str) -> &'static [&'static str] {
 ///
 /// README.md lists every parameter. An unknown scheme or parameter is an error naming
 /// it. Credentials are read from the environment: a URL with a user or password is
-/// refused, and the URL in an error is redacted ([`redact_url`]).
+/// refused, and the URL in an error is redacted ([`redact_url`]). A cloud backend's
+/// client waits and retries as [`ClientSettings::DEFAULT`] says, or as the URL's
+/// `timeout`, `connect_timeout`, `retries` and `retry_timeout` say.
 pub fn open_bucket(url: &str) -> Result<Option<Arc<dyn Bucket>>> {
+    open_bucket_with(url, &ClientSettings::DEFAULT)
+}
+
+/// [`open_bucket`] whose cloud client waits and retries as `client` says, unless the
+/// URL's own parameters say otherwise (file:// and mem:// make no request).
+pub fn open_bucket_with(url: &str, client: &ClientSettings) -> Result<Option<Arc<dyn Bucket>>> {
     let url = url.trim();
     if url.is_empty() {
         return Ok(None);
@@ -83,24 +99,30 @@ pub fn open_bucket(url: &str) -> Result<Option<Arc<dyn Bucket>>> {
         )
     })?;
     redact::refuse_credentials(url, &parsed)?;
-    if !cfg!(feature = "cloud") && CLOUD_SCHEMES.contains(&parsed.scheme()) {
+    if let Some((scheme, feature)) = CLOUD_SCHEMES
+        .iter()
+        .find(|(scheme, _)| *scheme == parsed.scheme())
+        && !SCHEMES.contains(scheme)
+    {
         return Err(url_error(
             url,
             format!(
-                "{}:// stores need the render-store library's `cloud` feature, which this \
-                 build was made without; enable it in Cargo.toml (the render-store CLI has it)",
-                parsed.scheme()
+                "{scheme}:// stores need the render-store library's `{feature}` feature \
+                 (or `cloud`), which this build was made without; enable it in Cargo.toml \
+                 (the render-store CLI has them all)"
             ),
         ));
     }
     let params = Params::new(url, &parsed)?;
+    // Without a cloud backend, nothing reads the client's settings.
+    let _ = client;
     let store = match parsed.scheme() {
-        #[cfg(feature = "cloud")]
-        "s3" => s3::open(&parsed, params)?,
-        #[cfg(feature = "cloud")]
-        "gs" => gcs::open(&parsed, params)?,
-        #[cfg(feature = "cloud")]
-        "azblob" => azure::open(&parsed, params)?,
+        #[cfg(feature = "s3")]
+        "s3" => s3::open(&parsed, params, client)?,
+        #[cfg(feature = "gcs")]
+        "gs" => gcs::open(&parsed, params, client)?,
+        #[cfg(feature = "azure")]
+        "azblob" => azure::open(&parsed, params, client)?,
         "file" => return Ok(Some(Arc::new(local::open_file(&parsed, params)?))),
         "mem" => local::open_mem(&parsed, params)?,
         other => {
@@ -162,8 +184,30 @@ mod tests {
     #[cfg(not(feature = "cloud"))]
     #[test]
     fn cloud_schemes_name_the_missing_feature() {
-        for url in ["s3://b", "gs://b", "azblob://c"] {
-            assert!(reason(url).contains("`cloud` feature"), "{url}");
+        for (url, feature) in [("s3://b", "s3"), ("gs://b", "gcs"), ("azblob://c", "azure")] {
+            if !SCHEMES.contains(&url.split(':').next().unwrap()) {
+                assert!(
+                    reason(url).contains(&format!("`{feature}` feature")),
+                    "{url}"
+                );
+            }
+        }
+    }
+
+    #[cfg(feature = "cloud")]
+    #[test]
+    fn the_client_settings_are_parameters_of_every_cloud_scheme() {
+        for scheme in ["s3", "gs", "azblob"] {
+            for name in ["timeout", "connect_timeout", "retries", "retry_timeout"] {
+                assert!(accepted_params(scheme).contains(&name), "{scheme} {name}");
+            }
+            let bad = reason(&format!("{scheme}://b?timeout=soon"));
+            assert!(
+                bad.contains("timeout must be a duration") && !bad.contains("soon"),
+                "{bad}"
+            );
+            assert!(reason(&format!("{scheme}://b?retries=-1")).contains("retries must be"));
+            assert!(reason(&format!("{scheme}://b?connect_timeout=0s")).contains("above zero"));
         }
     }
 
@@ -185,6 +229,20 @@ mod tests {
         assert!(reason("gs://b?region=x").contains("\"region\""));
         assert!(reason("azblob://c?protocol=ftp").contains("protocol"));
         assert!(reason("azblob://c?domain=x&cdn=yes").contains("cdn"));
+    }
+
+    /// gocloud's fileblob parameter for writing no `.attrs` files: the render store never
+    /// writes them, so `skip` is what it does anyway; any other value is refused.
+    #[test]
+    fn file_urls_take_gocloud_s_metadata_skip() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("file://{}?metadata=skip", dir.path().display());
+        assert!(open_bucket(&url).unwrap().is_some());
+        let bad = reason(&format!("file://{}?metadata=write", dir.path().display()));
+        assert!(
+            bad.contains("only value is skip") && !bad.contains("=write"),
+            "{bad}"
+        );
     }
 
     #[test]

@@ -13,7 +13,10 @@ pub(crate) struct Params {
 }
 
 // Without the `cloud` feature, file:// uses only a part of this.
-#[cfg_attr(not(feature = "cloud"), allow(dead_code))]
+#[cfg_attr(
+    not(any(feature = "s3", feature = "gcs", feature = "azure")),
+    allow(dead_code)
+)]
 impl Params {
     pub fn new(url: &str, parsed: &url::Url) -> Result<Self, Error> {
         let mut values = BTreeMap::new();
@@ -132,7 +135,10 @@ pub(crate) fn parse_bool(v: &str) -> Option<bool> {
 }
 
 /// An environment variable, empty counting as unset.
-#[cfg_attr(not(feature = "cloud"), allow(dead_code))]
+#[cfg_attr(
+    not(any(feature = "s3", feature = "gcs", feature = "azure")),
+    allow(dead_code)
+)]
 pub(crate) fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }

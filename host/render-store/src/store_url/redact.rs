@@ -157,6 +157,13 @@ fn says_nothing(name: &str, value: &str) -> bool {
         "protocol" => matches!(value, "http" | "https"),
         "awssdk" => matches!(value, "v1" | "v2" | "V1" | "V2"),
         "metadata" => value == "skip",
+        // The cloud client's bounds: a number of retries or a duration (`2s`, `1m30s`).
+        "retries" => value.len() <= 4 && value.bytes().all(|b| b.is_ascii_digit()),
+        "timeout" | "connect_timeout" | "retry_timeout" => {
+            value.len() <= 16
+                && value.bytes().all(|b| b.is_ascii_alphanumeric())
+                && humantime::parse_duration(value).is_ok()
+        }
         "ssetype" => matches!(value, "AES256" | "aws:kms" | "aws:kms:dsse"),
         _ => false,
     }
@@ -216,6 +223,14 @@ mod tests {
             (
                 "azblob://c?protocol=http&localemu=true&domain=acct.example",
                 "azblob://c?protocol=http&localemu=true&domain=REDACTED",
+            ),
+            (
+                "s3://b?timeout=2s&connect_timeout=500ms&retries=3&retry_timeout=1m30s",
+                "s3://b?timeout=2s&connect_timeout=500ms&retries=3&retry_timeout=1m30s",
+            ),
+            (
+                "s3://b?timeout=s3cr3t&retries=0x1f&retry_timeout=2%20s",
+                "s3://b?timeout=REDACTED&retries=REDACTED&retry_timeout=REDACTED",
             ),
             ("mem://", "mem://"),
             ("gs://b", "gs://b"),

@@ -3,6 +3,7 @@
 //! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, web identity, container and instance
 //! metadata), as object_store reads them.
 
+use super::client::{ClientSettings, client_options, retry_config, take_settings};
 use super::params::{Params, env};
 use crate::error::Error;
 use object_store::ObjectStore;
@@ -25,11 +26,31 @@ pub(crate) const S3_PARAMS: &[&str] = &[
     "dualstack",
     "fips",
     "accelerate",
+    // The client's settings (ClientSettings), every cloud scheme's.
+    "timeout",
+    "connect_timeout",
+    "retries",
+    "retry_timeout",
 ];
 
-pub(crate) fn open(parsed: &Url, mut params: Params) -> Result<Arc<dyn ObjectStore>, Error> {
+pub(crate) fn open(
+    parsed: &Url,
+    mut params: Params,
+    client: &ClientSettings,
+) -> Result<Arc<dyn ObjectStore>, Error> {
     let bucket = params.bucket_name(parsed, "bucket")?;
-    let mut builder = AmazonS3Builder::from_env().with_bucket_name(&bucket);
+    let client = take_settings(&mut params, client)?;
+    let options = client_options(object_store::ClientOptions::new(), &client, "AWS_", |key| {
+        match AmazonS3ConfigKey::from_str(key) {
+            Ok(AmazonS3ConfigKey::Client(key)) => Some(key),
+            _ => None,
+        }
+    });
+    // The client options first: the calls below (allow_http) change them in place.
+    let mut builder = AmazonS3Builder::from_env()
+        .with_client_options(options)
+        .with_retry(retry_config(&client))
+        .with_bucket_name(&bucket);
 
     if let Some(region) = params.take("region").or_else(|| env("AWS_REGION")) {
         builder = builder.with_region(region);

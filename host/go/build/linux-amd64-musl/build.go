@@ -1,0 +1,3 @@
+// Package linuxamd64musl holds the static library for linux-amd64-musl that host/go/build.sh lays out here; it has no
+// Go code. It exists so that vendoring copies the folder (includebuild.go).
+package linuxamd64musl

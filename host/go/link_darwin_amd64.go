@@ -1,0 +1,9 @@
+//go:build cgo && darwin && amd64 && !muslc && !renderstore_dev && !renderstore_release
+
+package renderstore
+
+// The static library host/go/build.sh lays out for darwin/amd64 (laid out by build.sh on such a machine; not built in this repository's CI).
+
+// #cgo CFLAGS: -I${SRCDIR}/build/include
+// #cgo LDFLAGS: ${SRCDIR}/build/darwin-amd64/librender_store_capi.a -lm -framework CoreFoundation -framework Security -framework SystemConfiguration
+import "C"

@@ -1,0 +1,11 @@
+//go:build cgo && linux && amd64 && muslc && !renderstore_dev && !renderstore_release
+
+package renderstore
+
+// The static library host/go/build.sh lays out for linux/amd64 with musl (built and tested here).
+// A fully static binary for Alpine or an empty image (build.sh --musl; go build
+// -tags muslc with CC=musl-gcc and -ldflags '-linkmode external -extldflags -static').
+
+// #cgo CFLAGS: -I${SRCDIR}/build/include
+// #cgo LDFLAGS: ${SRCDIR}/build/linux-amd64-musl/librender_store_capi.a -lm -ldl -lpthread
+import "C"
