@@ -154,7 +154,13 @@ fn put_get_history_gc_delete_on_a_file_store() {
         "--synced-at",
         "2026-01-02T00:00:00Z",
     ]);
-    assert!(out.contains("already"), "{out}");
+    // A rollback to the oldest render: nothing added, and the entry that records it named.
+    assert!(
+        out.starts_with("already recorded as @3 (first applied 2026-01-01T00:00:00"),
+        "{out}"
+    );
+    let json = cli.ok(&["--json", "record", "ns/app", &refs[1]]);
+    assert!(!json.contains("already recorded"), "{json}");
 
     // sha256sum of each blob file equals its key.
     let renders = cli.store_dir().join("ns/app/renders");

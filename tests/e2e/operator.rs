@@ -224,12 +224,22 @@ fn release_typos_are_errors_and_delete_release_stays_idempotent() {
         let out = cli.run(&args);
         assert!(
             matches!(out.status.code(), Some(1 | 2))
-                && stderr(&out).contains("no release prod/ap in the store"),
+                && stderr(&out).contains("no release prod/ap in the store")
+                && stderr(&out).contains("did you mean prod/app?"),
             "{args:?}: {:?} {}",
             out.status.code(),
             stderr(&out)
         );
     }
+    // A typo in the namespace finds the release under the nearest one; a name far from
+    // every release gets no guess.
+    let ns_typo = cli.fails(&["history", "prd/app"]);
+    assert!(ns_typo.contains("did you mean prod/app?"), "{ns_typo}");
+    let far = cli.fails(&["history", "prod/ingress-nginx"]);
+    assert!(
+        far.contains("no release prod/ingress-nginx") && !far.contains("did you mean"),
+        "{far}"
+    );
     let before = keys(&cli);
     let gone = cli.ok(&["delete-release", "prod/nothing"]);
     assert!(gone.contains("nothing to delete"), "{gone}");
@@ -419,6 +429,79 @@ fn verify_reports_damage_put_repairs_it_and_history_goes_on() {
     for kind in ["corrupt", "dangling", "foreign"] {
         assert!(kinds.contains(&kind), "{kind}: {v}");
     }
+}
+
+/// What `verify` advises for an entry whose body does not read, done word for word:
+/// `delete-entry` (its dry run first), then the `record` it prints, leaves a store
+/// `verify` finds nothing wrong with and the history as it was.
+#[test]
+fn verify_advice_for_a_corrupt_entry_repairs_it_as_written() {
+    let cli = Cli::validating();
+    let (ra, rb) = two_syncs(&cli);
+    let root = cli.store_dir().join("prod/app/history");
+    let newest = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .max()
+        .unwrap();
+    std::fs::write(&newest, "not an entry").unwrap();
+    let out = cli.run(&["-o", "json", "verify", "prod/app"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problem = &v["problems"][0];
+    assert_eq!(problem["kind"], "corrupt", "{v}");
+    let key = problem["key"].as_str().unwrap().to_string();
+    let fix = problem["fix"].as_str().unwrap();
+    let delete = format!("render-store delete-entry prod/app {key}");
+    let record = format!("render-store record prod/app {rb} --synced-at 2026-01-02T00:00:00");
+    assert!(fix.contains(&delete) && fix.contains(&record), "{fix}");
+
+    // Bad names are refused and delete nothing.
+    let before = keys(&cli);
+    let err = cli.fails(&[
+        "delete-entry",
+        "prod/app",
+        &format!("prod/app/renders/{ra}"),
+    ]);
+    assert!(err.contains("is not a history entry of prod/app"), "{err}");
+    let err = cli.fails(&["delete-entry", "prod/app", "@2"]);
+    assert!(err.contains("has 2 history entries"), "{err}");
+    let err = cli.fails(&["delete-entry", "prod/ap", "@0"]);
+    assert!(err.contains("did you mean prod/app?"), "{err}");
+    let dry = cli.ok(&["delete-entry", "prod/app", &key, "--dry-run"]);
+    assert!(
+        dry.starts_with(&format!("would delete @0 of prod/app: {key}")),
+        "{dry}"
+    );
+    assert_eq!(keys(&cli), before, "--dry-run deleted something");
+
+    let done = cli.ok(&["delete-entry", "prod/app", &key]);
+    assert!(
+        done.starts_with(&format!("deleted @0 of prod/app: {key}")),
+        "{done}"
+    );
+    assert!(!newest.exists());
+    let recorded = cli.ok(&[
+        "record",
+        "prod/app",
+        &rb,
+        "--synced-at",
+        "2026-01-02T00:00:00Z",
+        "--summary",
+        "v2",
+    ]);
+    assert!(recorded.starts_with("recorded"), "{recorded}");
+    assert!(newest.exists(), "the entry is back under its own key");
+    assert!(cli.ok(&["verify", "prod/app"]).contains("no problem"));
+    let history: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["--json", "history", "prod/app"])).unwrap();
+    let refs: Vec<&str> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["renderRef"].as_str().unwrap())
+        .collect();
+    assert_eq!(refs, [ra.as_str(), rb.as_str()]);
 }
 
 /// `put FILE NS/NAME`, the arguments swapped: the error says which comes first.

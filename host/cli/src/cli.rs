@@ -209,6 +209,22 @@ pub enum Command {
         /// NAMESPACE/NAME of the release (or NAME with -n); none: every release.
         release: Option<String>,
     },
+    /// Delete one history entry of a release, named by its place (@N) or its key: an
+    /// entry whose body does not read, or whose render is gone, as `verify` reports.
+    /// Nothing else is deleted; the render it named stays until GC finds nothing needs it.
+    #[command(
+        name = "delete-entry",
+        after_help = "Examples:\n  render-store delete-entry prod/app @3 --dry-run\n  render-store delete-entry prod/app KEY      (the key `render-store verify prod/app` printed)"
+    )]
+    DeleteEntry {
+        /// NAMESPACE/NAME of the release (or NAME with -n).
+        release: String,
+        /// The entry: @N (the N-th newest, @0 the newest) or its whole key.
+        entry: String,
+        /// Say what would be deleted, and delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Seal every render blob of a release (or of every release, --all) that is not
     /// sealed under the first key of --encryption-keys under it: plaintext blobs of a
     /// store where encryption was turned on, and blobs of an older key. Each blob is
@@ -859,6 +875,35 @@ async fn print_output(
     Ok(())
 }
 
+/// `record` of a render the history already holds adds nothing: the history is the
+/// order of first applies (CONTRACT.md §5), so after a rollback `@0` is not what runs.
+/// Say which entry records the render and when it was first applied, from one listing
+/// of the history (the keys hold both; no entry is read).
+async fn print_already_recorded(
+    store: &RenderStore,
+    release: &Release,
+    render_ref: &str,
+) -> Result<()> {
+    let history = names::history_keys(store, release).await?;
+    let found = history
+        .iter()
+        .rev()
+        .enumerate()
+        .find(|(_, e)| e.render_ref == render_ref);
+    match found {
+        Some((n, e)) => {
+            let first = store.runtime().format_synced_at(e.synced_at).await?;
+            println!(
+                "already recorded as @{n} (first applied {first}): nothing added; the history \
+                 keeps each render at its first apply, so @0 is not what runs after a rollback"
+            );
+        }
+        // Deleted between the record and the listing (a GC of another writer).
+        None => println!("already in the history: {render_ref}"),
+    }
+    Ok(())
+}
+
 /// How a command that did not fail ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Finish {
@@ -1247,6 +1292,11 @@ pub async fn run(args: Args) -> Result<Finish> {
                 {
                     print_history_wide(&store, release, entries).await?
                 }
+                (Operation::RecordHistory { release, entry }, Output::Added(false))
+                    if format == OutputFormat::Text =>
+                {
+                    print_already_recorded(&store, release, &entry.render_ref).await?
+                }
                 _ => print_output(store.runtime(), &operation, &output, format, secrets).await?,
             }
         }
@@ -1332,6 +1382,38 @@ pub async fn run(args: Args) -> Result<Finish> {
                     "{rewritten} render blobs sealed under key {}, {kept} already were, in {} releases",
                     quote(&store.keyring().ids()[0]),
                     releases.len()
+                );
+            }
+        }
+        Command::DeleteEntry {
+            release,
+            entry,
+            dry_run,
+        } => {
+            let store = open(url, keys).await?;
+            let release = parse_release(&release, namespace)?;
+            let crate::delete_entry::Found {
+                entry: found,
+                position,
+            } = crate::delete_entry::find(&store, &release, &entry).await?;
+            let synced = store.runtime().format_synced_at(found.synced_at).await?;
+            if !dry_run {
+                store.within(store.bucket().delete(&found.key)).await??;
+            }
+            if as_json {
+                print_json(&json!({
+                    "dryRun": dry_run,
+                    "key": found.key,
+                    "renderRef": found.render_ref,
+                    "syncedAt": synced,
+                }))?;
+            } else {
+                let verb = if dry_run { "would delete" } else { "deleted" };
+                println!(
+                    "{verb} @{position} of {release}: {} (synced {synced}, render {}); the render \
+                     stays until GC finds nothing needs it",
+                    esc(&found.key),
+                    found.render_ref
                 );
             }
         }

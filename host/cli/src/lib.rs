@@ -1,13 +1,15 @@
 //! The `render-store` command line over the render-store library: the commands
 //! ([`cli`]), how they read renders ([`input`]), what they print ([`output`],
 //! [`json_view`], [`terminal`], [`progress`]), the files on paths it is given
-//! ([`local_file`]), the fleet listing ([`releases`]), the observer's HTTP server
+//! ([`local_file`]), the fleet listing ([`releases`]), the
+//! repair of one history entry ([`delete_entry`]), the observer's HTTP server
 //! ([`serve`]) and the demo ([`demo`]). The binary is `src/main.rs`; everything that
 //! decides anything about a store is in the library and its component.
 
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod delete_entry;
 pub mod demo;
 pub mod entry;
 pub mod failure;

@@ -23,16 +23,99 @@ pub async fn require_release(store: &RenderStore, release: &Release) -> Result<(
     let prefix = store.runtime().release_prefix(release).await?;
     let top = store.bucket().list_delimited(&prefix).await?;
     if top.folders.is_empty() && top.objects.is_empty() {
-        return Err(no_release(release, &prefix));
+        return Err(no_release(store, release, &prefix).await);
     }
     Ok(())
 }
 
-fn no_release(release: &Release, prefix: &str) -> anyhow::Error {
+async fn no_release(store: &RenderStore, release: &Release, prefix: &str) -> anyhow::Error {
+    let hint = match similar_release(store, release).await {
+        Some(other) => format!("did you mean {other}? "),
+        None => String::new(),
+    };
     failure::not_found(format!(
-        "no release {release} in the store: nothing is stored under {prefix} (check the \
-         namespace and name; `render-store releases` lists the releases)"
+        "no release {release} in the store: nothing is stored under {prefix} ({hint}check \
+         the namespace and name; `render-store releases` lists the releases)"
     ))
+}
+
+/// The stored release whose name is nearest to a mistyped `release`, if one is near
+/// enough to be a typo: among the releases of its namespace, or, when that namespace
+/// holds none, of the namespace nearest to it. Only asked once a release is missing, so
+/// a command that finds its release pays nothing; a listing that fails gives no hint.
+async fn similar_release(store: &RenderStore, release: &Release) -> Option<Release> {
+    let bucket = store.bucket();
+    let mut namespace = release.namespace.clone();
+    let mut names = folder_names(&bucket.list_delimited(&format!("{namespace}/")).await.ok()?);
+    if names.is_empty() {
+        let namespaces = folder_names(&bucket.list_delimited("").await.ok()?);
+        namespace = nearest(&release.namespace, &namespaces)?.to_string();
+        names = folder_names(&bucket.list_delimited(&format!("{namespace}/")).await.ok()?);
+        if names.contains(&release.name) {
+            return Some(Release::new(namespace, release.name.clone()));
+        }
+    }
+    let name = nearest(&release.name, &names)?;
+    Some(Release::new(namespace, name.to_string()))
+}
+
+/// The last path element of each folder of a delimiter listing.
+fn folder_names(listing: &render_store::Delimited) -> Vec<String> {
+    listing
+        .folders
+        .iter()
+        .filter_map(|f| f.trim_end_matches('/').rsplit('/').next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The candidate nearest to `typed` by edit distance, if it is within a typo's reach:
+/// one edit for short names, about one in four characters for longer ones.
+fn nearest<'a>(typed: &str, candidates: &'a [String]) -> Option<&'a str> {
+    let reach = (typed.chars().count() / 4).max(1);
+    candidates
+        .iter()
+        .map(|c| (edit_distance(typed, c), c))
+        .filter(|(d, _)| *d <= reach)
+        .min()
+        .map(|(_, c)| c.as_str())
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typos_are_near_and_other_names_are_not() {
+        assert_eq!(edit_distance("metalb", "metallb"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        let names = ["metallb".to_string(), "metrics".to_string()];
+        assert_eq!(nearest("metalb", &names), Some("metallb"));
+        assert_eq!(nearest("ingress", &names), None);
+        // Short names allow one edit, no more.
+        let short = ["api".to_string()];
+        assert_eq!(nearest("apx", &short), Some("api"));
+        assert_eq!(nearest("xpx", &short), None);
+    }
 }
 
 /// Every release of the store, found with delimiter listings (one of the root, one of
@@ -56,7 +139,7 @@ pub async fn release_keys(store: &RenderStore, release: &Release) -> Result<Vec<
     let prefix = store.runtime().release_prefix(release).await?;
     let keys = store.bucket().list(&prefix).await?;
     if keys.is_empty() {
-        return Err(no_release(release, &prefix));
+        return Err(no_release(store, release, &prefix).await);
     }
     Ok(keys)
 }

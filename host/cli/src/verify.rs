@@ -113,6 +113,8 @@ async fn check_release(
     let rt = store.runtime();
     let mut renders = BTreeSet::new();
     let mut entries = Vec::new();
+    // Each entry's time, from its key: the exact `record` that puts a deleted entry back.
+    let mut times = BTreeMap::new();
     let names: Vec<String> = keys.iter().map(|o| o.key.clone()).collect();
     let parsed = rt.parse_keys(release, &names).await?;
     // The keys the store made, for telling a gocloud metadata file from a foreign one.
@@ -158,7 +160,10 @@ async fn check_release(
                 }
                 renders.insert(r);
             }
-            Some(ParsedKey::History(h)) => entries.push((object.key, h.render_ref)),
+            Some(ParsedKey::History(h)) => {
+                times.insert(object.key.clone(), h.synced_at);
+                entries.push((object.key, h.render_ref));
+            }
             None => {
                 // gocloud's fileblob keeps a key's metadata in `<key>.attrs` beside it: part
                 // of that key (CONTRACT.md §3), GC and delete-release delete it with the key.
@@ -173,16 +178,31 @@ async fn check_release(
             }
         }
     }
+    let refs: BTreeMap<&str, &str> = entries
+        .iter()
+        .map(|(k, r)| (k.as_str(), r.as_str()))
+        .collect();
     for (key, entry) in read_entries(store, release, &entries).await? {
         report.entries += 1;
         if let Err(m) = entry {
+            let time = match times.get(&key) {
+                Some(t) => rt.format_synced_at(*t).await?,
+                None => "TIME".into(),
+            };
+            let render_ref = refs.get(key.as_str()).copied().unwrap_or("RENDER");
+            // A record of a render the history holds adds nothing, so the entry must go
+            // before the same render, time and summary can be recorded again.
+            let fix = format!(
+                "the entry's body does not read: delete it (render-store delete-entry \
+                 {release} {key}), then, if its render is still stored, record it again \
+                 with the entry's time (render-store record {release} {render_ref} \
+                 --synced-at {time} --summary SUMMARY: the summary was in the body)"
+            );
             report.problems.push(Problem {
                 kind: "corrupt",
-                key: key.clone(),
+                key,
                 message: m,
-                fix: "the entry's body does not read: delete the key, or record the render \
-                      again with the same time and summary"
-                    .into(),
+                fix,
             });
         }
     }
@@ -194,7 +214,7 @@ async fn check_release(
                 message: format!("its render {render_ref} is not stored"),
                 fix: format!(
                     "put the render again if you have it (render-store put {release} FILE), \
-                     or delete the entry"
+                     or delete the entry (render-store delete-entry {release} {key})"
                 ),
             });
         }

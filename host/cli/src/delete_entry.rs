@@ -1,0 +1,57 @@
+//! `delete-entry`: one history entry of a release deleted, named by its place (`@N`) or
+//! its key: what `verify` advises for an entry whose body does not read or whose render
+//! is gone. Nothing else is touched; the render it named stays until GC finds nothing
+//! needs it.
+
+use crate::failure;
+use crate::names::{self, ListedEntry};
+use anyhow::Result;
+use render_store::{ParsedKey, Release, RenderStore};
+
+/// A history entry found for deletion, with its place in the history.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// The entry as the listing names it.
+    pub entry: ListedEntry,
+    /// Its place from the newest: `@0` is 0.
+    pub position: usize,
+}
+
+/// The entry `name` stands for: `@N` (the N-th newest) or the entry's whole key, which
+/// must be a history key of `release` that is stored; one listing of the history either
+/// way. An entry whose body does not read is found too: neither form reads it.
+pub async fn find(store: &RenderStore, release: &Release, name: &str) -> Result<Found> {
+    names::require_release(store, release).await?;
+    let history = names::history_keys(store, release).await?;
+    let newest_first = || history.iter().rev().enumerate();
+    let found = if let Some(position) = name.strip_prefix('@') {
+        let Ok(n) = position.parse::<usize>() else {
+            return Err(failure::input(format!(
+                "{name:?} is not a history position: @0 is the newest entry, @1 the one before"
+            )));
+        };
+        newest_first().nth(n).ok_or_else(|| {
+            failure::not_found(format!(
+                "{release} has {} history entries: {name} is not one of them (@0 is the newest)",
+                history.len()
+            ))
+        })?
+    } else {
+        if !matches!(
+            store.runtime().parse_key(release, name).await?,
+            Some(ParsedKey::History(_))
+        ) {
+            return Err(failure::input(format!(
+                "{name:?} is not a history entry of {release}: give @N, or the entry's key as \
+                 `render-store verify {release}` prints it"
+            )));
+        }
+        newest_first()
+            .find(|(_, e)| e.key == name)
+            .ok_or_else(|| failure::not_found(format!("no history entry {name} is stored")))?
+    };
+    Ok(Found {
+        entry: found.1.clone(),
+        position: found.0,
+    })
+}
