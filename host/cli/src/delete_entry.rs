@@ -23,35 +23,28 @@ pub struct Found {
 pub async fn find(store: &RenderStore, release: &Release, name: &str) -> Result<Found> {
     names::require_release(store, release).await?;
     let history = names::history_keys(store, release).await?;
-    let newest_first = || history.iter().rev().enumerate();
-    let found = if let Some(position) = name.strip_prefix('@') {
-        let Ok(n) = position.parse::<usize>() else {
-            return Err(failure::input(format!(
-                "{name:?} is not a history position: @0 is the newest entry, @1 the one before"
-            )));
-        };
-        newest_first().nth(n).ok_or_else(|| {
-            failure::not_found(format!(
-                "{release} has {} history entries: {name} is not one of them (@0 is the newest)",
-                history.len()
-            ))
-        })?
-    } else {
-        if !matches!(
-            store.runtime().parse_key(release, name).await?,
-            Some(ParsedKey::History(_))
-        ) {
-            return Err(failure::input(format!(
-                "{name:?} is not a history entry of {release}: give @N, or the entry's key as \
-                 `render-store verify {release}` prints it"
-            )));
+    let (position, entry) = match name.strip_prefix('@') {
+        Some(position) => names::entry_at(&history, release, name, position)?,
+        None => {
+            if !matches!(
+                store.runtime().parse_key(release, name).await?,
+                Some(ParsedKey::History(_))
+            ) {
+                return Err(failure::input(format!(
+                    "{name:?} is not a history entry of {release}: give @N, or the entry's key \
+                     as `render-store verify {release}` prints it"
+                )));
+            }
+            history
+                .iter()
+                .rev()
+                .enumerate()
+                .find(|(_, e)| e.key == name)
+                .ok_or_else(|| failure::not_found(format!("no history entry {name} is stored")))?
         }
-        newest_first()
-            .find(|(_, e)| e.key == name)
-            .ok_or_else(|| failure::not_found(format!("no history entry {name} is stored")))?
     };
     Ok(Found {
-        entry: found.1.clone(),
-        position: found.0,
+        entry: entry.clone(),
+        position,
     })
 }

@@ -265,13 +265,24 @@ pub fn position_in(
     name: &str,
     position: &str,
 ) -> Result<String> {
+    entry_at(history, release, name, position).map(|(_, e)| e.render_ref.clone())
+}
+
+/// The entry `@N` (`name`, `position` its number) names in a history listed already,
+/// with N: what [`position_in`] resolves, for commands that need the entry itself.
+pub fn entry_at<'a>(
+    history: &'a [ListedEntry],
+    release: &Release,
+    name: &str,
+    position: &str,
+) -> Result<(usize, &'a ListedEntry)> {
     let Ok(n) = position.parse::<usize>() else {
         return Err(failure::input(format!(
             "{name:?} is not a history position: @0 is the newest entry, @1 the one before"
         )));
     };
     match history.iter().rev().nth(n) {
-        Some(entry) => Ok(entry.render_ref.clone()),
+        Some(entry) => Ok((n, entry)),
         None => Err(failure::not_found(format!(
             "{release} has {} history entries: {name} is not one of them (@0 is the newest)",
             history.len()
