@@ -166,9 +166,10 @@ async fn verify_reads_each_key_once() {
     for entries in [20, 300] {
         let (store, recorder) = store_of(5, entries).await;
         recorder.take_calls();
-        let report = render_store_cli::verify::verify(&store, Some(&Release::new("big", "app")))
-            .await
-            .unwrap();
+        let report =
+            render_store_cli::commands::verify::verify(&store, Some(&Release::new("big", "app")))
+                .await
+                .unwrap();
         assert_eq!((report.renders, report.entries), (entries, entries));
         assert!(report.problems.is_empty());
         assert_eq!(
@@ -177,7 +178,7 @@ async fn verify_reads_each_key_once() {
             "{entries} entries"
         );
         // The whole store: found with delimiter listings, then each release as above.
-        let report = render_store_cli::verify::verify(&store, None)
+        let report = render_store_cli::commands::verify::verify(&store, None)
             .await
             .unwrap();
         assert_eq!(report.releases, 6);
@@ -215,7 +216,7 @@ async fn a_history_with_a_corrupt_entry_is_read_in_linear_calls() {
             .await
             .unwrap();
         recorder.take_calls();
-        let read = render_store_cli::verify::history_entry_by_entry(&store, &release)
+        let read = render_store_cli::commands::verify::history_entry_by_entry(&store, &release)
             .await
             .unwrap();
         assert_eq!(read.len(), entries);

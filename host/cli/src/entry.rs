@@ -53,7 +53,7 @@ pub fn main() -> ExitCode {
     } else {
         ExitCode::FAILURE
     };
-    let as_json = args.format() == cli::OutputFormat::Json;
+    let as_json = args.format() == crate::args::OutputFormat::Json;
     // --timeout bounds the whole command: dropping it where it waits drops the store
     // call and the bucket request in flight. `serve` runs until stopped.
     let timeout = Some(args.timeout).filter(|t| !t.is_zero() && !args.is_server());

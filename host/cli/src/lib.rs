@@ -1,16 +1,16 @@
-//! The `render-store` command line over the render-store library: the commands
-//! ([`cli`]), how they read renders ([`input`]), what they print ([`output`],
-//! [`json_view`], [`terminal`], [`progress`]), the files on paths it is given
-//! ([`local_file`]), the fleet listing ([`releases`]), the
-//! repair of one history entry ([`delete_entry`]), the observer's HTTP server
-//! ([`serve`]) and the demo ([`demo`]). The binary is `src/main.rs`; everything that
-//! decides anything about a store is in the library and its component.
+//! The `render-store` command line over the render-store library, laid out as ripgrep's
+//! and jaq's are: the arguments ([`args`]), a short dispatch ([`cli`]), one module per
+//! command ([`commands`]); how commands read renders ([`input`]) and name releases and
+//! entries ([`names`]); what they print ([`output`], [`json_view`], [`terminal`],
+//! [`progress`]); the files on paths they are given ([`local_file`]); the observer's
+//! HTTP server and web pages ([`serve`]). The binary is `src/main.rs` over [`entry`];
+//! everything that decides anything about a store is in the library and its component.
 
 #![warn(missing_docs)]
 
+pub mod args;
 pub mod cli;
-pub mod delete_entry;
-pub mod demo;
+pub mod commands;
 pub mod entry;
 pub mod failure;
 pub mod input;
@@ -19,8 +19,6 @@ pub mod local_file;
 pub mod names;
 pub mod output;
 pub mod progress;
-pub mod releases;
 pub mod render_sizes;
 pub mod serve;
 pub mod terminal;
-pub mod verify;

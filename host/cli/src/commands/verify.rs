@@ -2,10 +2,58 @@
 //! what to do about each problem; and the history of a release read entry by entry when
 //! one entry is bad, so the others still show.
 
+use super::{Context, Finish};
 use crate::names;
+use crate::output::{count, print_json};
+use crate::terminal::escape_for_terminal as esc;
 use anyhow::Result;
 use render_store::{EntryRead, Error, HistoryEntry, ObjectMeta, ParsedKey, Release, RenderStore};
+use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// `verify` of the release `release` names (every release when `None`): prints each
+/// problem with what to do; [`Finish::Differs`] when there is one.
+pub async fn run(ctx: &Context<'_>, release: Option<&str>) -> Result<Finish> {
+    let store = ctx.open().await?;
+    let release = match release {
+        Some(r) => Some(ctx.release(r)?),
+        None => None,
+    };
+    let report = verify(&store, release.as_ref()).await?;
+    if ctx.as_json() {
+        let problems: Vec<_> = report
+            .problems
+            .iter()
+            .map(|p| json!({"kind": p.kind, "key": p.key, "message": p.message, "fix": p.fix}))
+            .collect();
+        print_json(&json!({
+            "releases": report.releases,
+            "renders": report.renders,
+            "entries": report.entries,
+            "problems": problems,
+        }))?;
+    } else {
+        for p in &report.problems {
+            println!("{} {}: {}", p.kind, esc(&p.key), esc(&p.message));
+            println!("    what to do: {}", p.fix);
+        }
+        println!(
+            "read {} and {} of {}: {}",
+            count(report.renders, "render", "renders"),
+            count(report.entries, "history entry", "history entries"),
+            count(report.releases, "release", "releases"),
+            if report.problems.is_empty() {
+                "no problem".to_string()
+            } else {
+                count(report.problems.len(), "problem", "problems")
+            }
+        );
+    }
+    if !report.problems.is_empty() {
+        return Ok(Finish::Differs);
+    }
+    Ok(Finish::Done)
+}
 
 /// One problem `verify` found.
 #[derive(Debug, Clone, PartialEq, Eq)]

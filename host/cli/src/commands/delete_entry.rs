@@ -3,10 +3,46 @@
 //! is gone. Nothing else is touched; the render it named stays until GC finds nothing
 //! needs it.
 
+use super::Context;
 use crate::failure;
 use crate::names::{self, ListedEntry};
+use crate::output::print_json;
+use crate::terminal::escape_for_terminal as esc;
 use anyhow::Result;
 use render_store::{ParsedKey, Release, RenderStore};
+use serde_json::json;
+
+/// Deletes (or with `dry_run` names) the entry `entry` names in the release `release`
+/// names.
+pub async fn run(ctx: &Context<'_>, release: &str, entry: &str, dry_run: bool) -> Result<()> {
+    let store = ctx.open().await?;
+    let release = ctx.release(release)?;
+    let Found {
+        entry: found,
+        position,
+    } = find(&store, &release, entry).await?;
+    let synced = store.runtime().format_synced_at(found.synced_at).await?;
+    if !dry_run {
+        store.within(store.bucket().delete(&found.key)).await??;
+    }
+    if ctx.as_json() {
+        print_json(&json!({
+            "dryRun": dry_run,
+            "key": found.key,
+            "renderRef": found.render_ref,
+            "syncedAt": synced,
+        }))?;
+    } else {
+        let verb = if dry_run { "would delete" } else { "deleted" };
+        println!(
+            "{verb} @{position} of {release}: {} (synced {synced}, render {}); the render \
+             stays until GC finds nothing needs it",
+            esc(&found.key),
+            found.render_ref
+        );
+    }
+    Ok(())
+}
 
 /// A history entry found for deletion, with its place in the history.
 #[derive(Debug, Clone)]

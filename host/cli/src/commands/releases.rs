@@ -2,6 +2,7 @@
 //! its newest entry (time, renderRef, summary), found with delimiter listings a page at
 //! a time (the observer's fleet listing, as `GET /releases` gives it).
 
+use super::{Context, Finish};
 use crate::output::print_json;
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::Result;
@@ -15,6 +16,30 @@ use std::io::Write;
 /// printed before the next page is read, so memory stays that of one page.
 const PAGE: usize = 500;
 
+/// `releases`: prints a page of the fleet (`limit` releases after `after`, a
+/// `NAMESPACE/NAME`); [`Finish::Differs`] when a folder could not be listed.
+pub async fn run(
+    ctx: &Context<'_>,
+    limit: Option<usize>,
+    after: Option<&str>,
+) -> anyhow::Result<Finish> {
+    let store = ctx.open().await?;
+    let after = match after {
+        Some(text) => Some(Release::parse(text).ok_or_else(|| {
+            crate::failure::input(format!(
+                "--after {text:?}: expected NAMESPACE/NAME, a release the list printed"
+            ))
+        })?),
+        None => None,
+    };
+    let listing = list(store, ctx.namespace, after, limit, ctx.as_json()).await?;
+    Ok(if listing.unlisted.is_empty() {
+        Finish::Done
+    } else {
+        Finish::Differs
+    })
+}
+
 /// What `releases` found: whether the listing was complete.
 pub struct Listing {
     /// Folders that could not be listed: the list printed is partial.
@@ -24,7 +49,7 @@ pub struct Listing {
 /// Prints the releases of `namespace` (or of the store) after `after`, at most `limit`
 /// (all when `None`), as text or JSON; the cursor of the next page goes to standard
 /// error (text) or `nextAfter` (JSON) when `limit` cut the list.
-pub async fn run(
+pub async fn list(
     store: RenderStore,
     namespace: Option<&str>,
     after: Option<Release>,

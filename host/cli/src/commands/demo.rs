@@ -9,7 +9,7 @@ use render_store::{
 
 /// A real, public manifest people apply as it is: ingress-nginx's cloud deployment
 /// (Apache-2.0; the same stream the tests and benchmarks read).
-const INGRESS_NGINX: &str = include_str!("../../../tests/real-renders/ingress-nginx-cloud.yaml");
+const INGRESS_NGINX: &str = include_str!("../../../../tests/real-renders/ingress-nginx-cloud.yaml");
 
 /// The release the demo writes.
 const NAMESPACE: &str = "ingress-nginx";

@@ -1,0 +1,49 @@
+//! `rekey`: every render blob of a release (or of the store) sealed under the first key
+//! of the keyring.
+
+use super::Context;
+use crate::names;
+use crate::output::print_json;
+use anyhow::{Context as _, Result, bail};
+use render_store::bucket::messages::quote;
+use serde_json::json;
+
+/// Rekeys the release `release` names, or every release when `None` (`--all`).
+pub async fn run(ctx: &Context<'_>, release: Option<&str>) -> Result<()> {
+    let store = ctx.open().await?;
+    if store.keyring().is_empty() {
+        bail!(
+            "rekey seals blobs under the first key of a keyring: give \
+             --encryption-keys FILE or set RENDER_STORE_ENCRYPTION_KEYS"
+        );
+    }
+    let releases = match release {
+        Some(r) => {
+            let release = ctx.release(r)?;
+            names::require_release(&store, &release).await?;
+            vec![release]
+        }
+        None => names::releases(&store).await?,
+    };
+    let (mut rewritten, mut kept) = (0u64, 0u64);
+    for release in &releases {
+        let (r, k) = store.rekey_release(release).await.with_context(|| {
+            format!("rekey of {release} (run it again once fixed: nothing was lost)")
+        })?;
+        rewritten += u64::from(r);
+        kept += u64::from(k);
+        if !ctx.as_json() && !ctx.quiet {
+            eprintln!("render-store: {release}: {r} rewritten, {k} already under the first key");
+        }
+    }
+    if ctx.as_json() {
+        print_json(&json!({"releases": releases.len(), "rewritten": rewritten, "kept": kept}))?;
+    } else {
+        println!(
+            "{rewritten} render blobs sealed under key {}, {kept} already were, in {} releases",
+            quote(&store.keyring().ids()[0]),
+            releases.len()
+        );
+    }
+    Ok(())
+}
