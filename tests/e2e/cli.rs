@@ -216,8 +216,13 @@ fn put_get_history_gc_delete_on_a_file_store() {
     let text = cli.run(&["history", "ns/app", "--limit", "1"]);
     assert!(text.status.success());
     let stdout = String::from_utf8(text.stdout).unwrap();
-    assert_eq!(stdout.lines().count(), 1, "{stdout}");
-    assert!(stdout.contains(got[3].0), "{stdout}");
+    // A header and the newest entry, named by its place and a short renderRef.
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    assert!(
+        stdout.lines().nth(1).unwrap().starts_with("@0 "),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&got[3].0[7..19]), "{stdout}");
     assert!(String::from_utf8_lossy(&text.stderr).contains("older entries: --before "));
     // --before without --limit, a limit of 0, a cursor of another kind: refused.
     for args in [
@@ -582,7 +587,11 @@ fn human_output_escapes_what_came_from_the_store() {
     let raw = |text: &str| text.chars().any(|c| c.is_control() && c != '\n');
 
     let out = cli.ok(&["history", "ns/app"]);
-    assert_eq!(out.lines().count(), 1, "one line per entry: {out:?}");
+    assert_eq!(
+        out.lines().count(),
+        2,
+        "a header and one line per entry: {out:?}"
+    );
     assert!(!raw(&out), "{out:?}");
     assert!(
         out.contains("v1\\n2026-01-01T00:00:00Z  sha256:forged\\u{1b}]0;owned"),

@@ -134,7 +134,7 @@ fn planted_future_entries_do_not_make_gc_delete_real_history() {
         "{stderr}"
     );
     // The history still shows the real entries, the one just recorded among them.
-    let shown = cli.ok(&["history", "ns/app"]);
+    let shown = cli.ok(&["history", "ns/app", "-o", "wide"]);
     assert!(refs.iter().all(|r| shown.contains(r.as_str())), "{shown}");
 }
 

@@ -322,7 +322,7 @@ fn kubectl_conventions_namespace_output_version_completion() {
     let wide = cli.ok(&["history", "prod/app", "-o", "wide"]);
     let lines: Vec<&str> = wide.lines().collect();
     assert!(
-        lines[0].starts_with("POSITION") && lines[0].contains("SIZE"),
+        lines[0].starts_with("ENTRY") && lines[0].contains("SIZE"),
         "{wide}"
     );
     assert!(
@@ -519,4 +519,114 @@ fn swapped_put_arguments_are_named() {
         )),
         "{err}"
     );
+}
+
+/// `history` reads as helm history: a header, oldest first, each entry's `@N` (the name
+/// every command takes), its time to the second, an age, a short renderRef; `--limit`
+/// shows the newest entries in the same order and with the same places, and takes
+/// `-o wide`; `--running` marks the entry that runs and says when it is not `@0`.
+#[test]
+fn history_reads_as_helm_history_with_places_ages_and_the_running_entry() {
+    let cli = Cli::validating();
+    let (ra, rb) = two_syncs(&cli);
+    let c = cli.object(
+        "v3.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  v: \"3\"\n",
+    );
+    let rc = cli.ok(&["put", "prod/app", &c]).trim().to_string();
+    cli.ok(&[
+        "record",
+        "prod/app",
+        &rc,
+        "--summary",
+        "v3",
+        "--synced-at",
+        "2026-01-03T00:00:00.123456789Z",
+    ]);
+    let short = |r: &str| r["sha256:".len().."sha256:".len() + 12].to_string();
+    let table = cli.ok(&["history", "prod/app"]);
+    let lines: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines[0],
+        ["ENTRY", "SYNCED", "AGE", "RENDER", "SUMMARY"],
+        "{table}"
+    );
+    let rows: Vec<[&str; 2]> = lines[1..].iter().map(|l| [l[0], l[3]]).collect();
+    assert_eq!(
+        rows,
+        [
+            ["@2", short(&ra).as_str()],
+            ["@1", short(&rb).as_str()],
+            ["@0", short(&rc).as_str()]
+        ],
+        "{table}"
+    );
+    // To the second, no nanoseconds; an age in kubectl's form (these are years old).
+    assert_eq!(lines[3][1], "2026-01-03T00:00:00Z", "{table}");
+    assert!(
+        lines[1..].iter().all(|l| l[2].ends_with(['d', 'y', 'h'])),
+        "{table}"
+    );
+    assert!(!table.contains(&ra), "refs are short: {table}");
+    // A short ref names the render in every command.
+    assert_eq!(
+        cli.ok(&["get", "prod/app", &short(&rb)]),
+        cli.ok(&["get", "prod/app", "@1"])
+    );
+
+    // --limit: the newest two, oldest first, with their places; -o wide with it.
+    let page = cli.run(&["history", "prod/app", "--limit", "2"]);
+    let page_out = stdout(&page);
+    let places: Vec<&str> = page_out
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(places, ["@1", "@0"], "{page_out}");
+    let next = stderr(&page);
+    let cursor = next
+        .trim()
+        .strip_prefix("older entries: --before ")
+        .unwrap();
+    let older = cli.ok(&[
+        "history", "prod/app", "--limit", "2", "--before", cursor, "-o", "wide",
+    ]);
+    let older_rows: Vec<Vec<&str>> = older
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        older_rows[0][..6],
+        ["ENTRY", "SYNCED", "AGE", "RENDER", "SIZE", "SUMMARY"]
+    );
+    assert_eq!(older_rows.len(), 2, "{older}");
+    assert_eq!(
+        older_rows[1][0], "@2",
+        "the place counts the newer entries: {older}"
+    );
+    assert_eq!(
+        older_rows[1][3], ra,
+        "wide shows the whole renderRef: {older}"
+    );
+
+    // A rollback to v1: record adds nothing; --running marks @2 and says @0 is not it.
+    let rolled = cli.run(&["history", "prod/app", "--running", &short(&ra)]);
+    assert!(rolled.status.success());
+    let marked = stdout(&rolled);
+    let running: Vec<&str> = marked.lines().filter(|l| l.contains("running")).collect();
+    assert_eq!(running.len(), 1, "{marked}");
+    assert!(running[0].starts_with("@2 "), "{marked}");
+    assert!(
+        stderr(&rolled).contains("@2 runs, not @0"),
+        "{}",
+        stderr(&rolled)
+    );
+    let newest = cli.run(&["history", "prod/app", "--running", "@0"]);
+    assert!(stderr(&newest).is_empty(), "{}", stderr(&newest));
+    // A name that is not a render of the release is an error, not an unmarked table.
+    let err = cli.fails(&["history", "prod/app", "--running", "deadbeefdeadbeef"]);
+    assert!(err.contains("deadbeefdeadbeef"), "{err}");
 }

@@ -308,23 +308,31 @@ pub enum StoreCommand {
         /// N-th newest history entry.
         render_ref: String,
     },
-    /// Print a release's history, oldest first; with --limit, one page of it, newest
-    /// first, reading only that page's entries.
+    /// Print a release's history as helm history does: oldest first under a header,
+    /// each entry with its place (@0 the newest, as every command takes it), sync time
+    /// and age, short renderRef and summary; -o wide adds the whole time and renderRef
+    /// and each render's size. --running marks the entry of the render that runs.
     #[command(
-        after_help = "Examples:\n  render-store history prod/app\n  render-store history prod/app --limit 20 -o json"
+        after_help = "Examples:\n  render-store history prod/app\n  render-store history prod/app --limit 20 -o wide\n  render-store history prod/app --running \"$(kubectl get release app -n prod -o jsonpath='{.status.lastSuccessful}')\""
     )]
     History {
         /// NAMESPACE/NAME of the release (or NAME with -n).
         release: String,
         #[command(flatten)]
         trace: TraceOption,
-        /// Print at most N entries, newest first (a page; not recorded by --trace).
+        /// Show only the N newest entries, reading only those (-o json: a page, newest
+        /// first, with the next page's cursor; not recorded by --trace).
         #[arg(long, value_name = "N")]
         limit: Option<u32>,
         /// With --limit: only entries older than this entry key (the previous page's
         /// next-before, printed on standard error).
         #[arg(long, value_name = "KEY", requires = "limit")]
         before: Option<String>,
+        /// The render that runs, when the caller knows it (a Release's lastSuccessful):
+        /// a renderRef, a unique prefix or @N. Its entry is marked `running`, and a note
+        /// says so when that is not @0, as after a rollback.
+        #[arg(long, value_name = "REF")]
+        running: Option<String>,
     },
     /// Record a history entry (nothing is added if the render is already recorded).
     /// The render must be stored first.
@@ -420,8 +428,8 @@ pub enum OutputFormat {
     Json,
     /// YAML documents (`get`).
     Yaml,
-    /// Lines for people with more columns, under a header (`history`: each entry's
-    /// position and the size of its render blob).
+    /// Lines for people with more columns (`history`: whole times and renderRefs, and
+    /// the size of each render blob).
     Wide,
 }
 

@@ -66,10 +66,12 @@ pub async fn run(args: Args) -> Result<Finish> {
                     release,
                     limit: Some(limit),
                     before,
+                    running,
                     ..
                 } => {
                     let trace = trace.as_deref();
-                    commands::history::page(ctx, &release, limit, before.as_deref(), trace).await?
+                    let (before, running) = (before.as_deref(), running.as_deref());
+                    commands::history::page(ctx, &release, limit, before, trace, running).await?
                 }
                 StoreCommand::DeleteRelease {
                     release,

@@ -22,3 +22,4 @@ pub mod progress;
 pub mod render_sizes;
 pub mod serve;
 pub mod terminal;
+pub mod time_view;

@@ -1,14 +1,11 @@
 //! What the commands print: human lines (every text from the store escaped for the
 //! terminal) or, with `--json`, the JSON shapes the observer's endpoints answer too.
 
-use crate::json_view::history_json;
-use crate::render_sizes::render_sizes;
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::Result;
 use render_store::controller::GC_FUTURE_TOLERANCE_SECONDS;
 use render_store::operation::Output;
-use render_store::{GcPlan, HistoryEntry, ObjectId, Release, RenderDiff, RenderStore, Runtime};
-use std::collections::HashMap;
+use render_store::{GcPlan, ObjectId, Release, RenderDiff, Runtime};
 use std::io::Write;
 
 /// Prints `value` as pretty JSON and a newline.
@@ -16,82 +13,6 @@ pub fn print_json(value: &serde_json::Value) -> Result<()> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value)?;
     writeln!(out)?;
-    Ok(())
-}
-
-/// Prints the history, oldest first: one line per entry, or a JSON array.
-pub async fn print_history(rt: &Runtime, entries: &[HistoryEntry], as_json: bool) -> Result<()> {
-    if as_json {
-        return print_json(&history_json(rt, entries).await?);
-    }
-    if entries.is_empty() {
-        println!("(no history)");
-    }
-    let times: Vec<_> = entries.iter().map(|e| e.synced_at).collect();
-    let times = rt.format_synced_at_all(&times).await?;
-    for (e, time) in entries.iter().zip(times) {
-        // One line per entry, whatever the summary holds.
-        println!("{time}  {}  {}", esc(&e.render_ref), esc(&e.summary));
-    }
-    Ok(())
-}
-
-/// Prints the history as `-o wide` shows it, oldest first under a header: each entry's
-/// position (`@0` the newest, as commands take it), time, renderRef, the size of its
-/// render blob (one listing of the release's renders; `missing` when none is stored) and
-/// summary.
-pub async fn print_history_wide(
-    store: &RenderStore,
-    release: &Release,
-    entries: &[HistoryEntry],
-) -> Result<()> {
-    let rt = store.runtime();
-    let times: Vec<_> = entries.iter().map(|e| e.synced_at).collect();
-    let times = rt.format_synced_at_all(&times).await?;
-    let sizes: HashMap<String, u64> = match entries.first() {
-        None => HashMap::new(),
-        Some(first) => render_sizes(store, release, &first.render_ref).await?.1,
-    };
-    let rows: Vec<[String; 5]> = entries
-        .iter()
-        .zip(times)
-        .enumerate()
-        .map(|(i, (e, time))| {
-            [
-                format!("@{}", entries.len() - 1 - i),
-                time,
-                esc(&e.render_ref).into_owned(),
-                sizes
-                    .get(&e.render_ref)
-                    .map_or_else(|| "missing".to_string(), u64::to_string),
-                esc(&e.summary).into_owned(),
-            ]
-        })
-        .collect();
-    let header = ["POSITION", "SYNCED", "RENDER", "SIZE", "SUMMARY"].map(String::from);
-    let mut widths = [0usize; 5];
-    for row in std::iter::once(&header).chain(&rows) {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = std::io::stdout().lock();
-    for row in std::iter::once(&header).chain(&rows) {
-        let mut line = String::new();
-        for (k, (cell, w)) in row.iter().zip(widths).enumerate() {
-            if k == 4 {
-                line.push_str(cell);
-            } else {
-                // Sizes line up on the right, as numbers do.
-                let pad = w - cell.chars().count();
-                match k {
-                    3 => line.push_str(&format!("{}{cell}   ", " ".repeat(pad))),
-                    _ => line.push_str(&format!("{cell}{}   ", " ".repeat(pad))),
-                }
-            }
-        }
-        writeln!(out, "{}", line.trim_end())?;
-    }
     Ok(())
 }
 

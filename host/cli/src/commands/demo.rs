@@ -1,6 +1,7 @@
 //! `render-store demo`: the main job end to end on a local store, for a first look.
 
-use crate::output::{count, print_diff, print_gc, print_history};
+use crate::json_view::history_json;
+use crate::output::{count, print_diff, print_gc, print_json};
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::{Context, Result};
 use render_store::{
@@ -101,7 +102,12 @@ pub async fn run(url: &str, as_json: bool) -> Result<()> {
 
     println!("\n$ render-store history {release}");
     let history = store.list_history(&release).await?;
-    print_history(runtime, &history, as_json).await?;
+    if as_json {
+        print_json(&history_json(runtime, &history).await?)?;
+    } else {
+        let table = super::history::Table::default();
+        super::history::print_table(&store, &release, &history, 0, table).await?;
+    }
 
     // What the last sync changed, as `diff NS/NAME @1 @0` shows it.
     if let [.., before, last] = &history[..] {

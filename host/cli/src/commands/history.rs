@@ -1,21 +1,184 @@
-//! `history`: a release's entries, oldest first, or one page of them.
+//! `history`: a release's entries as helm history shows revisions, oldest first under
+//! a header, each with its place (`@N`, the name every command takes), its time to the
+//! second and its age, a short renderRef and its summary; `-o wide` adds the whole time
+//! and renderRef and the size of the render. `--limit` shows the newest entries in the
+//! same order, reading only those.
 
 use super::{Context, Finish};
 use crate::json_view::history_page_json;
 use crate::names;
-use crate::output::{count, print_history, print_json};
+use crate::output::{count, print_json};
+use crate::render_sizes::render_sizes;
 use crate::terminal::escape_for_terminal as esc;
+use crate::time_view::{age, now_seconds, to_the_second};
 use anyhow::{Result, bail};
-use render_store::{Release, RenderStore};
+use render_store::{HistoryEntry, Release, RenderStore, Runtime};
+use std::collections::HashMap;
+use std::io::Write;
 
-/// `history --limit`: one page of the history, newest first, reading only that page's
-/// entries.
+/// Hex digits of the renderRef the table shows: as git's short hashes, enough to tell
+/// renders apart, and every command takes a unique prefix of eight or more.
+const SHORT_REF_DIGITS: usize = 12;
+
+/// How the table is drawn.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Table<'a> {
+    /// `-o wide`: whole times and renderRefs, and each render's size.
+    pub wide: bool,
+    /// The renderRef that runs, when the caller knows it (`--running`): its entry is
+    /// marked, and a note says so when it is not the newest.
+    pub running: Option<&'a str>,
+}
+
+/// Prints `entries` (oldest first; the last at place `@newest`) as the history table.
+/// The store is listed once for the render sizes when `table.wide`.
+pub async fn print_table(
+    store: &RenderStore,
+    release: &Release,
+    entries: &[HistoryEntry],
+    newest: usize,
+    table: Table<'_>,
+) -> Result<()> {
+    let rt = store.runtime();
+    if entries.is_empty() {
+        println!("(no history)");
+        return Ok(());
+    }
+    let sizes: HashMap<String, u64> = if table.wide {
+        render_sizes(store, release, &entries[0].render_ref)
+            .await?
+            .1
+    } else {
+        HashMap::new()
+    };
+    let rows = rows(rt, entries, newest, table, &sizes).await?;
+    let mut out = std::io::stdout().lock();
+    for line in lay_out(&rows, table) {
+        writeln!(out, "{line}")?;
+    }
+    if let Some(running) = table.running {
+        let at = entries
+            .iter()
+            .rposition(|e| e.render_ref == running)
+            .map(|i| newest + entries.len() - 1 - i);
+        match at {
+            Some(0) => {}
+            Some(n) => eprintln!(
+                "render-store: @{n} runs, not @0: the history keeps each render at its first \
+                 apply, so a rollback does not make it the newest"
+            ),
+            None if newest == 0 => eprintln!(
+                "render-store: the running render {running} is in no history entry of {release}"
+            ),
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// The cells of each row, escaped for the terminal.
+async fn rows(
+    rt: &Runtime,
+    entries: &[HistoryEntry],
+    newest: usize,
+    table: Table<'_>,
+    sizes: &HashMap<String, u64>,
+) -> Result<Vec<Vec<String>>> {
+    let times: Vec<_> = entries.iter().map(|e| e.synced_at).collect();
+    let times = rt.format_synced_at_all(&times).await?;
+    let now = now_seconds();
+    let last = entries.len() - 1;
+    Ok(entries
+        .iter()
+        .zip(times)
+        .enumerate()
+        .map(|(i, (e, time))| {
+            let render = if table.wide {
+                e.render_ref.clone()
+            } else {
+                short_ref(&e.render_ref).to_string()
+            };
+            let mut row = vec![
+                format!("@{}", newest + last - i),
+                if table.wide {
+                    time
+                } else {
+                    to_the_second(&time)
+                },
+                age(e.synced_at, now),
+                esc(&render).into_owned(),
+            ];
+            if table.wide {
+                row.push(
+                    sizes
+                        .get(&e.render_ref)
+                        .map_or_else(|| "missing".to_string(), u64::to_string),
+                );
+            }
+            if table.running.is_some() {
+                let running = table.running == Some(e.render_ref.as_str());
+                row.push(if running { "running" } else { "" }.to_string());
+            }
+            row.push(esc(&e.summary).into_owned());
+            row
+        })
+        .collect())
+}
+
+/// The table's lines: a header, then one line per row, columns padded to their widest
+/// cell (sizes to the right, as numbers), the summary last and unpadded.
+fn lay_out(rows: &[Vec<String>], table: Table<'_>) -> Vec<String> {
+    let mut header = vec!["ENTRY", "SYNCED", "AGE", "RENDER"];
+    if table.wide {
+        header.push("SIZE");
+    }
+    if table.running.is_some() {
+        header.push("STATUS");
+    }
+    header.push("SUMMARY");
+    let header: Vec<String> = header.into_iter().map(String::from).collect();
+    let mut widths = vec![0usize; header.len()];
+    for row in std::iter::once(&header).chain(rows) {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let size_column = table.wide.then_some(4);
+    std::iter::once(&header)
+        .chain(rows)
+        .map(|row| {
+            let mut line = String::new();
+            for (k, (cell, w)) in row.iter().zip(&widths).enumerate() {
+                let pad = " ".repeat(w - cell.chars().count());
+                if k + 1 == row.len() {
+                    line.push_str(cell);
+                } else if Some(k) == size_column && !line.is_empty() && cell != "SIZE" {
+                    line.push_str(&format!("{pad}{cell}   "));
+                } else {
+                    line.push_str(&format!("{cell}{pad}   "));
+                }
+            }
+            line.trim_end().to_string()
+        })
+        .collect()
+}
+
+/// The hex digits a person reads of a renderRef: its first few, without `sha256:`.
+pub fn short_ref(render_ref: &str) -> &str {
+    let hex = render_ref.strip_prefix("sha256:").unwrap_or(render_ref);
+    hex.get(..SHORT_REF_DIGITS).unwrap_or(hex)
+}
+
+/// `history --limit`: one page of the history, the newest entries (before `before`),
+/// reading only those: JSON newest first with the next page's cursor, as `/history`
+/// answers; the table oldest first, as the whole history.
 pub async fn page(
     ctx: &Context<'_>,
     release: &str,
     limit: u32,
     before: Option<&str>,
     trace: Option<&std::path::Path>,
+    running: Option<&str>,
 ) -> Result<()> {
     if trace.is_some() {
         bail!(
@@ -35,9 +198,29 @@ pub async fn page(
     if ctx.as_json() {
         print_json(&history_page_json(rt, &page).await?)?;
     } else {
-        print_history(rt, &page.entries, false).await?;
+        let running = match running {
+            Some(name) => Some(names::resolve_ref(&store, &release, name).await?),
+            None => None,
+        };
+        let table = Table {
+            wide: ctx.format == crate::args::OutputFormat::Wide,
+            running: running.as_deref(),
+        };
+        // The page's places: from the newest unless it starts before a key, where one
+        // listing counts the entries after that key.
+        let newest = match before {
+            None => 0,
+            Some(key) => names::history_keys(&store, &release)
+                .await?
+                .iter()
+                .filter(|e| e.key.as_str() >= key)
+                .count(),
+        };
+        let mut entries = page.entries.clone();
+        entries.reverse();
+        print_table(&store, &release, &entries, newest, table).await?;
         if let Some(next) = &page.next_before {
-            // On standard error, so standard output stays one line per entry.
+            // On standard error, so standard output stays the table.
             eprintln!("older entries: --before {}", esc(next));
         }
     }

@@ -5,8 +5,9 @@
 use super::{Context, Finish, history, parse_release};
 use crate::args::{OutputFormat, StoreCommand};
 use crate::input::Render;
+use crate::json_view::history_json;
 use crate::names;
-use crate::output::{count, output_json, print_gc, print_history, print_json};
+use crate::output::{count, output_json, print_gc, print_json};
 use crate::progress::{LARGE_RENDER_BYTES, Progress, ProgressBucket, Task};
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::{Context as _, Result, bail};
@@ -181,7 +182,7 @@ async fn print_output(
             }
         }
         (_, Output::Render(bytes)) => std::io::stdout().lock().write_all(bytes)?,
-        (_, Output::Entries(entries)) => print_history(rt, entries, as_json).await?,
+        (_, Output::Entries(entries)) => print_json(&history_json(rt, entries).await?)?,
         (
             Operation::Gc {
                 release,
@@ -325,6 +326,17 @@ pub async fn run(
     let format = ctx.format;
     let as_json = ctx.as_json();
     let store = ctx.open().await?;
+    let running = match &command {
+        StoreCommand::History {
+            release,
+            running: Some(running),
+            ..
+        } => {
+            let release = parse_release(release, ctx.namespace)?;
+            Some(names::resolve_ref(&store, &release, running).await?)
+        }
+        _ => None,
+    };
     let (mut operation, mut render) = store_operation(command, &store, ctx.namespace).await?;
     let progress = progress_task(&operation, render.as_ref())
         .and_then(|task| Progress::to_terminal(task, ctx.quiet));
@@ -375,10 +387,12 @@ pub async fn run(
         repair_blob(&store, release, &mut render.objects, r).await?;
     }
     match (&operation, &output) {
-        (Operation::ListHistory { release }, Output::Entries(entries))
-            if format == OutputFormat::Wide =>
-        {
-            crate::output::print_history_wide(&store, release, entries).await?
+        (Operation::ListHistory { release }, Output::Entries(entries)) if !as_json => {
+            let table = history::Table {
+                wide: format == OutputFormat::Wide,
+                running: running.as_deref(),
+            };
+            history::print_table(&store, release, entries, 0, table).await?
         }
         (Operation::RecordHistory { release, entry }, Output::Added(false))
             if format == OutputFormat::Text =>
