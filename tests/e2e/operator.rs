@@ -630,3 +630,69 @@ fn history_reads_as_helm_history_with_places_ages_and_the_running_entry() {
     let err = cli.fails(&["history", "prod/app", "--running", "deadbeefdeadbeef"]);
     assert!(err.contains("deadbeefdeadbeef"), "{err}");
 }
+
+/// Completion completes what only the store knows: release names (NAMEs with `-n`) and
+/// `@N` entries, where a command takes them; and bash's script asks for them first,
+/// keeping `@` whole although bash breaks words there.
+#[test]
+fn completion_completes_release_names_and_entries_from_the_store() {
+    let cli = Cli::validating();
+    two_syncs(&cli);
+    let web = cli.object("web.yaml", CM1);
+    cli.ok(&["put", "prod/web", &web]);
+    cli.ok(&["put", "dev/app", &web]);
+    let complete = |words: &[&str]| {
+        let mut args = vec!["__complete", "--"];
+        args.extend_from_slice(words);
+        cli.ok(&args).lines().map(String::from).collect::<Vec<_>>()
+    };
+    assert_eq!(complete(&["get", "pro"]), ["prod/app", "prod/web"]);
+    assert_eq!(complete(&["get", ""]), ["dev/app", "prod/app", "prod/web"]);
+    assert_eq!(complete(&["-n", "prod", "diff", ""]), ["app", "web"]);
+    assert_eq!(complete(&["diff", "prod/app", "@"]), ["@0", "@1"]);
+    assert_eq!(complete(&["diff", "prod/app", "@0", "@1"]), ["@1"]);
+    assert_eq!(
+        complete(&["gc", "prod/app", "--keep", "1", "--protect", ""]),
+        ["@0", "@1"]
+    );
+    assert_eq!(
+        complete(&["history", "prod/app", "--running", ""]),
+        ["@0", "@1"]
+    );
+    // Where the store knows nothing: no candidate (the shell's own completion goes on).
+    assert!(complete(&["ls", ""]).is_empty());
+    assert!(complete(&["put", "prod/app", ""]).is_empty());
+    assert!(complete(&["gc", "prod/app", "--keep", ""]).is_empty());
+    // `__complete` is for the scripts: no help lists it.
+    assert!(!cli.ok(&["--help"]).contains("__complete"));
+
+    // bash's script, sourced as a user's shell does, with `render-store` on PATH.
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_render-store-under-test"),
+        bin.path().join("render-store"),
+    )
+    .unwrap();
+    let script = bin.path().join("render-store.bash");
+    std::fs::write(&script, cli.ok(&["completion", "bash"])).unwrap();
+    let bash = |line: &str| {
+        let program = format!(
+            "source {script:?}; COMP_LINE={line:?}; COMP_POINT=${{#COMP_LINE}}; \
+             read -r -a COMP_WORDS <<< \"$COMP_LINE\"; COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); \
+             _render_store_dynamic render-store \"${{COMP_WORDS[-1]}}\" \"${{COMP_WORDS[-2]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\""
+        );
+        let out = std::process::Command::new("bash")
+            .args(["-c", &program])
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.path().display()))
+            .env("RENDER_STORE_URL", &cli.url)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out).lines().map(String::from).collect::<Vec<_>>()
+    };
+    assert_eq!(bash("render-store history prod/w"), ["prod/web"]);
+    // bash replaces only what follows its word break `@`.
+    assert_eq!(bash("render-store diff prod/app @"), ["0", "1"]);
+    // A command name is clap's to complete.
+    assert_eq!(bash("render-store verif"), ["verify"]);
+}

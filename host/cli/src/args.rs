@@ -224,13 +224,23 @@ pub enum Command {
         #[arg(long)]
         all: bool,
     },
-    /// Write a shell completion script to standard output.
+    /// Write a shell completion script to standard output. In bash, zsh and fish it
+    /// completes release names and @N entries from the store (RENDER_STORE_URL, or
+    /// --render-store-url on the line), within a few seconds.
     #[command(
         after_help = "Examples:\n  render-store completion bash > /etc/bash_completion.d/render-store\n  render-store completion zsh > \"${fpath[1]}/_render-store\""
     )]
     Completion {
         /// The shell.
         shell: clap_complete::Shell,
+    },
+    /// Complete the last of WORDS (the command line after `render-store`) with what the
+    /// store knows: release names and @N entries. The scripts of `completion` call it.
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        /// The words of the command line, the one being completed last.
+        #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
+        words: Vec<String>,
     },
     /// Write the manual page (roff) to standard output.
     #[command(

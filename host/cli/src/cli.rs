@@ -105,6 +105,7 @@ pub async fn run(args: Args) -> Result<Finish> {
         }
         Command::Completion { shell } => commands::completion::script(shell)?,
         Command::Man => commands::completion::man()?,
+        Command::Complete { words } => commands::completion::complete(ctx, &words).await?,
         Command::Diff(diff) => return commands::diff::run(ctx, diff).await,
         Command::Serve(serve) => commands::serve::run(ctx, serve).await?,
         Command::Replay { file } => {
