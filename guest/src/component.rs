@@ -335,10 +335,7 @@ impl logic::Guest for Component {
         Ok(
             crate::show_objects(&canonical, object_form(form), secret_values(secrets))?
                 .into_iter()
-                .map(|o| types::ShownObject {
-                    id: wit_id(o.id),
-                    text: o.text,
-                })
+                .map(wit_shown)
                 .collect(),
         )
     }
@@ -461,10 +458,17 @@ fn wit_entry(e: crate::HistoryEntry) -> types::HistoryEntry {
     }
 }
 
+fn wit_shown(o: crate::ShownObject) -> types::ShownObject {
+    types::ShownObject {
+        id: wit_id(o.id),
+        text: o.text,
+    }
+}
+
 fn wit_diff(d: crate::RenderDiff) -> types::RenderDiff {
     types::RenderDiff {
-        added: d.added.into_iter().map(wit_id).collect(),
-        removed: d.removed.into_iter().map(wit_id).collect(),
+        added: d.added.into_iter().map(wit_shown).collect(),
+        removed: d.removed.into_iter().map(wit_shown).collect(),
         changed: d
             .changed
             .into_iter()

@@ -39,10 +39,12 @@ pub struct ChangedObject {
 /// The difference from an old render to a new one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RenderDiff {
-    /// Objects only in the new render, in its order.
-    pub added: Vec<ObjectId>,
-    /// Objects only in the old render, in its order.
-    pub removed: Vec<ObjectId>,
+    /// Objects only in the new render, in its order, each whole in the diff's form
+    /// (Secret values as the diff shows them), as helm-diff and kubectl diff show an
+    /// object that comes or goes.
+    pub added: Vec<ShownObject>,
+    /// Objects only in the old render, in its order, each whole as `added`.
+    pub removed: Vec<ShownObject>,
     /// Objects in both whose content differs, in the new render's order.
     pub changed: Vec<ChangedObject>,
     /// How many objects are identical in both.
@@ -90,6 +92,19 @@ impl<'a> Object<'a> {
     /// The object's parse tree (its line parsed again: `objects` checked it parses).
     fn doc(&self) -> Document<'a> {
         decode_object(self.line).expect("the line parsed when the render was read")
+    }
+}
+
+/// `o` whole in `form`, Secret values as `secrets` says: an object as people see it in
+/// a render or as it comes or goes in a diff.
+fn shown(o: &Object<'_>, form: ObjectForm, secrets: SecretValues) -> ShownObject {
+    let mut doc = o.doc();
+    if secrets == SecretValues::Masked {
+        mask_one(&mut doc);
+    }
+    ShownObject {
+        text: pretty(&doc, form),
+        id: o.id.clone(),
     }
 }
 
@@ -183,7 +198,7 @@ pub fn diff_canonical(
     for n in &new {
         // Duplicated ids pair up in order: the first with the first.
         let Some(i) = unmatched.get_mut(&n.id).and_then(VecDeque::pop_front) else {
-            diff.added.push(n.id.clone());
+            diff.added.push(shown(n, form, secrets));
             continue;
         };
         matched_old[i] = true;
@@ -222,7 +237,7 @@ pub fn diff_canonical(
         .iter()
         .zip(matched_old)
         .filter(|(_, matched)| !matched)
-        .map(|(o, _)| o.id.clone())
+        .map(|(o, _)| shown(o, form, secrets))
         .collect();
     Ok(diff)
 }
@@ -245,17 +260,8 @@ pub fn show_objects(
     secrets: SecretValues,
 ) -> Result<Vec<ShownObject>> {
     Ok(objects(canonical, "shown")?
-        .into_iter()
-        .map(|o| {
-            let mut doc = o.doc();
-            if secrets == SecretValues::Masked {
-                mask_one(&mut doc);
-            }
-            ShownObject {
-                text: pretty(&doc, form),
-                id: o.id,
-            }
-        })
+        .iter()
+        .map(|o| shown(o, form, secrets))
         .collect())
 }
 
@@ -610,9 +616,18 @@ mod tests {
         .unwrap();
         assert_eq!(d.unchanged, 1);
         assert_eq!(d.added.len(), 1);
-        assert_eq!(d.added[0].kind, "Deployment");
+        assert_eq!(d.added[0].id.kind, "Deployment");
+        // Whole, in the diff's form.
+        assert!(
+            d.added[0]
+                .text
+                .starts_with("{\n  \"apiVersion\": \"apps/v1\""),
+            "{}",
+            d.added[0].text
+        );
         assert_eq!(d.removed.len(), 1);
-        assert_eq!(d.removed[0].name, "gone");
+        assert_eq!(d.removed[0].id.name, "gone");
+        assert!(d.removed[0].text.contains("\"kind\": \"Secret\""));
         assert_eq!(d.changed.len(), 1);
         assert_eq!(d.changed[0].id.namespace, "ns");
         assert!(
@@ -634,6 +649,43 @@ mod tests {
             "{:?}",
             d.changed[0].lines
         );
+    }
+
+    #[test]
+    fn an_added_or_removed_secret_is_shown_whole_with_its_values_masked() {
+        let old = canonical(&[
+            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"old"},"data":{"k":"b2xkLXZhbHVl"}}"#,
+        ]);
+        let new = canonical(&[
+            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"new"},"stringData":{"password":"hunter2"}}"#,
+        ]);
+        let masked = diff_canonical(
+            &old,
+            &new,
+            ObjectForm::Yaml,
+            SecretValues::Masked,
+            DEFAULT_CONTEXT,
+        )
+        .unwrap();
+        let (added, removed) = (&masked.added[0].text, &masked.removed[0].text);
+        assert!(
+            added.contains("password: '***'") && !added.contains("hunter2"),
+            "{added}"
+        );
+        assert!(
+            removed.contains("k: '***'") && !removed.contains("b2xk"),
+            "{removed}"
+        );
+        let shown = diff_canonical(
+            &old,
+            &new,
+            ObjectForm::Yaml,
+            SecretValues::Shown,
+            DEFAULT_CONTEXT,
+        )
+        .unwrap();
+        assert!(shown.added[0].text.contains("password: hunter2"));
+        assert!(shown.removed[0].text.contains("k: b2xkLXZhbHVl"));
     }
 
     #[test]

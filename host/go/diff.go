@@ -41,12 +41,24 @@ type ChangedObject struct {
 	Lines []string `json:"diff"`
 }
 
+// WholeObject is an object only one of the renders holds, whole: what kubectl diff
+// and helm-diff show of an object that comes or goes.
+type WholeObject struct {
+	ObjectID
+	// Text is the object in the diff's Form, Secret values masked unless ShowSecrets.
+	Text string `json:"text"`
+}
+
 // Diff is what changed from one render to another, object by object.
 type Diff struct {
-	Added     []ObjectID      `json:"added"`
-	Changed   []ChangedObject `json:"changed"`
-	Removed   []ObjectID      `json:"removed"`
-	Unchanged int             `json:"unchanged"`
+	// Added are the objects only the new render holds, in its order.
+	Added []WholeObject `json:"added"`
+	// Changed are the objects both hold with different content, in the new order.
+	Changed []ChangedObject `json:"changed"`
+	// Removed are the objects only the old render holds, in its order.
+	Removed []WholeObject `json:"removed"`
+	// Unchanged counts the objects both hold alike.
+	Unchanged int `json:"unchanged"`
 }
 
 // Equal reports whether the two renders hold the same objects.

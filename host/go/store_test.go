@@ -104,6 +104,9 @@ func TestOperations(t *testing.T) {
 			if err != nil || len(diff.Added) != 1 || len(diff.Removed) != 1 || diff.Unchanged != 1 || diff.Equal() {
 				t.Fatalf("Diff: %+v %v", diff, err)
 			}
+			if a := diff.Added[0]; !strings.Contains(a.Text, "kind: "+a.Kind) || !strings.Contains(a.Text, "name: "+a.Name) {
+				t.Fatalf("an added object is not whole: %+v", a)
+			}
 			same, err := s.DiffLocal(c, "ns", "app", "", mustCanonical(t, render(3)))
 			if err != nil || !same.Equal() {
 				t.Fatalf("DiffLocal against the newest: %+v %v", same, err)

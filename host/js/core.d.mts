@@ -107,8 +107,10 @@ export interface ObjectId {
 }
 /** The difference between two renders; changed objects' lines are unified-diff lines. */
 export interface RenderDiff {
-  added: ObjectId[];
-  removed: ObjectId[];
+  /** Objects only the new render holds, each whole in the diff's form (as kubectl diff shows them). */
+  added: { id: ObjectId; text: string }[];
+  /** Objects only the old render holds, each whole in the diff's form. */
+  removed: { id: ObjectId; text: string }[];
   changed: { id: ObjectId; lines: string[] }[];
   unchanged: number;
 }

@@ -543,8 +543,8 @@ async fn the_pages_in_a_real_browser() {
         s.texts("details.changed-object > summary").await,
         ["ConfigMap prod/web-config v1"]
     );
-    let removed = s.texts(".hunk .del").await;
-    let added = s.texts(".hunk .add").await;
+    let removed = s.texts(".changed-object .hunk .del").await;
+    let added = s.texts(".changed-object .hunk .add").await;
     assert_eq!(removed, ["-  version: v4"]);
     assert_eq!(added, ["+  version: v5"]);
     let order = s
@@ -555,13 +555,19 @@ async fn the_pages_in_a_real_browser() {
         .await;
     assert_eq!(order, json!(true), "removed lines come before added ones");
     assert!(s.texts(".added-object").await[0].contains("Service prod/web"));
+    // An added object is shown whole, every line added.
+    let whole = s.texts(".added-object .hunk .add").await;
+    assert!(
+        whole.iter().any(|l| l.contains("kind: Service")) && whole.len() > 3,
+        "{whole:?}"
+    );
     s.screenshot(&shots, "diff").await;
 
     // A deep link reloads to the same view.
     s.post("/refresh", json!({})).await;
     assert_eq!(s.url().await, diff_url);
     assert_eq!(s.text(&s.one("#summary").await).await, summary);
-    assert_eq!(s.texts(".hunk .del").await, removed);
+    assert_eq!(s.texts(".changed-object .hunk .del").await, removed);
 
     // Keyboard: j moves to the newest entry, j again to the one before, p diffs it
     // with its predecessor.
@@ -623,7 +629,10 @@ async fn the_pages_in_a_real_browser() {
         s.texts(".sides a code").await,
         [&refs[4][7..19], &refs[10][7..19]]
     );
-    assert_eq!(s.texts(".hunk .add").await, ["+  version: v11"]);
+    assert_eq!(
+        s.texts(".changed-object .hunk .add").await,
+        ["+  version: v11"]
+    );
 
     // A deep link to an object opens it.
     s.open(&format!("{render_url}#object-2")).await;

@@ -225,6 +225,10 @@ async fn diff_endpoint() {
     let d: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(d["added"][0]["name"], "c1", "{d}");
     assert_eq!(d["removed"][0]["name"], "c2");
+    // Added and removed objects whole, in the diff's form (JSON here, as asked).
+    let whole = |side: &str| d[side][0]["text"].as_str().unwrap().to_string();
+    assert!(whole("added").contains("\"name\": \"c1\""), "{d}");
+    assert!(whole("removed").contains("\"name\": \"c2\""), "{d}");
     assert_eq!(d["changed"][0]["kind"], "Service");
     let lines: Vec<&str> = d["changed"][0]["diff"]
         .as_array()

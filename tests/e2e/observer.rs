@@ -134,8 +134,8 @@ async fn diff_defaults_to_the_newest_entry() {
         (d.added.len(), d.removed.len(), d.changed.len(), d.unchanged),
         (1, 1, 0, 1)
     );
-    assert_eq!(d.added[0].name, "c1");
-    assert_eq!(d.removed[0].name, "c2");
+    assert_eq!(d.added[0].id.name, "c1");
+    assert_eq!(d.removed[0].id.name, "c2");
     let same = observer
         .diff(&app, &refs[1], None, ObjectForm::Json, DEFAULT_CONTEXT)
         .await

@@ -142,6 +142,12 @@ fn diff_takes_old_then_new_with_a_header_and_diff_exit_status() {
     );
     assert!(minus < plus, "{text}");
     assert!(!text.contains("hunter2"), "a Secret value shown: {text}");
+    // The added Secret whole, every line marked, its value masked (kubectl diff's form).
+    assert!(
+        text.contains("added    v1 Secret db\n    +apiVersion: v1\n    +kind: Secret\n")
+            && text.contains("    +  password: '***'\n"),
+        "{text}"
+    );
     // The same names by position and by prefix, and by default: without TO the newest
     // entry, without FROM the one before it (git diff's and helm diff's defaults).
     let by_name = cli.run(&["diff", "prod/app", "@1", &rb[..15]]);
@@ -160,6 +166,11 @@ fn diff_takes_old_then_new_with_a_header_and_diff_exit_status() {
     let json = cli.run(&["-o", "json", "diff", "prod/app", "@1", "@0"]);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(v["added"][0]["kind"], "Secret", "{v}");
+    let added = v["added"][0]["text"].as_str().unwrap();
+    assert!(
+        added.contains("password: '***'") && !added.contains("hunter2"),
+        "{v}"
+    );
     // --local against @0 by default, and against another entry when asked.
     let v1 = cli.object("again.yaml", CM1);
     let local = cli.run(&["diff", "prod/app", "--local", &v1]);

@@ -962,8 +962,10 @@ struct rs_error *rs_store_rekey_release(const struct rs_store *store,
 // hunks abutting, each still headed by its path), Secret values as `secrets`
 // (`RS_SECRETS_*`) says, read through a read-only view of the store, as
 // `render-store diff` does. `*diff` receives JSON text, what `render-store --json diff`
-// prints: `{"added":[ID…],"changed":[ID with "diff":[lines]…],"removed":[ID…],
-// "unchanged":N}`, an ID being `{"apiVersion","kind","name","namespace"}`.
+// prints: `{"added":[ID with "text"…],"changed":[ID with "diff":[lines]…],
+// "removed":[ID with "text"…],"unchanged":N}`, an ID being
+// `{"apiVersion","kind","name","namespace"}` and "text" an added or removed object
+// whole in `form`, Secret values as `secrets` says.
 struct rs_error *rs_store_diff(const struct rs_store *store,
                                const char *namespace_,
                                size_t namespace_len,

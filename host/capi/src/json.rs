@@ -1,12 +1,12 @@
 //! The JSON shapes of structured results. Where the component writes a shape
 //! (`Runtime::output_json`: history entries, GC plans), it is taken as the component
-//! wrote it; the diff's is the one `render-store --json diff` and the observer's
-//! `/diff` print (a test compares them).
+//! wrote it; the diff's and the shown objects' are the library's
+//! (`render_store::json_view`), which the CLI and the observer print too.
 
 use crate::error::{Result, rs_error};
 use render_store::operation::Output;
-use render_store::{HistorySummary, ObjectId, RenderDiff, Runtime, ShownObject};
-use serde_json::{Value, json};
+use render_store::{HistorySummary, RenderDiff, Runtime, ShownObject};
+use serde_json::json;
 
 /// The `ok` value the component writes for an operation's output (`{"ok":VALUE}`,
 /// compact), byte for byte.
@@ -34,46 +34,14 @@ pub(crate) fn page(entries_ok: &str, next_before: Option<&str>) -> Result<String
     ))
 }
 
-fn id(id: &ObjectId) -> Value {
-    json!({
-        "apiVersion": id.api_version,
-        "kind": id.kind,
-        "namespace": id.namespace,
-        "name": id.name,
-    })
-}
-
 /// A diff as `render-store --json diff` prints it (compact here).
 pub(crate) fn diff(diff: &RenderDiff) -> String {
-    let changed: Vec<Value> = diff
-        .changed
-        .iter()
-        .map(|c| {
-            let mut v = id(&c.id);
-            v["diff"] = json!(c.lines);
-            v
-        })
-        .collect();
-    json!({
-        "added": diff.added.iter().map(id).collect::<Vec<_>>(),
-        "removed": diff.removed.iter().map(id).collect::<Vec<_>>(),
-        "changed": changed,
-        "unchanged": diff.unchanged,
-    })
-    .to_string()
+    render_store::json_view::diff(diff).to_string()
 }
 
 /// A render's objects for people: an array of each object's id fields and its `text`.
 pub(crate) fn shown(objects: &[ShownObject]) -> String {
-    let items: Vec<Value> = objects
-        .iter()
-        .map(|o| {
-            let mut v = id(&o.id);
-            v["text"] = json!(o.text);
-            v
-        })
-        .collect();
-    Value::Array(items).to_string()
+    render_store::json_view::shown_objects(objects).to_string()
 }
 
 /// A list of strings as a JSON array.

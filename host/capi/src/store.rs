@@ -758,8 +758,10 @@ fn observer(store: &rs_store, secrets: u32) -> Result<Observer> {
 /// hunks abutting, each still headed by its path), Secret values as `secrets`
 /// (`RS_SECRETS_*`) says, read through a read-only view of the store, as
 /// `render-store diff` does. `*diff` receives JSON text, what `render-store --json diff`
-/// prints: `{"added":[ID…],"changed":[ID with "diff":[lines]…],"removed":[ID…],
-/// "unchanged":N}`, an ID being `{"apiVersion","kind","name","namespace"}`.
+/// prints: `{"added":[ID with "text"…],"changed":[ID with "diff":[lines]…],
+/// "removed":[ID with "text"…],"unchanged":N}`, an ID being
+/// `{"apiVersion","kind","name","namespace"}` and "text" an added or removed object
+/// whole in `form`, Secret values as `secrets` says.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rs_store_diff(
     store: *const rs_store,

@@ -792,8 +792,8 @@ fn history_gc_and_diff_come_back_in_the_shapes_the_hosts_print() {
             .await
             .unwrap()
     });
-    let cli = render_store_cli::json_view::diff_json(&rs.unwrap());
-    assert_eq!(masked, cli);
+    // The observer's diff, as the CLI and /diff print it: the same.
+    assert_eq!(masked, render_store::json_view::diff(&rs.unwrap()));
     let text = masked.to_string();
     assert!(
         text.contains("***") && !text.contains("bmV3") && !text.contains("b2xk"),
@@ -842,6 +842,9 @@ fn history_gc_and_diff_come_back_in_the_shapes_the_hosts_print() {
     });
     let local: serde_json::Value = serde_json::from_slice(&take(out)).unwrap();
     assert_eq!(local["added"][0]["kind"], "ConfigMap");
+    // Whole, in the form asked for (JSON here).
+    let text = local["added"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("{\n  \"apiVersion\""), "{text}");
 
     // GC: the component's plan, equal to the pure plan of the same listings.
     let grace = rs_grace {

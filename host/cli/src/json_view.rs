@@ -2,7 +2,7 @@
 //! observer's HTTP endpoints. Field names are camelCase, as in the entry body. The
 //! results of store operations are shaped by the component (`Runtime::output_json`).
 
-use render_store::{HistoryEntry, HistoryPage, ObjectId, RenderDiff, Result, Runtime};
+use render_store::{HistoryEntry, HistoryPage, RenderDiff, Result, Runtime};
 use serde_json::{Value, json};
 
 /// The history as a JSON array, oldest first; `syncedAt` in RFC 3339.
@@ -33,25 +33,8 @@ pub async fn history_page_json(rt: &Runtime, page: &HistoryPage) -> Result<Value
     }))
 }
 
-fn id_json(id: &ObjectId) -> Value {
-    json!({
-        "apiVersion": id.api_version,
-        "kind": id.kind,
-        "namespace": id.namespace,
-        "name": id.name,
-    })
-}
-
-/// A render diff.
+/// A render diff, in the library's shape ([`render_store::json_view::diff`]), which the
+/// C ABI gives too.
 pub fn diff_json(diff: &RenderDiff) -> Value {
-    json!({
-        "added": diff.added.iter().map(id_json).collect::<Vec<_>>(),
-        "removed": diff.removed.iter().map(id_json).collect::<Vec<_>>(),
-        "changed": diff.changed.iter().map(|c| {
-            let mut v = id_json(&c.id);
-            v["diff"] = json!(c.lines);
-            v
-        }).collect::<Vec<_>>(),
-        "unchanged": diff.unchanged,
-    })
+    render_store::json_view::diff(diff)
 }

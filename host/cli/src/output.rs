@@ -171,8 +171,8 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// Prints a diff: the objects added, removed and changed, each changed object's hunks,
-/// and a count. With `color`, removed lines are red, added green, hunk headers cyan.
+/// Prints a diff: the objects added and removed, each whole, the objects changed, each
+/// with its hunks, and a count. With `color`, removed lines are red, added green, hunk headers cyan.
 pub fn print_diff(diff: &RenderDiff, color: bool) -> Result<()> {
     let id = |i: &ObjectId| {
         let ns = if i.namespace.is_empty() {
@@ -184,11 +184,21 @@ pub fn print_diff(diff: &RenderDiff, color: bool) -> Result<()> {
         esc(&text).into_owned()
     };
     let mut out = std::io::stdout().lock();
-    for a in &diff.added {
-        writeln!(out, "added    {}", id(a))?;
-    }
-    for r in &diff.removed {
-        writeln!(out, "removed  {}", id(r))?;
+    // An object that comes or goes is shown whole, every line marked, as kubectl diff
+    // and helm-diff show it.
+    for (label, mark, objects) in [("added", '+', &diff.added), ("removed", '-', &diff.removed)] {
+        let paint = match (color, mark) {
+            (false, _) => "",
+            (true, '+') => GREEN,
+            (true, _) => RED,
+        };
+        let reset = if paint.is_empty() { "" } else { RESET };
+        for o in objects {
+            writeln!(out, "{label:<9}{}", id(&o.id))?;
+            for line in o.text.lines() {
+                writeln!(out, "    {paint}{mark}{}{reset}", esc(line))?;
+            }
+        }
     }
     for c in &diff.changed {
         writeln!(out, "changed  {}", id(&c.id))?;

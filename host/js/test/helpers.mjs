@@ -147,11 +147,11 @@ export function secretRenders() {
   };
 }
 
-/** A diff as `render-store --json diff` prints it (host/cli/src/json_view.rs). */
+/** A diff as `render-store --json diff` prints it (render_store::json_view). */
 export function diffAsCliPrints(diff) {
   return {
-    added: diff.added,
-    removed: diff.removed,
+    added: diff.added.map(({ id, text }) => ({ ...id, text })),
+    removed: diff.removed.map(({ id, text }) => ({ ...id, text })),
     changed: diff.changed.map(({ id, lines }) => ({ ...id, diff: lines })),
     unchanged: diff.unchanged,
   };

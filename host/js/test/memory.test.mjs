@@ -354,8 +354,11 @@ test('the pure logic export', () => {
   assert.equal(rs.validateRenderRef(ref), undefined);
   assert.throws(() => rs.validateRenderRef(ref.toUpperCase()), isError('invalid-input'));
   const diff = rs.diffRenders(rs.canonical([manifest('a'), manifest('b')]), rs.canonical([manifest('a', { k: 'v' }), manifest('c')]));
-  assert.deepEqual(diff.added.map((o) => o.name), ['c']);
-  assert.deepEqual(diff.removed.map((o) => o.name), ['b']);
+  assert.deepEqual(diff.added.map((o) => o.id.name), ['c']);
+  assert.deepEqual(diff.removed.map((o) => o.id.name), ['b']);
+  // Added and removed objects whole, in the diff's form.
+  assert.match(diff.added[0].text, /name: c\n/);
+  assert.match(diff.removed[0].text, /name: b\n/);
   assert.deepEqual(diff.changed.map((c) => c.id.name), ['a']);
   assert.ok(diff.changed[0].lines.some((l) => l.startsWith('+') && l.includes('k: v')), diff.changed[0].lines.join('\n'));
   const asJson = rs.diffRenders(rs.canonical([manifest('a')]), rs.canonical([manifest('a', { k: 'v' })]), 'json');

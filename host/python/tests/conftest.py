@@ -170,13 +170,13 @@ def secret_renders() -> Tuple[List[bytes], List[bytes]]:
 
 
 def diff_as_cli_prints(diff: rs.RenderDiff) -> dict:
-    """A diff as ``render-store --json diff`` prints it (host/cli/src/json_view.rs)."""
+    """A diff as ``render-store --json diff`` prints it (render_store::json_view)."""
     def object_id(i: rs.ObjectId) -> dict:
         return {"apiVersion": i.api_version, "kind": i.kind, "namespace": i.namespace, "name": i.name}
 
     return {
-        "added": [object_id(i) for i in diff.added],
-        "removed": [object_id(i) for i in diff.removed],
+        "added": [{**object_id(o.id), "text": o.text} for o in diff.added],
+        "removed": [{**object_id(o.id), "text": o.text} for o in diff.removed],
         "changed": [{**object_id(c.id), "diff": c.lines} for c in diff.changed],
         "unchanged": diff.unchanged,
     }

@@ -104,7 +104,9 @@ def test_the_logic_exports(runtime):
     old = runtime.canonical([configmap("a", {"x": "1"}), configmap("b")])
     new = runtime.canonical([configmap("a", {"x": "2"}), configmap("c")])
     diff = runtime.diff_renders(old, new)
-    assert [i.name for i in diff.added] == ["c"] and [i.name for i in diff.removed] == ["b"]
+    assert [o.id.name for o in diff.added] == ["c"] and [o.id.name for o in diff.removed] == ["b"]
+    # Added and removed objects whole, in the diff's form.
+    assert "name: c" in diff.added[0].text and "name: b" in diff.removed[0].text
     assert diff.changed[0].id == rs.ObjectId("v1", "ConfigMap", "", "a")
     assert any(line.startswith("-") and "x: '1'" in line for line in diff.changed[0].lines)
     as_json = runtime.diff_renders(old, new, "json")

@@ -235,7 +235,10 @@ def test_a_python_store_is_read_by_the_cli_and_the_reverse(cli, tmp_path: Path) 
     with rs.open(f"file://{root}?create_dir=true") as store:
         ref = store.put_render("ns/app", objects("py"))
         store.record_history("ns/app", render_ref=ref, synced_at="2026-01-01T00:00:00Z", summary="python")
-    assert cli.text("history", "ns/app", store=root).split() == ["2026-01-01T00:00:00Z", ref, "python"]
+    header, row = cli.text("history", "ns/app", "-o", "wide", store=root).splitlines()
+    assert header.split() == ["ENTRY", "SYNCED", "AGE", "RENDER", "SIZE", "SUMMARY"]
+    place, synced, _age, render_ref, _size, summary = row.split()
+    assert (place, synced, render_ref, summary) == ("@0", "2026-01-01T00:00:00Z", ref, "python")
     (tmp_path / "cli.json").write_bytes(objects("cli")[0])
     cli_ref = cli.text("put", "ns/app", str(tmp_path / "cli.json"), store=root).strip()
     cli.run("record", "ns/app", cli_ref, "--summary", "cli", "--synced-at", "2026-01-02T00:00:00Z", store=root)

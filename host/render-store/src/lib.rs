@@ -34,6 +34,7 @@ mod deadline;
 mod embedded;
 mod error;
 pub mod fleet;
+pub mod json_view;
 mod keyring;
 mod logic;
 mod observer;

@@ -1355,6 +1355,19 @@ async fn side_labels(
     labels
 }
 
+/// An object that comes (`mark` `+`) or goes (`-`) as one hunk of a unified diff, so
+/// that it is laid out as a changed object's lines are.
+fn whole_object_lines(text: &str, mark: char) -> Vec<String> {
+    let n = text.lines().count();
+    let header = match mark {
+        '+' => format!("@@ -0,0 +1,{n} @@"),
+        _ => format!("@@ -1,{n} +0,0 @@"),
+    };
+    std::iter::once(header)
+        .chain(text.lines().map(|l| format!("{mark}{l}")))
+        .collect()
+}
+
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
@@ -1426,19 +1439,29 @@ fn diff_html(
             }
             "\n"
         }
-        @for (title, class, ids) in [
-            ("Added", "added", &d.added),
-            ("Removed", "removed", &d.removed),
+        // An object that comes or goes is shown whole, each line marked, as kubectl
+        // diff and helm-diff show it (Secret values as the server shows them).
+        @for (title, class, mark, objects) in [
+            ("Added", "added", '+', &d.added),
+            ("Removed", "removed", '-', &d.removed),
         ] {
-            @if !ids.is_empty() {
+            @if !objects.is_empty() {
                 section class=(class) {
                     h2 { (title) } "\n"
-                    ul class="ids" {
-                        "\n"
-                        @for id in ids {
-                            li class={ (class) "-object" } data-nav tabindex="-1" { (id_html(id)) }
-                            "\n"
+                    @for (i, o) in objects.iter().enumerate() {
+                        @let lines = whole_object_lines(&o.text, mark);
+                        @let (lines, cut) = shown_lines(&lines);
+                        details class={ "object " (class) "-object" } id={ (class) "-" (i + 1) } data-nav open {
+                            summary { (id_html(&o.id)) }
+                            div class="diff" { (diff_lines_html(lines, layout)) }
+                            @if cut {
+                                p class="cut" {
+                                    "The object is longer than a page shows: "
+                                    code { "render-store diff" } " or the JSON diff shows it whole."
+                                }
+                            }
                         }
+                        "\n"
                     }
                 }
                 "\n"

@@ -355,8 +355,10 @@ class ChangedObject:
 class RenderDiff:
     """What changed between two renders."""
 
-    added: List[ObjectId]
-    removed: List[ObjectId]
+    #: The objects only the new render holds, each whole (as kubectl diff shows them).
+    added: List[ShownObject]
+    #: The objects only the old render holds, each whole.
+    removed: List[ShownObject]
     changed: List[ChangedObject]
     unchanged: int
 
@@ -466,8 +468,8 @@ def _py_id(i: Dict[str, Any]) -> ObjectId:
 
 def _py_diff(d: Dict[str, Any]) -> RenderDiff:
     return RenderDiff(
-        added=[_py_id(i) for i in d["added"]],
-        removed=[_py_id(i) for i in d["removed"]],
+        added=[ShownObject(_py_id(i), i["text"]) for i in d["added"]],
+        removed=[ShownObject(_py_id(i), i["text"]) for i in d["removed"]],
         changed=[ChangedObject(_py_id(c), list(c["diff"])) for c in d["changed"]],
         unchanged=int(d["unchanged"]),
     )
