@@ -7,8 +7,9 @@
 //! written in backticks does not exist, (b) a "§N" is not a section of CONTRACT.md, or
 //! (c) a doc mentions DESIGN; and it fails naming the doc, the table and the item when a
 //! table of the CLI's commands and flags (from clap's definition), of the C ABI's
-//! functions (from the header) or of the WIT world's functions (from `wit/`) misses one
-//! or lists one that is not there.
+//! functions (from the header), of the WIT world's functions (from `wit/`) or of the npm
+//! and Python packages' exports (their declaration files, `__all__`) misses one or lists
+//! one that is not there.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -634,5 +635,99 @@ fn tables_are_read_as_written() {
             "d.md: t lacks the flag `--limit`, which the code has",
             "d.md: t lists the flag `--dry-run`, which the code does not have"
         ]
+    );
+}
+
+/// The values the npm package declares: each `export function|class|const NAME` of
+/// its declaration files (types and interfaces are not values).
+fn js_exports(root: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for file in ["host/js/core.d.mts", "host/js/render-store.d.mts"] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix("export ") else {
+                continue;
+            };
+            let rest = rest.strip_prefix("declare ").unwrap_or(rest);
+            for kind in ["function ", "class ", "const "] {
+                if let Some(declared) = rest.strip_prefix(kind) {
+                    let name: String = declared
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    out.insert(name);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The names the Python package exports: the quoted names of its `__all__`.
+fn python_exports(root: &Path) -> BTreeSet<String> {
+    let text =
+        std::fs::read_to_string(root.join("host/python/src/render_store/__init__.py")).unwrap();
+    let list = text
+        .split("__all__ = [")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .expect("host/python's __init__.py has an __all__");
+    list.split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// The tables of the packages' exports list each one and nothing else: the npm
+/// package's in `docs/javascript.md` (headed `| export | …`) against its declaration
+/// files, the Python package's in `docs/c-abi.md` (headed `| name | …`) against its
+/// `__all__`.
+#[test]
+fn package_export_tables_match_the_packages() {
+    let root = root();
+    let mut problems = Vec::new();
+    for (doc, kind, code, what) in [
+        (
+            "docs/javascript.md",
+            "export",
+            js_exports(&root),
+            "the npm export",
+        ),
+        (
+            "docs/c-abi.md",
+            "name",
+            python_exports(&root),
+            "the Python name",
+        ),
+    ] {
+        assert!(code.len() > 30, "{what}s not found: {code:?}");
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        let mut found = false;
+        for table in tables(&text).into_iter().filter(|t| t.kind() == kind) {
+            found = true;
+            let listed: Vec<String> = table
+                .rows
+                .iter()
+                .filter_map(|(_, row)| row.first().and_then(|c| first_item(c)))
+                .collect();
+            compare(
+                &mut problems,
+                doc,
+                &table.name(),
+                what,
+                &listed,
+                &code,
+                true,
+            );
+        }
+        if !found {
+            problems.push(format!("{doc}: no table headed `| {kind} | …` of {what}s"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "the docs' tables of the packages' exports and the packages differ:\n{}",
+        problems.join("\n")
     );
 }
