@@ -489,7 +489,9 @@ fn c_functions(root: &Path) -> BTreeSet<String> {
 
 /// The C ABI's tables list every function of the header and nothing else:
 /// `docs/c-abi.md`'s table of functions (one a row, first column) and
-/// `host/capi/README.md`'s table of groups (every `rs_…` in backticks of its rows).
+/// `host/capi/README.md`'s table of groups (every `rs_…` in backticks of its rows); and
+/// every doc that states the ABI's version ("RS_ABI_VERSION N", "C ABI version N")
+/// states the header's.
 #[test]
 fn c_abi_tables_match_the_header() {
     let root = root();
@@ -537,6 +539,28 @@ fn c_abi_tables_match_the_header() {
             problems.push(format!(
                 "{doc}: no table headed `| {kind} | …` of the C ABI's functions"
             ));
+        }
+    }
+    // Every version a doc states is the header's.
+    let header = std::fs::read_to_string(root.join("host/capi/include/render_store.h")).unwrap();
+    let version = header
+        .lines()
+        .find_map(|line| line.strip_prefix("#define RS_ABI_VERSION "))
+        .expect("the header defines RS_ABI_VERSION")
+        .trim()
+        .to_string();
+    for doc in docs(&root) {
+        let text = std::fs::read_to_string(root.join(&doc)).unwrap();
+        for marker in ["RS_ABI_VERSION ", "C ABI version "] {
+            for stated in text.split(marker).skip(1) {
+                let number: String = stated.chars().take_while(char::is_ascii_digit).collect();
+                if !number.is_empty() && number != version {
+                    problems.push(format!(
+                        "{}: says `{marker}{number}`, the header's RS_ABI_VERSION is {version}",
+                        doc.display()
+                    ));
+                }
+            }
         }
     }
     assert!(
