@@ -7,9 +7,9 @@
 //! written in backticks does not exist, (b) a "§N" is not a section of CONTRACT.md, or
 //! (c) a doc mentions DESIGN; and it fails naming the doc, the table and the item when a
 //! table of the CLI's commands and flags (from clap's definition), of the C ABI's
-//! functions (from the header), of the WIT world's functions (from `wit/`) or of the npm
-//! and Python packages' exports (their declaration files, `__all__`) misses one or lists
-//! one that is not there.
+//! functions (from the header), of the WIT world's functions (from `wit/`) or of the Go,
+//! npm and Python packages' exports (their `.go` files, declaration files, `__all__`)
+//! misses one or lists one that is not there.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -752,6 +752,94 @@ fn package_export_tables_match_the_packages() {
     assert!(
         problems.is_empty(),
         "the docs' tables of the packages' exports and the packages differ:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The functions and methods the Go package exports, from its `.go` files (tests
+/// aside): each `func Name` and each `func (r *Type) Name` of an exported type, the
+/// latter as `Type.Name`.
+fn go_exports(root: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for entry in std::fs::read_dir(root.join("host/go")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.ends_with(".go") || name.ends_with("_test.go") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix("func ") else {
+                continue;
+            };
+            let (receiver, rest) = match rest.strip_prefix('(') {
+                Some(inner) => {
+                    let (receiver, rest) = inner.split_once(')').unwrap();
+                    let ty = receiver.split_whitespace().last().unwrap_or_default();
+                    let ty = ty.trim_start_matches('*').split('[').next().unwrap();
+                    (Some(ty.to_string()), rest.trim_start())
+                }
+                None => (None, rest),
+            };
+            let func: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let exported = |s: &str| s.starts_with(|c: char| c.is_ascii_uppercase());
+            match receiver {
+                None if exported(&func) => {
+                    out.insert(func);
+                }
+                Some(ty) if exported(&ty) && exported(&func) => {
+                    out.insert(format!("{ty}.{func}"));
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// `docs/c-abi.md`'s table of the Go package (headed `| Go | …`) lists every function
+/// and method it exports and nothing else.
+#[test]
+fn go_table_matches_the_package() {
+    let root = root();
+    let code = go_exports(&root);
+    assert!(
+        code.contains("Open") && code.contains("Store.PutRender") && code.len() > 40,
+        "the Go package's functions not found: {code:?}"
+    );
+    let doc = "docs/c-abi.md";
+    let text = std::fs::read_to_string(root.join(doc)).unwrap();
+    let mut problems = Vec::new();
+    let mut found = false;
+    for table in tables(&text).into_iter().filter(|t| t.kind() == "Go") {
+        found = true;
+        let listed: Vec<String> = table
+            .rows
+            .iter()
+            .filter_map(|(_, row)| row.first().and_then(|c| first_item(c)))
+            .collect();
+        let what = "the Go function or method";
+        compare(
+            &mut problems,
+            doc,
+            &table.name(),
+            what,
+            &listed,
+            &code,
+            true,
+        );
+    }
+    if !found {
+        problems.push(format!(
+            "{doc}: no table headed `| Go | …` of the Go package"
+        ));
+    }
+    assert!(
+        problems.is_empty(),
+        "docs/c-abi.md and the Go package in host/go differ:\n{}",
         problems.join("\n")
     );
 }
