@@ -1,15 +1,15 @@
-//! The README's table of render-store URLs matches what the code accepts.
+//! The table of render-store URLs in docs/urls.md matches what the code accepts.
 
 use render_store::{Error, SCHEMES, accepted_params, open_bucket};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Parameter names per scheme, read from the README's URL table.
+/// Parameter names per scheme, read from docs/urls.md's URL table.
 fn documented() -> BTreeMap<String, BTreeSet<String>> {
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../docs/urls.md");
     let table = readme
         .split("| scheme | parameter | what it does |")
         .nth(1)
-        .expect("the README has the URL table");
+        .expect("docs/urls.md has the URL table");
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     // A row group may name several schemes (`s3://`, `gs://`, `azblob://`: the cloud
     // client's parameters); its rows below with an empty first cell are theirs too.
@@ -61,7 +61,7 @@ fn every_accepted_parameter_is_documented_and_every_other_one_refused_by_name() 
         for accepted in accepted_params(scheme) {
             assert!(
                 names.contains(*accepted),
-                "{scheme}: {accepted} is not in the README"
+                "{scheme}: {accepted} is not in docs/urls.md"
             );
         }
         for name in names

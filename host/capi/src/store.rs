@@ -59,7 +59,7 @@ fn made(store: RenderStore, options: &rs_options) -> *mut rs_store {
 }
 
 /// Opens the store a render-store URL names (`url_len` bytes; `s3://`, `gs://`,
-/// `azblob://`, `file://`, `mem://`, every parameter README.md lists), with `options`
+/// `azblob://`, `file://`, `mem://`, every parameter docs/urls.md lists), with `options`
 /// (NULL: the defaults). Errors are the Rust library's: `RS_ERROR_URL` for an unknown
 /// scheme or parameter or a bad value. An empty URL (or blanks only) means "no render
 /// store": `*out` is set to NULL and no error is returned. Otherwise `*out` is a store

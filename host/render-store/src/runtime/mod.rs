@@ -79,7 +79,7 @@ impl std::fmt::Debug for Runtime {
 
 impl Runtime {
     /// Compiles the embedded component with the given limits, or loads it compiled
-    /// from the compiled-component cache (README.md, `RENDER_STORE_CACHE_DIR`).
+    /// from the compiled-component cache (docs/rust.md, `RENDER_STORE_CACHE_DIR`).
     pub fn new(limits: Limits) -> Result<Self> {
         Self::build(Source::Embedded, limits)
     }

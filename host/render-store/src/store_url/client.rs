@@ -14,7 +14,7 @@ use std::time::Duration;
 
 /// How a cloud backend's HTTP client waits and retries (`s3://`, `gs://`, `azblob://`;
 /// nothing else makes requests). The URL parameters of the same names override these
-/// for one URL (README.md, Render-store URLs).
+/// for one URL (docs/urls.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientSettings {
     /// The most one HTTP request may take, from connecting to the last byte of its

@@ -63,7 +63,7 @@ pub fn accepted_params(scheme: &str) -> &'static [&'static str] {
 ///   ([`crate::bucket::FolderBucket`]).
 /// - `mem://` — memory private to this process, gone when it exits.
 ///
-/// README.md lists every parameter. An unknown scheme or parameter is an error naming
+/// docs/urls.md lists every parameter. An unknown scheme or parameter is an error naming
 /// it. Credentials are read from the environment: a URL with a user or password is
 /// refused, and the URL in an error is redacted ([`redact_url`]). A cloud backend's
 /// client waits and retries as [`ClientSettings::DEFAULT`] says, or as the URL's

@@ -182,7 +182,7 @@ pub(crate) fn refuse_credentials(url: &str, parsed: &Url) -> Result<(), Error> {
             "set AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN, \
              or AZURE_STORAGE_CONNECTION_STRING"
         }
-        _ => "set the backend's environment variables (README.md)",
+        _ => "set the backend's environment variables (docs/urls.md)",
     };
     Err(url_error(
         url,
