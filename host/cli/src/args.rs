@@ -43,7 +43,7 @@ Set RENDER_STORE_URL once instead of --render-store-url. `render-store help COMM
 #[command(name = "render-store", after_help = EXAMPLES)]
 pub struct Args {
     /// Where the store is: a gocloud URL (s3://BUCKET, gs://BUCKET, azblob://CONTAINER,
-    /// file:///abs/path, mem://); see README.md for the parameters.
+    /// file:///abs/path, mem://); docs/urls.md has the parameters.
     #[arg(long, env = "RENDER_STORE_URL", global = true, default_value = "",
           help_heading = GLOBAL)]
     pub render_store_url: String,
@@ -107,13 +107,14 @@ pub struct Args {
     /// then is abandoned and the command fails (kind `deadline`), leaving the store as
     /// a crash at that moment would: nothing half-written. Not for `serve`, whose
     /// requests --request-timeout bounds. Cloud requests also end on their own (the
-    /// URL's timeout, retries, retry_timeout; README.md).
+    /// URL's timeout, retries, retry_timeout; docs/urls.md).
     #[arg(long, global = true, env = "RENDER_STORE_TIMEOUT", value_name = "DURATION",
           default_value = "2m", value_parser = parse_duration, help_heading = GLOBAL)]
     pub timeout: std::time::Duration,
 
     /// Sandboxed calls that may run at once; more wait for a free place. Each place
-    /// reserves about 8 GiB of address space, not memory (README.md). Default: 64 for
+    /// reserves address space, not memory: about twice the memory cap (docs/cli.md).
+    /// Default: 64 for
     /// `serve`, 1 for every other command, which makes one call at a time (a smaller
     /// pool starts faster).
     #[arg(long, global = true, env = "RENDER_STORE_MAX_CONCURRENT_CALLS", value_name = "N",
@@ -507,8 +508,8 @@ fn timeout(text: &str) -> Result<std::time::Duration, String> {
 }
 
 /// The most sandboxed calls at once. Each place of the instance pool reserves two
-/// linear memories of 4 GiB and a 32 MiB guard, whatever the memory cap: 4,096 places
-/// are 32 TiB, a quarter of a 47-bit address space; at 16,384 the pool cannot be mapped.
+/// linear memories of the memory cap (at most 4 GiB each) and a 32 MiB guard: at the
+/// largest cap, 4,096 places are 32 TiB, a quarter of a 47-bit address space.
 const MAX_CONCURRENT_CALLS: u32 = 4_096;
 
 fn positive(text: &str) -> Result<usize, String> {
