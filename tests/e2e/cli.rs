@@ -37,10 +37,16 @@ impl Cli {
     }
 
     pub(crate) fn run(&self, args: &[&str]) -> Output {
+        self.run_with_env(args, &[])
+    }
+
+    /// [`Cli::run`] with more environment variables.
+    pub(crate) fn run_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
             .args(args)
             .env("RENDER_STORE_URL", &self.url)
             .env("RENDER_STORE_VALIDATE", self.validate.to_string())
+            .envs(env.iter().copied())
             .output()
             .expect("the CLI runs")
     }

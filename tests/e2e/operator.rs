@@ -707,3 +707,23 @@ fn completion_completes_release_names_and_entries_from_the_store() {
     // A command name is clap's to complete.
     assert_eq!(bash("render-store verif"), ["verify"]);
 }
+
+/// A usage error's usage line names what the command needs, not what the environment
+/// set: with RENDER_STORE_URL set (as every command here runs), `diff` alone does not
+/// show `--render-store-url` as if it were required.
+#[test]
+fn usage_lines_do_not_name_what_the_environment_set() {
+    let cli = Cli::validating();
+    let out = cli.run(&["diff"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("Usage: render-store-under-test diff <RELEASE> [FROM] [TO]")
+            || err.contains("Usage: render-store diff <RELEASE> [FROM] [TO]"),
+        "{err}"
+    );
+    assert!(!err.contains("--render-store-url"), "{err}");
+    // An error about a value the environment gave still names it.
+    let bad = cli.run_with_env(&["ls"], &[("RENDER_STORE_TIMEOUT", "soon")]);
+    assert!(stderr(&bad).contains("--timeout"), "{}", stderr(&bad));
+}

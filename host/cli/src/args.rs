@@ -524,8 +524,10 @@ impl Args {
     /// Parses the command line, with `--version` saying which component interface
     /// this build speaks.
     pub fn parse_args() -> Self {
-        use clap::{CommandFactory, FromArgMatches};
-        let matches = Self::command().version(VERSION.as_str()).get_matches();
+        use clap::FromArgMatches;
+        let matches = command()
+            .try_get_matches()
+            .unwrap_or_else(|e| usage_error(e).exit());
         Self::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
     }
 
@@ -555,6 +557,41 @@ impl Args {
             self.output
         }
     }
+}
+
+/// `e` as a person should read it. clap's usage line names every argument the
+/// environment set (`--render-store-url <RENDER_STORE_URL>` when RENDER_STORE_URL is
+/// set), as if the command required it: the line is made again by the same parse with
+/// no argument read from the environment, when that parse fails the same way.
+fn usage_error(e: clap::Error) -> clap::Error {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        return e;
+    }
+    match without_env(command()).try_get_matches() {
+        Err(again) if again.kind() == e.kind() => again,
+        _ => e,
+    }
+}
+
+/// `cmd` and its subcommands with no argument read from the environment.
+fn without_env(mut cmd: clap::Command) -> clap::Command {
+    let from_env: Vec<clap::Id> = cmd
+        .get_arguments()
+        .filter(|a| a.get_env().is_some())
+        .map(|a| a.get_id().clone())
+        .collect();
+    for id in from_env {
+        cmd = cmd.mut_arg(id, |a| a.env(None::<&str>));
+    }
+    let subcommands: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    for name in subcommands {
+        cmd = cmd.mut_subcommand(name, without_env);
+    }
+    cmd
 }
 
 /// The command tree with the version `--version` prints, for completion scripts and
