@@ -28,11 +28,10 @@ use futures::StreamExt;
 use render_store::{Bucket, open_bucket};
 use render_store_guest::{Release, ReleasePrefix, SyncTime, entry_body, render_ref_of_canonical};
 use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+
 use std::time::{Duration, Instant};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -49,86 +48,9 @@ struct Figure {
     ok: bool,
 }
 
-/// The HTTP requests a proxy in front of the S3 emulator forwarded.
-#[derive(Clone)]
-struct Proxy {
-    addr: SocketAddr,
-    count: Arc<AtomicU64>,
-}
-
-impl Proxy {
-    /// Listens on a free port and forwards every request to `upstream` (`http://host:port`),
-    /// counting them.
-    async fn start(upstream: String) -> Proxy {
-        let count = Arc::new(AtomicU64::new(0));
-        let client = reqwest::Client::new();
-        let counted = count.clone();
-        let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
-            let client = client.clone();
-            let upstream = upstream.clone();
-            let counted = counted.clone();
-            async move {
-                counted.fetch_add(1, Ordering::SeqCst);
-                forward(&client, &upstream, request).await
-            }
-        });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        Proxy { addr, count }
-    }
-
-    fn requests(&self) -> u64 {
-        self.count.load(Ordering::SeqCst)
-    }
-}
-
-async fn forward(
-    client: &reqwest::Client,
-    upstream: &str,
-    request: axum::extract::Request,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let (parts, body) = request.into_parts();
-    let path = parts
-        .uri
-        .path_and_query()
-        .map(|p| p.as_str())
-        .unwrap_or("/");
-    let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
-    let method = reqwest::Method::from_bytes(parts.method.as_str().as_bytes()).unwrap();
-    let mut forwarded = client.request(method, format!("{upstream}{path}"));
-    for (name, value) in &parts.headers {
-        if !matches!(
-            name.as_str(),
-            "host" | "content-length" | "connection" | "transfer-encoding"
-        ) {
-            forwarded = forwarded.header(name.as_str(), value.as_bytes());
-        }
-    }
-    let answer = match forwarded.body(body.to_vec()).send().await {
-        Ok(a) => a,
-        Err(e) => {
-            return (axum::http::StatusCode::BAD_GATEWAY, e.to_string()).into_response();
-        }
-    };
-    let status = axum::http::StatusCode::from_u16(answer.status().as_u16()).unwrap();
-    let mut headers = axum::http::HeaderMap::new();
-    for (name, value) in answer.headers() {
-        if !matches!(name.as_str(), "connection" | "transfer-encoding") {
-            headers.append(
-                axum::http::HeaderName::from_bytes(name.as_str().as_bytes()).unwrap(),
-                axum::http::HeaderValue::from_bytes(value.as_bytes()).unwrap(),
-            );
-        }
-    }
-    let bytes = answer.bytes().await.unwrap_or_default();
-    let mut response = (status, bytes).into_response();
-    for (name, value) in &headers {
-        response.headers_mut().insert(name, value.clone());
-    }
-    response
-}
+#[path = "../support/counting_proxy.rs"]
+mod counting_proxy;
+use counting_proxy::CountingProxy as Proxy;
 
 /// A backend of the bench: how the CLI reaches it, how the fill reaches it directly.
 struct Backend {

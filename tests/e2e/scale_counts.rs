@@ -293,74 +293,9 @@ async fn three_thousand_releases_change_nothing_for_one_release() {
     assert_eq!(counted(&recorder.take_calls()), counts(&[("list", 2)]));
 }
 
-/// HTTP requests counted on their way to the S3 emulator: a proxy on a free port that
-/// forwards each request whole and counts it.
-struct CountingProxy {
-    addr: std::net::SocketAddr,
-    count: Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl CountingProxy {
-    async fn start(upstream: String) -> CountingProxy {
-        use std::sync::atomic::Ordering;
-        let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let client = reqwest::Client::new();
-        let counted = count.clone();
-        let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
-            let (client, upstream, counted) = (client.clone(), upstream.clone(), counted.clone());
-            async move {
-                counted.fetch_add(1, Ordering::SeqCst);
-                forward(&client, &upstream, request).await
-            }
-        });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        CountingProxy { addr, count }
-    }
-
-    fn take(&self) -> u64 {
-        self.count.swap(0, std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-async fn forward(
-    client: &reqwest::Client,
-    upstream: &str,
-    request: axum::extract::Request,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let (parts, body) = request.into_parts();
-    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
-    let method = reqwest::Method::from_bytes(parts.method.as_str().as_bytes()).unwrap();
-    let mut forwarded = client.request(method, format!("{upstream}{path}"));
-    for (name, value) in &parts.headers {
-        // The signature covers the host the client named: the emulator does not check it.
-        if !matches!(
-            name.as_str(),
-            "host" | "content-length" | "connection" | "transfer-encoding"
-        ) {
-            forwarded = forwarded.header(name.as_str(), value.as_bytes());
-        }
-    }
-    let answer = match forwarded.body(body.to_vec()).send().await {
-        Ok(a) => a,
-        Err(e) => return (axum::http::StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
-    };
-    let status = axum::http::StatusCode::from_u16(answer.status().as_u16()).unwrap();
-    let headers: Vec<_> = answer
-        .headers()
-        .iter()
-        .filter(|(n, _)| !matches!(n.as_str(), "connection" | "transfer-encoding"))
-        .map(|(n, v)| (n.clone(), v.clone()))
-        .collect();
-    let mut response = (status, answer.bytes().await.unwrap_or_default()).into_response();
-    for (name, value) in headers {
-        response.headers_mut().insert(name, value);
-    }
-    response
-}
+#[path = "../support/counting_proxy.rs"]
+mod counting_proxy;
+use counting_proxy::CountingProxy;
 
 /// The CLI as users run it, on the S3 emulator, its requests counted: what each command
 /// costs is the same for a release of 30 entries as for one of 300, `gc --keep 0` (GC
@@ -417,7 +352,7 @@ async fn the_cli_costs_the_same_requests_for_a_short_and_a_long_history() {
         fill(&direct, release_keys(&Release::new("big", "app"), entries)).await;
         let cli_url = with(&format!("http://{}", proxy.addr));
         let mut costs = Vec::new();
-        proxy.take();
+        let mut before = proxy.requests();
         for (what, args) in [
             ("gc --keep 0", &["gc", "big/app", "--keep", "0"][..]),
             ("history --limit 5", &["history", "big/app", "--limit", "5"]),
@@ -449,7 +384,9 @@ async fn the_cli_costs_the_same_requests_for_a_short_and_a_long_history() {
                 "{what}: {}",
                 String::from_utf8_lossy(&out.stderr)
             );
-            costs.push((what, proxy.take()));
+            let after = proxy.requests();
+            costs.push((what, after - before));
+            before = after;
         }
         seen.push(costs);
     }
