@@ -604,14 +604,18 @@ async fn the_pages_in_a_real_browser() {
         text.contains("kind: ConfigMap") && text.contains("version: v5"),
         "{text}"
     );
+    // Without --show-secrets the render is downloaded as the page shows it.
     let download = s
         .script("return document.querySelector('a[download]').getAttribute('href')")
         .await;
     let base = pages.strip_prefix(&site).unwrap();
     assert_eq!(
         download,
-        json!(format!("{base}/renders/prod/web/{}", refs[4]))
+        json!(format!("{base}/ui/prod/web/renders/{}/download", refs[4]))
     );
+    // The page says which entry records the render: v5 is the sixth newest.
+    let entry = s.text(&s.one("#entry").await).await;
+    assert!(entry.starts_with("@6 · synced "), "{entry}");
     s.screenshot(&shots, "render").await;
 
     // From a render to the newest entry: v5 to v11 changed the ConfigMap only.

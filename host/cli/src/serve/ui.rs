@@ -3,7 +3,9 @@
 //!
 //! - `GET /` — the releases by namespace (`GET /releases` gives the same as JSON);
 //! - `GET /ui/{namespace}/{name}` — the history, newest first, with GC's dry-run plan;
-//! - `GET /ui/{namespace}/{name}/renders/{renderRef}` — a render's objects;
+//! - `GET /ui/{namespace}/{name}/renders/{renderRef}` — a render's objects, and which
+//!   history entries record it; `…/download` the render as YAML, Secret values as the
+//!   pages show them;
 //! - `GET /ui/{namespace}/{name}/diff?from=REF[&to=REF]` — the diff of two renders
 //!   (`to` defaults to the newest entry).
 //!
@@ -25,7 +27,8 @@ use diff_lines::{Layout, diff_lines_html};
 use maud::{DOCTYPE, Markup, html};
 use render_store::controller::{DEFAULT_KEEP_HISTORY, GC_FUTURE_TOLERANCE_SECONDS};
 use render_store::{
-    GcPlan, HistoryEntry, ObjectForm, ObjectId, ObserverError, Release, RenderDiff, SyncTime,
+    GcPlan, HistoryEntry, ObjectForm, ObjectId, ObserverError, Release, RenderDiff, SecretValues,
+    SyncTime,
 };
 use serde_json::json;
 use std::collections::HashMap;
@@ -279,6 +282,49 @@ fn failure_page(app: &App, crumbs: &[Crumb], e: ObserverError) -> Response {
         _ => "The server could not answer",
     };
     html(app, status, error_html(&app.base, title, crumbs, &message))
+}
+
+/// The 404 page of a release that holds no key, in the CLI's words, the near release
+/// (if any) a link to its history.
+fn missing_page(app: &App, crumbs: &[Crumb], missing: &crate::names::MissingRelease) -> Response {
+    let content = html! {
+        h1 { "No such release" } "\n"
+        p class="error no-release" role="alert" {
+            (missing.head())
+            @if let Some(other) = &missing.similar {
+                "did you mean "
+                a href=(release_href(&app.base, other)) class="did-you-mean" { (other) }
+                "? "
+            }
+            (missing.tail())
+        }
+        "\n"
+    };
+    html(
+        app,
+        StatusCode::NOT_FOUND,
+        page(&app.base, "No such release", crumbs, content),
+    )
+}
+
+/// The page of a read of `release` that failed: when it found nothing and the release
+/// holds no key, the missing release's page; the read's own failure otherwise. The
+/// release is only looked for once a read found nothing, so pages of releases that are
+/// there pay nothing for it.
+async fn read_failure_page(
+    app: &App,
+    crumbs: &[Crumb],
+    release: &Release,
+    e: ObserverError,
+) -> Response {
+    if super::endpoints::is_not_found(&e) {
+        match super::endpoints::missing(app, release).await {
+            Ok(Some(m)) => return missing_page(app, crumbs, &m),
+            Ok(None) => {}
+            Err(check) => tracing::warn!("checking whether {release} is stored: {check}"),
+        }
+    }
+    failure_page(app, crumbs, e)
 }
 
 /// The 503 of a full render budget, as a page.
@@ -706,26 +752,40 @@ pub(super) async fn history_page(
     {
         match resolve_name(&app, &release, name.trim()).await {
             Ok(r) => protected.push(r),
-            Err(e) => return failure_page(&app, &crumbs, e),
+            Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
         }
     }
-    match history_html(&app, &release, limit, p[1], &protected).await {
-        Ok(main) => html(
-            &app,
-            StatusCode::OK,
-            page(&app.base, &release.to_string(), &crumbs, main),
-        ),
-        Err(e) => failure_page(&app, &crumbs, e),
-    }
+    let main = match history_html(&app, &release, limit, p[1], &protected).await {
+        Ok(Some(main)) => main,
+        // No entry at all: a release that is there (its renders stored before any sync
+        // was recorded), or none.
+        Ok(None) => match super::endpoints::missing(&app, &release).await {
+            Ok(Some(m)) => return missing_page(&app, &crumbs, &m),
+            Ok(None) => html! {
+                h1 { (release) } "\n"
+                p class="summary" id="summary" { "0 entries." } "\n"
+                p class="no-history" { "This release has no history entry." } "\n"
+            },
+            Err(e) => return failure_page(&app, &crumbs, e),
+        },
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
+    };
+    html(
+        &app,
+        StatusCode::OK,
+        page(&app.base, &release.to_string(), &crumbs, main),
+    )
 }
 
+/// The history page's content; `None` when the release has no entry at all (the caller
+/// tells a missing release from an empty one).
 async fn history_html(
     app: &App,
     release: &Release,
     limit: u32,
     before: Option<&str>,
     protected: &[String],
-) -> Result<Markup, ObserverError> {
+) -> Result<Option<Markup>, ObserverError> {
     let store = app.observer.store().ok_or(ObserverError::NoStore)?;
     let rt = app.observer.runtime();
     // One entry more than shown: the oldest shown one's predecessor, for its "with
@@ -734,6 +794,9 @@ async fn history_html(
         .observer
         .history_page(release, limit + 1, before)
         .await?;
+    if page.entries.is_empty() && before.is_none() {
+        return Ok(None);
+    }
     let shown = page.entries.len().min(limit as usize);
     let older = (page.entries.len() > shown).then(|| page.entries[shown - 1].key.clone());
     let entries = &page.entries;
@@ -775,11 +838,11 @@ async fn history_html(
         "\n"
     };
     if entries.is_empty() {
-        return Ok(html! {
+        return Ok(Some(html! {
             h1 { (release) } "\n"
             (summary)
-            p { "This release has no history entry." } "\n"
-        });
+            p { "No entry is older than the one this page starts after." } "\n"
+        }));
     }
     let newest_ref = (before.is_none()).then(|| entries[0].render_ref.as_str());
     let mut limit_query = match limit {
@@ -804,7 +867,7 @@ async fn history_html(
             qv(&key)
         )
     });
-    Ok(html! {
+    Ok(Some(html! {
         h1 { (release) } "\n"
         (summary)
         form method="get" action={ (release_href(&app.base, release)) "/diff" } id="compare" {
@@ -917,7 +980,7 @@ async fn history_html(
             }
             "\n"
         }
-    })
+    }))
 }
 
 fn id_text(id: &ObjectId) -> String {
@@ -1046,10 +1109,21 @@ pub(super) async fn render_page(
         Ok(n) => n,
         Err(m) => return bad_request_page(&app, &crumbs, &m),
     };
-    let render_ref = match resolve_name(&app, &release, &render_ref).await {
-        Ok(r) => r,
+    // One listing of the history resolves `@N` and says which entries record the render.
+    let history = match super::endpoints::history_of(&app, &release).await {
+        Ok(h) => h,
         Err(e) => return failure_page(&app, &crumbs, e),
     };
+    let name = render_ref;
+    let render_ref = match resolve_name_in(&app, &release, &history, &name).await {
+        Ok(r) => r,
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
+    };
+    let entries = match entries_of(&app, &history, &render_ref, &name).await {
+        Ok(entries) => entries,
+        Err(e) => return failure_page(&app, &crumbs, e),
+    };
+    drop(history);
     crumbs.push((
         render_href(&app.base, &release, &render_ref),
         format!("render {}", short_ref(&render_ref)),
@@ -1073,15 +1147,26 @@ pub(super) async fn render_page(
         .await
     {
         Ok(p) => p,
-        Err(e) => return failure_page(&app, &crumbs, e),
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
     };
-    let download = format!(
-        "{}/renders/{}/{}/{}",
-        app.base,
-        seg(&release.namespace),
-        seg(&release.name),
-        seg(&render_ref)
-    );
+    // The canonical bytes hold Secret values as they are: a person gets them only from
+    // a server that shows Secrets, and otherwise the render as the page shows it.
+    let (download, download_label) = match app.observer.secrets() {
+        SecretValues::Shown => (
+            format!(
+                "{}/renders/{}/{}/{}",
+                app.base,
+                seg(&release.namespace),
+                seg(&release.name),
+                seg(&render_ref)
+            ),
+            "Download the canonical bytes",
+        ),
+        SecretValues::Masked => (
+            format!("{}/download", render_href(&app.base, &release, &render_ref)),
+            "Download as YAML (Secret values masked)",
+        ),
+    };
     // `to` left out: the diff page compares with the newest entry.
     let newest_diff = format!(
         "{}/diff?from={}",
@@ -1106,10 +1191,23 @@ pub(super) async fn render_page(
         Ok(html! {
             h1 { "Render " code class="full-ref" { (render_ref) } " " (copy_button(&render_ref)) }
             "\n"
+            p class="entry-of" id="entry" {
+                @if entries.shown.is_empty() {
+                    "Not in the history: no entry of " (release) " records this render."
+                }
+                @for (i, (back, time)) in entries.shown.iter().enumerate() {
+                    @if i > 0 { ", also " }
+                    span class="position" { "@" (back) } " · synced " (time_html(time))
+                }
+                @if entries.more > 0 {
+                    " and " (plural(entries.more, "older entry", "older entries"))
+                }
+            }
+            "\n"
             p class="summary" id="summary" {
                 (objects) " object" @if objects != 1 { "s" } ", "
                 (bytes_text(shown.size)) " canonical. "
-                a href=(download) download { "Download the canonical bytes" }
+                a href=(download) download { (download_label) }
                 " · "
                 a href=(newest_diff) class="diff-newest" { "Diff to the newest entry" }
                 " "
@@ -1133,7 +1231,7 @@ pub(super) async fn render_page(
                             p class="cut" {
                                 "The object is longer than a page shows ("
                                 (bytes_text(o.full_len)) " of YAML): "
-                                a href=(download) download { "download the canonical bytes" }
+                                a href=(download) download { "download the render" }
                                 " for the rest."
                             }
                         }
@@ -1162,6 +1260,123 @@ pub(super) async fn render_page(
             )
         }
     }
+}
+
+/// Entries a render page names among those recording its render; it counts the rest.
+const ENTRIES_NAMED: usize = 5;
+
+/// The history entries that record a render, as its page names them: `@N` and the time
+/// of the newest few (the one the page was asked for by, `@N`, first), and how many more.
+struct EntriesOf {
+    shown: Vec<(usize, String)>,
+    more: usize,
+}
+
+/// [`EntriesOf`] `render_ref`, asked for as `name`, from the history listed once: the
+/// names and times come from the keys, no entry is read.
+async fn entries_of(
+    app: &App,
+    history: &[crate::names::ListedEntry],
+    render_ref: &str,
+    name: &str,
+) -> Result<EntriesOf, ObserverError> {
+    let asked = name.strip_prefix('@').and_then(|n| n.parse::<usize>().ok());
+    let mut holding: Vec<(usize, SyncTime)> = history
+        .iter()
+        .rev()
+        .enumerate()
+        .filter(|(_, e)| e.render_ref == render_ref)
+        .map(|(back, e)| (back, e.synced_at))
+        .collect();
+    if let Some(i) = holding.iter().position(|(back, _)| Some(*back) == asked) {
+        let first = holding.remove(i);
+        holding.insert(0, first);
+    }
+    let more = holding.len().saturating_sub(ENTRIES_NAMED);
+    holding.truncate(ENTRIES_NAMED);
+    let times: Vec<SyncTime> = holding.iter().map(|(_, t)| *t).collect();
+    let times = app.observer.runtime().format_synced_at_all(&times).await?;
+    Ok(EntriesOf {
+        shown: holding.iter().map(|(back, _)| *back).zip(times).collect(),
+        more,
+    })
+}
+
+/// `GET /ui/{namespace}/{name}/renders/{renderRef}/download`: the render as a YAML
+/// stream, Secret values as the server shows them (masked unless it was started with
+/// `--show-secrets`), as `get -o yaml` writes it.
+pub(super) async fn render_download(
+    State(app): State<App>,
+    Path((namespace, name, render_ref)): Path<(String, String, String)>,
+) -> Response {
+    let release = Release::new(namespace, name);
+    let crumbs = release_crumbs(&app.base, &release);
+    let render_ref = match resolve_name(&app, &release, &render_ref).await {
+        Ok(r) => r,
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
+    };
+    // The canonical bytes and the YAML made of them are held at once: twice the weight
+    // of one read.
+    let held = match super::budget::reserve_renders(&app, &release, &[&render_ref, &render_ref], 0)
+        .await
+    {
+        Ok(held) => held,
+        Err(busy) => return busy_page(&app, &crumbs, busy),
+    };
+    let canonical = match app.observer.render(&release, &render_ref).await {
+        Ok(bytes) => bytes,
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
+    };
+    let shown = match app
+        .observer
+        .show_objects(&canonical, ObjectForm::Yaml)
+        .await
+    {
+        Ok(shown) => shown,
+        Err(e) => return failure_page(&app, &crumbs, e),
+    };
+    drop(canonical);
+    let mut yaml = String::new();
+    for object in &shown {
+        yaml.push_str("---\n");
+        yaml.push_str(&object.text);
+        if !object.text.ends_with('\n') {
+            yaml.push('\n');
+        }
+    }
+    drop(shown);
+    if yaml.len() > app.max_response_bytes {
+        return super::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!(
+                "the render's YAML is {} bytes, over the response limit of {} bytes \
+                 (serve --max-response-bytes)",
+                yaml.len(),
+                app.max_response_bytes
+            ),
+        );
+    }
+    let file = format!(
+        "attachment; filename=\"{}-{}-{}.yaml\"",
+        release.namespace,
+        release.name,
+        short_ref(&render_ref)
+    );
+    let mut response = (StatusCode::OK, yaml).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/yaml; charset=utf-8"),
+    );
+    if let Ok(value) = HeaderValue::from_str(&file) {
+        headers.insert(header::CONTENT_DISPOSITION, value);
+    }
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    super::budget::held_until_sent(response, held)
 }
 
 /// `GET /ui/{namespace}/{name}/diff?from=REF[&to=REF]`.
@@ -1196,21 +1411,22 @@ pub(super) async fn diff_page(
     // however long the history.
     let history = match super::endpoints::history_of(&app, &release).await {
         Ok(h) => h,
-        Err(e) => return failure_page(&app, &crumbs, e),
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
     };
     let from = match resolve_name_in(&app, &release, &history, p[0].unwrap_or_default()).await {
         Ok(r) => r,
-        Err(e) => return failure_page(&app, &crumbs, e),
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
     };
     let to = match p[1] {
         Some(to) => match resolve_name_in(&app, &release, &history, to).await {
             Ok(r) => r,
-            Err(e) => return failure_page(&app, &crumbs, e),
+            Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
         },
         None => match history.last() {
             Some(newest) => newest.render_ref.clone(),
             None => {
-                return failure_page(&app, &crumbs, ObserverError::NoHistory(release.to_string()));
+                let e = ObserverError::NoHistory(release.to_string());
+                return read_failure_page(&app, &crumbs, &release, e).await;
             }
         },
     };
@@ -1230,7 +1446,7 @@ pub(super) async fn diff_page(
         .await
     {
         Ok(d) => d,
-        Err(e) => return failure_page(&app, &crumbs, e),
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
     };
     // What each side is, from its newest entry: a render may have no entry (GC'd, or
     // protected only). A label that cannot be read is left empty.
