@@ -498,7 +498,23 @@ async fn the_pages_in_a_real_browser() {
     let mut expected: Vec<String> = (1..=11).map(|v| format!("deploy v{v}")).collect();
     expected[6] = HOSTILE.to_string();
     expected.reverse();
-    assert_eq!(s.texts("td.entry-summary").await, expected);
+    // A long summary ends in an ellipsis on its one line: its text is whole in the page
+    // and in the cell's title.
+    let summaries = s
+        .script(
+            "return [...document.querySelectorAll('td.entry-summary')]\
+             .map(e => [e.textContent, e.title])",
+        )
+        .await;
+    let summaries: Vec<(String, String)> = serde_json::from_value(summaries).unwrap();
+    assert_eq!(
+        summaries.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>(),
+        expected
+    );
+    assert!(
+        summaries.iter().all(|(t, title)| t == title),
+        "{summaries:?}"
+    );
     assert_eq!(
         s.script("return window.hostile === undefined").await,
         json!(true),
@@ -520,6 +536,44 @@ async fn the_pages_in_a_real_browser() {
     assert_eq!(markers.len(), 11);
     assert!(markers[..10].iter().all(|m| m == "keep"), "{markers:?}");
     assert_eq!(markers[10], "delete");
+    // What the markers mean is said once, above the table, not in every row; the
+    // marker of a deletion is muted like the legend, not an alarm's red.
+    let said = s
+        .script(
+            "return document.body.innerText\
+             .split('GC deletes the entry, and its render when no kept entry names it')\
+             .length - 1",
+        )
+        .await;
+    assert_eq!(said, json!(1), "the GC sentence is not said once");
+    let colors = s
+        .script(
+            "const c = e => getComputedStyle(document.querySelector(e)).color; \
+             return [c('tr.entry .gc.gc-delete'), c('#gc-legend')]",
+        )
+        .await;
+    assert_eq!(colors[0], colors[1], "the delete marker is not muted");
+    // Every entry is one line: rows of the same height, under two lines of text.
+    let heights = s
+        .script(
+            "const line = parseFloat(getComputedStyle(document.querySelector('td.entry-summary'))\
+             .lineHeight); \
+             return [line, ...[...document.querySelectorAll('tr.entry')]\
+             .map(r => r.getBoundingClientRect().height)]",
+        )
+        .await;
+    let heights: Vec<f64> = heights
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_f64().unwrap())
+        .collect();
+    let (line, rows) = (heights[0], &heights[1..]);
+    assert_eq!(rows.len(), 11);
+    assert!(
+        rows.iter().all(|h| *h == rows[0] && *h < 2.0 * line),
+        "rows of more than one line (line height {line}): {rows:?}"
+    );
     s.screenshot(&shots, "history").await;
 
     // Choosing two entries shows their diff: v4 to v5 changed the ConfigMap and added

@@ -656,12 +656,12 @@ fn release_crumbs(base: &str, release: &Release) -> Vec<Crumb> {
 /// marker.
 fn gc_marker(plan: &GcPlan, entry: &HistoryEntry, render_key: &str) -> (&'static str, Markup) {
     let is = |keys: &[String]| keys.iter().any(|k| k == &entry.key);
-    // A skipped entry is kept: the row reads as kept, and the words say why it does not
-    // count.
+    // A skipped entry is kept: the row reads as kept, its marker says it does not count
+    // and its title why.
     let (class, label, why) = if is(&plan.future_history) {
         (
             "gc-keep",
-            "keep",
+            "keep, uncounted",
             format!(
                 "GC keeps this entry but does not count it: dated more than {} after now (a \
                  clock running ahead, or a planted key)",
@@ -671,7 +671,7 @@ fn gc_marker(plan: &GcPlan, entry: &HistoryEntry, render_key: &str) -> (&'static
     } else if is(&plan.dangling_history) {
         (
             "gc-keep",
-            "keep",
+            "keep, uncounted",
             "GC keeps this entry but does not count it: its render is not stored".to_string(),
         )
     } else if is(&plan.delete_history) {
@@ -700,13 +700,42 @@ fn gc_marker(plan: &GcPlan, entry: &HistoryEntry, render_key: &str) -> (&'static
         "; its render is missing"
     };
     let why = format!("{why}{render}");
+    // The words are the marker's title only: the legend above the table says what the
+    // markers mean once, so a row stays one line however long the history.
     (
         class,
         html! {
             span class={ "gc " (class) } title=(why) { (label) }
-            span class="gc-why" { (why) }
         },
     )
+}
+
+/// What the GC markers of a history page mean, said once for the whole table.
+fn gc_legend(protected: usize) -> Markup {
+    html! {
+        p class="legend" id="gc-legend" {
+            "GC column: what a GC now would do, keeping the newest "
+            (DEFAULT_KEEP_HISTORY) " entries (the default), "
+            @match protected {
+                0 => {
+                    "without the Release's protected renders, which only the controller knows \
+                     (add " code { "?protect=REF,REF" } " to give them). "
+                }
+                n => {
+                    "protecting the " (plural(n, "render", "renders"))
+                    " the address names (" code { "protect" } "). "
+                }
+            }
+            span class="gc" { "keep" } " one of the newest " (DEFAULT_KEEP_HISTORY) "; "
+            span class="gc gc-delete" { "delete" }
+            " older than those: GC deletes the entry, and its render when no kept entry \
+             names it; "
+            span class="gc" { "keep, uncounted" }
+            " kept but not counted (dated ahead of now, or its render is not stored). \
+             A marker's title says more. Nothing is deleted until someone runs GC."
+        }
+        "\n"
+    }
 }
 
 /// Entries a history page shows unless `limit` says otherwise.
@@ -821,19 +850,7 @@ async fn history_html(
 
     let summary = html! {
         p class="summary" id="summary" {
-            (count) " entr" @if count == 1 { "y" } @else { "ies" }
-            ", newest first. GC markers: the plan of a GC now keeping "
-            (DEFAULT_KEEP_HISTORY) " entries (the default), "
-            @match protected.len() {
-                0 => {
-                    "without the Release's protected renders, which only the controller knows \
-                     (add " code { "?protect=REF,REF" } " to give them)"
-                }
-                n => {
-                    "protecting the " (plural(n, "render", "renders"))
-                    " the address names (" code { "protect" } ")"
-                }
-            }
+            (count) " entr" @if count == 1 { "y" } @else { "ies" } ", newest first."
         }
         "\n"
     };
@@ -870,6 +887,7 @@ async fn history_html(
     Ok(Some(html! {
         h1 { (release) } "\n"
         (summary)
+        (gc_legend(protected.len()))
         form method="get" action={ (release_href(&app.base, release)) "/diff" } id="compare" {
             "\n"
             p class="compare-bar" {
@@ -918,7 +936,7 @@ async fn history_html(
                                     "@" (back)
                                 }
                             }
-                            td class="entry-summary" { (entry.summary) }
+                            td class="entry-summary" title=(entry.summary) { (entry.summary) }
                             td class="ref" {
                                 a href=(render_href(&app.base, release, r)) title=(r) {
                                     code { (short_ref(r)) }
