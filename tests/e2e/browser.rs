@@ -321,14 +321,24 @@ async fn start_browser(driver: &Path, chromium: Option<&Path>, dark: bool) -> (D
     )
 }
 
+/// The value of the web ConfigMap's `long` key: its YAML line, `  long: ` and this, is
+/// [`LONG_LINE`] characters, a line of usual length a side-by-side diff must not wrap.
+fn long_value() -> String {
+    "x".repeat(LONG_LINE - "  long: ".len())
+}
+
+/// The length of the ConfigMap's longest line.
+const LONG_LINE: usize = 100;
+
 /// A render of the web release at version `v`: a ConfigMap whose `version` changes
-/// every time, a Deployment, and from v5 on a Service.
+/// every time (beside a long line that does not), a Deployment, and from v5 on a
+/// Service.
 fn web_render(v: u32) -> Vec<Vec<u8>> {
     let mut objects = vec![
         json!({"apiVersion": "v1", "kind": "ConfigMap",
                "metadata": {"name": "web-config", "namespace": "prod"},
                "data": {"a": "1", "b": "2", "c": "3", "d": "4", "e": "5",
-                        "version": format!("v{v}")}}),
+                        "long": long_value(), "version": format!("v{v}")}}),
         json!({"apiVersion": "apps/v1", "kind": "Deployment",
                "metadata": {"name": "web", "namespace": "prod"},
                "spec": {"replicas": 2}}),
@@ -690,6 +700,51 @@ async fn the_pages_in_a_real_browser() {
         "return document.getElementById('object-2').open === true",
     )
     .await;
+
+    // Side by side at 1400 px: the diff takes the page's width, its two code columns
+    // share it, and a line of usual length is one line.
+    s.resize(1400, 900).await;
+    s.open(&format!("{diff_url}&layout=split")).await;
+    let measured = s
+        .script(&format!(
+            "const main = document.querySelector('main').getBoundingClientRect().width; \
+             const table = document.querySelector('.changed-object table.split-lines'); \
+             const width = table.getBoundingClientRect().width; \
+             const code = [...table.querySelector('tr').children]\
+             .filter(td => !td.classList.contains('ln'))\
+             .map(td => td.getBoundingClientRect().width); \
+             const long = [...document.querySelectorAll('.changed-object td.ctx')]\
+             .find(td => td.textContent.length === {LONG_LINE}); \
+             const short = [...document.querySelectorAll('.changed-object td.ctx')]\
+             .find(td => td.textContent.length < 20); \
+             return [main, width, code, long.getBoundingClientRect().height, \
+             short.getBoundingClientRect().height, window.innerWidth]"
+        ))
+        .await;
+    let m = measured.as_array().unwrap();
+    let f = |v: &Value| v.as_f64().unwrap();
+    let (main, table) = (f(&m[0]), f(&m[1]));
+    let code: Vec<f64> = m[2].as_array().unwrap().iter().map(f).collect();
+    assert!(
+        table >= 0.9 * main,
+        "the diff is {table} px of {main}: {m:?}"
+    );
+    assert!(
+        main >= 0.9 * f(&m[5]),
+        "the side-by-side page is a column of {main} px in a window of {}",
+        m[5]
+    );
+    assert_eq!(code.len(), 2, "{m:?}");
+    assert!(
+        code.iter().all(|w| *w >= 0.4 * table),
+        "code columns {code:?} of a table of {table} px"
+    );
+    assert_eq!(
+        f(&m[3]),
+        f(&m[4]),
+        "a line of {LONG_LINE} characters wraps: {m:?}"
+    );
+    s.screenshot(&shots, "diff-split-1400px").await;
 
     // 400 px wide: nothing is wider than the window.
     s.resize(400, 900).await;

@@ -153,6 +153,12 @@ type Crumb = (String, String);
 /// The line breaks written between elements keep the source of a page readable and
 /// one history entry to a line.
 fn page(base: &str, title: &str, crumbs: &[Crumb], content: Markup) -> String {
+    page_of_width(base, title, crumbs, content, false)
+}
+
+/// [`page`], as wide as the window when `wide` (a side-by-side diff), else a reading
+/// column.
+fn page_of_width(base: &str, title: &str, crumbs: &[Crumb], content: Markup, wide: bool) -> String {
     html! {
         (DOCTYPE) "\n"
         html lang="en" {
@@ -167,7 +173,7 @@ fn page(base: &str, title: &str, crumbs: &[Crumb], content: Markup) -> String {
                 script src={ (base) "/assets/app.js" } defer {} "\n"
             }
             "\n"
-            body {
+            body class=[wide.then_some("wide")] {
                 "\n"
                 a class="skip" href="#main" { "Skip to content" } "\n"
                 header {
@@ -1527,7 +1533,7 @@ pub(super) async fn diff_page(
         Ok(Ok(content)) => html(
             &app,
             StatusCode::OK,
-            page(&app.base, "Diff", &crumbs, content),
+            page_of_width(&app.base, "Diff", &crumbs, content, layout == Layout::Split),
         ),
         Err(e) => {
             tracing::error!("writing a diff page: {e}");
