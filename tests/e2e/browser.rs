@@ -498,8 +498,97 @@ async fn the_pages_in_a_real_browser() {
     assert_eq!(rows.len(), 2);
     let first = s.text(&rows[0]).await;
     assert!(first.contains("web") && first.contains("11"), "{first}");
+    // Each release shows its last summary and the age of its newest sync, the exact
+    // time in the title.
+    assert!(first.contains("deploy v11"), "{first}");
     assert!(s.text(&rows[1]).await.contains("api"));
+    let ages = s
+        .script(
+            "return [...document.querySelectorAll('tr.release time.age')]\
+             .map(t => [t.textContent, t.title])",
+        )
+        .await;
+    let ages = ages.as_array().unwrap();
+    assert_eq!(ages.len(), 2, "{ages:?}");
+    for age in ages {
+        let (text, title) = (age[0].as_str().unwrap(), age[1].as_str().unwrap());
+        let number = text
+            .trim_end_matches(" ago")
+            .trim_end_matches(char::is_alphabetic);
+        assert!(
+            text == "just now"
+                || text == "in the future"
+                || (text.ends_with(" ago") && number.parse::<u32>().is_ok()),
+            "{text:?}"
+        );
+        assert!(
+            title.starts_with("2026-") && title.ends_with(" UTC"),
+            "{title}"
+        );
+    }
+    // The two namespaces' tables have their columns at the same places.
+    let columns = s
+        .script(
+            "return [...document.querySelectorAll('table.releases')].map(t => \
+             [...t.querySelectorAll('thead th')].map(th => \
+             Math.round(th.getBoundingClientRect().left)))",
+        )
+        .await;
+    let columns = columns.as_array().unwrap();
+    assert_eq!(columns.len(), 2, "{columns:?}");
+    assert_eq!(columns[0].as_array().unwrap().len(), 4, "{columns:?}");
+    assert_eq!(
+        columns[0], columns[1],
+        "the columns shift between namespaces"
+    );
     s.screenshot(&shots, "releases").await;
+
+    // Typing in the search box hides the releases whose name does not hold the text.
+    let search = s.one("input[type=search][name=q]").await;
+    s.click(&search).await;
+    s.press("api").await;
+    let visible = "return [...document.querySelectorAll('tr.release')]\
+                   .filter(r => r.checkVisibility()).map(r => r.dataset.release)";
+    assert_eq!(s.script(visible).await, json!(["staging/api"]));
+    assert_eq!(
+        s.script("return document.querySelector('section[data-namespace=prod]').hidden")
+            .await,
+        json!(true),
+        "a namespace with no release left shows"
+    );
+    // Submitted, the server searches the store: the same without the script.
+    s.press("\u{E007}").await;
+    assert_eq!(s.url_with("q=api").await, format!("{pages}/?q=api"));
+    assert_eq!(s.script(visible).await, json!(["staging/api"]));
+    s.open(&format!("{pages}/?q=WEB")).await;
+    assert_eq!(s.script(visible).await, json!(["prod/web"]));
+    // Newest sync first: staging/api synced after prod/web's newest entry.
+    s.open(&format!("{pages}/")).await;
+    let newest = s.one("a.sort-newest").await;
+    s.click(&newest).await;
+    assert_eq!(
+        s.url_with("sort=newest").await,
+        format!("{pages}/?sort=newest")
+    );
+    assert_eq!(s.script(visible).await, json!(["staging/api", "prod/web"]));
+    s.screenshot(&shots, "releases-newest").await;
+
+    // A release that is not there is named as the CLI names it, with the one meant.
+    s.open(&format!("{pages}/ui/prod/webb")).await;
+    let said = s.text(&s.one("p.no-release").await).await;
+    assert!(
+        said.starts_with("no release prod/webb in the store")
+            && said.contains("did you mean prod/web?"),
+        "{said}"
+    );
+    s.screenshot(&shots, "no-release").await;
+    let meant = s.one("a.did-you-mean").await;
+    s.click(&meant).await;
+    assert_eq!(
+        s.url_with("/ui/prod/web").await,
+        format!("{pages}/ui/prod/web")
+    );
+    s.open(&format!("{pages}/")).await;
 
     // The history lists the entries newest first, the hostile summary as text.
     let web_link = s.one("tr[data-release='prod/web'] a").await;

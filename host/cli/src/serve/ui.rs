@@ -2,6 +2,8 @@
 //! and the component's diff as the JSON endpoints.
 //!
 //! - `GET /` — the releases by namespace (`GET /releases` gives the same as JSON);
+//!   `q=TEXT` keeps those whose `NAMESPACE/NAME` holds the text, `sort=newest` orders
+//!   the page's releases by their newest sync;
 //! - `GET /ui/{namespace}/{name}` — the history, newest first, with GC's dry-run plan;
 //! - `GET /ui/{namespace}/{name}/renders/{renderRef}` — a render's objects, and which
 //!   history entries record it; `…/download` the render as YAML, Secret values as the
@@ -380,6 +382,8 @@ struct Listed {
     entries: u32,
     /// The newest entry's time, renderRef and summary (`None` when it does not read).
     newest: Option<(String, String, Option<String>)>,
+    /// The newest entry's time as the store keeps it, to order and age releases by.
+    synced: Option<SyncTime>,
 }
 
 /// A page of the fleet: the releases, the cursor of the next page, and the folders that
@@ -390,16 +394,31 @@ struct Fleet {
     unlisted: Vec<String>,
 }
 
-/// What a fleet page is asked for: `namespace`, `after` (`NAMESPACE/NAME`) and `limit`.
+/// What a fleet page is asked for: `namespace`, `after` (`NAMESPACE/NAME`), `limit`, the
+/// text `q` a release's `NAMESPACE/NAME` must hold, and (pages only) `sort=newest`.
+#[derive(Debug, Clone)]
 struct FleetQuery {
     namespace: Option<String>,
     after: Option<Release>,
     limit: usize,
+    search: Option<String>,
+    newest_first: bool,
 }
 
 impl FleetQuery {
-    fn parse(query: &HashMap<String, String>) -> Result<FleetQuery, String> {
-        let p = params(query, &[], &["namespace", "after", "limit"])?;
+    /// The query of the JSON list (`sortable` false) or of the page.
+    fn parse(query: &HashMap<String, String>, sortable: bool) -> Result<FleetQuery, String> {
+        let optional: &[&str] = if sortable {
+            &["namespace", "after", "limit", "q", "sort"]
+        } else {
+            &["namespace", "after", "limit", "q"]
+        };
+        let p = params(query, &[], optional)?;
+        let newest_first = match p.get(4).copied().flatten() {
+            None | Some("name") => false,
+            Some("newest") => true,
+            Some(other) => return Err(format!("sort={other:?}: expected name or newest")),
+        };
         let after = match p[1] {
             None => None,
             Some(text) => Some(Release::parse(text).ok_or_else(|| {
@@ -421,27 +440,95 @@ impl FleetQuery {
             namespace: p[0].map(str::to_string),
             after,
             limit,
+            search: p[3]
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_string),
+            newest_first,
         })
     }
 
-    /// The query of the page after `after`, as this one asked.
-    fn next(&self, after: &str) -> String {
-        let mut q = format!("?after={}", qv(after));
+    /// This query's address with `after` in place of its own (none for the first page)
+    /// and the order `newest_first`, each parameter only when it is not the default.
+    fn href(&self, base: &str, after: Option<&str>, newest_first: bool) -> String {
+        let mut pairs: Vec<(&str, String)> = Vec::new();
+        if let Some(after) = after {
+            pairs.push(("after", after.to_string()));
+        }
         if let Some(ns) = &self.namespace {
-            q.push_str(&format!("&namespace={}", qv(ns)));
+            pairs.push(("namespace", ns.clone()));
         }
         if self.limit != RELEASE_PAGE {
-            q.push_str(&format!("&limit={}", self.limit));
+            pairs.push(("limit", self.limit.to_string()));
         }
-        q
+        if let Some(text) = &self.search {
+            pairs.push(("q", text.clone()));
+        }
+        if newest_first {
+            pairs.push(("sort", "newest".to_string()));
+        }
+        let mut href = format!("{base}/");
+        for (i, (name, value)) in pairs.iter().enumerate() {
+            href.push(if i == 0 { '?' } else { '&' });
+            href.push_str(&format!("{name}={}", qv(value)));
+        }
+        href
+    }
+
+    /// Whether `release` is one the search asks for: its `NAMESPACE/NAME` holds the
+    /// text, letter case aside.
+    fn matches(&self, release: &Release) -> bool {
+        self.search.as_ref().is_none_or(|text| {
+            release
+                .to_string()
+                .to_lowercase()
+                .contains(&text.to_lowercase())
+        })
     }
 }
 
+/// The releases of the store (or namespace) whose name the search holds, a page of them
+/// after `after`: the names come from the delimiter listings alone (one of the root and
+/// one per namespace), so only the page's releases have their history read.
+async fn search_releases(
+    app: &App,
+    q: &FleetQuery,
+) -> Result<render_store::ReleasePage, ObserverError> {
+    let store = app.observer.store().ok_or(ObserverError::NoStore)?;
+    let all = render_store::fleet::all_releases(store, q.namespace.as_deref()).await?;
+    let after = |r: &Release| {
+        q.after.as_ref().is_none_or(|a| {
+            (r.namespace.as_str(), r.name.as_str()) > (a.namespace.as_str(), a.name.as_str())
+        })
+    };
+    let mut found = all
+        .releases
+        .into_iter()
+        .filter(|r| q.matches(r) && after(r));
+    let releases: Vec<Release> = found.by_ref().take(q.limit).collect();
+    let next_after = match found.next() {
+        Some(_) => releases.last().cloned(),
+        None => None,
+    };
+    app.observer
+        .summarize_releases(render_store::fleet::ReleaseNames {
+            releases,
+            next_after,
+            unlisted: all.unlisted,
+            others: Vec::new(),
+        })
+        .await
+}
+
 async fn list_releases(app: &App, q: &FleetQuery) -> Result<Fleet, ObserverError> {
-    let page = app
-        .observer
-        .releases_page(q.namespace.as_deref(), q.after.as_ref(), q.limit)
-        .await?;
+    let page = match q.search {
+        Some(_) => search_releases(app, q).await?,
+        None => {
+            app.observer
+                .releases_page(q.namespace.as_deref(), q.after.as_ref(), q.limit)
+                .await?
+        }
+    };
     let times: Vec<SyncTime> = page
         .releases
         .iter()
@@ -453,10 +540,11 @@ async fn list_releases(app: &App, q: &FleetQuery) -> Result<Fleet, ObserverError
         .format_synced_at_all(&times)
         .await?
         .into_iter();
-    let listed = page
+    let mut listed: Vec<Listed> = page
         .releases
         .into_iter()
         .map(|r| Listed {
+            synced: r.history.newest.as_ref().map(|n| n.synced_at),
             newest: r.history.newest.map(|n| {
                 let time = times.next().unwrap_or_default();
                 let summary = r.newest_summary.and_then(Result::ok);
@@ -466,6 +554,11 @@ async fn list_releases(app: &App, q: &FleetQuery) -> Result<Fleet, ObserverError
             release: r.release,
         })
         .collect();
+    if q.newest_first {
+        // The page's releases alone: ordering the whole store by time would read every
+        // release's history. Stable, so equal times stay in name order.
+        listed.sort_by_key(|l| std::cmp::Reverse(l.synced.map(|t| (t.seconds, t.nanoseconds))));
+    }
     Ok(Fleet {
         listed,
         next_after: page.next_after.map(|r| r.to_string()),
@@ -474,7 +567,8 @@ async fn list_releases(app: &App, q: &FleetQuery) -> Result<Fleet, ObserverError
     })
 }
 
-/// `GET /releases[?namespace=NS][&after=NS/NAME][&limit=N]`: a page of the releases,
+/// `GET /releases[?namespace=NS][&after=NS/NAME][&limit=N][&q=TEXT]`: a page of the
+/// releases (those whose `NAMESPACE/NAME` holds `TEXT`, letter case aside),
 /// `{"namespaces": [{"namespace", "releases": [{"name", "entries", "newest": null |
 /// {"syncedAt", "renderRef", "summary"}}]}], "nextAfter", "partial", "unlisted"}`,
 /// sorted by namespace and name.
@@ -482,7 +576,7 @@ pub(super) async fn releases_json(
     State(app): State<App>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
-    let q = match FleetQuery::parse(&query) {
+    let q = match FleetQuery::parse(&query, false) {
         Ok(q) => q,
         Err(m) => return super::error(StatusCode::BAD_REQUEST, m),
     };
@@ -530,13 +624,103 @@ fn group_by_namespace(listed: &[Listed]) -> Vec<&[Listed]> {
         .collect()
 }
 
-/// `GET /[?namespace=NS][&after=NS/NAME][&limit=N]`: a page of the releases by
-/// namespace.
+/// Seconds since the Unix epoch now, for the ages a page shows.
+fn now_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// How long before `now` a time `then` was, in the largest unit that is at least 1
+/// ("3h ago"), both in seconds since the epoch. A time after now (a clock running
+/// ahead) says so rather than giving a negative age.
+fn age_text(now: i64, then: i64) -> String {
+    let seconds = now.saturating_sub(then);
+    if seconds < 0 {
+        return "in the future".to_string();
+    }
+    const UNITS: [(i64, &str); 5] = [
+        (365 * 86_400, "y"),
+        (30 * 86_400, "mo"),
+        (86_400, "d"),
+        (3_600, "h"),
+        (60, "m"),
+    ];
+    match UNITS.iter().find(|(size, _)| seconds >= *size) {
+        Some((size, unit)) => format!("{}{unit} ago", seconds / size),
+        None => "just now".to_string(),
+    }
+}
+
+/// The columns of every release table, as wide in each: the tables of two namespaces
+/// line up.
+fn release_columns() -> Markup {
+    html! {
+        colgroup {
+            col class="col-release";
+            col class="col-entries";
+            col class="col-newest";
+            col class="col-summary";
+        }
+    }
+}
+
+/// A release table's head: `what` names the first column.
+fn release_head(what: &str) -> Markup {
+    html! {
+        thead {
+            tr {
+                th scope="col" { (what) }
+                th scope="col" class="num" { "Entries" }
+                th scope="col" { "Newest sync" }
+                th scope="col" { "Last summary" }
+            }
+        }
+    }
+}
+
+/// A release's row: its name (`label`), entries, the newest sync's age (its time in the
+/// title) and that entry's summary.
+fn release_row(base: &str, l: &Listed, label: &str, now: i64) -> Markup {
+    html! {
+        tr class="release" data-nav data-release=(l.release.to_string()) {
+            th scope="row" class="release-name" {
+                a href=(release_href(base, &l.release)) title=(l.release.to_string()) { (label) }
+            }
+            td class="num entries" { (l.entries) }
+            td class="newest" {
+                @match (&l.newest, l.synced) {
+                    (Some((time, _, _)), Some(synced)) => {
+                        time class="age" datetime=(time) title=(utc_text(time)) {
+                            (age_text(now, synced.seconds))
+                        }
+                    }
+                    _ => span class="muted" { "no history" },
+                }
+            }
+            @match &l.newest {
+                Some((_, _, Some(summary))) => {
+                    td class="entry-summary" title=(summary) { (summary) }
+                }
+                Some((_, _, None)) => {
+                    td class="entry-summary" {
+                        span class="muted" { "(the entry does not read)" }
+                    }
+                }
+                None => td class="entry-summary" {},
+            }
+        }
+    }
+}
+
+/// `GET /[?namespace=NS][&after=NS/NAME][&limit=N][&q=TEXT][&sort=newest]`: a page of the
+/// releases by namespace, or (`sort=newest`) the page's releases newest sync first.
 pub(super) async fn index(
     State(app): State<App>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
-    let q = match FleetQuery::parse(&query) {
+    let q = match FleetQuery::parse(&query, true) {
         Ok(q) => q,
         Err(m) => return bad_request_page(&app, &[], &m),
     };
@@ -544,28 +728,59 @@ pub(super) async fn index(
         Ok(l) => l,
         Err(e) => return failure_page(&app, &[], e),
     };
+    let now = now_seconds();
+    let base = &app.base;
     let listed = &fleet.listed;
     let groups = group_by_namespace(listed);
-    let paged = q.after.is_some() || fleet.next_after.is_some();
-    let first_page = {
-        let mut href = format!("{}/", app.base);
-        let mut sep = '?';
-        if let Some(ns) = &q.namespace {
-            href.push_str(&format!("{sep}namespace={}", qv(ns)));
-            sep = '&';
-        }
-        if q.limit != RELEASE_PAGE {
-            href.push_str(&format!("{sep}limit={}", q.limit));
-        }
-        href
+    let namespaces = {
+        let mut all: Vec<&str> = listed
+            .iter()
+            .map(|l| l.release.namespace.as_str())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all.len()
     };
+    let paged = q.after.is_some() || fleet.next_after.is_some();
+    let first_page = q.href(base, None, q.newest_first);
+    let by_name = q.href(base, None, false);
+    let by_newest = q.href(base, None, true);
+    let cleared = FleetQuery {
+        search: None,
+        ..q.clone()
+    }
+    .href(base, None, q.newest_first);
     let content = html! {
         h1 { "Releases" } "\n"
+        form class="search" method="get" action={ (base) "/" } role="search" {
+            label for="q" { "Find" } " "
+            input type="search" id="q" name="q" value=[q.search.as_deref()]
+                placeholder="namespace or name" autocomplete="off" data-filter;
+            @if let Some(ns) = &q.namespace { input type="hidden" name="namespace" value=(ns); }
+            @if q.limit != RELEASE_PAGE { input type="hidden" name="limit" value=(q.limit); }
+            @if q.newest_first { input type="hidden" name="sort" value="newest"; }
+            " " button type="submit" { "Find" }
+            @if q.search.is_some() {
+                " " a href=(cleared) class="clear" { "Clear" }
+            }
+            " "
+            span class="sort" {
+                "Order: "
+                @if q.newest_first {
+                    a href=(by_name) class="sort-name" { "by name" } " · " b { "newest sync first" }
+                } @else {
+                    b { "by name" } " · " a href=(by_newest) class="sort-newest" { "newest sync first" }
+                }
+            }
+        }
+        "\n"
         p class="summary" id="summary" {
             (listed.len()) " release" @if listed.len() != 1 { "s" }
-            " in " (groups.len()) " namespace" @if groups.len() != 1 { "s" }
+            " in " (namespaces) " namespace" @if namespaces != 1 { "s" }
             @if paged { " on this page" }
             @if let Some(ns) = &q.namespace { " (namespace " code { (ns) } ")" }
+            @if let Some(text) = &q.search { ", those whose name holds " code { (text) } }
+            @if q.newest_first && paged { "; this page's releases ordered by their newest sync" }
         }
         "\n"
         @if !fleet.unlisted.is_empty() {
@@ -582,55 +797,50 @@ pub(super) async fn index(
             "\n"
         }
         @if listed.is_empty() && fleet.unlisted.is_empty() && q.after.is_none() {
-            p { "The store holds no release yet." } "\n"
+            @if q.search.is_some() {
+                p { "No release's name holds that text." } "\n"
+            } @else {
+                p { "The store holds no release yet." } "\n"
+            }
         }
-        @for group in groups {
-            @let namespace = &group[0].release.namespace;
-            section class="namespace" data-namespace=(namespace) {
-                "\n"
-                h2 { (namespace) } "\n"
-                table class="releases" {
+        @if q.newest_first {
+            @if !listed.is_empty() {
+                section class="namespace newest-first" {
                     "\n"
-                    thead {
-                        tr {
-                            th scope="col" { "Release" }
-                            th scope="col" class="num" { "Entries" }
-                            th scope="col" { "Newest sync" }
-                            th scope="col" { "Summary" }
-                        }
-                    }
-                    "\n"
-                    tbody {
-                        "\n"
-                        @for l in group {
-                            tr class="release" data-nav
-                                data-release={ (namespace) "/" (l.release.name) } {
-                                th scope="row" {
-                                    a href=(release_href(&app.base, &l.release)) { (l.release.name) }
-                                }
-                                td class="num entries" { (l.entries) }
-                                td {
-                                    @match &l.newest {
-                                        Some((time, _, _)) => (time_html(time)),
-                                        None => span class="muted" { "no history" },
-                                    }
-                                }
-                                td class="entry-summary" {
-                                    @match &l.newest {
-                                        Some((_, _, Some(summary))) => (summary),
-                                        Some((_, _, None)) => span class="muted" { "(the entry does not read)" },
-                                        None => "",
-                                    }
-                                }
-                            }
+                    table class="releases" {
+                        (release_columns()) "\n"
+                        (release_head("Release")) "\n"
+                        tbody {
                             "\n"
+                            @for l in listed {
+                                (release_row(base, l, &l.release.to_string(), now)) "\n"
+                            }
                         }
                     }
                     "\n"
                 }
                 "\n"
             }
-            "\n"
+        } @else {
+            @for group in groups {
+                @let namespace = &group[0].release.namespace;
+                section class="namespace" data-namespace=(namespace) {
+                    "\n"
+                    h2 { (namespace) } "\n"
+                    table class="releases" {
+                        (release_columns()) "\n"
+                        (release_head("Release")) "\n"
+                        tbody {
+                            "\n"
+                            @for l in group {
+                                (release_row(base, l, &l.release.name, now)) "\n"
+                            }
+                        }
+                    }
+                    "\n"
+                }
+                "\n"
+            }
         }
         @if paged {
             p class="pager" {
@@ -639,7 +849,7 @@ pub(super) async fn index(
                 }
                 @if q.after.is_some() && fleet.next_after.is_some() { " · " }
                 @if let Some(next) = &fleet.next_after {
-                    a href={ (app.base) "/" (q.next(next)) } class="page-next" rel="next" {
+                    a href=(q.href(base, Some(next), q.newest_first)) class="page-next" rel="next" {
                         "Next releases"
                     }
                 }
@@ -1744,6 +1954,42 @@ mod tests {
         let lines = vec!["x".repeat(1 << 20); 5];
         assert_eq!(shown_lines(&lines).0.len(), 3);
         assert!(shown_lines(&lines).1 && !shown_lines(&lines[..3]).1);
+    }
+
+    #[test]
+    fn ages_read_in_their_largest_unit() {
+        let now = 1_800_000_000;
+        assert_eq!(age_text(now, now), "just now");
+        assert_eq!(age_text(now, now - 59), "just now");
+        assert_eq!(age_text(now, now - 60), "1m ago");
+        assert_eq!(age_text(now, now - 3 * 3_600 - 59), "3h ago");
+        assert_eq!(age_text(now, now - 2 * 86_400), "2d ago");
+        assert_eq!(age_text(now, now - 45 * 86_400), "1mo ago");
+        assert_eq!(age_text(now, now - 800 * 86_400), "2y ago");
+        assert_eq!(age_text(now, now + 10), "in the future");
+    }
+
+    #[test]
+    fn a_fleet_query_keeps_what_it_was_asked_in_its_links() {
+        let query: HashMap<String, String> =
+            [("q", "Web"), ("namespace", "prod"), ("sort", "newest")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        let q = FleetQuery::parse(&query, true).unwrap();
+        assert!(q.newest_first);
+        assert!(q.matches(&Release::new("prod", "web-api")));
+        assert!(!q.matches(&Release::new("prod", "api")));
+        assert_eq!(
+            q.href("/s/x", Some("prod/web"), false),
+            "/s/x/?after=prod%2Fweb&namespace=prod&q=Web"
+        );
+        // The JSON list takes no order: it groups by namespace.
+        assert!(
+            FleetQuery::parse(&query, false)
+                .unwrap_err()
+                .contains("sort")
+        );
     }
 
     #[test]
