@@ -1747,6 +1747,28 @@ async fn a_missing_release_is_404_in_the_cli_words() {
         page.contains("This release has no history entry."),
         "{page}"
     );
+
+    // A render page says which entry records its render, or that none does.
+    let (status, page) = s.get(&format!("/ui/ns/app/renders/{}", refs[0])).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains(
+            "<span class=\"position\">@1</span> · synced <time datetime=\"2026-01-01T00:00:01Z\""
+        ),
+        "{page}"
+    );
+    let early = RenderStore::open(&url)
+        .unwrap()
+        .unwrap()
+        .put_render(&release("early"), &render(3))
+        .await
+        .unwrap();
+    let (status, page) = s.get(&format!("/ui/ns/early/renders/{early}")).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains("Not in the history: no entry of ns/early records this render."),
+        "{page}"
+    );
 }
 
 /// The render page's download gives Secret values masked unless the server was started
