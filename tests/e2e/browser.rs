@@ -321,14 +321,24 @@ async fn start_browser(driver: &Path, chromium: Option<&Path>, dark: bool) -> (D
     )
 }
 
+/// The value of the web ConfigMap's `long` key: its YAML line, `  long: ` and this, is
+/// [`LONG_LINE`] characters, a line of usual length a side-by-side diff must not wrap.
+fn long_value() -> String {
+    "x".repeat(LONG_LINE - "  long: ".len())
+}
+
+/// The length of the ConfigMap's longest line.
+const LONG_LINE: usize = 100;
+
 /// A render of the web release at version `v`: a ConfigMap whose `version` changes
-/// every time, a Deployment, and from v5 on a Service.
+/// every time (beside a long line that does not), a Deployment, and from v5 on a
+/// Service.
 fn web_render(v: u32) -> Vec<Vec<u8>> {
     let mut objects = vec![
         json!({"apiVersion": "v1", "kind": "ConfigMap",
                "metadata": {"name": "web-config", "namespace": "prod"},
                "data": {"a": "1", "b": "2", "c": "3", "d": "4", "e": "5",
-                        "version": format!("v{v}")}}),
+                        "long": long_value(), "version": format!("v{v}")}}),
         json!({"apiVersion": "apps/v1", "kind": "Deployment",
                "metadata": {"name": "web", "namespace": "prod"},
                "spec": {"replicas": 2}}),
@@ -488,8 +498,97 @@ async fn the_pages_in_a_real_browser() {
     assert_eq!(rows.len(), 2);
     let first = s.text(&rows[0]).await;
     assert!(first.contains("web") && first.contains("11"), "{first}");
+    // Each release shows its last summary and the age of its newest sync, the exact
+    // time in the title.
+    assert!(first.contains("deploy v11"), "{first}");
     assert!(s.text(&rows[1]).await.contains("api"));
+    let ages = s
+        .script(
+            "return [...document.querySelectorAll('tr.release time.age')]\
+             .map(t => [t.textContent, t.title])",
+        )
+        .await;
+    let ages = ages.as_array().unwrap();
+    assert_eq!(ages.len(), 2, "{ages:?}");
+    for age in ages {
+        let (text, title) = (age[0].as_str().unwrap(), age[1].as_str().unwrap());
+        let number = text
+            .trim_end_matches(" ago")
+            .trim_end_matches(char::is_alphabetic);
+        assert!(
+            text == "just now"
+                || text == "in the future"
+                || (text.ends_with(" ago") && number.parse::<u32>().is_ok()),
+            "{text:?}"
+        );
+        assert!(
+            title.starts_with("2026-") && title.ends_with(" UTC"),
+            "{title}"
+        );
+    }
+    // The two namespaces' tables have their columns at the same places.
+    let columns = s
+        .script(
+            "return [...document.querySelectorAll('table.releases')].map(t => \
+             [...t.querySelectorAll('thead th')].map(th => \
+             Math.round(th.getBoundingClientRect().left)))",
+        )
+        .await;
+    let columns = columns.as_array().unwrap();
+    assert_eq!(columns.len(), 2, "{columns:?}");
+    assert_eq!(columns[0].as_array().unwrap().len(), 4, "{columns:?}");
+    assert_eq!(
+        columns[0], columns[1],
+        "the columns shift between namespaces"
+    );
     s.screenshot(&shots, "releases").await;
+
+    // Typing in the search box hides the releases whose name does not hold the text.
+    let search = s.one("input[type=search][name=q]").await;
+    s.click(&search).await;
+    s.press("api").await;
+    let visible = "return [...document.querySelectorAll('tr.release')]\
+                   .filter(r => r.checkVisibility()).map(r => r.dataset.release)";
+    assert_eq!(s.script(visible).await, json!(["staging/api"]));
+    assert_eq!(
+        s.script("return document.querySelector('section[data-namespace=prod]').hidden")
+            .await,
+        json!(true),
+        "a namespace with no release left shows"
+    );
+    // Submitted, the server searches the store: the same without the script.
+    s.press("\u{E007}").await;
+    assert_eq!(s.url_with("q=api").await, format!("{pages}/?q=api"));
+    assert_eq!(s.script(visible).await, json!(["staging/api"]));
+    s.open(&format!("{pages}/?q=WEB")).await;
+    assert_eq!(s.script(visible).await, json!(["prod/web"]));
+    // Newest sync first: staging/api synced after prod/web's newest entry.
+    s.open(&format!("{pages}/")).await;
+    let newest = s.one("a.sort-newest").await;
+    s.click(&newest).await;
+    assert_eq!(
+        s.url_with("sort=newest").await,
+        format!("{pages}/?sort=newest")
+    );
+    assert_eq!(s.script(visible).await, json!(["staging/api", "prod/web"]));
+    s.screenshot(&shots, "releases-newest").await;
+
+    // A release that is not there is named as the CLI names it, with the one meant.
+    s.open(&format!("{pages}/ui/prod/webb")).await;
+    let said = s.text(&s.one("p.no-release").await).await;
+    assert!(
+        said.starts_with("no release prod/webb in the store")
+            && said.contains("did you mean prod/web?"),
+        "{said}"
+    );
+    s.screenshot(&shots, "no-release").await;
+    let meant = s.one("a.did-you-mean").await;
+    s.click(&meant).await;
+    assert_eq!(
+        s.url_with("/ui/prod/web").await,
+        format!("{pages}/ui/prod/web")
+    );
+    s.open(&format!("{pages}/")).await;
 
     // The history lists the entries newest first, the hostile summary as text.
     let web_link = s.one("tr[data-release='prod/web'] a").await;
@@ -498,7 +597,23 @@ async fn the_pages_in_a_real_browser() {
     let mut expected: Vec<String> = (1..=11).map(|v| format!("deploy v{v}")).collect();
     expected[6] = HOSTILE.to_string();
     expected.reverse();
-    assert_eq!(s.texts("td.entry-summary").await, expected);
+    // A long summary ends in an ellipsis on its one line: its text is whole in the page
+    // and in the cell's title.
+    let summaries = s
+        .script(
+            "return [...document.querySelectorAll('td.entry-summary')]\
+             .map(e => [e.textContent, e.title])",
+        )
+        .await;
+    let summaries: Vec<(String, String)> = serde_json::from_value(summaries).unwrap();
+    assert_eq!(
+        summaries.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>(),
+        expected
+    );
+    assert!(
+        summaries.iter().all(|(t, title)| t == title),
+        "{summaries:?}"
+    );
     assert_eq!(
         s.script("return window.hostile === undefined").await,
         json!(true),
@@ -520,6 +635,44 @@ async fn the_pages_in_a_real_browser() {
     assert_eq!(markers.len(), 11);
     assert!(markers[..10].iter().all(|m| m == "keep"), "{markers:?}");
     assert_eq!(markers[10], "delete");
+    // What the markers mean is said once, above the table, not in every row; the
+    // marker of a deletion is muted like the legend, not an alarm's red.
+    let said = s
+        .script(
+            "return document.body.innerText\
+             .split('GC deletes the entry, and its render when no kept entry names it')\
+             .length - 1",
+        )
+        .await;
+    assert_eq!(said, json!(1), "the GC sentence is not said once");
+    let colors = s
+        .script(
+            "const c = e => getComputedStyle(document.querySelector(e)).color; \
+             return [c('tr.entry .gc.gc-delete'), c('#gc-legend')]",
+        )
+        .await;
+    assert_eq!(colors[0], colors[1], "the delete marker is not muted");
+    // Every entry is one line: rows of the same height, under two lines of text.
+    let heights = s
+        .script(
+            "const line = parseFloat(getComputedStyle(document.querySelector('td.entry-summary'))\
+             .lineHeight); \
+             return [line, ...[...document.querySelectorAll('tr.entry')]\
+             .map(r => r.getBoundingClientRect().height)]",
+        )
+        .await;
+    let heights: Vec<f64> = heights
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_f64().unwrap())
+        .collect();
+    let (line, rows) = (heights[0], &heights[1..]);
+    assert_eq!(rows.len(), 11);
+    assert!(
+        rows.iter().all(|h| *h == rows[0] && *h < 2.0 * line),
+        "rows of more than one line (line height {line}): {rows:?}"
+    );
     s.screenshot(&shots, "history").await;
 
     // Choosing two entries shows their diff: v4 to v5 changed the ConfigMap and added
@@ -610,14 +763,18 @@ async fn the_pages_in_a_real_browser() {
         text.contains("kind: ConfigMap") && text.contains("version: v5"),
         "{text}"
     );
+    // Without --show-secrets the render is downloaded as the page shows it.
     let download = s
         .script("return document.querySelector('a[download]').getAttribute('href')")
         .await;
     let base = pages.strip_prefix(&site).unwrap();
     assert_eq!(
         download,
-        json!(format!("{base}/renders/prod/web/{}", refs[4]))
+        json!(format!("{base}/ui/prod/web/renders/{}/download", refs[4]))
     );
+    // The page says which entry records the render: v5 is the sixth newest.
+    let entry = s.text(&s.one("#entry").await).await;
+    assert!(entry.starts_with("@6 · synced "), "{entry}");
     s.screenshot(&shots, "render").await;
 
     // From a render to the newest entry: v5 to v11 changed the ConfigMap only.
@@ -641,6 +798,51 @@ async fn the_pages_in_a_real_browser() {
         "return document.getElementById('object-2').open === true",
     )
     .await;
+
+    // Side by side at 1400 px: the diff takes the page's width, its two code columns
+    // share it, and a line of usual length is one line.
+    s.resize(1400, 900).await;
+    s.open(&format!("{diff_url}&layout=split")).await;
+    let measured = s
+        .script(&format!(
+            "const main = document.querySelector('main').getBoundingClientRect().width; \
+             const table = document.querySelector('.changed-object table.split-lines'); \
+             const width = table.getBoundingClientRect().width; \
+             const code = [...table.querySelector('tr').children]\
+             .filter(td => !td.classList.contains('ln'))\
+             .map(td => td.getBoundingClientRect().width); \
+             const long = [...document.querySelectorAll('.changed-object td.ctx')]\
+             .find(td => td.textContent.length === {LONG_LINE}); \
+             const short = [...document.querySelectorAll('.changed-object td.ctx')]\
+             .find(td => td.textContent.length < 20); \
+             return [main, width, code, long.getBoundingClientRect().height, \
+             short.getBoundingClientRect().height, window.innerWidth]"
+        ))
+        .await;
+    let m = measured.as_array().unwrap();
+    let f = |v: &Value| v.as_f64().unwrap();
+    let (main, table) = (f(&m[0]), f(&m[1]));
+    let code: Vec<f64> = m[2].as_array().unwrap().iter().map(f).collect();
+    assert!(
+        table >= 0.9 * main,
+        "the diff is {table} px of {main}: {m:?}"
+    );
+    assert!(
+        main >= 0.9 * f(&m[5]),
+        "the side-by-side page is a column of {main} px in a window of {}",
+        m[5]
+    );
+    assert_eq!(code.len(), 2, "{m:?}");
+    assert!(
+        code.iter().all(|w| *w >= 0.4 * table),
+        "code columns {code:?} of a table of {table} px"
+    );
+    assert_eq!(
+        f(&m[3]),
+        f(&m[4]),
+        "a line of {LONG_LINE} characters wraps: {m:?}"
+    );
+    s.screenshot(&shots, "diff-split-1400px").await;
 
     // 400 px wide: nothing is wider than the window.
     s.resize(400, 900).await;

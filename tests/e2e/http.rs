@@ -714,6 +714,11 @@ async fn responses_over_the_cap_are_refused_naming_both_sizes() {
     assert_eq!(status, 200);
     let cap = 100;
     assert!(render_len > cap && full_diff.len() > cap);
+    // A release stored with no history entry yet: its history is short.
+    store
+        .put_render(&release("other"), &render(3))
+        .await
+        .unwrap();
 
     let s = Server::start_with(
         Some(store),
@@ -956,8 +961,9 @@ fn the_cli_serves_with_its_flags() {
     let (_, half_sent) = raw_exchange(addr, b"GET / HTTP/1.1\r\n", Duration::from_secs(10));
     child.kill().unwrap();
     child.wait().unwrap();
+    // Let in: the store is empty, so the release is not there.
     assert!(
-        ok.starts_with("HTTP/1.1 200") && ok.ends_with("[]\n"),
+        ok.starts_with("HTTP/1.1 404") && ok.contains("no release ns/app in the store"),
         "{ok}"
     );
     assert!(wrong_token.starts_with("HTTP/1.1 401"), "{wrong_token}");
@@ -1649,4 +1655,200 @@ async fn the_log_says_what_was_asked_and_nothing_secret() {
         !log.contains('\u{1b}'),
         "escape sequences in a log file: {log:?}"
     );
+}
+
+/// A release that is not stored is a 404 on every endpoint and page that reads it, in
+/// the CLI's words, with the release meant when one is near; a release that is stored
+/// with no history entry is an empty history.
+#[tokio::test]
+async fn a_missing_release_is_404_in_the_cli_words() {
+    let (dir, store, refs) = populated().await;
+    // Renders stored before any sync was recorded: the release is there, its history
+    // empty.
+    store
+        .put_render(&release("early"), &render(3))
+        .await
+        .unwrap();
+    let url = format!("file://{}", dir.path().display());
+    let s = Server::start(Some(store)).await;
+
+    // What the CLI says of the same typo, word for word.
+    let cli = std::process::Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
+        .args(["history", "ns/ap"])
+        .env("RENDER_STORE_URL", &url)
+        .output()
+        .unwrap();
+    let cli_said = String::from_utf8(cli.stderr).unwrap();
+    assert!(!cli.status.success(), "{cli_said}");
+    for path in [
+        "/history?namespace=ns&name=ap",
+        "/history?namespace=ns&name=ap&limit=5",
+        &format!("/renders/ns/ap/{}", refs[0]),
+        "/renders/ns/ap/@0",
+        &format!("/diff?namespace=ns&name=ap&render={}", refs[0]),
+    ] {
+        let (status, body) = s.get(path).await;
+        assert_eq!(status, 404, "{path}: {body}");
+        let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let message = answer["error"].as_str().unwrap();
+        assert!(
+            message.starts_with("no release ns/ap in the store: nothing is stored under ns/ap/")
+                && message.contains("did you mean ns/app?"),
+            "{path}: {message}"
+        );
+        assert!(
+            cli_said.contains(message),
+            "{path}: {message} vs the CLI's {cli_said}"
+        );
+        assert_eq!(answer["didYouMean"], "ns/app", "{path}");
+    }
+    // A name far from every release gets no guess.
+    let (status, body) = s.get("/history?namespace=ns&name=ingress-nginx").await;
+    assert_eq!(status, 404, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        !answer["error"].as_str().unwrap().contains("did you mean"),
+        "{answer}"
+    );
+    assert!(answer["didYouMean"].is_null(), "{answer}");
+    // Stored, with no entry: an empty history, not a 404.
+    assert_eq!(
+        s.get("/history?namespace=ns&name=early").await,
+        (200, "[]\n".to_string())
+    );
+    let (status, body) = s.get("/history?namespace=ns&name=early&limit=5").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"entries\":[]"), "{body}");
+
+    // The pages say the same, the near release a link to its history.
+    for path in [
+        "/ui/ns/ap".to_string(),
+        "/ui/ns/ap/renders/@0".to_string(),
+        format!("/ui/ns/ap/renders/{}", refs[0]),
+        format!("/ui/ns/ap/diff?from={}", refs[0]),
+        format!("/ui/ns/ap/diff?from={}&to={}", refs[0], refs[1]),
+    ] {
+        let response = s
+            .client
+            .get(format!("{}{path}", s.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 404, "{path}");
+        page_headers_ok(&response);
+        let page = response.text().await.unwrap();
+        assert!(
+            page.contains("no release ns/ap in the store")
+                && page.contains(
+                    "did you mean <a href=\"/ui/ns/app\" class=\"did-you-mean\">ns/app</a>? "
+                ),
+            "{path}: {page}"
+        );
+    }
+    let (status, page) = s.get("/ui/ns/early").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains("This release has no history entry."),
+        "{page}"
+    );
+
+    // A render page says which entry records its render, or that none does.
+    let (status, page) = s.get(&format!("/ui/ns/app/renders/{}", refs[0])).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains(
+            "<span class=\"position\">@1</span> · synced <time datetime=\"2026-01-01T00:00:01Z\""
+        ),
+        "{page}"
+    );
+    let early = RenderStore::open(&url)
+        .unwrap()
+        .unwrap()
+        .put_render(&release("early"), &render(3))
+        .await
+        .unwrap();
+    let (status, page) = s.get(&format!("/ui/ns/early/renders/{early}")).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains("Not in the history: no entry of ns/early records this render."),
+        "{page}"
+    );
+}
+
+/// The render page's download gives Secret values masked unless the server was started
+/// with --show-secrets.
+#[test]
+fn the_render_download_masks_secrets_unless_the_server_shows_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", dir.path().display());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let secret = r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db","namespace":"ns"},"data":{"password":"aHVudGVyMg=="},"stringData":{"token":"plain-t0ken"}}"#;
+    let config = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ns"},"data":{"k":"visible"}}"#;
+    let r = rt.block_on(async {
+        let store = RenderStore::open(&url).unwrap().unwrap();
+        let app = release("app");
+        let r = store
+            .put_render(
+                &app,
+                &[secret.as_bytes().to_vec(), config.as_bytes().to_vec()],
+            )
+            .await
+            .unwrap();
+        let entry = NewEntry {
+            render_ref: r.clone(),
+            synced_at: time(1_767_225_600),
+            summary: "with a Secret".into(),
+        };
+        store.record_history(&app, &entry).await.unwrap();
+        r
+    });
+    for shown in [false, true] {
+        let mut args = vec!["--no-auth"];
+        if shown {
+            args.push("--show-secrets");
+        }
+        let server = serve_cli_with(&url, &args, &[("RENDER_STORE_SHOW_SECRETS", None)]);
+        let s = Server::at(server.addr);
+        let (page, body, headers) = rt.block_on(async {
+            let (status, page) = s.get(&format!("/ui/ns/app/renders/{r}")).await;
+            assert_eq!(status, 200, "{page}");
+            // The link the page gives, whatever it is.
+            let start = page.find("<a href=\"").unwrap();
+            let link = page[start..]
+                .split("<a href=\"")
+                .find_map(|a| {
+                    let (href, rest) = a.split_once('"')?;
+                    rest.starts_with(" download").then(|| href.to_string())
+                })
+                .expect("a download link");
+            let response = s
+                .client
+                .get(format!("{}{link}", s.base))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 200, "{link}");
+            let headers = response.headers().clone();
+            (page, response.text().await.unwrap(), headers)
+        });
+        assert_eq!(
+            headers.get("cache-control").unwrap(),
+            "no-store",
+            "{headers:?}"
+        );
+        assert!(body.contains("visible"), "{body}");
+        if shown {
+            assert!(
+                body.contains("aHVudGVyMg==") && body.contains("plain-t0ken"),
+                "--show-secrets: {body}"
+            );
+        } else {
+            for value in ["aHVudGVyMg==", "hunter2", "plain-t0ken"] {
+                assert!(!body.contains(value), "the download holds {value}: {body}");
+                assert!(!page.contains(value), "the page shows {value}: {page}");
+            }
+            assert!(body.contains("***"), "{body}");
+            assert!(page.contains("Secret values masked"), "{page}");
+        }
+    }
 }

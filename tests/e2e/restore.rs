@@ -73,7 +73,8 @@ async fn every_get_form_that_holds_the_values_goes_back_under_the_same_ref() {
                 .into_bytes(),
         ),
     ];
-    // The pages' download link: the canonical bytes over HTTP.
+    // The canonical bytes over HTTP: the pages' download link on a server that shows
+    // Secrets (on one that masks them, the link gives the masked YAML, as `get -o yaml`).
     let store = RenderStore::open(&cli.url).unwrap().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -20,23 +20,70 @@ const REF_PREFIX: &str = "sha256:";
 /// (one request on a cloud bucket: the release's folders and the keys directly in it),
 /// where a listing of the whole prefix would read every key of it.
 pub async fn require_release(store: &RenderStore, release: &Release) -> Result<()> {
+    match missing_release(store, release).await? {
+        Some(missing) => Err(failure::not_found(missing.message())),
+        None => Ok(()),
+    }
+}
+
+/// The release's absence when it holds no key at all, with the release it may be a
+/// typo of; `None` when it holds some. The check [`require_release`] makes, for a
+/// caller that tells the absence in its own form (the server's pages link the near
+/// name).
+pub async fn missing_release(
+    store: &RenderStore,
+    release: &Release,
+) -> Result<Option<MissingRelease>> {
     let prefix = store.runtime().release_prefix(release).await?;
     let top = store.bucket().list_delimited(&prefix).await?;
     if top.folders.is_empty() && top.objects.is_empty() {
-        return Err(no_release(store, release, &prefix).await);
+        return Ok(Some(MissingRelease::find(store, release, prefix).await));
     }
-    Ok(())
+    Ok(None)
 }
 
-async fn no_release(store: &RenderStore, release: &Release, prefix: &str) -> anyhow::Error {
-    let hint = match similar_release(store, release).await {
-        Some(other) => format!("did you mean {other}? "),
-        None => String::new(),
-    };
-    failure::not_found(format!(
-        "no release {release} in the store: nothing is stored under {prefix} ({hint}check \
-         the namespace and name; `render-store releases` lists the releases)"
-    ))
+/// A release that holds no key in the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingRelease {
+    /// The release asked for.
+    pub release: Release,
+    /// The key prefix under which nothing is stored.
+    pub prefix: String,
+    /// The stored release whose name is near enough to be what was meant.
+    pub similar: Option<Release>,
+}
+
+impl MissingRelease {
+    async fn find(store: &RenderStore, release: &Release, prefix: String) -> MissingRelease {
+        MissingRelease {
+            release: release.clone(),
+            prefix,
+            similar: similar_release(store, release).await,
+        }
+    }
+
+    /// What is said before the "did you mean" hint.
+    pub fn head(&self) -> String {
+        format!(
+            "no release {} in the store: nothing is stored under {} (",
+            self.release, self.prefix
+        )
+    }
+
+    /// What is said after the "did you mean" hint.
+    pub fn tail(&self) -> &'static str {
+        "check the namespace and name; `render-store releases` lists the releases)"
+    }
+
+    /// The whole message: [`Self::head`], "did you mean NS/NAME? " when a release is
+    /// near, [`Self::tail`].
+    pub fn message(&self) -> String {
+        let hint = match &self.similar {
+            Some(other) => format!("did you mean {other}? "),
+            None => String::new(),
+        };
+        format!("{}{hint}{}", self.head(), self.tail())
+    }
 }
 
 /// The stored release whose name is nearest to a mistyped `release`, if one is near
@@ -116,6 +163,24 @@ mod tests {
         assert_eq!(nearest("apx", &short), Some("api"));
         assert_eq!(nearest("xpx", &short), None);
     }
+
+    #[test]
+    fn a_missing_release_is_told_with_the_one_meant() {
+        let mut missing = MissingRelease {
+            release: Release::new("prod", "ap"),
+            prefix: "prod/ap/".into(),
+            similar: Some(Release::new("prod", "app")),
+        };
+        let said = missing.message();
+        assert_eq!(
+            said,
+            "no release prod/ap in the store: nothing is stored under prod/ap/ (did you mean \
+             prod/app? check the namespace and name; `render-store releases` lists the releases)"
+        );
+        assert!(said.starts_with(&missing.head()) && said.ends_with(missing.tail()));
+        missing.similar = None;
+        assert!(!missing.message().contains("did you mean"));
+    }
 }
 
 /// Every release of the store, found with delimiter listings (one of the root, one of
@@ -139,7 +204,8 @@ pub async fn release_keys(store: &RenderStore, release: &Release) -> Result<Vec<
     let prefix = store.runtime().release_prefix(release).await?;
     let keys = store.bucket().list(&prefix).await?;
     if keys.is_empty() {
-        return Err(no_release(store, release, &prefix).await);
+        let missing = MissingRelease::find(store, release, prefix).await;
+        return Err(failure::not_found(missing.message()));
     }
     Ok(keys)
 }

@@ -190,6 +190,18 @@ impl Observer {
         let store = self.require()?;
         let names =
             crate::fleet::find_releases(store, namespace, after, Some(limit.max(1))).await?;
+        self.summarize_releases(names).await
+    }
+
+    /// The page of the releases `names` found (by [`crate::fleet::find_releases`], or a
+    /// selection of its answer): for each of them alone, one listing of its `history/`
+    /// and one read of its newest entry, [`FLEET_CONCURRENCY`] releases at once, as
+    /// [`Observer::releases_page`] reads them.
+    pub async fn summarize_releases(
+        &self,
+        names: crate::fleet::ReleaseNames,
+    ) -> Result<ReleasePage, ObserverError> {
+        let store = self.require()?;
         let summaries: Vec<_> = futures::stream::iter(names.releases)
             .map(|release| self.summarize(store, release))
             .buffered(FLEET_CONCURRENCY)

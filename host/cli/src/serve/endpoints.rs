@@ -177,6 +177,64 @@ fn name_error(e: anyhow::Error) -> ObserverError {
     }
 }
 
+/// `release`'s absence when it holds no key at all (the CLI's check,
+/// [`crate::names::missing_release`]); `None` when it holds some. Asked only once a read
+/// found nothing, so a request for a release that is there pays nothing for it.
+pub(super) async fn missing(
+    app: &App,
+    release: &Release,
+) -> Result<Option<crate::names::MissingRelease>, ObserverError> {
+    let store = app.observer.store().ok_or(ObserverError::NoStore)?;
+    crate::names::missing_release(store, release)
+        .await
+        .map_err(name_error)
+}
+
+/// Whether a failed read found nothing: then the release itself may be missing.
+pub(super) fn is_not_found(e: &ObserverError) -> bool {
+    matches!(
+        e,
+        ObserverError::NoHistory(_) | ObserverError::Store(Error::NotFound(_))
+    )
+}
+
+/// The 404 of a missing release, in the CLI's words, with the near release (if any)
+/// apart for a program to offer.
+fn missing_json(m: &crate::names::MissingRelease) -> Response {
+    json_response(
+        StatusCode::NOT_FOUND,
+        json!({
+            "error": m.message(),
+            "didYouMean": m.similar.as_ref().map(Release::to_string),
+        }),
+    )
+}
+
+/// The answer to a read of `release` that failed: a missing release's 404 when the read
+/// found nothing and the release holds no key, the read's own error otherwise.
+async fn read_failure(app: &App, release: &Release, e: ObserverError) -> Response {
+    if is_not_found(&e) {
+        match missing(app, release).await {
+            Ok(Some(m)) => return missing_json(&m),
+            Ok(None) => {}
+            // The read's own error says enough; the check's goes to the log.
+            Err(check) => tracing::warn!("checking whether {release} is stored: {check}"),
+        }
+    }
+    observer_error(e)
+}
+
+/// An empty history of `release` as the answer `found` would give, unless the release
+/// holds no key at all: then its 404. A release that exists with no entry (its renders
+/// stored before any sync was recorded) answers an empty history.
+async fn unless_missing(app: &App, release: &Release, found: Response) -> Response {
+    match missing(app, release).await {
+        Ok(Some(m)) => missing_json(&m),
+        Ok(None) => found,
+        Err(e) => observer_error(e),
+    }
+}
+
 /// The release's history as one listing gives it (no entry read), for several names to
 /// be resolved against and labelled from.
 pub(super) async fn history_of(
@@ -268,10 +326,18 @@ pub(super) async fn history(
         };
         return match app.observer.history_page(&release, limit, p[3]).await {
             Ok(page) => match history_page_json(app.observer.runtime(), &page).await {
-                Ok(v) => capped_json("the history page", &v, app.max_response_bytes),
+                Ok(v) => {
+                    let found = capped_json("the history page", &v, app.max_response_bytes);
+                    // A cursor names an entry of a release that was there.
+                    if page.entries.is_empty() && p[3].is_none() {
+                        unless_missing(&app, &release, found).await
+                    } else {
+                        found
+                    }
+                }
                 Err(e) => observer_error(e.into()),
             },
-            Err(e) => observer_error(e),
+            Err(e) => read_failure(&app, &release, e).await,
         };
     }
     if p[3].is_some() {
@@ -282,10 +348,17 @@ pub(super) async fn history(
     }
     match app.observer.history(&release).await {
         Ok(entries) => match history_json(app.observer.runtime(), &entries).await {
-            Ok(v) => capped_json("the history", &v, app.max_response_bytes),
+            Ok(v) => {
+                let found = capped_json("the history", &v, app.max_response_bytes);
+                if entries.is_empty() {
+                    unless_missing(&app, &release, found).await
+                } else {
+                    found
+                }
+            }
             Err(e) => observer_error(e.into()),
         },
-        Err(e) => observer_error(e),
+        Err(e) => read_failure(&app, &release, e).await,
     }
 }
 
@@ -296,7 +369,7 @@ pub(super) async fn render(
     let release = Release::new(namespace, name);
     let render_ref = match resolve_name(&app, &release, &render_ref).await {
         Ok(r) => r,
-        Err(e) => return observer_error(e),
+        Err(e) => return read_failure(&app, &release, e).await,
     };
     let held = match reserve_renders(&app, &release, &[&render_ref], 0).await {
         Ok(held) => held,
@@ -312,7 +385,7 @@ pub(super) async fn render(
             bytes,
         )
             .into_response(),
-        Err(e) => observer_error(e),
+        Err(e) => read_failure(&app, &release, e).await,
     };
     held_until_sent(response, held)
 }
@@ -339,14 +412,17 @@ pub(super) async fn diff(
         resolve_optional(&app, &release, p[3]).await,
     ) {
         (Ok(render), Ok(against)) => (render, against),
-        (Err(e), _) | (_, Err(e)) => return observer_error(e),
+        (Err(e), _) | (_, Err(e)) => return read_failure(&app, &release, e).await,
     };
     // `against` by default is the newest entry: its renderRef is needed to weigh it.
     let against = match names.1 {
         Some(a) => a,
         None => match app.observer.newest_render(&release).await {
             Ok(Some(newest)) => newest,
-            Ok(None) => return observer_error(ObserverError::NoHistory(release.to_string())),
+            Ok(None) => {
+                let e = ObserverError::NoHistory(release.to_string());
+                return read_failure(&app, &release, e).await;
+            }
             Err(e) => return observer_error(e),
         },
     };
@@ -360,7 +436,7 @@ pub(super) async fn diff(
         .await
     {
         Ok(d) => d,
-        Err(e) => return observer_error(e),
+        Err(e) => return read_failure(&app, &release, e).await,
     };
     held_until_sent(diff_response(&app, d).await, held)
 }

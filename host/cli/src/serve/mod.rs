@@ -8,7 +8,9 @@
 //!   defaults to the newest history entry
 //! - `GET /releases` — the releases by namespace, with their number of entries and
 //!   the newest, as JSON
-//! - `GET /`, `GET /ui/…` — the same for people, as HTML pages (the `ui` module)
+//! - `GET /`, `GET /ui/…` — the same for people, as HTML pages (the `ui` module), and
+//!   `GET /ui/{namespace}/{name}/renders/{renderRef}/download`, a render as a YAML
+//!   stream with Secret values as the pages show them
 //! - `GET /login`, `POST /login` — a browser's login with the token (the `login` module)
 //!
 //! A bad query parameter is a 400 naming it; errors are `{"error": "..."}`.
@@ -317,6 +319,10 @@ fn routes(app: App) -> Router {
         .route(
             "/ui/{namespace}/{name}/renders/{render_ref}",
             get(ui::render_page),
+        )
+        .route(
+            "/ui/{namespace}/{name}/renders/{render_ref}/download",
+            get(ui::render_download),
         )
         .route("/ui/{namespace}/{name}/diff", get(ui::diff_page))
         .layer(body_limit)

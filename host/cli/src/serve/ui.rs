@@ -2,8 +2,12 @@
 //! and the component's diff as the JSON endpoints.
 //!
 //! - `GET /` — the releases by namespace (`GET /releases` gives the same as JSON);
+//!   `q=TEXT` keeps those whose `NAMESPACE/NAME` holds the text, `sort=newest` orders
+//!   the page's releases by their newest sync;
 //! - `GET /ui/{namespace}/{name}` — the history, newest first, with GC's dry-run plan;
-//! - `GET /ui/{namespace}/{name}/renders/{renderRef}` — a render's objects;
+//! - `GET /ui/{namespace}/{name}/renders/{renderRef}` — a render's objects, and which
+//!   history entries record it; `…/download` the render as YAML, Secret values as the
+//!   pages show them;
 //! - `GET /ui/{namespace}/{name}/diff?from=REF[&to=REF]` — the diff of two renders
 //!   (`to` defaults to the newest entry).
 //!
@@ -25,7 +29,8 @@ use diff_lines::{Layout, diff_lines_html};
 use maud::{DOCTYPE, Markup, html};
 use render_store::controller::{DEFAULT_KEEP_HISTORY, GC_FUTURE_TOLERANCE_SECONDS};
 use render_store::{
-    GcPlan, HistoryEntry, ObjectForm, ObjectId, ObserverError, Release, RenderDiff, SyncTime,
+    GcPlan, HistoryEntry, ObjectForm, ObjectId, ObserverError, Release, RenderDiff, SecretValues,
+    SyncTime,
 };
 use serde_json::json;
 use std::collections::HashMap;
@@ -150,6 +155,12 @@ type Crumb = (String, String);
 /// The line breaks written between elements keep the source of a page readable and
 /// one history entry to a line.
 fn page(base: &str, title: &str, crumbs: &[Crumb], content: Markup) -> String {
+    page_of_width(base, title, crumbs, content, false)
+}
+
+/// [`page`], as wide as the window when `wide` (a side-by-side diff), else a reading
+/// column.
+fn page_of_width(base: &str, title: &str, crumbs: &[Crumb], content: Markup, wide: bool) -> String {
     html! {
         (DOCTYPE) "\n"
         html lang="en" {
@@ -164,7 +175,7 @@ fn page(base: &str, title: &str, crumbs: &[Crumb], content: Markup) -> String {
                 script src={ (base) "/assets/app.js" } defer {} "\n"
             }
             "\n"
-            body {
+            body class=[wide.then_some("wide")] {
                 "\n"
                 a class="skip" href="#main" { "Skip to content" } "\n"
                 header {
@@ -281,6 +292,49 @@ fn failure_page(app: &App, crumbs: &[Crumb], e: ObserverError) -> Response {
     html(app, status, error_html(&app.base, title, crumbs, &message))
 }
 
+/// The 404 page of a release that holds no key, in the CLI's words, the near release
+/// (if any) a link to its history.
+fn missing_page(app: &App, crumbs: &[Crumb], missing: &crate::names::MissingRelease) -> Response {
+    let content = html! {
+        h1 { "No such release" } "\n"
+        p class="error no-release" role="alert" {
+            (missing.head())
+            @if let Some(other) = &missing.similar {
+                "did you mean "
+                a href=(release_href(&app.base, other)) class="did-you-mean" { (other) }
+                "? "
+            }
+            (missing.tail())
+        }
+        "\n"
+    };
+    html(
+        app,
+        StatusCode::NOT_FOUND,
+        page(&app.base, "No such release", crumbs, content),
+    )
+}
+
+/// The page of a read of `release` that failed: when it found nothing and the release
+/// holds no key, the missing release's page; the read's own failure otherwise. The
+/// release is only looked for once a read found nothing, so pages of releases that are
+/// there pay nothing for it.
+async fn read_failure_page(
+    app: &App,
+    crumbs: &[Crumb],
+    release: &Release,
+    e: ObserverError,
+) -> Response {
+    if super::endpoints::is_not_found(&e) {
+        match super::endpoints::missing(app, release).await {
+            Ok(Some(m)) => return missing_page(app, crumbs, &m),
+            Ok(None) => {}
+            Err(check) => tracing::warn!("checking whether {release} is stored: {check}"),
+        }
+    }
+    failure_page(app, crumbs, e)
+}
+
 /// The 503 of a full render budget, as a page.
 fn busy_page(app: &App, crumbs: &[Crumb], busy: super::budget::Busy) -> Response {
     super::budget::Busy::with_retry_after(html(
@@ -328,6 +382,8 @@ struct Listed {
     entries: u32,
     /// The newest entry's time, renderRef and summary (`None` when it does not read).
     newest: Option<(String, String, Option<String>)>,
+    /// The newest entry's time as the store keeps it, to order and age releases by.
+    synced: Option<SyncTime>,
 }
 
 /// A page of the fleet: the releases, the cursor of the next page, and the folders that
@@ -338,16 +394,31 @@ struct Fleet {
     unlisted: Vec<String>,
 }
 
-/// What a fleet page is asked for: `namespace`, `after` (`NAMESPACE/NAME`) and `limit`.
+/// What a fleet page is asked for: `namespace`, `after` (`NAMESPACE/NAME`), `limit`, the
+/// text `q` a release's `NAMESPACE/NAME` must hold, and (pages only) `sort=newest`.
+#[derive(Debug, Clone)]
 struct FleetQuery {
     namespace: Option<String>,
     after: Option<Release>,
     limit: usize,
+    search: Option<String>,
+    newest_first: bool,
 }
 
 impl FleetQuery {
-    fn parse(query: &HashMap<String, String>) -> Result<FleetQuery, String> {
-        let p = params(query, &[], &["namespace", "after", "limit"])?;
+    /// The query of the JSON list (`sortable` false) or of the page.
+    fn parse(query: &HashMap<String, String>, sortable: bool) -> Result<FleetQuery, String> {
+        let optional: &[&str] = if sortable {
+            &["namespace", "after", "limit", "q", "sort"]
+        } else {
+            &["namespace", "after", "limit", "q"]
+        };
+        let p = params(query, &[], optional)?;
+        let newest_first = match p.get(4).copied().flatten() {
+            None | Some("name") => false,
+            Some("newest") => true,
+            Some(other) => return Err(format!("sort={other:?}: expected name or newest")),
+        };
         let after = match p[1] {
             None => None,
             Some(text) => Some(Release::parse(text).ok_or_else(|| {
@@ -369,27 +440,95 @@ impl FleetQuery {
             namespace: p[0].map(str::to_string),
             after,
             limit,
+            search: p[3]
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_string),
+            newest_first,
         })
     }
 
-    /// The query of the page after `after`, as this one asked.
-    fn next(&self, after: &str) -> String {
-        let mut q = format!("?after={}", qv(after));
+    /// This query's address with `after` in place of its own (none for the first page)
+    /// and the order `newest_first`, each parameter only when it is not the default.
+    fn href(&self, base: &str, after: Option<&str>, newest_first: bool) -> String {
+        let mut pairs: Vec<(&str, String)> = Vec::new();
+        if let Some(after) = after {
+            pairs.push(("after", after.to_string()));
+        }
         if let Some(ns) = &self.namespace {
-            q.push_str(&format!("&namespace={}", qv(ns)));
+            pairs.push(("namespace", ns.clone()));
         }
         if self.limit != RELEASE_PAGE {
-            q.push_str(&format!("&limit={}", self.limit));
+            pairs.push(("limit", self.limit.to_string()));
         }
-        q
+        if let Some(text) = &self.search {
+            pairs.push(("q", text.clone()));
+        }
+        if newest_first {
+            pairs.push(("sort", "newest".to_string()));
+        }
+        let mut href = format!("{base}/");
+        for (i, (name, value)) in pairs.iter().enumerate() {
+            href.push(if i == 0 { '?' } else { '&' });
+            href.push_str(&format!("{name}={}", qv(value)));
+        }
+        href
+    }
+
+    /// Whether `release` is one the search asks for: its `NAMESPACE/NAME` holds the
+    /// text, letter case aside.
+    fn matches(&self, release: &Release) -> bool {
+        self.search.as_ref().is_none_or(|text| {
+            release
+                .to_string()
+                .to_lowercase()
+                .contains(&text.to_lowercase())
+        })
     }
 }
 
+/// The releases of the store (or namespace) whose name the search holds, a page of them
+/// after `after`: the names come from the delimiter listings alone (one of the root and
+/// one per namespace), so only the page's releases have their history read.
+async fn search_releases(
+    app: &App,
+    q: &FleetQuery,
+) -> Result<render_store::ReleasePage, ObserverError> {
+    let store = app.observer.store().ok_or(ObserverError::NoStore)?;
+    let all = render_store::fleet::all_releases(store, q.namespace.as_deref()).await?;
+    let after = |r: &Release| {
+        q.after.as_ref().is_none_or(|a| {
+            (r.namespace.as_str(), r.name.as_str()) > (a.namespace.as_str(), a.name.as_str())
+        })
+    };
+    let mut found = all
+        .releases
+        .into_iter()
+        .filter(|r| q.matches(r) && after(r));
+    let releases: Vec<Release> = found.by_ref().take(q.limit).collect();
+    let next_after = match found.next() {
+        Some(_) => releases.last().cloned(),
+        None => None,
+    };
+    app.observer
+        .summarize_releases(render_store::fleet::ReleaseNames {
+            releases,
+            next_after,
+            unlisted: all.unlisted,
+            others: Vec::new(),
+        })
+        .await
+}
+
 async fn list_releases(app: &App, q: &FleetQuery) -> Result<Fleet, ObserverError> {
-    let page = app
-        .observer
-        .releases_page(q.namespace.as_deref(), q.after.as_ref(), q.limit)
-        .await?;
+    let page = match q.search {
+        Some(_) => search_releases(app, q).await?,
+        None => {
+            app.observer
+                .releases_page(q.namespace.as_deref(), q.after.as_ref(), q.limit)
+                .await?
+        }
+    };
     let times: Vec<SyncTime> = page
         .releases
         .iter()
@@ -401,10 +540,11 @@ async fn list_releases(app: &App, q: &FleetQuery) -> Result<Fleet, ObserverError
         .format_synced_at_all(&times)
         .await?
         .into_iter();
-    let listed = page
+    let mut listed: Vec<Listed> = page
         .releases
         .into_iter()
         .map(|r| Listed {
+            synced: r.history.newest.as_ref().map(|n| n.synced_at),
             newest: r.history.newest.map(|n| {
                 let time = times.next().unwrap_or_default();
                 let summary = r.newest_summary.and_then(Result::ok);
@@ -414,6 +554,11 @@ async fn list_releases(app: &App, q: &FleetQuery) -> Result<Fleet, ObserverError
             release: r.release,
         })
         .collect();
+    if q.newest_first {
+        // The page's releases alone: ordering the whole store by time would read every
+        // release's history. Stable, so equal times stay in name order.
+        listed.sort_by_key(|l| std::cmp::Reverse(l.synced.map(|t| (t.seconds, t.nanoseconds))));
+    }
     Ok(Fleet {
         listed,
         next_after: page.next_after.map(|r| r.to_string()),
@@ -422,7 +567,8 @@ async fn list_releases(app: &App, q: &FleetQuery) -> Result<Fleet, ObserverError
     })
 }
 
-/// `GET /releases[?namespace=NS][&after=NS/NAME][&limit=N]`: a page of the releases,
+/// `GET /releases[?namespace=NS][&after=NS/NAME][&limit=N][&q=TEXT]`: a page of the
+/// releases (those whose `NAMESPACE/NAME` holds `TEXT`, letter case aside),
 /// `{"namespaces": [{"namespace", "releases": [{"name", "entries", "newest": null |
 /// {"syncedAt", "renderRef", "summary"}}]}], "nextAfter", "partial", "unlisted"}`,
 /// sorted by namespace and name.
@@ -430,7 +576,7 @@ pub(super) async fn releases_json(
     State(app): State<App>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
-    let q = match FleetQuery::parse(&query) {
+    let q = match FleetQuery::parse(&query, false) {
         Ok(q) => q,
         Err(m) => return super::error(StatusCode::BAD_REQUEST, m),
     };
@@ -478,13 +624,103 @@ fn group_by_namespace(listed: &[Listed]) -> Vec<&[Listed]> {
         .collect()
 }
 
-/// `GET /[?namespace=NS][&after=NS/NAME][&limit=N]`: a page of the releases by
-/// namespace.
+/// Seconds since the Unix epoch now, for the ages a page shows.
+fn now_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// How long before `now` a time `then` was, in the largest unit that is at least 1
+/// ("3h ago"), both in seconds since the epoch. A time after now (a clock running
+/// ahead) says so rather than giving a negative age.
+fn age_text(now: i64, then: i64) -> String {
+    let seconds = now.saturating_sub(then);
+    if seconds < 0 {
+        return "in the future".to_string();
+    }
+    const UNITS: [(i64, &str); 5] = [
+        (365 * 86_400, "y"),
+        (30 * 86_400, "mo"),
+        (86_400, "d"),
+        (3_600, "h"),
+        (60, "m"),
+    ];
+    match UNITS.iter().find(|(size, _)| seconds >= *size) {
+        Some((size, unit)) => format!("{}{unit} ago", seconds / size),
+        None => "just now".to_string(),
+    }
+}
+
+/// The columns of every release table, as wide in each: the tables of two namespaces
+/// line up.
+fn release_columns() -> Markup {
+    html! {
+        colgroup {
+            col class="col-release";
+            col class="col-entries";
+            col class="col-newest";
+            col class="col-summary";
+        }
+    }
+}
+
+/// A release table's head: `what` names the first column.
+fn release_head(what: &str) -> Markup {
+    html! {
+        thead {
+            tr {
+                th scope="col" { (what) }
+                th scope="col" class="num" { "Entries" }
+                th scope="col" { "Newest sync" }
+                th scope="col" { "Last summary" }
+            }
+        }
+    }
+}
+
+/// A release's row: its name (`label`), entries, the newest sync's age (its time in the
+/// title) and that entry's summary.
+fn release_row(base: &str, l: &Listed, label: &str, now: i64) -> Markup {
+    html! {
+        tr class="release" data-nav data-release=(l.release.to_string()) {
+            th scope="row" class="release-name" {
+                a href=(release_href(base, &l.release)) title=(l.release.to_string()) { (label) }
+            }
+            td class="num entries" { (l.entries) }
+            td class="newest" {
+                @match (&l.newest, l.synced) {
+                    (Some((time, _, _)), Some(synced)) => {
+                        time class="age" datetime=(time) title=(utc_text(time)) {
+                            (age_text(now, synced.seconds))
+                        }
+                    }
+                    _ => span class="muted" { "no history" },
+                }
+            }
+            @match &l.newest {
+                Some((_, _, Some(summary))) => {
+                    td class="entry-summary" title=(summary) { (summary) }
+                }
+                Some((_, _, None)) => {
+                    td class="entry-summary" {
+                        span class="muted" { "(the entry does not read)" }
+                    }
+                }
+                None => td class="entry-summary" {},
+            }
+        }
+    }
+}
+
+/// `GET /[?namespace=NS][&after=NS/NAME][&limit=N][&q=TEXT][&sort=newest]`: a page of the
+/// releases by namespace, or (`sort=newest`) the page's releases newest sync first.
 pub(super) async fn index(
     State(app): State<App>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
-    let q = match FleetQuery::parse(&query) {
+    let q = match FleetQuery::parse(&query, true) {
         Ok(q) => q,
         Err(m) => return bad_request_page(&app, &[], &m),
     };
@@ -492,28 +728,59 @@ pub(super) async fn index(
         Ok(l) => l,
         Err(e) => return failure_page(&app, &[], e),
     };
+    let now = now_seconds();
+    let base = &app.base;
     let listed = &fleet.listed;
     let groups = group_by_namespace(listed);
-    let paged = q.after.is_some() || fleet.next_after.is_some();
-    let first_page = {
-        let mut href = format!("{}/", app.base);
-        let mut sep = '?';
-        if let Some(ns) = &q.namespace {
-            href.push_str(&format!("{sep}namespace={}", qv(ns)));
-            sep = '&';
-        }
-        if q.limit != RELEASE_PAGE {
-            href.push_str(&format!("{sep}limit={}", q.limit));
-        }
-        href
+    let namespaces = {
+        let mut all: Vec<&str> = listed
+            .iter()
+            .map(|l| l.release.namespace.as_str())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all.len()
     };
+    let paged = q.after.is_some() || fleet.next_after.is_some();
+    let first_page = q.href(base, None, q.newest_first);
+    let by_name = q.href(base, None, false);
+    let by_newest = q.href(base, None, true);
+    let cleared = FleetQuery {
+        search: None,
+        ..q.clone()
+    }
+    .href(base, None, q.newest_first);
     let content = html! {
         h1 { "Releases" } "\n"
+        form class="search" method="get" action={ (base) "/" } role="search" {
+            label for="q" { "Find" } " "
+            input type="search" id="q" name="q" value=[q.search.as_deref()]
+                placeholder="namespace or name" autocomplete="off" data-filter;
+            @if let Some(ns) = &q.namespace { input type="hidden" name="namespace" value=(ns); }
+            @if q.limit != RELEASE_PAGE { input type="hidden" name="limit" value=(q.limit); }
+            @if q.newest_first { input type="hidden" name="sort" value="newest"; }
+            " " button type="submit" { "Find" }
+            @if q.search.is_some() {
+                " " a href=(cleared) class="clear" { "Clear" }
+            }
+            " "
+            span class="sort" {
+                "Order: "
+                @if q.newest_first {
+                    a href=(by_name) class="sort-name" { "by name" } " · " b { "newest sync first" }
+                } @else {
+                    b { "by name" } " · " a href=(by_newest) class="sort-newest" { "newest sync first" }
+                }
+            }
+        }
+        "\n"
         p class="summary" id="summary" {
             (listed.len()) " release" @if listed.len() != 1 { "s" }
-            " in " (groups.len()) " namespace" @if groups.len() != 1 { "s" }
+            " in " (namespaces) " namespace" @if namespaces != 1 { "s" }
             @if paged { " on this page" }
             @if let Some(ns) = &q.namespace { " (namespace " code { (ns) } ")" }
+            @if let Some(text) = &q.search { ", those whose name holds " code { (text) } }
+            @if q.newest_first && paged { "; this page's releases ordered by their newest sync" }
         }
         "\n"
         @if !fleet.unlisted.is_empty() {
@@ -530,55 +797,50 @@ pub(super) async fn index(
             "\n"
         }
         @if listed.is_empty() && fleet.unlisted.is_empty() && q.after.is_none() {
-            p { "The store holds no release yet." } "\n"
+            @if q.search.is_some() {
+                p { "No release's name holds that text." } "\n"
+            } @else {
+                p { "The store holds no release yet." } "\n"
+            }
         }
-        @for group in groups {
-            @let namespace = &group[0].release.namespace;
-            section class="namespace" data-namespace=(namespace) {
-                "\n"
-                h2 { (namespace) } "\n"
-                table class="releases" {
+        @if q.newest_first {
+            @if !listed.is_empty() {
+                section class="namespace newest-first" {
                     "\n"
-                    thead {
-                        tr {
-                            th scope="col" { "Release" }
-                            th scope="col" class="num" { "Entries" }
-                            th scope="col" { "Newest sync" }
-                            th scope="col" { "Summary" }
-                        }
-                    }
-                    "\n"
-                    tbody {
-                        "\n"
-                        @for l in group {
-                            tr class="release" data-nav
-                                data-release={ (namespace) "/" (l.release.name) } {
-                                th scope="row" {
-                                    a href=(release_href(&app.base, &l.release)) { (l.release.name) }
-                                }
-                                td class="num entries" { (l.entries) }
-                                td {
-                                    @match &l.newest {
-                                        Some((time, _, _)) => (time_html(time)),
-                                        None => span class="muted" { "no history" },
-                                    }
-                                }
-                                td class="entry-summary" {
-                                    @match &l.newest {
-                                        Some((_, _, Some(summary))) => (summary),
-                                        Some((_, _, None)) => span class="muted" { "(the entry does not read)" },
-                                        None => "",
-                                    }
-                                }
-                            }
+                    table class="releases" {
+                        (release_columns()) "\n"
+                        (release_head("Release")) "\n"
+                        tbody {
                             "\n"
+                            @for l in listed {
+                                (release_row(base, l, &l.release.to_string(), now)) "\n"
+                            }
                         }
                     }
                     "\n"
                 }
                 "\n"
             }
-            "\n"
+        } @else {
+            @for group in groups {
+                @let namespace = &group[0].release.namespace;
+                section class="namespace" data-namespace=(namespace) {
+                    "\n"
+                    h2 { (namespace) } "\n"
+                    table class="releases" {
+                        (release_columns()) "\n"
+                        (release_head("Release")) "\n"
+                        tbody {
+                            "\n"
+                            @for l in group {
+                                (release_row(base, l, &l.release.name, now)) "\n"
+                            }
+                        }
+                    }
+                    "\n"
+                }
+                "\n"
+            }
         }
         @if paged {
             p class="pager" {
@@ -587,7 +849,7 @@ pub(super) async fn index(
                 }
                 @if q.after.is_some() && fleet.next_after.is_some() { " · " }
                 @if let Some(next) = &fleet.next_after {
-                    a href={ (app.base) "/" (q.next(next)) } class="page-next" rel="next" {
+                    a href=(q.href(base, Some(next), q.newest_first)) class="page-next" rel="next" {
                         "Next releases"
                     }
                 }
@@ -610,12 +872,12 @@ fn release_crumbs(base: &str, release: &Release) -> Vec<Crumb> {
 /// marker.
 fn gc_marker(plan: &GcPlan, entry: &HistoryEntry, render_key: &str) -> (&'static str, Markup) {
     let is = |keys: &[String]| keys.iter().any(|k| k == &entry.key);
-    // A skipped entry is kept: the row reads as kept, and the words say why it does not
-    // count.
+    // A skipped entry is kept: the row reads as kept, its marker says it does not count
+    // and its title why.
     let (class, label, why) = if is(&plan.future_history) {
         (
             "gc-keep",
-            "keep",
+            "keep, uncounted",
             format!(
                 "GC keeps this entry but does not count it: dated more than {} after now (a \
                  clock running ahead, or a planted key)",
@@ -625,7 +887,7 @@ fn gc_marker(plan: &GcPlan, entry: &HistoryEntry, render_key: &str) -> (&'static
     } else if is(&plan.dangling_history) {
         (
             "gc-keep",
-            "keep",
+            "keep, uncounted",
             "GC keeps this entry but does not count it: its render is not stored".to_string(),
         )
     } else if is(&plan.delete_history) {
@@ -654,13 +916,42 @@ fn gc_marker(plan: &GcPlan, entry: &HistoryEntry, render_key: &str) -> (&'static
         "; its render is missing"
     };
     let why = format!("{why}{render}");
+    // The words are the marker's title only: the legend above the table says what the
+    // markers mean once, so a row stays one line however long the history.
     (
         class,
         html! {
             span class={ "gc " (class) } title=(why) { (label) }
-            span class="gc-why" { (why) }
         },
     )
+}
+
+/// What the GC markers of a history page mean, said once for the whole table.
+fn gc_legend(protected: usize) -> Markup {
+    html! {
+        p class="legend" id="gc-legend" {
+            "GC column: what a GC now would do, keeping the newest "
+            (DEFAULT_KEEP_HISTORY) " entries (the default), "
+            @match protected {
+                0 => {
+                    "without the Release's protected renders, which only the controller knows \
+                     (add " code { "?protect=REF,REF" } " to give them). "
+                }
+                n => {
+                    "protecting the " (plural(n, "render", "renders"))
+                    " the address names (" code { "protect" } "). "
+                }
+            }
+            span class="gc" { "keep" } " one of the newest " (DEFAULT_KEEP_HISTORY) "; "
+            span class="gc gc-delete" { "delete" }
+            " older than those: GC deletes the entry, and its render when no kept entry \
+             names it; "
+            span class="gc" { "keep, uncounted" }
+            " kept but not counted (dated ahead of now, or its render is not stored). \
+             A marker's title says more. Nothing is deleted until someone runs GC."
+        }
+        "\n"
+    }
 }
 
 /// Entries a history page shows unless `limit` says otherwise.
@@ -706,26 +997,40 @@ pub(super) async fn history_page(
     {
         match resolve_name(&app, &release, name.trim()).await {
             Ok(r) => protected.push(r),
-            Err(e) => return failure_page(&app, &crumbs, e),
+            Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
         }
     }
-    match history_html(&app, &release, limit, p[1], &protected).await {
-        Ok(main) => html(
-            &app,
-            StatusCode::OK,
-            page(&app.base, &release.to_string(), &crumbs, main),
-        ),
-        Err(e) => failure_page(&app, &crumbs, e),
-    }
+    let main = match history_html(&app, &release, limit, p[1], &protected).await {
+        Ok(Some(main)) => main,
+        // No entry at all: a release that is there (its renders stored before any sync
+        // was recorded), or none.
+        Ok(None) => match super::endpoints::missing(&app, &release).await {
+            Ok(Some(m)) => return missing_page(&app, &crumbs, &m),
+            Ok(None) => html! {
+                h1 { (release) } "\n"
+                p class="summary" id="summary" { "0 entries." } "\n"
+                p class="no-history" { "This release has no history entry." } "\n"
+            },
+            Err(e) => return failure_page(&app, &crumbs, e),
+        },
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
+    };
+    html(
+        &app,
+        StatusCode::OK,
+        page(&app.base, &release.to_string(), &crumbs, main),
+    )
 }
 
+/// The history page's content; `None` when the release has no entry at all (the caller
+/// tells a missing release from an empty one).
 async fn history_html(
     app: &App,
     release: &Release,
     limit: u32,
     before: Option<&str>,
     protected: &[String],
-) -> Result<Markup, ObserverError> {
+) -> Result<Option<Markup>, ObserverError> {
     let store = app.observer.store().ok_or(ObserverError::NoStore)?;
     let rt = app.observer.runtime();
     // One entry more than shown: the oldest shown one's predecessor, for its "with
@@ -734,6 +1039,9 @@ async fn history_html(
         .observer
         .history_page(release, limit + 1, before)
         .await?;
+    if page.entries.is_empty() && before.is_none() {
+        return Ok(None);
+    }
     let shown = page.entries.len().min(limit as usize);
     let older = (page.entries.len() > shown).then(|| page.entries[shown - 1].key.clone());
     let entries = &page.entries;
@@ -758,28 +1066,16 @@ async fn history_html(
 
     let summary = html! {
         p class="summary" id="summary" {
-            (count) " entr" @if count == 1 { "y" } @else { "ies" }
-            ", newest first. GC markers: the plan of a GC now keeping "
-            (DEFAULT_KEEP_HISTORY) " entries (the default), "
-            @match protected.len() {
-                0 => {
-                    "without the Release's protected renders, which only the controller knows \
-                     (add " code { "?protect=REF,REF" } " to give them)"
-                }
-                n => {
-                    "protecting the " (plural(n, "render", "renders"))
-                    " the address names (" code { "protect" } ")"
-                }
-            }
+            (count) " entr" @if count == 1 { "y" } @else { "ies" } ", newest first."
         }
         "\n"
     };
     if entries.is_empty() {
-        return Ok(html! {
+        return Ok(Some(html! {
             h1 { (release) } "\n"
             (summary)
-            p { "This release has no history entry." } "\n"
-        });
+            p { "No entry is older than the one this page starts after." } "\n"
+        }));
     }
     let newest_ref = (before.is_none()).then(|| entries[0].render_ref.as_str());
     let mut limit_query = match limit {
@@ -804,9 +1100,10 @@ async fn history_html(
             qv(&key)
         )
     });
-    Ok(html! {
+    Ok(Some(html! {
         h1 { (release) } "\n"
         (summary)
+        (gc_legend(protected.len()))
         form method="get" action={ (release_href(&app.base, release)) "/diff" } id="compare" {
             "\n"
             p class="compare-bar" {
@@ -855,7 +1152,7 @@ async fn history_html(
                                     "@" (back)
                                 }
                             }
-                            td class="entry-summary" { (entry.summary) }
+                            td class="entry-summary" title=(entry.summary) { (entry.summary) }
                             td class="ref" {
                                 a href=(render_href(&app.base, release, r)) title=(r) {
                                     code { (short_ref(r)) }
@@ -917,7 +1214,7 @@ async fn history_html(
             }
             "\n"
         }
-    })
+    }))
 }
 
 fn id_text(id: &ObjectId) -> String {
@@ -1046,10 +1343,21 @@ pub(super) async fn render_page(
         Ok(n) => n,
         Err(m) => return bad_request_page(&app, &crumbs, &m),
     };
-    let render_ref = match resolve_name(&app, &release, &render_ref).await {
-        Ok(r) => r,
+    // One listing of the history resolves `@N` and says which entries record the render.
+    let history = match super::endpoints::history_of(&app, &release).await {
+        Ok(h) => h,
         Err(e) => return failure_page(&app, &crumbs, e),
     };
+    let name = render_ref;
+    let render_ref = match resolve_name_in(&app, &release, &history, &name).await {
+        Ok(r) => r,
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
+    };
+    let entries = match entries_of(&app, &history, &render_ref, &name).await {
+        Ok(entries) => entries,
+        Err(e) => return failure_page(&app, &crumbs, e),
+    };
+    drop(history);
     crumbs.push((
         render_href(&app.base, &release, &render_ref),
         format!("render {}", short_ref(&render_ref)),
@@ -1073,15 +1381,26 @@ pub(super) async fn render_page(
         .await
     {
         Ok(p) => p,
-        Err(e) => return failure_page(&app, &crumbs, e),
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
     };
-    let download = format!(
-        "{}/renders/{}/{}/{}",
-        app.base,
-        seg(&release.namespace),
-        seg(&release.name),
-        seg(&render_ref)
-    );
+    // The canonical bytes hold Secret values as they are: a person gets them only from
+    // a server that shows Secrets, and otherwise the render as the page shows it.
+    let (download, download_label) = match app.observer.secrets() {
+        SecretValues::Shown => (
+            format!(
+                "{}/renders/{}/{}/{}",
+                app.base,
+                seg(&release.namespace),
+                seg(&release.name),
+                seg(&render_ref)
+            ),
+            "Download the canonical bytes",
+        ),
+        SecretValues::Masked => (
+            format!("{}/download", render_href(&app.base, &release, &render_ref)),
+            "Download as YAML (Secret values masked)",
+        ),
+    };
     // `to` left out: the diff page compares with the newest entry.
     let newest_diff = format!(
         "{}/diff?from={}",
@@ -1106,10 +1425,23 @@ pub(super) async fn render_page(
         Ok(html! {
             h1 { "Render " code class="full-ref" { (render_ref) } " " (copy_button(&render_ref)) }
             "\n"
+            p class="entry-of" id="entry" {
+                @if entries.shown.is_empty() {
+                    "Not in the history: no entry of " (release) " records this render."
+                }
+                @for (i, (back, time)) in entries.shown.iter().enumerate() {
+                    @if i > 0 { ", also " }
+                    span class="position" { "@" (back) } " · synced " (time_html(time))
+                }
+                @if entries.more > 0 {
+                    " and " (plural(entries.more, "older entry", "older entries"))
+                }
+            }
+            "\n"
             p class="summary" id="summary" {
                 (objects) " object" @if objects != 1 { "s" } ", "
                 (bytes_text(shown.size)) " canonical. "
-                a href=(download) download { "Download the canonical bytes" }
+                a href=(download) download { (download_label) }
                 " · "
                 a href=(newest_diff) class="diff-newest" { "Diff to the newest entry" }
                 " "
@@ -1133,7 +1465,7 @@ pub(super) async fn render_page(
                             p class="cut" {
                                 "The object is longer than a page shows ("
                                 (bytes_text(o.full_len)) " of YAML): "
-                                a href=(download) download { "download the canonical bytes" }
+                                a href=(download) download { "download the render" }
                                 " for the rest."
                             }
                         }
@@ -1162,6 +1494,123 @@ pub(super) async fn render_page(
             )
         }
     }
+}
+
+/// Entries a render page names among those recording its render; it counts the rest.
+const ENTRIES_NAMED: usize = 5;
+
+/// The history entries that record a render, as its page names them: `@N` and the time
+/// of the newest few (the one the page was asked for by, `@N`, first), and how many more.
+struct EntriesOf {
+    shown: Vec<(usize, String)>,
+    more: usize,
+}
+
+/// [`EntriesOf`] `render_ref`, asked for as `name`, from the history listed once: the
+/// names and times come from the keys, no entry is read.
+async fn entries_of(
+    app: &App,
+    history: &[crate::names::ListedEntry],
+    render_ref: &str,
+    name: &str,
+) -> Result<EntriesOf, ObserverError> {
+    let asked = name.strip_prefix('@').and_then(|n| n.parse::<usize>().ok());
+    let mut holding: Vec<(usize, SyncTime)> = history
+        .iter()
+        .rev()
+        .enumerate()
+        .filter(|(_, e)| e.render_ref == render_ref)
+        .map(|(back, e)| (back, e.synced_at))
+        .collect();
+    if let Some(i) = holding.iter().position(|(back, _)| Some(*back) == asked) {
+        let first = holding.remove(i);
+        holding.insert(0, first);
+    }
+    let more = holding.len().saturating_sub(ENTRIES_NAMED);
+    holding.truncate(ENTRIES_NAMED);
+    let times: Vec<SyncTime> = holding.iter().map(|(_, t)| *t).collect();
+    let times = app.observer.runtime().format_synced_at_all(&times).await?;
+    Ok(EntriesOf {
+        shown: holding.iter().map(|(back, _)| *back).zip(times).collect(),
+        more,
+    })
+}
+
+/// `GET /ui/{namespace}/{name}/renders/{renderRef}/download`: the render as a YAML
+/// stream, Secret values as the server shows them (masked unless it was started with
+/// `--show-secrets`), as `get -o yaml` writes it.
+pub(super) async fn render_download(
+    State(app): State<App>,
+    Path((namespace, name, render_ref)): Path<(String, String, String)>,
+) -> Response {
+    let release = Release::new(namespace, name);
+    let crumbs = release_crumbs(&app.base, &release);
+    let render_ref = match resolve_name(&app, &release, &render_ref).await {
+        Ok(r) => r,
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
+    };
+    // The canonical bytes and the YAML made of them are held at once: twice the weight
+    // of one read.
+    let held = match super::budget::reserve_renders(&app, &release, &[&render_ref, &render_ref], 0)
+        .await
+    {
+        Ok(held) => held,
+        Err(busy) => return busy_page(&app, &crumbs, busy),
+    };
+    let canonical = match app.observer.render(&release, &render_ref).await {
+        Ok(bytes) => bytes,
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
+    };
+    let shown = match app
+        .observer
+        .show_objects(&canonical, ObjectForm::Yaml)
+        .await
+    {
+        Ok(shown) => shown,
+        Err(e) => return failure_page(&app, &crumbs, e),
+    };
+    drop(canonical);
+    let mut yaml = String::new();
+    for object in &shown {
+        yaml.push_str("---\n");
+        yaml.push_str(&object.text);
+        if !object.text.ends_with('\n') {
+            yaml.push('\n');
+        }
+    }
+    drop(shown);
+    if yaml.len() > app.max_response_bytes {
+        return super::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!(
+                "the render's YAML is {} bytes, over the response limit of {} bytes \
+                 (serve --max-response-bytes)",
+                yaml.len(),
+                app.max_response_bytes
+            ),
+        );
+    }
+    let file = format!(
+        "attachment; filename=\"{}-{}-{}.yaml\"",
+        release.namespace,
+        release.name,
+        short_ref(&render_ref)
+    );
+    let mut response = (StatusCode::OK, yaml).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/yaml; charset=utf-8"),
+    );
+    if let Ok(value) = HeaderValue::from_str(&file) {
+        headers.insert(header::CONTENT_DISPOSITION, value);
+    }
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    super::budget::held_until_sent(response, held)
 }
 
 /// `GET /ui/{namespace}/{name}/diff?from=REF[&to=REF]`.
@@ -1196,21 +1645,22 @@ pub(super) async fn diff_page(
     // however long the history.
     let history = match super::endpoints::history_of(&app, &release).await {
         Ok(h) => h,
-        Err(e) => return failure_page(&app, &crumbs, e),
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
     };
     let from = match resolve_name_in(&app, &release, &history, p[0].unwrap_or_default()).await {
         Ok(r) => r,
-        Err(e) => return failure_page(&app, &crumbs, e),
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
     };
     let to = match p[1] {
         Some(to) => match resolve_name_in(&app, &release, &history, to).await {
             Ok(r) => r,
-            Err(e) => return failure_page(&app, &crumbs, e),
+            Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
         },
         None => match history.last() {
             Some(newest) => newest.render_ref.clone(),
             None => {
-                return failure_page(&app, &crumbs, ObserverError::NoHistory(release.to_string()));
+                let e = ObserverError::NoHistory(release.to_string());
+                return read_failure_page(&app, &crumbs, &release, e).await;
             }
         },
     };
@@ -1230,7 +1680,7 @@ pub(super) async fn diff_page(
         .await
     {
         Ok(d) => d,
-        Err(e) => return failure_page(&app, &crumbs, e),
+        Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
     };
     // What each side is, from its newest entry: a render may have no entry (GC'd, or
     // protected only). A label that cannot be read is left empty.
@@ -1293,7 +1743,7 @@ pub(super) async fn diff_page(
         Ok(Ok(content)) => html(
             &app,
             StatusCode::OK,
-            page(&app.base, "Diff", &crumbs, content),
+            page_of_width(&app.base, "Diff", &crumbs, content, layout == Layout::Split),
         ),
         Err(e) => {
             tracing::error!("writing a diff page: {e}");
@@ -1527,6 +1977,42 @@ mod tests {
         let lines = vec!["x".repeat(1 << 20); 5];
         assert_eq!(shown_lines(&lines).0.len(), 3);
         assert!(shown_lines(&lines).1 && !shown_lines(&lines[..3]).1);
+    }
+
+    #[test]
+    fn ages_read_in_their_largest_unit() {
+        let now = 1_800_000_000;
+        assert_eq!(age_text(now, now), "just now");
+        assert_eq!(age_text(now, now - 59), "just now");
+        assert_eq!(age_text(now, now - 60), "1m ago");
+        assert_eq!(age_text(now, now - 3 * 3_600 - 59), "3h ago");
+        assert_eq!(age_text(now, now - 2 * 86_400), "2d ago");
+        assert_eq!(age_text(now, now - 45 * 86_400), "1mo ago");
+        assert_eq!(age_text(now, now - 800 * 86_400), "2y ago");
+        assert_eq!(age_text(now, now + 10), "in the future");
+    }
+
+    #[test]
+    fn a_fleet_query_keeps_what_it_was_asked_in_its_links() {
+        let query: HashMap<String, String> =
+            [("q", "Web"), ("namespace", "prod"), ("sort", "newest")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        let q = FleetQuery::parse(&query, true).unwrap();
+        assert!(q.newest_first);
+        assert!(q.matches(&Release::new("prod", "web-api")));
+        assert!(!q.matches(&Release::new("prod", "api")));
+        assert_eq!(
+            q.href("/s/x", Some("prod/web"), false),
+            "/s/x/?after=prod%2Fweb&namespace=prod&q=Web"
+        );
+        // The JSON list takes no order: it groups by namespace.
+        assert!(
+            FleetQuery::parse(&query, false)
+                .unwrap_err()
+                .contains("sort")
+        );
     }
 
     #[test]

@@ -100,7 +100,7 @@
   document.addEventListener('keydown', (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const tag = event.target.tagName;
-    if (tag === 'INPUT' && event.target.type === 'text') return;
+    if (tag === 'INPUT' && ['text', 'search', 'password'].includes(event.target.type)) return;
     if (tag === 'TEXTAREA' || tag === 'SELECT') return;
     const compare = document.getElementById('compare');
     switch (event.key) {
@@ -121,6 +121,21 @@
     }
     event.preventDefault();
   });
+
+  // The release list's search box filters the rows shown as one types; submitting it
+  // asks the server, which searches the whole store (and works without this script).
+  const filter = document.querySelector('input[data-filter]');
+  if (filter) {
+    filter.addEventListener('input', () => {
+      const text = filter.value.trim().toLowerCase();
+      for (const row of document.querySelectorAll('tr.release')) {
+        row.hidden = text !== '' && !row.dataset.release.toLowerCase().includes(text);
+      }
+      for (const section of document.querySelectorAll('section.namespace')) {
+        section.hidden = !section.querySelector('tr.release:not([hidden])');
+      }
+    });
+  }
 
   openFragment();
 })();

@@ -310,6 +310,9 @@ pub(super) fn diff_lines_html(lines: &[String], layout: Layout) -> Markup {
                         @for (is_open, range) in runs {
                             @let table = html! {
                                 table class="split-lines" {
+                                    colgroup {
+                                        col class="ln-col"; col; col class="ln-col"; col;
+                                    }
                                     tbody { (split_rows(&hunk.lines[range.clone()])) }
                                 }
                             };
