@@ -37,6 +37,15 @@ pub fn age(t: SyncTime, now: i64) -> String {
     span(diff.unsigned_abs())
 }
 
+/// [`age`] as a sentence's end: `3d5h ago`, or `in 5m` for a time after `now`.
+pub fn age_ago(t: SyncTime, now: i64) -> String {
+    if t.seconds > now {
+        age(t, now)
+    } else {
+        format!("{} ago", age(t, now))
+    }
+}
+
 fn span(s: u64) -> String {
     const M: u64 = 60;
     const H: u64 = 60 * M;
@@ -84,6 +93,8 @@ mod tests {
             assert_eq!(age(at(now - ago), now), shown, "{ago}s ago");
         }
         assert_eq!(age(at(now + 300), now), "in 5m");
+        assert_eq!(age_ago(at(now - 3 * 3600), now), "3h ago");
+        assert_eq!(age_ago(at(now + 300), now), "in 5m");
     }
 
     #[test]

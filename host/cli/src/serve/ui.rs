@@ -624,35 +624,6 @@ fn group_by_namespace(listed: &[Listed]) -> Vec<&[Listed]> {
         .collect()
 }
 
-/// Seconds since the Unix epoch now, for the ages a page shows.
-fn now_seconds() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
-/// How long before `now` a time `then` was, in the largest unit that is at least 1
-/// ("3h ago"), both in seconds since the epoch. A time after now (a clock running
-/// ahead) says so rather than giving a negative age.
-fn age_text(now: i64, then: i64) -> String {
-    let seconds = now.saturating_sub(then);
-    if seconds < 0 {
-        return "in the future".to_string();
-    }
-    const UNITS: [(i64, &str); 5] = [
-        (365 * 86_400, "y"),
-        (30 * 86_400, "mo"),
-        (86_400, "d"),
-        (3_600, "h"),
-        (60, "m"),
-    ];
-    match UNITS.iter().find(|(size, _)| seconds >= *size) {
-        Some((size, unit)) => format!("{}{unit} ago", seconds / size),
-        None => "just now".to_string(),
-    }
-}
-
 /// The columns of every release table, as wide in each: the tables of two namespaces
 /// line up.
 fn release_columns() -> Markup {
@@ -693,7 +664,7 @@ fn release_row(base: &str, l: &Listed, label: &str, now: i64) -> Markup {
                 @match (&l.newest, l.synced) {
                     (Some((time, _, _)), Some(synced)) => {
                         time class="age" datetime=(time) title=(utc_text(time)) {
-                            (age_text(now, synced.seconds))
+                            (crate::time_view::age_ago(synced, now))
                         }
                     }
                     _ => span class="muted" { "no history" },
@@ -728,7 +699,7 @@ pub(super) async fn index(
         Ok(l) => l,
         Err(e) => return failure_page(&app, &[], e),
     };
-    let now = now_seconds();
+    let now = crate::time_view::now_seconds();
     let base = &app.base;
     let listed = &fleet.listed;
     let groups = group_by_namespace(listed);
@@ -1977,19 +1948,6 @@ mod tests {
         let lines = vec!["x".repeat(1 << 20); 5];
         assert_eq!(shown_lines(&lines).0.len(), 3);
         assert!(shown_lines(&lines).1 && !shown_lines(&lines[..3]).1);
-    }
-
-    #[test]
-    fn ages_read_in_their_largest_unit() {
-        let now = 1_800_000_000;
-        assert_eq!(age_text(now, now), "just now");
-        assert_eq!(age_text(now, now - 59), "just now");
-        assert_eq!(age_text(now, now - 60), "1m ago");
-        assert_eq!(age_text(now, now - 3 * 3_600 - 59), "3h ago");
-        assert_eq!(age_text(now, now - 2 * 86_400), "2d ago");
-        assert_eq!(age_text(now, now - 45 * 86_400), "1mo ago");
-        assert_eq!(age_text(now, now - 800 * 86_400), "2y ago");
-        assert_eq!(age_text(now, now + 10), "in the future");
     }
 
     #[test]
