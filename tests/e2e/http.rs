@@ -340,6 +340,21 @@ async fn renders_are_named_by_history_position_and_prefix_over_http() {
     assert!(row.contains(&format!("data-ref=\"{}\"", refs[0])), "{row}");
     assert_eq!(page.matches("badge protected").count(), 1, "{page}");
     assert_eq!(s.get("/ui/ns/app?protect=@4").await.0, 404);
+
+    // The render the Release runs, when the caller knows it (its lastSuccessful): the
+    // entry is marked, and after a rollback the page says @0 is not what runs.
+    let (status, page) = s.get("/ui/ns/app?running=@1").await;
+    assert_eq!(status, 200, "{page}");
+    let row = page
+        .lines()
+        .find(|l| l.contains("badge running"))
+        .expect("a running entry");
+    assert!(row.contains(&format!("data-ref=\"{}\"", refs[0])), "{row}");
+    assert_eq!(page.matches("badge running").count(), 1, "{page}");
+    assert!(page.contains("id=\"running-note\""), "{page}");
+    let (_, newest) = s.get("/ui/ns/app?running=@0").await;
+    assert!(newest.contains("badge running") && !newest.contains("running-note"));
+    assert_eq!(s.get("/ui/ns/app?running=@4").await.0, 404);
 }
 
 #[tokio::test]

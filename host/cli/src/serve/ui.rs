@@ -939,7 +939,7 @@ pub(super) async fn history_page(
 ) -> Response {
     let release = Release::new(namespace, name);
     let crumbs = release_crumbs(&app.base, &release);
-    let p = match params(&query, &[], &["limit", "before", "protect"]) {
+    let p = match params(&query, &[], &["limit", "before", "protect", "running"]) {
         Ok(p) => p,
         Err(m) => return bad_request_page(&app, &crumbs, &m),
     };
@@ -971,7 +971,20 @@ pub(super) async fn history_page(
             Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
         }
     }
-    let main = match history_html(&app, &release, limit, p[1], &protected).await {
+    // The render the Release runs, when the caller knows it (its lastSuccessful): after
+    // a rollback it is not the newest entry's.
+    let running = match p[3] {
+        Some(name) => match resolve_name(&app, &release, name.trim()).await {
+            Ok(r) => Some(r),
+            Err(e) => return read_failure_page(&app, &crumbs, &release, e).await,
+        },
+        None => None,
+    };
+    let marks = Marks {
+        protected: &protected,
+        running: running.as_deref(),
+    };
+    let main = match history_html(&app, &release, limit, p[1], marks).await {
         Ok(Some(main)) => main,
         // No entry at all: a release that is there (its renders stored before any sync
         // was recorded), or none.
@@ -993,6 +1006,14 @@ pub(super) async fn history_page(
     )
 }
 
+/// What the caller of the history page knows of the Release and the page marks: the
+/// renders it protects, and the one it runs.
+#[derive(Debug, Clone, Copy)]
+struct Marks<'a> {
+    protected: &'a [String],
+    running: Option<&'a str>,
+}
+
 /// The history page's content; `None` when the release has no entry at all (the caller
 /// tells a missing release from an empty one).
 async fn history_html(
@@ -1000,8 +1021,9 @@ async fn history_html(
     release: &Release,
     limit: u32,
     before: Option<&str>,
-    protected: &[String],
+    marks: Marks<'_>,
 ) -> Result<Option<Markup>, ObserverError> {
+    let Marks { protected, running } = marks;
     let store = app.observer.store().ok_or(ObserverError::NoStore)?;
     let rt = app.observer.runtime();
     // One entry more than shown: the oldest shown one's predecessor, for its "with
@@ -1057,6 +1079,10 @@ async fn history_html(
         limit_query.push_str("&protect=");
         limit_query.push_str(&qv(&protected.join(",")));
     }
+    if let Some(running) = running {
+        limit_query.push_str("&running=");
+        limit_query.push_str(&qv(running));
+    }
     let newest_page = before.is_some().then(|| {
         format!(
             "{}{}",
@@ -1074,6 +1100,16 @@ async fn history_html(
     Ok(Some(html! {
         h1 { (release) } "\n"
         (summary)
+        @if let (Some(running), Some(newest)) = (running, newest_ref) {
+            @if running != newest {
+                p class="running-note" id="running-note" {
+                    "The release runs " code { (short_ref(running)) } ", not the newest \
+                     entry's render: the history keeps each render at its first apply, so a \
+                     rollback does not make it the newest."
+                }
+                "\n"
+            }
+        }
         (gc_legend(protected.len()))
         form method="get" action={ (release_href(&app.base, release)) "/diff" } id="compare" {
             "\n"
@@ -1135,6 +1171,14 @@ async fn history_html(
                                         title="the render the newest entry records: what the \
                                                release runs if its last sync succeeded" {
                                         "newest"
+                                    }
+                                }
+                                @if running == Some(r.as_str()) {
+                                    " "
+                                    span class="badge running"
+                                        title="the render the Release runs (running in the \
+                                               address, as its lastSuccessful says)" {
+                                        "running"
                                     }
                                 }
                                 @if protected.contains(r) {
