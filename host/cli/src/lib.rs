@@ -23,3 +23,4 @@ pub mod render_sizes;
 pub mod serve;
 pub mod terminal;
 pub mod time_view;
+pub mod time_window;

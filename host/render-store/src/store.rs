@@ -17,6 +17,17 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// One call of the component for a store: [`call_export!`] in the release's scope,
+/// within the store's bounds (its deadline and its cancellation). Every method calls
+/// through this, so none can leave the bounds out.
+macro_rules! store_call {
+    ($store:expr, $release:expr, $($call:tt)+) => {
+        $store.bounded(async {
+            call_export!(&$store.runtime, Some($store.scope($release)), $($call)+)
+        })
+    };
+}
+
 /// A render store: a bucket and the runtime that runs the component over it.
 ///
 /// Cheap to clone; clones share the bucket and the runtime.
@@ -210,17 +221,15 @@ impl RenderStore {
     /// Stores a render (its objects' JSON bytes, in order) unless its blob exists.
     /// Returns its renderRef.
     pub async fn put_render(&self, release: &Release, objects: &[Vec<u8>]) -> Result<String> {
-        self.bounded(async {
-            call_export!(
-                &self.runtime,
-                Some(self.scope(release)),
-                convoy_render_store_store.call_put_render(
-                    &release.into(),
-                    &objects_arg(objects),
-                    &self.encryption()
-                )
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_put_render(
+                &release.into(),
+                &objects_arg(objects),
+                &self.encryption()
             )
-        })
+        )
         .await
     }
 
@@ -234,17 +243,15 @@ impl RenderStore {
         bytes: &[u8],
         ends: &[u32],
     ) -> Result<String> {
-        self.bounded(async {
-            call_export!(
-                &self.runtime,
-                Some(self.scope(release)),
-                convoy_render_store_store.call_put_render(
-                    &release.into(),
-                    &joined_arg(bytes, ends),
-                    &self.encryption()
-                )
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_put_render(
+                &release.into(),
+                &joined_arg(bytes, ends),
+                &self.encryption()
             )
-        })
+        )
         .await
     }
 
@@ -258,17 +265,11 @@ impl RenderStore {
     ) -> Result<String> {
         // Bounded inside the loan, so a cut call still gives the buffers back.
         lend_objects(objects, async |o| {
-            self.bounded(async {
-                call_export!(
-                    &self.runtime,
-                    Some(self.scope(release)),
-                    convoy_render_store_store.call_put_render(
-                        &release.into(),
-                        o,
-                        &self.encryption()
-                    )
-                )
-            })
+            store_call!(
+                self,
+                release,
+                convoy_render_store_store.call_put_render(&release.into(), o, &self.encryption())
+            )
             .await
         })
         .await
@@ -278,17 +279,15 @@ impl RenderStore {
     /// [`crate::Error::NotFound`] when absent, [`crate::Error::Corrupt`] when changed,
     /// [`crate::Error::EncryptionKey`] when sealed under a key the keyring lacks.
     pub async fn get_render(&self, release: &Release, render_ref: &str) -> Result<Vec<u8>> {
-        self.bounded(async {
-            call_export!(
-                &self.runtime,
-                Some(self.scope(release)),
-                convoy_render_store_store.call_get_render(
-                    &release.into(),
-                    render_ref,
-                    &self.encryption()
-                )
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_get_render(
+                &release.into(),
+                render_ref,
+                &self.encryption()
             )
-        })
+        )
         .await
     }
 
@@ -297,13 +296,11 @@ impl RenderStore {
     /// Encryption at rest). Returns how many were rewritten and how many already were
     /// sealed under the first key. An empty keyring is [`crate::Error::InvalidInput`].
     pub async fn rekey_release(&self, release: &Release) -> Result<(u32, u32)> {
-        self.bounded(async {
-            call_export!(
-                &self.runtime,
-                Some(self.scope(release)),
-                convoy_render_store_store.call_rekey_release(&release.into(), &self.encryption())
-            )
-        })
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_rekey_release(&release.into(), &self.encryption())
+        )
         .await
     }
 
@@ -316,13 +313,11 @@ impl RenderStore {
         limit: u32,
         before: Option<&str>,
     ) -> Result<HistoryPage> {
-        self.bounded(async {
-            call_export!(
-                &self.runtime,
-                Some(self.scope(release)),
-                convoy_render_store_store.call_list_history_page(&release.into(), limit, before)
-            )
-        })
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_list_history_page(&release.into(), limit, before)
+        )
         .await
         .map(HistoryPage::from)
     }
@@ -337,15 +332,12 @@ impl RenderStore {
         release: &Release,
         keys: &[String],
     ) -> Result<Vec<EntryRead>> {
-        let read: Vec<_> = self
-            .bounded(async {
-                call_export!(
-                    &self.runtime,
-                    Some(self.scope(release)),
-                    convoy_render_store_store.call_read_history_entries(&release.into(), keys)
-                )
-            })
-            .await?;
+        let read: Vec<_> = store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_read_history_entries(&release.into(), keys)
+        )
+        .await?;
         Ok(read.into_iter().map(EntryRead::from).collect())
     }
 
@@ -362,21 +354,19 @@ impl RenderStore {
         secrets: SecretValues,
         context: u32,
     ) -> Result<RenderDiff> {
-        self.bounded(async {
-            call_export!(
-                &self.runtime,
-                Some(self.scope(release)),
-                convoy_render_store_store.call_diff_renders(
-                    &release.into(),
-                    old_ref,
-                    new_ref,
-                    form.into(),
-                    secrets.into(),
-                    context,
-                    &self.encryption()
-                )
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_diff_renders(
+                &release.into(),
+                old_ref,
+                new_ref,
+                form.into(),
+                secrets.into(),
+                context,
+                &self.encryption()
             )
-        })
+        )
         .await
         .map(RenderDiff::from)
     }
@@ -396,59 +386,51 @@ impl RenderStore {
         page_bytes: u64,
         page: u32,
     ) -> Result<RenderPage> {
-        self.bounded(async {
-            call_export!(
-                &self.runtime,
-                Some(self.scope(release)),
-                convoy_render_store_store.call_show_render_page(
-                    &release.into(),
-                    render_ref,
-                    form.into(),
-                    secrets.into(),
-                    page_bytes,
-                    page,
-                    &self.encryption()
-                )
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_show_render_page(
+                &release.into(),
+                render_ref,
+                form.into(),
+                secrets.into(),
+                page_bytes,
+                page,
+                &self.encryption()
             )
-        })
+        )
         .await
         .map(RenderPage::from)
     }
 
     /// Whether a history entry records `render_ref`.
     pub async fn has_history_ref(&self, release: &Release, render_ref: &str) -> Result<bool> {
-        self.bounded(async {
-            call_export!(
-                &self.runtime,
-                Some(self.scope(release)),
-                convoy_render_store_store.call_has_history_ref(&release.into(), render_ref)
-            )
-        })
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_has_history_ref(&release.into(), render_ref)
+        )
         .await
     }
 
     /// Appends a history entry unless one records the same render. Returns whether it
     /// was added.
     pub async fn record_history(&self, release: &Release, entry: &NewEntry) -> Result<bool> {
-        self.bounded(async {
-            call_export!(
-                &self.runtime,
-                Some(self.scope(release)),
-                convoy_render_store_store.call_record_history(&release.into(), &entry.into())
-            )
-        })
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_record_history(&release.into(), &entry.into())
+        )
         .await
     }
 
     /// The history, oldest first.
     pub async fn list_history(&self, release: &Release) -> Result<Vec<HistoryEntry>> {
-        self.bounded(async {
-            call_export!(
-                &self.runtime,
-                Some(self.scope(release)),
-                convoy_render_store_store.call_list_history(&release.into())
-            )
-        })
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_list_history(&release.into())
+        )
         .await
         .map(|entries| entries.into_iter().map(HistoryEntry::from).collect())
     }
@@ -478,33 +460,29 @@ impl RenderStore {
         dry_run: bool,
         grace: Grace,
     ) -> Result<GcPlan> {
-        self.bounded(async {
-            call_export!(
-                &self.runtime,
-                Some(self.scope(release)),
-                convoy_render_store_store.call_gc(
-                    &release.into(),
-                    keep,
-                    protected,
-                    dry_run,
-                    grace.now.into(),
-                    grace.seconds
-                )
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_gc(
+                &release.into(),
+                keep,
+                protected,
+                dry_run,
+                grace.now.into(),
+                grace.seconds
             )
-        })
+        )
         .await
         .map(GcPlan::from)
     }
 
     /// Deletes every key of the release. Returns how many were deleted.
     pub async fn delete_release(&self, release: &Release) -> Result<u32> {
-        self.bounded(async {
-            call_export!(
-                &self.runtime,
-                Some(self.scope(release)),
-                convoy_render_store_store.call_delete_release(&release.into())
-            )
-        })
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_delete_release(&release.into())
+        )
         .await
     }
 }

@@ -14,16 +14,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use url::Url;
 
-pub(crate) const AZURE_PARAMS: &[&str] = &[
-    "domain",
-    "protocol",
-    "localemu",
-    "cdn",
-    "timeout",
-    "connect_timeout",
-    "retries",
-    "retry_timeout",
-];
+pub(crate) const AZURE_PARAMS: &[&str] =
+    super::client::cloud_params!["domain", "protocol", "localemu", "cdn",];
 
 /// The parts of an Azure storage connection string the client uses.
 #[derive(Debug, Default, PartialEq, Eq)]

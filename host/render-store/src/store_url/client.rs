@@ -12,6 +12,16 @@ use super::params::Params;
 use crate::error::Error;
 use std::time::Duration;
 
+/// The query parameters of every cloud scheme, [`take_settings`]'s, and before them
+/// the scheme's own: the four names are written here once.
+macro_rules! cloud_params {
+    ($($own:literal),* $(,)?) => {
+        &[$($own,)* "timeout", "connect_timeout", "retries", "retry_timeout"]
+    };
+}
+#[cfg(any(feature = "s3", feature = "gcs", feature = "azure"))]
+pub(crate) use cloud_params;
+
 /// How a cloud backend's HTTP client waits and retries (`s3://`, `gs://`, `azblob://`;
 /// nothing else makes requests). The URL parameters of the same names override these
 /// for one URL (docs/urls.md).
@@ -63,7 +73,7 @@ fn take_duration(params: &mut Params, name: &str) -> Result<Option<Duration>, Er
     }
 }
 
-/// `settings` with the URL's own parameters (CLIENT_PARAMS) taken over them.
+/// `settings` with the URL's own parameters ([`cloud_params`]) taken over them.
 #[cfg(any(feature = "s3", feature = "gcs", feature = "azure"))]
 pub(crate) fn take_settings(
     params: &mut Params,

@@ -13,13 +13,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use url::Url;
 
-pub(crate) const GCS_PARAMS: &[&str] = &[
-    "anonymous",
-    "timeout",
-    "connect_timeout",
-    "retries",
-    "retry_timeout",
-];
+pub(crate) const GCS_PARAMS: &[&str] = super::client::cloud_params!["anonymous",];
 
 pub(crate) fn open(
     parsed: &Url,

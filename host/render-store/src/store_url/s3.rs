@@ -12,7 +12,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use url::Url;
 
-pub(crate) const S3_PARAMS: &[&str] = &[
+pub(crate) const S3_PARAMS: &[&str] = super::client::cloud_params![
     "region",
     "endpoint",
     "use_path_style",
@@ -26,11 +26,6 @@ pub(crate) const S3_PARAMS: &[&str] = &[
     "dualstack",
     "fips",
     "accelerate",
-    // The client's settings (ClientSettings), every cloud scheme's.
-    "timeout",
-    "connect_timeout",
-    "retries",
-    "retry_timeout",
 ];
 
 pub(crate) fn open(
