@@ -327,6 +327,22 @@ impl logic::Guest for Component {
         Ok(wit_diff(d))
     }
 
+    fn check_image_pattern(pattern: String) -> WitResult<()> {
+        crate::ImagePattern::parse(&pattern)?;
+        Ok(())
+    }
+
+    fn render_images(canonical: imported::Data) -> WitResult<Vec<types::ImageUse>> {
+        Ok(crate::render_images(&canonical)?
+            .into_iter()
+            .map(|u| types::ImageUse {
+                image: u.image,
+                object: wit_id(u.object),
+                container: u.container,
+            })
+            .collect())
+    }
+
     fn show_objects(
         canonical: imported::Data,
         form: types::ObjectForm,
@@ -541,6 +557,39 @@ impl store::Guest for Component {
             &encryption(e)?,
         )?;
         Ok(wit_diff(d))
+    }
+
+    fn release_images(
+        r: types::Release,
+        pattern: Option<String>,
+        since: Option<types::SyncTime>,
+        until: Option<types::SyncTime>,
+        e: types::Encryption,
+    ) -> WitResult<Vec<types::ImageInterval>> {
+        // Every input is checked before the first call.
+        let pattern = pattern
+            .as_deref()
+            .map(crate::ImagePattern::parse)
+            .transpose()?;
+        let release = release(r);
+        crate::keys::ReleasePrefix::new(&release)?;
+        let keyring = encryption(e)?;
+        let intervals = crate::release_images(
+            &mut Host,
+            &release,
+            pattern.as_ref(),
+            (since.map(time), until.map(time)),
+            &keyring,
+        )?;
+        Ok(intervals
+            .into_iter()
+            .map(|i| types::ImageInterval {
+                image: i.image,
+                from: wit_time(i.from),
+                until: i.until.map(wit_time),
+                render_refs: i.render_refs,
+            })
+            .collect())
     }
 
     fn show_render_page(

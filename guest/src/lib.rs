@@ -21,6 +21,7 @@ pub mod encryption;
 pub mod error;
 pub mod gc;
 pub mod history;
+pub mod images;
 pub mod json;
 pub mod keys;
 pub mod kube_object;
@@ -48,6 +49,9 @@ pub use gc::{GcPlan, Grace, gc, plan_gc};
 pub use history::{
     EntryRead, HistoryEntry, HistoryPage, HistorySummary, NewEntry, entry_body, has_history_ref,
     list_history, list_history_page, read_history_entries, record_history, summarize_history,
+};
+pub use images::{
+    ImageInterval, ImagePattern, ImageUse, image_intervals, release_images, render_images,
 };
 pub use keys::{
     HistoryKey, ParsedKey, Release, ReleasePrefix, validate_name, validate_namespace,

@@ -175,6 +175,32 @@ pub enum Command {
         #[arg(long, value_name = "NAMESPACE/NAME")]
         after: Option<String>,
     },
+    /// Every container image of every release (or of -n NAMESPACE) matching PATTERN,
+    /// with the intervals during which it was in the release's recorded render: from an
+    /// entry's sync until the next entry's (open for the newest), consecutive entries
+    /// merged. "Ran" is what the history records: a rollback adds no entry, so a render
+    /// rolled back to keeps its recorded interval. Images are normalised as container
+    /// runtimes read them (nginx is docker.io/library/nginx:latest). Every render of
+    /// each history is read, in the sandbox. A release that cannot be read or a folder
+    /// that cannot be listed is named on standard error and the exit status is 1: the
+    /// answer is partial, never "not anywhere".
+    #[command(
+        after_help = "Examples:\n  render-store images nginx                      # every tag of docker.io/library/nginx\n  render-store images 'ghcr.io/org/*' --since 30d -o json\n  render-store images @sha256:4f1c…              # a digest, in any repository\n  render-store images -n prod --since 2026-12-01 --until 2026-12-06"
+    )]
+    Images {
+        /// A repository (nginx, ghcr.io/org/app: every tag and digest of it), a
+        /// reference (nginx:1.25, app@sha256:HEX), a digest (@sha256:HEX, any
+        /// repository) or a glob (* and ?) over the normalised reference; none: every
+        /// image.
+        pattern: Option<String>,
+        /// Only intervals that end after TIME: an RFC 3339 time, a date (midnight UTC)
+        /// or an age (7d, 24h: that long ago).
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// Only intervals that start before TIME (as --since takes it).
+        #[arg(long, value_name = "TIME")]
+        until: Option<String>,
+    },
     /// Write the embedded WebAssembly component, for hosts in other languages.
     #[command(after_help = "Example:\n  render-store component --out render-store.wasm")]
     Component {
@@ -543,10 +569,13 @@ impl Args {
         matches!(self.command, Command::Serve { .. })
     }
 
-    /// Whether this is `releases`, which reads many releases at once (a fleet page's
+    /// Whether this is a fleet query (`releases`, `images`), which reads many releases at once (a fleet page's
     /// newest entries, each read in a sandboxed call of its own).
     pub fn is_fleet(&self) -> bool {
-        matches!(self.command, Command::Releases { .. })
+        matches!(
+            self.command,
+            Command::Releases { .. } | Command::Images { .. }
+        )
     }
 
     /// The output format asked for: `--json` is `-o json`.

@@ -92,6 +92,14 @@ pub async fn run(args: Args) -> Result<Finish> {
         Command::Releases { limit, after } => {
             return commands::releases::run(ctx, limit, after.as_deref()).await;
         }
+        Command::Images {
+            pattern,
+            since,
+            until,
+        } => {
+            let (since, until) = (since.as_deref(), until.as_deref());
+            return commands::images::run(ctx, pattern.as_deref(), since, until).await;
+        }
         Command::Ls { prefix } => commands::ls::run(ctx, &prefix).await?,
         Command::Component { out } => commands::component::run(ctx, &out)?,
         Command::Rekey { release, .. } => commands::rekey::run(ctx, release.as_deref()).await?,

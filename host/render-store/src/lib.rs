@@ -34,6 +34,7 @@ mod deadline;
 mod embedded;
 mod error;
 pub mod fleet;
+pub mod fleet_images;
 pub mod json_view;
 mod keyring;
 mod logic;
@@ -71,7 +72,7 @@ pub use store_url::{
 };
 pub use types::{
     ChangedObject, DEFAULT_CONTEXT, EntryRead, GcPlan, Grace, HistoryEntry, HistoryKey,
-    HistoryPage, HistorySummary, JoinedObjects, MAX_RENDER_BYTES, NewEntry, ObjectForm, ObjectId,
-    PageObject, ParsedKey, Release, RenderDiff, RenderPage, SecretValues, ShownObject, SyncTime,
-    YamlStage,
+    HistoryPage, HistorySummary, ImageInterval, ImageUse, JoinedObjects, MAX_RENDER_BYTES,
+    NewEntry, ObjectForm, ObjectId, PageObject, ParsedKey, Release, RenderDiff, RenderPage,
+    SecretValues, ShownObject, SyncTime, YamlStage,
 };

@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::runtime::{Runtime, call_export, data_arg, joined_arg, lend_objects, objects_arg};
 use crate::types::{
-    GcPlan, HistorySummary, JoinedObjects, ObjectForm, ParsedKey, Release, RenderDiff,
+    GcPlan, HistorySummary, ImageUse, JoinedObjects, ObjectForm, ParsedKey, Release, RenderDiff,
     SecretValues, ShownObject, SyncTime,
 };
 
@@ -319,6 +319,29 @@ impl Runtime {
             )
         )
         .map(|objects| objects.into_iter().map(ShownObject::from).collect())
+    }
+
+    /// Checks an image pattern as [`crate::RenderStore::release_images`] takes it: a
+    /// repository, a reference, a digest or a glob; [`crate::Error::InvalidInput`]
+    /// saying what each looks like when it is none.
+    pub async fn check_image_pattern(&self, pattern: &str) -> Result<()> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_check_image_pattern(pattern)
+        )
+    }
+
+    /// Every container of every pod template of a canonical render, in render order,
+    /// with its image normalised as container runtimes read it (`nginx` is
+    /// `docker.io/library/nginx:latest`).
+    pub async fn render_images(&self, canonical: &[u8]) -> Result<Vec<ImageUse>> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_render_images(&data_arg(canonical))
+        )
+        .map(|uses| uses.into_iter().map(ImageUse::from).collect())
     }
 
     /// A release's history as one listing of `<prefix>history/` shows it (the keys

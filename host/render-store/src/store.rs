@@ -10,8 +10,8 @@ use crate::runtime::{
 };
 use crate::store_url::{ClientSettings, open_bucket_with};
 use crate::types::{
-    EntryRead, GcPlan, Grace, HistoryEntry, HistoryPage, JoinedObjects, NewEntry, ObjectForm,
-    Release, RenderDiff, RenderPage, SecretValues,
+    EntryRead, GcPlan, Grace, HistoryEntry, HistoryPage, ImageInterval, JoinedObjects, NewEntry,
+    ObjectForm, Release, RenderDiff, RenderPage, SecretValues, SyncTime,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -401,6 +401,35 @@ impl RenderStore {
         )
         .await
         .map(RenderPage::from)
+    }
+
+    /// The intervals of the release's history during which each image matching
+    /// `pattern` was in the recorded render (every image when `None`), those that meet
+    /// the window from `since` until `until`, sorted by image then start. A pattern is a
+    /// repository (`nginx`), a reference (`nginx:1.25`), a digest (`@sha256:HEX`) or a
+    /// glob (`*/nginx:1.*`); a bad one is [`crate::Error::InvalidInput`] before any call.
+    /// Every render the history names is read, once each, in the sandbox; one that
+    /// cannot be read fails the call.
+    pub async fn release_images(
+        &self,
+        release: &Release,
+        pattern: Option<&str>,
+        since: Option<SyncTime>,
+        until: Option<SyncTime>,
+    ) -> Result<Vec<ImageInterval>> {
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_release_images(
+                &release.into(),
+                pattern,
+                since.map(Into::into),
+                until.map(Into::into),
+                &self.encryption()
+            )
+        )
+        .await
+        .map(|intervals| intervals.into_iter().map(ImageInterval::from).collect())
     }
 
     /// Whether a history entry records `render_ref`.

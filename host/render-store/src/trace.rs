@@ -121,13 +121,13 @@ impl Runtime {
         trace: &str,
         keyring: &Keyring,
     ) -> Result<ReplayReport, ReplayError> {
-        let (mut store, instance) = self.instantiate(None).await.map_err(ReplayError::Stopped)?;
+        let (mut call, instance) = self.instantiate(None).await.map_err(ReplayError::Stopped)?;
         let result = instance
             .convoy_render_store_trace()
-            .call_replay(&mut store, trace, keyring.wit())
+            .call_replay(&mut call.store, trace, keyring.wit())
             .await;
         let report = self
-            .finish(store, result.map(Ok))
+            .finish(call, result.map(Ok))
             .map_err(ReplayError::Stopped)?;
         match report {
             Ok(r) => Ok(ReplayReport {

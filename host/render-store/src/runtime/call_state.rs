@@ -1,5 +1,5 @@
-//! The per-call view: what one call's instance may reach (its limiter, its bucket scope,
-//! its instance slot) and the bucket import served over it, recorded when traced.
+//! The per-call view: what one call's instance may reach (its limiter, its bucket scope)
+//! and the bucket import served over it, recorded when traced.
 
 use super::CallLog;
 use super::bindings::{wit_bucket, wit_trace};
@@ -8,14 +8,11 @@ use super::limits::CallLimiter;
 use crate::bucket::{Bucket, BucketError, Denial};
 use render_store_guest::bucket::{merge_scoped, split_scoped};
 use std::sync::Arc;
-use tokio::sync::OwnedSemaphorePermit;
 
 /// What one call's instance may reach.
 pub(crate) struct CallState {
     pub(super) limiter: CallLimiter,
     pub(super) bucket: Option<Scope>,
-    /// The instance slot this call holds until its store is dropped.
-    pub(super) _slot: Option<OwnedSemaphorePermit>,
 }
 
 /// The bucket of one call, confined to one release's prefix.

@@ -5,8 +5,8 @@
 use super::wit;
 use crate::types::{
     ChangedObject, EntryRead, GcPlan, HistoryEntry, HistoryKey, HistoryPage, HistorySummary,
-    NewEntry, ObjectForm, ObjectId, PageObject, ParsedKey, Release, RenderDiff, RenderPage,
-    SecretValues, ShownObject, SyncTime, YamlStage,
+    ImageInterval, ImageUse, NewEntry, ObjectForm, ObjectId, PageObject, ParsedKey, Release,
+    RenderDiff, RenderPage, SecretValues, ShownObject, SyncTime, YamlStage,
 };
 
 impl From<SecretValues> for wit::SecretValues {
@@ -137,6 +137,27 @@ impl From<wit::ShownObject> for ShownObject {
         ShownObject {
             id: o.id.into(),
             text: o.text,
+        }
+    }
+}
+
+impl From<wit::ImageUse> for ImageUse {
+    fn from(u: wit::ImageUse) -> Self {
+        ImageUse {
+            image: u.image,
+            object: u.object.into(),
+            container: u.container,
+        }
+    }
+}
+
+impl From<wit::ImageInterval> for ImageInterval {
+    fn from(i: wit::ImageInterval) -> Self {
+        ImageInterval {
+            image: i.image,
+            from: i.from.into(),
+            until: i.until.map(SyncTime::from),
+            render_refs: i.render_refs,
         }
     }
 }

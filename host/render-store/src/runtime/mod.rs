@@ -35,18 +35,28 @@ pub use limits::Limits;
 macro_rules! call_export {
     ($rt:expr, $scope:expr, $interface:ident . $export:ident ( $($arg:expr),* $(,)? )) => {{
         let rt: &$crate::runtime::Runtime = $rt;
-        let (mut store, instance) = rt.instantiate($scope).await?;
-        let result = instance.$interface().$export(&mut store, $($arg),*).await;
-        rt.finish(store, result)
+        let (mut call, instance) = rt.instantiate($scope).await?;
+        let result = instance.$interface().$export(&mut call.store, $($arg),*).await;
+        rt.finish(call, result)
     }};
     (infallible $rt:expr, $scope:expr, $interface:ident . $export:ident ( $($arg:expr),* $(,)? )) => {{
         let rt: &$crate::runtime::Runtime = $rt;
-        let (mut store, instance) = rt.instantiate($scope).await?;
-        let result = instance.$interface().$export(&mut store, $($arg),*).await;
-        rt.finish(store, result.map(Ok))
+        let (mut call, instance) = rt.instantiate($scope).await?;
+        let result = instance.$interface().$export(&mut call.store, $($arg),*).await;
+        rt.finish(call, result.map(Ok))
     }};
 }
 pub(crate) use call_export;
+
+/// One call's store and the instance slot it holds. The fields drop in their order: the
+/// store, and the pool's instance with it, before the slot. A slot freed with the
+/// store's data came free before wasmtime gave the instance back to the pool, and under
+/// load the next call took it and found the pool full.
+pub(crate) struct Call {
+    /// The call's store.
+    pub(crate) store: Store<CallState>,
+    _slot: tokio::sync::OwnedSemaphorePermit,
+}
 
 /// The process-wide runtime of [`Runtime::shared`].
 static SHARED: OnceLock<Arc<Runtime>> = OnceLock::new();
@@ -209,7 +219,8 @@ impl Runtime {
     pub(crate) async fn instantiate(
         &self,
         bucket: Option<Scope>,
-    ) -> Result<(Store<CallState>, bindings::RenderStore)> {
+    ) -> Result<(Call, bindings::RenderStore)> {
+        // Declared before the store, so that on an early return the store drops first.
         let slot = self
             .slots
             .clone()
@@ -217,7 +228,6 @@ impl Runtime {
             .await
             .map_err(|_| Error::Runtime("the runtime is shutting down".into()))?;
         let state = CallState {
-            _slot: Some(slot),
             limiter: CallLimiter {
                 memory_cap: self.limits.memory_bytes,
                 peak: 0,
@@ -248,21 +258,22 @@ impl Runtime {
             .instantiate_async(&mut store)
             .await
             .map_err(|e| trap(e, store.data().limiter.refused, self.limits))?;
-        Ok((store, instance))
+        Ok((Call { store, _slot: slot }, instance))
     }
 
     /// Turns what an export returned into the host's result.
     pub(crate) fn finish<T>(
         &self,
-        store: Store<CallState>,
+        call: Call,
         result: wasmtime::Result<Result<T, wit::Error>>,
     ) -> Result<T> {
+        let state = call.store.data();
         self.peak_memory
-            .fetch_max(store.data().limiter.peak, Ordering::Relaxed);
+            .fetch_max(state.limiter.peak, Ordering::Relaxed);
         match result {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(from_wit(e)),
-            Err(e) => Err(trap(e, store.data().limiter.refused, self.limits)),
+            Err(e) => Err(trap(e, state.limiter.refused, self.limits)),
         }
     }
 }
@@ -291,7 +302,6 @@ mod tests {
                 prefix: "ns/app/".to_string(),
                 log: None,
             }),
-            _slot: None,
         }
     }
 
@@ -412,7 +422,6 @@ mod tests {
         let mut s = CallState {
             limiter: limiter(),
             bucket: None,
-            _slot: None,
         };
         assert_eq!(
             s.get("ns/app/x".into()).await.unwrap_err(),

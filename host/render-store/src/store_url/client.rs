@@ -14,6 +14,7 @@ use std::time::Duration;
 
 /// The query parameters of every cloud scheme, [`take_settings`]'s, and before them
 /// the scheme's own: the four names are written here once.
+#[cfg(any(feature = "s3", feature = "gcs", feature = "azure"))]
 macro_rules! cloud_params {
     ($($own:literal),* $(,)?) => {
         &[$($own,)* "timeout", "connect_timeout", "retries", "retry_timeout"]
