@@ -592,6 +592,49 @@ impl store::Guest for Component {
             .collect())
     }
 
+    fn blame_object(
+        r: types::Release,
+        object: String,
+        field: Option<String>,
+        secrets: types::SecretValues,
+        e: types::Encryption,
+    ) -> WitResult<types::ObjectBlame> {
+        // Every input is checked before the first call.
+        let name = crate::blame::ObjectName::parse(&object)?;
+        let release = release(r);
+        crate::keys::ReleasePrefix::new(&release)?;
+        let keyring = encryption(e)?;
+        let b = crate::blame::blame_object(
+            &mut Host,
+            &release,
+            &name,
+            field.as_deref(),
+            secret_values(secrets),
+            &keyring,
+        )?;
+        Ok(types::ObjectBlame {
+            object: wit_id(b.object),
+            entries: b
+                .entries
+                .into_iter()
+                .map(|(t, render_ref)| types::HistoryKey {
+                    synced_at: wit_time(t),
+                    render_ref,
+                })
+                .collect(),
+            newest: b.newest,
+            fields: b
+                .fields
+                .into_iter()
+                .map(|f| types::FieldBlame {
+                    path: f.path,
+                    value: f.value,
+                    entry: f.entry,
+                })
+                .collect(),
+        })
+    }
+
     fn show_render_page(
         r: types::Release,
         render_ref: String,

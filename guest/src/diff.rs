@@ -118,6 +118,18 @@ fn string_member(doc: &Document<'_>, node: Option<&Node<'_>>, key: &str) -> Stri
     }
 }
 
+/// The identity of the object at `node`: its apiVersion, kind, and metadata's namespace
+/// and name (empty when absent).
+pub(crate) fn id_of(doc: &Document<'_>, node: &Node<'_>) -> ObjectId {
+    let metadata = doc.member(node, "metadata").map(|m| doc.node(m));
+    ObjectId {
+        api_version: string_member(doc, Some(node), "apiVersion"),
+        kind: string_member(doc, Some(node), "kind"),
+        namespace: string_member(doc, metadata, "namespace"),
+        name: string_member(doc, metadata, "name"),
+    }
+}
+
 /// The objects of a canonical render: one JSON object a line.
 fn objects<'a>(canonical: &'a [u8], which: &str) -> Result<Vec<Object<'a>>> {
     let mut out = Vec::new();
@@ -131,14 +143,7 @@ fn objects<'a>(canonical: &'a [u8], which: &str) -> Result<Vec<Object<'a>>> {
                 "the {which} render's object {index} is invalid: {e}"
             ))
         })?;
-        let root = Some(doc.root());
-        let metadata = doc.root_member("metadata");
-        let id = ObjectId {
-            api_version: string_member(&doc, root, "apiVersion"),
-            kind: string_member(&doc, root, "kind"),
-            namespace: string_member(&doc, metadata, "namespace"),
-            name: string_member(&doc, metadata, "name"),
-        };
+        let id = id_of(&doc, doc.root());
         out.push(Object { id, line });
     }
     Ok(out)

@@ -290,17 +290,7 @@ fn object_images<'a>(doc: &Document<'a>, object: &Node<'a>, depth: usize, out: &
             .or_else(|| path(&["spec", "jobTemplate", "spec", "template", "spec"])),
     };
     let Some(spec) = spec else { return };
-    let metadata = doc.member(object, "metadata").map(|m| doc.node(m));
-    let id = ObjectId {
-        api_version: text(doc.member(object, "apiVersion")),
-        kind,
-        namespace: metadata
-            .map(|m| text(doc.member(m, "namespace")))
-            .unwrap_or_default(),
-        name: metadata
-            .map(|m| text(doc.member(m, "name")))
-            .unwrap_or_default(),
-    };
+    let id = crate::diff::id_of(doc, object);
     for list in CONTAINER_LISTS {
         let Some(Node::Array(containers)) = doc.member(spec, list).map(|c| doc.node(c)) else {
             continue;
@@ -420,8 +410,8 @@ fn glob_matches(glob: &[u8], text: &[u8]) -> bool {
 /// from an entry whose render holds the image until the next entry whose render does
 /// not, consecutive entries merged; open (`until` `None`) when the newest holds it.
 /// Sorted by image, then start.
-pub fn image_intervals<'r>(
-    history: &[(SyncTime, &'r str)],
+pub fn image_intervals(
+    history: &[(SyncTime, &str)],
     images_of: impl Fn(&str) -> BTreeSet<String>,
 ) -> Vec<ImageInterval> {
     let mut open: BTreeMap<String, ImageInterval> = BTreeMap::new();

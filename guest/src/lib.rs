@@ -15,6 +15,7 @@
 
 #![warn(missing_docs)]
 
+pub mod blame;
 pub mod bucket;
 pub mod diff;
 pub mod encryption;

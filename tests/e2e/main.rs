@@ -2,6 +2,7 @@
 //! buckets, and the CLI. One test binary, a module per topic.
 
 mod aliases;
+mod blame;
 mod browser;
 mod cli;
 mod component;

@@ -28,5 +28,6 @@ pub use encode::{
 };
 pub(crate) use encode::{push_float, push_int, push_uint};
 pub use line_paths::pretty_line_paths;
+pub(crate) use line_paths::{item as line_item, member as line_member};
 pub(crate) use scan::{find_byte, text_run};
 pub use yaml_form::{encode_document_yaml, encode_document_yaml_with_paths};

@@ -201,6 +201,25 @@ pub enum Command {
         #[arg(long, value_name = "TIME")]
         until: Option<String>,
     },
+    /// Which history entry last changed each field of an object, as git blame says which
+    /// commit last changed each line: for each field of OBJECT in the newest render that
+    /// holds it (or each field under FIELD), the entry since which it has had its value,
+    /// with the entry's time and summary, and the value (Secret values masked unless
+    /// --show-secrets). Every render of the history is read, one at a time, in the
+    /// sandbox.
+    #[command(
+        after_help = "Examples:\n  render-store blame prod/app deployment/web\n  render-store blame prod/app deployment/web 'spec.template.spec.containers[name=web].image'\n  render-store blame prod/app prod/configmap/settings data -o json"
+    )]
+    Blame {
+        /// NAMESPACE/NAME of the release (or NAME with -n).
+        release: String,
+        /// The object: KIND/NAME (deployment/web; the kind in any case) or
+        /// NAMESPACE/KIND/NAME when two namespaces hold one.
+        object: String,
+        /// Only the fields at or under this path, as the diff's hunk headers write
+        /// paths (spec.replicas, spec.template.spec.containers[name=web].image).
+        field: Option<String>,
+    },
     /// Write the embedded WebAssembly component, for hosts in other languages.
     #[command(after_help = "Example:\n  render-store component --out render-store.wasm")]
     Component {

@@ -100,6 +100,11 @@ pub async fn run(args: Args) -> Result<Finish> {
             let (since, until) = (since.as_deref(), until.as_deref());
             return commands::images::run(ctx, pattern.as_deref(), since, until).await;
         }
+        Command::Blame {
+            release,
+            object,
+            field,
+        } => commands::blame::run(ctx, &release, &object, field.as_deref()).await?,
         Command::Ls { prefix } => commands::ls::run(ctx, &prefix).await?,
         Command::Component { out } => commands::component::run(ctx, &out)?,
         Command::Rekey { release, .. } => commands::rekey::run(ctx, release.as_deref()).await?,

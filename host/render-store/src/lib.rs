@@ -71,8 +71,8 @@ pub use store_url::{
     redact_urls_in,
 };
 pub use types::{
-    ChangedObject, DEFAULT_CONTEXT, EntryRead, GcPlan, Grace, HistoryEntry, HistoryKey,
+    ChangedObject, DEFAULT_CONTEXT, EntryRead, FieldBlame, GcPlan, Grace, HistoryEntry, HistoryKey,
     HistoryPage, HistorySummary, ImageInterval, ImageUse, JoinedObjects, MAX_RENDER_BYTES,
-    NewEntry, ObjectForm, ObjectId, PageObject, ParsedKey, Release, RenderDiff, RenderPage,
-    SecretValues, ShownObject, SyncTime, YamlStage,
+    NewEntry, ObjectBlame, ObjectForm, ObjectId, PageObject, ParsedKey, Release, RenderDiff,
+    RenderPage, SecretValues, ShownObject, SyncTime, YamlStage,
 };

@@ -11,7 +11,7 @@ use crate::runtime::{
 use crate::store_url::{ClientSettings, open_bucket_with};
 use crate::types::{
     EntryRead, GcPlan, Grace, HistoryEntry, HistoryPage, ImageInterval, JoinedObjects, NewEntry,
-    ObjectForm, Release, RenderDiff, RenderPage, SecretValues, SyncTime,
+    ObjectBlame, ObjectForm, Release, RenderDiff, RenderPage, SecretValues, SyncTime,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -430,6 +430,33 @@ impl RenderStore {
         )
         .await
         .map(|intervals| intervals.into_iter().map(ImageInterval::from).collect())
+    }
+
+    /// Which entry of the release's history last changed each field of `object`
+    /// (`KIND/NAME` or `NAMESPACE/KIND/NAME`), or each field under `field` (a path as
+    /// the diff's hunk headers write it), in the newest render that holds the object,
+    /// values shown as `secrets` says. Every render of the history is read, one at a
+    /// time, in the sandbox. [`crate::Error::NotFound`] when no render holds the object.
+    pub async fn blame_object(
+        &self,
+        release: &Release,
+        object: &str,
+        field: Option<&str>,
+        secrets: SecretValues,
+    ) -> Result<ObjectBlame> {
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_blame_object(
+                &release.into(),
+                object,
+                field,
+                secrets.into(),
+                &self.encryption()
+            )
+        )
+        .await
+        .map(ObjectBlame::from)
     }
 
     /// Whether a history entry records `render_ref`.

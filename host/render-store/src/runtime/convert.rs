@@ -4,9 +4,10 @@
 
 use super::wit;
 use crate::types::{
-    ChangedObject, EntryRead, GcPlan, HistoryEntry, HistoryKey, HistoryPage, HistorySummary,
-    ImageInterval, ImageUse, NewEntry, ObjectForm, ObjectId, PageObject, ParsedKey, Release,
-    RenderDiff, RenderPage, SecretValues, ShownObject, SyncTime, YamlStage,
+    ChangedObject, EntryRead, FieldBlame, GcPlan, HistoryEntry, HistoryKey, HistoryPage,
+    HistorySummary, ImageInterval, ImageUse, NewEntry, ObjectBlame, ObjectForm, ObjectId,
+    PageObject, ParsedKey, Release, RenderDiff, RenderPage, SecretValues, ShownObject, SyncTime,
+    YamlStage,
 };
 
 impl From<SecretValues> for wit::SecretValues {
@@ -158,6 +159,29 @@ impl From<wit::ImageInterval> for ImageInterval {
             from: i.from.into(),
             until: i.until.map(SyncTime::from),
             render_refs: i.render_refs,
+        }
+    }
+}
+
+impl From<wit::ObjectBlame> for ObjectBlame {
+    fn from(b: wit::ObjectBlame) -> Self {
+        ObjectBlame {
+            object: b.object.into(),
+            entries: b
+                .entries
+                .into_iter()
+                .map(|k| (k.synced_at.into(), k.render_ref))
+                .collect(),
+            newest: b.newest,
+            fields: b
+                .fields
+                .into_iter()
+                .map(|f| FieldBlame {
+                    path: f.path,
+                    value: f.value,
+                    entry: f.entry,
+                })
+                .collect(),
         }
     }
 }
