@@ -47,7 +47,8 @@ fn sync(cli: &Cli, release: &str, file: &str, objects: &[String], at: &str) -> S
 /// The JSON rows as (image, release, from, until).
 fn rows(json: &str) -> Vec<(String, String, String, Option<String>)> {
     let v: Value = serde_json::from_str(json).unwrap();
-    v.as_array()
+    v["images"]
+        .as_array()
         .unwrap()
         .iter()
         .map(|r| {
@@ -197,8 +198,12 @@ fn images_answers_where_and_when_each_image_ran() {
         "json",
     ]))
     .unwrap();
-    assert_eq!(by_digest[0]["name"], "web");
-    assert_eq!(by_digest[0]["renderRefs"], serde_json::json!([dev_ref]));
+    assert_eq!(by_digest["images"][0]["name"], "web");
+    assert_eq!(
+        by_digest["images"][0]["renderRefs"],
+        serde_json::json!([dev_ref])
+    );
+    assert_eq!(by_digest["complete"], true);
     // A tag, a glob, a namespace.
     assert_eq!(
         rows(&cli.ok(&["images", "nginx:1.25", "-o", "json"])).len(),
@@ -270,7 +275,11 @@ fn a_release_that_cannot_be_read_makes_the_answer_partial() {
         stderr.contains("could not read prod/web") && stderr.contains("verify prod/web"),
         "{stderr}"
     );
-    // What could be read is still answered, and prod/web is not said to lack nginx.
+    // What could be read is still answered, and the JSON says what could not.
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["complete"], false);
+    assert_eq!(answer["unread"][0]["name"], "web");
+    assert_eq!(answer["unread"][0]["namespace"], "prod");
     let found = rows(&String::from_utf8_lossy(&out.stdout));
     assert_eq!(
         found,

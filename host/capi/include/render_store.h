@@ -197,6 +197,15 @@ typedef struct rs_buf {
   size_t cap;
 } rs_buf;
 
+// A point in time: seconds since 1970-01-01T00:00:00Z (negative before) and
+// nanoseconds past them (0 to 999,999,999).
+typedef struct rs_time {
+  // Whole seconds since the Unix epoch.
+  int64_t seconds;
+  // Nanoseconds past `seconds`.
+  uint32_t nanoseconds;
+} rs_time;
+
 // Options of a store (and, for the logic functions, of a call): the sandbox's limits,
 // GC's grace period and how a cloud backend's client waits and retries.
 //
@@ -234,15 +243,6 @@ typedef struct rs_options {
   // milliseconds (default 15,000); the URL's `retry_timeout` wins.
   uint64_t retry_timeout_ms;
 } rs_options;
-
-// A point in time: seconds since 1970-01-01T00:00:00Z (negative before) and
-// nanoseconds past them (0 to 999,999,999).
-typedef struct rs_time {
-  // Whole seconds since the Unix epoch.
-  int64_t seconds;
-  // Nanoseconds past `seconds`.
-  uint32_t nanoseconds;
-} rs_time;
 
 // `get`: the whole content of `key` (`key_len` bytes of UTF-8, NUL after them), if
 // it is at most `limit` bytes (the call's memory cap). Answer with `rs_answer_bytes`,
@@ -509,6 +509,33 @@ bool rs_error_too_large(const struct rs_error *error,
 // Frees an error a call returned; NULL is ignored. Once, from any thread, after its
 // last accessor call (the message pointers die with it).
 void rs_error_free(struct rs_error *error);
+
+// Where each container image ran across the releases of the store (or of the namespace
+// `namespace`, `namespace_len` bytes; NULL: every namespace), and when, as the
+// histories record it: each image matching `pattern` (NULL: every image; a repository
+// `nginx`, a reference `nginx:1.25`, a digest `@sha256:HEX` or a glob `ghcr.io/org/*`;
+// a bad one is `RS_ERROR_INVALID_INPUT` before any call) with each interval during
+// which it was in a release's recorded render that meets the window from `*since`
+// until `*until` (each NULL: open). `*images` receives JSON text, what `render-store
+// images -o json` prints: `{"images":[{"image","namespace","name","from","until"
+// (null while open),"renderRefs"}],"complete":bool,"unlisted":[{"folder","error"}],
+// "unread":[{"namespace","name","error"}]}`, times RFC 3339. When `complete` is false
+// the answer says nothing of the folders and releases named: never read it as "not
+// there". Each release costs one listing of its history and one read of each render,
+// in the sandbox, 16 releases at once, within the store's deadline. Any thread.
+//
+// # Safety
+//
+// `store` is a store this library made, not freed; each text NULL with length 0 or
+// `len` bytes; `since` and `until` NULL or valid; `images` a buffer to fill.
+struct rs_error *rs_store_images(const struct rs_store *store,
+                                 const char *namespace_,
+                                 size_t namespace_len,
+                                 const char *pattern,
+                                 size_t pattern_len,
+                                 const struct rs_time *since,
+                                 const struct rs_time *until,
+                                 struct rs_buf *images);
 
 // The canonical bytes of a render (CONTRACT.md §4): for each object, Go's
 // `encoding/json` re-encoding, then a newline. Objects as for `rs_store_put_render`

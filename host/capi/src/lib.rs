@@ -24,6 +24,7 @@
 mod bucket;
 mod controller;
 mod error;
+mod fleet;
 mod logic;
 mod options;
 mod store;

@@ -40,7 +40,7 @@ impl rs_store {
 /// The store behind `store`.
 ///
 /// SAFETY (for callers): `store` is NULL or a store this library made, not freed.
-unsafe fn get<'a>(store: *const rs_store) -> Result<&'a rs_store> {
+pub(crate) unsafe fn get<'a>(store: *const rs_store) -> Result<&'a rs_store> {
     // SAFETY: as the caller promises.
     unsafe { store.as_ref() }.ok_or_else(|| {
         rs_error::argument(

@@ -1,10 +1,12 @@
 //! The JSON shapes of the views for programs that the hosts print or answer: a diff
 //! (`render-store --json diff`, the observer's `/diff`, the C ABI's diffs, which the Go
-//! and Python packages read) and a render's objects for people. Written here once, so
+//! and Python packages read), a render's objects for people, and the fleet's images
+//! (`render-store images -o json`, the C ABI's `rs_store_images`). Written here once, so
 //! that every host gives the same fields. The results of store operations are shaped by
 //! the component ([`crate::Runtime::output_json`]).
 
-use crate::{ObjectId, RenderDiff, ShownObject};
+use crate::fleet_images::FleetImages;
+use crate::{ObjectId, RenderDiff, Result, Runtime, ShownObject};
 use serde_json::{Value, json};
 
 /// An object's identity: `{"apiVersion","kind","namespace","name"}`, absent fields
@@ -50,4 +52,48 @@ pub fn shown_objects(objects: &[ShownObject]) -> Value {
         })
         .collect();
     Value::Array(items)
+}
+
+/// The answer of an images query: `{"images": [{"image", "namespace", "name", "from",
+/// "until" (null while open), "renderRefs"}], "complete": bool, "unlisted": [{"folder",
+/// "error"}], "unread": [{"namespace", "name", "error"}]}`, the rows by image, then
+/// release, then start, the times RFC 3339 as the component writes them. `complete` is
+/// false when a folder or a release could not be read: the answer then says nothing of
+/// them.
+pub async fn images(rt: &Runtime, found: &FleetImages) -> Result<Value> {
+    let mut rows: Vec<_> = found
+        .releases
+        .iter()
+        .flat_map(|r| r.intervals.iter().map(move |i| (&r.release, i)))
+        .collect();
+    rows.sort_by(|a, b| {
+        (a.1.image.as_str(), a.0, a.1.from).cmp(&(b.1.image.as_str(), b.0, b.1.from))
+    });
+    let mut times = Vec::with_capacity(rows.len() * 2);
+    for (_, i) in &rows {
+        times.push(i.from);
+        times.extend(i.until);
+    }
+    let mut formatted = rt.format_synced_at_all(&times).await?.into_iter();
+    let images: Vec<Value> = rows
+        .iter()
+        .map(|(release, i)| {
+            let from = formatted.next();
+            let until = i.until.and_then(|_| formatted.next());
+            json!({
+                "image": i.image,
+                "namespace": release.namespace,
+                "name": release.name,
+                "from": from,
+                "until": until,
+                "renderRefs": i.render_refs,
+            })
+        })
+        .collect();
+    Ok(json!({
+        "images": images,
+        "complete": found.complete(),
+        "unlisted": found.unlisted.iter().map(|u| json!({"folder": u.folder, "error": u.error})).collect::<Vec<_>>(),
+        "unread": found.unread.iter().map(|(r, e)| json!({"namespace": r.namespace, "name": r.name, "error": e})).collect::<Vec<_>>(),
+    }))
 }

@@ -8,8 +8,7 @@ use crate::time_view::to_the_second;
 use crate::time_window::Window;
 use anyhow::Result;
 use render_store::fleet_images::images;
-use render_store::{ImageInterval, Release, Runtime};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::io::Write;
 
 /// Prints the intervals of the images matching `pattern` in the window; [`Finish::Differs`]
@@ -24,34 +23,12 @@ pub async fn run(
     let rt = store.runtime().clone();
     let window = Window::parse(&rt, since, until).await?;
     let found = images(&store, ctx.namespace, pattern, window.since, window.until).await?;
-    // One row per interval, by image, then release, then start.
-    let mut rows: Vec<(&Release, &ImageInterval)> = found
-        .releases
-        .iter()
-        .flat_map(|r| r.intervals.iter().map(move |i| (&r.release, i)))
-        .collect();
-    rows.sort_by(|a, b| {
-        (a.1.image.as_str(), a.0, a.1.from).cmp(&(b.1.image.as_str(), b.0, b.1.from))
-    });
-    let times = times(&rt, &rows).await?;
     if ctx.as_json() {
-        let items: Vec<Value> = rows
-            .iter()
-            .zip(&times)
-            .map(|((release, i), (from, until))| {
-                json!({
-                    "image": i.image,
-                    "namespace": release.namespace,
-                    "name": release.name,
-                    "from": from,
-                    "until": until,
-                    "renderRefs": i.render_refs,
-                })
-            })
-            .collect();
-        print_json(&Value::Array(items))?;
+        // The library's shape, which the C ABI gives too.
+        print_json(&render_store::json_view::images(&rt, &found).await?)?;
     } else {
-        print_table(&rows, &times)?;
+        let value = render_store::json_view::images(&rt, &found).await?;
+        print_table(value["images"].as_array().map_or(&[][..], Vec::as_slice))?;
     }
     for u in &found.unlisted {
         eprintln!(
@@ -74,50 +51,27 @@ pub async fn run(
     })
 }
 
-/// Each row's start and end as RFC 3339 (the end `None` while open), formatted by the
-/// component in one call.
-async fn times(
-    rt: &Runtime,
-    rows: &[(&Release, &ImageInterval)],
-) -> Result<Vec<(String, Option<String>)>> {
-    let mut all = Vec::with_capacity(rows.len() * 2);
-    for (_, i) in rows {
-        all.push(i.from);
-        all.extend(i.until);
-    }
-    let mut formatted = rt.format_synced_at_all(&all).await?.into_iter();
-    Ok(rows
-        .iter()
-        .map(|(_, i)| {
-            let from = formatted.next().unwrap_or_default();
-            let until = i.until.map(|_| formatted.next().unwrap_or_default());
-            (from, until)
-        })
-        .collect())
-}
-
-fn print_table(
-    rows: &[(&Release, &ImageInterval)],
-    times: &[(String, Option<String>)],
-) -> Result<()> {
+/// The rows of [`render_store::json_view::images`] as a table for people.
+fn print_table(rows: &[Value]) -> Result<()> {
     let mut out = std::io::stdout().lock();
     if rows.is_empty() {
         writeln!(out, "(no image matched)")?;
         return Ok(());
     }
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let header = ["IMAGE", "RELEASE", "FROM", "UNTIL", "RENDERS"].map(String::from);
     let lines: Vec<[String; 5]> = rows
         .iter()
-        .zip(times)
-        .map(|((release, i), (from, until))| {
+        .map(|r| {
             [
-                esc(&i.image).into_owned(),
-                release.to_string(),
-                to_the_second(from),
-                until
-                    .as_deref()
-                    .map_or_else(|| "(newest)".to_string(), to_the_second),
-                i.render_refs.len().to_string(),
+                esc(&text(&r["image"])).into_owned(),
+                format!("{}/{}", text(&r["namespace"]), text(&r["name"])),
+                to_the_second(&text(&r["from"])),
+                match r["until"].as_str() {
+                    Some(until) => to_the_second(until),
+                    None => "(newest)".to_string(),
+                },
+                r["renderRefs"].as_array().map_or(0, Vec::len).to_string(),
             ]
         })
         .collect();

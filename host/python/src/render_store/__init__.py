@@ -81,6 +81,7 @@ __all__ = [
     "DeadlineExceeded", "Cancelled",
     "Release", "SyncTime", "ObjectMeta", "Delimited", "NewEntry", "HistoryEntry", "HistoryKey", "HistoryPage", "GcPlan",
     "ObjectId", "ChangedObject", "RenderDiff", "Replay", "ShownObject", "HistorySummary",
+    "ImageInterval", "Images",
     "Runtime", "RenderStore", "StoreBucket", "MemoryBucket", "open",
     "default_runtime", "set_default_runtime",
     "canonical", "render_ref", "check_objects", "validate_render_ref", "sha256_hex",
@@ -377,6 +378,39 @@ class ShownObject:
 
     id: ObjectId
     text: str
+
+
+@dataclass(frozen=True)
+class ImageInterval:
+    """An interval of a release's history during which an image was in the recorded
+    render (``RenderStore.images``): from an entry's sync until the next entry's."""
+
+    #: The image as container runtimes read it (``nginx`` is
+    #: ``docker.io/library/nginx:latest``).
+    image: str
+    #: The release.
+    release: Release
+    #: The sync of the interval's first entry.
+    since: SyncTime
+    #: The sync of the first later entry without the image; ``None`` while open.
+    until: Optional[SyncTime]
+    #: The renders of the interval's entries, in history order.
+    render_refs: List[str]
+
+
+@dataclass(frozen=True)
+class Images:
+    """What ``RenderStore.images`` found, and what it could not see."""
+
+    #: The intervals, by image, then release, then start.
+    intervals: List[ImageInterval]
+    #: False when a folder or a release could not be read: the answer then says
+    #: nothing of them, and must not be read as "not there".
+    complete: bool
+    #: The namespace folders that could not be listed, with why.
+    unlisted: List[Tuple[str, str]]
+    #: The releases whose history or renders could not be read, with why.
+    unread: List[Tuple[Release, str]]
 
 
 ReleaseLike = Union[Release, str, Tuple[str, str]]
@@ -1376,6 +1410,36 @@ class RenderStore:
         self._call(timeout, lib.rs_store_diff, *_rel(release), *_lib.text(new_ref), *_lib.text(old_ref),
                    _form(form), _secret_values(show_secrets), _context(context), byref(buf))
         return _py_diff(json.loads(_lib.take_text(buf)))
+
+    def images(self, pattern: Optional[str] = None, *, namespace: Optional[str] = None,
+               since: Optional[TimeLike] = None, until: Optional[TimeLike] = None,
+               timeout: Optional[float] = None) -> Images:
+        """Where each container image matching ``pattern`` ran across the releases of the
+        store (or of ``namespace``), and when, as the histories record it: a repository
+        (``nginx``), a reference (``nginx:1.25``), a digest (``@sha256:HEX``) or a glob
+        (``ghcr.io/org/*``); ``None`` is every image. ``since`` and ``until`` keep the
+        intervals that meet the window. A bad pattern raises ``RenderStoreError`` (kind
+        invalid input) before anything is read; a release that cannot be read makes the
+        answer incomplete (``complete`` false), never "not there"."""
+        rt = self.runtime
+        window = [None if t is None else _time(rt._sync_time(t)) for t in (since, until)]
+        buf = _lib.Buf()
+        self._call(timeout, lib.rs_store_images, *_lib.optional(namespace), *_lib.optional(pattern),
+                   *[None if t is None else byref(t) for t in window], byref(buf))
+        found = json.loads(_lib.take_text(buf))
+
+        def when(text: Optional[str]) -> Optional[SyncTime]:
+            return None if text is None else rt.parse_synced_at(text)
+
+        return Images(
+            intervals=[ImageInterval(i["image"], Release(i["namespace"], i["name"]),
+                                     rt.parse_synced_at(i["from"]), when(i["until"]),
+                                     list(i["renderRefs"]))
+                       for i in found["images"]],
+            complete=bool(found["complete"]),
+            unlisted=[(u["folder"], u["error"]) for u in found["unlisted"]],
+            unread=[(Release(u["namespace"], u["name"]), u["error"]) for u in found["unread"]],
+        )
 
     def diff_local(self, release: ReleaseLike, canonical: BytesLike, against: Optional[str] = None,
                    form: str = "yaml", *, show_secrets: bool = False,

@@ -1,0 +1,61 @@
+//! The fleet queries: questions about every release of a store at once.
+
+use crate::args::{opt_text, out_buf};
+use crate::call::block_on;
+use crate::error::{guard, rs_error};
+use crate::store::rs_store;
+use crate::value::{rs_buf, rs_time};
+use render_store::SyncTime;
+use std::ffi::c_char;
+
+/// Where each container image ran across the releases of the store (or of the namespace
+/// `namespace`, `namespace_len` bytes; NULL: every namespace), and when, as the
+/// histories record it: each image matching `pattern` (NULL: every image; a repository
+/// `nginx`, a reference `nginx:1.25`, a digest `@sha256:HEX` or a glob `ghcr.io/org/*`;
+/// a bad one is `RS_ERROR_INVALID_INPUT` before any call) with each interval during
+/// which it was in a release's recorded render that meets the window from `*since`
+/// until `*until` (each NULL: open). `*images` receives JSON text, what `render-store
+/// images -o json` prints: `{"images":[{"image","namespace","name","from","until"
+/// (null while open),"renderRefs"}],"complete":bool,"unlisted":[{"folder","error"}],
+/// "unread":[{"namespace","name","error"}]}`, times RFC 3339. When `complete` is false
+/// the answer says nothing of the folders and releases named: never read it as "not
+/// there". Each release costs one listing of its history and one read of each render,
+/// in the sandbox, 16 releases at once, within the store's deadline. Any thread.
+///
+/// # Safety
+///
+/// `store` is a store this library made, not freed; each text NULL with length 0 or
+/// `len` bytes; `since` and `until` NULL or valid; `images` a buffer to fill.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_store_images(
+    store: *const rs_store,
+    namespace: *const c_char,
+    namespace_len: usize,
+    pattern: *const c_char,
+    pattern_len: usize,
+    since: *const rs_time,
+    until: *const rs_time,
+    images: *mut rs_buf,
+) -> *mut rs_error {
+    guard(|| {
+        // SAFETY: the header's rules for every pointer argument.
+        let (out, store, namespace, pattern, since, until) = unsafe {
+            (
+                out_buf(images, "images")?,
+                crate::store::get(store)?,
+                opt_text(namespace, namespace_len, "namespace")?,
+                opt_text(pattern, pattern_len, "pattern")?,
+                since.as_ref().copied().map(SyncTime::from),
+                until.as_ref().copied().map(SyncTime::from),
+            )
+        };
+        let store = store.inner();
+        let value = block_on(async {
+            let found =
+                render_store::fleet_images::images(store, namespace, pattern, since, until).await?;
+            render_store::json_view::images(store.runtime(), &found).await
+        })??;
+        out.set_text(value.to_string());
+        Ok(())
+    })
+}

@@ -1,0 +1,96 @@
+package renderstore
+
+/*
+#include "render_store.h"
+*/
+import "C"
+
+import (
+	"context"
+	"time"
+)
+
+// ImageQuery says which images Store.Images looks for, and where and when.
+type ImageQuery struct {
+	// Pattern is a repository ("nginx": every tag and digest of it), a reference
+	// ("nginx:1.25", "app@sha256:HEX"), a digest ("@sha256:HEX", any repository) or a
+	// glob ("ghcr.io/org/*") over the normalised reference; "" is every image.
+	Pattern string
+	// Namespace limits the query to the releases of one namespace; "" is every one.
+	Namespace string
+	// Since and Until keep the intervals that meet the window from Since until Until;
+	// a zero time leaves that side open.
+	Since, Until time.Time
+}
+
+// ImageInterval is an interval of a release's history during which an image was in
+// the recorded render: from an entry's sync until the next entry's.
+type ImageInterval struct {
+	// Image is the image as container runtimes read it ("nginx" is
+	// "docker.io/library/nginx:latest").
+	Image string `json:"image"`
+	// Namespace and Name are the release's.
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// From is the sync of the interval's first entry.
+	From time.Time `json:"from"`
+	// Until is the sync of the first later entry without the image; nil while the
+	// newest entry's render holds it.
+	Until *time.Time `json:"until"`
+	// RenderRefs are the renders of the interval's entries, in history order.
+	RenderRefs []string `json:"renderRefs"`
+}
+
+// Images is what Store.Images found, and what it could not see.
+type Images struct {
+	// Intervals are sorted by image, then release, then start.
+	Intervals []ImageInterval `json:"images"`
+	// Complete is false when a folder or a release could not be read: the answer
+	// then says nothing of them, and must not be read as "not there".
+	Complete bool `json:"complete"`
+	// Unlisted are the namespace folders that could not be listed.
+	Unlisted []struct {
+		Folder string `json:"folder"`
+		Error  string `json:"error"`
+	} `json:"unlisted"`
+	// Unread are the releases whose history or renders could not be read.
+	Unread []struct {
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+		Error     string `json:"error"`
+	} `json:"unread"`
+}
+
+// Images answers where each container image matching q.Pattern ran across the
+// releases of the store, and when, as the histories record it: a rollback adds no
+// entry, so a render rolled back to keeps its recorded interval. Each release costs one
+// listing of its history and one read of each render it names, read in the sandbox.
+// A bad pattern is ErrInvalidInput before anything is read.
+func (s *Store) Images(ctx context.Context, q ImageQuery) (*Images, error) {
+	if s == nil {
+		return nil, ErrNoStore
+	}
+	var answer Images
+	err := s.call(ctx, func(h *C.rs_store) error {
+		ns, nsLen := optstr(q.Namespace)
+		p, pLen := optstr(q.Pattern)
+		var since, until *C.rs_time
+		if !q.Since.IsZero() {
+			t := cTime(q.Since)
+			since = &t
+		}
+		if !q.Until.IsZero() {
+			t := cTime(q.Until)
+			until = &t
+		}
+		var out C.rs_buf
+		if err := takeError(C.rs_store_images(h, ns, nsLen, p, pLen, since, until, &out)); err != nil {
+			return err
+		}
+		return decode(&out, &answer)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &answer, nil
+}

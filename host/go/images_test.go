@@ -1,0 +1,54 @@
+package renderstore
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func deployment(image string) [][]byte {
+	return [][]byte{[]byte(fmt.Sprintf(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"prod"},"spec":{"template":{"spec":{"containers":[{"name":"web","image":%q}]}}}}`, image))}
+}
+
+func TestImages(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for name, s := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			c := ctx(t)
+			for i, image := range []string{"nginx:1.25", "nginx:1.26"} {
+				ref, err := s.PutRender(c, "prod", "web", deployment(image))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.RecordHistory(c, "prod", "web", ref, t0.Add(time.Duration(i)*24*time.Hour), image); err != nil {
+					t.Fatal(err)
+				}
+			}
+			found, err := s.Images(c, ImageQuery{Pattern: "nginx"})
+			if err != nil || !found.Complete || len(found.Intervals) != 2 {
+				t.Fatalf("Images: %+v %v", found, err)
+			}
+			first, second := found.Intervals[0], found.Intervals[1]
+			if first.Image != "docker.io/library/nginx:1.25" || first.Namespace != "prod" || first.Name != "web" ||
+				!first.From.Equal(t0) || first.Until == nil || !first.Until.Equal(t0.Add(24*time.Hour)) {
+				t.Fatalf("the first interval: %+v", first)
+			}
+			if second.Until != nil || len(second.RenderRefs) != 1 {
+				t.Fatalf("the open interval: %+v", second)
+			}
+			// A window after the bump keeps the open interval alone.
+			later, err := s.Images(c, ImageQuery{Pattern: "nginx", Since: t0.Add(48 * time.Hour)})
+			if err != nil || len(later.Intervals) != 1 || later.Intervals[0].Image != "docker.io/library/nginx:1.26" {
+				t.Fatalf("Images since: %+v %v", later, err)
+			}
+			none, err := s.Images(c, ImageQuery{Pattern: "redis", Namespace: "prod"})
+			if err != nil || len(none.Intervals) != 0 || !none.Complete {
+				t.Fatalf("Images of another image: %+v %v", none, err)
+			}
+			if _, err := s.Images(c, ImageQuery{Pattern: "nginx:"}); !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("a bad pattern: %v", err)
+			}
+		})
+	}
+}

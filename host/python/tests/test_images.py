@@ -1,0 +1,43 @@
+"""``RenderStore.images``: where each image ran and when, through the C library, on a
+store the test writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import render_store as rs
+
+WEB = rs.Release("prod", "web")
+
+
+def deployment(image: str) -> bytes:
+    return json.dumps({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "prod"},
+        "spec": {"template": {"spec": {"containers": [{"name": "web", "image": image}]}}},
+    }).encode()
+
+
+def test_images_says_where_and_when_an_image_ran(tmp_path: Path) -> None:
+    with rs.open(f"file://{tmp_path / 'store'}?create_dir=true") as store:
+        for day, image in [(1, "nginx:1.25"), (2, "nginx:1.26")]:
+            ref = store.put_render(WEB, [deployment(image)])
+            store.record_history(WEB, render_ref=ref, synced_at=f"2026-11-0{day}T00:00:00Z",
+                                 summary=image)
+        found = store.images("nginx")
+        assert found.complete and not found.unread and not found.unlisted
+        assert [(i.image, i.release, i.until is None) for i in found.intervals] == [
+            ("docker.io/library/nginx:1.25", WEB, False),
+            ("docker.io/library/nginx:1.26", WEB, True),
+        ]
+        first = found.intervals[0]
+        assert first.since == store.runtime.parse_synced_at("2026-11-01T00:00:00Z")
+        assert first.until == found.intervals[1].since
+        later = store.images("nginx", since="2026-11-03T00:00:00Z")
+        assert [i.image for i in later.intervals] == ["docker.io/library/nginx:1.26"]
+        assert store.images("redis", namespace="prod").intervals == []
+        with pytest.raises(rs.RenderStoreError, match="image pattern"):
+            store.images("nginx:")
