@@ -1,7 +1,9 @@
 //! The observer's HTTP endpoints, with a real client against a server on 127.0.0.1.
 
 use super::support::*;
-use render_store::{Bucket, BucketError, NewEntry, ObjectMeta, Observer, RenderStore};
+use render_store::{
+    Bucket, BucketError, NewEntry, ObjectMeta, Observer, Release, RenderStore, SyncTime,
+};
 use render_store_cli::serve::ServeOptions;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
@@ -1865,5 +1867,58 @@ fn the_render_download_masks_secrets_unless_the_server_shows_them() {
             assert!(body.contains("***"), "{body}");
             assert!(page.contains("Secret values masked"), "{page}");
         }
+    }
+}
+
+/// The images page: the form alone without a pattern; the intervals of a pattern, each
+/// linking to its release and render; a bad pattern or time is a 400 saying what to give.
+#[tokio::test]
+async fn the_images_page_finds_where_an_image_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = RenderStore::open(&format!("file://{}", dir.path().display()))
+        .unwrap()
+        .unwrap();
+    let web = Release::new("prod", "web");
+    for (day, image) in [(1, "nginx:1.25"), (2, "nginx:1.26")] {
+        let object = format!(
+            r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"web"}},"spec":{{"template":{{"spec":{{"containers":[{{"name":"web","image":"{image}"}}]}}}}}}}}"#
+        );
+        let r = store
+            .put_render(&web, &[object.into_bytes()])
+            .await
+            .unwrap();
+        let entry = NewEntry {
+            render_ref: r,
+            synced_at: SyncTime {
+                seconds: 1_800_000_000 + day * 86_400,
+                nanoseconds: 0,
+            },
+            summary: image.to_string(),
+        };
+        store.record_history(&web, &entry).await.unwrap();
+    }
+    let s = Server::start(Some(store)).await;
+    let (status, form) = s.get("/images").await;
+    assert_eq!(status, 200, "{form}");
+    assert!(
+        form.contains("name=\"q\"") && !form.contains("image-row"),
+        "{form}"
+    );
+    let (status, found) = s.get("/images?q=nginx").await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(found.matches("class=\"image-row\"").count(), 2, "{found}");
+    assert!(found.contains("docker.io/library/nginx:1.25"), "{found}");
+    assert!(found.contains("href=\"/ui/prod/web\""), "{found}");
+    assert!(found.contains("badge newest"), "{found}");
+    assert!(!found.contains("id=\"partial\""), "{found}");
+    let (_, one) = s.get("/images?q=nginx:1.26").await;
+    assert_eq!(one.matches("class=\"image-row\"").count(), 1, "{one}");
+    for (path, says) in [
+        ("/images?q=nginx:", "image pattern"),
+        ("/images?q=nginx&since=soon", "--since"),
+    ] {
+        let (status, page) = s.get(path).await;
+        assert_eq!(status, 400, "{path}: {page}");
+        assert!(page.contains(says), "{path}: {page}");
     }
 }

@@ -314,6 +314,7 @@ fn routes(app: App) -> Router {
         .route("/diff", get(diff).post(diff_local))
         .route("/releases", get(ui::releases_json))
         .route("/", get(ui::index))
+        .route("/images", get(ui::images_page))
         .route("/assets/{file}", get(ui::asset))
         .route("/ui/{namespace}/{name}", get(ui::history_page))
         .route(

@@ -19,6 +19,8 @@
 //! style and script are compiled in.
 
 mod diff_lines;
+mod images_page;
+pub(super) use images_page::images_page;
 
 use super::{App, observer_failure, params, resolve_name, resolve_name_in};
 use crate::render_sizes::render_sizes;
@@ -723,6 +725,7 @@ pub(super) async fn index(
     .href(base, None, q.newest_first);
     let content = html! {
         h1 { "Releases" } "\n"
+        p class="nav" { a href={ (base) "/images" } id="images-link" { "Images: where each ran, and when" } } "\n"
         form class="search" method="get" action={ (base) "/" } role="search" {
             label for="q" { "Find" } " "
             input type="search" id="q" name="q" value=[q.search.as_deref()]
