@@ -327,6 +327,17 @@ impl logic::Guest for Component {
         Ok(wit_diff(d))
     }
 
+    fn index_objects(canonical: imported::Data) -> WitResult<Vec<types::IndexedObject>> {
+        Ok(crate::index_objects(&canonical)?
+            .into_iter()
+            .map(|o| types::IndexedObject {
+                id: wit_id(o.id),
+                hash: o.hash,
+                images: o.images,
+            })
+            .collect())
+    }
+
     fn check_image_pattern(pattern: String) -> WitResult<()> {
         crate::ImagePattern::parse(&pattern)?;
         Ok(())

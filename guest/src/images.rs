@@ -254,6 +254,42 @@ pub fn render_images(canonical: &[u8]) -> Result<Vec<ImageUse>> {
     Ok(out)
 }
 
+/// One object of a render as an export row names it: its identity, the SHA-256 of its
+/// canonical line (equal lines, equal objects), and the images of its pod templates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedObject {
+    /// The object.
+    pub id: ObjectId,
+    /// The hex SHA-256 of its canonical line.
+    pub hash: String,
+    /// The images of its pod templates (a List's items' too), normalised, each once,
+    /// sorted.
+    pub images: Vec<String>,
+}
+
+/// Every object of a canonical render, in render order, as [`IndexedObject`]s.
+pub fn index_objects(canonical: &[u8]) -> Result<Vec<IndexedObject>> {
+    let mut out = Vec::new();
+    for (index, line) in canonical
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
+        let doc = decode_object(line).map_err(|e| {
+            Error::InvalidInput(format!("the render's object {index} is invalid: {e}"))
+        })?;
+        let mut uses = Vec::new();
+        object_images(&doc, doc.root(), 0, &mut uses);
+        let images: BTreeSet<String> = uses.into_iter().map(|u| u.image).collect();
+        out.push(IndexedObject {
+            id: crate::diff::id_of(&doc, doc.root()),
+            hash: crate::render::sha256_hex(line),
+            images: images.into_iter().collect(),
+        });
+    }
+    Ok(out)
+}
+
 /// Lists nest at most this deep; deeper ones are not Kubernetes objects any decoder
 /// would take, and the bound keeps the walk's stack small.
 const MAX_LIST_DEPTH: usize = 32;
@@ -580,6 +616,25 @@ mod tests {
         .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()));
         assert_eq!(found, expect);
         assert!(render_images(b"[1]\n").is_err());
+    }
+
+    #[test]
+    fn an_index_names_each_object_with_its_hash_and_images() {
+        let r = canonical(&[
+            r#"{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"a","image":"nginx"},{"name":"b","image":"nginx"}]}}]}"#,
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"ns"}}"#,
+        ]);
+        let index = index_objects(&r).unwrap();
+        assert_eq!(index.len(), 2);
+        assert_eq!(index[0].id.kind, "List");
+        assert_eq!(index[0].images, ["docker.io/library/nginx:latest"]);
+        assert_eq!(
+            (index[1].id.namespace.as_str(), index[1].id.name.as_str()),
+            ("ns", "cm")
+        );
+        assert!(index[1].images.is_empty());
+        let line = r.split(|&b| b == b'\n').nth(1).unwrap();
+        assert_eq!(index[1].hash, crate::render::sha256_hex(line));
     }
 
     #[test]

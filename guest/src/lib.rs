@@ -52,7 +52,8 @@ pub use history::{
     list_history, list_history_page, read_history_entries, record_history, summarize_history,
 };
 pub use images::{
-    ImageInterval, ImagePattern, ImageUse, image_intervals, release_images, render_images,
+    ImageInterval, ImagePattern, ImageUse, IndexedObject, image_intervals, index_objects,
+    release_images, render_images,
 };
 pub use keys::{
     HistoryKey, ParsedKey, Release, ReleasePrefix, validate_name, validate_namespace,

@@ -286,3 +286,58 @@ fn a_release_that_cannot_be_read_makes_the_answer_partial() {
         [row(NGINX_126, "dev/web", "2026-11-05T00:00:00Z", None)]
     );
 }
+
+/// `export -o ndjson`: a row for each object of each entry, with the entry's place,
+/// time, summary and render, the object's hash and images; a release that cannot be read
+/// writes no row, is named, and makes the exit status 1.
+#[test]
+fn export_writes_a_row_for_each_object_of_each_entry() {
+    let cli = Cli::validating();
+    let (v125, _) = fleet(&cli);
+    let rows = |out: &[u8]| -> Vec<Value> {
+        String::from_utf8_lossy(out)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let all = rows(cli.ok(&["export", "-o", "ndjson"]).as_bytes());
+    // prod/web: 2 entries of 1 object; prod/jobs: 2 of 1 List; dev/web: 1.
+    assert_eq!(all.len(), 5, "{all:?}");
+    let web: Vec<&Value> = all
+        .iter()
+        .filter(|r| r["namespace"] == "prod" && r["name"] == "web")
+        .collect();
+    assert_eq!(
+        web.iter()
+            .map(|r| r["entry"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [1, 0]
+    );
+    assert_eq!(web[0]["renderRef"], v125.as_str());
+    assert_eq!(web[0]["images"], serde_json::json!([NGINX_125]));
+    assert_eq!(web[0]["summary"], "web-1.25.json");
+    assert_eq!(web[0]["kind"], "Deployment");
+    assert_eq!(web[0]["objectHash"].as_str().unwrap().len(), 64);
+    // A window keeps the entries synced in it.
+    let recent = rows(cli.ok(&["export", "--since", "2026-11-06"]).as_bytes());
+    assert_eq!(recent.len(), 2, "{recent:?}");
+    // -n limits to a namespace; -o json is refused, saying what to give.
+    assert_eq!(rows(cli.ok(&["export", "-n", "dev"]).as_bytes()).len(), 1);
+    assert!(cli.fails(&["export", "-o", "json"]).contains("-o ndjson"));
+
+    let blob = cli.store_dir().join("prod/web/renders").join(&v125);
+    std::fs::write(&blob, b"{\"kind\":\"forged\"}\n").unwrap();
+    let out = cli.run(&["export"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("could not export prod/web"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left = rows(&out.stdout);
+    assert_eq!(left.len(), 3, "prod/web writes no row: {left:?}");
+    assert!(
+        left.iter()
+            .all(|r| r["name"] != "web" || r["namespace"] != "prod")
+    );
+}

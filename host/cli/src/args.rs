@@ -53,8 +53,8 @@ pub struct Args {
     pub namespace: Option<String>,
 
     /// Output format: text (for people), json (for programs; errors too, as a JSON
-    /// object on standard error), yaml (`get`: the render as YAML documents), or wide
-    /// (`history`: more columns).
+    /// object on standard error), yaml (`get`: the render as YAML documents), wide
+    /// (`history`: more columns), or ndjson (`export`: one JSON object a line).
     #[arg(long, short = 'o', global = true, value_enum, default_value_t = OutputFormat::Text,
           help_heading = GLOBAL)]
     pub output: OutputFormat,
@@ -219,6 +219,24 @@ pub enum Command {
         /// Only the fields at or under this path, as the diff's hunk headers write
         /// paths (spec.replicas, spec.template.spec.containers[name=web].image).
         field: Option<String>,
+    },
+    /// Write one JSON object a line for each object of each history entry of every
+    /// release (or of -n NAMESPACE): the release, the entry (its place, key, time,
+    /// summary and render), the object (apiVersion, kind, namespace, name, the SHA-256 of
+    /// its canonical line) and the images of its pod templates. For DuckDB, Athena,
+    /// BigQuery or Trino: questions beyond one machine. Every render is read once, in
+    /// the sandbox. A release that cannot be read is named on standard error and the
+    /// exit status is 1.
+    #[command(
+        after_help = "Examples:\n  render-store export -o ndjson > fleet.ndjson\n  duckdb -c \"select distinct namespace, name, image from (select *, unnest(images) as image from read_json_auto('fleet.ndjson')) where image like '%nginx%'\""
+    )]
+    Export {
+        /// Only entries synced since TIME (an RFC 3339 time, a date, or an age: 7d).
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// Only entries synced before TIME (as --since takes it).
+        #[arg(long, value_name = "TIME")]
+        until: Option<String>,
     },
     /// Write the embedded WebAssembly component, for hosts in other languages.
     #[command(after_help = "Example:\n  render-store component --out render-store.wasm")]
@@ -487,6 +505,8 @@ pub enum OutputFormat {
     /// Lines for people with more columns (`history`: whole times and renderRefs, and
     /// the size of each render blob).
     Wide,
+    /// One JSON object a line (`export`), for DuckDB, Athena, BigQuery or Trino.
+    Ndjson,
 }
 
 /// How `diff` shows changed objects.

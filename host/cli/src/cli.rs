@@ -105,6 +105,10 @@ pub async fn run(args: Args) -> Result<Finish> {
             object,
             field,
         } => commands::blame::run(ctx, &release, &object, field.as_deref()).await?,
+        Command::Export { since, until } => {
+            let (since, until) = (since.as_deref(), until.as_deref());
+            return commands::export::run(ctx, since, until).await;
+        }
         Command::Ls { prefix } => commands::ls::run(ctx, &prefix).await?,
         Command::Component { out } => commands::component::run(ctx, &out)?,
         Command::Rekey { release, .. } => commands::rekey::run(ctx, release.as_deref()).await?,
@@ -139,6 +143,14 @@ fn check_format(format: OutputFormat, command: &Command) -> Result<()> {
         && !matches!(command, Command::Store(StoreCommand::History { .. }))
     {
         bail!("-o wide is for `history` (positions and sizes); use -o text or -o json");
+    }
+    if format == OutputFormat::Ndjson && !matches!(command, Command::Export { .. }) {
+        bail!("-o ndjson is for `export` (one JSON object a line); use -o text or -o json");
+    }
+    if matches!(command, Command::Export { .. })
+        && !matches!(format, OutputFormat::Text | OutputFormat::Ndjson)
+    {
+        bail!("export writes one JSON object a line: give -o ndjson (or no -o)");
     }
     Ok(())
 }

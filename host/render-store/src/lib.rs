@@ -72,7 +72,7 @@ pub use store_url::{
 };
 pub use types::{
     ChangedObject, DEFAULT_CONTEXT, EntryRead, FieldBlame, GcPlan, Grace, HistoryEntry, HistoryKey,
-    HistoryPage, HistorySummary, ImageInterval, ImageUse, JoinedObjects, MAX_RENDER_BYTES,
-    NewEntry, ObjectBlame, ObjectForm, ObjectId, PageObject, ParsedKey, Release, RenderDiff,
-    RenderPage, SecretValues, ShownObject, SyncTime, YamlStage,
+    HistoryPage, HistorySummary, ImageInterval, ImageUse, IndexedObject, JoinedObjects,
+    MAX_RENDER_BYTES, NewEntry, ObjectBlame, ObjectForm, ObjectId, PageObject, ParsedKey, Release,
+    RenderDiff, RenderPage, SecretValues, ShownObject, SyncTime, YamlStage,
 };

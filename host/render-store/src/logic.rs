@@ -4,8 +4,8 @@
 use crate::error::Result;
 use crate::runtime::{Runtime, call_export, data_arg, joined_arg, lend_objects, objects_arg};
 use crate::types::{
-    GcPlan, HistorySummary, ImageUse, JoinedObjects, ObjectForm, ParsedKey, Release, RenderDiff,
-    SecretValues, ShownObject, SyncTime,
+    GcPlan, HistorySummary, ImageUse, IndexedObject, JoinedObjects, ObjectForm, ParsedKey, Release,
+    RenderDiff, SecretValues, ShownObject, SyncTime,
 };
 
 impl Runtime {
@@ -330,6 +330,17 @@ impl Runtime {
             None,
             convoy_render_store_logic.call_check_image_pattern(pattern)
         )
+    }
+
+    /// Every object of a canonical render, in render order, with the SHA-256 of its
+    /// canonical line and the images of its pod templates (the rows of an export).
+    pub async fn index_objects(&self, canonical: &[u8]) -> Result<Vec<IndexedObject>> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_index_objects(&data_arg(canonical))
+        )
+        .map(|objects| objects.into_iter().map(IndexedObject::from).collect())
     }
 
     /// Every container of every pod template of a canonical render, in render order,

@@ -12,7 +12,7 @@ pub use render_store_guest::gc::{GcPlan, Grace};
 pub use render_store_guest::history::{
     EntryRead, HistoryEntry, HistoryPage, HistorySummary, NewEntry,
 };
-pub use render_store_guest::images::{ImageInterval, ImageUse};
+pub use render_store_guest::images::{ImageInterval, ImageUse, IndexedObject};
 pub use render_store_guest::keys::{HistoryKey, ParsedKey, Release};
 /// The largest render the store takes, in canonical bytes (64 MiB): the component
 /// refuses a larger one in every operation that makes canonical bytes.

@@ -8,6 +8,7 @@ pub mod delete_entry;
 pub mod delete_release;
 pub mod demo;
 pub mod diff;
+pub mod export;
 pub mod history;
 pub mod images;
 pub mod inspect;

@@ -5,9 +5,9 @@
 use super::wit;
 use crate::types::{
     ChangedObject, EntryRead, FieldBlame, GcPlan, HistoryEntry, HistoryKey, HistoryPage,
-    HistorySummary, ImageInterval, ImageUse, NewEntry, ObjectBlame, ObjectForm, ObjectId,
-    PageObject, ParsedKey, Release, RenderDiff, RenderPage, SecretValues, ShownObject, SyncTime,
-    YamlStage,
+    HistorySummary, ImageInterval, ImageUse, IndexedObject, NewEntry, ObjectBlame, ObjectForm,
+    ObjectId, PageObject, ParsedKey, Release, RenderDiff, RenderPage, SecretValues, ShownObject,
+    SyncTime, YamlStage,
 };
 
 impl From<SecretValues> for wit::SecretValues {
@@ -148,6 +148,16 @@ impl From<wit::ImageUse> for ImageUse {
             image: u.image,
             object: u.object.into(),
             container: u.container,
+        }
+    }
+}
+
+impl From<wit::IndexedObject> for IndexedObject {
+    fn from(o: wit::IndexedObject) -> Self {
+        IndexedObject {
+            id: o.id.into(),
+            hash: o.hash,
+            images: o.images,
         }
     }
 }
