@@ -408,3 +408,32 @@ async fn the_cli_costs_the_same_requests_for_a_short_and_a_long_history() {
         ]
     );
 }
+
+/// `images` of a fleet costs the delimiter listings that find the releases, then for
+/// each release one listing of its history and one read of each distinct render it
+/// names: never a read per entry, and nothing for a release's other keys. (A per-render
+/// index read in place of the render would cut the bytes, not the requests; the
+/// per-release rollup that would make it two requests a release is not built.)
+#[tokio::test]
+async fn images_reads_each_render_of_a_history_once() {
+    let (store, recorder) = store_of(30, 40).await;
+    recorder.take_calls();
+    let found = render_store::fleet_images::images(&store, None, None, None, None)
+        .await
+        .unwrap();
+    assert!(found.complete());
+    let calls = recorder.take_calls();
+    // 31 releases: 30 of one entry, big/app of 40 entries of 40 renders; 3 namespaces
+    // and big, each listed by a delimiter listing, and the root.
+    assert_eq!(
+        counted(&calls),
+        counts(&[("list-delimited", 5), ("list", 31), ("get", 30 + 40)])
+    );
+    // The same release asked alone: one listing and one read per distinct render.
+    let big = Release::new("big", "app");
+    store.release_images(&big, None, None, None).await.unwrap();
+    assert_eq!(
+        counted(&recorder.take_calls()),
+        counts(&[("list", 1), ("get", 40)])
+    );
+}
