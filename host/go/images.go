@@ -94,3 +94,57 @@ func (s *Store) Images(ctx context.Context, q ImageQuery) (*Images, error) {
 	}
 	return &answer, nil
 }
+
+// FieldBlame is one field of a blamed object and the entry since which it has its
+// value.
+type FieldBlame struct {
+	// Path is the field's path, as the diff's hunk headers write places.
+	Path string `json:"path"`
+	// Value is its value as compact JSON (cut when long), masked if a Secret's unless
+	// ShowSecrets.
+	Value string `json:"value"`
+	// Entry is the place of the entry (0 the newest) since which it has this value.
+	Entry int `json:"entry"`
+	// SyncedAt, RenderRef and Summary are that entry's.
+	SyncedAt  time.Time `json:"syncedAt"`
+	RenderRef string    `json:"renderRef"`
+	Summary   string    `json:"summary"`
+}
+
+// Blame is which history entry last changed each field of an object.
+type Blame struct {
+	// Object is the object, as the newest render that holds it names it.
+	Object ObjectID `json:"object"`
+	// Fields are its fields, in the order of its text.
+	Fields []FieldBlame `json:"fields"`
+	// Newest is the place of the newest entry whose render holds the object.
+	Newest int `json:"newest"`
+}
+
+// Blame says which entry of the release's history last changed each field of object
+// ("KIND/NAME", or "NAMESPACE/KIND/NAME"), or each field under field ("" for every
+// field; a path as the diff's hunk headers write them), in the newest render that
+// holds it. Values are masked where they are a Secret's unless ShowSecrets is given.
+// ErrNotFound when no render holds the object.
+func (s *Store) Blame(ctx context.Context, namespace, name, object, field string, opts ...DiffOption) (*Blame, error) {
+	if s == nil {
+		return nil, ErrNoStore
+	}
+	c := diffOptions(opts)
+	var b Blame
+	err := s.call(ctx, func(h *C.rs_store) error {
+		ns, nsLen := cstr(namespace)
+		n, nLen := cstr(name)
+		o, oLen := cstr(object)
+		f, fLen := optstr(field)
+		var out C.rs_buf
+		if err := takeError(C.rs_store_blame(h, ns, nsLen, n, nLen, o, oLen, f, fLen, c.secrets, &out)); err != nil {
+			return err
+		}
+		return decode(&out, &b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
+}

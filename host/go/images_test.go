@@ -52,3 +52,36 @@ func TestImages(t *testing.T) {
 		})
 	}
 }
+
+func TestBlame(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for name, s := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			c := ctx(t)
+			for i, image := range []string{"nginx:1.25", "nginx:1.26", "nginx:1.26"} {
+				objects := append(deployment(image), []byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"data":{"n":"%d"}}`, i)))
+				ref, err := s.PutRender(c, "prod", "web", objects)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.RecordHistory(c, "prod", "web", ref, t0.Add(time.Duration(i)*time.Hour), fmt.Sprintf("sync %d", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, err := s.Blame(c, "prod", "web", "deployment/web", "spec.template.spec.containers[name=web].image")
+			if err != nil || len(b.Fields) != 1 {
+				t.Fatalf("Blame: %+v %v", b, err)
+			}
+			f := b.Fields[0]
+			if f.Entry != 1 || f.Summary != "sync 1" || f.Value != `"nginx:1.26"` || !f.SyncedAt.Equal(t0.Add(time.Hour)) {
+				t.Fatalf("the image's blame: %+v", f)
+			}
+			if b.Object.Kind != "Deployment" || b.Newest != 0 {
+				t.Fatalf("the object: %+v", b)
+			}
+			if _, err := s.Blame(c, "prod", "web", "deployment/gone", ""); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("a missing object: %v", err)
+			}
+		})
+	}
+}

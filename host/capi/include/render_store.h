@@ -537,6 +537,33 @@ struct rs_error *rs_store_images(const struct rs_store *store,
                                  const struct rs_time *until,
                                  struct rs_buf *images);
 
+// Which entry of the release's history last changed each field of `object`
+// (`object_len` bytes: `KIND/NAME`, the kind in any case, or `NAMESPACE/KIND/NAME`), or
+// each field under `field` (NULL: every field; a path as the diff's hunk headers write
+// them), in the newest render that holds the object, values shown as `secrets`
+// (`RS_SECRETS_*`) says. `*blame` receives JSON text, what `render-store blame -o json`
+// prints: `{"object":ID,"fields":[{"path","value","entry" (its place, 0 the newest),
+// "syncedAt","renderRef","summary"}],"newest":N}`. `RS_ERROR_NOT_FOUND` when no render
+// of the history holds the object; `RS_ERROR_INVALID_INPUT` for an object name that is
+// none or names two objects, or a field the object lacks. Every render of the history
+// is read once, in the sandbox. Any thread.
+//
+// # Safety
+//
+// `store` is a store this library made, not freed; each text NULL with length 0 or
+// `len` bytes; `blame` a buffer to fill.
+struct rs_error *rs_store_blame(const struct rs_store *store,
+                                const char *namespace_,
+                                size_t namespace_len,
+                                const char *name,
+                                size_t name_len,
+                                const char *object,
+                                size_t object_len,
+                                const char *field,
+                                size_t field_len,
+                                uint32_t secrets,
+                                struct rs_buf *blame);
+
 // The canonical bytes of a render (CONTRACT.md §4): for each object, Go's
 // `encoding/json` re-encoding, then a newline. Objects as for `rs_store_put_render`
 // (one buffer, `count` ends). `*canonical` receives the bytes (UTF-8, no NUL after).

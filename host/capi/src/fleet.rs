@@ -1,6 +1,6 @@
 //! The fleet queries: questions about every release of a store at once.
 
-use crate::args::{opt_text, out_buf};
+use crate::args::{opt_text, out_buf, text};
 use crate::call::block_on;
 use crate::error::{guard, rs_error};
 use crate::store::rs_store;
@@ -54,6 +54,58 @@ pub unsafe extern "C" fn rs_store_images(
             let found =
                 render_store::fleet_images::images(store, namespace, pattern, since, until).await?;
             render_store::json_view::images(store.runtime(), &found).await
+        })??;
+        out.set_text(value.to_string());
+        Ok(())
+    })
+}
+
+/// Which entry of the release's history last changed each field of `object`
+/// (`object_len` bytes: `KIND/NAME`, the kind in any case, or `NAMESPACE/KIND/NAME`), or
+/// each field under `field` (NULL: every field; a path as the diff's hunk headers write
+/// them), in the newest render that holds the object, values shown as `secrets`
+/// (`RS_SECRETS_*`) says. `*blame` receives JSON text, what `render-store blame -o json`
+/// prints: `{"object":ID,"fields":[{"path","value","entry" (its place, 0 the newest),
+/// "syncedAt","renderRef","summary"}],"newest":N}`. `RS_ERROR_NOT_FOUND` when no render
+/// of the history holds the object; `RS_ERROR_INVALID_INPUT` for an object name that is
+/// none or names two objects, or a field the object lacks. Every render of the history
+/// is read once, in the sandbox. Any thread.
+///
+/// # Safety
+///
+/// `store` is a store this library made, not freed; each text NULL with length 0 or
+/// `len` bytes; `blame` a buffer to fill.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // the release, the object, the field: as the WIT takes them
+pub unsafe extern "C" fn rs_store_blame(
+    store: *const rs_store,
+    namespace: *const c_char,
+    namespace_len: usize,
+    name: *const c_char,
+    name_len: usize,
+    object: *const c_char,
+    object_len: usize,
+    field: *const c_char,
+    field_len: usize,
+    secrets: u32,
+    blame: *mut rs_buf,
+) -> *mut rs_error {
+    guard(|| {
+        // SAFETY: the header's rules for every pointer argument.
+        let (out, store, object, field, release) = unsafe {
+            (
+                out_buf(blame, "blame")?,
+                crate::store::get(store)?,
+                text(object, object_len, "object")?,
+                opt_text(field, field_len, "field")?,
+                crate::args::release(namespace, namespace_len, name, name_len)?,
+            )
+        };
+        let secrets = crate::value::secrets(secrets)?;
+        let store = store.inner();
+        let value = block_on(async {
+            let blame = store.blame_object(&release, object, field, secrets).await?;
+            render_store::json_view::blame(store, &release, &blame).await
         })??;
         out.set_text(value.to_string());
         Ok(())

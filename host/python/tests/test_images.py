@@ -41,3 +41,20 @@ def test_images_says_where_and_when_an_image_ran(tmp_path: Path) -> None:
         assert store.images("redis", namespace="prod").intervals == []
         with pytest.raises(rs.RenderStoreError, match="image pattern"):
             store.images("nginx:")
+
+
+def test_blame_names_the_entry_that_last_changed_a_field(tmp_path: Path) -> None:
+    with rs.open(f"file://{tmp_path / 'store'}?create_dir=true") as store:
+        for day, image in [(1, "nginx:1.25"), (2, "nginx:1.26")]:
+            ref = store.put_render(WEB, [deployment(image)])
+            store.record_history(WEB, render_ref=ref, synced_at=f"2026-11-0{day}T00:00:00Z",
+                                 summary=image)
+        b = store.blame(WEB, "deployment/web")
+        by_path = {f.path: f for f in b.fields}
+        image = by_path["spec.template.spec.containers[name=web].image"]
+        assert (image.entry, image.summary, image.value) == (0, "nginx:1.26", '"nginx:1.26"')
+        assert by_path["metadata.name"].entry == 1
+        assert b.object.kind == "Deployment" and b.newest == 0
+        with pytest.raises(rs.RenderStoreError) as gone:
+            store.blame(WEB, "deployment/gone")
+        assert gone.value.kind == "not-found"

@@ -1,13 +1,16 @@
 //! The JSON shapes of the views for programs that the hosts print or answer: a diff
 //! (`render-store --json diff`, the observer's `/diff`, the C ABI's diffs, which the Go
-//! and Python packages read), a render's objects for people, and the fleet's images
-//! (`render-store images -o json`, the C ABI's `rs_store_images`). Written here once, so
+//! and Python packages read), a render's objects for people, the fleet's images
+//! (`render-store images -o json`, the C ABI's `rs_store_images`) and an object's blame
+//! (`render-store blame -o json`, `rs_store_blame`). Written here once, so
 //! that every host gives the same fields. The results of store operations are shaped by
 //! the component ([`crate::Runtime::output_json`]).
 
 use crate::fleet_images::FleetImages;
-use crate::{ObjectId, RenderDiff, Result, Runtime, ShownObject};
+use crate::store::RenderStore;
+use crate::{EntryRead, ObjectBlame, ObjectId, Release, RenderDiff, Result, Runtime, ShownObject};
 use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// An object's identity: `{"apiVersion","kind","namespace","name"}`, absent fields
 /// as empty strings.
@@ -95,5 +98,56 @@ pub async fn images(rt: &Runtime, found: &FleetImages) -> Result<Value> {
         "complete": found.complete(),
         "unlisted": found.unlisted.iter().map(|u| json!({"folder": u.folder, "error": u.error})).collect::<Vec<_>>(),
         "unread": found.unread.iter().map(|(r, e)| json!({"namespace": r.namespace, "name": r.name, "error": e})).collect::<Vec<_>>(),
+    }))
+}
+
+/// An object's blame as people and programs read it: `{"object": ID, "fields": [{"path",
+/// "value", "entry" (its place, 0 the newest), "syncedAt", "renderRef", "summary"}],
+/// "newest": the place of the newest entry that holds the object}`. The summaries of the
+/// entries the fields name are read (one read each).
+pub async fn blame(store: &RenderStore, release: &Release, blame: &ObjectBlame) -> Result<Value> {
+    let rt = store.runtime();
+    let named: BTreeSet<u32> = blame.fields.iter().map(|f| f.entry).collect();
+    let mut keys = Vec::with_capacity(named.len());
+    for &i in &named {
+        let (t, r) = &blame.entries[i as usize];
+        keys.push(rt.history_key(release, *t, r).await?);
+    }
+    let read = store.read_history_entries(release, &keys).await?;
+    let times: Vec<_> = named.iter().map(|&i| blame.entries[i as usize].0).collect();
+    let times = rt.format_synced_at_all(&times).await?;
+    let about: BTreeMap<u32, (String, String)> = named
+        .iter()
+        .zip(read)
+        .zip(times)
+        .map(|((&i, entry), time)| {
+            let summary = match entry {
+                EntryRead::Entry(e) => e.summary,
+                EntryRead::Gone => "(entry deleted meanwhile)".to_string(),
+                EntryRead::Corrupt(_) => "(entry does not read)".to_string(),
+            };
+            (i, (time, summary))
+        })
+        .collect();
+    let place = |i: u32| blame.entries.len() - 1 - i as usize;
+    let fields: Vec<Value> = blame
+        .fields
+        .iter()
+        .map(|f| {
+            let (time, summary) = &about[&f.entry];
+            json!({
+                "path": f.path,
+                "value": f.value,
+                "entry": place(f.entry),
+                "syncedAt": time,
+                "renderRef": blame.entries[f.entry as usize].1,
+                "summary": summary,
+            })
+        })
+        .collect();
+    Ok(json!({
+        "object": object_id(&blame.object),
+        "fields": fields,
+        "newest": place(blame.newest),
     }))
 }

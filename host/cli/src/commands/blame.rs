@@ -1,15 +1,14 @@
 //! `blame`: which history entry last changed each field of an object, as `git blame`
 //! says which commit last changed each line; decided in the component
-//! (`store.blame-object`), the entries' summaries read here for the lines.
+//! (`store.blame-object`), shaped by the library (`json_view::blame`), which the C ABI
+//! gives too.
 
 use super::Context;
 use crate::output::print_json;
 use crate::terminal::escape_for_terminal as esc;
 use crate::time_view::to_the_second;
 use anyhow::Result;
-use render_store::{EntryRead, ObjectBlame};
-use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet};
+use serde_json::Value;
 use std::io::Write;
 
 /// The longest summary a blame line shows; the rest is cut with `…`.
@@ -29,99 +28,39 @@ pub async fn run(
     let blame = store
         .blame_object(&release, object, field, ctx.secrets)
         .await?;
-    let rt = store.runtime();
-    // The entries the lines name: their times, and their summaries (one read each).
-    let named: BTreeSet<u32> = blame.fields.iter().map(|f| f.entry).collect();
-    let mut keys = Vec::with_capacity(named.len());
-    for &i in &named {
-        let (t, r) = &blame.entries[i as usize];
-        keys.push(rt.history_key(&release, *t, r).await?);
-    }
-    let read = store.read_history_entries(&release, &keys).await?;
-    let times = rt
-        .format_synced_at_all(
-            &named
-                .iter()
-                .map(|&i| blame.entries[i as usize].0)
-                .collect::<Vec<_>>(),
-        )
-        .await?;
-    let about: BTreeMap<u32, (String, String)> = named
-        .iter()
-        .zip(read)
-        .zip(times)
-        .map(|((&i, entry), time)| {
-            let summary = match entry {
-                EntryRead::Entry(e) => e.summary,
-                EntryRead::Gone => "(entry deleted meanwhile)".to_string(),
-                EntryRead::Corrupt(_) => "(entry does not read)".to_string(),
-            };
-            (i, (time, summary))
-        })
-        .collect();
-    let place = |i: u32| blame.entries.len() - 1 - i as usize;
+    let value = render_store::json_view::blame(&store, &release, &blame).await?;
     if ctx.as_json() {
-        print_json(&blame_json(&blame, &about, place))?;
+        print_json(&value)?;
     } else {
-        print_lines(&blame, &about, place)?;
+        print_lines(value["fields"].as_array().map_or(&[][..], Vec::as_slice))?;
     }
-    if place(blame.newest) != 0 {
+    let newest = value["newest"].as_u64().unwrap_or(0);
+    if newest != 0 {
         eprintln!(
-            "render-store: {} is in no render of @{} or newer: its fields are those of @{}",
+            "render-store: {} is in no render of @{} or newer: its fields are those of @{newest}",
             esc(object),
-            place(blame.newest) - 1,
-            place(blame.newest)
+            newest - 1,
         );
     }
     Ok(())
 }
 
-fn blame_json(
-    blame: &ObjectBlame,
-    about: &BTreeMap<u32, (String, String)>,
-    place: impl Fn(u32) -> usize,
-) -> Value {
-    let fields: Vec<Value> = blame
-        .fields
+fn print_lines(fields: &[Value]) -> Result<()> {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let rows: Vec<[String; 5]> = fields
         .iter()
         .map(|f| {
-            let (time, summary) = &about[&f.entry];
-            json!({
-                "path": f.path,
-                "value": f.value,
-                "entry": place(f.entry),
-                "syncedAt": time,
-                "renderRef": blame.entries[f.entry as usize].1,
-                "summary": summary,
-            })
-        })
-        .collect();
-    json!({
-        "object": render_store::json_view::object_id(&blame.object),
-        "fields": fields,
-    })
-}
-
-fn print_lines(
-    blame: &ObjectBlame,
-    about: &BTreeMap<u32, (String, String)>,
-    place: impl Fn(u32) -> usize,
-) -> Result<()> {
-    let rows: Vec<[String; 5]> = blame
-        .fields
-        .iter()
-        .map(|f| {
-            let (time, summary) = &about[&f.entry];
-            let summary: String = match summary.char_indices().nth(SHOWN_SUMMARY) {
+            let summary = text(&f["summary"]);
+            let summary = match summary.char_indices().nth(SHOWN_SUMMARY) {
                 Some((cut, _)) => format!("{}…", &summary[..cut]),
-                None => summary.clone(),
+                None => summary,
             };
             [
-                format!("@{}", place(f.entry)),
-                to_the_second(time),
+                format!("@{}", f["entry"]),
+                to_the_second(&text(&f["syncedAt"])),
                 esc(&summary).into_owned(),
-                esc(&f.path).into_owned(),
-                esc(&f.value).into_owned(),
+                esc(&text(&f["path"])).into_owned(),
+                esc(&text(&f["value"])).into_owned(),
             ]
         })
         .collect();

@@ -81,7 +81,7 @@ __all__ = [
     "DeadlineExceeded", "Cancelled",
     "Release", "SyncTime", "ObjectMeta", "Delimited", "NewEntry", "HistoryEntry", "HistoryKey", "HistoryPage", "GcPlan",
     "ObjectId", "ChangedObject", "RenderDiff", "Replay", "ShownObject", "HistorySummary",
-    "ImageInterval", "Images",
+    "ImageInterval", "Images", "FieldBlame", "Blame",
     "Runtime", "RenderStore", "StoreBucket", "MemoryBucket", "open",
     "default_runtime", "set_default_runtime",
     "canonical", "render_ref", "check_objects", "validate_render_ref", "sha256_hex",
@@ -411,6 +411,32 @@ class Images:
     unlisted: List[Tuple[str, str]]
     #: The releases whose history or renders could not be read, with why.
     unread: List[Tuple[Release, str]]
+
+
+@dataclass(frozen=True)
+class FieldBlame:
+    """One field of a blamed object and the entry since which it has its value."""
+
+    #: Its path, as the diff's hunk headers write places.
+    path: str
+    #: Its value as compact JSON (cut when long), masked if a Secret's unless asked.
+    value: str
+    #: The place of the entry (0 the newest) since which it has this value.
+    entry: int
+    synced_at: SyncTime
+    render_ref: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class Blame:
+    """Which history entry last changed each field of an object (``RenderStore.blame``)."""
+
+    object: ObjectId
+    #: Its fields, in the order of its text.
+    fields: List[FieldBlame]
+    #: The place of the newest entry whose render holds the object.
+    newest: int
 
 
 ReleaseLike = Union[Release, str, Tuple[str, str]]
@@ -1439,6 +1465,25 @@ class RenderStore:
             complete=bool(found["complete"]),
             unlisted=[(u["folder"], u["error"]) for u in found["unlisted"]],
             unread=[(Release(u["namespace"], u["name"]), u["error"]) for u in found["unread"]],
+        )
+
+    def blame(self, release: ReleaseLike, object_name: str, field: Optional[str] = None, *,
+              show_secrets: bool = False, timeout: Optional[float] = None) -> Blame:
+        """Which entry of the release's history last changed each field of the object
+        ``object_name`` names (``KIND/NAME`` or ``NAMESPACE/KIND/NAME``), or each field
+        under ``field`` (a path as the diff's hunk headers write them), in the newest
+        render that holds it; Secret values masked unless ``show_secrets``. Raises
+        ``RenderStoreError`` of kind ``not-found`` when no render holds the object."""
+        buf = _lib.Buf()
+        self._call(timeout, lib.rs_store_blame, *_rel(release), *_lib.text(object_name),
+                   *_lib.optional(field), _secret_values(show_secrets), byref(buf))
+        b = json.loads(_lib.take_text(buf))
+        rt = self.runtime
+        return Blame(
+            object=_py_id(b["object"]),
+            fields=[FieldBlame(f["path"], f["value"], int(f["entry"]), rt.parse_synced_at(f["syncedAt"]),
+                               f["renderRef"], f["summary"]) for f in b["fields"]],
+            newest=int(b["newest"]),
         )
 
     def diff_local(self, release: ReleaseLike, canonical: BytesLike, against: Optional[str] = None,
