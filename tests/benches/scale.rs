@@ -7,6 +7,9 @@
 //! - **history**: a release of 50 / 1,000 / 5,000 entries (each its own render): `history
 //!   --limit 50`, the history page, `/diff` with its default `against`, the diff page with
 //!   its default `to`, the CLI's text and JSON diff of `@1 @0`;
+//! - **images**: 100 / 1,000 releases (more with `SCALE_IMAGES=N`) of 20 entries each,
+//!   each entry its own render: `images nginx` and `export -o ndjson` of the fleet,
+//!   beside `ls` of every key of the same bucket;
 //! - **verify**: `verify NS/NAME` of 1,000 / 2,000 entries;
 //! - **renders**: 20 and 60 MB renders: `put`, `get`, the CLI diff, the render page, the
 //!   diff page, `/diff`, and four diff pages at once.
@@ -21,7 +24,7 @@
 //! `cargo bench -p render-store-tests --bench scale` (with the emulators' `env.sh` loaded
 //! for the S3 rows). `SCALE_CLI=PATH` measures another build of the CLI (an older one,
 //! for before/after figures); commands it lacks are reported as not available.
-//! `SCALE_ONLY=fleet,history,verify,renders` runs some parts; `SCALE_BACKENDS=file,s3`
+//! `SCALE_ONLY=fleet,images,history,verify,renders` runs some parts; `SCALE_BACKENDS=file,s3`
 //! some backends.
 
 use futures::StreamExt;
@@ -490,6 +493,51 @@ impl Bench {
         table.growth();
     }
 
+    /// The fleet questions: where an image ran, across N releases of 20 entries each
+    /// (each entry its own render), beside a plain listing of every key of the same
+    /// bucket, which bounds any query that must see the whole fleet from below.
+    fn images(&self) {
+        let entries = 20usize;
+        let mut sizes = vec![100usize, 1_000];
+        if let Some(n) = std::env::var("SCALE_IMAGES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            && n > 1_000
+        {
+            sizes.push(n);
+        }
+        let mut table = Table::new(
+            "images: N releases in 10 namespaces, 20 entries each, each entry its own render",
+        );
+        for &backend in &self.backends {
+            for &n in &sizes {
+                let Some(store) =
+                    self.rt
+                        .block_on(fresh(backend, self.s3.as_ref(), &format!("images{n}")))
+                else {
+                    continue;
+                };
+                let mut keys = Vec::new();
+                for i in 0..n {
+                    let release =
+                        Release::new(format!("team-{:02}", i % 10), format!("app-{i:05}"));
+                    keys.extend(release_keys(&release, entries, i));
+                }
+                self.rt.block_on(put_all(&store.direct, keys));
+                let size = n.to_string();
+                let f = median_of(self.rounds, || cli(&self.exe, &store, &["ls"]));
+                table.add(backend, "render-store ls (every key: the floor)", &size, f);
+                let f = median_of(self.rounds, || cli(&self.exe, &store, &["images", "nginx"]));
+                table.add(backend, "render-store images nginx", &size, f);
+                let f = median_of(self.rounds, || {
+                    cli(&self.exe, &store, &["export", "-o", "ndjson"])
+                });
+                table.add(backend, "render-store export -o ndjson", &size, f);
+            }
+        }
+        table.growth();
+    }
+
     fn history(&self) {
         let mut table = Table::new("history: one release of N entries, each its own render");
         for &backend in &self.backends {
@@ -747,8 +795,9 @@ fn main() {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
-    let parts: [Part; 4] = [
+    let parts: [Part; 5] = [
         ("fleet", Bench::fleet),
+        ("images", Bench::images),
         ("history", Bench::history),
         ("verify", Bench::verify),
         ("renders", Bench::renders),
