@@ -71,7 +71,7 @@ pub use store_url::{
 };
 pub use types::{
     ChangedObject, DEFAULT_CONTEXT, EntryRead, GcPlan, Grace, HistoryEntry, HistoryKey,
-    HistoryPage, HistorySummary, JoinedObjects, MAX_RENDER_BYTES, NewEntry, ObjectForm, ObjectId,
-    PageObject, ParsedKey, Release, RenderDiff, RenderPage, SecretValues, ShownObject, SyncTime,
-    YamlStage,
+    HistoryPage, HistorySummary, ImageChange, JoinedObjects, MAX_RENDER_BYTES, NewEntry,
+    ObjectForm, ObjectId, PageObject, ParsedKey, Release, RenderChanges, RenderDiff, RenderPage,
+    SecretKeyChange, SecretValues, ShownObject, SyncTime, YamlStage,
 };

@@ -3,6 +3,7 @@
 //! boundary (`runtime/convert.rs`), so bindgen's output never shows in this crate's API,
 //! and a type is defined once, where the logic that fills it lives.
 
+pub use render_store_guest::changes::{ImageChange, RenderChanges, SecretKeyChange};
 pub use render_store_guest::diff::{
     ChangedObject, DEFAULT_CONTEXT, ObjectForm, ObjectId, PageObject, RenderDiff, RenderPage,
     ShownObject,
