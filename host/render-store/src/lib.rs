@@ -34,6 +34,7 @@ mod deadline;
 mod embedded;
 mod error;
 pub mod fleet;
+pub mod fleet_changes;
 pub mod json_view;
 mod keyring;
 mod logic;
