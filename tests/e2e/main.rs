@@ -15,6 +15,7 @@ mod docs;
 mod encryption;
 mod fail_closed;
 mod faults;
+mod fleet_changes;
 mod gc_skipped;
 mod go_peer;
 mod gocloud;

@@ -92,6 +92,9 @@ pub async fn run(args: Args) -> Result<Finish> {
         Command::Releases { limit, after } => {
             return commands::releases::run(ctx, limit, after.as_deref()).await;
         }
+        Command::Changes { since, until } => {
+            return commands::changes::run(ctx, &since, until.as_deref()).await;
+        }
         Command::Ls { prefix } => commands::ls::run(ctx, &prefix).await?,
         Command::Component { out } => commands::component::run(ctx, &out)?,
         Command::Rekey { release, .. } => commands::rekey::run(ctx, release.as_deref()).await?,

@@ -1,6 +1,7 @@
 //! One module per command: each takes the [`Context`] the global options make and its
 //! own arguments, does its work through the library, and prints what it found.
 
+pub mod changes;
 pub mod completion;
 pub mod component;
 pub mod delete_entry;
@@ -28,8 +29,8 @@ use std::path::Path;
 pub enum Finish {
     /// As asked: exit status 0.
     Done,
-    /// `diff` found differences, `verify` problems, `releases` an unlisted folder: exit
-    /// status 1, as diff(1).
+    /// `diff` found differences, `verify` problems, `releases` or `changes` an unlisted
+    /// folder: exit status 1, as diff(1).
     Differs,
 }
 
