@@ -367,6 +367,13 @@ impl logic::Guest for Component {
         )
     }
 
+    fn summarize_changes(
+        old: imported::Data,
+        new: imported::Data,
+    ) -> WitResult<types::RenderChanges> {
+        Ok(wit_changes(crate::render_changes(&old, &new)?))
+    }
+
     fn summarize_history(
         r: types::Release,
         history_keys: Vec<String>,
@@ -489,6 +496,33 @@ fn wit_shown(o: crate::ShownObject) -> types::ShownObject {
     types::ShownObject {
         id: wit_id(o.id),
         text: o.text,
+    }
+}
+
+fn wit_changes(c: crate::RenderChanges) -> types::RenderChanges {
+    let ids = |ids: Vec<crate::ObjectId>| ids.into_iter().map(wit_id).collect();
+    types::RenderChanges {
+        added: ids(c.added),
+        removed: ids(c.removed),
+        changed: ids(c.changed),
+        images: c
+            .images
+            .into_iter()
+            .map(|i| types::ImageChange {
+                object: wit_id(i.object),
+                container: i.container,
+                old: i.old,
+                new: i.new,
+            })
+            .collect(),
+        secret_keys: c
+            .secret_keys
+            .into_iter()
+            .map(|k| types::SecretKeyChange {
+                secret: wit_id(k.secret),
+                key: k.key,
+            })
+            .collect(),
     }
 }
 

@@ -83,14 +83,14 @@ const MAX_TABLE: usize = 4_000_000;
 /// An object of a canonical render: its id and its line. The line's parse tree is
 /// made when the object is needed and dropped after, so a render's objects are never
 /// all parsed at once: a diff holds its two renders and one object's tree at a time.
-struct Object<'a> {
-    id: ObjectId,
-    line: &'a [u8],
+pub(crate) struct Object<'a> {
+    pub(crate) id: ObjectId,
+    pub(crate) line: &'a [u8],
 }
 
 impl<'a> Object<'a> {
     /// The object's parse tree (its line parsed again: `objects` checked it parses).
-    fn doc(&self) -> Document<'a> {
+    pub(crate) fn doc(&self) -> Document<'a> {
         decode_object(self.line).expect("the line parsed when the render was read")
     }
 }
@@ -131,7 +131,7 @@ pub(crate) fn id_of(doc: &Document<'_>, node: &Node<'_>) -> ObjectId {
 }
 
 /// The objects of a canonical render: one JSON object a line.
-fn objects<'a>(canonical: &'a [u8], which: &str) -> Result<Vec<Object<'a>>> {
+pub(crate) fn objects<'a>(canonical: &'a [u8], which: &str) -> Result<Vec<Object<'a>>> {
     let mut out = Vec::new();
     for (index, line) in canonical
         .split(|&b| b == b'\n')
@@ -149,7 +149,7 @@ fn objects<'a>(canonical: &'a [u8], which: &str) -> Result<Vec<Object<'a>>> {
     Ok(out)
 }
 
-fn compact(doc: &Document<'_>) -> Vec<u8> {
+pub(crate) fn compact(doc: &Document<'_>) -> Vec<u8> {
     let mut out = Vec::new();
     encode_document(doc, &mut out);
     out

@@ -3,7 +3,8 @@
 //!
 //! Everything that decides anything lives here: the Go-compatible canonical JSON and
 //! renderRef ([`render`], [`json`]), the key layout ([`keys`], [`time`]), the history
-//! ([`history`]), garbage collection ([`gc`]), and the exact order of bucket calls of
+//! ([`history`]), garbage collection ([`gc`]), what changed from one render to the next
+//! ([`changes`]), and the exact order of bucket calls of
 //! every operation ([`store`]), and traces of operations with their replay ([`trace`]).
 //! The only I/O is through a [`Bucket`]; there is no clock
 //! and no randomness, so every operation is a pure function of its arguments and of the
@@ -17,6 +18,7 @@
 
 pub mod blame;
 pub mod bucket;
+pub mod changes;
 pub mod diff;
 pub mod encryption;
 pub mod error;
@@ -40,6 +42,7 @@ mod component;
 mod heap;
 
 pub use bucket::{Bucket, BucketError, MemoryBucket, ObjectMeta};
+pub use changes::{ImageChange, RenderChanges, SecretKeyChange, render_changes};
 pub use diff::{
     ChangedObject, DEFAULT_CONTEXT, DiffView, ObjectForm, ObjectId, PageObject, RenderDiff,
     RenderPage, ShownObject, diff_canonical, render_page, show_objects,

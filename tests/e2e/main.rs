@@ -16,6 +16,7 @@ mod docs;
 mod encryption;
 mod fail_closed;
 mod faults;
+mod fleet_changes;
 mod fleet_images;
 mod gc_skipped;
 mod go_peer;

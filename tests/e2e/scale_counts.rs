@@ -437,3 +437,59 @@ async fn images_reads_each_render_of_a_history_once() {
         counts(&[("list", 1), ("get", 40)])
     );
 }
+
+/// The fleet's changes in a window cost the window, not the histories: the releases'
+/// names, one listing of each history, then one read of each entry in the window and
+/// one of each render it needs (its entries' and the one before the first), each render
+/// once. 20 entries of `big/app` or 600, the same calls.
+#[tokio::test]
+async fn fleet_changes_read_each_render_of_the_window_once() {
+    let at = |i: i64| SyncTime {
+        seconds: 1_767_225_600 + 60 * i,
+        nanoseconds: 0,
+    };
+    let mut seen = Vec::new();
+    for entries in [20, 600] {
+        let (store, recorder) = store_of(9, entries).await;
+        recorder.take_calls();
+        // Entries 10 to 14 of big/app; the other releases' one entry lies before.
+        let found =
+            render_store::fleet_changes::fleet_changes(&store, None, Some(at(10)), Some(at(15)))
+                .await
+                .unwrap();
+        assert!(found.unlisted.is_empty());
+        let places: Vec<usize> = found.entries.iter().map(|e| e.position).collect();
+        let newest = entries - 1;
+        assert_eq!(
+            places,
+            (10..15).rev().map(|i| newest - i).collect::<Vec<_>>(),
+            "newest first"
+        );
+        // Each compared with the entry before it, the first with entry 9, outside.
+        for e in &found.entries {
+            assert_eq!(e.changes.changed.len(), 1, "{e:?}");
+            assert!(e.previous_render_ref.is_some());
+        }
+        let calls = recorder.take_calls();
+        let gets: Vec<&String> = calls
+            .iter()
+            .filter_map(|c| match c {
+                BucketCall::Get(key) => Some(key),
+                _ => None,
+            })
+            .collect();
+        let mut distinct = gets.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), gets.len(), "a key read twice: {gets:?}");
+        let counts_now = counted(&calls);
+        // The root and 4 namespaces; 10 histories; 5 entries and 6 renders.
+        assert_eq!(
+            counts_now,
+            counts(&[("list-delimited", 5), ("list", 10), ("get", 11)]),
+            "{entries} entries"
+        );
+        seen.push(counts_now);
+    }
+    assert_eq!(seen[0], seen[1]);
+}

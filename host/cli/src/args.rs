@@ -238,6 +238,27 @@ pub enum Command {
         #[arg(long, value_name = "TIME")]
         until: Option<String>,
     },
+    /// List every history entry of the fleet (every release of the store, or of -n
+    /// NAMESPACE) synced in a window of time, newest first, each with what changed
+    /// against the entry just older than it in its release (in the window or not; a
+    /// release's oldest entry against nothing, so everything is added): objects added
+    /// (+), removed (-) and changed (~), container images (old → new, per container)
+    /// and the keys of Secrets whose values changed (names only, never values). A
+    /// folder that cannot be listed makes the list partial: it is named on standard
+    /// error and the exit status is 1.
+    #[command(
+        after_help = "Examples:\n  render-store changes --since 24h\n  render-store changes --since 2026-12-01 --until 2026-12-02 -n prod\n  render-store changes --since 7d -o json"
+    )]
+    Changes {
+        /// The earliest sync to list: an RFC 3339 time (2026-12-01T08:00:00Z), a date
+        /// (2026-12-01, midnight UTC) or an age (7d, 24h, 30m: that long ago).
+        #[arg(long, value_name = "TIME")]
+        since: String,
+        /// List only syncs before this time (the forms of --since); default: up to now
+        /// and any later.
+        #[arg(long, value_name = "TIME")]
+        until: Option<String>,
+    },
     /// Write the embedded WebAssembly component, for hosts in other languages.
     #[command(after_help = "Example:\n  render-store component --out render-store.wasm")]
     Component {
@@ -608,12 +629,12 @@ impl Args {
         matches!(self.command, Command::Serve { .. })
     }
 
-    /// Whether this is a fleet query (`releases`, `images`), which reads many releases at once (a fleet page's
-    /// newest entries, each read in a sandboxed call of its own).
+    /// Whether this is a fleet query (`releases`, `images`, `changes`), which reads many
+    /// releases at once, each read in a sandboxed call of its own.
     pub fn is_fleet(&self) -> bool {
         matches!(
             self.command,
-            Command::Releases { .. } | Command::Images { .. }
+            Command::Releases { .. } | Command::Images { .. } | Command::Changes { .. }
         )
     }
 

@@ -109,6 +109,9 @@ pub async fn run(args: Args) -> Result<Finish> {
             let (since, until) = (since.as_deref(), until.as_deref());
             return commands::export::run(ctx, since, until).await;
         }
+        Command::Changes { since, until } => {
+            return commands::changes::run(ctx, &since, until.as_deref()).await;
+        }
         Command::Ls { prefix } => commands::ls::run(ctx, &prefix).await?,
         Command::Component { out } => commands::component::run(ctx, &out)?,
         Command::Rekey { release, .. } => commands::rekey::run(ctx, release.as_deref()).await?,

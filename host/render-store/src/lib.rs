@@ -34,6 +34,7 @@ mod deadline;
 mod embedded;
 mod error;
 pub mod fleet;
+pub mod fleet_changes;
 pub mod fleet_images;
 pub mod json_view;
 mod keyring;
@@ -72,7 +73,8 @@ pub use store_url::{
 };
 pub use types::{
     ChangedObject, DEFAULT_CONTEXT, EntryRead, FieldBlame, GcPlan, Grace, HistoryEntry, HistoryKey,
-    HistoryPage, HistorySummary, ImageInterval, ImageUse, IndexedObject, JoinedObjects,
-    MAX_RENDER_BYTES, NewEntry, ObjectBlame, ObjectForm, ObjectId, PageObject, ParsedKey, Release,
-    RenderDiff, RenderPage, SecretValues, ShownObject, SyncTime, YamlStage,
+    HistoryPage, HistorySummary, ImageChange, ImageInterval, ImageUse, IndexedObject,
+    JoinedObjects, MAX_RENDER_BYTES, NewEntry, ObjectBlame, ObjectForm, ObjectId, PageObject,
+    ParsedKey, Release, RenderChanges, RenderDiff, RenderPage, SecretKeyChange, SecretValues,
+    ShownObject, SyncTime, YamlStage,
 };

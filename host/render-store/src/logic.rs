@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::runtime::{Runtime, call_export, data_arg, joined_arg, lend_objects, objects_arg};
 use crate::types::{
     GcPlan, HistorySummary, ImageUse, IndexedObject, JoinedObjects, ObjectForm, ParsedKey, Release,
-    RenderDiff, SecretValues, ShownObject, SyncTime,
+    RenderChanges, RenderDiff, SecretValues, ShownObject, SyncTime,
 };
 
 impl Runtime {
@@ -353,6 +353,19 @@ impl Runtime {
             convoy_render_store_logic.call_render_images(&data_arg(canonical))
         )
         .map(|uses| uses.into_iter().map(ImageUse::from).collect())
+    }
+
+    /// What changed from `old` to `new`, two canonical renders (`old` empty for a
+    /// release's first render: everything added): objects added, removed and changed,
+    /// container images that differ, and the Secret keys whose values changed, by name
+    /// alone (WIT `logic.summarize-changes`).
+    pub async fn summarize_changes(&self, old: &[u8], new: &[u8]) -> Result<RenderChanges> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_summarize_changes(&data_arg(old), &data_arg(new))
+        )
+        .map(RenderChanges::from)
     }
 
     /// A release's history as one listing of `<prefix>history/` shows it (the keys

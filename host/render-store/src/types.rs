@@ -4,6 +4,7 @@
 //! and a type is defined once, where the logic that fills it lives.
 
 pub use render_store_guest::blame::{FieldBlame, ObjectBlame};
+pub use render_store_guest::changes::{ImageChange, RenderChanges, SecretKeyChange};
 pub use render_store_guest::diff::{
     ChangedObject, DEFAULT_CONTEXT, ObjectForm, ObjectId, PageObject, RenderDiff, RenderPage,
     ShownObject,

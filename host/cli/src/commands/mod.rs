@@ -2,6 +2,7 @@
 //! own arguments, does its work through the library, and prints what it found.
 
 pub mod blame;
+pub mod changes;
 pub mod completion;
 pub mod component;
 pub mod delete_entry;
@@ -31,8 +32,8 @@ use std::path::Path;
 pub enum Finish {
     /// As asked: exit status 0.
     Done,
-    /// `diff` found differences, `verify` problems, `releases` an unlisted folder: exit
-    /// status 1, as diff(1).
+    /// `diff` found differences, `verify` problems, `releases` or `changes` an unlisted
+    /// folder: exit status 1, as diff(1).
     Differs,
 }
 

@@ -5,9 +5,9 @@
 use super::wit;
 use crate::types::{
     ChangedObject, EntryRead, FieldBlame, GcPlan, HistoryEntry, HistoryKey, HistoryPage,
-    HistorySummary, ImageInterval, ImageUse, IndexedObject, NewEntry, ObjectBlame, ObjectForm,
-    ObjectId, PageObject, ParsedKey, Release, RenderDiff, RenderPage, SecretValues, ShownObject,
-    SyncTime, YamlStage,
+    HistorySummary, ImageChange, ImageInterval, ImageUse, IndexedObject, NewEntry, ObjectBlame,
+    ObjectForm, ObjectId, PageObject, ParsedKey, Release, RenderChanges, RenderDiff, RenderPage,
+    SecretKeyChange, SecretValues, ShownObject, SyncTime, YamlStage,
 };
 
 impl From<SecretValues> for wit::SecretValues {
@@ -222,6 +222,35 @@ impl From<wit::RenderDiff> for RenderDiff {
                 })
                 .collect(),
             unchanged: d.unchanged,
+        }
+    }
+}
+
+impl From<wit::RenderChanges> for RenderChanges {
+    fn from(c: wit::RenderChanges) -> Self {
+        let ids = |ids: Vec<wit::ObjectId>| ids.into_iter().map(ObjectId::from).collect();
+        RenderChanges {
+            added: ids(c.added),
+            removed: ids(c.removed),
+            changed: ids(c.changed),
+            images: c
+                .images
+                .into_iter()
+                .map(|i| ImageChange {
+                    object: i.object.into(),
+                    container: i.container,
+                    old: i.old,
+                    new: i.new,
+                })
+                .collect(),
+            secret_keys: c
+                .secret_keys
+                .into_iter()
+                .map(|k| SecretKeyChange {
+                    secret: k.secret.into(),
+                    key: k.key,
+                })
+                .collect(),
         }
     }
 }
