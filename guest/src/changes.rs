@@ -126,7 +126,8 @@ pub struct ContainerImage {
 /// The pod spec fields that hold containers, in the order a pod starts them.
 const CONTAINER_FIELDS: [&str; 3] = ["initContainers", "containers", "ephemeralContainers"];
 
-/// Every container of every pod template in `doc`, with its image: a Pod's `spec`, the
+/// Every container of every pod template in `doc`, with its image: a Pod's `spec`, a
+/// PodTemplate's `template.spec`, the
 /// `spec.template.spec` of any object that has one (Deployment, StatefulSet, DaemonSet,
 /// ReplicaSet, Job, ReplicationController, a custom resource shaped so), a CronJob's
 /// `spec.jobTemplate.spec.template.spec`, in the object itself or in the items of its
@@ -164,8 +165,12 @@ fn pod_spec(doc: &Document<'_>, object: u32, id: &ObjectId) -> Option<u32> {
             .iter()
             .try_fold(object, |node, step| member(doc, node, step))
     };
-    if id.kind == "Pod" && id.api_version == "v1" {
-        return path(&["spec"]);
+    if id.api_version == "v1" {
+        match id.kind.as_str() {
+            "Pod" => return path(&["spec"]),
+            "PodTemplate" => return path(&["template", "spec"]),
+            _ => {}
+        }
     }
     path(&["spec", "template", "spec"])
         .or_else(|| path(&["spec", "jobTemplate", "spec", "template", "spec"]))

@@ -12,13 +12,10 @@ use crate::bucket::Bucket;
 use crate::diff::ObjectId;
 use crate::encryption::Keyring;
 use crate::error::{Error, Result};
-use crate::json::{Document, Node, decode_object};
+use crate::json::{Document, decode_object};
 use crate::keys::{Release, ReleasePrefix};
 use crate::time::SyncTime;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// The fields of a pod spec that hold containers.
-const CONTAINER_LISTS: [&str; 3] = ["initContainers", "containers", "ephemeralContainers"];
 
 /// One container of a render and its image.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,11 +231,12 @@ pub fn normalize(image: &str) -> String {
     }
 }
 
-/// Every container of every pod template of a canonical render, in render order: a
-/// Pod's `spec`, a PodTemplate's `template.spec`, any object's `spec.template.spec`
-/// (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, …), a CronJob's
-/// `spec.jobTemplate.spec.template.spec`, and the same in the items of a List (lists in
-/// lists too); in each, `initContainers`, `containers` and `ephemeralContainers`.
+/// Every container of every pod template of a canonical render, in render order, with
+/// its image normalised: the pod templates [`crate::changes::container_images`] finds (a
+/// Pod's `spec`, a PodTemplate's `template.spec`, any object's `spec.template.spec`, a
+/// CronJob's `spec.jobTemplate.spec.template.spec`, and the same in the items of
+/// lists); in each, `initContainers`, `containers` and `ephemeralContainers`. A
+/// container that names no image is left out.
 pub fn render_images(canonical: &[u8]) -> Result<Vec<ImageUse>> {
     let mut out = Vec::new();
     for (index, line) in canonical
@@ -249,9 +247,23 @@ pub fn render_images(canonical: &[u8]) -> Result<Vec<ImageUse>> {
         let doc = decode_object(line).map_err(|e| {
             Error::InvalidInput(format!("the render's object {index} is invalid: {e}"))
         })?;
-        object_images(&doc, doc.root(), 0, &mut out);
+        out.extend(object_images(&doc));
     }
     Ok(out)
+}
+
+/// The containers of one object's pod templates, with their images normalised.
+fn object_images(doc: &Document<'_>) -> Vec<ImageUse> {
+    crate::changes::container_images(doc)
+        .into_iter()
+        .filter_map(|c| {
+            Some(ImageUse {
+                image: normalize(&c.image?),
+                object: c.object,
+                container: c.container,
+            })
+        })
+        .collect()
 }
 
 /// One object of a render as an export row names it: its identity, the SHA-256 of its
@@ -278,9 +290,7 @@ pub fn index_objects(canonical: &[u8]) -> Result<Vec<IndexedObject>> {
         let doc = decode_object(line).map_err(|e| {
             Error::InvalidInput(format!("the render's object {index} is invalid: {e}"))
         })?;
-        let mut uses = Vec::new();
-        object_images(&doc, doc.root(), 0, &mut uses);
-        let images: BTreeSet<String> = uses.into_iter().map(|u| u.image).collect();
+        let images: BTreeSet<String> = object_images(&doc).into_iter().map(|u| u.image).collect();
         out.push(IndexedObject {
             id: crate::diff::id_of(&doc, doc.root()),
             hash: crate::render::sha256_hex(line),
@@ -288,64 +298,6 @@ pub fn index_objects(canonical: &[u8]) -> Result<Vec<IndexedObject>> {
         });
     }
     Ok(out)
-}
-
-/// Lists nest at most this deep; deeper ones are not Kubernetes objects any decoder
-/// would take, and the bound keeps the walk's stack small.
-const MAX_LIST_DEPTH: usize = 32;
-
-fn object_images<'a>(doc: &Document<'a>, object: &Node<'a>, depth: usize, out: &mut Vec<ImageUse>) {
-    let text = |node: Option<u32>| {
-        node.and_then(|n| doc.node(n).as_str())
-            .unwrap_or_default()
-            .to_string()
-    };
-    let kind = text(doc.member(object, "kind"));
-    if let Some(items) = doc.member(object, "items").map(|i| doc.node(i))
-        && let Node::Array(items) = items
-        && kind.ends_with("List")
-    {
-        if depth < MAX_LIST_DEPTH {
-            for &item in items {
-                object_images(doc, doc.node(item), depth + 1, out);
-            }
-        }
-        return;
-    }
-    let path = |keys: &[&str]| -> Option<&Node<'a>> {
-        let mut node = object;
-        for key in keys {
-            node = doc.node(doc.member(node, key)?);
-        }
-        Some(node)
-    };
-    let spec = match kind.as_str() {
-        "Pod" => path(&["spec"]),
-        "PodTemplate" => path(&["template", "spec"]),
-        _ => path(&["spec", "template", "spec"])
-            .or_else(|| path(&["spec", "jobTemplate", "spec", "template", "spec"])),
-    };
-    let Some(spec) = spec else { return };
-    let id = crate::diff::id_of(doc, object);
-    for list in CONTAINER_LISTS {
-        let Some(Node::Array(containers)) = doc.member(spec, list).map(|c| doc.node(c)) else {
-            continue;
-        };
-        for &container in containers {
-            let container = doc.node(container);
-            let Some(image) = doc
-                .member(container, "image")
-                .and_then(|i| doc.node(i).as_str())
-            else {
-                continue;
-            };
-            out.push(ImageUse {
-                image: normalize(image),
-                object: id.clone(),
-                container: text(doc.member(container, "name")),
-            });
-        }
-    }
 }
 
 /// What people search images with.
