@@ -1871,9 +1871,10 @@ fn the_render_download_masks_secrets_unless_the_server_shows_them() {
 }
 
 /// The images page: the form alone without a pattern; the intervals of a pattern, each
-/// linking to its release and render; a bad pattern or time is a 400 saying what to give.
+/// linking to its release and render; the changes page: the entries of a window newest
+/// first, each linking to its diff; a bad pattern or time is a 400 saying what to give.
 #[tokio::test]
-async fn the_images_page_finds_where_an_image_ran() {
+async fn the_images_and_changes_pages_answer_fleet_questions() {
     let dir = tempfile::tempdir().unwrap();
     let store = RenderStore::open(&format!("file://{}", dir.path().display()))
         .unwrap()
@@ -1916,9 +1917,27 @@ async fn the_images_page_finds_where_an_image_ran() {
     for (path, says) in [
         ("/images?q=nginx:", "image pattern"),
         ("/images?q=nginx&since=soon", "--since"),
+        ("/changes?since=soon", "--since"),
     ] {
         let (status, page) = s.get(path).await;
         assert_eq!(status, 400, "{path}: {page}");
         assert!(page.contains(says), "{path}: {page}");
     }
+
+    // The fleet's changes, newest first: the bump against the entry before it, with a
+    // link to that diff; the first entry against nothing.
+    let (status, changes) = s.get("/changes?since=2026-01-01").await;
+    assert_eq!(status, 200, "{changes}");
+    assert_eq!(changes.matches("class=\"change\"").count(), 2, "{changes}");
+    let bump = changes
+        .find("nginx:1.25</code> → <code>nginx:1.26")
+        .expect("the bump");
+    let first = changes.find("first entry").expect("the first entry");
+    assert!(bump < first, "newest first: {changes}");
+    assert!(
+        changes.contains("/ui/prod/web/diff?from=sha256"),
+        "{changes}"
+    );
+    let (_, none) = s.get("/changes?since=2026-01-01&namespace=dev").await;
+    assert_eq!(none.matches("class=\"change\"").count(), 0, "{none}");
 }

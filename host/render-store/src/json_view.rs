@@ -6,6 +6,7 @@
 //! that every host gives the same fields. The results of store operations are shaped by
 //! the component ([`crate::Runtime::output_json`]).
 
+use crate::fleet_changes::EntryChanges;
 use crate::fleet_images::FleetImages;
 use crate::store::RenderStore;
 use crate::{EntryRead, ObjectBlame, ObjectId, Release, RenderDiff, Result, Runtime, ShownObject};
@@ -150,4 +151,36 @@ pub async fn blame(store: &RenderStore, release: &Release, blame: &ObjectBlame) 
         "fields": fields,
         "newest": place(blame.newest),
     }))
+}
+
+/// An entry of `changes` for programs: `{"namespace", "name", "entry" (its place, 0 the
+/// newest), "syncedAt", "summary", "renderRef", "previousRenderRef" (null for the
+/// first), "added", "removed", "changed" (IDs), "images": [{"object", "container",
+/// "old", "new"}], "secretKeys": [{"secret", "key"}]}`, `synced_at` the entry's time as
+/// the component formats it. No Secret value is in it: keys alone.
+pub fn change_entry(e: &EntryChanges, synced_at: &str) -> Value {
+    let ids = |ids: &[ObjectId]| ids.iter().map(object_id).collect::<Vec<_>>();
+    let c = &e.changes;
+    json!({
+        "namespace": e.release.namespace,
+        "name": e.release.name,
+        "entry": e.position,
+        "syncedAt": synced_at,
+        "summary": e.summary,
+        "renderRef": e.render_ref,
+        "previousRenderRef": e.previous_render_ref,
+        "added": ids(&c.added),
+        "removed": ids(&c.removed),
+        "changed": ids(&c.changed),
+        "images": c.images.iter().map(|i| json!({
+            "object": object_id(&i.object),
+            "container": i.container,
+            "old": i.old,
+            "new": i.new,
+        })).collect::<Vec<_>>(),
+        "secretKeys": c.secret_keys.iter().map(|k| json!({
+            "secret": object_id(&k.secret),
+            "key": k.key,
+        })).collect::<Vec<_>>(),
+    })
 }

@@ -10,8 +10,7 @@ use crate::time_window::Window;
 use anyhow::Result;
 use render_store::ObjectId;
 use render_store::fleet_changes::{EntryChanges, fleet_changes};
-use render_store::json_view::object_id;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::io::Write;
 
 /// `changes --since SINCE [--until UNTIL]`: prints the entries of the window (of `-n`'s
@@ -29,7 +28,7 @@ pub async fn run(ctx: &Context<'_>, since: &str, until: Option<&str>) -> Result<
             .entries
             .iter()
             .zip(&times)
-            .map(|(e, time)| entry_json(e, time))
+            .map(|(e, time)| render_store::json_view::change_entry(e, time))
             .collect();
         print_json(&Value::Array(rows))?;
     } else {
@@ -52,35 +51,6 @@ pub async fn run(ctx: &Context<'_>, since: &str, until: Option<&str>) -> Result<
         Finish::Done
     } else {
         Finish::Differs
-    })
-}
-
-/// An entry for programs: its release, place, time, summary and renders, and what
-/// changed, objects as [`object_id`] writes them.
-fn entry_json(e: &EntryChanges, time: &str) -> Value {
-    let ids = |ids: &[ObjectId]| ids.iter().map(object_id).collect::<Vec<_>>();
-    let c = &e.changes;
-    json!({
-        "namespace": e.release.namespace,
-        "name": e.release.name,
-        "entry": e.position,
-        "syncedAt": time,
-        "summary": e.summary,
-        "renderRef": e.render_ref,
-        "previousRenderRef": e.previous_render_ref,
-        "added": ids(&c.added),
-        "removed": ids(&c.removed),
-        "changed": ids(&c.changed),
-        "images": c.images.iter().map(|i| json!({
-            "object": object_id(&i.object),
-            "container": i.container,
-            "old": i.old,
-            "new": i.new,
-        })).collect::<Vec<_>>(),
-        "secretKeys": c.secret_keys.iter().map(|k| json!({
-            "secret": object_id(&k.secret),
-            "key": k.key,
-        })).collect::<Vec<_>>(),
     })
 }
 

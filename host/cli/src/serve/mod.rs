@@ -315,6 +315,7 @@ fn routes(app: App) -> Router {
         .route("/releases", get(ui::releases_json))
         .route("/", get(ui::index))
         .route("/images", get(ui::images_page))
+        .route("/changes", get(ui::changes_page))
         .route("/assets/{file}", get(ui::asset))
         .route("/ui/{namespace}/{name}", get(ui::history_page))
         .route(

@@ -18,8 +18,10 @@
 //! holding markup shows as text twice over. Nothing is loaded from the network: the
 //! style and script are compiled in.
 
+mod changes_page;
 mod diff_lines;
 mod images_page;
+pub(super) use changes_page::changes_page;
 pub(super) use images_page::images_page;
 
 use super::{App, observer_failure, params, resolve_name, resolve_name_in};
@@ -725,7 +727,11 @@ pub(super) async fn index(
     .href(base, None, q.newest_first);
     let content = html! {
         h1 { "Releases" } "\n"
-        p class="nav" { a href={ (base) "/images" } id="images-link" { "Images: where each ran, and when" } } "\n"
+        p class="nav" {
+            a href={ (base) "/images" } id="images-link" { "Images: where each ran, and when" }
+            " · "
+            a href={ (base) "/changes" } id="changes-link" { "Changes: what the fleet changed, newest first" }
+        } "\n"
         form class="search" method="get" action={ (base) "/" } role="search" {
             label for="q" { "Find" } " "
             input type="search" id="q" name="q" value=[q.search.as_deref()]
