@@ -148,3 +148,88 @@ func (s *Store) Blame(ctx context.Context, namespace, name, object, field string
 	}
 	return &b, nil
 }
+
+// ChangeQuery says which entries Store.Changes lists.
+type ChangeQuery struct {
+	// Namespace limits the list to one namespace's releases; "" is every one.
+	Namespace string
+	// Since and Until bound the entries' sync times (Until excluded); a zero time
+	// leaves that side open.
+	Since, Until time.Time
+}
+
+// ImageChange is a container whose image differs between an entry and the one before.
+type ImageChange struct {
+	Object    ObjectID `json:"object"`
+	Container string   `json:"container"`
+	// Old and New are nil when the container is new or gone.
+	Old *string `json:"old"`
+	New *string `json:"new"`
+}
+
+// SecretKeyChange names a Secret key whose value changed; never the value.
+type SecretKeyChange struct {
+	Secret ObjectID `json:"secret"`
+	Key    string   `json:"key"`
+}
+
+// EntryChanges is one history entry and what it changed against the entry before it.
+type EntryChanges struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Entry is the entry's place, 0 the newest.
+	Entry     int       `json:"entry"`
+	SyncedAt  time.Time `json:"syncedAt"`
+	Summary   string    `json:"summary"`
+	RenderRef string    `json:"renderRef"`
+	// PreviousRenderRef is nil for a release's first entry.
+	PreviousRenderRef *string           `json:"previousRenderRef"`
+	Added             []ObjectID        `json:"added"`
+	Removed           []ObjectID        `json:"removed"`
+	Changed           []ObjectID        `json:"changed"`
+	Images            []ImageChange     `json:"images"`
+	SecretKeys        []SecretKeyChange `json:"secretKeys"`
+}
+
+// Changes is what Store.Changes found.
+type Changes struct {
+	// Entries are newest first.
+	Entries []EntryChanges `json:"entries"`
+	// Complete is false when a folder could not be listed: its releases are missing.
+	Complete bool `json:"complete"`
+	Unlisted []struct {
+		Folder string `json:"folder"`
+		Error  string `json:"error"`
+	} `json:"unlisted"`
+}
+
+// Changes lists every history entry of the fleet synced in q's window, newest first,
+// each with what changed against the entry before it in its release: objects, images
+// and the keys (never the values) of Secrets whose values changed.
+func (s *Store) Changes(ctx context.Context, q ChangeQuery) (*Changes, error) {
+	if s == nil {
+		return nil, ErrNoStore
+	}
+	var answer Changes
+	err := s.call(ctx, func(h *C.rs_store) error {
+		ns, nsLen := optstr(q.Namespace)
+		var since, until *C.rs_time
+		if !q.Since.IsZero() {
+			t := cTime(q.Since)
+			since = &t
+		}
+		if !q.Until.IsZero() {
+			t := cTime(q.Until)
+			until = &t
+		}
+		var out C.rs_buf
+		if err := takeError(C.rs_store_changes(h, ns, nsLen, since, until, &out)); err != nil {
+			return err
+		}
+		return decode(&out, &answer)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &answer, nil
+}

@@ -85,3 +85,37 @@ func TestBlame(t *testing.T) {
 		})
 	}
 }
+
+func TestChanges(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for name, s := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			c := ctx(t)
+			for i, image := range []string{"nginx:1.25", "nginx:1.26"} {
+				ref, err := s.PutRender(c, "prod", "web", deployment(image))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.RecordHistory(c, "prod", "web", ref, t0.Add(time.Duration(i)*time.Hour), image); err != nil {
+					t.Fatal(err)
+				}
+			}
+			all, err := s.Changes(c, ChangeQuery{Since: t0})
+			if err != nil || !all.Complete || len(all.Entries) != 2 {
+				t.Fatalf("Changes: %+v %v", all, err)
+			}
+			bump := all.Entries[0]
+			if bump.Entry != 0 || bump.PreviousRenderRef == nil || len(bump.Images) != 1 ||
+				*bump.Images[0].Old != "nginx:1.25" || *bump.Images[0].New != "nginx:1.26" {
+				t.Fatalf("the bump: %+v", bump)
+			}
+			if first := all.Entries[1]; first.PreviousRenderRef != nil || len(first.Added) != 1 {
+				t.Fatalf("the first entry: %+v", first)
+			}
+			later, err := s.Changes(c, ChangeQuery{Since: t0.Add(30 * time.Minute)})
+			if err != nil || len(later.Entries) != 1 {
+				t.Fatalf("Changes since: %+v %v", later, err)
+			}
+		})
+	}
+}

@@ -321,8 +321,10 @@ fn changes_lists_the_fleet_newest_first_with_what_each_sync_changed() {
     no_secret_values(&text);
     let json = cli.ok(&["changes", "--since", "2026-11-01", "-o", "json"]);
     no_secret_values(&json);
-    let got: Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(got, json_of(&every));
+    let answer: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(answer["complete"], true);
+    let got = &answer["entries"];
+    assert_eq!(*got, json_of(&every));
     // Newest first, whatever the release.
     let times: Vec<&str> = got
         .as_array()
@@ -349,9 +351,10 @@ fn the_window_and_the_namespace_choose_the_entries_and_not_what_they_compare_wit
         cli.ok(&["changes", "--since", "2026-11-03T00:00:00Z"]),
         text_of(&recent)
     );
-    let got: Value =
+    let answer: Value =
         serde_json::from_str(&cli.ok(&["--json", "changes", "--since", "2026-11-03"])).unwrap();
-    assert_eq!(got, json_of(&recent));
+    let got = &answer["entries"];
+    assert_eq!(*got, json_of(&recent));
     assert!(got[3]["previousRenderRef"].is_string(), "{got}");
 
     // --until is excluded; a time with an offset is taken in UTC.
@@ -380,7 +383,10 @@ fn the_window_and_the_namespace_choose_the_entries_and_not_what_they_compare_wit
         "(no history entry was synced in the window)\n"
     );
     let empty = cli.ok(&["-o", "json", "changes", "--since", "2026-11-05"]);
-    assert_eq!(serde_json::from_str::<Value>(&empty).unwrap(), json!([]));
+    assert_eq!(
+        serde_json::from_str::<Value>(&empty).unwrap()["entries"],
+        json!([])
+    );
 }
 
 #[test]
@@ -441,10 +447,10 @@ fn a_folder_that_cannot_be_listed_makes_the_list_partial_and_the_status_1() {
         "2026-11-01",
     ]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        serde_json::from_slice::<Value>(&out.stdout).unwrap(),
-        json!([])
-    );
+    let partial = serde_json::from_slice::<Value>(&out.stdout).unwrap();
+    assert_eq!(partial["entries"], json!([]));
+    assert_eq!(partial["complete"], false);
+    assert_eq!(partial["unlisted"][0]["folder"], "staging/");
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
         stderr.contains("the list is partial: staging/ could not be listed"),

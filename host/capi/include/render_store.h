@@ -564,6 +564,29 @@ struct rs_error *rs_store_blame(const struct rs_store *store,
                                 uint32_t secrets,
                                 struct rs_buf *blame);
 
+// Every history entry of the store's releases (of the namespace `namespace`,
+// `namespace_len` bytes, alone when not NULL) synced from `*since` until `*until` (each
+// NULL: open), newest first, each with what changed against the entry before it in its
+// release: objects added, removed and changed, container images (old → new), and the
+// keys of Secrets whose values changed (names only, never values). `*changes`
+// receives JSON text, what `render-store changes -o json` prints:
+// `{"entries":[{"namespace","name","entry","syncedAt","summary","renderRef",
+// "previousRenderRef","added","removed","changed","images":[{"object","container",
+// "old","new"}],"secretKeys":[{"secret","key"}]}],"complete":bool,"unlisted":
+// [{"folder","error"}]}`. An entry or render that does not read fails the call; a
+// folder that cannot be listed makes `complete` false. Any thread.
+//
+// # Safety
+//
+// `store` is a store this library made, not freed; `namespace` NULL with length 0 or
+// `namespace_len` bytes; `since` and `until` NULL or valid; `changes` a buffer to fill.
+struct rs_error *rs_store_changes(const struct rs_store *store,
+                                  const char *namespace_,
+                                  size_t namespace_len,
+                                  const struct rs_time *since,
+                                  const struct rs_time *until,
+                                  struct rs_buf *changes);
+
 // The canonical bytes of a render (CONTRACT.md §4): for each object, Go's
 // `encoding/json` re-encoding, then a newline. Objects as for `rs_store_put_render`
 // (one buffer, `count` ends). `*canonical` receives the bytes (UTF-8, no NUL after).

@@ -111,3 +111,50 @@ pub unsafe extern "C" fn rs_store_blame(
         Ok(())
     })
 }
+
+/// Every history entry of the store's releases (of the namespace `namespace`,
+/// `namespace_len` bytes, alone when not NULL) synced from `*since` until `*until` (each
+/// NULL: open), newest first, each with what changed against the entry before it in its
+/// release: objects added, removed and changed, container images (old → new), and the
+/// keys of Secrets whose values changed (names only, never values). `*changes`
+/// receives JSON text, what `render-store changes -o json` prints:
+/// `{"entries":[{"namespace","name","entry","syncedAt","summary","renderRef",
+/// "previousRenderRef","added","removed","changed","images":[{"object","container",
+/// "old","new"}],"secretKeys":[{"secret","key"}]}],"complete":bool,"unlisted":
+/// [{"folder","error"}]}`. An entry or render that does not read fails the call; a
+/// folder that cannot be listed makes `complete` false. Any thread.
+///
+/// # Safety
+///
+/// `store` is a store this library made, not freed; `namespace` NULL with length 0 or
+/// `namespace_len` bytes; `since` and `until` NULL or valid; `changes` a buffer to fill.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_store_changes(
+    store: *const rs_store,
+    namespace: *const c_char,
+    namespace_len: usize,
+    since: *const rs_time,
+    until: *const rs_time,
+    changes: *mut rs_buf,
+) -> *mut rs_error {
+    guard(|| {
+        // SAFETY: the header's rules for every pointer argument.
+        let (out, store, namespace, since, until) = unsafe {
+            (
+                out_buf(changes, "changes")?,
+                crate::store::get(store)?,
+                opt_text(namespace, namespace_len, "namespace")?,
+                since.as_ref().copied().map(SyncTime::from),
+                until.as_ref().copied().map(SyncTime::from),
+            )
+        };
+        let store = store.inner();
+        let value = block_on(async {
+            let found =
+                render_store::fleet_changes::fleet_changes(store, namespace, since, until).await?;
+            render_store::json_view::changes(store.runtime(), &found).await
+        })??;
+        out.set_text(value.to_string());
+        Ok(())
+    })
+}

@@ -58,3 +58,17 @@ def test_blame_names_the_entry_that_last_changed_a_field(tmp_path: Path) -> None
         with pytest.raises(rs.RenderStoreError) as gone:
             store.blame(WEB, "deployment/gone")
         assert gone.value.kind == "not-found"
+
+
+def test_changes_lists_what_each_entry_changed(tmp_path: Path) -> None:
+    with rs.open(f"file://{tmp_path / 'store'}?create_dir=true") as store:
+        for day, image in [(1, "nginx:1.25"), (2, "nginx:1.26")]:
+            ref = store.put_render(WEB, [deployment(image)])
+            store.record_history(WEB, render_ref=ref, synced_at=f"2026-11-0{day}T00:00:00Z",
+                                 summary=image)
+        found = store.changes(since="2026-11-01T00:00:00Z")
+        assert found["complete"] and [e["summary"] for e in found["entries"]] == ["nginx:1.26", "nginx:1.25"]
+        bump = found["entries"][0]
+        assert [(i["old"], i["new"]) for i in bump["images"]] == [("nginx:1.25", "nginx:1.26")]
+        assert found["entries"][1]["previousRenderRef"] is None
+        assert len(store.changes(since="2026-11-02T00:00:00Z")["entries"]) == 1

@@ -6,7 +6,7 @@
 //! that every host gives the same fields. The results of store operations are shaped by
 //! the component ([`crate::Runtime::output_json`]).
 
-use crate::fleet_changes::EntryChanges;
+use crate::fleet_changes::{EntryChanges, FleetChanges};
 use crate::fleet_images::FleetImages;
 use crate::store::RenderStore;
 use crate::{EntryRead, ObjectBlame, ObjectId, Release, RenderDiff, Result, Runtime, ShownObject};
@@ -183,4 +183,23 @@ pub fn change_entry(e: &EntryChanges, synced_at: &str) -> Value {
             "key": k.key,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// The answer of a changes query: `{"entries": [ENTRY…] (as [`change_entry`] writes
+/// each, newest first), "complete": bool, "unlisted": [{"folder", "error"}]}`.
+/// `complete` is false when a folder could not be listed: its releases are not in it.
+pub async fn changes(rt: &Runtime, found: &FleetChanges) -> Result<Value> {
+    let times: Vec<_> = found.entries.iter().map(|e| e.synced_at).collect();
+    let times = rt.format_synced_at_all(&times).await?;
+    let entries: Vec<Value> = found
+        .entries
+        .iter()
+        .zip(&times)
+        .map(|(e, time)| change_entry(e, time))
+        .collect();
+    Ok(json!({
+        "entries": entries,
+        "complete": found.unlisted.is_empty(),
+        "unlisted": found.unlisted.iter().map(|u| json!({"folder": u.folder, "error": u.error})).collect::<Vec<_>>(),
+    }))
 }

@@ -10,7 +10,6 @@ use crate::time_window::Window;
 use anyhow::Result;
 use render_store::ObjectId;
 use render_store::fleet_changes::{EntryChanges, fleet_changes};
-use serde_json::Value;
 use std::io::Write;
 
 /// `changes --since SINCE [--until UNTIL]`: prints the entries of the window (of `-n`'s
@@ -24,13 +23,8 @@ pub async fn run(ctx: &Context<'_>, since: &str, until: Option<&str>) -> Result<
     let times: Vec<_> = found.entries.iter().map(|e| e.synced_at).collect();
     let times = rt.format_synced_at_all(&times).await?;
     if ctx.as_json() {
-        let rows: Vec<Value> = found
-            .entries
-            .iter()
-            .zip(&times)
-            .map(|(e, time)| render_store::json_view::change_entry(e, time))
-            .collect();
-        print_json(&Value::Array(rows))?;
+        // The library's shape, which the C ABI gives too.
+        print_json(&render_store::json_view::changes(&rt, &found).await?)?;
     } else {
         let mut out = std::io::stdout().lock();
         for (e, time) in found.entries.iter().zip(&times) {

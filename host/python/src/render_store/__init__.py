@@ -1467,6 +1467,23 @@ class RenderStore:
             unread=[(Release(u["namespace"], u["name"]), u["error"]) for u in found["unread"]],
         )
 
+    def changes(self, since: Optional[TimeLike] = None, until: Optional[TimeLike] = None, *,
+                namespace: Optional[str] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Every history entry of the fleet (of ``namespace``) synced from ``since`` until
+        ``until`` (each ``None``: open), newest first, each with what changed against the
+        entry before it in its release: ``render-store changes -o json``'s answer, a dict
+        with ``entries`` (``namespace``, ``name``, ``entry``, ``syncedAt``, ``summary``,
+        ``renderRef``, ``previousRenderRef``, ``added``, ``removed``, ``changed``,
+        ``images``, ``secretKeys``: key names, never values), ``complete`` and
+        ``unlisted``."""
+        rt = self.runtime
+        window = [None if t is None else _time(rt._sync_time(t)) for t in (since, until)]
+        buf = _lib.Buf()
+        self._call(timeout, lib.rs_store_changes, *_lib.optional(namespace),
+                   *[None if t is None else byref(t) for t in window], byref(buf))
+        found: Dict[str, Any] = json.loads(_lib.take_text(buf))
+        return found
+
     def blame(self, release: ReleaseLike, object_name: str, field: Optional[str] = None, *,
               show_secrets: bool = False, timeout: Optional[float] = None) -> Blame:
         """Which entry of the release's history last changed each field of the object
