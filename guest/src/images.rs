@@ -239,6 +239,13 @@ pub fn normalize(image: &str) -> String {
 /// container that names no image is left out.
 pub fn render_images(canonical: &[u8]) -> Result<Vec<ImageUse>> {
     let mut out = Vec::new();
+    for_each_object(canonical, |_, doc| out.extend(object_images(doc)))?;
+    Ok(out)
+}
+
+/// Calls `f` with each object of a canonical render (its line and its parse tree), in
+/// render order; a line that is not a JSON object is refused, naming its place.
+fn for_each_object(canonical: &[u8], mut f: impl FnMut(&[u8], &Document<'_>)) -> Result<()> {
     for (index, line) in canonical
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
@@ -247,9 +254,9 @@ pub fn render_images(canonical: &[u8]) -> Result<Vec<ImageUse>> {
         let doc = decode_object(line).map_err(|e| {
             Error::InvalidInput(format!("the render's object {index} is invalid: {e}"))
         })?;
-        out.extend(object_images(&doc));
+        f(line, &doc);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The containers of one object's pod templates, with their images normalised.
@@ -282,21 +289,14 @@ pub struct IndexedObject {
 /// Every object of a canonical render, in render order, as [`IndexedObject`]s.
 pub fn index_objects(canonical: &[u8]) -> Result<Vec<IndexedObject>> {
     let mut out = Vec::new();
-    for (index, line) in canonical
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .enumerate()
-    {
-        let doc = decode_object(line).map_err(|e| {
-            Error::InvalidInput(format!("the render's object {index} is invalid: {e}"))
-        })?;
-        let images: BTreeSet<String> = object_images(&doc).into_iter().map(|u| u.image).collect();
+    for_each_object(canonical, |line, doc| {
+        let images: BTreeSet<String> = object_images(doc).into_iter().map(|u| u.image).collect();
         out.push(IndexedObject {
-            id: crate::diff::id_of(&doc, doc.root()),
+            id: crate::diff::id_of(doc, doc.root()),
             hash: crate::render::sha256_hex(line),
             images: images.into_iter().collect(),
         });
-    }
+    })?;
     Ok(out)
 }
 

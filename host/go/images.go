@@ -74,15 +74,7 @@ func (s *Store) Images(ctx context.Context, q ImageQuery) (*Images, error) {
 	err := s.call(ctx, func(h *C.rs_store) error {
 		ns, nsLen := optstr(q.Namespace)
 		p, pLen := optstr(q.Pattern)
-		var since, until *C.rs_time
-		if !q.Since.IsZero() {
-			t := cTime(q.Since)
-			since = &t
-		}
-		if !q.Until.IsZero() {
-			t := cTime(q.Until)
-			until = &t
-		}
+		since, until := optTime(q.Since), optTime(q.Until)
 		var out C.rs_buf
 		if err := takeError(C.rs_store_images(h, ns, nsLen, p, pLen, since, until, &out)); err != nil {
 			return err
@@ -213,15 +205,7 @@ func (s *Store) Changes(ctx context.Context, q ChangeQuery) (*Changes, error) {
 	var answer Changes
 	err := s.call(ctx, func(h *C.rs_store) error {
 		ns, nsLen := optstr(q.Namespace)
-		var since, until *C.rs_time
-		if !q.Since.IsZero() {
-			t := cTime(q.Since)
-			since = &t
-		}
-		if !q.Until.IsZero() {
-			t := cTime(q.Until)
-			until = &t
-		}
+		since, until := optTime(q.Since), optTime(q.Until)
 		var out C.rs_buf
 		if err := takeError(C.rs_store_changes(h, ns, nsLen, since, until, &out)); err != nil {
 			return err
@@ -232,4 +216,13 @@ func (s *Store) Changes(ctx context.Context, q ChangeQuery) (*Changes, error) {
 		return nil, err
 	}
 	return &answer, nil
+}
+
+// optTime is an optional time argument: NULL for the zero time.
+func optTime(t time.Time) *C.rs_time {
+	if t.IsZero() {
+		return nil
+	}
+	c := cTime(t)
+	return &c
 }

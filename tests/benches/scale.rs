@@ -181,6 +181,16 @@ fn release_keys(release: &Release, entries: usize, seed: usize) -> Vec<(String, 
 }
 
 /// Peak RSS and exit status of a child, from `wait4`.
+/// The keys of `n` releases in ten namespaces, `entries` entries each.
+fn fleet_keys(n: usize, entries: usize) -> Vec<(String, Vec<u8>)> {
+    let mut keys = Vec::new();
+    for i in 0..n {
+        let release = Release::new(format!("team-{:02}", i % 10), format!("app-{i:05}"));
+        keys.extend(release_keys(&release, entries, i));
+    }
+    keys
+}
+
 fn wait_child(child: Child) -> (bool, u64) {
     let mut status = 0;
     // SAFETY: rusage is plain data that wait4 fills in.
@@ -465,13 +475,7 @@ impl Bench {
                 else {
                     continue;
                 };
-                let mut keys = Vec::new();
-                for i in 0..n {
-                    let release =
-                        Release::new(format!("team-{:02}", i % 10), format!("app-{i:05}"));
-                    keys.extend(release_keys(&release, 1, i));
-                }
-                self.rt.block_on(put_all(&store.direct, keys));
+                self.rt.block_on(put_all(&store.direct, fleet_keys(n, 1)));
                 let size = n.to_string();
                 let server = Server::start(&self.exe, &store);
                 // The server's first call compiles nothing (the component cache is warm),
@@ -517,13 +521,8 @@ impl Bench {
                 else {
                     continue;
                 };
-                let mut keys = Vec::new();
-                for i in 0..n {
-                    let release =
-                        Release::new(format!("team-{:02}", i % 10), format!("app-{i:05}"));
-                    keys.extend(release_keys(&release, entries, i));
-                }
-                self.rt.block_on(put_all(&store.direct, keys));
+                self.rt
+                    .block_on(put_all(&store.direct, fleet_keys(n, entries)));
                 let size = n.to_string();
                 let f = median_of(self.rounds, || cli(&self.exe, &store, &["ls"]));
                 table.add(backend, "render-store ls (every key: the floor)", &size, f);
