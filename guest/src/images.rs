@@ -286,6 +286,21 @@ pub struct IndexedObject {
     pub images: Vec<String>,
 }
 
+/// The hash an export gives an object: of its canonical line, or, for an object that
+/// holds Secret values, of its masked form. A digest of a value would let anyone who
+/// reads the export confirm a guessed password, as the masked views refuse to (the
+/// changes of a Secret's values are `changes`' to say, by key).
+fn object_hash(line: &[u8], doc: &Document<'_>) -> String {
+    if !crate::secrets::may_hold_secrets(doc) {
+        return crate::render::sha256_hex(line);
+    }
+    let mut masked = doc.clone();
+    crate::secrets::mask_one(&mut masked);
+    let mut bytes = Vec::new();
+    crate::json::encode_document(&masked, &mut bytes);
+    crate::render::sha256_hex(&bytes)
+}
+
 /// Every object of a canonical render, in render order, as [`IndexedObject`]s.
 pub fn index_objects(canonical: &[u8]) -> Result<Vec<IndexedObject>> {
     let mut out = Vec::new();
@@ -293,7 +308,7 @@ pub fn index_objects(canonical: &[u8]) -> Result<Vec<IndexedObject>> {
         let images: BTreeSet<String> = object_images(doc).into_iter().map(|u| u.image).collect();
         out.push(IndexedObject {
             id: crate::diff::id_of(doc, doc.root()),
-            hash: crate::render::sha256_hex(line),
+            hash: object_hash(line, doc),
             images: images.into_iter().collect(),
         });
     })?;
@@ -587,6 +602,16 @@ mod tests {
         assert!(index[1].images.is_empty());
         let line = r.split(|&b| b == b'\n').nth(1).unwrap();
         assert_eq!(index[1].hash, crate::render::sha256_hex(line));
+        // A Secret's hash is of its masked form: the same whatever its values.
+        let secret = |v: &str| {
+            canonical(&[&format!(
+                r#"{{"apiVersion":"v1","kind":"Secret","metadata":{{"name":"s"}},"stringData":{{"password":"{v}"}}}}"#
+            )])
+        };
+        let (a, b) = (secret("hunter2"), secret("letmein"));
+        let (ia, ib) = (index_objects(&a).unwrap(), index_objects(&b).unwrap());
+        assert_eq!(ia[0].hash, ib[0].hash);
+        assert_ne!(ia[0].hash, crate::render::sha256_hex(a.trim_ascii_end()));
     }
 
     #[test]
