@@ -689,7 +689,8 @@ fn completion_completes_release_names_and_entries_from_the_store() {
     let bash = |line: &str| {
         let program = format!(
             "source {script:?}; COMP_LINE={line:?}; COMP_POINT=${{#COMP_LINE}}; \
-             read -r -a COMP_WORDS <<< \"$COMP_LINE\"; COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); \
+             read -r -a COMP_WORDS <<< \"$COMP_LINE\"; \
+             [[ \"$COMP_LINE\" == *' ' ]] && COMP_WORDS+=(''); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); \
              _render_store_dynamic render-store \"${{COMP_WORDS[-1]}}\" \"${{COMP_WORDS[-2]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\""
         );
         let out = std::process::Command::new("bash")
@@ -704,8 +705,11 @@ fn completion_completes_release_names_and_entries_from_the_store() {
     assert_eq!(bash("render-store history prod/w"), ["prod/web"]);
     // bash replaces only what follows its word break `@`.
     assert_eq!(bash("render-store diff prod/app @"), ["0", "1"]);
-    // A command name is clap's to complete.
+    // A command name is clap's to complete; the scripts' hidden command is not offered.
     assert_eq!(bash("render-store verif"), ["verify"]);
+    let commands = bash("render-store ");
+    assert!(commands.iter().any(|c| c == "history"), "{commands:?}");
+    assert!(!commands.iter().any(|c| c == "__complete"), "{commands:?}");
 }
 
 /// A usage error's usage line names what the command needs, not what the environment

@@ -63,6 +63,13 @@ _render_store_dynamic() {
         return 0
     fi
     _render__store "$@"
+    # clap offers its hidden subcommands too: the scripts' own is no word for people.
+    local -a kept=()
+    local word
+    for word in "${COMPREPLY[@]}"; do
+        [[ "$word" == __complete ]] || kept+=("$word")
+    done
+    COMPREPLY=("${kept[@]}")
 }
 complete -F _render_store_dynamic -o bashdefault -o default render-store
 "#,
