@@ -166,6 +166,50 @@ pub fn seconds_in_words(seconds: u64) -> String {
     }
 }
 
+/// The lines of a table for people: each column padded to its widest cell (the
+/// header's counted), `gap` spaces between columns, the last column unpadded, trailing
+/// blanks trimmed; the cells of column `right` (below the header) aligned right, as
+/// numbers are.
+pub fn table_lines(
+    header: Option<&[String]>,
+    rows: &[Vec<String>],
+    gap: usize,
+    right: Option<usize>,
+) -> Vec<String> {
+    let all = || header.into_iter().chain(rows.iter().map(Vec::as_slice));
+    let mut widths: Vec<usize> = Vec::new();
+    for row in all() {
+        for (k, cell) in row.iter().enumerate() {
+            let n = cell.chars().count();
+            match widths.get_mut(k) {
+                Some(w) => *w = (*w).max(n),
+                None => widths.push(n),
+            }
+        }
+    }
+    let gap = " ".repeat(gap);
+    all()
+        .enumerate()
+        .map(|(i, row)| {
+            let in_body = header.is_none() || i > 0;
+            let mut line = String::new();
+            for (k, cell) in row.iter().enumerate() {
+                if k + 1 == row.len() {
+                    line.push_str(cell);
+                    break;
+                }
+                let pad = " ".repeat(widths[k] - cell.chars().count());
+                if in_body && Some(k) == right {
+                    line.push_str(&format!("{pad}{cell}{gap}"));
+                } else {
+                    line.push_str(&format!("{cell}{pad}{gap}"));
+                }
+            }
+            line.trim_end().to_string()
+        })
+        .collect()
+}
+
 /// `n` and the noun in the number English wants: "1 render", "0 renders".
 pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -229,3 +273,23 @@ const RED: &str = "\x1b[31m";
 const GREEN: &str = "\x1b[32m";
 const CYAN: &str = "\x1b[36m";
 const RESET: &str = "\x1b[0m";
+
+#[cfg(test)]
+mod table_tests {
+    use super::table_lines;
+
+    fn cells(row: &[&str]) -> Vec<String> {
+        row.iter().map(|c| c.to_string()).collect()
+    }
+
+    #[test]
+    fn columns_pad_to_their_widest_cell_and_numbers_align_right() {
+        let header = cells(&["NAME", "SIZE", "NOTE"]);
+        let rows = [cells(&["a", "5", "first"]), cells(&["longer", "1234", ""])];
+        assert_eq!(
+            table_lines(Some(&header), &rows, 2, Some(1)),
+            ["NAME    SIZE  NOTE", "a          5  first", "longer  1234"]
+        );
+        assert_eq!(table_lines(None, &rows[..1], 3, None), ["a   5   first"]);
+    }
+}

@@ -4,7 +4,7 @@
 //! gives too.
 
 use super::Context;
-use crate::output::print_json;
+use crate::output::{print_json, table_lines};
 use crate::terminal::escape_for_terminal as esc;
 use crate::time_view::to_the_second;
 use anyhow::Result;
@@ -47,7 +47,7 @@ pub async fn run(
 
 fn print_lines(fields: &[Value]) -> Result<()> {
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    let rows: Vec<[String; 5]> = fields
+    let rows: Vec<Vec<String>> = fields
         .iter()
         .map(|f| {
             let summary = text(&f["summary"]);
@@ -55,7 +55,7 @@ fn print_lines(fields: &[Value]) -> Result<()> {
                 Some((cut, _)) => format!("{}…", &summary[..cut]),
                 None => summary,
             };
-            [
+            vec![
                 format!("@{}", f["entry"]),
                 to_the_second(&text(&f["syncedAt"])),
                 esc(&summary).into_owned(),
@@ -64,20 +64,9 @@ fn print_lines(fields: &[Value]) -> Result<()> {
             ]
         })
         .collect();
-    let mut widths = [0usize; 4];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
     let mut out = std::io::stdout().lock();
-    for row in &rows {
-        let mut line = String::new();
-        for (cell, w) in row.iter().zip(widths) {
-            line.push_str(&format!("{cell:<w$}  "));
-        }
-        line.push_str(&row[4]);
-        writeln!(out, "{}", line.trim_end())?;
+    for line in table_lines(None, &rows, 2, None) {
+        writeln!(out, "{line}")?;
     }
     Ok(())
 }

@@ -7,7 +7,7 @@
 use super::{Context, Finish};
 use crate::json_view::history_page_json;
 use crate::names;
-use crate::output::{count, print_json};
+use crate::output::{count, print_json, table_lines};
 use crate::render_sizes::render_sizes;
 use crate::terminal::escape_for_terminal as esc;
 use crate::time_view::{age, now_seconds, to_the_second};
@@ -137,30 +137,9 @@ fn lay_out(rows: &[Vec<String>], table: Table<'_>) -> Vec<String> {
     }
     header.push("SUMMARY");
     let header: Vec<String> = header.into_iter().map(String::from).collect();
-    let mut widths = vec![0usize; header.len()];
-    for row in std::iter::once(&header).chain(rows) {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
+    // Sizes line up on the right, as numbers do.
     let size_column = table.wide.then_some(4);
-    std::iter::once(&header)
-        .chain(rows)
-        .map(|row| {
-            let mut line = String::new();
-            for (k, (cell, w)) in row.iter().zip(&widths).enumerate() {
-                let pad = " ".repeat(w - cell.chars().count());
-                if k + 1 == row.len() {
-                    line.push_str(cell);
-                } else if Some(k) == size_column && !line.is_empty() && cell != "SIZE" {
-                    line.push_str(&format!("{pad}{cell}   "));
-                } else {
-                    line.push_str(&format!("{cell}{pad}   "));
-                }
-            }
-            line.trim_end().to_string()
-        })
-        .collect()
+    table_lines(Some(&header), rows, 3, size_column)
 }
 
 /// The hex digits a person reads of a renderRef: its first few, without `sha256:`.

@@ -2,7 +2,7 @@
 //! histories record it ([`render_store::fleet_images`]).
 
 use super::{Context, Finish};
-use crate::output::print_json;
+use crate::output::{print_json, table_lines};
 use crate::terminal::escape_for_terminal as esc;
 use crate::time_view::to_the_second;
 use crate::time_window::Window;
@@ -60,10 +60,10 @@ fn print_table(rows: &[Value]) -> Result<()> {
     }
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let header = ["IMAGE", "RELEASE", "FROM", "UNTIL", "RENDERS"].map(String::from);
-    let lines: Vec<[String; 5]> = rows
+    let lines: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            [
+            vec![
                 esc(&text(&r["image"])).into_owned(),
                 format!("{}/{}", text(&r["namespace"]), text(&r["name"])),
                 to_the_second(&text(&r["from"])),
@@ -75,22 +75,8 @@ fn print_table(rows: &[Value]) -> Result<()> {
             ]
         })
         .collect();
-    let mut widths = [0usize; 5];
-    for line in std::iter::once(&header).chain(&lines) {
-        for (w, cell) in widths.iter_mut().zip(line) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    for line in std::iter::once(&header).chain(&lines) {
-        let mut text = String::new();
-        for (k, (cell, w)) in line.iter().zip(widths).enumerate() {
-            if k + 1 == line.len() {
-                text.push_str(cell);
-            } else {
-                text.push_str(&format!("{cell:<w$}   "));
-            }
-        }
-        writeln!(out, "{}", text.trim_end())?;
+    for line in table_lines(Some(&header), &lines, 3, None) {
+        writeln!(out, "{line}")?;
     }
     Ok(())
 }
