@@ -164,6 +164,14 @@ fn wit_plan(p: GcPlan) -> types::GcPlan {
     }
 }
 
+fn wit_indexed(o: crate::IndexedObject) -> types::IndexedObject {
+    types::IndexedObject {
+        id: wit_id(o.id),
+        hash: o.hash,
+        images: o.images,
+    }
+}
+
 fn wit_id(id: crate::ObjectId) -> types::ObjectId {
     types::ObjectId {
         api_version: id.api_version,
@@ -242,6 +250,10 @@ impl logic::Guest for Component {
 
     fn render_key(r: types::Release, render_ref: String) -> WitResult<String> {
         Ok(crate::ReleasePrefix::new(&release(r))?.render_key(&render_ref)?)
+    }
+
+    fn index_key(r: types::Release) -> WitResult<String> {
+        Ok(crate::ReleasePrefix::new(&release(r))?.index_key())
     }
 
     fn history_key(
@@ -330,11 +342,7 @@ impl logic::Guest for Component {
     fn index_objects(canonical: imported::Data) -> WitResult<Vec<types::IndexedObject>> {
         Ok(crate::index_objects(&canonical)?
             .into_iter()
-            .map(|o| types::IndexedObject {
-                id: wit_id(o.id),
-                hash: o.hash,
-                images: o.images,
-            })
+            .map(wit_indexed)
             .collect())
     }
 
@@ -635,6 +643,58 @@ impl store::Guest for Component {
                 render_refs: i.render_refs,
             })
             .collect())
+    }
+
+    fn index_release(
+        r: types::Release,
+        read_missing: bool,
+        e: types::Encryption,
+    ) -> WitResult<types::IndexReport> {
+        let release = release(r);
+        crate::keys::ReleasePrefix::new(&release)?;
+        let keyring = encryption(e)?;
+        let report =
+            crate::render_index::index_release(&mut Host, &release, &keyring, read_missing)?;
+        Ok(types::IndexReport {
+            renders: report.renders,
+            indexed: report.indexed,
+            read: report.read,
+            pruned: report.pruned,
+            unreadable: report.unreadable,
+            replaced: report.replaced,
+            written: report.written,
+        })
+    }
+
+    fn render_objects(
+        r: types::Release,
+        refs: Vec<String>,
+        e: types::Encryption,
+    ) -> WitResult<Vec<types::ObjectsOfRender>> {
+        // Every input is checked before the first call.
+        let release = release(r);
+        let prefix = crate::keys::ReleasePrefix::new(&release)?;
+        for r in &refs {
+            crate::keys::validate_render_ref(r)?;
+        }
+        let keyring = encryption(e)?;
+        let wanted: std::collections::BTreeSet<&str> = refs.iter().map(String::as_str).collect();
+        let mut found = crate::render_index::objects_by_render(
+            &mut Host, &prefix, &release, &wanted, &keyring,
+        )?;
+        let mut out = Vec::with_capacity(wanted.len());
+        let mut seen = std::collections::BTreeSet::new();
+        for r in refs {
+            if !seen.insert(r.clone()) {
+                continue;
+            }
+            let objects = found.remove(&r).unwrap_or_default();
+            out.push(types::ObjectsOfRender {
+                render_ref: r,
+                objects: objects.into_iter().map(wit_indexed).collect(),
+            });
+        }
+        Ok(out)
     }
 
     fn blame_object(

@@ -37,6 +37,8 @@ const VERSION: &str = "v1";
 pub const KEY_BYTES: usize = 32;
 /// Bytes of the Poly1305 tag after the ciphertext.
 const TAG_BYTES: usize = 16;
+/// XChaCha20's nonce.
+const NONCE_BYTES: usize = 24;
 /// The longest key id.
 const MAX_ID: usize = 64;
 /// The largest keyring text read (a few thousand keys).
@@ -108,6 +110,20 @@ impl EncryptionKey {
         mac.update(render_ref.as_bytes());
         let digest = mac.finalize().into_bytes();
         *XNonce::from_slice(&digest[..24])
+    }
+
+    /// The nonce of a blob sealed by [`Keyring::seal_named`]. A render's nonce input
+    /// is its renderRef, which starts with `sha256:`; this one starts with `named`, so
+    /// the two never meet.
+    fn named_nonce(&self, name: &str, plain: &[u8]) -> XNonce {
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(&self.nonce_key).expect("HMAC takes any key");
+        mac.update(b"named\0");
+        mac.update(name.as_bytes());
+        mac.update(b"\0");
+        mac.update(plain);
+        let digest = mac.finalize().into_bytes();
+        *XNonce::from_slice(&digest[..NONCE_BYTES])
     }
 
     fn header(&self) -> String {
@@ -342,12 +358,76 @@ impl Keyring {
         }
     }
 
-    /// The canonical bytes `blob` (stored under `blob_key`, for `render_ref`) holds:
-    /// opened under the ring's key of the id its header names, or the blob itself when
-    /// it is plaintext (a store where encryption was turned on holds both). The caller
-    /// still checks the renderRef.
-    pub fn open(&self, blob_key: &str, render_ref: &str, mut blob: Vec<u8>) -> Result<Vec<u8>> {
-        let header = match Header::read(&blob) {
+    /// Seals `plain`, a blob the store writes that is not a render (a release's index,
+    /// CONTRACT.md §14), stored under the name `name`: under the first key, the header,
+    /// then the nonce, the ciphertext and the tag. Its content is not fixed by its key,
+    /// so the nonce is derived from the name and the bytes (equal bytes seal to equal
+    /// blobs, so a writer can tell an unchanged index; different bytes never share a
+    /// nonce) and written into the blob; the associated data is the header and the name,
+    /// so a blob moved under another name does not open. `plain` itself on a plaintext
+    /// store.
+    pub fn seal_named(&self, name: &str, plain: &[u8]) -> Vec<u8> {
+        let Some(key) = self.keys.first() else {
+            return plain.to_vec();
+        };
+        let header = key.header();
+        let nonce = key.named_nonce(name, plain);
+        let mut blob = Vec::with_capacity(header.len() + NONCE_BYTES + plain.len() + TAG_BYTES);
+        blob.extend_from_slice(header.as_bytes());
+        blob.extend_from_slice(&nonce);
+        let at = blob.len();
+        blob.extend_from_slice(plain);
+        let cipher = XChaCha20Poly1305::new((&key.cipher_key).into());
+        let tag = cipher
+            .encrypt_in_place_detached(&nonce, &associated_data(&header, name), &mut blob[at..])
+            .expect("an index fits XChaCha20-Poly1305's message limit");
+        blob.extend_from_slice(&tag);
+        blob
+    }
+
+    /// The bytes a blob sealed by [`Keyring::seal_named`] under `name` holds (stored
+    /// under `blob_key`), or the blob itself when it is plaintext, with the errors of
+    /// [`Keyring::open`].
+    pub fn open_named(&self, blob_key: &str, name: &str, mut blob: Vec<u8>) -> Result<Vec<u8>> {
+        let Some((key, header_len)) = self.key_of(blob_key, &blob)? else {
+            return Ok(blob);
+        };
+        if blob.len() < header_len + NONCE_BYTES + TAG_BYTES {
+            return Err(Error::Corrupt(format!(
+                "blob {blob_key} is shorter than its header, nonce and tag; it was changed \
+                 or damaged outside the render store and must not be used"
+            )));
+        }
+        let nonce = *XNonce::from_slice(&blob[header_len..header_len + NONCE_BYTES]);
+        let aad = associated_data(&key.header(), name);
+        let tag_at = blob.len() - TAG_BYTES;
+        let tag = *Tag::from_slice(&blob[tag_at..]);
+        let cipher = XChaCha20Poly1305::new((&key.cipher_key).into());
+        cipher
+            .decrypt_in_place_detached(
+                &nonce,
+                &aad,
+                &mut blob[header_len + NONCE_BYTES..tag_at],
+                &tag,
+            )
+            .map_err(|_| {
+                Error::Corrupt(format!(
+                    "blob {blob_key} fails authentication under key {:?}: it was changed or \
+                     damaged outside the render store, or moved, and must not be used",
+                    key.id
+                ))
+            })?;
+        blob.truncate(tag_at);
+        blob.drain(..header_len + NONCE_BYTES);
+        Ok(blob)
+    }
+
+    /// The key of the ring that opens `blob` (stored under `blob_key`) and the length of
+    /// its header, or `None` for a plaintext blob, which is refused where encryption is
+    /// required. A header that does not read, or names a key the ring lacks or holds as
+    /// another key, is the error [`Keyring::open`] gives.
+    fn key_of(&self, blob_key: &str, blob: &[u8]) -> Result<Option<(&EncryptionKey, usize)>> {
+        let header = match Header::read(blob) {
             None if self.required => {
                 return Err(Error::Corrupt(format!(
                     "encryption is required, and blob {blob_key} is plaintext: only a blob \
@@ -356,7 +436,7 @@ impl Keyring {
                      with the keyring rewrites it sealed"
                 )));
             }
-            None => return Ok(blob),
+            None => return Ok(None),
             Some(Err(why)) => {
                 return Err(Error::Corrupt(format!(
                     "blob {blob_key} starts like an encrypted blob but {why}; it was changed \
@@ -389,8 +469,18 @@ impl Keyring {
                 header.id, header.id
             )));
         }
-        let header_len = header.len;
-        let id = header.id.to_string();
+        Ok(Some((key, header.len)))
+    }
+
+    /// The canonical bytes `blob` (stored under `blob_key`, for `render_ref`) holds:
+    /// opened under the ring's key of the id its header names, or the blob itself when
+    /// it is plaintext (a store where encryption was turned on holds both). The caller
+    /// still checks the renderRef.
+    pub fn open(&self, blob_key: &str, render_ref: &str, mut blob: Vec<u8>) -> Result<Vec<u8>> {
+        let Some((key, header_len)) = self.key_of(blob_key, &blob)? else {
+            return Ok(blob);
+        };
+        let id = key.id.clone();
         let aad = associated_data(&key.header(), render_ref);
         let tag_at = blob.len() - TAG_BYTES;
         let tag = *Tag::from_slice(&blob[tag_at..]);

@@ -460,11 +460,11 @@ pub fn in_window(
 }
 
 /// The image intervals of a release's history that match `pattern` (every image when
-/// `None`) and meet the window: `list(P/history/)`, then `get` of each render the
-/// history names, once each in history order, opened and verified as `get-render` does;
-/// its images are taken and the render dropped before the next is read. A render that
-/// cannot be read stops the query with its error: an answer that left it out would say
-/// "not there" for what could not be seen.
+/// `None`) and meet the window: `list(P/history/)`, then what each render the history
+/// names holds, from the release index where it names the render and by reading the
+/// render where not ([`crate::render_index::objects_by_render`]). A render that cannot
+/// be read stops the query with its error: an answer that left it out would say "not
+/// there" for what could not be seen.
 pub fn release_images<B: Bucket>(
     bucket: &mut B,
     release: &Release,
@@ -474,19 +474,23 @@ pub fn release_images<B: Bucket>(
 ) -> Result<Vec<ImageInterval>> {
     let prefix = ReleasePrefix::new(release)?;
     let (entries, _) = crate::history::list_entries(bucket, &prefix)?;
-    let mut images_by_render: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-    for entry in &entries {
-        if images_by_render.contains_key(entry.render_ref.as_str()) {
-            continue;
-        }
-        let canonical = crate::store::get_render(bucket, release, &entry.render_ref, keyring)?;
-        let images = render_images(&canonical)?
-            .into_iter()
-            .map(|u| u.image)
-            .filter(|image| pattern.is_none_or(|p| p.matches(image)))
-            .collect();
-        images_by_render.insert(&entry.render_ref, images);
+    if entries.is_empty() {
+        return Ok(Vec::new());
     }
+    let refs: BTreeSet<&str> = entries.iter().map(|e| e.render_ref.as_str()).collect();
+    let objects = crate::render_index::objects_by_render(bucket, &prefix, release, &refs, keyring)?;
+    let images_by_render: BTreeMap<&str, BTreeSet<String>> = objects
+        .iter()
+        .map(|(render_ref, objects)| {
+            let images = objects
+                .iter()
+                .flat_map(|o| o.images.iter())
+                .filter(|image| pattern.is_none_or(|p| p.matches(image)))
+                .cloned()
+                .collect();
+            (render_ref.as_str(), images)
+        })
+        .collect();
     let history: Vec<(SyncTime, &str)> = entries
         .iter()
         .map(|e| (e.synced_at, e.render_ref.as_str()))

@@ -135,6 +135,10 @@ pub struct ReleasePrefix {
 
 const RENDERS: &str = "renders/";
 const HISTORY: &str = "history/";
+/// The release index's key under the prefix (CONTRACT.md §3): versioned in the key, so
+/// an index of another format is another key, which this version neither reads nor
+/// overwrites.
+const INDEX: &str = "index/v1";
 
 /// The suffix of gocloud fileblob's metadata file of a key: `<key>.attrs`.
 pub const METADATA_SUFFIX: &str = ".attrs";
@@ -162,6 +166,11 @@ impl ReleasePrefix {
     /// `<prefix>history/`, the prefix of all history entries.
     pub fn history(&self) -> String {
         format!("{}{HISTORY}", self.prefix)
+    }
+
+    /// `<prefix>index/v1`, the release index (what each render of the history holds).
+    pub fn index_key(&self) -> String {
+        format!("{}{INDEX}", self.prefix)
     }
 
     /// `<prefix>renders/<renderRef>`, after checking the renderRef.

@@ -30,6 +30,7 @@ pub mod keys;
 pub mod kube_object;
 pub mod policy;
 pub mod render;
+pub mod render_index;
 pub mod secrets;
 pub mod store;
 pub mod time;

@@ -64,7 +64,8 @@ type Images struct {
 // Images answers where each container image matching q.Pattern ran across the
 // releases of the store, and when, as the histories record it: a rollback adds no
 // entry, so a render rolled back to keeps its recorded interval. Each release costs one
-// listing of its history and one read of each render it names, read in the sandbox.
+// listing of its history and one read of its index (Store.IndexRelease), plus one read
+// of each render the index does not name, read in the sandbox.
 // A bad pattern is ErrInvalidInput before anything is read.
 func (s *Store) Images(ctx context.Context, q ImageQuery) (*Images, error) {
 	if s == nil {

@@ -119,3 +119,41 @@ func TestChanges(t *testing.T) {
 		})
 	}
 }
+
+func TestIndexRelease(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for name, s := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			c := ctx(t)
+			for i, image := range []string{"nginx:1.25", "nginx:1.26"} {
+				ref, err := s.PutRender(c, "prod", "web", deployment(image))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.RecordHistory(c, "prod", "web", ref, t0.Add(time.Duration(i)*time.Hour), image); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, err := s.Images(c, ImageQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			report, err := s.IndexRelease(c, "prod", "web", true)
+			if err != nil || report.Renders != 2 || report.Read != 2 || report.Indexed != 2 || !report.Written {
+				t.Fatalf("IndexRelease: %+v %v", report, err)
+			}
+			again, err := s.Reindex(c, "")
+			if err != nil || !again.Complete || len(again.Releases) != 1 ||
+				again.Releases[0].Read != 0 || again.Releases[0].Written || again.Releases[0].Name != "web" {
+				t.Fatalf("Reindex of an indexed store: %+v %v", again, err)
+			}
+			after, err := s.Images(c, ImageQuery{})
+			if err != nil || fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Fatalf("Images from the index: %+v, from the renders: %+v (%v)", after, before, err)
+			}
+			if _, err := s.IndexRelease(c, "prod", "Web", true); !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("a bad name: %v", err)
+			}
+		})
+	}
+}

@@ -188,6 +188,18 @@ export function putRender(bucket: Bucket, release: ReleaseLike, objects: BytesLi
 export function getRender(bucket: Bucket, release: ReleaseLike, ref: string, keyring?: Keyring, options?: EncryptionOptions): Uint8Array;
 /** Seals every render blob not sealed under the keyring's first key under it; how many were rewritten and kept. */
 export function rekeyRelease(bucket: Bucket, release: ReleaseLike, keyring: Keyring, options?: EncryptionOptions): { rewritten: number; kept: number };
+/** What indexRelease did to a release's index. */
+export interface IndexReport {
+  renders: number;
+  indexed: number;
+  read: number;
+  pruned: number;
+  unreadable: string[];
+  replaced: string | undefined;
+  written: boolean;
+}
+/** Brings the release index up to date with the history: reads the renders it lacks (`readMissing`, default true) or only prunes; written only when it changes. */
+export function indexRelease(bucket: Bucket, release: ReleaseLike, keyring?: Keyring, options?: EncryptionOptions & { readMissing?: boolean }): IndexReport;
 export function hasHistoryRef(bucket: Bucket, release: ReleaseLike, ref: string): boolean;
 /** Appends an entry unless one records the same render; whether it was added. */
 export function recordHistory(bucket: Bucket, release: ReleaseLike, entry: NewEntry): boolean;
@@ -231,6 +243,7 @@ export class RenderStore {
   putRender(release: ReleaseLike, objects: BytesLike[]): string;
   getRender(release: ReleaseLike, ref: string): Uint8Array;
   rekeyRelease(release: ReleaseLike): { rewritten: number; kept: number };
+  indexRelease(release: ReleaseLike, options?: { readMissing?: boolean }): IndexReport;
   hasHistoryRef(release: ReleaseLike, ref: string): boolean;
   recordHistory(release: ReleaseLike, entry: NewEntry): boolean;
   listHistory(release: ReleaseLike): HistoryEntry[];

@@ -982,6 +982,22 @@ export const rekeyRelease = (bucket, release, keyring, options = {}) => {
   const [rewritten, kept] = inInstance(functions, (x) => x.store.rekeyRelease(r, encryption));
   return { rewritten, kept };
 };
+/**
+ * Brings the release index (CONTRACT.md §3: what each render of the history holds, one
+ * blob a release) up to date with the history (store.index-release): with
+ * `options.readMissing` (default true) the renders it lacks are read and indexed, as
+ * after a record that added an entry; without, it only drops what the history no
+ * longer names, as after a GC. Written only when it changes, sealed under the keyring's
+ * first key when it has one. Returns {renders, indexed, read, pruned, unreadable,
+ * replaced, written}. The index is a cache: an error here loses nothing. Not traced.
+ */
+export const indexRelease = (bucket, release, keyring = [], options = {}) => {
+  const r = witRelease(release);
+  const encryption = witEncryption(keyring, options);
+  const functions = bucketFunctions(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
+  const readMissing = options.readMissing ?? true;
+  return inInstance(functions, (x) => x.store.indexRelease(r, readMissing, encryption));
+};
 /** Whether a history entry records the render. */
 export const hasHistoryRef = (bucket, release, ref) => storeCall(bucket, 'has-history-ref', release, { renderRef: String(ref) });
 /** Appends {renderRef, syncedAt: {seconds, nanoseconds}, summary} unless the render is recorded; returns whether it was added. */
@@ -1100,6 +1116,9 @@ export class RenderStore {
   }
   rekeyRelease(release) {
     return rekeyRelease(this.bucket, release, this.keyring, { encryptionRequired: this.encryptionRequired });
+  }
+  indexRelease(release, options = {}) {
+    return indexRelease(this.bucket, release, this.keyring, { ...options, encryptionRequired: this.encryptionRequired });
   }
   hasHistoryRef(release, ref) {
     return hasHistoryRef(this.bucket, release, ref);

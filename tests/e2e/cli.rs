@@ -301,9 +301,12 @@ fn put_get_history_gc_delete_on_a_file_store() {
         .lines()
         .map(String::from)
         .collect();
-    assert_eq!(left.len(), 3, "{left:?}");
+    // The entry, the two renders, and the release index `record` wrote.
+    assert_eq!(left.len(), 4, "{left:?}");
     assert!(
-        left.iter().any(|k| k.ends_with(&refs[0])) && left.iter().any(|k| k.ends_with(&refs[3]))
+        left.iter().any(|k| k.ends_with(&refs[0]))
+            && left.iter().any(|k| k.ends_with(&refs[3]))
+            && left.iter().any(|k| k == "ns/app/index/v1")
     );
 
     // gc without --keep keeps 10 entries; refs[0], no longer protected, goes.
@@ -315,7 +318,7 @@ fn put_get_history_gc_delete_on_a_file_store() {
     assert!(out.contains(&refs[0]), "{out}");
 
     let out = cli.ok(&["delete-release", "ns/app"]);
-    assert!(out.contains("deleted 2 keys"), "{out}");
+    assert!(out.contains("deleted 3 keys"), "{out}");
     assert!(cli.ok(&["ls"]).is_empty());
     assert!(
         cli.ok(&["delete-release", "ns/app"])

@@ -30,6 +30,7 @@ mod operations;
 mod operator;
 mod progress;
 mod race;
+mod release_index;
 mod restore;
 mod scale_counts;
 mod secrets;

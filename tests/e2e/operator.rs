@@ -255,11 +255,12 @@ fn release_typos_are_errors_and_delete_release_stays_idempotent() {
     let gone = cli.ok(&["delete-release", "prod/nothing"]);
     assert!(gone.contains("nothing to delete"), "{gone}");
     let dry = cli.ok(&["delete-release", "prod/app", "--dry-run"]);
-    assert!(dry.contains("would delete 4 keys of prod/app"), "{dry}");
+    // Two entries, two renders and the release index.
+    assert!(dry.contains("would delete 5 keys of prod/app"), "{dry}");
     assert_eq!(keys(&cli), before, "--dry-run deleted something");
     assert!(
         cli.ok(&["delete-release", "prod/app"])
-            .contains("deleted 4 keys")
+            .contains("deleted 5 keys")
     );
 }
 

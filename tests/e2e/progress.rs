@@ -85,12 +85,13 @@ fn delete_release_and_gc_count_their_deletes_on_a_terminal() {
 
     let (ok, stdout, shown) = on_terminal(&cli, &["delete-release", "ns/app"]);
     assert!(ok, "{shown}");
+    // The entry, its render and the release index.
     assert!(
-        shown.contains("delete-release: deleted 2 of 2 keys"),
+        shown.contains("delete-release: deleted 3 of 3 keys"),
         "{shown:?}"
     );
     // Standard output is the command's answer alone.
-    assert_eq!(stdout, "deleted 2 keys of ns/app\n");
+    assert_eq!(stdout, "deleted 3 keys of ns/app\n");
 
     // --quiet: nothing on the terminal.
     populate(&cli, 2);

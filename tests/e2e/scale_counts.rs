@@ -410,31 +410,65 @@ async fn the_cli_costs_the_same_requests_for_a_short_and_a_long_history() {
 }
 
 /// `images` of a fleet costs the delimiter listings that find the releases, then for
-/// each release one listing of its history and one read of each distinct render it
-/// names: never a read per entry, and nothing for a release's other keys. (A per-render
-/// index read in place of the render would cut the bytes, not the requests; the
-/// per-release rollup that would make it two requests a release is not built.)
+/// each release one listing of its history and one read of its index: two requests a
+/// release once the index names its renders, whatever the history's length. A release
+/// not indexed yet (renders written by a controller that does not keep the index)
+/// costs one read more for each distinct render, never a read per entry; `reindex`
+/// brings it to two.
 #[tokio::test]
-async fn images_reads_each_render_of_a_history_once() {
+async fn images_reads_two_objects_a_release_once_indexed() {
     let (store, recorder) = store_of(30, 40).await;
     recorder.take_calls();
-    let found = render_store::fleet_images::images(&store, None, None, None, None)
+    let before = render_store::fleet_images::images(&store, None, None, None, None)
         .await
         .unwrap();
-    assert!(found.complete());
-    let calls = recorder.take_calls();
+    assert!(before.complete());
     // 31 releases: 30 of one entry, big/app of 40 entries of 40 renders; 3 namespaces
-    // and big, each listed by a delimiter listing, and the root.
+    // and big, each listed by a delimiter listing, and the root. No index yet: each
+    // release's index is looked for, then its renders read.
     assert_eq!(
-        counted(&calls),
-        counts(&[("list-delimited", 5), ("list", 31), ("get", 30 + 40)])
+        counted(&recorder.take_calls()),
+        counts(&[("list-delimited", 5), ("list", 31), ("get", 31 + 30 + 40)])
     );
-    // The same release asked alone: one listing and one read per distinct render.
+
+    let done = render_store::fleet_index::reindex(&store, None)
+        .await
+        .unwrap();
+    assert!(done.complete());
+    assert_eq!(done.releases.len(), 31);
+    assert!(done.releases.iter().all(|(_, r)| r.written));
+    // Each release: its history, its (absent) index, its renders, one write.
+    assert_eq!(
+        counted(&recorder.take_calls()),
+        counts(&[
+            ("list-delimited", 5),
+            ("list", 31),
+            ("get", 31 + 30 + 40),
+            ("put", 31)
+        ])
+    );
+
+    let after = render_store::fleet_images::images(&store, None, None, None, None)
+        .await
+        .unwrap();
+    assert_eq!(after, before, "the index answers what the renders did");
+    assert_eq!(
+        counted(&recorder.take_calls()),
+        counts(&[("list-delimited", 5), ("list", 31), ("get", 31)])
+    );
+    // The same release asked alone: its history and its index, 40 renders or not.
     let big = Release::new("big", "app");
     store.release_images(&big, None, None, None).await.unwrap();
     assert_eq!(
         counted(&recorder.take_calls()),
-        counts(&[("list", 1), ("get", 40)])
+        counts(&[("list", 1), ("get", 1)])
+    );
+    // A reindex with nothing to do writes nothing.
+    let again = store.index_release(&big, true).await.unwrap();
+    assert!(!again.written);
+    assert_eq!(
+        counted(&recorder.take_calls()),
+        counts(&[("list", 1), ("get", 1)])
     );
 }
 

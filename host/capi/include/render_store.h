@@ -587,6 +587,48 @@ struct rs_error *rs_store_changes(const struct rs_store *store,
                                   const struct rs_time *until,
                                   struct rs_buf *changes);
 
+// Brings the release index of the release (CONTRACT.md §3: what each render of its
+// history holds, one blob a release, which `rs_store_images` reads in place of every
+// render) up to date with its history: with `read_missing`, the renders it does not
+// name are read and indexed (what a controller does after a record-history that added
+// an entry); without, it only drops what the history no longer names (after a GC that
+// deleted something). The blob is written only when it changes, sealed under the
+// keyring's first key when there is one; an empty history leaves none. `*report`
+// receives JSON text: `{"namespace","name","renders","indexed","read","pruned",
+// "unreadable":["REF: WHY"],"replaced":WHY|null,"written":bool}`. The index is a
+// cache: a failure here loses nothing and a caller may log it and go on. Calls: one
+// listing of the history, one read of the index, one read of each render it lacks, at
+// most one write. Any thread.
+//
+// # Safety
+//
+// `store` is a store this library made, not freed; each text `len` bytes; `report` a
+// buffer to fill.
+struct rs_error *rs_store_index_release(const struct rs_store *store,
+                                        const char *namespace_,
+                                        size_t namespace_len,
+                                        const char *name,
+                                        size_t name_len,
+                                        bool read_missing,
+                                        struct rs_buf *report);
+
+// Brings the release index of every release of the store (or of the namespace
+// `namespace`, `namespace_len` bytes; NULL: every namespace) up to date, reading the
+// renders each lacks, 16 releases at once, within the store's deadline (what
+// `render-store reindex` does). `*result` receives JSON text, what `render-store
+// reindex -o json` prints: `{"releases":[…as rs_store_index_release…],"complete":bool,
+// "unlisted":[{"folder","error"}],"failed":[{"namespace","name","error"}]}`. Any
+// thread.
+//
+// # Safety
+//
+// `store` is a store this library made, not freed; the text NULL with length 0 or
+// `len` bytes; `result` a buffer to fill.
+struct rs_error *rs_store_reindex(const struct rs_store *store,
+                                  const char *namespace_,
+                                  size_t namespace_len,
+                                  struct rs_buf *result);
+
 // The canonical bytes of a render (CONTRACT.md §4): for each object, Go's
 // `encoding/json` re-encoding, then a newline. Objects as for `rs_store_put_render`
 // (one buffer, `count` ends). `*canonical` receives the bytes (UTF-8, no NUL after).

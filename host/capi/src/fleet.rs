@@ -158,3 +158,79 @@ pub unsafe extern "C" fn rs_store_changes(
         Ok(())
     })
 }
+
+/// Brings the release index of the release (CONTRACT.md §3: what each render of its
+/// history holds, one blob a release, which `rs_store_images` reads in place of every
+/// render) up to date with its history: with `read_missing`, the renders it does not
+/// name are read and indexed (what a controller does after a record-history that added
+/// an entry); without, it only drops what the history no longer names (after a GC that
+/// deleted something). The blob is written only when it changes, sealed under the
+/// keyring's first key when there is one; an empty history leaves none. `*report`
+/// receives JSON text: `{"namespace","name","renders","indexed","read","pruned",
+/// "unreadable":["REF: WHY"],"replaced":WHY|null,"written":bool}`. The index is a
+/// cache: a failure here loses nothing and a caller may log it and go on. Calls: one
+/// listing of the history, one read of the index, one read of each render it lacks, at
+/// most one write. Any thread.
+///
+/// # Safety
+///
+/// `store` is a store this library made, not freed; each text `len` bytes; `report` a
+/// buffer to fill.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_store_index_release(
+    store: *const rs_store,
+    namespace: *const c_char,
+    namespace_len: usize,
+    name: *const c_char,
+    name_len: usize,
+    read_missing: bool,
+    report: *mut rs_buf,
+) -> *mut rs_error {
+    guard(|| {
+        // SAFETY: the header's rules for every pointer argument.
+        let (out, store, release) = unsafe {
+            (
+                out_buf(report, "report")?,
+                crate::store::get(store)?,
+                crate::args::release(namespace, namespace_len, name, name_len)?,
+            )
+        };
+        let done = block_on(store.inner().index_release(&release, read_missing))??;
+        out.set_text(render_store::json_view::index_report(&release, &done).to_string());
+        Ok(())
+    })
+}
+
+/// Brings the release index of every release of the store (or of the namespace
+/// `namespace`, `namespace_len` bytes; NULL: every namespace) up to date, reading the
+/// renders each lacks, 16 releases at once, within the store's deadline (what
+/// `render-store reindex` does). `*result` receives JSON text, what `render-store
+/// reindex -o json` prints: `{"releases":[…as rs_store_index_release…],"complete":bool,
+/// "unlisted":[{"folder","error"}],"failed":[{"namespace","name","error"}]}`. Any
+/// thread.
+///
+/// # Safety
+///
+/// `store` is a store this library made, not freed; the text NULL with length 0 or
+/// `len` bytes; `result` a buffer to fill.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_store_reindex(
+    store: *const rs_store,
+    namespace: *const c_char,
+    namespace_len: usize,
+    result: *mut rs_buf,
+) -> *mut rs_error {
+    guard(|| {
+        // SAFETY: the header's rules for every pointer argument.
+        let (out, store, namespace) = unsafe {
+            (
+                out_buf(result, "result")?,
+                crate::store::get(store)?,
+                opt_text(namespace, namespace_len, "namespace")?,
+            )
+        };
+        let done = block_on(render_store::fleet_index::reindex(store.inner(), namespace))??;
+        out.set_text(render_store::json_view::reindex(&done).to_string());
+        Ok(())
+    })
+}

@@ -180,8 +180,9 @@ pub enum Command {
     /// entry's sync until the next entry's (open for the newest), consecutive entries
     /// merged. "Ran" is what the history records: a rollback adds no entry, so a render
     /// rolled back to keeps its recorded interval. Images are normalised as container
-    /// runtimes read them (nginx is docker.io/library/nginx:latest). Every render of
-    /// each history is read, in the sandbox. A release that cannot be read or a folder
+    /// runtimes read them (nginx is docker.io/library/nginx:latest). Each release's
+    /// index is read, and each render it does not name (see reindex), in the sandbox.
+    /// A release that cannot be read or a folder
     /// that cannot be listed is named on standard error and the exit status is 1: the
     /// answer is partial, never "not anywhere".
     #[command(
@@ -200,6 +201,19 @@ pub enum Command {
         /// Only intervals that start before TIME (as --since takes it).
         #[arg(long, value_name = "TIME")]
         until: Option<String>,
+    },
+    /// Bring the release index of a release, or of every release (of -n NAMESPACE), up
+    /// to date with its history: what each render holds (objects, their hashes, the
+    /// images of their pod templates), one blob a release, so that images and export
+    /// read one blob where they would read every render. record and gc keep it; this
+    /// builds it for renders stored before, or by a controller that does not keep it.
+    /// Sealed under the keyring's first key when one is given.
+    #[command(
+        after_help = "Examples:\n  render-store reindex                 # every release of the store\n  render-store reindex prod/app\n  render-store reindex -n prod -o json"
+    )]
+    Reindex {
+        /// NAMESPACE/NAME of the release (or NAME with -n); none: every release.
+        release: Option<String>,
     },
     /// Which history entry last changed each field of an object, as git blame says which
     /// commit last changed each line: for each field of OBJECT in the newest render that

@@ -112,6 +112,9 @@ pub async fn run(args: Args) -> Result<Finish> {
         Command::Changes { since, until } => {
             return commands::changes::run(ctx, &since, until.as_deref()).await;
         }
+        Command::Reindex { release } => {
+            return commands::reindex::run(ctx, release.as_deref()).await;
+        }
         Command::Ls { prefix } => commands::ls::run(ctx, &prefix).await?,
         Command::Component { out } => commands::component::run(ctx, &out)?,
         Command::Rekey { release, .. } => commands::rekey::run(ctx, release.as_deref()).await?,

@@ -124,7 +124,8 @@ test('a store written by the Rust CLI is read back by the Node host', (t) => {
   // After GC: Node reads what is left, byte for byte.
   const keys = keysOf(bucket.list(P));
   assert.deepEqual(keys, cliJson(['ls', P], { url }));
-  assert.deepEqual(keys, [...done.keepHistory, ...done.keepRenders].sort());
+  // The release index the CLI's record wrote and its GC pruned (CONTRACT.md §3).
+  assert.deepEqual(keys, [...done.keepHistory, ...done.keepRenders, `${P}index/v1`].sort());
   for (const [i, ref] of refs.entries()) {
     if (i === 0) {
       assert.throws(() => rs.getRender(bucket, release, ref), (e) => e.kind === 'not-found');
@@ -496,6 +497,8 @@ test('put is atomic through a staging file, files are private, delete removes em
   const bucket = new rs.FolderBucket(nodeDir);
   assert.equal(rs.putRender(bucket, release, objects), ref);
   rs.recordHistory(bucket, release, { renderRef: ref, syncedAt: { seconds: 0, nanoseconds: 0 }, summary: '' });
+  // What the CLI's record does after an added entry: the release index.
+  assert.equal(rs.indexRelease(bucket, release).read, 1);
   const work = tempDir(t);
   assert.equal(cli(['put', NAME, ...objectFiles(work, objects)], { url: fileUrl(rustDir) }).stdout.toString().trim(), ref);
   cli(['record', NAME, ref, '--synced-at', '1970-01-01T00:00:00Z'], { url: fileUrl(rustDir) });
@@ -506,6 +509,8 @@ test('put is atomic through a staging file, files are private, delete removes em
     `${P} 700`,
     `${P}history/ 700`,
     `${P}history/19700101T000000.000000000Z-${ref} 600`,
+    `${P}index/ 700`,
+    `${P}index/v1 600`,
     `${P}renders/ 700`,
     `${P}renders/${ref} 600`,
     `${P}renders/${ref}#1.0 600`,
@@ -518,8 +523,8 @@ test('put is atomic through a staging file, files are private, delete removes em
   for (const key of keys) assert.deepEqual(readFileSync(join(nodeDir, key)), readFileSync(join(rustDir, key)), key);
   // delete-release in each: the same count (the staging file too), and the release's
   // folders all go.
-  assert.equal(rs.deleteRelease(bucket, release), 3);
-  assert.deepEqual(cliJson(['delete-release', NAME], { url: fileUrl(rustDir) }), { deleted: 3 });
+  assert.equal(rs.deleteRelease(bucket, release), 4);
+  assert.deepEqual(cliJson(['delete-release', NAME], { url: fileUrl(rustDir) }), { deleted: 4 });
   assert.deepEqual(tree(nodeDir), tree(rustDir));
   assert.deepEqual(tree(nodeDir), ['other/', 'other/app/', 'other/app/keep']);
   // A delete stops climbing at the first folder that is not empty.

@@ -72,3 +72,26 @@ def test_changes_lists_what_each_entry_changed(tmp_path: Path) -> None:
         assert [(i["old"], i["new"]) for i in bump["images"]] == [("nginx:1.25", "nginx:1.26")]
         assert found["entries"][1]["previousRenderRef"] is None
         assert len(store.changes(since="2026-11-02T00:00:00Z")["entries"]) == 1
+
+
+def test_index_release_builds_the_index_images_reads(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    with rs.open(f"file://{root}?create_dir=true") as store:
+        for day, image in [(1, "nginx:1.25"), (2, "nginx:1.26")]:
+            ref = store.put_render(WEB, [deployment(image)])
+            store.record_history(WEB, render_ref=ref, synced_at=f"2026-11-0{day}T00:00:00Z",
+                                 summary=image)
+        before = store.images()
+        report = store.index_release(WEB)
+        assert (report.release, report.renders, report.read, report.indexed) == (WEB, 2, 2, 2)
+        assert report.written and report.replaced is None and not report.unreadable
+        assert (root / "prod/web/index/v1").is_file()
+        again = store.reindex()
+        assert again.complete and [r.release for r in again.releases] == [WEB]
+        assert again.releases[0].read == 0 and not again.releases[0].written
+        # With every render moved away, the index alone answers as the renders did.
+        (root / "prod/web/renders").rename(tmp_path / "aside")
+        assert store.images() == before
+        with pytest.raises(rs.RenderStoreError) as bad:
+            store.index_release(rs.Release("prod", "Web"))
+        assert bad.value.kind == "invalid-input"

@@ -204,14 +204,31 @@ impl Controller {
                 "recording history failed; the sync stays successful and the history has a gap"
             ),
         }
+        let mut reindex = outcome.recorded.then_some(true);
         if let Retention::Keep(keep) = effective_keep_history(request.keep_history) {
             let protected = protected_refs(Some(&render_ref), &request.refs);
             match store.gc(release, keep, &protected, false).await {
-                Ok(plan) => outcome.gc = Some(plan),
+                Ok(plan) => {
+                    if !plan.delete_history.is_empty() || !plan.delete_renders.is_empty() {
+                        reindex.get_or_insert(false);
+                    }
+                    outcome.gc = Some(plan);
+                }
                 Err(e) => tracing::error!(
                     release = %release, error = %e,
                     "render-store GC failed; the reconcile goes on"
                 ),
+            }
+        }
+        // The release index (CONTRACT.md §3) is a cache of what each render holds: the
+        // new render is indexed and what GC removed dropped, in one call after both. A
+        // failure loses nothing (queries read what the index lacks) and fails no sync.
+        if let Some(read_missing) = reindex {
+            if let Err(e) = store.index_release(release, read_missing).await {
+                tracing::warn!(
+                    release = %release, error = %e,
+                    "updating the release index failed; the sync stays successful"
+                );
             }
         }
         Ok(outcome)

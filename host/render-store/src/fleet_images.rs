@@ -45,8 +45,9 @@ impl FleetImages {
 /// and which meet the window from `since` until `until`.
 ///
 /// Calls: the delimiter listings of [`all_releases`], then for each release the calls
-/// of `store.release-images` (one listing of its history and one read of each render it
-/// names), [`FLEET_CONCURRENCY`] releases at once, within the store's deadline. A bad
+/// of `store.release-images` (one listing of its history, one read of its index, and
+/// one read of each render the index does not name: none once it is indexed),
+/// [`FLEET_CONCURRENCY`] releases at once, within the store's deadline. A bad
 /// pattern is [`crate::Error::InvalidInput`] before any call; a release that cannot be read is
 /// in [`FleetImages::unread`], never taken for one without the image.
 pub async fn images(

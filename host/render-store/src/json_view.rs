@@ -8,8 +8,12 @@
 
 use crate::fleet_changes::{EntryChanges, FleetChanges};
 use crate::fleet_images::FleetImages;
+use crate::fleet_index::FleetIndex;
 use crate::store::RenderStore;
-use crate::{EntryRead, ObjectBlame, ObjectId, Release, RenderDiff, Result, Runtime, ShownObject};
+use crate::{
+    EntryRead, IndexReport, ObjectBlame, ObjectId, Release, RenderDiff, Result, Runtime,
+    ShownObject,
+};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -100,6 +104,34 @@ pub async fn images(rt: &Runtime, found: &FleetImages) -> Result<Value> {
         "unlisted": found.unlisted.iter().map(|u| json!({"folder": u.folder, "error": u.error})).collect::<Vec<_>>(),
         "unread": found.unread.iter().map(|(r, e)| json!({"namespace": r.namespace, "name": r.name, "error": e})).collect::<Vec<_>>(),
     }))
+}
+
+/// What a reindex did, as programs read it: `{"releases": [{"namespace", "name",
+/// "renders", "indexed", "read", "pruned", "unreadable", "replaced", "written"}],
+/// "complete", "unlisted": [{"folder", "error"}], "failed": [{"namespace", "name",
+/// "error"}]}`.
+pub fn reindex(done: &FleetIndex) -> Value {
+    json!({
+        "releases": done.releases.iter().map(|(r, report)| index_report(r, report)).collect::<Vec<_>>(),
+        "complete": done.complete(),
+        "unlisted": done.unlisted.iter().map(|u| json!({"folder": u.folder, "error": u.error})).collect::<Vec<_>>(),
+        "failed": done.failed.iter().map(|(r, e)| json!({"namespace": r.namespace, "name": r.name, "error": e})).collect::<Vec<_>>(),
+    })
+}
+
+/// One release's [`IndexReport`], as [`reindex`] lists it.
+pub fn index_report(release: &Release, r: &IndexReport) -> Value {
+    json!({
+        "namespace": release.namespace,
+        "name": release.name,
+        "renders": r.renders,
+        "indexed": r.indexed,
+        "read": r.read,
+        "pruned": r.pruned,
+        "unreadable": r.unreadable,
+        "replaced": r.replaced,
+        "written": r.written,
+    })
 }
 
 /// An object's blame as people and programs read it: `{"object": ID, "fields": [{"path",

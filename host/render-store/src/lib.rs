@@ -36,6 +36,7 @@ mod error;
 pub mod fleet;
 pub mod fleet_changes;
 pub mod fleet_images;
+pub mod fleet_index;
 pub mod json_view;
 mod keyring;
 mod logic;
@@ -73,7 +74,7 @@ pub use store_url::{
 };
 pub use types::{
     ChangedObject, DEFAULT_CONTEXT, EntryRead, FieldBlame, GcPlan, Grace, HistoryEntry, HistoryKey,
-    HistoryPage, HistorySummary, ImageChange, ImageInterval, ImageUse, IndexedObject,
+    HistoryPage, HistorySummary, ImageChange, ImageInterval, ImageUse, IndexReport, IndexedObject,
     JoinedObjects, MAX_RENDER_BYTES, NewEntry, ObjectBlame, ObjectForm, ObjectId, PageObject,
     ParsedKey, Release, RenderChanges, RenderDiff, RenderPage, SecretKeyChange, SecretValues,
     ShownObject, SyncTime, YamlStage,

@@ -184,6 +184,15 @@ impl Runtime {
         )
     }
 
+    /// The key of the release index of `release` (CONTRACT.md §3).
+    pub async fn index_key(&self, release: &Release) -> Result<String> {
+        call_export!(
+            self,
+            None,
+            convoy_render_store_logic.call_index_key(&release.into())
+        )
+    }
+
     /// The key of a history entry of `release`.
     pub async fn history_key(
         &self,

@@ -10,8 +10,9 @@ use crate::runtime::{
 };
 use crate::store_url::{ClientSettings, open_bucket_with};
 use crate::types::{
-    EntryRead, GcPlan, Grace, HistoryEntry, HistoryPage, ImageInterval, JoinedObjects, NewEntry,
-    ObjectBlame, ObjectForm, Release, RenderDiff, RenderPage, SecretValues, SyncTime,
+    EntryRead, GcPlan, Grace, HistoryEntry, HistoryPage, ImageInterval, IndexReport, IndexedObject,
+    JoinedObjects, NewEntry, ObjectBlame, ObjectForm, Release, RenderDiff, RenderPage,
+    SecretValues, SyncTime,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -430,6 +431,62 @@ impl RenderStore {
         )
         .await
         .map(|intervals| intervals.into_iter().map(ImageInterval::from).collect())
+    }
+
+    /// Brings the release index (CONTRACT.md §3: what each render of the history holds,
+    /// one blob a release) up to date with the history: renders it does not name are
+    /// read and indexed when `read_missing` (what `record` and `reindex` do), renders the
+    /// history no longer names are dropped (what a GC leaves to do), and the blob is
+    /// written only when it changes, sealed under the keyring's first key when there is
+    /// one. An empty history leaves no index.
+    pub async fn index_release(
+        &self,
+        release: &Release,
+        read_missing: bool,
+    ) -> Result<IndexReport> {
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_index_release(
+                &release.into(),
+                read_missing,
+                &self.encryption()
+            )
+        )
+        .await
+        .map(IndexReport::from)
+    }
+
+    /// The objects of each render of `refs` (each once, in the order given), each with
+    /// its hash and the images of its pod templates: from the release index where it
+    /// names the render, else by reading the render in the sandbox. A render that cannot
+    /// be read fails the call.
+    pub async fn render_objects(
+        &self,
+        release: &Release,
+        refs: &[String],
+    ) -> Result<Vec<(String, Vec<IndexedObject>)>> {
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_render_objects(
+                &release.into(),
+                refs,
+                &self.encryption()
+            )
+        )
+        .await
+        .map(|renders| {
+            renders
+                .into_iter()
+                .map(|r| {
+                    (
+                        r.render_ref,
+                        r.objects.into_iter().map(IndexedObject::from).collect(),
+                    )
+                })
+                .collect()
+        })
     }
 
     /// Which entry of the release's history last changed each field of `object`

@@ -1,7 +1,8 @@
 //! `export -o ndjson`: one JSON object a line for each object of each history entry of
 //! every release, for the engines that answer questions beyond one machine (DuckDB,
 //! Athena, BigQuery, Trino). What each object is and which images it runs is the
-//! component's (`logic.index-objects`); this reads and writes.
+//! component's (`store.render-objects`, from the release index where it has them); this
+//! reads and writes.
 
 use super::{Context, Finish};
 use crate::names;
@@ -74,20 +75,35 @@ async fn export_release(
     let times = rt
         .format_synced_at_all(&chosen.iter().map(|(_, e)| e.synced_at).collect::<Vec<_>>())
         .await?;
-    let mut objects: HashMap<&str, Vec<IndexedObject>> = HashMap::new();
+    // An entry deleted since the listing (a GC meanwhile) is not history any more, and
+    // its render may be gone with it.
+    let mut refs: Vec<String> = chosen
+        .iter()
+        .zip(&read)
+        .filter(|(_, body)| !matches!(body, EntryRead::Gone))
+        .map(|((_, e), _)| e.render_ref.clone())
+        .collect();
+    refs.sort_unstable();
+    refs.dedup();
+    // One sandboxed call: the release index where it names a render, the render where
+    // not.
+    let objects: HashMap<String, Vec<IndexedObject>> = if refs.is_empty() {
+        HashMap::new()
+    } else {
+        store
+            .render_objects(release, &refs)
+            .await?
+            .into_iter()
+            .collect()
+    };
     let mut lines = Vec::new();
     for (((i, entry), body), time) in chosen.iter().zip(read).zip(times) {
         let summary = match body {
             EntryRead::Entry(e) => e.summary,
-            // Deleted since the listing (a GC meanwhile): not history any more.
             EntryRead::Gone => continue,
             EntryRead::Corrupt(m) => anyhow::bail!("entry {} does not read: {m}", entry.key),
         };
         let render_ref = entry.render_ref.as_str();
-        if !objects.contains_key(render_ref) {
-            let canonical = store.get_render(release, render_ref).await?;
-            objects.insert(render_ref, rt.index_objects(&canonical).await?);
-        }
         for o in &objects[render_ref] {
             let row = json!({
                 "namespace": release.namespace,

@@ -15,6 +15,7 @@ pub mod images;
 pub mod inspect;
 pub mod ls;
 pub mod operation;
+pub mod reindex;
 pub mod rekey;
 pub mod releases;
 pub mod replay;

@@ -247,6 +247,32 @@ async fn print_already_recorded(
     Ok(())
 }
 
+/// Keeps the release index (CONTRACT.md §3) in step after a write: a `record` that
+/// added an entry indexes its render, a `gc` that deleted something drops what the
+/// history no longer names. The index is a cache: a failure here loses no data and
+/// fails nothing (the write is done), so it is said on standard error with the fix.
+async fn keep_index(store: &RenderStore, operation: &Operation, output: &Output) {
+    let (release, read_missing) = match (operation, output) {
+        (Operation::RecordHistory { release, .. }, Output::Added(true)) => (release, true),
+        (
+            Operation::Gc {
+                release,
+                dry_run: false,
+                ..
+            },
+            Output::Plan(plan),
+        ) if !plan.delete_history.is_empty() || !plan.delete_renders.is_empty() => (release, false),
+        _ => return,
+    };
+    if let Err(e) = store.index_release(release, read_missing).await {
+        eprintln!(
+            "render-store: the release index of {release} was not updated ({}); queries \
+             read the renders it lacks, and `render-store reindex {release}` rebuilds it",
+            esc(&e.to_string())
+        );
+    }
+}
+
 /// `put`'s repair of a blob that does not read although its size matches (the
 /// component's put-render compares sizes only, to stay one metadata request on the
 /// controller's path): the CLI reads the blob back (one read and one hash of it) and
@@ -386,6 +412,7 @@ pub async fn run(
     {
         repair_blob(&store, release, &mut render.objects, r).await?;
     }
+    keep_index(&store, &operation, &output).await;
     match (&operation, &output) {
         (Operation::ListHistory { release }, Output::Entries(entries)) if !as_json => {
             let table = history::Table {

@@ -30,6 +30,15 @@ pub async fn run(ctx: &Context<'_>, release: Option<&str>) -> Result<()> {
         let (r, k) = store.rekey_release(release).await.with_context(|| {
             format!("rekey of {release} (run it again once fixed: nothing was lost)")
         })?;
+        // The release index is sealed under the first key too (CONTRACT.md §14): an
+        // unchanged index is not written again.
+        if let Err(e) = store.index_release(release, false).await {
+            eprintln!(
+                "render-store: {release}: the release index was not resealed ({}); \
+                 `render-store reindex {release}` does it",
+                crate::terminal::escape_for_terminal(&e.to_string())
+            );
+        }
         rewritten += u64::from(r);
         kept += u64::from(k);
         if !ctx.as_json() && !ctx.quiet {

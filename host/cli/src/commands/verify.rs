@@ -30,6 +30,7 @@ pub async fn run(ctx: &Context<'_>, release: Option<&str>) -> Result<Finish> {
             "releases": report.releases,
             "renders": report.renders,
             "entries": report.entries,
+            "indexes": report.indexes,
             "problems": problems,
         }))?;
     } else {
@@ -83,6 +84,9 @@ pub struct Report {
     pub entries: usize,
     /// gocloud metadata files (`<key>.attrs`) of keys checked: not foreign.
     pub metadata: usize,
+    /// Release indexes found (CONTRACT.md §3): not foreign. A query reads past one that
+    /// does not read, and `reindex` replaces it.
+    pub indexes: usize,
     /// Every problem, in key order.
     pub problems: Vec<Problem>,
 }
@@ -144,7 +148,9 @@ fn foreign(key: String) -> Problem {
     Problem {
         kind: "foreign",
         key,
-        message: "not a key the render store makes (not a render blob or a history entry)".into(),
+        message: "not a key the render store makes (not a render blob, a history entry or a \
+                  release index)"
+            .into(),
         fix: "GC and delete-release of other releases leave it; remove it with the \
               storage's own tools if nothing else uses it"
             .into(),
@@ -172,7 +178,12 @@ async fn check_release(
         .filter(|(_, p)| p.is_some())
         .map(|(k, _)| k)
         .collect();
+    let index_key = rt.index_key(release).await?;
     for (object, parsed) in keys.into_iter().zip(parsed) {
+        if object.key == index_key {
+            report.indexes += 1;
+            continue;
+        }
         match parsed {
             Some(ParsedKey::Render(r)) => {
                 report.renders += 1;

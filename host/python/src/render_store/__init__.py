@@ -81,7 +81,7 @@ __all__ = [
     "DeadlineExceeded", "Cancelled",
     "Release", "SyncTime", "ObjectMeta", "Delimited", "NewEntry", "HistoryEntry", "HistoryKey", "HistoryPage", "GcPlan",
     "ObjectId", "ChangedObject", "RenderDiff", "Replay", "ShownObject", "HistorySummary",
-    "ImageInterval", "Images", "FieldBlame", "Blame",
+    "ImageInterval", "Images", "FieldBlame", "Blame", "IndexReport", "Reindexed",
     "Runtime", "RenderStore", "StoreBucket", "MemoryBucket", "open",
     "default_runtime", "set_default_runtime",
     "canonical", "render_ref", "check_objects", "validate_render_ref", "sha256_hex",
@@ -411,6 +411,47 @@ class Images:
     unlisted: List[Tuple[str, str]]
     #: The releases whose history or renders could not be read, with why.
     unread: List[Tuple[Release, str]]
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    """What ``RenderStore.index_release`` did to a release's index (CONTRACT.md §3)."""
+
+    release: Release
+    #: The distinct renders the history names.
+    renders: int
+    #: The renders the index names afterwards.
+    indexed: int
+    #: The renders read to index them.
+    read: int
+    #: The renders the index named that the history no longer does, dropped.
+    pruned: int
+    #: Each render that could not be read (``REF: WHY``): not indexed.
+    unreadable: List[str]
+    #: What was wrong with a stored index that could not be used; ``None`` if nothing.
+    replaced: Optional[str]
+    #: Whether the index was written (or deleted, for an empty history).
+    written: bool
+
+
+@dataclass(frozen=True)
+class Reindexed:
+    """What ``RenderStore.reindex`` did across the store."""
+
+    #: Each release indexed, by namespace then name.
+    releases: List[IndexReport]
+    #: False when a folder, a release or a render could not be read.
+    complete: bool
+    #: The namespace folders that could not be listed, with why.
+    unlisted: List[Tuple[str, str]]
+    #: The releases whose index could not be brought up to date, with why.
+    failed: List[Tuple[Release, str]]
+
+
+def _py_index_report(r: Dict[str, Any]) -> IndexReport:
+    return IndexReport(Release(r["namespace"], r["name"]), int(r["renders"]), int(r["indexed"]),
+                       int(r["read"]), int(r["pruned"]), list(r["unreadable"]), r["replaced"],
+                       bool(r["written"]))
 
 
 @dataclass(frozen=True)
@@ -1465,6 +1506,33 @@ class RenderStore:
             complete=bool(found["complete"]),
             unlisted=[(u["folder"], u["error"]) for u in found["unlisted"]],
             unread=[(Release(u["namespace"], u["name"]), u["error"]) for u in found["unread"]],
+        )
+
+    def index_release(self, release: ReleaseLike, read_missing: bool = True, *,
+                      timeout: Optional[float] = None) -> IndexReport:
+        """Brings the release index (what each render of the history holds, one blob a
+        release, which ``images`` reads in place of every render) up to date with the
+        history. A controller calls it with ``read_missing`` after ``record_history``
+        added an entry, and without after a GC that deleted something (it then only
+        drops what the history no longer names). The index is a cache: an error here
+        loses nothing."""
+        buf = _lib.Buf()
+        self._call(timeout, lib.rs_store_index_release, *_rel(release), bool(read_missing), byref(buf))
+        return _py_index_report(json.loads(_lib.take_text(buf)))
+
+    def reindex(self, namespace: Optional[str] = None, *,
+                timeout: Optional[float] = None) -> Reindexed:
+        """Brings the index of every release of the store (or of ``namespace``) up to
+        date, reading the renders each lacks: for renders stored before the index
+        existed, or by a controller that does not keep it."""
+        buf = _lib.Buf()
+        self._call(timeout, lib.rs_store_reindex, *_lib.optional(namespace), byref(buf))
+        done = json.loads(_lib.take_text(buf))
+        return Reindexed(
+            releases=[_py_index_report(r) for r in done["releases"]],
+            complete=bool(done["complete"]),
+            unlisted=[(u["folder"], u["error"]) for u in done["unlisted"]],
+            failed=[(Release(f["namespace"], f["name"]), f["error"]) for f in done["failed"]],
         )
 
     def changes(self, since: Optional[TimeLike] = None, until: Optional[TimeLike] = None, *,

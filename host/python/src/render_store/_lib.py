@@ -168,6 +168,8 @@ _SIGNATURES: Sequence[Tuple[str, Any, Tuple[Any, ...]]] = (
     ("rs_store_images", _ERR, (_STORE,) + _S + _S + (POINTER(Time), POINTER(Time), _BUF)),
     ("rs_store_blame", _ERR, (_STORE,) + _REL + _S + _S + (c_uint32, _BUF)),
     ("rs_store_changes", _ERR, (_STORE,) + _S + (POINTER(Time), POINTER(Time), _BUF)),
+    ("rs_store_index_release", _ERR, (_STORE,) + _REL + (c_bool, _BUF)),
+    ("rs_store_reindex", _ERR, (_STORE,) + _S + (_BUF,)),
     ("rs_store_diff_local", _ERR, (_STORE,) + _REL + _S + _S + (c_uint32, c_uint32, c_uint32, _BUF)),
     ("rs_store_bucket_get", _ERR, (_STORE,) + _S + (c_uint64, _BUF)),
     ("rs_store_bucket_put", _ERR, (_STORE,) + _S + _S),

@@ -5,9 +5,9 @@
 use super::wit;
 use crate::types::{
     ChangedObject, EntryRead, FieldBlame, GcPlan, HistoryEntry, HistoryKey, HistoryPage,
-    HistorySummary, ImageChange, ImageInterval, ImageUse, IndexedObject, NewEntry, ObjectBlame,
-    ObjectForm, ObjectId, PageObject, ParsedKey, Release, RenderChanges, RenderDiff, RenderPage,
-    SecretKeyChange, SecretValues, ShownObject, SyncTime, YamlStage,
+    HistorySummary, ImageChange, ImageInterval, ImageUse, IndexReport, IndexedObject, NewEntry,
+    ObjectBlame, ObjectForm, ObjectId, PageObject, ParsedKey, Release, RenderChanges, RenderDiff,
+    RenderPage, SecretKeyChange, SecretValues, ShownObject, SyncTime, YamlStage,
 };
 
 impl From<SecretValues> for wit::SecretValues {
@@ -158,6 +158,20 @@ impl From<wit::IndexedObject> for IndexedObject {
             id: o.id.into(),
             hash: o.hash,
             images: o.images,
+        }
+    }
+}
+
+impl From<wit::IndexReport> for IndexReport {
+    fn from(r: wit::IndexReport) -> Self {
+        IndexReport {
+            renders: r.renders,
+            indexed: r.indexed,
+            read: r.read,
+            pruned: r.pruned,
+            unreadable: r.unreadable,
+            replaced: r.replaced,
+            written: r.written,
         }
     }
 }
