@@ -7,9 +7,11 @@
 //! - **history**: a release of 50 / 1,000 / 5,000 entries (each its own render): `history
 //!   --limit 50`, the history page, `/diff` with its default `against`, the diff page with
 //!   its default `to`, the CLI's text and JSON diff of `@1 @0`;
-//! - **images**: 100 / 1,000 releases (more with `SCALE_IMAGES=N`) of 20 entries each,
-//!   each entry its own render: `images nginx` and `export -o ndjson` of the fleet,
-//!   beside `ls` of every key of the same bucket;
+//! - **images**: 100 / 1,000 releases (and 3,000 on `file://`; more with
+//!   `SCALE_IMAGES=N`) of 20 entries each, each entry its own render, written as a
+//!   controller that does not keep the release index writes them: `images nginx` before
+//!   and after `reindex`, and `export -o ndjson`, beside `ls` of every key of the same
+//!   bucket;
 //! - **verify**: `verify NS/NAME` of 1,000 / 2,000 entries;
 //! - **renders**: 20 and 60 MB renders: `put`, `get`, the CLI diff, the render page, the
 //!   diff page, `/diff`, and four diff pages at once.
@@ -502,18 +504,26 @@ impl Bench {
     /// bucket, which bounds any query that must see the whole fleet from below.
     fn images(&self) {
         let entries = 20usize;
-        let mut sizes = vec![100usize, 1_000];
-        if let Some(n) = std::env::var("SCALE_IMAGES")
+        let extra: Option<usize> = std::env::var("SCALE_IMAGES")
             .ok()
             .and_then(|v| v.parse().ok())
-            && n > 1_000
-        {
-            sizes.push(n);
-        }
+            .filter(|&n| n > 1_000);
         let mut table = Table::new(
             "images: N releases in 10 namespaces, 20 entries each, each entry its own render",
         );
+        // The whole fleet is the work here: no command is cut by the CLI's default
+        // timeout.
+        let run = |store: &Backend, args: &[&str]| {
+            let mut all = vec!["--timeout", "0"];
+            all.extend_from_slice(args);
+            median_of(self.rounds, || cli(&self.exe, store, &all))
+        };
         for &backend in &self.backends {
+            let mut sizes = vec![100usize, 1_000];
+            if backend == "file" {
+                sizes.push(3_000);
+            }
+            sizes.extend(extra);
             for &n in &sizes {
                 let Some(store) =
                     self.rt
@@ -524,14 +534,27 @@ impl Bench {
                 self.rt
                     .block_on(put_all(&store.direct, fleet_keys(n, entries)));
                 let size = n.to_string();
-                let f = median_of(self.rounds, || cli(&self.exe, &store, &["ls"]));
+                let f = run(&store, &["ls"]);
                 table.add(backend, "render-store ls (every key: the floor)", &size, f);
-                let f = median_of(self.rounds, || cli(&self.exe, &store, &["images", "nginx"]));
-                table.add(backend, "render-store images nginx", &size, f);
-                let f = median_of(self.rounds, || {
-                    cli(&self.exe, &store, &["export", "-o", "ndjson"])
-                });
-                table.add(backend, "render-store export -o ndjson", &size, f);
+                // The same requests an indexed `images` makes (the delimiter listings,
+                // then a listing and a read per release): what the bucket charges for
+                // that shape, whatever the query does with the answers.
+                let f = run(&store, &["releases"]);
+                table.add(backend, "releases (a listing + a read a release)", &size, f);
+                let f = run(&store, &["images", "nginx"]);
+                table.add(
+                    backend,
+                    "images nginx, no index (every render read)",
+                    &size,
+                    f,
+                );
+                // One round: the first reindex does the work, a second has none to do.
+                let f = cli(&self.exe, &store, &["--timeout", "0", "reindex"]);
+                table.add(backend, "reindex (once: every render read)", &size, f);
+                let f = run(&store, &["images", "nginx"]);
+                table.add(backend, "images nginx, indexed", &size, f);
+                let f = run(&store, &["export", "-o", "ndjson"]);
+                table.add(backend, "export -o ndjson, indexed", &size, f);
             }
         }
         table.growth();

@@ -110,6 +110,44 @@ async fn a_full_sync_persists_applies_records_and_collects() {
     );
 }
 
+/// The sync keeps the release index (CONTRACT.md §3) after its record and its GC: it
+/// names the renders the history names, no more, and a failed index write fails no
+/// sync.
+#[tokio::test]
+async fn a_sync_indexes_its_render_and_its_gc_prunes_the_index() {
+    let (c, _, mem) = controller(no_faults);
+    let rt = runtime();
+    let mut applier = FakeApplier::default();
+    let mut refs = Vec::new();
+    for n in 1..=3 {
+        refs.push(sync(&c, n, Some(2), &mut applier).await.unwrap().render_ref);
+    }
+    let store = RenderStore::new(rt, mem.clone());
+    let indexed: Vec<String> = store
+        .render_objects(&app(), &refs[1..])
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect();
+    assert_eq!(indexed, refs[1..]);
+    let index = mem.get("ns/app/index/v1", u64::MAX).await.unwrap();
+    let index: serde_json::Value = serde_json::from_slice(&index).unwrap();
+    let names: Vec<&String> = index["renders"].as_object().unwrap().keys().collect();
+    let mut want: Vec<&String> = refs[1..].iter().collect();
+    want.sort();
+    assert_eq!(
+        names, want,
+        "GC kept two entries; the index names their renders alone"
+    );
+
+    let (c, _, mem) =
+        controller(|call| matches!(call, BucketCall::Put(k) if k.ends_with("/index/v1")));
+    let out = sync(&c, 1, None, &mut applier).await.unwrap();
+    assert!(out.recorded, "the sync succeeded without its index");
+    assert!(mem.get("ns/app/index/v1", u64::MAX).await.is_err());
+}
+
 #[tokio::test]
 async fn a_failed_dry_run_stores_nothing() {
     let (c, rec, _) = controller(no_faults);

@@ -1940,4 +1940,10 @@ async fn the_images_and_changes_pages_answer_fleet_questions() {
     );
     let (_, none) = s.get("/changes?since=2026-01-01&namespace=dev").await;
     assert_eq!(none.matches("class=\"change\"").count(), 0, "{none}");
+    // A page past the end is no page, as on every other paged page.
+    for path in ["/changes?since=2026-01-01&page=2", "/images?q=nginx&page=2"] {
+        let (status, page) = s.get(path).await;
+        assert_eq!(status, 404, "{path}: {page}");
+        assert!(page.contains("page 2: there is 1 page"), "{path}: {page}");
+    }
 }

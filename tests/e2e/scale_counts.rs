@@ -350,6 +350,23 @@ async fn the_cli_costs_the_same_requests_for_a_short_and_a_long_history() {
         };
         let direct = bucket_from_url(&with(&endpoint));
         fill(&direct, release_keys(&Release::new("big", "app"), entries)).await;
+        // The release index, built once as `reindex` builds it (not counted: it reads
+        // every render, once).
+        let direct_url = with(&endpoint);
+        let reindexed = tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_render-store-under-test"))
+                .args(["reindex", "big/app"])
+                .env("RENDER_STORE_URL", &direct_url)
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        assert!(
+            reindexed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&reindexed.stderr)
+        );
         let cli_url = with(&format!("http://{}", proxy.addr));
         let mut costs = Vec::new();
         let mut before = proxy.requests();
@@ -363,6 +380,7 @@ async fn the_cli_costs_the_same_requests_for_a_short_and_a_long_history() {
                 &["diff", "big/app", "@1", "@0", "-o", "json"],
             ),
             ("releases", &["releases"]),
+            ("images nginx", &["images", "nginx"]),
         ] {
             let (args, url) = (
                 args.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
@@ -405,6 +423,9 @@ async fn the_cli_costs_the_same_requests_for_a_short_and_a_long_history() {
             ("diff -o json", 3),
             // The root, the namespace, the release's history and its newest entry.
             ("releases", 4),
+            // The root, the namespace, then the release's history and its index: two
+            // requests a release, however long its history.
+            ("images nginx", 4),
         ]
     );
 }

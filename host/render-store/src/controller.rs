@@ -223,13 +223,13 @@ impl Controller {
         // The release index (CONTRACT.md §3) is a cache of what each render holds: the
         // new render is indexed and what GC removed dropped, in one call after both. A
         // failure loses nothing (queries read what the index lacks) and fails no sync.
-        if let Some(read_missing) = reindex {
-            if let Err(e) = store.index_release(release, read_missing).await {
-                tracing::warn!(
-                    release = %release, error = %e,
-                    "updating the release index failed; the sync stays successful"
-                );
-            }
+        if let Some(read_missing) = reindex
+            && let Err(e) = store.index_release(release, read_missing).await
+        {
+            tracing::warn!(
+                release = %release, error = %e,
+                "updating the release index failed; the sync stays successful"
+            );
         }
         Ok(outcome)
     }

@@ -3,7 +3,10 @@
 //! window with what it changed against the entry before it in its release, linking to
 //! that diff. Secret keys are named, never their values.
 
-use super::{App, bad_request_page, failure_page, html, page, params, qv, release_href, time_html};
+use super::{
+    App, bad_request_page, failure_page, html, no_such_page, page, pager, params, qv, release_href,
+    time_html,
+};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -56,8 +59,13 @@ pub(in crate::serve) async fn changes_page(
         Ok(t) => t,
         Err(e) => return failure_page(&app, &crumbs, e.into()),
     };
-    let pages = found.entries.len().div_ceil(ENTRIES_PER_PAGE).max(1);
+    let total = found.entries.len();
+    let pages = total.div_ceil(ENTRIES_PER_PAGE).max(1);
+    if page_number > pages {
+        return no_such_page(&app, &crumbs, page_number, pages);
+    }
     let start = (page_number - 1) * ENTRIES_PER_PAGE;
+    let range = start..(start + ENTRIES_PER_PAGE).min(total);
     let page_href = |n: usize| {
         let mut href = format!("{}/changes?since={}", app.base, qv(since));
         for (k, v) in [("until", until), ("namespace", namespace)] {
@@ -102,11 +110,7 @@ pub(in crate::serve) async fn changes_page(
             }
         }
         @if pages > 1 {
-            p class="pager" {
-                @if page_number > 1 { a href=(page_href(page_number - 1)) rel="prev" { "Newer" } " " }
-                "Page " (page_number.min(pages)) " of " (pages)
-                @if page_number < pages { " " a href=(page_href(page_number + 1)) rel="next" { "Older" } }
-            }
+            (pager("Entries", &range, total, (page_number, pages), &page_href))
         }
     };
     html(

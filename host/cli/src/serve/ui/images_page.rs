@@ -5,8 +5,8 @@
 //! every image reads every render of the fleet, which a person asks for by `*`.
 
 use super::{
-    App, bad_request_page, failure_page, html, page, params, qv, release_href, render_href,
-    short_ref, time_html,
+    App, bad_request_page, failure_page, html, no_such_page, page, pager, params, qv, release_href,
+    render_href, short_ref, time_html,
 };
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -77,10 +77,12 @@ pub(in crate::serve) async fn images_page(
     }
     let rows = value["images"].as_array().cloned().unwrap_or_default();
     let pages = rows.len().div_ceil(ROWS_PER_PAGE).max(1);
-    let shown = rows
-        .iter()
-        .skip((page_number - 1) * ROWS_PER_PAGE)
-        .take(ROWS_PER_PAGE);
+    if page_number > pages {
+        return no_such_page(&app, &crumbs, page_number, pages);
+    }
+    let start = (page_number - 1) * ROWS_PER_PAGE;
+    let range = start..(start + ROWS_PER_PAGE).min(rows.len());
+    let shown = &rows[range.clone()];
     let page_href = |n: usize| {
         let mut href = format!("{}/images?q={}", app.base, qv(pattern));
         for (k, v) in [("namespace", namespace), ("since", since), ("until", until)] {
@@ -119,11 +121,7 @@ pub(in crate::serve) async fn images_page(
             }
         }
         @if pages > 1 {
-            p class="pager" {
-                @if page_number > 1 { a href=(page_href(page_number - 1)) rel="prev" { "Previous" } " " }
-                "Page " (page_number.min(pages)) " of " (pages)
-                @if page_number < pages { " " a href=(page_href(page_number + 1)) rel="next" { "Next" } }
-            }
+            (pager("Intervals", &range, rows.len(), (page_number, pages), &page_href))
         }
     };
     html(
