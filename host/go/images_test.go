@@ -11,20 +11,28 @@ func deployment(image string) [][]byte {
 	return [][]byte{[]byte(fmt.Sprintf(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"prod"},"spec":{"template":{"spec":{"containers":[{"name":"web","image":%q}]}}}}`, image))}
 }
 
+// syncImages puts and records a render of prod/web running each image in turn, each
+// synced step after the one before from t0, its summary the image.
+func syncImages(t *testing.T, s *Store, t0 time.Time, step time.Duration, images ...string) {
+	t.Helper()
+	c := ctx(t)
+	for i, image := range images {
+		ref, err := s.PutRender(c, "prod", "web", deployment(image))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RecordHistory(c, "prod", "web", ref, t0.Add(time.Duration(i)*step), image); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestImages(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	for name, s := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			c := ctx(t)
-			for i, image := range []string{"nginx:1.25", "nginx:1.26"} {
-				ref, err := s.PutRender(c, "prod", "web", deployment(image))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := s.RecordHistory(c, "prod", "web", ref, t0.Add(time.Duration(i)*24*time.Hour), image); err != nil {
-					t.Fatal(err)
-				}
-			}
+			syncImages(t, s, t0, 24*time.Hour, "nginx:1.25", "nginx:1.26")
 			found, err := s.Images(c, ImageQuery{Pattern: "nginx"})
 			if err != nil || !found.Complete || len(found.Intervals) != 2 {
 				t.Fatalf("Images: %+v %v", found, err)
@@ -91,15 +99,7 @@ func TestChanges(t *testing.T) {
 	for name, s := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			c := ctx(t)
-			for i, image := range []string{"nginx:1.25", "nginx:1.26"} {
-				ref, err := s.PutRender(c, "prod", "web", deployment(image))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := s.RecordHistory(c, "prod", "web", ref, t0.Add(time.Duration(i)*time.Hour), image); err != nil {
-					t.Fatal(err)
-				}
-			}
+			syncImages(t, s, t0, time.Hour, "nginx:1.25", "nginx:1.26")
 			all, err := s.Changes(c, ChangeQuery{Since: t0})
 			if err != nil || !all.Complete || len(all.Entries) != 2 {
 				t.Fatalf("Changes: %+v %v", all, err)
@@ -125,15 +125,7 @@ func TestIndexRelease(t *testing.T) {
 	for name, s := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			c := ctx(t)
-			for i, image := range []string{"nginx:1.25", "nginx:1.26"} {
-				ref, err := s.PutRender(c, "prod", "web", deployment(image))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := s.RecordHistory(c, "prod", "web", ref, t0.Add(time.Duration(i)*time.Hour), image); err != nil {
-					t.Fatal(err)
-				}
-			}
+			syncImages(t, s, t0, time.Hour, "nginx:1.25", "nginx:1.26")
 			before, err := s.Images(c, ImageQuery{})
 			if err != nil {
 				t.Fatal(err)

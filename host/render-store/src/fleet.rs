@@ -183,3 +183,51 @@ async fn list_namespace(
 pub async fn all_releases(store: &RenderStore, namespace: Option<&str>) -> Result<ReleaseNames> {
     find_releases(store, namespace, None, None).await
 }
+
+/// What a question asked of every release answered: each release with its answer, in
+/// release order, and the folders that could not be listed (whose releases were not
+/// asked).
+pub(crate) struct EachRelease<T> {
+    pub answers: Vec<(Release, Result<T>)>,
+    pub unlisted: Vec<Unlisted>,
+}
+
+/// Asks `each` of every release of the store (or of `namespace`), found by
+/// [`all_releases`], [`FLEET_CONCURRENCY`] releases at once, within the store's
+/// deadline. A release's error is its answer, except a deadline or a cancel, which ends
+/// the whole walk: what was not asked must not read as answered.
+pub(crate) async fn each_release<T, F, Fut>(
+    store: &RenderStore,
+    namespace: Option<&str>,
+    each: F,
+) -> Result<EachRelease<T>>
+where
+    F: Fn(Release) -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    use futures::StreamExt;
+    store
+        .within(async {
+            let names = all_releases(store, namespace).await?;
+            let mut answers: Vec<(Release, Result<T>)> = futures::stream::iter(names.releases)
+                .map(|release| {
+                    let answer = each(release.clone());
+                    async move { (release, answer.await) }
+                })
+                .buffered(FLEET_CONCURRENCY)
+                .collect()
+                .await;
+            if let Some(at) = answers
+                .iter()
+                .position(|(_, a)| a.as_ref().is_err_and(|e| e.is_cut()))
+                && let (_, Err(cut)) = answers.swap_remove(at)
+            {
+                return Err(cut);
+            }
+            Ok(EachRelease {
+                answers,
+                unlisted: names.unlisted,
+            })
+        })
+        .await?
+}

@@ -1,15 +1,14 @@
 //! Where each image ran across the fleet, and when: every release's history read by
-//! the component (`store.release-images`), [`FLEET_CONCURRENCY`] releases at once.
+//! the component (`store.release-images`), [`crate::fleet::FLEET_CONCURRENCY`] releases at once.
 //!
 //! "Ran" is what the history records: an image was in a release's recorded render from
 //! an entry's sync until the next entry's. A rollback adds no entry, so the interval of
 //! a render rolled back to is the one recorded.
 
 use crate::error::Result;
-use crate::fleet::{FLEET_CONCURRENCY, Unlisted, all_releases};
+use crate::fleet::{Unlisted, each_release};
 use crate::store::RenderStore;
 use crate::types::{ImageInterval, Release, SyncTime};
-use futures::StreamExt;
 
 /// The image intervals of one release.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +46,7 @@ impl FleetImages {
 /// Calls: the delimiter listings of [`all_releases`], then for each release the calls
 /// of `store.release-images` (one listing of its history, one read of its index, and
 /// one read of each render the index does not name: none once it is indexed),
-/// [`FLEET_CONCURRENCY`] releases at once, within the store's deadline. A bad
+/// [`crate::fleet::FLEET_CONCURRENCY`] releases at once, within the store's deadline. A bad
 /// pattern is [`crate::Error::InvalidInput`] before any call; a release that cannot be read is
 /// in [`FleetImages::unread`], never taken for one without the image.
 pub async fn images(
@@ -60,32 +59,20 @@ pub async fn images(
     if let Some(pattern) = pattern {
         store.runtime().check_image_pattern(pattern).await?;
     }
-    store
-        .within(async {
-            let names = all_releases(store, namespace).await?;
-            let read: Vec<(Release, Result<Vec<ImageInterval>>)> =
-                futures::stream::iter(names.releases)
-                    .map(|release| async move {
-                        let found = store.release_images(&release, pattern, since, until).await;
-                        (release, found)
-                    })
-                    .buffered(FLEET_CONCURRENCY)
-                    .collect()
-                    .await;
-            let mut out = FleetImages {
-                unlisted: names.unlisted,
-                ..FleetImages::default()
-            };
-            for (release, found) in read {
-                match found {
-                    Ok(intervals) if intervals.is_empty() => {}
-                    Ok(intervals) => out.releases.push(ReleaseImages { release, intervals }),
-                    // The deadline or a cancel ends the whole query.
-                    Err(e) if e.is_cut() => return Err(e),
-                    Err(e) => out.unread.push((release, e.to_string())),
-                }
-            }
-            Ok(out)
-        })
-        .await?
+    let done = each_release(store, namespace, |release| async move {
+        store.release_images(&release, pattern, since, until).await
+    })
+    .await?;
+    let mut out = FleetImages {
+        unlisted: done.unlisted,
+        ..FleetImages::default()
+    };
+    for (release, found) in done.answers {
+        match found {
+            Ok(intervals) if intervals.is_empty() => {}
+            Ok(intervals) => out.releases.push(ReleaseImages { release, intervals }),
+            Err(e) => out.unread.push((release, e.to_string())),
+        }
+    }
+    Ok(out)
 }

@@ -1,12 +1,11 @@
 //! The release indexes of a whole store brought up to date (`render-store reindex`):
 //! for renders stored before the index existed, or written by a controller that does
-//! not keep it (CONTRACT.md §3), [`FLEET_CONCURRENCY`] releases at once.
+//! not keep it (CONTRACT.md §3), [`crate::fleet::FLEET_CONCURRENCY`] releases at once.
 
 use crate::error::Result;
-use crate::fleet::{FLEET_CONCURRENCY, Unlisted, all_releases};
+use crate::fleet::{Unlisted, each_release};
 use crate::store::RenderStore;
 use crate::types::{IndexReport, Release};
-use futures::StreamExt;
 
 /// What a reindex of many releases did, and what it could not do.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -33,32 +32,21 @@ impl FleetIndex {
 /// its history, reading the renders each index lacks (`store.index-release`): the
 /// delimiter listings of [`all_releases`], then per release one listing of its history,
 /// one read of its index, one read of each render it lacks and at most one write,
-/// [`FLEET_CONCURRENCY`] releases at once, within the store's deadline.
+/// [`crate::fleet::FLEET_CONCURRENCY`] releases at once, within the store's deadline.
 pub async fn reindex(store: &RenderStore, namespace: Option<&str>) -> Result<FleetIndex> {
-    store
-        .within(async {
-            let names = all_releases(store, namespace).await?;
-            let done: Vec<(Release, Result<IndexReport>)> = futures::stream::iter(names.releases)
-                .map(|release| async move {
-                    let report = store.index_release(&release, true).await;
-                    (release, report)
-                })
-                .buffered(FLEET_CONCURRENCY)
-                .collect()
-                .await;
-            let mut out = FleetIndex {
-                unlisted: names.unlisted,
-                ..FleetIndex::default()
-            };
-            for (release, report) in done {
-                match report {
-                    Ok(report) => out.releases.push((release, report)),
-                    // The deadline or a cancel ends the whole run.
-                    Err(e) if e.is_cut() => return Err(e),
-                    Err(e) => out.failed.push((release, e.to_string())),
-                }
-            }
-            Ok(out)
-        })
-        .await?
+    let done = each_release(store, namespace, |release| async move {
+        store.index_release(&release, true).await
+    })
+    .await?;
+    let mut out = FleetIndex {
+        unlisted: done.unlisted,
+        ..FleetIndex::default()
+    };
+    for (release, report) in done.answers {
+        match report {
+            Ok(report) => out.releases.push((release, report)),
+            Err(e) => out.failed.push((release, e.to_string())),
+        }
+    }
+    Ok(out)
 }

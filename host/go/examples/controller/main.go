@@ -85,7 +85,7 @@ func main() {
 		total, *releases, time.Since(start).Round(time.Millisecond), kept)
 }
 
-// sync is one sync of a release: persist, apply, record, GC. Its render's one object
+// sync is one sync of a release: persist, apply, record, GC, index. Its render's one object
 // changes with i.
 func sync(ctx context.Context, store *renderstore.Store, name string, i int, lastSuccessful string, keepHistory int64, timeout time.Duration) (string, error) {
 	objects := [][]byte{[]byte(fmt.Sprintf(
@@ -98,17 +98,28 @@ func sync(ctx context.Context, store *renderstore.Store, name string, i int, las
 	}
 	// ... apply the objects ...
 	call, cancel = context.WithTimeout(ctx, timeout)
-	_, err = store.RecordHistory(call, "prod", name, ref, time.Now(), fmt.Sprintf("sync %d", i))
+	added, err := store.RecordHistory(call, "prod", name, ref, time.Now(), fmt.Sprintf("sync %d", i))
 	cancel()
 	if err != nil {
 		log.Printf("%s: recording the history: %v", name, err) // the sync stays successful
 	}
 	protected := renderstore.ProtectedRenders{Applied: ref, LastSuccessful: lastSuccessful}
 	call, cancel = context.WithTimeout(ctx, timeout)
-	_, err = store.GC(call, "prod", name, renderstore.EffectiveKeepHistory(&keepHistory), protected.Refs())
+	plan, err := store.GC(call, "prod", name, renderstore.EffectiveKeepHistory(&keepHistory), protected.Refs())
 	cancel()
 	if err != nil {
 		log.Printf("%s: GC: %v", name, err) // logged; the reconcile goes on
+	}
+	// The release index (what each render holds, for fleet queries): the new render
+	// indexed, what GC removed dropped, in one call. A cache: a failure is only logged.
+	collected := plan != nil && (len(plan.DeleteHistory) > 0 || len(plan.DeleteRenders) > 0)
+	if added || collected {
+		call, cancel = context.WithTimeout(ctx, timeout)
+		_, err = store.IndexRelease(call, "prod", name, added)
+		cancel()
+		if err != nil {
+			log.Printf("%s: the release index: %v", name, err)
+		}
 	}
 	return ref, nil
 }
