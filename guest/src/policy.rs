@@ -88,6 +88,18 @@ pub fn protected_refs(applied: Option<&str>, refs: &ReleaseRefs) -> Vec<String> 
     set.into_iter().map(String::from).collect()
 }
 
+/// How a writer keeps the release index (CONTRACT.md §3) after a sync's record and GC:
+/// `Some(true)` to index the renders the index lacks (an entry was added), `Some(false)`
+/// to only drop what the history no longer names (a GC deleted an entry or a render),
+/// `None` when the index needs nothing. One call after both, whichever asked.
+pub fn index_update(added: bool, gc_deleted: bool) -> Option<bool> {
+    match (added, gc_deleted) {
+        (true, _) => Some(true),
+        (false, true) => Some(false),
+        (false, false) => None,
+    }
+}
+
 /// What to apply given a pin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PinDecision {
@@ -119,6 +131,14 @@ pub fn pin_decision(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_index_is_updated_after_an_added_entry_or_a_gc_that_deleted() {
+        assert_eq!(index_update(true, false), Some(true));
+        assert_eq!(index_update(true, true), Some(true));
+        assert_eq!(index_update(false, true), Some(false));
+        assert_eq!(index_update(false, false), None);
+    }
 
     #[test]
     fn keep_history_defaults_and_turns_gc_off() {

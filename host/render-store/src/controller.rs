@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 pub use render_store_guest::policy::{
     DEFAULT_GC_GRACE_SECONDS, DEFAULT_KEEP_HISTORY, GC_FUTURE_TOLERANCE_SECONDS, PinDecision,
-    ReleaseRefs, Retention, effective_keep_history, protected_refs,
+    ReleaseRefs, Retention, effective_keep_history, index_update, protected_refs,
 };
 
 /// `resolvedRetentionPolicy.historyCount`: 0 without a store (nothing is kept);
@@ -204,16 +204,10 @@ impl Controller {
                 "recording history failed; the sync stays successful and the history has a gap"
             ),
         }
-        let mut reindex = outcome.recorded.then_some(true);
         if let Retention::Keep(keep) = effective_keep_history(request.keep_history) {
             let protected = protected_refs(Some(&render_ref), &request.refs);
             match store.gc(release, keep, &protected, false).await {
-                Ok(plan) => {
-                    if !plan.delete_history.is_empty() || !plan.delete_renders.is_empty() {
-                        reindex.get_or_insert(false);
-                    }
-                    outcome.gc = Some(plan);
-                }
+                Ok(plan) => outcome.gc = Some(plan),
                 Err(e) => tracing::error!(
                     release = %release, error = %e,
                     "render-store GC failed; the reconcile goes on"
@@ -223,7 +217,11 @@ impl Controller {
         // The release index (CONTRACT.md §3) is a cache of what each render holds: the
         // new render is indexed and what GC removed dropped, in one call after both. A
         // failure loses nothing (queries read what the index lacks) and fails no sync.
-        if let Some(read_missing) = reindex
+        let gc_deleted = outcome
+            .gc
+            .as_ref()
+            .is_some_and(|p| !p.delete_history.is_empty() || !p.delete_renders.is_empty());
+        if let Some(read_missing) = index_update(outcome.recorded, gc_deleted)
             && let Err(e) = store.index_release(release, read_missing).await
         {
             tracing::warn!(

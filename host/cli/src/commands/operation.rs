@@ -252,8 +252,10 @@ async fn print_already_recorded(
 /// history no longer names. The index is a cache: a failure here loses no data and
 /// fails nothing (the write is done), so it is said on standard error with the fix.
 async fn keep_index(store: &RenderStore, operation: &Operation, output: &Output) {
-    let (release, read_missing) = match (operation, output) {
-        (Operation::RecordHistory { release, .. }, Output::Added(true)) => (release, true),
+    let (release, added, gc_deleted) = match (operation, output) {
+        (Operation::RecordHistory { release, .. }, Output::Added(added)) => {
+            (release, *added, false)
+        }
         (
             Operation::Gc {
                 release,
@@ -261,8 +263,15 @@ async fn keep_index(store: &RenderStore, operation: &Operation, output: &Output)
                 ..
             },
             Output::Plan(plan),
-        ) if !plan.delete_history.is_empty() || !plan.delete_renders.is_empty() => (release, false),
+        ) => (
+            release,
+            false,
+            !plan.delete_history.is_empty() || !plan.delete_renders.is_empty(),
+        ),
         _ => return,
+    };
+    let Some(read_missing) = render_store::controller::index_update(added, gc_deleted) else {
+        return;
     };
     if let Err(e) = store.index_release(release, read_missing).await {
         eprintln!(
