@@ -567,10 +567,16 @@ fn the_same_commands_work_on_every_cloud_backend() {
             "{name}: {out}"
         );
         let prefix = format!("{}/", release);
-        assert_eq!(cli.ok(&["ls", &prefix]).lines().count(), 2, "{name}");
+        // The entry, its render and the release index (CONTRACT.md §3).
+        let left = cli.ok(&["ls", &prefix]);
+        assert_eq!(left.lines().count(), 3, "{name}: {left}");
+        assert!(
+            left.contains(&format!("{prefix}index/v1")),
+            "{name}: {left}"
+        );
         assert!(
             cli.ok(&["delete-release", &release])
-                .contains("deleted 2 keys"),
+                .contains("deleted 3 keys"),
             "{name}"
         );
         assert_eq!(cli.ok(&["ls", &prefix]), "", "{name}");
