@@ -81,7 +81,7 @@ impl ReleaseIndex {
         let mut index = ReleaseIndex::default();
         for (render_ref, rows) in renders {
             validate_render_ref(render_ref).map_err(|e| e.to_string())?;
-            let objects = elements(&doc, doc.node(*rows))
+            let objects = elements(doc.node(*rows))
                 .ok_or_else(|| format!("the objects of {render_ref} are not a list"))?
                 .iter()
                 .map(|&row| object_of(&doc, doc.node(row)))
@@ -93,7 +93,8 @@ impl ReleaseIndex {
     }
 }
 
-fn elements<'d>(_doc: &'d Document<'_>, node: &'d Node<'_>) -> Option<&'d [u32]> {
+/// The elements of an array node.
+fn elements<'d>(node: &'d Node<'_>) -> Option<&'d [u32]> {
     match node {
         Node::Array(items) => Some(items),
         _ => None,
@@ -102,12 +103,12 @@ fn elements<'d>(_doc: &'d Document<'_>, node: &'d Node<'_>) -> Option<&'d [u32]>
 
 /// One object of an index: `[apiVersion, kind, namespace, name, hash, [images…]]`.
 fn object_of(doc: &Document<'_>, row: &Node<'_>) -> Option<IndexedObject> {
-    let fields = elements(doc, row)?;
+    let fields = elements(row)?;
     let [api_version, kind, namespace, name, hash, images] = fields else {
         return None;
     };
     let text = |i: &u32| doc.node(*i).as_str().map(str::to_string);
-    let images = elements(doc, doc.node(*images))?
+    let images = elements(doc.node(*images))?
         .iter()
         .map(text)
         .collect::<Option<Vec<_>>>()?;
