@@ -55,6 +55,13 @@ pub struct GcPlan {
     pub dangling_history: Vec<String>,
 }
 
+impl GcPlan {
+    /// Whether the plan deleted (or, dry, would delete) an entry or a render.
+    pub fn deletes_anything(&self) -> bool {
+        !self.delete_history.is_empty() || !self.delete_renders.is_empty()
+    }
+}
+
 /// GC's grace period: a render blob modified less than `seconds` before `now` (or
 /// after it, by a skewed clock) is not deleted. `seconds == 0` is no grace at all.
 /// `now` also says which history entries are future-dated.

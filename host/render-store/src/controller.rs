@@ -217,10 +217,7 @@ impl Controller {
         // The release index (CONTRACT.md §3) is a cache of what each render holds: the
         // new render is indexed and what GC removed dropped, in one call after both. A
         // failure loses nothing (queries read what the index lacks) and fails no sync.
-        let gc_deleted = outcome
-            .gc
-            .as_ref()
-            .is_some_and(|p| !p.delete_history.is_empty() || !p.delete_renders.is_empty());
+        let gc_deleted = outcome.gc.as_ref().is_some_and(GcPlan::deletes_anything);
         if let Some(read_missing) = index_update(outcome.recorded, gc_deleted)
             && let Err(e) = store.index_release(release, read_missing).await
         {

@@ -263,11 +263,7 @@ async fn keep_index(store: &RenderStore, operation: &Operation, output: &Output)
                 ..
             },
             Output::Plan(plan),
-        ) => (
-            release,
-            false,
-            !plan.delete_history.is_empty() || !plan.delete_renders.is_empty(),
-        ),
+        ) => (release, false, plan.deletes_anything()),
         _ => return,
     };
     let Some(read_missing) = render_store::controller::index_update(added, gc_deleted) else {
