@@ -161,6 +161,7 @@ fn wit_plan(p: GcPlan) -> types::GcPlan {
         recent_renders: p.recent_renders,
         future_history: p.future_history,
         dangling_history: p.dangling_history,
+        unauthenticated_history: p.unauthenticated_history,
     }
 }
 
@@ -497,6 +498,35 @@ fn wit_entry(e: crate::HistoryEntry) -> types::HistoryEntry {
         render_ref: e.render_ref,
         synced_at: wit_time(e.synced_at),
         summary: e.summary,
+        trust: wit_trust(e.trust),
+    }
+}
+
+fn wit_trust(t: crate::EntryTrust) -> types::EntryTrust {
+    match t {
+        crate::EntryTrust::Unchecked => types::EntryTrust::Unchecked,
+        crate::EntryTrust::Authenticated(id) => types::EntryTrust::Authenticated(id),
+        crate::EntryTrust::Unauthenticated(why) => types::EntryTrust::Unauthenticated(why),
+    }
+}
+
+fn trust(t: types::EntryTrust) -> crate::EntryTrust {
+    match t {
+        types::EntryTrust::Unchecked => crate::EntryTrust::Unchecked,
+        types::EntryTrust::Authenticated(id) => crate::EntryTrust::Authenticated(id),
+        types::EntryTrust::Unauthenticated(why) => crate::EntryTrust::Unauthenticated(why),
+    }
+}
+
+fn wit_index_report(report: crate::render_index::IndexReport) -> types::IndexReport {
+    types::IndexReport {
+        renders: report.renders,
+        indexed: report.indexed,
+        read: report.read,
+        pruned: report.pruned,
+        unreadable: report.unreadable,
+        replaced: report.replaced,
+        written: report.written,
     }
 }
 
@@ -654,15 +684,44 @@ impl store::Guest for Component {
         crate::keys::ReleasePrefix::new(&release)?;
         let keyring = encryption(e)?;
         let report =
-            crate::render_index::index_release(&mut Host, &release, &keyring, read_missing)?;
-        Ok(types::IndexReport {
-            renders: report.renders,
-            indexed: report.indexed,
-            read: report.read,
-            pruned: report.pruned,
-            unreadable: report.unreadable,
-            replaced: report.replaced,
-            written: report.written,
+            crate::render_index::index_release(&mut Host, &release, &keyring, read_missing, false)?;
+        Ok(wit_index_report(report))
+    }
+
+    fn rebuild_index(r: types::Release, e: types::Encryption) -> WitResult<types::IndexReport> {
+        let release = release(r);
+        crate::keys::ReleasePrefix::new(&release)?;
+        let keyring = encryption(e)?;
+        let report = crate::render_index::index_release(&mut Host, &release, &keyring, true, true)?;
+        Ok(wit_index_report(report))
+    }
+
+    fn check_index(r: types::Release, e: types::Encryption) -> WitResult<types::IndexCheck> {
+        let release = release(r);
+        crate::keys::ReleasePrefix::new(&release)?;
+        let keyring = encryption(e)?;
+        let check = crate::render_index::check_index(&mut Host, &release, &keyring)?;
+        Ok(types::IndexCheck {
+            present: check.present,
+            unusable: check.unusable,
+            disagreeing: check.disagreeing,
+            read: check.read,
+        })
+    }
+
+    fn authenticate_history(
+        r: types::Release,
+        vouch: bool,
+        e: types::Encryption,
+    ) -> WitResult<types::AuthenticateReport> {
+        let release = release(r);
+        crate::keys::ReleasePrefix::new(&release)?;
+        let keyring = encryption(e)?;
+        let report = crate::authenticate_history(&mut Host, &release, &keyring, vouch)?;
+        Ok(types::AuthenticateReport {
+            rewritten: report.rewritten,
+            kept: report.kept,
+            left: report.left,
         })
     }
 
@@ -781,18 +840,32 @@ impl store::Guest for Component {
         Ok(crate::has_history_ref(&mut Host, &release(r), &render_ref)?)
     }
 
-    fn record_history(r: types::Release, entry: types::NewEntry) -> WitResult<bool> {
+    fn record_history(
+        r: types::Release,
+        entry: types::NewEntry,
+        e: types::Encryption,
+    ) -> WitResult<bool> {
         let entry = crate::NewEntry {
             render_ref: entry.render_ref,
             synced_at: time(entry.synced_at),
             summary: entry.summary,
         };
-        // An entry body is small, and text is the form every host reads cheaply.
-        Ok(crate::record_history(&mut Host, &release(r), &entry)?)
+        let release = release(r);
+        crate::keys::ReleasePrefix::new(&release)?;
+        let keyring = encryption(e)?;
+        Ok(crate::record_history(
+            &mut Host, &release, &entry, &keyring,
+        )?)
     }
 
-    fn list_history(r: types::Release) -> WitResult<Vec<types::HistoryEntry>> {
-        let entries = crate::list_history(&mut Host, &release(r))?;
+    fn list_history(
+        r: types::Release,
+        e: types::Encryption,
+    ) -> WitResult<Vec<types::HistoryEntry>> {
+        let release = release(r);
+        crate::keys::ReleasePrefix::new(&release)?;
+        let keyring = encryption(e)?;
+        let entries = crate::list_history(&mut Host, &release, &keyring)?;
         Ok(entries.into_iter().map(wit_entry).collect())
     }
 
@@ -800,8 +873,13 @@ impl store::Guest for Component {
         r: types::Release,
         limit: u32,
         before: Option<String>,
+        e: types::Encryption,
     ) -> WitResult<types::HistoryPage> {
-        let page = crate::list_history_page(&mut Host, &release(r), limit, before.as_deref())?;
+        let release = release(r);
+        crate::keys::ReleasePrefix::new(&release)?;
+        let keyring = encryption(e)?;
+        let page =
+            crate::list_history_page(&mut Host, &release, limit, before.as_deref(), &keyring)?;
         Ok(types::HistoryPage {
             entries: page.entries.into_iter().map(wit_entry).collect(),
             next_before: page.next_before,
@@ -811,8 +889,12 @@ impl store::Guest for Component {
     fn read_history_entries(
         r: types::Release,
         keys: Vec<String>,
+        e: types::Encryption,
     ) -> WitResult<Vec<types::EntryRead>> {
-        let read = crate::read_history_entries(&mut Host, &release(r), &keys)?;
+        let release = release(r);
+        crate::keys::ReleasePrefix::new(&release)?;
+        let keyring = encryption(e)?;
+        let read = crate::read_history_entries(&mut Host, &release, &keys, &keyring)?;
         Ok(read
             .into_iter()
             .map(|e| match e {
@@ -830,18 +912,17 @@ impl store::Guest for Component {
         dry_run: bool,
         now: types::SyncTime,
         grace_seconds: u64,
+        e: types::Encryption,
     ) -> WitResult<types::GcPlan> {
         let grace = Grace {
             now: time(now),
             seconds: grace_seconds,
         };
+        let release = release(r);
+        crate::keys::ReleasePrefix::new(&release)?;
+        let keyring = encryption(e)?;
         Ok(wit_plan(crate::gc(
-            &mut Host,
-            &release(r),
-            keep,
-            &protected,
-            dry_run,
-            grace,
+            &mut Host, &release, keep, &protected, dry_run, grace, &keyring,
         )?))
     }
 
@@ -1024,6 +1105,7 @@ fn outcome(o: trace::Outcome) -> crate::trace::Outcome {
                         render_ref: e.render_ref,
                         synced_at: time(e.synced_at),
                         summary: e.summary,
+                        trust: trust(e.trust),
                     })
                     .collect(),
             )
@@ -1038,6 +1120,7 @@ fn outcome(o: trace::Outcome) -> crate::trace::Outcome {
                 recent_renders: p.recent_renders,
                 future_history: p.future_history,
                 dangling_history: p.dangling_history,
+                unauthenticated_history: p.unauthenticated_history,
             })
         }),
         trace::Outcome::DeleteRelease(r) => lift(r, Output::Deleted),

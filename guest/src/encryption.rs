@@ -1,24 +1,28 @@
 //! Render blobs encrypted at rest (CONTRACT.md, Encryption at rest): a keyring of
 //! 256-bit keys, and the blob format that seals canonical bytes under its first key.
 //!
-//! XChaCha20-Poly1305 with a nonce derived from the key and the renderRef: the same
-//! render sealed under the same key gives the same blob, so put-render's size check
-//! still deduplicates, while two different renders never share a nonce (their
-//! renderRefs differ). The renderRef stays the hash of the plaintext canonical bytes
-//! and is checked after decryption, exactly as on a plaintext store.
+//! XChaCha20-Poly1305 with a nonce derived from the key, the release and the renderRef:
+//! the same render of a release sealed under the same key gives the same blob, so
+//! put-render's size check still deduplicates, while two different renders, or one
+//! render of two releases, never share a nonce. The renderRef stays the hash of the
+//! plaintext canonical bytes and is checked after decryption, exactly as on a
+//! plaintext store.
 //!
 //! A sealed blob is a header line, then the ciphertext and its tag:
 //!
 //! ```text
-//! render-store-encrypted v1 <key id> <key check>\n<ciphertext><16-byte tag>
+//! render-store-encrypted v2 <key id> <key check>\n<ciphertext><16-byte tag>
 //! ```
 //!
 //! `<key check>` is 16 hex digits derived from the key (not the key, nor anything that
 //! helps find it): it tells "the keyring's key of that name is a different key" from
-//! "the blob was changed". The header and the renderRef are the cipher's associated
-//! data, so neither can be edited nor the blob moved under another renderRef unnoticed.
-//! A plaintext canonical render is empty or starts with `{`, so the two formats never
-//! meet.
+//! "the blob was changed". The header, the release and the renderRef are the cipher's
+//! associated data, so none can be edited nor the blob moved under another renderRef
+//! or into another release unnoticed: a writer of the bucket who copies a sealed render
+//! of one release into another gets a blob that does not open there. Format `v1`, which
+//! earlier versions wrote, left the release out; it still opens where encryption is not
+//! required, and `rekey` rewrites it as `v2`. A plaintext canonical render is empty or
+//! starts with `{`, so the formats never meet.
 
 use crate::error::{Error, Result};
 use crate::json::quote;
@@ -31,8 +35,11 @@ use std::fmt;
 
 /// The first bytes of every sealed blob.
 pub const MAGIC: &[u8] = b"render-store-encrypted ";
-/// The blob format's version.
-const VERSION: &str = "v1";
+/// The blob format this version writes: renders bound to their release.
+const VERSION: &str = "v2";
+/// The format earlier versions wrote, which left a render's release out of its
+/// associated data.
+const UNBOUND_VERSION: &str = "v1";
 /// Bytes of a key.
 pub const KEY_BYTES: usize = 32;
 /// Bytes of the Poly1305 tag after the ciphertext.
@@ -103,10 +110,18 @@ impl EncryptionKey {
         &self.secret
     }
 
-    /// The nonce of the blob of `render_ref` under this key.
-    fn nonce(&self, render_ref: &str) -> XNonce {
+    /// The nonce of the blob of `render_ref` of `release` under this key (`None`: a
+    /// `v1` blob, whose nonce named the renderRef alone). A bound nonce's input starts
+    /// with `bound`, a `v1` one with `sha256:`, a named blob's with `named`: no two
+    /// meet, and neither do two releases', which a reused nonce would let forge tags.
+    fn nonce(&self, release: Option<&str>, render_ref: &str) -> XNonce {
         let mut mac =
             <Hmac<Sha256> as Mac>::new_from_slice(&self.nonce_key).expect("HMAC takes any key");
+        if let Some(release) = release {
+            mac.update(b"bound\0");
+            mac.update(release.as_bytes());
+            mac.update(b"\0");
+        }
         mac.update(render_ref.as_bytes());
         let digest = mac.finalize().into_bytes();
         *XNonce::from_slice(&digest[..24])
@@ -127,10 +142,20 @@ impl EncryptionKey {
     }
 
     fn header(&self) -> String {
+        self.header_of(VERSION)
+    }
+
+    fn header_of(&self, version: &str) -> String {
         format!(
-            "render-store-encrypted {VERSION} {} {}\n",
+            "render-store-encrypted {version} {} {}\n",
             self.id, self.check
         )
+    }
+
+    /// The key that authenticates history entries (CONTRACT.md §14): a subkey of its
+    /// own, so an entry's MAC says nothing about the cipher or nonce keys.
+    pub(crate) fn entry_mac_key(&self) -> [u8; KEY_BYTES] {
+        derive(&self.secret, "history entry mac")
     }
 }
 
@@ -168,6 +193,9 @@ pub const REQUIRED_WITHOUT_KEYS: &str = "encryption is required, and the keyring
 pub struct Keyring {
     keys: Vec<EncryptionKey>,
     required: bool,
+    /// History entries are neither given nor checked for a MAC: how traces recorded
+    /// before entries were authenticated replay (TRACES.md, versions).
+    unauthenticated_entries: bool,
 }
 
 impl Keyring {
@@ -185,6 +213,7 @@ impl Keyring {
         Ok(Keyring {
             keys,
             required: false,
+            unauthenticated_entries: false,
         })
     }
 
@@ -202,6 +231,22 @@ impl Keyring {
     /// Whether every render blob must be sealed under one of the ring's keys.
     pub fn required(&self) -> bool {
         self.required
+    }
+
+    /// Whether history entries are authenticated with this ring (it holds a key):
+    /// written with a MAC and judged by it when read (CONTRACT.md §14).
+    pub fn authenticates_entries(&self) -> bool {
+        !self.keys.is_empty() && !self.unauthenticated_entries
+    }
+
+    /// This ring, judging history entries as the builds before entry MACs did: none is
+    /// checked, and where encryption is required every entry still counts. Only the
+    /// replay of a trace those builds recorded asks for it.
+    pub(crate) fn without_entry_authentication(self) -> Self {
+        Keyring {
+            unauthenticated_entries: true,
+            ..self
+        }
     }
 
     /// No keys: a plaintext store.
@@ -321,39 +366,46 @@ impl Keyring {
     }
 
     /// Seals `blob`, which is [`Keyring::header`] followed by the canonical bytes of
-    /// `render_ref`, in place: the bytes encrypted where they are and the tag appended.
-    /// Nothing to do on a plaintext store.
-    pub fn seal_in_place(&self, render_ref: &str, blob: &mut Vec<u8>) {
+    /// `render_ref` of `release` (`NAMESPACE/NAME`), in place: the bytes encrypted where
+    /// they are and the tag appended, bound to the release. Nothing to do on a plaintext
+    /// store.
+    pub fn seal_in_place(&self, release: &str, render_ref: &str, blob: &mut Vec<u8>) {
         let Some(key) = self.keys.first() else {
             return;
         };
         let header = key.header();
         debug_assert!(blob.starts_with(header.as_bytes()));
         let cipher = XChaCha20Poly1305::new((&key.cipher_key).into());
-        let aad = associated_data(&header, render_ref);
+        let aad = render_associated_data(&header, Some(release), render_ref);
         let tag = cipher
-            .encrypt_in_place_detached(&key.nonce(render_ref), &aad, &mut blob[header.len()..])
+            .encrypt_in_place_detached(
+                &key.nonce(Some(release), render_ref),
+                &aad,
+                &mut blob[header.len()..],
+            )
             .expect("a render fits XChaCha20-Poly1305's message limit");
         blob.extend_from_slice(&tag);
     }
 
-    /// The blob that holds `plain` (the canonical bytes of `render_ref`): sealed under
-    /// the first key, or `plain` itself on a plaintext store.
-    pub fn seal(&self, render_ref: &str, plain: Vec<u8>) -> Vec<u8> {
+    /// The blob that holds `plain` (the canonical bytes of `render_ref` of `release`):
+    /// sealed under the first key, bound to the release, or `plain` itself on a
+    /// plaintext store.
+    pub fn seal(&self, release: &str, render_ref: &str, plain: Vec<u8>) -> Vec<u8> {
         if self.keys.is_empty() {
             return plain;
         }
         let mut blob = self.header(plain.len());
         blob.extend_from_slice(&plain);
         drop(plain);
-        self.seal_in_place(render_ref, &mut blob);
+        self.seal_in_place(release, render_ref, &mut blob);
         blob
     }
 
-    /// Whether `blob` is sealed under this ring's first key (rekey leaves it as it is).
+    /// Whether `blob` is sealed under this ring's first key in the current format
+    /// (bound to its release): rekey leaves it as it is.
     pub fn sealed_under_first(&self, blob: &[u8]) -> bool {
         match (self.keys.first(), Header::read(blob)) {
-            (Some(key), Some(Ok(h))) => h.id == key.id && h.check == key.check,
+            (Some(key), Some(Ok(h))) => h.id == key.id && h.check == key.check && h.bound,
             _ => false,
         }
     }
@@ -389,7 +441,7 @@ impl Keyring {
     /// under `blob_key`), or the blob itself when it is plaintext, with the errors of
     /// [`Keyring::open`].
     pub fn open_named(&self, blob_key: &str, name: &str, mut blob: Vec<u8>) -> Result<Vec<u8>> {
-        let Some((key, header_len)) = self.key_of(blob_key, &blob)? else {
+        let Some((key, header_len, _)) = self.key_of(blob_key, &blob)? else {
             return Ok(blob);
         };
         if blob.len() < header_len + NONCE_BYTES + TAG_BYTES {
@@ -399,7 +451,7 @@ impl Keyring {
             )));
         }
         let nonce = *XNonce::from_slice(&blob[header_len..header_len + NONCE_BYTES]);
-        let aad = associated_data(&key.header(), name);
+        let aad = associated_data(&blob_header(&blob, header_len), name);
         let tag_at = blob.len() - TAG_BYTES;
         let tag = *Tag::from_slice(&blob[tag_at..]);
         let cipher = XChaCha20Poly1305::new((&key.cipher_key).into());
@@ -426,7 +478,7 @@ impl Keyring {
     /// its header, or `None` for a plaintext blob, which is refused where encryption is
     /// required. A header that does not read, or names a key the ring lacks or holds as
     /// another key, is the error [`Keyring::open`] gives.
-    fn key_of(&self, blob_key: &str, blob: &[u8]) -> Result<Option<(&EncryptionKey, usize)>> {
+    fn key_of(&self, blob_key: &str, blob: &[u8]) -> Result<Option<(&EncryptionKey, usize, bool)>> {
         let header = match Header::read(blob) {
             None if self.required => {
                 return Err(Error::Corrupt(format!(
@@ -469,25 +521,44 @@ impl Keyring {
                 header.id, header.id
             )));
         }
-        Ok(Some((key, header.len)))
+        Ok(Some((key, header.len, header.bound)))
     }
 
-    /// The canonical bytes `blob` (stored under `blob_key`, for `render_ref`) holds:
-    /// opened under the ring's key of the id its header names, or the blob itself when
-    /// it is plaintext (a store where encryption was turned on holds both). The caller
-    /// still checks the renderRef.
-    pub fn open(&self, blob_key: &str, render_ref: &str, mut blob: Vec<u8>) -> Result<Vec<u8>> {
-        let Some((key, header_len)) = self.key_of(blob_key, &blob)? else {
+    /// The canonical bytes `blob` (stored under `blob_key`, for `render_ref` of
+    /// `release`) holds: opened under the ring's key of the id its header names when it
+    /// is sealed, or the blob itself when it is plaintext (a store where encryption was
+    /// turned on holds both). A blob sealed for another release does not open. A `v1`
+    /// blob, sealed before renders were bound to their release, opens unless encryption
+    /// is required: it could have been copied from any release. The caller still
+    /// checks the renderRef.
+    pub fn open(
+        &self,
+        blob_key: &str,
+        release: &str,
+        render_ref: &str,
+        mut blob: Vec<u8>,
+    ) -> Result<Vec<u8>> {
+        let Some((key, header_len, bound)) = self.key_of(blob_key, &blob)? else {
             return Ok(blob);
         };
+        if !bound && self.required {
+            return Err(Error::Corrupt(format!(
+                "encryption is required, and blob {blob_key} is sealed in format \
+                 {UNBOUND_VERSION}, which does not bind a render to its release: it may have \
+                 been copied from another release, so it is not used. After `render-store \
+                 verify`, `render-store rekey --all` run without --encryption-required \
+                 rewrites such blobs bound"
+            )));
+        }
+        let release = bound.then_some(release);
         let id = key.id.clone();
-        let aad = associated_data(&key.header(), render_ref);
+        let aad = render_associated_data(&blob_header(&blob, header_len), release, render_ref);
         let tag_at = blob.len() - TAG_BYTES;
         let tag = *Tag::from_slice(&blob[tag_at..]);
         let cipher = XChaCha20Poly1305::new((&key.cipher_key).into());
         cipher
             .decrypt_in_place_detached(
-                &key.nonce(render_ref),
+                &key.nonce(release, render_ref),
                 &aad,
                 &mut blob[header_len..tag_at],
                 &tag,
@@ -495,14 +566,31 @@ impl Keyring {
             .map_err(|_| {
                 Error::Corrupt(format!(
                     "blob {blob_key} fails authentication under key {id:?}: it was changed or \
-                     damaged outside the render store, or stored under another renderRef, \
-                     and must not be used"
+                     damaged outside the render store, or copied from another renderRef or \
+                     another release, and must not be used"
                 ))
             })?;
         blob.truncate(tag_at);
         blob.drain(..header_len);
         Ok(blob)
     }
+}
+
+/// The header line of a sealed blob whose header is `header_len` bytes (read already).
+fn blob_header(blob: &[u8], header_len: usize) -> String {
+    String::from_utf8_lossy(&blob[..header_len]).into_owned()
+}
+
+/// A render blob's associated data: its header, then (format `v2`) the release and a
+/// NUL, then the renderRef. The NUL keeps `a/b` + `c…` apart from `a/bc` + `…`.
+fn render_associated_data(header: &str, release: Option<&str>, render_ref: &str) -> Vec<u8> {
+    let mut aad = header.as_bytes().to_vec();
+    if let Some(release) = release {
+        aad.extend_from_slice(release.as_bytes());
+        aad.push(0);
+    }
+    aad.extend_from_slice(render_ref.as_bytes());
+    aad
 }
 
 fn quoted_ids(keys: &[EncryptionKey]) -> String {
@@ -526,6 +614,8 @@ struct Header<'a> {
     check: &'a str,
     /// Its bytes, the newline included.
     len: usize,
+    /// Format `v2`: a render blob's associated data names its release.
+    bound: bool,
 }
 
 impl<'a> Header<'a> {
@@ -533,14 +623,15 @@ impl<'a> Header<'a> {
     /// the rest is not a header this version reads.
     fn read(blob: &'a [u8]) -> Option<Result<Header<'a>, String>> {
         let rest = blob.strip_prefix(MAGIC)?;
-        Some(Self::fields(rest).map(|(id, check, line)| Header {
+        Some(Self::fields(rest).map(|(bound, id, check, line)| Header {
             id,
             check,
             len: MAGIC.len() + line + 1,
+            bound,
         }))
     }
 
-    fn fields(rest: &'a [u8]) -> Result<(&'a str, &'a str, usize), String> {
+    fn fields(rest: &'a [u8]) -> Result<(bool, &'a str, &'a str, usize), String> {
         let scan = &rest[..rest.len().min(128)];
         let line = scan
             .iter()
@@ -554,22 +645,34 @@ impl<'a> Header<'a> {
         match (fields.next(), fields.next(), fields.next(), fields.next()) {
             // Lowercase, as a key check is written: a header in any other spelling was
             // not written by a render store.
-            (Some(VERSION), Some(id), Some(check), None)
+            (Some(v @ (VERSION | UNBOUND_VERSION)), Some(id), Some(check), None)
                 if validate_id(id).is_ok()
                     && check.len() == 16
                     && check
                         .bytes()
                         .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) =>
             {
-                Ok((id, check, line))
+                Ok((v == VERSION, id, check, line))
             }
-            (Some(v), ..) if v != VERSION => Err(format!(
-                "its format version {} is not one this render store reads ({VERSION})",
+            (Some(v), ..) if v != VERSION && v != UNBOUND_VERSION => Err(format!(
+                "its format version {} is not one this render store reads \
+                 ({UNBOUND_VERSION} or {VERSION})",
                 quote(v)
             )),
-            _ => Err("its header is not `v1 <key id> <key check>`".into()),
+            _ => Err("its header is not `<version> <key id> <key check>`".into()),
         }
     }
+}
+
+/// Whether `blob` starts with a sealed blob's header that reads (any key, any
+/// version this build reads); a plaintext blob does not.
+pub fn is_sealed(blob: &[u8]) -> bool {
+    matches!(Header::read(blob), Some(Ok(_)))
+}
+
+/// Whether `blob`'s header reads as format `v2`, which binds a render to its release.
+pub fn is_bound(blob: &[u8]) -> bool {
+    matches!(Header::read(blob), Some(Ok(h)) if h.bound)
 }
 
 /// Whether a blob of `size` bytes could be `plain_len` canonical bytes sealed under a
@@ -606,22 +709,75 @@ mod tests {
     }
 
     const REF: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    const REL: &str = "prod/app";
+
+    /// A blob sealed as format v1 wrote it: no release in the nonce or the associated
+    /// data.
+    fn seal_v1(r: &Keyring, plain: &[u8]) -> Vec<u8> {
+        let key = &r.keys()[0];
+        let header = key.header_of(UNBOUND_VERSION);
+        let mut blob = header.as_bytes().to_vec();
+        blob.extend_from_slice(plain);
+        let cipher = XChaCha20Poly1305::new((&key.cipher_key).into());
+        let aad = render_associated_data(&header, None, REF);
+        let tag = cipher
+            .encrypt_in_place_detached(&key.nonce(None, REF), &aad, &mut blob[header.len()..])
+            .unwrap();
+        blob.extend_from_slice(&tag);
+        blob
+    }
+
+    #[test]
+    fn a_sealed_render_opens_only_in_its_own_release_and_v1_only_when_not_required() {
+        let r = ring(&[("k1", 1)]);
+        let plain = b"{}".to_vec();
+        let blob = r.seal(REL, REF, plain.clone());
+        assert!(blob.starts_with(b"render-store-encrypted v2 k1 "));
+        assert!(r.sealed_under_first(&blob));
+        assert_eq!(r.open("k", REL, REF, blob.clone()).unwrap(), plain);
+        let moved = r
+            .open("k", "kube-system/ops", REF, blob.clone())
+            .unwrap_err();
+        assert!(
+            matches!(&moved, Error::Corrupt(m) if m.contains("another release")),
+            "{moved}"
+        );
+        // Same render, same key, two releases: two nonces, so two ciphertexts.
+        assert_ne!(
+            r.seal("kube-system/ops", REF, plain.clone())[40..],
+            blob[40..]
+        );
+
+        let old = seal_v1(&r, &plain);
+        assert!(
+            !r.sealed_under_first(&old),
+            "rekey rewrites a v1 blob bound"
+        );
+        assert_eq!(r.open("k", "any/where", REF, old.clone()).unwrap(), plain);
+        let strict = r.clone().require(true).unwrap();
+        let refused = strict.open("k", REL, REF, old).unwrap_err();
+        assert!(
+            matches!(&refused, Error::Corrupt(m) if m.contains("format v1") && m.contains("rekey")),
+            "{refused}"
+        );
+        assert_eq!(strict.open("k", REL, REF, blob).unwrap(), plain);
+    }
 
     #[test]
     fn a_sealed_blob_opens_to_the_plaintext_and_sealing_is_deterministic() {
         let r = ring(&[("k1", 1), ("k0", 0)]);
         let plain = br#"{"kind":"Secret","data":{"a":"c2VjcmV0"}}"#.to_vec();
-        let blob = r.seal(REF, plain.clone());
-        assert_eq!(blob, r.seal(REF, plain.clone()));
+        let blob = r.seal(REL, REF, plain.clone());
+        assert_eq!(blob, r.seal(REL, REF, plain.clone()));
         assert_eq!(blob.len() as u64, r.blob_len(plain.len()));
-        assert!(blob.starts_with(b"render-store-encrypted v1 k1 "));
+        assert!(blob.starts_with(b"render-store-encrypted v2 k1 "));
         assert!(!blob.windows(8).any(|w| w == b"c2VjcmV0"));
-        assert_eq!(r.open("k", REF, blob.clone()).unwrap(), plain);
+        assert_eq!(r.open("k", REL, REF, blob.clone()).unwrap(), plain);
         // Another renderRef gives another nonce, and the blob does not open under it.
         let other = REF.replace("00000000", "11111111");
-        assert_ne!(r.seal(&other, plain.clone())[40..], blob[40..]);
+        assert_ne!(r.seal(REL, &other, plain.clone())[40..], blob[40..]);
         assert!(matches!(
-            r.open("k", &other, blob.clone()),
+            r.open("k", REL, &other, blob.clone()),
             Err(Error::Corrupt(_))
         ));
     }
@@ -629,11 +785,11 @@ mod tests {
     #[test]
     fn every_flipped_byte_of_a_sealed_blob_is_refused() {
         let r = ring(&[("k1", 1)]);
-        let blob = r.seal(REF, b"{}".to_vec());
+        let blob = r.seal(REL, REF, b"{}".to_vec());
         for i in 0..blob.len() {
             let mut bad = blob.clone();
             bad[i] ^= 0x01;
-            match r.open("k", REF, bad.clone()) {
+            match r.open("k", REL, REF, bad.clone()) {
                 // No longer a sealed blob: read as plaintext, which get-render's hash
                 // check refuses.
                 Ok(read) => assert!(i < MAGIC.len() && read == bad, "{i}"),
@@ -646,26 +802,34 @@ mod tests {
     #[test]
     fn a_missing_or_replaced_key_is_named_and_plaintext_still_reads() {
         let writer = ring(&[("k1", 1)]);
-        let blob = writer.seal(REF, b"{}".to_vec());
-        let err = Keyring::empty().open("k", REF, blob.clone()).unwrap_err();
+        let blob = writer.seal(REL, REF, b"{}".to_vec());
+        let err = Keyring::empty()
+            .open("k", REL, REF, blob.clone())
+            .unwrap_err();
         assert!(
             matches!(&err, Error::EncryptionKey(m) if m.contains("\"k1\"")),
             "{err}"
         );
-        let err = ring(&[("k2", 2)]).open("k", REF, blob.clone()).unwrap_err();
+        let err = ring(&[("k2", 2)])
+            .open("k", REL, REF, blob.clone())
+            .unwrap_err();
         assert!(
             matches!(&err, Error::EncryptionKey(m) if m.contains("\"k1\"") && m.contains("\"k2\""))
         );
-        let err = ring(&[("k1", 9)]).open("k", REF, blob.clone()).unwrap_err();
+        let err = ring(&[("k1", 9)])
+            .open("k", REL, REF, blob.clone())
+            .unwrap_err();
         assert!(
             matches!(&err, Error::EncryptionKey(m) if m.contains("replaced")),
             "{err}"
         );
         assert_eq!(
-            ring(&[("k2", 2), ("k1", 1)]).open("k", REF, blob).unwrap(),
+            ring(&[("k2", 2), ("k1", 1)])
+                .open("k", REL, REF, blob)
+                .unwrap(),
             b"{}"
         );
-        assert_eq!(writer.open("k", REF, b"{}".to_vec()).unwrap(), b"{}");
+        assert_eq!(writer.open("k", REL, REF, b"{}".to_vec()).unwrap(), b"{}");
     }
 
     #[test]
@@ -747,26 +911,28 @@ mod tests {
         assert_eq!(Keyring::empty().require(false).unwrap(), Keyring::empty());
         let r = ring(&[("k1", 1)]).require(true).unwrap();
         assert!(r.required());
-        let err = r.open("ns/app/renders/x", REF, b"{}".to_vec()).unwrap_err();
+        let err = r
+            .open("ns/app/renders/x", REL, REF, b"{}".to_vec())
+            .unwrap_err();
         assert!(
             matches!(&err, Error::Corrupt(m) if m.starts_with("encryption is required, and blob ns/app/renders/x is plaintext")),
             "{err}"
         );
         // The empty render too: it is plaintext all the same.
         assert!(matches!(
-            r.open("k", REF, Vec::new()),
+            r.open("k", REL, REF, Vec::new()),
             Err(Error::Corrupt(_))
         ));
         // Sealed blobs open as before.
-        let blob = r.seal(REF, b"{}".to_vec());
-        assert_eq!(r.open("k", REF, blob).unwrap(), b"{}");
+        let blob = r.seal(REL, REF, b"{}".to_vec());
+        assert_eq!(r.open("k", REL, REF, blob).unwrap(), b"{}");
     }
 
     #[test]
     fn only_a_blob_of_the_right_size_under_a_readable_header_looks_genuine() {
         let r = ring(&[("k1", 1)]);
         let plain = b"{\"a\":1}".to_vec();
-        let blob = r.seal(REF, plain.clone());
+        let blob = r.seal(REL, REF, plain.clone());
         assert_eq!(genuine_sealed_id(&blob, plain.len()), Some("k1"));
         // One byte more or less, or another render's length: not this render's blob.
         assert_eq!(
@@ -794,7 +960,7 @@ mod tests {
             "render-store-encrypted v1 zz 0123456789abcde\n",
             "render-store-encrypted v1 zz 0123456789abcdefa\n",
             "render-store-encrypted v1 zz 0123456789abcdeg\n",
-            "render-store-encrypted v2 zz 0123456789abcdef\n",
+            "render-store-encrypted v3 zz 0123456789abcdef\n",
             "render-store-encrypted v1 z/z 0123456789abcdef\n",
             "render-store-encrypted v1  0123456789abcdef\n",
             "render-store-encrypted v1 zz 0123456789abcdef \n",
@@ -807,7 +973,7 @@ mod tests {
                 assert_eq!(genuine_sealed_id(&blob, len), None, "{header:?}");
                 assert_eq!(genuine_sealed_id(&blob, plain_len), None, "{header:?}");
                 assert!(matches!(
-                    r.open("k", REF, blob.clone()),
+                    r.open("k", REL, REF, blob.clone()),
                     Err(Error::Corrupt(_))
                 ));
             }
@@ -818,16 +984,19 @@ mod tests {
     fn a_header_the_reader_cannot_read_is_corrupt_and_plaintext_is_never_a_header() {
         let r = ring(&[("k1", 1)]);
         for blob in [
-            &b"render-store-encrypted v2 k1 0011223344556677\n0123456789abcdef"[..],
+            &b"render-store-encrypted v3 k1 0011223344556677\n0123456789abcdef"[..],
             b"render-store-encrypted v1 k1\n0123456789abcdef0123",
             b"render-store-encrypted v1 k1 0011223344556677",
         ] {
             assert!(matches!(
-                r.open("k", REF, blob.to_vec()),
+                r.open("k", REL, REF, blob.to_vec()),
                 Err(Error::Corrupt(_))
             ));
         }
         assert_eq!(genuine_sealed_id(b"{\"a\":1}\n", 8), None);
-        assert_eq!(genuine_sealed_id(&r.seal(REF, Vec::new()), 0), Some("k1"));
+        assert_eq!(
+            genuine_sealed_id(&r.seal(REL, REF, Vec::new()), 0),
+            Some("k1")
+        );
     }
 }

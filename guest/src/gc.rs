@@ -19,8 +19,9 @@
 //! against a `now` the host passes in: the component has no clock.
 
 use crate::bucket::{Bucket, ObjectMeta};
+use crate::encryption::Keyring;
 use crate::error::Result;
-use crate::history::{ListedEntry, list_entries, split_history_keys};
+use crate::history::{ListedEntry, list_entries, read_entry, split_history_keys};
 use crate::keys::{Release, ReleasePrefix, validate_render_ref};
 use crate::policy::GC_FUTURE_TOLERANCE_SECONDS;
 use crate::store::{call_failed, delete_in_batches};
@@ -53,6 +54,12 @@ pub struct GcPlan {
     /// Kept history entries, not future-dated, whose render blob the `renders/`
     /// listing does not hold: not counted toward `keep`, never deleted.
     pub dangling_history: Vec<String>,
+    /// Where encryption is required: kept history entries newer than the oldest one
+    /// counted whose body does not authenticate under the keyring (planted or edited
+    /// by a writer of the bucket, or written without the keyring): not counted toward
+    /// `keep`, not deleted. Entries older than the oldest counted one are past
+    /// retention whatever they are, and deleted unread.
+    pub unauthenticated_history: Vec<String>,
 }
 
 impl GcPlan {
@@ -201,35 +208,90 @@ fn protected_set(protected: &[String]) -> Result<BTreeSet<String>> {
     Ok(set)
 }
 
+/// Tells whether a listed entry authenticates (reading its body), where encryption
+/// is required; `Ok(false)` for an entry gone since the listing.
+type Authenticator<'a> = &'a mut dyn FnMut(&ListedEntry) -> Result<bool>;
+
 /// Step 1: which entries go (the oldest of those that count, until `keep` remain).
-/// Returns the renderRefs of every entry kept, skipped ones included.
+/// With `authentic`, an entry counts only if it authenticates: bodies are read newest
+/// first, and only until `keep` entries authenticated, so GC reads the bodies it counts
+/// (and the unauthenticated ones between them). Returns the renderRefs of every entry
+/// kept, skipped ones included.
 fn select_history(
     prefix: &ReleasePrefix,
     keys: Vec<String>,
     keep: i64,
     skip: Option<&Skip>,
+    mut authentic: Option<Authenticator<'_>>,
     plan: &mut GcPlan,
-) -> Vec<String> {
+) -> Result<Vec<String>> {
     let (entries, ignored) = split_history_keys(prefix, keys);
     plan.ignored.extend(ignored);
-    let counts: Vec<bool> = entries
+    let mut counts: Vec<bool> = entries
         .iter()
         .map(|e| !skip.is_some_and(|s| s.skips(e, plan)))
         .collect();
-    let counted = counts.iter().filter(|c| **c).count();
-    // Entries come in key order, which is time order: the oldest that count go first.
-    let mut excess = counted.saturating_sub(keep.max(0) as usize);
-    let mut live = Vec::with_capacity(entries.len() - excess);
-    for (entry, counts) in entries.into_iter().zip(counts) {
-        if counts && excess > 0 {
-            excess -= 1;
+    let keep = keep.max(0) as usize;
+    let mut delete = vec![false; entries.len()];
+    match authentic.as_mut() {
+        None => {
+            let counted = counts.iter().filter(|c| **c).count();
+            // Entries come in key order, which is time order: the oldest that count go
+            // first.
+            let mut excess = counted.saturating_sub(keep);
+            for (i, counts) in counts.iter().enumerate() {
+                if *counts && excess > 0 {
+                    excess -= 1;
+                    delete[i] = true;
+                }
+            }
+        }
+        Some(authentic) => {
+            let mut counted = 0;
+            for i in (0..entries.len()).rev() {
+                if !counts[i] {
+                    continue;
+                }
+                if counted == keep {
+                    delete[i] = true;
+                } else if authentic(&entries[i])? {
+                    counted += 1;
+                } else {
+                    counts[i] = false;
+                    plan.unauthenticated_history.push(entries[i].key.clone());
+                }
+            }
+            plan.unauthenticated_history.sort_unstable();
+        }
+    }
+    let mut live = Vec::with_capacity(entries.len());
+    for (entry, delete) in entries.into_iter().zip(delete) {
+        if delete {
             plan.delete_history.push(entry.key);
         } else {
             plan.keep_history.push(entry.key);
             live.push(entry.render_ref);
         }
     }
-    live
+    Ok(live)
+}
+
+/// The [`Authenticator`] of a GC under `keyring`: `None` unless encryption is
+/// required (and entries are authenticated), when every entry that reads counts.
+fn authenticator<'k, B: Bucket>(
+    bucket: &'k mut B,
+    prefix: &'k ReleasePrefix,
+    keyring: &'k Keyring,
+) -> Option<impl FnMut(&ListedEntry) -> Result<bool> + 'k> {
+    (keyring.required() && keyring.authenticates_entries()).then(move || {
+        move |listed: &ListedEntry| match read_entry(bucket, prefix, listed.clone(), keyring) {
+            Ok(Some(entry)) => Ok(entry.trust.is_authenticated()),
+            Ok(None) => Ok(false),
+            // A body that does not read authenticates nothing; a failed call stops GC.
+            Err(crate::error::Error::Corrupt(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    })
 }
 
 /// Step 4: which blobs go (those whose renderRef is not live and that are older than
@@ -285,10 +347,13 @@ pub fn plan_gc(
         protected,
         Grace::none_at(now),
         Rules::Current,
+        None,
     )
 }
 
-/// [`plan_gc`] over a listing of the renders with their modification times.
+/// [`plan_gc`] over a listing of the renders with their modification times, entries
+/// counted only if `authentic` says so when it is given.
+#[allow(clippy::too_many_arguments)] // plan_gc's inputs, and how GC counts
 fn plan_listed(
     release: &Release,
     keep: i64,
@@ -297,6 +362,7 @@ fn plan_listed(
     protected: &[String],
     grace: Grace,
     rules: Rules,
+    authentic: Option<Authenticator<'_>>,
 ) -> Result<GcPlan> {
     let prefix = ReleasePrefix::new(release)?;
     let mut live = protected_set(protected)?;
@@ -321,8 +387,9 @@ fn plan_listed(
         history_keys,
         keep,
         skip.as_ref(),
+        authentic,
         &mut plan,
-    ));
+    )?);
     select_renders(&prefix, renders, &live, grace, &mut plan);
     if rules.deletes_metadata() {
         with_metadata(&prefix, &mut plan.delete_history, &mut plan.ignored);
@@ -340,7 +407,14 @@ fn plan_listed(
 /// call, and a call with any failure stops GC (entries are deleted before blobs, so a
 /// stop never leaves an entry whose blob is gone).
 ///
-/// With `dry_run` only the two listings are made and the plan of a real run returned.
+/// Where encryption is required, an entry counts only if its body authenticates under
+/// `keyring`: after the two listings, `get` of each entry's body newest first, until
+/// `keep` of them authenticated (entries older than the last one counted go unread,
+/// past retention whatever they are); one that does not authenticate is kept, not
+/// counted ([`GcPlan::unauthenticated_history`]). Without the rule GC reads no entry.
+///
+/// With `dry_run` only the listings (and, where encryption is required, the reads of
+/// the bodies it counts) are made and the plan of a real run returned.
 pub fn gc<B: Bucket>(
     bucket: &mut B,
     release: &Release,
@@ -348,6 +422,7 @@ pub fn gc<B: Bucket>(
     protected: &[String],
     dry_run: bool,
     grace: Grace,
+    keyring: &Keyring,
 ) -> Result<GcPlan> {
     gc_by(
         bucket,
@@ -357,10 +432,12 @@ pub fn gc<B: Bucket>(
         dry_run,
         grace,
         Rules::Current,
+        keyring,
     )
 }
 
 /// [`gc`] by the given rules.
+#[allow(clippy::too_many_arguments)] // gc's arguments and the rules
 pub(crate) fn gc_by<B: Bucket>(
     bucket: &mut B,
     release: &Release,
@@ -369,6 +446,7 @@ pub(crate) fn gc_by<B: Bucket>(
     dry_run: bool,
     grace: Grace,
     rules: Rules,
+    keyring: &Keyring,
 ) -> Result<GcPlan> {
     let prefix = ReleasePrefix::new(release)?;
     let protected = protected_set(protected)?;
@@ -383,6 +461,7 @@ pub(crate) fn gc_by<B: Bucket>(
         let history_keys = crate::bucket::keys(list(bucket, &history)?);
         let render_listing = list(bucket, &renders)?;
         let protected: Vec<String> = protected.into_iter().collect();
+        let mut authentic = authenticator(bucket, &prefix, keyring);
         return plan_listed(
             release,
             keep,
@@ -391,6 +470,7 @@ pub(crate) fn gc_by<B: Bucket>(
             &protected,
             grace,
             rules,
+            authentic.as_mut().map(|a| a as Authenticator<'_>),
         );
     }
 
@@ -406,7 +486,17 @@ pub(crate) fn gc_by<B: Bucket>(
     let skip = early_renders
         .as_deref()
         .map(|listed| Skip::new(&prefix, grace.now, listed));
-    select_history(&prefix, history_keys, keep, skip.as_ref(), &mut plan);
+    {
+        let mut authentic = authenticator(bucket, &prefix, keyring);
+        select_history(
+            &prefix,
+            history_keys,
+            keep,
+            skip.as_ref(),
+            authentic.as_mut().map(|a| a as Authenticator<'_>),
+            &mut plan,
+        )?;
+    }
     if rules.deletes_metadata() {
         with_metadata(&prefix, &mut plan.delete_history, &mut plan.ignored);
     }
@@ -455,7 +545,16 @@ mod tests {
             now: at(now),
             seconds: grace_seconds,
         };
-        let plan = gc(&mut bucket, &release, 3, &[], false, grace).unwrap();
+        let plan = gc(
+            &mut bucket,
+            &release,
+            3,
+            &[],
+            false,
+            grace,
+            &Keyring::empty(),
+        )
+        .unwrap();
         let left = bucket.objects.len();
         assert_eq!(left, plan.recent_renders.len(), "{plan:?}");
         plan
@@ -491,9 +590,89 @@ mod tests {
             now: at(110),
             seconds: 60,
         };
-        let plan = gc(&mut bucket, &release, 3, &[], true, grace).unwrap();
+        let plan = gc(
+            &mut bucket,
+            &release,
+            3,
+            &[],
+            true,
+            grace,
+            &Keyring::empty(),
+        )
+        .unwrap();
         assert_eq!(plan.recent_renders.len(), 1);
         assert_eq!(bucket.objects.len(), 1);
+    }
+
+    #[test]
+    fn where_encryption_is_required_gc_counts_only_authenticated_entries_and_reads_only_those_it_counts()
+     {
+        use crate::encryption::EncryptionKey;
+        use crate::history::{NewEntry, entry_body, record_history};
+        let release = Release::new("ns", "app");
+        let keys = Keyring::new(vec![EncryptionKey::new("k1", &[1; 32]).unwrap()])
+            .unwrap()
+            .require(true)
+            .unwrap();
+        let mut bucket = MemoryBucket::new();
+        let prefix = ReleasePrefix::new(&release).unwrap();
+        let mut entries = Vec::new();
+        for i in 0..5 {
+            let r = put_render(&mut bucket, &release, &[format!("{{\"n\":{i}}}")], &keys).unwrap();
+            let synced_at = at(i * 10);
+            if i == 4 {
+                // The newest entry is planted: no MAC.
+                let key = prefix.history_key(synced_at, &r).unwrap();
+                bucket
+                    .put(&key, &entry_body(&r, synced_at, "planted").unwrap())
+                    .unwrap();
+            } else {
+                let e = NewEntry {
+                    render_ref: r.clone(),
+                    synced_at,
+                    summary: String::new(),
+                };
+                record_history(&mut bucket, &release, &e, &keys).unwrap();
+            }
+            entries.push(prefix.history_key(synced_at, &r).unwrap());
+        }
+        bucket.take_calls();
+        let plan = gc(
+            &mut bucket,
+            &release,
+            2,
+            &[],
+            false,
+            Grace::none_at(at(100)),
+            &keys,
+        )
+        .unwrap();
+        // The planted entry does not count: the two newest genuine ones are kept, and it.
+        assert_eq!(plan.unauthenticated_history, [entries[4].clone()]);
+        assert_eq!(plan.delete_history, entries[..2].to_vec());
+        let gets: Vec<String> = bucket
+            .take_calls()
+            .into_iter()
+            .filter(|c| c.starts_with("get "))
+            .collect();
+        assert_eq!(
+            gets.len(),
+            3,
+            "the bodies it counts and the planted one: {gets:?}"
+        );
+        // Without the rule the planted entry counts and pushes a real one out.
+        let lax = Keyring::new(vec![EncryptionKey::new("k1", &[1; 32]).unwrap()]).unwrap();
+        let plan = gc(
+            &mut bucket,
+            &release,
+            1,
+            &[],
+            true,
+            Grace::none_at(at(100)),
+            &lax,
+        )
+        .unwrap();
+        assert_eq!(plan.keep_history, [entries[4].clone()]);
     }
 
     #[test]
@@ -524,6 +703,7 @@ mod tests {
             &[],
             false,
             Grace::none_at(at(1_200)),
+            &Keyring::empty(),
         )
         .unwrap();
         assert_eq!(plan.delete_history.len(), 1_199);
@@ -579,7 +759,16 @@ mod tests {
             .undeletable
             .insert(entry(1, &old), "permission denied".into());
         bucket.take_calls();
-        let err = gc(&mut bucket, &release, 1, &[], false, Grace::none_at(at(2))).unwrap_err();
+        let err = gc(
+            &mut bucket,
+            &release,
+            1,
+            &[],
+            false,
+            Grace::none_at(at(2)),
+            &Keyring::empty(),
+        )
+        .unwrap_err();
         assert_eq!(
             err,
             crate::Error::Bucket(format!(
@@ -791,6 +980,7 @@ mod tests {
             &protected,
             true,
             Grace::none_at(now),
+            &Keyring::empty(),
         )
         .unwrap();
         let before = bucket.objects.clone();
@@ -802,6 +992,7 @@ mod tests {
             &protected,
             false,
             Grace::none_at(now),
+            &Keyring::empty(),
         )
         .unwrap();
         assert_eq!(plan, dry, "the dry run plans what the run does");
@@ -847,7 +1038,16 @@ mod tests {
         .unwrap();
         let skewed_key = entry_at(at(now.seconds + 3_600), &skewed);
         bucket.objects.insert(skewed_key.clone(), b"{}".to_vec());
-        let plan = gc(&mut bucket, &release, 2, &[], false, Grace::none_at(now)).unwrap();
+        let plan = gc(
+            &mut bucket,
+            &release,
+            2,
+            &[],
+            false,
+            Grace::none_at(now),
+            &Keyring::empty(),
+        )
+        .unwrap();
         assert_eq!(plan.future_history, std::slice::from_ref(&skewed_key));
         assert_eq!(
             plan.delete_history,
@@ -877,6 +1077,7 @@ mod tests {
             &[],
             true,
             Grace::none_at(at(now.seconds + 7_200)),
+            &Keyring::empty(),
         )
         .unwrap();
         assert!(later.future_history.is_empty());
@@ -919,6 +1120,7 @@ mod tests {
                 &[],
                 false,
                 Grace::none_at(at(0)),
+                &Keyring::empty(),
             )
             .unwrap();
             assert_eq!(run, GcPlan::default());
@@ -942,6 +1144,7 @@ mod tests {
             false,
             Grace::none_at(at(10_000)),
             Rules::EveryEntryCounts,
+            &Keyring::empty(),
         )
         .unwrap();
         assert_eq!(plan.keep_history, [planted]);

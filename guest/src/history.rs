@@ -1,13 +1,21 @@
 //! The history of a Release: the distinct renders it applied, in the order of their
 //! first apply. An entry's key carries its time and renderRef; its body
-//! `{"renderRef":…,"syncedAt":…,"summary":…}` adds the summary.
+//! `{"renderRef":…,"syncedAt":…,"summary":…}` adds the summary, and on a store with a
+//! keyring `"macKey":…,"mac":…`: an HMAC-SHA-256, under key material derived from the
+//! keyring's first key, over the release, the entry's key, its renderRef, time and
+//! summary (CONTRACT.md §14). The body stays plaintext, so GC and `history` work
+//! without a key; whoever holds the keyring can tell an entry a key holder wrote from
+//! one a writer of the bucket planted or edited ([`EntryTrust`]).
 
 use crate::bucket::{Bucket, BucketError};
+use crate::encryption::{EncryptionKey, Keyring};
 use crate::error::{Error, Result};
 use crate::json::{Node, decode_object, encode_string};
 use crate::keys::{HistoryKey, ParsedKey, Release, ReleasePrefix, validate_render_ref};
 use crate::store::call_failed;
 use crate::time::{SyncTime, format_synced_at};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 
 /// A history entry to record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +39,37 @@ pub struct HistoryEntry {
     pub synced_at: SyncTime,
     /// The summary of the entry body.
     pub summary: String,
+    /// Whether the body authenticates under the keyring the entry was read with.
+    pub trust: EntryTrust,
+}
+
+/// What the keyring says of a history entry (CONTRACT.md §14).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryTrust {
+    /// Read without a keyring (a plaintext store: nothing to check against), and its
+    /// body agrees with its key.
+    Unchecked,
+    /// Its MAC verifies under the keyring's key of this id: a key holder wrote it.
+    Authenticated(String),
+    /// Why it cannot be trusted: no MAC, a MAC that does not verify, a key the ring
+    /// lacks, or a body that names another renderRef or time than its key. Where
+    /// encryption is required such an entry is not numbered by `@N`, not resolved for
+    /// anything a controller applies, and not counted by `record`'s dedup or GC's
+    /// `keep`.
+    Unauthenticated(String),
+}
+
+impl EntryTrust {
+    /// Whether the entry authenticated under the keyring.
+    pub fn is_authenticated(&self) -> bool {
+        matches!(self, EntryTrust::Authenticated(_))
+    }
+
+    /// Whether the entry counts as history under `keyring`: every entry that reads
+    /// does, except an unauthenticated one where encryption is required.
+    pub fn counts_under(&self, keyring: &Keyring) -> bool {
+        !(keyring.authenticates_entries() && keyring.required()) || self.is_authenticated()
+    }
 }
 
 /// Longest summary an entry takes, in bytes. A summary is one line for people, and every
@@ -58,7 +97,149 @@ pub fn entry_body(render_ref: &str, synced_at: SyncTime, summary: &str) -> Resul
     Ok(out)
 }
 
+/// The MAC of an entry's fields under `key` (hex): HMAC-SHA-256 under the key's entry
+/// subkey over a domain line, then the release, the entry key, the renderRef, the time
+/// as the body writes it and the summary, each but the last ended by a NUL (none of the
+/// others can hold one), so no two field lists give the same input.
+fn entry_mac(
+    key: &EncryptionKey,
+    release: &str,
+    entry_key: &str,
+    render_ref: &str,
+    synced_at: &str,
+    summary: &str,
+) -> String {
+    let mut mac =
+        <Hmac<Sha256> as Mac>::new_from_slice(&key.entry_mac_key()).expect("HMAC takes any key");
+    mac.update(b"convoy render-store history entry v1\0");
+    for field in [release, entry_key, render_ref, synced_at] {
+        mac.update(field.as_bytes());
+        mac.update(b"\0");
+    }
+    mac.update(summary.as_bytes());
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// The body of the entry `entry` stored under `entry_key` of `prefix`: [`entry_body`],
+/// and with a keyring the `macKey` and `mac` fields that authenticate it under the
+/// ring's first key.
+pub(crate) fn authenticated_body(
+    prefix: &ReleasePrefix,
+    entry_key: &str,
+    entry: &NewEntry,
+    keyring: &Keyring,
+) -> Result<Vec<u8>> {
+    let mut body = entry_body(&entry.render_ref, entry.synced_at, &entry.summary)?;
+    let Some(key) = keyring
+        .keys()
+        .first()
+        .filter(|_| keyring.authenticates_entries())
+    else {
+        return Ok(body);
+    };
+    let mac = entry_mac(
+        key,
+        prefix.release_name(),
+        entry_key,
+        &entry.render_ref,
+        &format_synced_at(entry.synced_at)?,
+        &entry.summary,
+    );
+    body.pop();
+    body.extend_from_slice(b",\"macKey\":");
+    encode_string(key.id(), &mut body);
+    body.extend_from_slice(b",\"mac\":");
+    encode_string(&mac, &mut body);
+    body.push(b'}');
+    Ok(body)
+}
+
+/// How the body `doc` of the entry `listed` disagrees with its key, if it does. Go's
+/// controller writes both fields; a body without them, or with others than its key's,
+/// is not what any writer of ours made.
+fn disagreement(listed: &ListedEntry, doc: &crate::json::Document<'_>) -> Option<String> {
+    let text = |name: &str| doc.root_member(name).and_then(|n| n.as_str());
+    let time = format_synced_at(listed.synced_at).unwrap_or_default();
+    if text("renderRef") != Some(listed.render_ref.as_str()) {
+        return Some(format!(
+            "its body names renderRef {}, its key {}",
+            crate::json::quote(text("renderRef").unwrap_or("(none)")),
+            listed.render_ref
+        ));
+    }
+    if text("syncedAt") != Some(time.as_str()) {
+        return Some(format!(
+            "its body says it was synced at {}, its key at {time}",
+            crate::json::quote(text("syncedAt").unwrap_or("(none)"))
+        ));
+    }
+    None
+}
+
+/// What `keyring` says of the entry `listed` whose body was read as `doc`.
+fn trust_of(
+    prefix: &ReleasePrefix,
+    listed: &ListedEntry,
+    doc: &crate::json::Document<'_>,
+    summary: &str,
+    keyring: &Keyring,
+) -> EntryTrust {
+    let text = |name: &str| doc.root_member(name).and_then(|n| n.as_str());
+    let time = format_synced_at(listed.synced_at).unwrap_or_default();
+    if let Some(why) = disagreement(listed, doc) {
+        return EntryTrust::Unauthenticated(why);
+    }
+    if !keyring.authenticates_entries() {
+        return EntryTrust::Unchecked;
+    }
+    let (Some(id), Some(mac)) = (text("macKey"), text("mac")) else {
+        return EntryTrust::Unauthenticated(
+            "it carries no MAC: a writer without the keyring made it (a controller that \
+             does not use the render store's component, or whoever can write the bucket)"
+                .into(),
+        );
+    };
+    let Some(key) = keyring.keys().iter().find(|k| k.id() == id) else {
+        return EntryTrust::Unauthenticated(format!(
+            "its MAC names key {}, which the keyring (keys {}) does not hold",
+            crate::json::quote(id),
+            keyring
+                .ids()
+                .iter()
+                .map(|i| crate::json::quote(i))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    };
+    let expected = entry_mac(
+        key,
+        prefix.release_name(),
+        &listed.key,
+        &listed.render_ref,
+        &time,
+        summary,
+    );
+    // Compared in constant time: the MAC is a secret's function, and a forger who
+    // could time a comparison could find it byte by byte.
+    let same = expected.len() == mac.len()
+        && expected
+            .bytes()
+            .zip(mac.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0;
+    if same {
+        EntryTrust::Authenticated(id.to_string())
+    } else {
+        EntryTrust::Unauthenticated(format!(
+            "its MAC does not verify under key {}: its key, renderRef, time or summary \
+             was changed, or it was copied from elsewhere",
+            crate::json::quote(id)
+        ))
+    }
+}
+
 /// A history key as listed, with its parsed parts.
+#[derive(Debug, Clone)]
 pub(crate) struct ListedEntry {
     pub key: String,
     pub synced_at: SyncTime,
@@ -145,17 +326,36 @@ fn contains_ref<B: Bucket>(
     Ok(entries.iter().any(|e| e.render_ref == render_ref))
 }
 
-/// Appends an entry unless the history already records its render: the calls of
-/// [`has_history_ref`], then one `put`. Returns whether the entry was added.
+/// Appends an entry unless the history already records its render: `list(P/history/)`,
+/// then one `put`. With a keyring the body carries its MAC. Where encryption is required
+/// (and entries are authenticated), an entry that records the same render counts only
+/// if it authenticates: the bodies of the listed entries naming that renderRef are read
+/// (`get` of each, newest first, until one authenticates), so an entry planted by a
+/// writer of the bucket cannot keep the real one out. Returns whether the entry was
+/// added.
 pub fn record_history<B: Bucket>(
     bucket: &mut B,
     release: &Release,
     entry: &NewEntry,
+    keyring: &Keyring,
 ) -> Result<bool> {
     let prefix = ReleasePrefix::new(release)?;
     let key = prefix.history_key(entry.synced_at, &entry.render_ref)?;
-    let body = entry_body(&entry.render_ref, entry.synced_at, &entry.summary)?;
-    if contains_ref(bucket, &prefix, &entry.render_ref)? {
+    let body = authenticated_body(&prefix, &key, entry, keyring)?;
+    let (entries, _) = list_entries(bucket, &prefix)?;
+    let same: Vec<ListedEntry> = entries
+        .into_iter()
+        .filter(|e| e.render_ref == entry.render_ref)
+        .collect();
+    if keyring.required() && keyring.authenticates_entries() {
+        for listed in same.into_iter().rev() {
+            if let Some(read) = read_entry(bucket, &prefix, listed, keyring)?
+                && read.trust.is_authenticated()
+            {
+                return Ok(false);
+            }
+        }
+    } else if !same.is_empty() {
         return Ok(false);
     }
     bucket
@@ -165,13 +365,18 @@ pub fn record_history<B: Bucket>(
 }
 
 /// The history, oldest first: `list(P/history/)`, then `get` of each entry for its
-/// summary. An entry deleted between the two (by a concurrent GC) is left out.
-pub fn list_history<B: Bucket>(bucket: &mut B, release: &Release) -> Result<Vec<HistoryEntry>> {
+/// summary, each judged under `keyring` ([`EntryTrust`]). An entry deleted between the
+/// two (by a concurrent GC) is left out.
+pub fn list_history<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    keyring: &Keyring,
+) -> Result<Vec<HistoryEntry>> {
     let prefix = ReleasePrefix::new(release)?;
     let (entries, _) = list_entries(bucket, &prefix)?;
     let mut history = Vec::with_capacity(entries.len());
     for listed in entries {
-        history.extend(read_entry(bucket, listed)?);
+        history.extend(read_entry(bucket, &prefix, listed, keyring)?);
     }
     Ok(history)
 }
@@ -195,6 +400,7 @@ pub fn list_history_page<B: Bucket>(
     release: &Release,
     limit: u32,
     before: Option<&str>,
+    keyring: &Keyring,
 ) -> Result<HistoryPage> {
     let prefix = ReleasePrefix::new(release)?;
     if limit == 0 {
@@ -223,7 +429,8 @@ pub fn list_history_page<B: Bucket>(
         next_before,
     };
     for listed in entries.drain(start..).rev() {
-        page.entries.extend(read_entry(bucket, listed)?);
+        page.entries
+            .extend(read_entry(bucket, &prefix, listed, keyring)?);
     }
     Ok(page)
 }
@@ -250,6 +457,7 @@ pub fn read_history_entries<B: Bucket>(
     bucket: &mut B,
     release: &Release,
     keys: &[String],
+    keyring: &Keyring,
 ) -> Result<Vec<EntryRead>> {
     let prefix = ReleasePrefix::new(release)?;
     let mut listed = Vec::with_capacity(keys.len());
@@ -271,7 +479,7 @@ pub fn read_history_entries<B: Bucket>(
     }
     let mut read = Vec::with_capacity(listed.len());
     for entry in listed {
-        read.push(match read_entry(bucket, entry) {
+        read.push(match read_entry(bucket, &prefix, entry, keyring) {
             Ok(Some(entry)) => EntryRead::Entry(entry),
             Ok(None) => EntryRead::Gone,
             Err(Error::Corrupt(m)) => EntryRead::Corrupt(m),
@@ -281,48 +489,285 @@ pub fn read_history_entries<B: Bucket>(
     Ok(read)
 }
 
-/// A listed entry with the summary of its body; `None` when it was deleted since the
-/// listing.
-fn read_entry<B: Bucket>(bucket: &mut B, listed: ListedEntry) -> Result<Option<HistoryEntry>> {
+/// A listed entry with the summary of its body, judged under `keyring`; `None` when it
+/// was deleted since the listing.
+pub(crate) fn read_entry<B: Bucket>(
+    bucket: &mut B,
+    prefix: &ReleasePrefix,
+    listed: ListedEntry,
+    keyring: &Keyring,
+) -> Result<Option<HistoryEntry>> {
+    Ok(read_checked(bucket, prefix, listed, keyring)?.map(|(entry, _)| entry))
+}
+
+/// [`read_entry`], with whether the body agrees with the key.
+fn read_checked<B: Bucket>(
+    bucket: &mut B,
+    prefix: &ReleasePrefix,
+    listed: ListedEntry,
+    keyring: &Keyring,
+) -> Result<Option<(HistoryEntry, bool)>> {
+    let body = match bucket.get(&listed.key) {
+        Ok(body) => body,
+        Err(BucketError::NotFound) => return Ok(None),
+        Err(e) => return Err(call_failed("get", &listed.key, e)),
+    };
+    let corrupt = |why: String| {
+        Error::Corrupt(format!(
+            "history entry {}: {why}; delete or rewrite the entry to repair the history",
+            listed.key
+        ))
+    };
+    let doc =
+        decode_object(&body).map_err(|e| corrupt(format!("body is not a JSON object ({e})")))?;
+    let summary = match doc.root_member("summary") {
+        None | Some(Node::Null) => String::new(),
+        Some(node) => match node.as_str() {
+            Some(s) => s.to_string(),
+            None => return Err(corrupt("\"summary\" is not a string".to_string())),
+        },
+    };
+    let trust = trust_of(prefix, &listed, &doc, &summary, keyring);
+    let agrees = disagreement(&listed, &doc).is_none();
     let ListedEntry {
         key,
         synced_at,
         render_ref,
     } = listed;
-    let body = match bucket.get(&key) {
-        Ok(body) => body,
-        Err(BucketError::NotFound) => return Ok(None),
-        Err(e) => return Err(call_failed("get", &key, e)),
-    };
-    let summary = summary_of(&key, &body)?;
-    Ok(Some(HistoryEntry {
-        key,
-        render_ref,
-        synced_at,
-        summary,
-    }))
+    Ok(Some((
+        HistoryEntry {
+            key,
+            render_ref,
+            synced_at,
+            summary,
+            trust,
+        },
+        agrees,
+    )))
 }
 
-fn summary_of(key: &str, body: &[u8]) -> Result<String> {
-    let corrupt = |why: String| {
-        Error::Corrupt(format!(
-            "history entry {key}: {why}; delete or rewrite the entry to repair the history"
-        ))
+/// What [`authenticate_history`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuthenticateReport {
+    /// Entries whose body was rewritten with a MAC under the keyring's first key.
+    pub rewritten: u32,
+    /// Entries already authenticated under the first key, left as they are.
+    pub kept: u32,
+    /// Entries left unauthenticated, each `KEY: WHY`: those not vouched for, and
+    /// those whose body disagrees with their key, which nobody should vouch for.
+    pub left: Vec<String>,
+}
+
+/// Brings the release's history entries under the keyring's first key:
+/// `list(P/history/)`, then for each entry in key order `get`, and `put` of its body with
+/// a MAC under the first key when it authenticates under another key of the ring (a
+/// rotation), or, with `vouch`, when it does not authenticate at all (an operator who
+/// checked the history with `verify` vouches for entries written before the store had
+/// a keyring, or by a writer without it). A body that disagrees with its key is never
+/// vouched for. An empty keyring is invalid input. Each `put` replaces one entry, so
+/// a crash at any point leaves every entry as it was or rewritten, and a rerun
+/// finishes.
+pub fn authenticate_history<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    keyring: &Keyring,
+    vouch: bool,
+) -> Result<AuthenticateReport> {
+    let prefix = ReleasePrefix::new(release)?;
+    let Some(first) = keyring.keys().first() else {
+        return Err(Error::InvalidInput(
+            "authenticating history entries needs a keyring: their MACs are made with its \
+             first key"
+                .into(),
+        ));
     };
-    let doc =
-        decode_object(body).map_err(|e| corrupt(format!("body is not a JSON object ({e})")))?;
-    match doc.root_member("summary") {
-        None | Some(Node::Null) => Ok(String::new()),
-        Some(node) => match node.as_str() {
-            Some(s) => Ok(s.to_string()),
-            None => Err(corrupt("\"summary\" is not a string".to_string())),
-        },
+    let (entries, _) = list_entries(bucket, &prefix)?;
+    let mut report = AuthenticateReport::default();
+    for listed in entries {
+        let Some((entry, agrees)) = read_checked(bucket, &prefix, listed, keyring)? else {
+            continue;
+        };
+        let rewrite = match &entry.trust {
+            EntryTrust::Authenticated(id) if id == first.id() => {
+                report.kept += 1;
+                false
+            }
+            EntryTrust::Authenticated(_) => true,
+            EntryTrust::Unauthenticated(_) if vouch && agrees => true,
+            EntryTrust::Unauthenticated(why) => {
+                report.left.push(format!("{}: {why}", entry.key));
+                false
+            }
+            // A ring that judges no entry (a trace of an earlier build) rewrites none.
+            EntryTrust::Unchecked => false,
+        };
+        if rewrite {
+            let body = authenticated_body(
+                &prefix,
+                &entry.key,
+                &NewEntry {
+                    render_ref: entry.render_ref.clone(),
+                    synced_at: entry.synced_at,
+                    summary: entry.summary.clone(),
+                },
+                keyring,
+            )?;
+            bucket
+                .put(&entry.key, &body)
+                .map_err(|e| call_failed("put", &entry.key, e))?;
+            report.rewritten += 1;
+        }
     }
+    Ok(report)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bucket::MemoryBucket;
+
+    fn ring(id: &str, byte: u8) -> Keyring {
+        Keyring::new(vec![EncryptionKey::new(id, &[byte; 32]).unwrap()]).unwrap()
+    }
+
+    fn at(seconds: i64) -> SyncTime {
+        SyncTime {
+            seconds: 1_700_000_000 + seconds,
+            nanoseconds: 0,
+        }
+    }
+
+    fn entry(r: &str, seconds: i64, summary: &str) -> NewEntry {
+        NewEntry {
+            render_ref: r.to_string(),
+            synced_at: at(seconds),
+            summary: summary.to_string(),
+        }
+    }
+
+    fn reference(c: char) -> String {
+        format!("sha256:{}", c.to_string().repeat(64))
+    }
+
+    /// Writes an entry as a writer of the bucket without the keyring would: the body
+    /// Go's controller writes, no MAC.
+    fn plant(bucket: &mut MemoryBucket, release: &Release, e: &NewEntry) -> String {
+        let key = ReleasePrefix::new(release)
+            .unwrap()
+            .history_key(e.synced_at, &e.render_ref)
+            .unwrap();
+        let body = entry_body(&e.render_ref, e.synced_at, &e.summary).unwrap();
+        bucket.put(&key, &body).unwrap();
+        key
+    }
+
+    #[test]
+    fn with_a_keyring_an_entry_authenticates_and_planted_edited_or_moved_ones_do_not() {
+        let release = Release::new("prod", "app");
+        let keys = ring("k1", 1);
+        let mut bucket = MemoryBucket::new();
+        let (a, b) = (reference('a'), reference('b'));
+        assert!(record_history(&mut bucket, &release, &entry(&a, 0, "v1"), &keys).unwrap());
+        let planted = plant(&mut bucket, &release, &entry(&b, 10, "v4 bump nginx"));
+        let history = list_history(&mut bucket, &release, &keys).unwrap();
+        assert_eq!(history[0].trust, EntryTrust::Authenticated("k1".into()));
+        assert!(
+            matches!(&history[1].trust, EntryTrust::Unauthenticated(w) if w.contains("no MAC")),
+            "{:?}",
+            history[1].trust
+        );
+        // Without the keyring nothing is checked, and the bodies read as before.
+        let plain = list_history(&mut bucket, &release, &Keyring::empty()).unwrap();
+        assert!(plain.iter().all(|e| e.trust == EntryTrust::Unchecked));
+        assert_eq!(plain[0].summary, "v1");
+
+        // An edited summary, a body moved under another key, a key the ring lacks.
+        let genuine = history[0].key.clone();
+        let body = bucket.get(&genuine).unwrap();
+        let edited = String::from_utf8(body.clone())
+            .unwrap()
+            .replace("\"v1\"", "\"v9\"");
+        bucket.put(&genuine, edited.as_bytes()).unwrap();
+        let read = list_history(&mut bucket, &release, &keys).unwrap();
+        assert!(
+            matches!(&read[0].trust, EntryTrust::Unauthenticated(w) if w.contains("does not verify"))
+        );
+        bucket.put(&genuine, &body).unwrap();
+        let other = Release::new("kube-system", "ops");
+        let moved = ReleasePrefix::new(&other)
+            .unwrap()
+            .history_key(at(0), &a)
+            .unwrap();
+        bucket.put(&moved, &body).unwrap();
+        let read = list_history(&mut bucket, &other, &keys).unwrap();
+        assert!(!read[0].trust.is_authenticated(), "{:?}", read[0].trust);
+        let read = list_history(&mut bucket, &release, &ring("k2", 2)).unwrap();
+        assert!(
+            matches!(&read[0].trust, EntryTrust::Unauthenticated(w) if w.contains("\"k1\"")),
+            "{:?}",
+            read[0].trust
+        );
+
+        // A body that disagrees with its key is reported on any store.
+        let wrong = entry_body(&a, at(999_999_999), "later").unwrap();
+        bucket.put(&planted, &wrong).unwrap();
+        for ring in [Keyring::empty(), keys.clone()] {
+            let read = list_history(&mut bucket, &release, &ring).unwrap();
+            assert!(
+                matches!(&read[1].trust, EntryTrust::Unauthenticated(w) if w.contains("its body names renderRef")),
+                "{:?}",
+                read[1].trust
+            );
+        }
+    }
+
+    #[test]
+    fn where_encryption_is_required_a_planted_entry_does_not_keep_the_real_one_out() {
+        let release = Release::new("prod", "app");
+        let keys = ring("k1", 1).require(true).unwrap();
+        let mut bucket = MemoryBucket::new();
+        let a = reference('a');
+        plant(&mut bucket, &release, &entry(&a, 0, "planted"));
+        // Without the rule the planted key counts as the render's entry.
+        let lax = ring("k1", 1);
+        assert!(!record_history(&mut bucket, &release, &entry(&a, 5, "real"), &lax).unwrap());
+        assert!(record_history(&mut bucket, &release, &entry(&a, 5, "real"), &keys).unwrap());
+        // Now an authenticated entry records it: the next record adds none.
+        assert!(!record_history(&mut bucket, &release, &entry(&a, 9, "again"), &keys).unwrap());
+        assert_eq!(list_history(&mut bucket, &release, &keys).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn authenticating_rewrites_what_is_vouched_for_and_rotates_but_never_a_disagreeing_body() {
+        let release = Release::new("prod", "app");
+        let old = ring("k0", 9);
+        let new = Keyring::new(vec![
+            EncryptionKey::new("k1", &[1; 32]).unwrap(),
+            EncryptionKey::new("k0", &[9; 32]).unwrap(),
+        ])
+        .unwrap();
+        let mut bucket = MemoryBucket::new();
+        let (a, b, c) = (reference('a'), reference('b'), reference('c'));
+        record_history(&mut bucket, &release, &entry(&a, 0, "old key"), &old).unwrap();
+        plant(&mut bucket, &release, &entry(&b, 1, "before the keyring"));
+        let bad = plant(&mut bucket, &release, &entry(&c, 2, "edited"));
+        bucket
+            .put(&bad, &entry_body(&a, at(2), "edited").unwrap())
+            .unwrap();
+        let rotated = authenticate_history(&mut bucket, &release, &new, false).unwrap();
+        assert_eq!(
+            (rotated.rewritten, rotated.kept, rotated.left.len()),
+            (1, 0, 2)
+        );
+        let vouched = authenticate_history(&mut bucket, &release, &new, true).unwrap();
+        assert_eq!((vouched.rewritten, vouched.kept), (1, 1));
+        assert_eq!(vouched.left.len(), 1);
+        assert!(vouched.left[0].starts_with(&bad), "{:?}", vouched.left);
+        let read = list_history(&mut bucket, &release, &ring("k1", 1)).unwrap();
+        let trusted: Vec<bool> = read.iter().map(|e| e.trust.is_authenticated()).collect();
+        assert_eq!(trusted, [true, true, false]);
+        assert!(authenticate_history(&mut bucket, &release, &Keyring::empty(), true).is_err());
+    }
 
     #[test]
     fn a_summary_counts_entries_and_names_the_newest_from_keys_alone() {
@@ -364,7 +809,7 @@ mod tests {
                 },
                 summary: format!("sync {i}"),
             };
-            record_history(&mut bucket, &release, &entry).unwrap();
+            record_history(&mut bucket, &release, &entry, &Keyring::empty()).unwrap();
             keys.push(
                 ReleasePrefix::new(&release)
                     .unwrap()
@@ -375,7 +820,8 @@ mod tests {
         bucket.put(&keys[1], b"not json").unwrap();
         bucket.delete(&keys[2]).unwrap();
         bucket.take_calls();
-        let read = read_history_entries(&mut bucket, &release, &keys[..]).unwrap();
+        let read =
+            read_history_entries(&mut bucket, &release, &keys[..], &Keyring::empty()).unwrap();
         assert!(
             matches!(&read[0], EntryRead::Entry(e) if e.summary == "sync 0" && e.key == keys[0])
         );
@@ -394,7 +840,7 @@ mod tests {
         ] {
             let keys = [keys[0].clone(), bad.to_string()];
             assert!(matches!(
-                read_history_entries(&mut bucket, &release, &keys),
+                read_history_entries(&mut bucket, &release, &keys, &Keyring::empty()),
                 Err(Error::InvalidInput(_))
             ));
         }
@@ -417,10 +863,10 @@ mod tests {
                 },
                 summary: format!("sync {i}"),
             };
-            assert!(record_history(&mut bucket, &release, &entry).unwrap());
+            assert!(record_history(&mut bucket, &release, &entry, &Keyring::empty()).unwrap());
         }
         bucket.take_calls();
-        let page = list_history_page(&mut bucket, &release, 2, None).unwrap();
+        let page = list_history_page(&mut bucket, &release, 2, None, &Keyring::empty()).unwrap();
         let summaries: Vec<_> = page.entries.iter().map(|e| e.summary.as_str()).collect();
         assert_eq!(summaries, ["sync 4", "sync 3"]);
         let calls = bucket.take_calls();
@@ -429,17 +875,24 @@ mod tests {
         assert_eq!(calls[1], format!("get {}", page.entries[0].key));
         let next = page.next_before.clone().unwrap();
         assert_eq!(next, page.entries[1].key);
-        let page = list_history_page(&mut bucket, &release, 2, Some(&next)).unwrap();
+        let page =
+            list_history_page(&mut bucket, &release, 2, Some(&next), &Keyring::empty()).unwrap();
         let summaries: Vec<_> = page.entries.iter().map(|e| e.summary.as_str()).collect();
         assert_eq!(summaries, ["sync 2", "sync 1"]);
-        let last = list_history_page(&mut bucket, &release, 2, page.next_before.as_deref());
+        let last = list_history_page(
+            &mut bucket,
+            &release,
+            2,
+            page.next_before.as_deref(),
+            &Keyring::empty(),
+        );
         let last = last.unwrap();
         assert_eq!(last.entries.len(), 1);
         assert_eq!(last.entries[0].summary, "sync 0");
         assert_eq!(last.next_before, None);
         // The whole history in one page, and the pages together are the history reversed.
-        let all = list_history_page(&mut bucket, &release, 100, None).unwrap();
-        let mut history = list_history(&mut bucket, &release).unwrap();
+        let all = list_history_page(&mut bucket, &release, 100, None, &Keyring::empty()).unwrap();
+        let mut history = list_history(&mut bucket, &release, &Keyring::empty()).unwrap();
         history.reverse();
         assert_eq!(all.entries, history);
         assert_eq!(all.next_before, None);
@@ -447,7 +900,7 @@ mod tests {
         // before any bucket call.
         bucket.take_calls();
         assert!(matches!(
-            list_history_page(&mut bucket, &release, 0, None),
+            list_history_page(&mut bucket, &release, 0, None, &Keyring::empty()),
             Err(Error::InvalidInput(_))
         ));
         for bad in [
@@ -456,7 +909,7 @@ mod tests {
             "",
         ] {
             assert!(matches!(
-                list_history_page(&mut bucket, &release, 1, Some(bad)),
+                list_history_page(&mut bucket, &release, 1, Some(bad), &Keyring::empty()),
                 Err(Error::InvalidInput(_))
             ));
         }

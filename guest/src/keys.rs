@@ -158,6 +158,11 @@ impl ReleasePrefix {
         &self.prefix
     }
 
+    /// `<namespace>/<name>`: the release as sealed blobs and entry MACs name it.
+    pub fn release_name(&self) -> &str {
+        &self.prefix[..self.prefix.len() - 1]
+    }
+
     /// `<prefix>renders/`, the prefix of all render blobs.
     pub fn renders(&self) -> String {
         format!("{}{RENDERS}", self.prefix)

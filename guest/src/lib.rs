@@ -52,8 +52,9 @@ pub use encryption::{EncryptionKey, Keyring};
 pub use error::{Error, Result};
 pub use gc::{GcPlan, Grace, gc, plan_gc};
 pub use history::{
-    EntryRead, HistoryEntry, HistoryPage, HistorySummary, NewEntry, entry_body, has_history_ref,
-    list_history, list_history_page, read_history_entries, record_history, summarize_history,
+    AuthenticateReport, EntryRead, EntryTrust, HistoryEntry, HistoryPage, HistorySummary, NewEntry,
+    authenticate_history, entry_body, has_history_ref, list_history, list_history_page,
+    read_history_entries, record_history, summarize_history,
 };
 pub use images::{
     ImageInterval, ImagePattern, ImageUse, IndexedObject, image_intervals, index_objects,

@@ -153,7 +153,7 @@ fn store_blob<B: Bucket>(
                 )));
             }
         }
-        keyring.seal_in_place(&render_ref, &mut blob);
+        keyring.seal_in_place(prefix.release_name(), &render_ref, &mut blob);
         bucket
             .put(&key, &blob)
             .map_err(|e| call_failed("put", &key, e))?;
@@ -180,8 +180,14 @@ fn get_blob<B: Bucket>(
 
 /// The canonical bytes a blob holds, opened under the keyring and verified against
 /// their key.
-fn verified(keyring: &Keyring, key: &str, render_ref: &str, blob: Vec<u8>) -> Result<Vec<u8>> {
-    let bytes = keyring.open(key, render_ref, blob)?;
+fn verified(
+    keyring: &Keyring,
+    prefix: &ReleasePrefix,
+    key: &str,
+    render_ref: &str,
+    blob: Vec<u8>,
+) -> Result<Vec<u8>> {
+    let bytes = keyring.open(key, prefix.release_name(), render_ref, blob)?;
     let actual = render_ref_of_canonical(&bytes);
     if actual != render_ref {
         return Err(Error::Corrupt(format!(
@@ -210,7 +216,22 @@ pub fn get_render<B: Bucket>(
 ) -> Result<Vec<u8>> {
     let prefix = ReleasePrefix::new(release)?;
     let (key, blob) = get_blob(bucket, &prefix, render_ref)?;
-    verified(keyring, &key, render_ref, blob)
+    verified(keyring, &prefix, &key, render_ref, blob)
+}
+
+/// [`get_render`], with whether the blob was sealed and bound to the release (what an
+/// index entry records, so that where encryption is required only entries read from
+/// such blobs are trusted).
+pub fn get_render_sealed<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    render_ref: &str,
+    keyring: &Keyring,
+) -> Result<(Vec<u8>, bool)> {
+    let prefix = ReleasePrefix::new(release)?;
+    let (key, blob) = get_blob(bucket, &prefix, render_ref)?;
+    let bound = crate::encryption::is_bound(&blob);
+    Ok((verified(keyring, &prefix, &key, render_ref, blob)?, bound))
 }
 
 /// Rewrites every render blob of the release that is not sealed under the keyring's
@@ -252,12 +273,12 @@ pub fn rekey_release<B: Bucket>(
         let (key, blob) = get_blob(bucket, &prefix, &render_ref)?;
         if keyring.sealed_under_first(&blob) {
             // Still verified: a rekey that reports success has read every blob whole.
-            verified(keyring, &key, &render_ref, blob)?;
+            verified(keyring, &prefix, &key, &render_ref, blob)?;
             kept += 1;
             continue;
         }
-        let bytes = verified(keyring, &key, &render_ref, blob)?;
-        let sealed = keyring.seal(&render_ref, bytes);
+        let bytes = verified(keyring, &prefix, &key, &render_ref, blob)?;
+        let sealed = keyring.seal(prefix.release_name(), &render_ref, bytes);
         bucket
             .put(&key, &sealed)
             .map_err(|e| call_failed("put", &key, e))?;
@@ -437,7 +458,7 @@ mod tests {
         assert_eq!(bucket.objects[&key], sealed);
         for id in ["k", &"k".repeat(64)] {
             let long = ring(&[(id, 1)]);
-            let blob = long.seal(&r, plain.clone());
+            let blob = long.seal("prod/app", &r, plain.clone());
             assert!(crate::encryption::may_be_sealed(
                 plain.len(),
                 blob.len() as u64

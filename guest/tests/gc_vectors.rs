@@ -118,8 +118,26 @@ fn a_store_holding_each_case_s_keys_collects_as_planned() {
             bucket.objects.insert(key.clone(), b"{}".to_vec());
         }
         let grace = Grace::none_at(c.now);
-        let dry = gc(&mut bucket, &c.release, c.keep, &c.protected, true, grace).unwrap();
-        let run = gc(&mut bucket, &c.release, c.keep, &c.protected, false, grace).unwrap();
+        let dry = gc(
+            &mut bucket,
+            &c.release,
+            c.keep,
+            &c.protected,
+            true,
+            grace,
+            &render_store_guest::Keyring::empty(),
+        )
+        .unwrap();
+        let run = gc(
+            &mut bucket,
+            &c.release,
+            c.keep,
+            &c.protected,
+            false,
+            grace,
+            &render_store_guest::Keyring::empty(),
+        )
+        .unwrap();
         if c.keep <= 0 {
             // GC is off: no plan, no call, nothing deleted.
             assert_eq!((&dry, &run), (&GcPlan::default(), &GcPlan::default()));

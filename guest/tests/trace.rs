@@ -45,7 +45,7 @@ fn populated() -> (MemoryBucket, Vec<String>) {
             synced_at: at(1_700_000_000 + 3600 * n as i64),
             summary: format!("sync {n}"),
         };
-        render_store_guest::record_history(&mut bucket, &app(), &entry).unwrap();
+        render_store_guest::record_history(&mut bucket, &app(), &entry, &Keyring::empty()).unwrap();
         refs.push(r);
     }
     bucket.take_calls();
@@ -172,7 +172,7 @@ fn serde_trace(op: &Operation, calls: &[Call], result: Value) -> String {
     }
     let mut lines = vec![json!({
         "format": "render-store-trace",
-        "version": 5,
+        "version": 6,
         "operation": op.name(),
         "arguments": args,
     })];
@@ -262,7 +262,7 @@ fn a_put_trace_and_a_gc_trace_byte_for_byte() {
         put,
         format!(
             concat!(
-                r#"{{"arguments":{{"objects":["eyJraW5kIjoiQSJ9"],"release":{{"name":"app","namespace":"ns"}}}},"format":"render-store-trace","operation":"put-render","version":5}}"#,
+                r#"{{"arguments":{{"objects":["eyJraW5kIjoiQSJ9"],"release":{{"name":"app","namespace":"ns"}}}},"format":"render-store-trace","operation":"put-render","version":6}}"#,
                 "\n",
                 r#"{{"answer":{{"ok":null}},"call":"exists","key":"ns/app/renders/{r}"}}"#,
                 "\n",
@@ -298,7 +298,7 @@ fn a_put_trace_and_a_gc_trace_byte_for_byte() {
         text,
         format!(
             concat!(
-                r#"{{"arguments":{{"dryRun":false,"graceSeconds":600,"keep":1,"now":{{"nanoseconds":7,"seconds":1767226199}},"protected":[],"release":{{"name":"app","namespace":"ns"}}}},"format":"render-store-trace","operation":"gc","version":5}}"#,
+                r#"{{"arguments":{{"dryRun":false,"graceSeconds":600,"keep":1,"now":{{"nanoseconds":7,"seconds":1767226199}},"protected":[],"release":{{"name":"app","namespace":"ns"}}}},"format":"render-store-trace","operation":"gc","version":6}}"#,
                 "\n",
                 r#"{{"answer":{{"ok":[]}},"call":"list","key":"ns/app/history/"}}"#,
                 "\n",
@@ -525,12 +525,12 @@ fn malformed_traces_are_refused_naming_the_line() {
         (
             ok.replace(r#""version":2"#, r#""version":1"#),
             1,
-            "trace version 1 is not supported: this build reads versions 2 to 5",
+            "trace version 1 is not supported: this build reads versions 2 to 6",
         ),
         (
-            ok.replace(r#""version":2"#, r#""version":6"#),
+            ok.replace(r#""version":2"#, r#""version":7"#),
             1,
-            "trace version 6 is not supported: this build reads versions 2 to 5",
+            "trace version 7 is not supported: this build reads versions 2 to 6",
         ),
         (
             ok.replace(r#","version":2"#, ""),
@@ -721,7 +721,7 @@ fn report_text_writes_control_characters_out() {
         synced_at: at(1_800_000_000),
         summary: "\u{1b}]0;t\u{7}\u{7f}\u{202e}".into(),
     };
-    render_store_guest::record_history(&mut bucket, &app(), &entry).unwrap();
+    render_store_guest::record_history(&mut bucket, &app(), &entry, &Keyring::empty()).unwrap();
     let text = traced(&mut bucket, &Operation::ListHistory { release: app() });
     let human = replay_text(&text, &Keyring::empty()).unwrap().to_text();
     assert!(
@@ -976,7 +976,7 @@ fn the_gc_trace_vector_is_what_this_build_writes_and_replays() {
             synced_at: at(synced),
             summary: format!("synced at {synced}"),
         };
-        render_store_guest::record_history(bucket, &app(), &entry).unwrap();
+        render_store_guest::record_history(bucket, &app(), &entry, &Keyring::empty()).unwrap();
     };
     let put = |bucket: &mut MemoryBucket, written: i64, n: usize| {
         bucket.clock = at(written);
@@ -1062,7 +1062,7 @@ fn the_gc_trace_vector_is_what_this_build_writes_and_replays() {
 
 /// A version 4 trace of a GC over a store gocloud's fileblob wrote (a metadata file
 /// beside each key) replays as that build ran, the metadata of a deleted blob left
-/// behind; this build (version 5) deletes it with the blob, in the same batch.
+/// behind; this build (version 5 and later) deletes it with the blob, in the same batch.
 #[test]
 fn a_version_4_gc_leaves_metadata_files_and_version_5_deletes_them_with_their_key() {
     let old = render_store_guest::render_ref(&[object(0)]).unwrap();

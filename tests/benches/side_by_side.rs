@@ -440,7 +440,13 @@ fn main() {
             tokio.block_on(store.record_history(&hist, &known)).unwrap()
         });
         let nat = time(min, || {
-            render_store_guest::record_history(&mut direct, &guest_hist, &guest_known).unwrap()
+            render_store_guest::record_history(
+                &mut direct,
+                &guest_hist,
+                &guest_known,
+                &render_store_guest::Keyring::empty(),
+            )
+            .unwrap()
         });
         row(store_name, "record-history (100 entries)", comp, nat);
 
@@ -465,6 +471,7 @@ fn main() {
                 &[],
                 false,
                 render_store_guest::Grace::none_at(render_store_guest::SyncTime::now()),
+                &render_store_guest::Keyring::empty(),
             )
             .unwrap();
             nat_total += t.elapsed();

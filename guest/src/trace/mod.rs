@@ -28,8 +28,12 @@ pub const FORMAT: &str = "render-store-trace";
 /// delete-release make instead of one `delete` per key. Version 4: GC skips future-dated
 /// and dangling history entries, lists `renders/` before it deletes entries, and its
 /// plan has `futureHistory` and `danglingHistory`. Version 5: GC deletes gocloud's
-/// metadata file of each entry and blob it deletes (`<key>.attrs`) with it.
-pub const VERSION: u64 = 5;
+/// metadata file of each entry and blob it deletes (`<key>.attrs`) with it. Version 6:
+/// with a keyring, history entries carry a MAC and are judged by it (a listed entry's
+/// `trust`); where encryption is required, `record-history` reads the bodies of the
+/// entries naming its renderRef and GC the bodies it counts, and a GC plan has
+/// `unauthenticatedHistory`.
+pub const VERSION: u64 = 6;
 
 /// The oldest version read. An older trace replays as the build that wrote it ran: a
 /// version 2 trace with one `delete` per key where this build would batch them, and a
@@ -42,3 +46,6 @@ pub(crate) const SKIPPING_GC: u64 = 4;
 
 /// The first version whose GC deletes a key's metadata file with the key.
 pub(crate) const METADATA_GC: u64 = 5;
+
+/// The first version whose history entries are authenticated under a keyring.
+pub(crate) const AUTHENTICATED_ENTRIES: u64 = 6;

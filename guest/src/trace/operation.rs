@@ -143,10 +143,10 @@ impl Operation {
                 render_ref,
             } => Output::Recorded(crate::has_history_ref(bucket, release, render_ref)?),
             Operation::RecordHistory { release, entry } => {
-                Output::Added(crate::record_history(bucket, release, entry)?)
+                Output::Added(crate::record_history(bucket, release, entry, keyring)?)
             }
             Operation::ListHistory { release } => {
-                Output::Entries(crate::list_history(bucket, release)?)
+                Output::Entries(crate::list_history(bucket, release, keyring)?)
             }
             Operation::Gc {
                 release,
@@ -155,7 +155,7 @@ impl Operation {
                 dry_run,
                 grace,
             } => Output::Plan(crate::gc::gc_by(
-                bucket, release, *keep, protected, *dry_run, *grace, rules,
+                bucket, release, *keep, protected, *dry_run, *grace, rules, keyring,
             )?),
             Operation::DeleteRelease { release } => {
                 Output::Deleted(crate::delete_release(bucket, release)?)
@@ -178,7 +178,7 @@ pub fn record<B: Bucket>(
 /// [`record`] as the build that wrote trace `version` ran: before version 3 with one
 /// `delete` a key, stopping at the first that fails; before version 4 with GC counting
 /// every entry, in that version's call order; before version 5 with GC leaving
-/// metadata files alone.
+/// metadata files alone; before version 6 with no history entry authenticated.
 pub(crate) fn record_as<B: Bucket>(
     bucket: B,
     operation: &Operation,
@@ -190,6 +190,13 @@ pub(crate) fn record_as<B: Bucket>(
         inner: bucket,
         prefix: format!("{}/{}/", release.namespace, release.name),
     });
+    let legacy;
+    let keyring = if version >= super::AUTHENTICATED_ENTRIES {
+        keyring
+    } else {
+        legacy = keyring.clone().without_entry_authentication();
+        &legacy
+    };
     let rules = if version >= super::METADATA_GC {
         Rules::Current
     } else if version >= super::SKIPPING_GC {

@@ -151,6 +151,20 @@ pub(crate) fn call<'a>(b: &mut Builder<'a>, c: &'a Call) -> u32 {
     b.object(members)
 }
 
+/// An entry's trust as a trace writes it: `{"authenticated":ID}` or
+/// `{"unauthenticated":WHY}`; nothing for an entry read without a keyring, so a
+/// plaintext store's traces read as before.
+fn trust<'a>(b: &mut Builder<'a>, trust: &'a crate::history::EntryTrust) -> Option<u32> {
+    use crate::history::EntryTrust;
+    let (name, text) = match trust {
+        EntryTrust::Unchecked => return None,
+        EntryTrust::Authenticated(id) => ("authenticated", id),
+        EntryTrust::Unauthenticated(why) => ("unauthenticated", why),
+    };
+    let text = b.string(text.as_str());
+    Some(b.object(vec![(name, text)]))
+}
+
 /// The `ok` value of an output, as trace `version` writes it.
 fn output<'a>(b: &mut Builder<'a>, o: &'a Output, version: u64) -> u32 {
     let (name, value) = match o {
@@ -167,12 +181,16 @@ fn output<'a>(b: &mut Builder<'a>, o: &'a Output, version: u64) -> u32 {
                     let render_ref = b.string(e.render_ref.as_str());
                     let synced_at = time(b, e.synced_at);
                     let summary = b.string(e.summary.as_str());
-                    b.object(vec![
+                    let mut members = vec![
                         ("key", key),
                         ("renderRef", render_ref),
                         ("syncedAt", synced_at),
                         ("summary", summary),
-                    ])
+                    ];
+                    if let Some(trust) = trust(b, &e.trust) {
+                        members.push(("trust", trust));
+                    }
+                    b.object(members)
                 })
                 .collect();
             ("entries", b.array(items))
@@ -189,6 +207,10 @@ fn output<'a>(b: &mut Builder<'a>, o: &'a Output, version: u64) -> u32 {
             if version >= super::SKIPPING_GC {
                 lists.push(("futureHistory", &plan.future_history));
                 lists.push(("danglingHistory", &plan.dangling_history));
+            }
+            // Only where there are some: a plaintext store's plan reads as before.
+            if version >= super::AUTHENTICATED_ENTRIES && !plan.unauthenticated_history.is_empty() {
+                lists.push(("unauthenticatedHistory", &plan.unauthenticated_history));
             }
             let members = lists
                 .into_iter()

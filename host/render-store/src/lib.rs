@@ -73,9 +73,9 @@ pub use store_url::{
     redact_urls_in,
 };
 pub use types::{
-    ChangedObject, DEFAULT_CONTEXT, EntryRead, FieldBlame, GcPlan, Grace, HistoryEntry, HistoryKey,
-    HistoryPage, HistorySummary, ImageChange, ImageInterval, ImageUse, IndexReport, IndexedObject,
-    JoinedObjects, MAX_RENDER_BYTES, NewEntry, ObjectBlame, ObjectForm, ObjectId, PageObject,
-    ParsedKey, Release, RenderChanges, RenderDiff, RenderPage, SecretKeyChange, SecretValues,
-    ShownObject, SyncTime, YamlStage,
+    AuthenticateReport, ChangedObject, DEFAULT_CONTEXT, EntryRead, EntryTrust, FieldBlame, GcPlan,
+    Grace, HistoryEntry, HistoryKey, HistoryPage, HistorySummary, ImageChange, ImageInterval,
+    ImageUse, IndexCheck, IndexReport, IndexedObject, JoinedObjects, MAX_RENDER_BYTES, NewEntry,
+    ObjectBlame, ObjectForm, ObjectId, PageObject, ParsedKey, Release, RenderChanges, RenderDiff,
+    RenderPage, SecretKeyChange, SecretValues, ShownObject, SyncTime, YamlStage,
 };

@@ -10,9 +10,9 @@ use crate::runtime::{
 };
 use crate::store_url::{ClientSettings, open_bucket_with};
 use crate::types::{
-    EntryRead, GcPlan, Grace, HistoryEntry, HistoryPage, ImageInterval, IndexReport, IndexedObject,
-    JoinedObjects, NewEntry, ObjectBlame, ObjectForm, Release, RenderDiff, RenderPage,
-    SecretValues, SyncTime,
+    AuthenticateReport, EntryRead, GcPlan, Grace, HistoryEntry, HistoryPage, ImageInterval,
+    IndexCheck, IndexReport, IndexedObject, JoinedObjects, NewEntry, ObjectBlame, ObjectForm,
+    Release, RenderDiff, RenderPage, SecretValues, SyncTime,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -317,7 +317,12 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_list_history_page(&release.into(), limit, before)
+            convoy_render_store_store.call_list_history_page(
+                &release.into(),
+                limit,
+                before,
+                &self.encryption()
+            )
         )
         .await
         .map(HistoryPage::from)
@@ -336,7 +341,11 @@ impl RenderStore {
         let read: Vec<_> = store_call!(
             self,
             release,
-            convoy_render_store_store.call_read_history_entries(&release.into(), keys)
+            convoy_render_store_store.call_read_history_entries(
+                &release.into(),
+                keys,
+                &self.encryption()
+            )
         )
         .await?;
         Ok(read.into_iter().map(EntryRead::from).collect())
@@ -457,6 +466,63 @@ impl RenderStore {
         .map(IndexReport::from)
     }
 
+    /// [`RenderStore::index_release`] with every render read again, the stored index not
+    /// used at all (`reindex --force`).
+    pub async fn rebuild_index(&self, release: &Release) -> Result<IndexReport> {
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_rebuild_index(&release.into(), &self.encryption())
+        )
+        .await
+        .map(IndexReport::from)
+    }
+
+    /// Checks the release index against the renders it names (what `verify` reports):
+    /// whether one is stored, why it cannot be used, and each entry that disagrees with
+    /// its render.
+    pub async fn check_index(&self, release: &Release) -> Result<IndexCheck> {
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_check_index(&release.into(), &self.encryption())
+        )
+        .await
+        .map(|c| IndexCheck {
+            present: c.present,
+            unusable: c.unusable,
+            disagreeing: c.disagreeing,
+            read: c.read,
+        })
+    }
+
+    /// Brings the release's history entries under the keyring's first key: entries
+    /// authenticated under another key of the ring are given a MAC under the first
+    /// (rotation); with `vouch`, so are entries that do not authenticate at all (the
+    /// operator checked them with `verify`), except those whose body disagrees with
+    /// their key. An empty keyring is [`crate::Error::InvalidInput`].
+    pub async fn authenticate_history(
+        &self,
+        release: &Release,
+        vouch: bool,
+    ) -> Result<AuthenticateReport> {
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_authenticate_history(
+                &release.into(),
+                vouch,
+                &self.encryption()
+            )
+        )
+        .await
+        .map(|r| AuthenticateReport {
+            rewritten: r.rewritten,
+            kept: r.kept,
+            left: r.left,
+        })
+    }
+
     /// The objects of each render of `refs` (each once, in the order given), each with
     /// its hash and the images of its pod templates: from the release index where it
     /// names the render, else by reading the render in the sandbox. A render that cannot
@@ -527,22 +593,29 @@ impl RenderStore {
     }
 
     /// Appends a history entry unless one records the same render. Returns whether it
-    /// was added.
+    /// was added. With a keyring the entry's body carries its MAC; where encryption is
+    /// required an entry naming the same render counts only if it authenticates
+    /// (CONTRACT.md §14).
     pub async fn record_history(&self, release: &Release, entry: &NewEntry) -> Result<bool> {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_record_history(&release.into(), &entry.into())
+            convoy_render_store_store.call_record_history(
+                &release.into(),
+                &entry.into(),
+                &self.encryption()
+            )
         )
         .await
     }
 
-    /// The history, oldest first.
+    /// The history, oldest first, each entry judged under the keyring
+    /// ([`crate::EntryTrust`]).
     pub async fn list_history(&self, release: &Release) -> Result<Vec<HistoryEntry>> {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_list_history(&release.into())
+            convoy_render_store_store.call_list_history(&release.into(), &self.encryption())
         )
         .await
         .map(|entries| entries.into_iter().map(HistoryEntry::from).collect())
@@ -582,7 +655,8 @@ impl RenderStore {
                 protected,
                 dry_run,
                 grace.now.into(),
-                grace.seconds
+                grace.seconds,
+                &self.encryption()
             )
         )
         .await

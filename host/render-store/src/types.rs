@@ -11,14 +11,14 @@ pub use render_store_guest::diff::{
 };
 pub use render_store_guest::gc::{GcPlan, Grace};
 pub use render_store_guest::history::{
-    EntryRead, HistoryEntry, HistoryPage, HistorySummary, NewEntry,
+    AuthenticateReport, EntryRead, EntryTrust, HistoryEntry, HistoryPage, HistorySummary, NewEntry,
 };
 pub use render_store_guest::images::{ImageInterval, ImageUse, IndexedObject};
 pub use render_store_guest::keys::{HistoryKey, ParsedKey, Release};
 /// The largest render the store takes, in canonical bytes (64 MiB): the component
 /// refuses a larger one in every operation that makes canonical bytes.
 pub use render_store_guest::render::MAX_RENDER_BYTES;
-pub use render_store_guest::render_index::IndexReport;
+pub use render_store_guest::render_index::{IndexCheck, IndexReport};
 pub use render_store_guest::secrets::SecretValues;
 pub use render_store_guest::time::SyncTime;
 /// The step of the YAML path that rejected a stream (CONTRACT.md §11).

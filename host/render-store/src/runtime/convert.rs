@@ -4,10 +4,10 @@
 
 use super::wit;
 use crate::types::{
-    ChangedObject, EntryRead, FieldBlame, GcPlan, HistoryEntry, HistoryKey, HistoryPage,
-    HistorySummary, ImageChange, ImageInterval, ImageUse, IndexReport, IndexedObject, NewEntry,
-    ObjectBlame, ObjectForm, ObjectId, PageObject, ParsedKey, Release, RenderChanges, RenderDiff,
-    RenderPage, SecretKeyChange, SecretValues, ShownObject, SyncTime, YamlStage,
+    ChangedObject, EntryRead, EntryTrust, FieldBlame, GcPlan, HistoryEntry, HistoryKey,
+    HistoryPage, HistorySummary, ImageChange, ImageInterval, ImageUse, IndexReport, IndexedObject,
+    NewEntry, ObjectBlame, ObjectForm, ObjectId, PageObject, ParsedKey, Release, RenderChanges,
+    RenderDiff, RenderPage, SecretKeyChange, SecretValues, ShownObject, SyncTime, YamlStage,
 };
 
 impl From<SecretValues> for wit::SecretValues {
@@ -81,6 +81,27 @@ impl From<wit::HistoryEntry> for HistoryEntry {
             render_ref: e.render_ref,
             synced_at: e.synced_at.into(),
             summary: e.summary,
+            trust: e.trust.into(),
+        }
+    }
+}
+
+impl From<wit::EntryTrust> for EntryTrust {
+    fn from(t: wit::EntryTrust) -> Self {
+        match t {
+            wit::EntryTrust::Unchecked => EntryTrust::Unchecked,
+            wit::EntryTrust::Authenticated(id) => EntryTrust::Authenticated(id),
+            wit::EntryTrust::Unauthenticated(why) => EntryTrust::Unauthenticated(why),
+        }
+    }
+}
+
+impl From<&EntryTrust> for wit::EntryTrust {
+    fn from(t: &EntryTrust) -> Self {
+        match t {
+            EntryTrust::Unchecked => wit::EntryTrust::Unchecked,
+            EntryTrust::Authenticated(id) => wit::EntryTrust::Authenticated(id.clone()),
+            EntryTrust::Unauthenticated(why) => wit::EntryTrust::Unauthenticated(why.clone()),
         }
     }
 }
@@ -118,6 +139,7 @@ impl From<wit::GcPlan> for GcPlan {
             recent_renders: p.recent_renders,
             future_history: p.future_history,
             dangling_history: p.dangling_history,
+            unauthenticated_history: p.unauthenticated_history,
         }
     }
 }
@@ -297,6 +319,7 @@ impl From<&HistoryEntry> for wit::HistoryEntry {
             render_ref: e.render_ref.clone(),
             synced_at: e.synced_at.into(),
             summary: e.summary.clone(),
+            trust: (&e.trust).into(),
         }
     }
 }
@@ -312,6 +335,7 @@ impl From<&GcPlan> for wit::GcPlan {
             recent_renders: p.recent_renders.clone(),
             future_history: p.future_history.clone(),
             dangling_history: p.dangling_history.clone(),
+            unauthenticated_history: p.unauthenticated_history.clone(),
         }
     }
 }
