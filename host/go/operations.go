@@ -151,6 +151,19 @@ type HistoryEntry struct {
 	SyncedAt time.Time `json:"-"`
 	// Summary is the entry's summary.
 	Summary string `json:"summary"`
+	// Trust is what the keyring the entry was read with says of it (CONTRACT.md §14);
+	// nil when it was read without a keyring and its body agrees with its key.
+	Trust *EntryTrust `json:"trust,omitempty"`
+}
+
+// EntryTrust is what a keyring says of a history entry: exactly one field is set.
+type EntryTrust struct {
+	// Authenticated is the id of the key the entry's MAC verifies under.
+	Authenticated string `json:"authenticated,omitempty"`
+	// Unauthenticated says why the entry does not authenticate: no MAC, one that does
+	// not verify, a key the keyring lacks, or a body that disagrees with its key. Where
+	// encryption is required such an entry is not numbered, not applied and not counted.
+	Unauthenticated string `json:"unauthenticated,omitempty"`
 }
 
 // wireEntry is an entry as the library writes it.
@@ -273,6 +286,9 @@ type GCPlan struct {
 	// DanglingHistory are kept entries whose render is not stored: GC neither counts
 	// them toward keep nor deletes them (render-store verify says what to do).
 	DanglingHistory []string `json:"danglingHistory"`
+	// UnauthenticatedHistory are kept entries whose body does not authenticate under
+	// the keyring, where encryption is required: GC neither counts nor deletes them.
+	UnauthenticatedHistory []string `json:"unauthenticatedHistory,omitempty"`
 }
 
 type gcConfig struct {

@@ -78,6 +78,9 @@ export interface HistoryEntry {
   renderRef: string;
   syncedAt: SyncTime;
   summary: string;
+  /** What the keyring says of it (CONTRACT.md §14); absent when read without a keyring
+   *  and its body agrees with its key. */
+  trust?: { authenticated: string } | { unauthenticated: string };
 }
 /** What a garbage collection deletes and keeps (full keys, lexical order). Every history
  *  key listed is in exactly one of deleteHistory, keepHistory and ignored; futureHistory
@@ -97,6 +100,8 @@ export interface GcPlan {
   futureHistory: string[];
   /** Kept entries whose render is not stored: not counted toward `keep`, never deleted. */
   danglingHistory: string[];
+  /** With encryption required: kept entries that do not authenticate, not counted. */
+  unauthenticatedHistory: string[];
 }
 /** What identifies an object of a render; absent fields are empty strings. */
 export interface ObjectId {
@@ -128,9 +133,11 @@ export interface ViewOptions {
   context?: number;
 }
 /** The options of gc: `now` (default: this machine's clock) and the grace period in seconds (default GC_GRACE_SECONDS). */
-export interface GcOptions {
+export interface GcOptions extends EncryptionOptions {
   now?: SyncTime;
   graceSeconds?: number | bigint;
+  /** With `encryptionRequired`, entries count toward `keep` only if they authenticate. */
+  keyring?: Keyring;
 }
 
 /** The canonical bytes of a render (one JSON object per element). */
@@ -202,14 +209,14 @@ export interface IndexReport {
 export function indexRelease(bucket: Bucket, release: ReleaseLike, keyring?: Keyring, options?: EncryptionOptions & { readMissing?: boolean }): IndexReport;
 export function hasHistoryRef(bucket: Bucket, release: ReleaseLike, ref: string): boolean;
 /** Appends an entry unless one records the same render; whether it was added. */
-export function recordHistory(bucket: Bucket, release: ReleaseLike, entry: NewEntry): boolean;
+export function recordHistory(bucket: Bucket, release: ReleaseLike, entry: NewEntry, keyring?: Keyring, options?: EncryptionOptions): boolean;
 /** The history, oldest first. */
-export function listHistory(bucket: Bucket, release: ReleaseLike): HistoryEntry[];
+export function listHistory(bucket: Bucket, release: ReleaseLike, keyring?: Keyring, options?: EncryptionOptions): HistoryEntry[];
 export function gc(bucket: Bucket, release: ReleaseLike, keep: number | bigint, protectedRefs?: string[], dryRun?: boolean, options?: GcOptions): GcPlan;
 /** Deletes every key of the release; how many. */
 export function deleteRelease(bucket: Bucket, release: ReleaseLike): number;
 /** At most `limit` entries, newest first, older than `before`; reads only the page's entries. */
-export function listHistoryPage(bucket: Bucket, release: ReleaseLike, limit: number, before?: string): { entries: HistoryEntry[]; nextBefore?: string };
+export function listHistoryPage(bucket: Bucket, release: ReleaseLike, limit: number, before?: string, keyring?: Keyring, options?: EncryptionOptions): { entries: HistoryEntry[]; nextBefore?: string };
 /** The difference between two stored renders, both read and verified in the component, Secret values masked unless `options.showSecrets`. */
 export function diffStored(bucket: Bucket, release: ReleaseLike, oldRef: string, newRef: string, form?: ObjectForm, options?: ViewOptions & EncryptionOptions & { keyring?: Keyring }): RenderDiff;
 /** GC's default grace period in seconds (600, the CLI's `--grace 10m`). */

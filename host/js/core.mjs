@@ -634,8 +634,13 @@ function jsTime(t) {
   return { seconds: Number.isSafeInteger(n) ? n : t.seconds, nanoseconds: t.nanoseconds };
 }
 
+/** A history entry as JS: `trust` only when a keyring judged it, as a trace's result
+ *  line writes it: `{authenticated: KEY_ID}` or `{unauthenticated: WHY}`. */
 function jsEntry(e) {
-  return { key: e.key, renderRef: e.renderRef, syncedAt: jsTime(e.syncedAt), summary: e.summary };
+  const entry = { key: e.key, renderRef: e.renderRef, syncedAt: jsTime(e.syncedAt), summary: e.summary };
+  if (e.trust?.tag === 'authenticated') entry.trust = { authenticated: e.trust.val };
+  if (e.trust?.tag === 'unauthenticated') entry.trust = { unauthenticated: e.trust.val };
+  return entry;
 }
 
 function jsPlan(p) {
@@ -648,6 +653,7 @@ function jsPlan(p) {
     recentRenders: [...p.recentRenders],
     futureHistory: [...p.futureHistory],
     danglingHistory: [...p.danglingHistory],
+    unauthenticatedHistory: [...p.unauthenticatedHistory],
   };
 }
 
@@ -896,15 +902,15 @@ const OPERATIONS = {
     js: (v) => v,
   },
   'record-history': {
-    call: (s, r, a) => s.recordHistory(r, a.entry),
+    call: (s, r, a, encryption) => s.recordHistory(r, a.entry, encryption),
     js: (v) => v,
   },
   'list-history': {
-    call: (s, r) => s.listHistory(r),
+    call: (s, r, a, encryption) => s.listHistory(r, encryption),
     js: (v) => v.map(jsEntry),
   },
   gc: {
-    call: (s, r, a) => s.gc(r, a.keep, a.protected, a.dryRun, a.now, a.graceSeconds),
+    call: (s, r, a, encryption) => s.gc(r, a.keep, a.protected, a.dryRun, a.now, a.graceSeconds, encryption),
     js: jsPlan,
   },
   'delete-release': {
@@ -1000,10 +1006,14 @@ export const indexRelease = (bucket, release, keyring = [], options = {}) => {
 };
 /** Whether a history entry records the render. */
 export const hasHistoryRef = (bucket, release, ref) => storeCall(bucket, 'has-history-ref', release, { renderRef: String(ref) });
-/** Appends {renderRef, syncedAt: {seconds, nanoseconds}, summary} unless the render is recorded; returns whether it was added. */
-export const recordHistory = (bucket, release, entry) => storeCall(bucket, 'record-history', release, { entry: witEntry(entry) });
-/** The history, oldest first: [{key, renderRef, syncedAt: {seconds, nanoseconds}, summary}]. */
-export const listHistory = (bucket, release) => storeCall(bucket, 'list-history', release, {});
+/** Appends {renderRef, syncedAt: {seconds, nanoseconds}, summary} unless the render is
+ *  recorded; returns whether it was added. With a keyring the entry carries a MAC under
+ *  its first key; with `options.encryptionRequired` an entry naming the same render
+ *  counts only if it authenticates (CONTRACT.md §14). */
+export const recordHistory = (bucket, release, entry, keyring = [], options = {}) => storeCall(bucket, 'record-history', release, { entry: witEntry(entry) }, keyring, options);
+/** The history, oldest first: [{key, renderRef, syncedAt: {seconds, nanoseconds}, summary,
+ *  trust}], `trust` ({authenticated: KEY_ID} or {unauthenticated: WHY}) only with a keyring. */
+export const listHistory = (bucket, release, keyring = [], options = {}) => storeCall(bucket, 'list-history', release, {}, keyring, options);
 /** The defaults every host uses (logic.defaults): keepHistory when a Release does not
  *  set it, GC's grace period in seconds unless the caller gives one, and how far after
  *  GC's `now` an entry may be dated and still count (not a setting). */
@@ -1042,10 +1052,11 @@ function u64(value, what) {
  * now()) and lists it in recentRenders. Entries dated more than
  * DEFAULTS.gcFutureToleranceSeconds after `options.now` (futureHistory) and entries whose
  * render is not stored (danglingHistory) do not count toward `keep` and are never
- * deleted.
+ * deleted. With `options.keyring` and `options.encryptionRequired`, an entry counts only
+ * if it authenticates: the others are kept, not counted (unauthenticatedHistory).
  */
 export const gc = (bucket, release, keep, protectedRefs = [], dryRun = false, options = {}) => {
-  const { now: at = now(), graceSeconds = GC_GRACE_SECONDS } = options ?? {};
+  const { now: at = now(), graceSeconds = GC_GRACE_SECONDS, keyring = [] } = options ?? {};
   if (asInstant(at) === undefined) throw new TypeError('now: expected {seconds, nanoseconds}: integers, nanoseconds below 10^9');
   const t = witTime(at, 'now');
   return storeCall(bucket, 'gc', release, {
@@ -1054,7 +1065,7 @@ export const gc = (bucket, release, keep, protectedRefs = [], dryRun = false, op
     dryRun: Boolean(dryRun),
     now: t,
     graceSeconds: u64(graceSeconds, 'graceSeconds'),
-  });
+  }, keyring, options);
 };
 /** Deletes every key of the release; returns how many. */
 export const deleteRelease = (bucket, release) => storeCall(bucket, 'delete-release', release, {});
@@ -1064,12 +1075,13 @@ export const deleteRelease = (bucket, release) => storeCall(bucket, 'delete-rele
  * given (store.list-history-page): `{entries, nextBefore}`, nextBefore the cursor of the
  * next, older page or undefined at the end. Reads only the page's entries. Not traced.
  */
-export const listHistoryPage = (bucket, release, limit, before = undefined) => {
+export const listHistoryPage = (bucket, release, limit, before = undefined, keyring = [], options = {}) => {
   const r = witRelease(release);
+  const encryption = witEncryption(keyring, options);
   if (!Number.isInteger(limit) || limit < 1 || limit > 0xffffffff) throw new TypeError('limit: expected an integer from 1 to 2^32 - 1');
   if (before !== undefined && typeof before !== 'string') throw new TypeError('before: expected an entry key (a string) or undefined');
   const functions = bucketFunctions(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
-  const page = inInstance(functions, (x) => x.store.listHistoryPage(r, limit, before));
+  const page = inInstance(functions, (x) => x.store.listHistoryPage(r, limit, before, encryption));
   return { entries: page.entries.map(jsEntry), nextBefore: page.nextBefore };
 };
 
@@ -1124,16 +1136,16 @@ export class RenderStore {
     return hasHistoryRef(this.bucket, release, ref);
   }
   recordHistory(release, entry) {
-    return recordHistory(this.bucket, release, entry);
+    return recordHistory(this.bucket, release, entry, this.keyring, { encryptionRequired: this.encryptionRequired });
   }
   listHistory(release) {
-    return listHistory(this.bucket, release);
+    return listHistory(this.bucket, release, this.keyring, { encryptionRequired: this.encryptionRequired });
   }
   listHistoryPage(release, limit, before = undefined) {
-    return listHistoryPage(this.bucket, release, limit, before);
+    return listHistoryPage(this.bucket, release, limit, before, this.keyring, { encryptionRequired: this.encryptionRequired });
   }
   gc(release, keep, protectedRefs = [], dryRun = false, options = {}) {
-    return gc(this.bucket, release, keep, protectedRefs, dryRun, options);
+    return gc(this.bucket, release, keep, protectedRefs, dryRun, { ...options, keyring: this.keyring, encryptionRequired: this.encryptionRequired });
   }
   deleteRelease(release) {
     return deleteRelease(this.bucket, release);

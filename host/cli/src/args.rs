@@ -202,18 +202,45 @@ pub enum Command {
         #[arg(long, value_name = "TIME")]
         until: Option<String>,
     },
+    /// Vouch for the history of a release (or of every release, --all) under the
+    /// keyring: every entry whose body does not authenticate is given a MAC under the
+    /// first key of --encryption-keys, and entries of an older key are moved to the
+    /// first. Run it after `render-store verify` showed only entries you trust: an entry
+    /// a writer of the bucket planted would be vouched for too. Entries whose body
+    /// disagrees with their key are never vouched for (delete them). Needed once before
+    /// --encryption-required on a store whose history was recorded without a keyring,
+    /// or by a controller that does not use the render store's component; named on
+    /// standard error, with exit status 1, when some entry was left unauthenticated.
+    #[command(after_help = "Examples:
+  render-store verify prod/app && render-store authenticate prod/app
+  render-store authenticate --all --encryption-keys /etc/render-store/keys")]
+    Authenticate {
+        /// NAMESPACE/NAME of the release (or NAME with -n).
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        release: Option<String>,
+        /// Every release of the store.
+        #[arg(long)]
+        all: bool,
+    },
     /// Bring the release index of a release, or of every release (of -n NAMESPACE), up
     /// to date with its history: what each render holds (objects, their hashes, the
     /// images of their pod templates), one blob a release, so that images and export
     /// read one blob where they would read every render. record and gc keep it; this
     /// builds it for renders stored before, or by a controller that does not keep it.
-    /// Sealed under the keyring's first key when one is given.
+    /// Sealed under the keyring's first key when one is given; an index that cannot be
+    /// used (oversized, unreadable, plaintext on a store with a keyring) is replaced,
+    /// and nothing of it is carried over.
     #[command(
-        after_help = "Examples:\n  render-store reindex                 # every release of the store\n  render-store reindex prod/app\n  render-store reindex -n prod -o json"
+        after_help = "Examples:\n  render-store reindex                 # every release of the store\n  render-store reindex prod/app\n  render-store reindex -n prod -o json\n  render-store reindex --force prod/app  # after verify reported the index"
     )]
     Reindex {
         /// NAMESPACE/NAME of the release (or NAME with -n); none: every release.
         release: Option<String>,
+        /// Rebuild each index from the renders alone, whatever it holds: what verify
+        /// asks for when an index disagrees with its renders (an index is a cache
+        /// trusted as found on a store without a keyring).
+        #[arg(long)]
+        force: bool,
     },
     /// Which history entry last changed each field of an object, as git blame says which
     /// commit last changed each line: for each field of OBJECT in the newest render that

@@ -112,8 +112,11 @@ pub async fn run(args: Args) -> Result<Finish> {
         Command::Changes { since, until } => {
             return commands::changes::run(ctx, &since, until.as_deref()).await;
         }
-        Command::Reindex { release } => {
-            return commands::reindex::run(ctx, release.as_deref()).await;
+        Command::Reindex { release, force } => {
+            return commands::reindex::run(ctx, release.as_deref(), force).await;
+        }
+        Command::Authenticate { release, .. } => {
+            return commands::authenticate::run(ctx, release.as_deref()).await;
         }
         Command::Ls { prefix } => commands::ls::run(ctx, &prefix).await?,
         Command::Component { out } => commands::component::run(ctx, &out)?,

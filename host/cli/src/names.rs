@@ -210,10 +210,32 @@ pub async fn release_keys(store: &RenderStore, release: &Release) -> Result<Vec<
     Ok(keys)
 }
 
+/// The entries `@N` counts, oldest first: [`listed_history`], except where encryption is
+/// required, where each entry is read (one `get` an entry, in one sandboxed call a
+/// thousand) and only those whose body authenticates under the keyring are kept, so no
+/// position names an entry a writer of the bucket planted (CONTRACT.md §14).
+pub async fn history_keys(store: &RenderStore, release: &Release) -> Result<Vec<ListedEntry>> {
+    let listed = listed_history(store, release).await?;
+    if !store.encryption_required() || store.keyring().is_empty() {
+        return Ok(listed);
+    }
+    let mut numbered = Vec::with_capacity(listed.len());
+    for chunk in listed.chunks(1_000) {
+        let keys: Vec<String> = chunk.iter().map(|e| e.key.clone()).collect();
+        let read = store.read_history_entries(release, &keys).await?;
+        for (entry, read) in chunk.iter().zip(read) {
+            if matches!(read, render_store::EntryRead::Entry(e) if e.trust.is_authenticated()) {
+                numbered.push(entry.clone());
+            }
+        }
+    }
+    Ok(numbered)
+}
+
 /// A release's history as one listing of its `history/` gives it, no entry read: each
 /// entry's key with its time and renderRef (from the key), oldest first. Keys that are
 /// no entry of the release are left out, as every history read leaves them out.
-pub async fn history_keys(store: &RenderStore, release: &Release) -> Result<Vec<ListedEntry>> {
+pub async fn listed_history(store: &RenderStore, release: &Release) -> Result<Vec<ListedEntry>> {
     let prefix = format!("{}history/", store.runtime().release_prefix(release).await?);
     let keys: Vec<String> = store
         .bucket()

@@ -33,9 +33,18 @@ impl FleetIndex {
 /// delimiter listings of [`all_releases`], then per release one listing of its history,
 /// one read of its index, one read of each render it lacks and at most one write,
 /// [`crate::fleet::FLEET_CONCURRENCY`] releases at once, within the store's deadline.
-pub async fn reindex(store: &RenderStore, namespace: Option<&str>) -> Result<FleetIndex> {
+/// With `force` every index is rebuilt from the renders alone (`store.rebuild-index`).
+pub async fn reindex(
+    store: &RenderStore,
+    namespace: Option<&str>,
+    force: bool,
+) -> Result<FleetIndex> {
     let done = each_release(store, namespace, |release| async move {
-        store.index_release(&release, true).await
+        if force {
+            store.rebuild_index(&release).await
+        } else {
+            store.index_release(&release, true).await
+        }
     })
     .await?;
     let mut out = FleetIndex {

@@ -12,7 +12,7 @@ use crate::render_sizes::render_sizes;
 use crate::terminal::escape_for_terminal as esc;
 use crate::time_view::{age, now_seconds, to_the_second};
 use anyhow::{Result, bail};
-use render_store::{HistoryEntry, Release, RenderStore, Runtime};
+use render_store::{EntryTrust, HistoryEntry, Release, RenderStore, Runtime};
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -51,16 +51,37 @@ pub async fn print_table(
     } else {
         HashMap::new()
     };
-    let rows = rows(rt, entries, newest, table, &sizes).await?;
+    let trust = Trust::of(store);
+    let rows = rows(rt, entries, newest, table, trust, &sizes).await?;
     let mut out = std::io::stdout().lock();
-    for line in lay_out(&rows, table) {
+    for line in lay_out(&rows, table, trust) {
         writeln!(out, "{line}")?;
     }
+    drop(out);
+    let unauthenticated = entries
+        .iter()
+        .filter(|e| matches!(e.trust, EntryTrust::Unauthenticated(_)))
+        .count();
+    if unauthenticated > 0 {
+        eprintln!(
+            "render-store: {} of {release} {} not authenticate under the keyring{}; \
+             `render-store verify {release}` says why",
+            count(unauthenticated, "entry", "entries"),
+            if unauthenticated == 1 { "does" } else { "do" },
+            if trust == Trust::Required {
+                " and, as encryption is required, have no @N and are never applied"
+            } else {
+                ""
+            }
+        );
+    }
     if let Some(running) = table.running {
+        let places = places(entries, newest, trust);
         let at = entries
             .iter()
-            .rposition(|e| e.render_ref == running)
-            .map(|i| newest + entries.len() - 1 - i);
+            .zip(&places)
+            .rposition(|(e, place)| e.render_ref == running && place.is_some())
+            .and_then(|i| places[i]);
         match at {
             Some(0) => {}
             Some(n) => eprintln!(
@@ -76,30 +97,72 @@ pub async fn print_table(
     Ok(())
 }
 
+/// What the table says of entries' MACs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trust {
+    /// No keyring: nothing to say.
+    Unchecked,
+    /// A keyring: a VERIFIED column.
+    Shown,
+    /// Encryption required: the column, and unauthenticated entries have no `@N`.
+    Required,
+}
+
+impl Trust {
+    fn of(store: &RenderStore) -> Trust {
+        match (store.keyring().is_empty(), store.encryption_required()) {
+            (true, _) => Trust::Unchecked,
+            (false, false) => Trust::Shown,
+            (false, true) => Trust::Required,
+        }
+    }
+}
+
+/// The `@N` of each entry (oldest first; the last at `newest`), `None` for one that is
+/// not numbered: an unauthenticated entry where encryption is required, which no
+/// position names (CONTRACT.md §14).
+fn places(entries: &[HistoryEntry], newest: usize, trust: Trust) -> Vec<Option<usize>> {
+    let mut next = newest;
+    let mut places: Vec<Option<usize>> = entries
+        .iter()
+        .rev()
+        .map(|e| {
+            if trust == Trust::Required && !e.trust.is_authenticated() {
+                return None;
+            }
+            next += 1;
+            Some(next - 1)
+        })
+        .collect();
+    places.reverse();
+    places
+}
+
 /// The cells of each row, escaped for the terminal.
 async fn rows(
     rt: &Runtime,
     entries: &[HistoryEntry],
     newest: usize,
     table: Table<'_>,
+    trust: Trust,
     sizes: &HashMap<String, u64>,
 ) -> Result<Vec<Vec<String>>> {
     let times: Vec<_> = entries.iter().map(|e| e.synced_at).collect();
     let times = rt.format_synced_at_all(&times).await?;
     let now = now_seconds();
-    let last = entries.len() - 1;
+    let places = places(entries, newest, trust);
     Ok(entries
         .iter()
         .zip(times)
-        .enumerate()
-        .map(|(i, (e, time))| {
+        .zip(places)
+        .map(|((e, time), place)| {
             let render = if table.wide {
                 e.render_ref.clone()
             } else {
                 short_ref(&e.render_ref).to_string()
             };
             let mut row = vec![
-                format!("@{}", newest + last - i),
+                place.map_or_else(|| "-".to_string(), |n| format!("@{n}")),
                 if table.wide {
                     time
                 } else {
@@ -119,6 +182,16 @@ async fn rows(
                 let running = table.running == Some(e.render_ref.as_str());
                 row.push(if running { "running" } else { "" }.to_string());
             }
+            if trust != Trust::Unchecked {
+                row.push(
+                    if e.trust.is_authenticated() {
+                        "yes"
+                    } else {
+                        "NO"
+                    }
+                    .to_string(),
+                );
+            }
             row.push(esc(&e.summary).into_owned());
             row
         })
@@ -127,13 +200,16 @@ async fn rows(
 
 /// The table's lines: a header, then one line per row, columns padded to their widest
 /// cell (sizes to the right, as numbers), the summary last and unpadded.
-fn lay_out(rows: &[Vec<String>], table: Table<'_>) -> Vec<String> {
+fn lay_out(rows: &[Vec<String>], table: Table<'_>, trust: Trust) -> Vec<String> {
     let mut header = vec!["ENTRY", "SYNCED", "AGE", "RENDER"];
     if table.wide {
         header.push("SIZE");
     }
     if table.running.is_some() {
         header.push("STATUS");
+    }
+    if trust != Trust::Unchecked {
+        header.push("VERIFIED");
     }
     header.push("SUMMARY");
     let header: Vec<String> = header.into_iter().map(String::from).collect();

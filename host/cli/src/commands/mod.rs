@@ -1,6 +1,7 @@
 //! One module per command: each takes the [`Context`] the global options make and its
 //! own arguments, does its work through the library, and prints what it found.
 
+pub mod authenticate;
 pub mod blame;
 pub mod changes;
 pub mod completion;

@@ -8,21 +8,26 @@ use crate::terminal::escape_for_terminal as esc;
 use anyhow::Result;
 use render_store::fleet_index::{FleetIndex, reindex};
 
-/// Reindexes the release `release` names, or every release (of `-n`) when `None`;
-/// [`Finish::Differs`] when some release, folder or render could not be read.
-pub async fn run(ctx: &Context<'_>, release: Option<&str>) -> Result<Finish> {
+/// Reindexes the release `release` names, or every release (of `-n`) when `None`,
+/// every index rebuilt from the renders alone with `force`; [`Finish::Differs`] when
+/// some release, folder or render could not be read.
+pub async fn run(ctx: &Context<'_>, release: Option<&str>, force: bool) -> Result<Finish> {
     let store = ctx.open().await?;
     let done = match release {
         Some(r) => {
             let release = ctx.release(r)?;
             names::require_release(&store, &release).await?;
-            let report = store.index_release(&release, true).await?;
+            let report = if force {
+                store.rebuild_index(&release).await?
+            } else {
+                store.index_release(&release, true).await?
+            };
             FleetIndex {
                 releases: vec![(release, report)],
                 ..FleetIndex::default()
             }
         }
-        None => reindex(&store, ctx.namespace).await?,
+        None => reindex(&store, ctx.namespace, force).await?,
     };
     if ctx.as_json() {
         print_json(&render_store::json_view::reindex(&done))?;

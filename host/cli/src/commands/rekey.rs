@@ -30,9 +30,25 @@ pub async fn run(ctx: &Context<'_>, release: Option<&str>) -> Result<()> {
         let (r, k) = store.rekey_release(release).await.with_context(|| {
             format!("rekey of {release} (run it again once fixed: nothing was lost)")
         })?;
-        // The release index is sealed under the first key too (CONTRACT.md §14): an
-        // unchanged index is not written again.
-        if let Err(e) = store.index_release(release, false).await {
+        // The history's MACs move to the first key too; entries that never
+        // authenticated are left for `authenticate`, which vouches for them.
+        let entries = store
+            .authenticate_history(release, false)
+            .await
+            .with_context(|| {
+                format!("rekey of {release}: its history entries were not re-authenticated")
+            })?;
+        if !entries.left.is_empty() && !ctx.quiet {
+            eprintln!(
+                "render-store: {release}: {} left unauthenticated; `render-store verify \
+                 {release}` names them",
+                crate::output::count(entries.left.len(), "history entry", "history entries")
+            );
+        }
+        // The release index is rebuilt under the first key from the renders just
+        // verified (CONTRACT.md §14), never resealed as found: an unchanged index is not
+        // written again.
+        if let Err(e) = store.index_release(release, true).await {
             eprintln!(
                 "render-store: {release}: the release index was not resealed ({}); \
                  `render-store reindex {release}` does it",

@@ -7,7 +7,9 @@ use crate::names;
 use crate::output::{count, print_json};
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::Result;
-use render_store::{EntryRead, Error, HistoryEntry, ObjectMeta, ParsedKey, Release, RenderStore};
+use render_store::{
+    EntryRead, EntryTrust, Error, HistoryEntry, ObjectMeta, ParsedKey, Release, RenderStore,
+};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -59,11 +61,14 @@ pub async fn run(ctx: &Context<'_>, release: Option<&str>) -> Result<Finish> {
 /// One problem `verify` found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
-    /// `corrupt` (a blob or entry that does not read, or a plaintext blob where
-    /// encryption is required), `encryption-key` (a blob sealed, by its header, under a
-    /// key the keyring lacks or holds as another key: it cannot be authenticated),
-    /// `dangling` (an entry whose render is not stored) or `foreign` (a key the render
-    /// store did not make).
+    /// `corrupt` (a blob or entry that does not read, a plaintext blob where
+    /// encryption is required, a sealed blob copied from another release),
+    /// `encryption-key` (a blob sealed, by its header, under a key the keyring lacks or
+    /// holds as another key: it cannot be authenticated), `unauthenticated` (an entry
+    /// whose MAC does not verify under the keyring, or whose body disagrees with its
+    /// key), `index` (a release index that cannot be used or disagrees with the
+    /// renders), `dangling` (an entry whose render is not stored) or `foreign` (a key the
+    /// render store did not make).
     pub kind: &'static str,
     /// The key.
     pub key: String,
@@ -84,9 +89,11 @@ pub struct Report {
     pub entries: usize,
     /// gocloud metadata files (`<key>.attrs`) of keys checked: not foreign.
     pub metadata: usize,
-    /// Release indexes found (CONTRACT.md §3): not foreign. A query reads past one that
-    /// does not read, and `reindex` replaces it.
+    /// Release indexes found (CONTRACT.md §3): not foreign, and each checked against
+    /// the renders it names.
     pub indexes: usize,
+    /// Renders read again to check the indexes.
+    pub renders_for_index: usize,
     /// Every problem, in key order.
     pub problems: Vec<Problem>,
 }
@@ -172,16 +179,18 @@ async fn check_release(
     let names: Vec<String> = keys.iter().map(|o| o.key.clone()).collect();
     let parsed = rt.parse_keys(release, &names).await?;
     // The keys the store made, for telling a gocloud metadata file from a foreign one.
+    let index_key = rt.index_key(release).await?;
     let store_keys: BTreeSet<String> = names
         .into_iter()
         .zip(&parsed)
-        .filter(|(_, p)| p.is_some())
+        .filter(|(k, p)| p.is_some() || *k == index_key)
         .map(|(k, _)| k)
         .collect();
-    let index_key = rt.index_key(release).await?;
+    let mut indexed = false;
     for (object, parsed) in keys.into_iter().zip(parsed) {
         if object.key == index_key {
             report.indexes += 1;
+            indexed = true;
             continue;
         }
         match parsed {
@@ -189,15 +198,31 @@ async fn check_release(
                 report.renders += 1;
                 match store.get_render(release, &r).await {
                     Ok(_) => {}
-                    Err(Error::Corrupt(m)) => report.problems.push(Problem {
-                        kind: "corrupt",
-                        key: object.key.clone(),
-                        message: m,
-                        fix: format!(
-                            "put the render again (render-store put {release} FILE rewrites \
-                             a damaged blob); if no entry names it, GC removes it"
-                        ),
-                    }),
+                    Err(Error::Corrupt(m)) => {
+                        let fix = if m.contains("format v1") {
+                            "bind it to its release: after checking the release with verify, \
+                             run render-store rekey --all without --encryption-required"
+                                .to_string()
+                        } else if m.contains("another release") {
+                            format!(
+                                "a sealed blob that does not open here may have been copied \
+                                 from another release: delete it with the storage's own \
+                                 tools, then put the render again (render-store put {release} \
+                                 FILE) if you have it; if no entry names it, GC removes it"
+                            )
+                        } else {
+                            format!(
+                                "put the render again (render-store put {release} FILE \
+                                 rewrites a damaged blob); if no entry names it, GC removes it"
+                            )
+                        };
+                        report.problems.push(Problem {
+                            kind: "corrupt",
+                            key: object.key.clone(),
+                            message: m,
+                            fix,
+                        })
+                    }
                     // A forged header of a key no keyring held reads exactly like a
                     // genuine blob of a key this host lacks: both are reported.
                     Err(Error::EncryptionKey(m)) => report.problems.push(Problem {
@@ -243,6 +268,13 @@ async fn check_release(
         .collect();
     for (key, entry) in read_entries(store, release, &entries).await? {
         report.entries += 1;
+        if let Ok(HistoryEntry {
+            trust: EntryTrust::Unauthenticated(why),
+            ..
+        }) = &entry
+        {
+            report.problems.push(unauthenticated(release, &key, why));
+        }
         if let Err(m) = entry {
             let time = match times.get(&key) {
                 Some(t) => rt.format_synced_at(*t).await?,
@@ -265,6 +297,9 @@ async fn check_release(
             });
         }
     }
+    if indexed {
+        check_index(store, release, &index_key, report).await?;
+    }
     for (key, render_ref) in &entries {
         if !renders.contains(render_ref) {
             report.problems.push(Problem {
@@ -277,6 +312,67 @@ async fn check_release(
                 ),
             });
         }
+    }
+    Ok(())
+}
+
+/// The problem of an entry that does not authenticate (or whose body disagrees with its
+/// key): a writer of the bucket may have planted or edited it.
+fn unauthenticated(release: &Release, key: &str, why: &str) -> Problem {
+    let disagrees = why.starts_with("its body");
+    Problem {
+        kind: "unauthenticated",
+        key: key.to_string(),
+        message: why.to_string(),
+        fix: if disagrees {
+            format!(
+                "nothing the render store writes looks like this: delete the entry \
+                 (render-store delete-entry {release} {key}) and record the render again if \
+                 it was applied"
+            )
+        } else {
+            format!(
+                "if nobody you trust wrote it, delete it (render-store delete-entry {release} \
+                 {key}); if it is genuine (recorded before the store had a keyring, or by a \
+                 controller without it), vouch for the history after checking it: \
+                 render-store authenticate {release}"
+            )
+        },
+    }
+}
+
+/// The problems of the release index: one that cannot be used (oversized, unreadable,
+/// plaintext on a store with a keyring, another format), and entries that disagree
+/// with their renders (on a plaintext store, the only check an index gets).
+async fn check_index(
+    store: &RenderStore,
+    release: &Release,
+    index_key: &str,
+    report: &mut Report,
+) -> Result<()> {
+    let check = store.check_index(release).await?;
+    report.renders_for_index += check.read as usize;
+    if let Some(why) = check.unusable {
+        report.problems.push(Problem {
+            kind: "index",
+            key: index_key.to_string(),
+            message: why,
+            fix: format!(
+                "queries read every render instead, so answers stay right but cost more: \
+                 render-store reindex {release} replaces it"
+            ),
+        });
+    }
+    for why in check.disagreeing {
+        report.problems.push(Problem {
+            kind: "index",
+            key: index_key.to_string(),
+            message: format!(
+                "an entry disagrees with its render, so images and export would answer \
+                 from what the bucket's writer put there: {why}"
+            ),
+            fix: format!("rebuild it from the renders: render-store reindex --force {release}"),
+        });
     }
     Ok(())
 }
@@ -319,7 +415,7 @@ pub async fn history_entry_by_entry(
     store: &RenderStore,
     release: &Release,
 ) -> Result<Vec<(String, Result<HistoryEntry, String>)>> {
-    let keys: Vec<(String, String)> = names::history_keys(store, release)
+    let keys: Vec<(String, String)> = names::listed_history(store, release)
         .await?
         .into_iter()
         .map(|e| (e.key, e.render_ref))

@@ -274,12 +274,17 @@ class NewEntry:
 
 @dataclass(frozen=True)
 class HistoryEntry:
-    """A stored history entry."""
+    """A stored history entry. ``authenticated`` and ``unauthenticated`` say what the
+    keyring it was read with says of it (CONTRACT.md §14): the id of the key its MAC
+    verifies under, or why it does not authenticate; both ``None`` when it was read
+    without a keyring and its body agrees with its key."""
 
     key: str
     render_ref: str
     synced_at: SyncTime
     summary: str
+    authenticated: Optional[str] = None
+    unauthenticated: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -320,9 +325,14 @@ class GcPlan:
     future_history: List[str] = field(default_factory=list)
     #: Kept entries whose render is not stored: neither counted toward ``keep`` nor deleted.
     dangling_history: List[str] = field(default_factory=list)
+    #: With encryption required: kept entries whose body does not authenticate under the
+    #: keyring, not counted toward ``keep``.
+    unauthenticated_history: List[str] = field(default_factory=list)
 
     def to_json(self) -> Dict[str, List[str]]:
-        return {
+        extra = ({"unauthenticatedHistory": list(self.unauthenticated_history)}
+                 if self.unauthenticated_history else {})
+        return {**extra, **{
             "deleteHistory": list(self.delete_history),
             "keepHistory": list(self.keep_history),
             "deleteRenders": list(self.delete_renders),
@@ -331,7 +341,7 @@ class GcPlan:
             "recentRenders": list(self.recent_renders),
             "futureHistory": list(self.future_history),
             "danglingHistory": list(self.dangling_history),
-        }
+        }}
 
 
 @dataclass(frozen=True)
@@ -555,12 +565,15 @@ def _py_time(t: Any) -> SyncTime:
 
 
 def _py_entry(e: Dict[str, Any]) -> HistoryEntry:
-    return HistoryEntry(e["key"], e["renderRef"], _py_time(e["syncedAt"]), e["summary"])
+    trust = e.get("trust") or {}
+    return HistoryEntry(e["key"], e["renderRef"], _py_time(e["syncedAt"]), e["summary"],
+                        trust.get("authenticated"), trust.get("unauthenticated"))
 
 
 def _py_plan(p: Dict[str, Any]) -> GcPlan:
     return GcPlan(p["deleteHistory"], p["keepHistory"], p["deleteRenders"], p["keepRenders"],
-                  p["ignored"], p["recentRenders"], p["futureHistory"], p["danglingHistory"])
+                  p["ignored"], p["recentRenders"], p["futureHistory"], p["danglingHistory"],
+                  p.get("unauthenticatedHistory", []))
 
 
 def _py_id(i: Dict[str, Any]) -> ObjectId:
