@@ -452,7 +452,7 @@ async fn images_reads_two_objects_a_release_once_indexed() {
         counts(&[("list-delimited", 5), ("list", 31), ("get", 31 + 30 + 40)])
     );
 
-    let done = render_store::fleet_index::reindex(&store, None)
+    let done = render_store::fleet_index::reindex(&store, None, false)
         .await
         .unwrap();
     assert!(done.complete());

@@ -42,7 +42,7 @@ async fn traced(store: &RenderStore, op: Operation) -> Vec<Value> {
     let (_, trace) = record(store, &op).await;
     let lines = lines(&trace.unwrap());
     assert_eq!(lines[0]["format"], "render-store-trace");
-    assert_eq!(lines[0]["version"], 5);
+    assert_eq!(lines[0]["version"], 6);
     assert_eq!(lines[0]["operation"], op.name());
     lines
 }

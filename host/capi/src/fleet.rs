@@ -229,7 +229,11 @@ pub unsafe extern "C" fn rs_store_reindex(
                 opt_text(namespace, namespace_len, "namespace")?,
             )
         };
-        let done = block_on(render_store::fleet_index::reindex(store.inner(), namespace))??;
+        let done = block_on(render_store::fleet_index::reindex(
+            store.inner(),
+            namespace,
+            false,
+        ))??;
         out.set_text(render_store::json_view::reindex(&done).to_string());
         Ok(())
     })
