@@ -4,6 +4,7 @@
 mod aliases;
 mod blame;
 mod browser;
+mod bucket_writer;
 mod cli;
 mod component;
 mod conformance;
