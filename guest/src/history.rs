@@ -64,12 +64,6 @@ impl EntryTrust {
     pub fn is_authenticated(&self) -> bool {
         matches!(self, EntryTrust::Authenticated(_))
     }
-
-    /// Whether the entry counts as history under `keyring`: every entry that reads
-    /// does, except an unauthenticated one where encryption is required.
-    pub fn counts_under(&self, keyring: &Keyring) -> bool {
-        !(keyring.authenticates_entries() && keyring.required()) || self.is_authenticated()
-    }
 }
 
 /// Longest summary an entry takes, in bytes. A summary is one line for people, and every
@@ -349,10 +343,12 @@ pub fn record_history<B: Bucket>(
         .collect();
     if keyring.required() && keyring.authenticates_entries() {
         for listed in same.into_iter().rev() {
-            if let Some(read) = read_entry(bucket, &prefix, listed, keyring)?
-                && read.trust.is_authenticated()
-            {
-                return Ok(false);
+            // A body that does not read authenticates nothing: a planted one must not
+            // stop the sync from being recorded.
+            match read_entry(bucket, &prefix, listed, keyring) {
+                Ok(Some(read)) if read.trust.is_authenticated() => return Ok(false),
+                Ok(_) | Err(Error::Corrupt(_)) => {}
+                Err(e) => return Err(e),
             }
         }
     } else if !same.is_empty() {
@@ -732,9 +728,18 @@ mod tests {
         let lax = ring("k1", 1);
         assert!(!record_history(&mut bucket, &release, &entry(&a, 5, "real"), &lax).unwrap());
         assert!(record_history(&mut bucket, &release, &entry(&a, 5, "real"), &keys).unwrap());
+        // A planted body that does not even read stops nothing either.
+        let b = reference('b');
+        let junk = ReleasePrefix::new(&release)
+            .unwrap()
+            .history_key(at(1), &b)
+            .unwrap();
+        bucket.put(&junk, b"junk!").unwrap();
+        assert!(record_history(&mut bucket, &release, &entry(&b, 6, "real"), &keys).unwrap());
         // Now an authenticated entry records it: the next record adds none.
         assert!(!record_history(&mut bucket, &release, &entry(&a, 9, "again"), &keys).unwrap());
-        assert_eq!(list_history(&mut bucket, &release, &keys).unwrap().len(), 2);
+        let prefix = ReleasePrefix::new(&release).unwrap();
+        assert_eq!(list_entries(&mut bucket, &prefix).unwrap().0.len(), 4);
     }
 
     #[test]

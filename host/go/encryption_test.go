@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // secretValue is long and random-looking, so finding it in a stored file means it was
@@ -243,5 +244,65 @@ func TestEncryptionRequiredRefusesPlantedPlaintext(t *testing.T) {
 	}
 	if got, err := strict.GetRender(ctx(t), "ns", "app", ref); err != nil || !bytes.Equal(got, plain) {
 		t.Fatalf("after put: %q %v", got, err)
+	}
+}
+
+// With a keyring every entry carries a MAC: History says which authenticate, an entry a
+// writer of the bucket plants does not, and under the rule it does not keep the real
+// sync out of the history, nor count toward GC's keep.
+func TestAuthenticatedHistory(t *testing.T) {
+	dir := t.TempDir()
+	url := "file://" + dir
+	keys := keyringFile(t, "k1")
+	strict, err := Open(ctx(t), url, WithEncryptionKeys(keys), WithEncryptionRequired())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer strict.Close()
+	ref, err := strict.PutRender(ctx(t), "ns", "app", secretRender())
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	// The writer records it first, with no MAC.
+	key := "20250101T000000.000000000Z-" + ref
+	body := `{"renderRef":"` + ref + `","syncedAt":"2025-01-01T00:00:00Z","summary":"planted"}`
+	if err := os.MkdirAll(filepath.Join(dir, "ns", "app", "history"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ns", "app", "history", key), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	added, err := strict.RecordHistory(ctx(t), "ns", "app", ref, at.Add(time.Hour), "real")
+	if err != nil || !added {
+		t.Fatalf("a planted entry kept the real one out: %v %v", added, err)
+	}
+	entries, err := strict.History(ctx(t), "ns", "app")
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("history: %+v %v", entries, err)
+	}
+	if entries[0].Trust == nil || !strings.Contains(entries[0].Trust.Unauthenticated, "no MAC") {
+		t.Fatalf("planted entry: %+v", entries[0].Trust)
+	}
+	if entries[1].Trust == nil || entries[1].Trust.Authenticated != "k1" {
+		t.Fatalf("recorded entry: %+v", entries[1].Trust)
+	}
+	// keep 1 counts the authenticated entry; the planted one, older, is past retention.
+	plan, err := strict.GC(ctx(t), "ns", "app", 1, nil, Grace(time.Now(), 0), DryRun())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.DeleteHistory) != 1 || !strings.HasSuffix(plan.DeleteHistory[0], key) || len(plan.UnauthenticatedHistory) != 0 {
+		t.Fatalf("plan: %+v", plan)
+	}
+	// Without a keyring nothing is judged.
+	plainStore, err := Open(ctx(t), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plainStore.Close()
+	entries, err = plainStore.History(ctx(t), "ns", "app")
+	if err != nil || len(entries) == 0 || entries[0].Trust != nil {
+		t.Fatalf("without a keyring: %+v %v", entries, err)
 	}
 }

@@ -107,3 +107,31 @@ test('encryptionRequired refuses a plaintext blob planted over a sealed one, as 
   assert.deepEqual(bucket.list(''), []);
   assert.throws(() => new rs.RenderStore(bucket, { keyring, encryptionRequired: 'yes' }), TypeError);
 });
+
+test('with a keyring entries authenticate, the CLI agrees, and a planted entry keeps no sync out', (t) => {
+  const dir = tempDir(t);
+  const work = tempDir(t);
+  const keys = keyringFile(work, ['k1']);
+  const keyring = rs.readKeyringFile(keys);
+  const strict = new rs.RenderStore(new rs.FolderBucket(dir), { keyring, encryptionRequired: true });
+  const ref = strict.putRender(release, [secret]);
+  // A writer of the bucket records the render first, with no MAC.
+  const bucket = new rs.FolderBucket(dir);
+  const planted = `ns/app/history/20250101T000000.000000000Z-${ref}`;
+  bucket.put(planted, Buffer.from(JSON.stringify({ renderRef: ref, syncedAt: '2025-01-01T00:00:00Z', summary: 'planted' })));
+  assert.equal(strict.recordHistory(release, { renderRef: ref, syncedAt: { seconds: 1735693200, nanoseconds: 0 }, summary: 'real' }), true);
+  const entries = strict.listHistory(release);
+  assert.deepEqual(entries.map((e) => e.summary), ['planted', 'real']);
+  assert.match(entries[0].trust.unauthenticated, /no MAC/);
+  assert.deepEqual(entries[1].trust, { authenticated: 'k1' });
+  // The CLI judges the same entries the same way (the body Node wrote carries the MAC).
+  const verify = cli(['--encryption-keys', keys, 'verify', 'ns/app', '-o', 'json'], { url: fileUrl(dir), status: 1 });
+  const problems = JSON.parse(verify.stdout).problems;
+  assert.deepEqual(problems.map((p) => [p.kind, p.key]), [['unauthenticated', planted]]);
+  // keep 1 counts the authenticated entry; the planted one is past retention.
+  const plan = strict.gc(release, 1, [], true, { graceSeconds: 0 });
+  assert.deepEqual(plan.deleteHistory, [planted]);
+  assert.deepEqual(plan.unauthenticatedHistory, []);
+  // Without a keyring nothing is judged.
+  assert.ok(new rs.RenderStore(new rs.FolderBucket(dir)).listHistory(release).every((e) => e.trust === undefined));
+});

@@ -147,3 +147,32 @@ def test_encryption_required_refuses_a_planted_plaintext_blob_and_needs_a_keyrin
     strict.put_render("ns/app", secret_render())
     assert blob.read_bytes() == sealed
     assert strict.get_render("ns/app", ref) == rs.canonical(secret_render())
+
+
+def test_with_a_keyring_entries_authenticate_and_a_planted_one_keeps_no_sync_out(tmp_path: Path) -> None:
+    folder = tmp_path / "store"
+    folder.mkdir()
+    keys = keyring_file(tmp_path, "k1")
+    url = f"file://{folder}"
+    strict = rs.open(url, encryption_keys=keys, encryption_required=True)
+    assert strict is not None
+    ref = strict.put_render("ns/app", secret_render())
+    # A writer of the bucket records the render first, with no MAC.
+    history = folder / "ns" / "app" / "history"
+    history.mkdir(exist_ok=True)
+    planted = f"20250101T000000.000000000Z-{ref}"
+    (history / planted).write_text(
+        f'{{"renderRef":"{ref}","syncedAt":"2025-01-01T00:00:00Z","summary":"planted"}}')
+    assert strict.record_history("ns/app", render_ref=ref, synced_at="2025-01-01T01:00:00Z", summary="real")
+    entries = strict.list_history("ns/app")
+    assert [e.summary for e in entries] == ["planted", "real"]
+    assert entries[0].authenticated is None and "no MAC" in (entries[0].unauthenticated or "")
+    assert entries[1].authenticated == "k1" and entries[1].unauthenticated is None
+    # keep 1 counts the authenticated entry alone; the planted one is past retention.
+    plan = strict.gc("ns/app", 1, dry_run=True, grace_seconds=0)
+    assert plan.delete_history == [f"ns/app/history/{planted}"]
+    assert plan.unauthenticated_history == []
+    # Without a keyring nothing is judged.
+    plain = rs.open(url)
+    assert plain is not None
+    assert all(e.authenticated is None and e.unauthenticated is None for e in plain.list_history("ns/app"))
