@@ -262,7 +262,8 @@ fn shown_value(value: Vec<u8>) -> String {
     }
 }
 
-/// The blame of an object through a release's stored history: `list(P/history/)`, then
+/// The blame of an object through a release's stored history: `list(P/history/)` (where
+/// encryption is required, then `get` of each entry, the unauthenticated ones left out), then
 /// `get` of each render the history names, in history order, verified as `get-render`
 /// verifies it (a render named by consecutive entries is read once). One render is held
 /// at a time. A render that cannot be read fails the call.
@@ -275,7 +276,7 @@ pub fn blame_object<B: Bucket>(
     keyring: &Keyring,
 ) -> Result<ObjectBlame> {
     let prefix = ReleasePrefix::new(release)?;
-    let (listed, _) = crate::history::list_entries(bucket, &prefix)?;
+    let listed = crate::history::trusted_entries(bucket, &prefix, keyring)?;
     let entries: Vec<(SyncTime, String)> = listed
         .iter()
         .map(|e| (e.synced_at, e.render_ref.clone()))

@@ -274,6 +274,31 @@ pub(crate) fn split_history_keys(
     (entries, ignored)
 }
 
+/// The entries of the release a view may take as its history, oldest first: every
+/// listed entry, except where encryption is required (and entries are authenticated),
+/// where each body is read (`get` each, in key order) and only the entries that
+/// authenticate are kept, so no planted entry adds an interval to `images` or a step to
+/// `blame` (CONTRACT.md §14). A body that does not read is left out there too.
+pub(crate) fn trusted_entries<B: Bucket>(
+    bucket: &mut B,
+    prefix: &ReleasePrefix,
+    keyring: &Keyring,
+) -> Result<Vec<ListedEntry>> {
+    let (entries, _) = list_entries(bucket, prefix)?;
+    if !(keyring.required() && keyring.authenticates_entries()) {
+        return Ok(entries);
+    }
+    let mut trusted = Vec::with_capacity(entries.len());
+    for listed in entries {
+        match read_entry(bucket, prefix, listed.clone(), keyring) {
+            Ok(Some(entry)) if entry.trust.is_authenticated() => trusted.push(listed),
+            Ok(_) | Err(Error::Corrupt(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(trusted)
+}
+
 /// What a listing of a release's `history/` says without reading any entry: the
 /// release list of the observer shows it for every release.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -460,7 +460,8 @@ pub fn in_window(
 }
 
 /// The image intervals of a release's history that match `pattern` (every image when
-/// `None`) and meet the window: `list(P/history/)`, then what each render the history
+/// `None`) and meet the window: `list(P/history/)` (where encryption is required, then
+/// `get` of each entry, the unauthenticated ones left out), then what each render the history
 /// names holds, from the release index where it names the render and by reading the
 /// render where not ([`crate::render_index::objects_by_render`]). A render that cannot
 /// be read stops the query with its error: an answer that left it out would say "not
@@ -473,7 +474,7 @@ pub fn release_images<B: Bucket>(
     keyring: &Keyring,
 ) -> Result<Vec<ImageInterval>> {
     let prefix = ReleasePrefix::new(release)?;
-    let (entries, _) = crate::history::list_entries(bucket, &prefix)?;
+    let entries = crate::history::trusted_entries(bucket, &prefix, keyring)?;
     if entries.is_empty() {
         return Ok(Vec::new());
     }

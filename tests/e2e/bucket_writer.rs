@@ -249,6 +249,10 @@ fn a_render_copied_from_another_release_does_not_open_and_a_planted_entry_has_no
         found.contains(&("corrupt".into(), format!("prod/app/renders/{admin}"))),
         "{found:?}"
     );
+    // images reads only authenticated entries: the planted one adds no interval and
+    // its render, which does not open here, is never read.
+    let strict = images(&store.ok(&["images", "*", "-o", "json"], true));
+    assert_eq!(strict, ["docker.io/library/nginx:1.0", "docker.io/library/nginx:1.1"]);
     let _ = genuine;
 }
 
@@ -400,4 +404,52 @@ fn an_oversized_index_is_read_past_reported_and_replaced_and_its_attrs_are_not_f
     cli.ok(&["reindex", "prod/app"]);
     assert!(std::fs::metadata(&index).unwrap().len() < 4096);
     assert!(cli.run(&["verify", "prod/app"]).status.success());
+}
+
+#[tokio::test]
+async fn the_server_marks_an_unauthenticated_entry_in_its_json_and_its_history_page() {
+    let store = Keyed::new();
+    let r = store.sync("prod/app", &deployment("nginx:1.0"), 1, "genuine");
+    let planted = format!("prod/app/history/20250102T000000.000000000Z-{r}");
+    std::fs::write(
+        store.file(&planted),
+        format!(r#"{{"renderRef":"{r}","syncedAt":"2025-01-02T00:00:00Z","summary":"planted"}}"#),
+    )
+    .unwrap();
+    let keys = store.keys.to_str().unwrap();
+    let served = super::support::serve_cli(
+        &store.cli.url,
+        &["--encryption-keys", keys, "--encryption-required"],
+    );
+    let base = format!("http://{}", served.addr);
+    let client = reqwest::Client::new();
+    let get = |path: String| {
+        let client = client.clone();
+        let token = served.token();
+        async move {
+            client
+                .get(path)
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap()
+        }
+    };
+    let json = get(format!("{base}/history?namespace=prod&name=app")).await;
+    let history: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(history[0]["trust"]["authenticated"], "k1", "{history}");
+    assert!(
+        history[1]["trust"]["unauthenticated"]
+            .as_str()
+            .unwrap()
+            .contains("no MAC"),
+        "{history}"
+    );
+    let page = get(format!("{base}/ui/prod/app")).await;
+    assert!(page.contains("badge unauthenticated"), "{page}");
+    assert!(page.contains("no @N"), "{page}");
+    assert!(page.contains("@0"), "{page}");
 }

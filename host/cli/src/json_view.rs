@@ -2,10 +2,11 @@
 //! observer's HTTP endpoints. Field names are camelCase, as in the entry body. The
 //! results of store operations are shaped by the component (`Runtime::output_json`).
 
-use render_store::{HistoryEntry, HistoryPage, RenderDiff, Result, Runtime};
+use render_store::{EntryTrust, HistoryEntry, HistoryPage, RenderDiff, Result, Runtime};
 use serde_json::{Value, json};
 
-/// The history as a JSON array, oldest first; `syncedAt` in RFC 3339.
+/// The history as a JSON array, oldest first; `syncedAt` in RFC 3339, `trust` (what the
+/// keyring says of the entry) only when a keyring judged it.
 pub async fn history_json(rt: &Runtime, entries: &[HistoryEntry]) -> Result<Value> {
     let times: Vec<_> = entries.iter().map(|e| e.synced_at).collect();
     let times = rt.format_synced_at_all(&times).await?;
@@ -13,12 +14,23 @@ pub async fn history_json(rt: &Runtime, entries: &[HistoryEntry]) -> Result<Valu
         .iter()
         .zip(times)
         .map(|(e, synced_at)| {
-            json!({
+            let mut entry = json!({
                 "key": e.key,
                 "renderRef": e.render_ref,
                 "syncedAt": synced_at,
                 "summary": e.summary,
-            })
+            });
+            // As a trace's result line writes it: only when a keyring judged the entry.
+            match &e.trust {
+                EntryTrust::Unchecked => {}
+                EntryTrust::Authenticated(id) => {
+                    entry["trust"] = json!({ "authenticated": id });
+                }
+                EntryTrust::Unauthenticated(why) => {
+                    entry["trust"] = json!({ "unauthenticated": why });
+                }
+            }
+            entry
         })
         .collect();
     Ok(Value::Array(items))

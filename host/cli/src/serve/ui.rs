@@ -1057,14 +1057,23 @@ async fn history_html(
     let plan = store
         .gc(release, DEFAULT_KEEP_HISTORY, protected, true)
         .await?;
+    // Where encryption is required, entries that do not authenticate have no `@N`
+    // (CONTRACT.md §14): the plan names those it read, the newest ones, which are the
+    // ones that would shift the places people read here.
+    let unnumbered: std::collections::BTreeSet<&String> =
+        plan.unauthenticated_history.iter().collect();
     let mut all_keys: Vec<&String> = plan
         .keep_history
         .iter()
         .chain(&plan.delete_history)
+        .filter(|k| !unnumbered.contains(k))
         .collect();
     all_keys.sort();
     let count = all_keys.len();
     let position = |key: &String| all_keys.binary_search(&key).ok();
+    let numbered = |entry: &render_store::HistoryEntry| {
+        !(store.encryption_required() && !entry.trust.is_authenticated())
+    };
 
     let summary = html! {
         p class="summary" id="summary" {
@@ -1164,11 +1173,27 @@ async fn history_html(
                             }
                             td class="time" {
                                 (time_html(time)) " "
-                                span class="position" title="its name in the CLI and the HTTP API" {
-                                    "@" (back)
+                                @if numbered(entry) {
+                                    span class="position" title="its name in the CLI and the HTTP API" {
+                                        "@" (back)
+                                    }
+                                } @else {
+                                    span class="position muted"
+                                        title="not numbered: it does not authenticate, and encryption is required" {
+                                        "no @N"
+                                    }
                                 }
                             }
-                            td class="entry-summary" title=(entry.summary) { (entry.summary) }
+                            td class="entry-summary" title=(entry.summary) {
+                                (entry.summary)
+                                @if let render_store::EntryTrust::Unauthenticated(why) = &entry.trust {
+                                    " "
+                                    span class="badge unauthenticated"
+                                        title={ "does not authenticate under the keyring: " (why) } {
+                                        "unauthenticated"
+                                    }
+                                }
+                            }
                             td class="ref" {
                                 a href=(render_href(&app.base, release, r)) title=(r) {
                                     code { (short_ref(r)) }
