@@ -107,7 +107,7 @@ test('traces of every CLI store operation replay in Node as they were recorded',
   assert.deepEqual([graced.deleteRenders, graced.recentRenders], [[], [`${P}renders/${s.refs[1]}`]]);
   // The CLI's GC records the time it ran at and its grace period (default 10 minutes).
   const dryHeader = lines(cases['gc (dry run, a young blob spared)'].text)[0];
-  assert.equal(dryHeader.version, 5);
+  assert.equal(dryHeader.version, 6);
   assert.equal(dryHeader.arguments.graceSeconds, 600);
   assert.ok(Math.abs(dryHeader.arguments.now.seconds - Date.now() / 1000) < 600, JSON.stringify(dryHeader.arguments.now));
   assert.equal(lines(cases['gc (within the grace period)'].text)[0].arguments.graceSeconds, 3600);
@@ -370,7 +370,7 @@ test('malformed traces are refused, as the Rust CLI refuses them', (t) => {
   }
   // A version 1 trace is refused in the same words by both hosts.
   const v1 = edited(good, 'v1', (v) => { v[0].version = 1; });
-  const message = 'trace line 1: trace version 1 is not supported: this build reads versions 2 to 5';
+  const message = 'trace line 1: trace version 1 is not supported: this build reads versions 2 to 6';
   assert.throws(() => rs.replay(v1.text), (e) => e.message === message);
   assert.match(cli(['replay', '--json', v1.file], { status: null }).stderr, new RegExp(message));
   // A GC trace needs the time it ran at and its grace period.

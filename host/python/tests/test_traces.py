@@ -123,7 +123,7 @@ def test_every_cli_trace_replays_in_python(cli, populated, tmp_path):
     # Version 2: the CLI's GC records its `now` and grace period (default 10 minutes);
     # the first spared the young unreferenced blobs, the second deleted them.
     gc, no_grace = (lines((tmp_path / f"{n}.jsonl").read_text(encoding="utf-8")) for n in ("gc", "gc-no-grace"))
-    assert gc[0]["version"] == 5 and gc[0]["arguments"]["graceSeconds"] == 600
+    assert gc[0]["version"] == 6 and gc[0]["arguments"]["graceSeconds"] == 600
     assert set(gc[0]["arguments"]["now"]) == {"seconds", "nanoseconds"}
     spared = gc[-1]["result"]["ok"]["recentRenders"]
     assert f"ns/app/renders/{refs[1]}" in spared and gc[-1]["result"]["ok"]["deleteRenders"] == []
@@ -401,7 +401,7 @@ def test_a_hand_written_gc_trace_with_a_grace_period(cli, runtime, tmp_path):
 
 @pytest.mark.parametrize("mangle,message", [
     (lambda t: t.replace('"version": 2', '"version": 1'),
-     "trace line 1: trace version 1 is not supported: this build reads versions 2 to 5"),
+     "trace line 1: trace version 1 is not supported: this build reads versions 2 to 6"),
     (lambda t: t.replace('"version": 2', '"version": 3').replace('"call": "list"', '"call": "delete-many"'),
      'a delete-many has "keys", not "key"'),
     (lambda t: t.replace('"ok": []', '"ok": ["ns/app/history/x"]'), "an object of a listing must be a JSON object"),
