@@ -100,8 +100,9 @@ export interface GcPlan {
   futureHistory: string[];
   /** Kept entries whose render is not stored: not counted toward `keep`, never deleted. */
   danglingHistory: string[];
-  /** With encryption required: kept entries that do not authenticate, not counted. */
-  unauthenticatedHistory: string[];
+  /** With encryption required: kept entries that do not authenticate, not counted;
+   *  present only when there are some, as in a trace's plan. */
+  unauthenticatedHistory?: string[];
 }
 /** What identifies an object of a render; absent fields are empty strings. */
 export interface ObjectId {

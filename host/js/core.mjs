@@ -653,7 +653,8 @@ function jsPlan(p) {
     recentRenders: [...p.recentRenders],
     futureHistory: [...p.futureHistory],
     danglingHistory: [...p.danglingHistory],
-    unauthenticatedHistory: [...p.unauthenticatedHistory],
+    // As a trace's result writes the plan: only when some entry did not authenticate.
+    ...(p.unauthenticatedHistory.length ? { unauthenticatedHistory: [...p.unauthenticatedHistory] } : {}),
   };
 }
 
