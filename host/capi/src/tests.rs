@@ -1321,7 +1321,7 @@ fn a_store_with_a_keyring_seals_blobs_and_one_without_names_the_key() {
     let secret = r#"{"kind":"Secret","apiVersion":"v1","metadata":{"name":"s"},"stringData":{"p":"Yx7Qm2Lr9Vd4Kt8Wn3Bz"}}"#;
     let r = put_render(sealed, "ns", &[secret]).unwrap();
     let blob = std::fs::read(store_dir.join(format!("ns/app/renders/{r}"))).unwrap();
-    assert!(blob.starts_with(b"render-store-encrypted v1 k1 "));
+    assert!(blob.starts_with(b"render-store-encrypted v2 k1 "));
     assert!(!blob.windows(20).any(|w| w == b"Yx7Qm2Lr9Vd4Kt8Wn3Bz"));
     assert!(
         String::from_utf8(get_render(sealed, "ns", &r).unwrap())
