@@ -1,6 +1,6 @@
 //! The server-wide budget for render work in flight: every request that reads renders
-//! (a render's bytes or page, a diff, a diff page, a preview) reserves what it will hold
-//! before it reads them, and waits for room, or is answered 503 with `Retry-After`,
+//! (a render's bytes or page, a diff, a diff page, a preview, the fleet pages' releases
+//! one by one) reserves what it will hold before it reads them, and waits for room, or is answered 503 with `Retry-After`,
 //! when other requests hold the budget. So concurrent large requests queue instead of
 //! taking the server's memory together: `--max-concurrent-requests` bounds how many
 //! requests run, this bounds what they hold.
@@ -60,6 +60,19 @@ impl RenderBudget {
             Ok(Ok(permit)) => Ok(permit),
             _ => Err(Busy { bytes }),
         }
+    }
+}
+
+/// The fleet pages (`/changes`, `/images`) read release after release within the same
+/// budget: room for each release while it is read, weighed as a diff's renders are
+/// (twice their stored size), so a fleet page and a diff page, or two fleet pages, queue
+/// for the memory rather than take it together.
+impl render_store::fleet::ReadBudget for RenderBudget {
+    type Held = Reservation;
+    type Busy = Busy;
+
+    async fn reserve(&self, _release: &Release, bytes: u64) -> Result<Reservation, Busy> {
+        RenderBudget::reserve(self, bytes.saturating_mul(2)).await
     }
 }
 

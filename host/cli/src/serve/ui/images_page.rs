@@ -5,15 +5,15 @@
 //! every image reads every render of the fleet, which a person asks for by `*`.
 
 use super::{
-    App, bad_request_page, failure_page, html, no_such_page, page, pager, params, qv, release_href,
-    render_href, short_ref, time_html,
+    App, bad_request_page, busy_page, failure_page, html, no_such_page, page, pager, params, qv,
+    release_href, render_href, short_ref, time_html,
 };
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use maud::Markup;
 use render_store::Release;
-use render_store::fleet_images::images;
+use render_store::fleet_images::images_within;
 use std::collections::HashMap;
 
 /// Rows one page shows.
@@ -61,13 +61,19 @@ pub(in crate::serve) async fn images_page(
         Ok(w) => w,
         Err(e) => return bad_request_page(&app, &crumbs, &e.to_string()),
     };
-    let found = match images(store, namespace, Some(pattern), window.since, window.until).await {
-        Ok(found) => found,
-        Err(e @ render_store::Error::InvalidInput(_)) => {
-            return bad_request_page(&app, &crumbs, &e.to_string());
-        }
-        Err(e) => return failure_page(&app, &crumbs, e.into()),
-    };
+    // Each release is read within room in the render budget, as a diff page's renders
+    // are: its index and renders are what the page holds while it reads it.
+    let (since_at, until_at) = (window.since, window.until);
+    let budget = &*app.renders;
+    let found =
+        match images_within(store, namespace, Some(pattern), since_at, until_at, budget).await {
+            Ok(Ok(found)) => found,
+            Ok(Err(busy)) => return busy_page(&app, &crumbs, busy),
+            Err(e @ render_store::Error::InvalidInput(_)) => {
+                return bad_request_page(&app, &crumbs, &e.to_string());
+            }
+            Err(e) => return failure_page(&app, &crumbs, e.into()),
+        };
     let value = match render_store::json_view::images(rt, &found).await {
         Ok(v) => v,
         Err(e) => return failure_page(&app, &crumbs, e.into()),
