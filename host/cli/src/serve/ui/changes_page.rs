@@ -56,8 +56,15 @@ pub(in crate::serve) async fn changes_page(
         limit: Some(ENTRIES_PER_PAGE),
     };
     let (since_at, until_at) = (window.since, window.until);
-    let found = match fleet_changes_page(store, namespace, since_at, until_at, shown, &*app.renders)
-        .await
+    let found = match fleet_changes_page(
+        store,
+        namespace,
+        since_at,
+        until_at,
+        shown,
+        &app.renders.fleet(),
+    )
+    .await
     {
         Ok(Ok(found)) => found,
         Ok(Err(busy)) => return busy_page(&app, &crumbs, busy),

@@ -64,7 +64,7 @@ pub(in crate::serve) async fn images_page(
     // Each release is read within room in the render budget, as a diff page's renders
     // are: its index and renders are what the page holds while it reads it.
     let (since_at, until_at) = (window.since, window.until);
-    let budget = &*app.renders;
+    let budget = &app.renders.fleet();
     let found =
         match images_within(store, namespace, Some(pattern), since_at, until_at, budget).await {
             Ok(Ok(found)) => found,
