@@ -190,6 +190,20 @@ pub async fn all_releases(store: &RenderStore, namespace: Option<&str>) -> Resul
 pub(crate) struct EachRelease<T> {
     pub answers: Vec<(Release, Result<T>)>,
     pub unlisted: Vec<Unlisted>,
+    /// The last release asked, when a page of them was asked and more follow.
+    pub next_after: Option<Release>,
+}
+
+/// Which releases a fleet question asks, in order of namespace and name: those after
+/// `after` (all when `None`), at most `limit` of them (all when `None`). A server pages
+/// a fleet answer by releases this way, with no total: each page lists only as far as
+/// its own releases ([`find_releases`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReleaseRange<'a> {
+    /// The release the range starts after: a page's `next_after`.
+    pub after: Option<&'a Release>,
+    /// The most releases the range holds.
+    pub limit: Option<usize>,
 }
 
 /// Asks `each` of every release of the store (or of `namespace`), found by
@@ -205,10 +219,24 @@ where
     F: Fn(Release) -> Fut,
     Fut: std::future::Future<Output = Result<T>>,
 {
+    each_release_of(store, namespace, ReleaseRange::default(), each).await
+}
+
+/// [`each_release`] of the releases of `range` alone, found by [`find_releases`].
+pub(crate) async fn each_release_of<T, F, Fut>(
+    store: &RenderStore,
+    namespace: Option<&str>,
+    range: ReleaseRange<'_>,
+    each: F,
+) -> Result<EachRelease<T>>
+where
+    F: Fn(Release) -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
     use futures::StreamExt;
     store
         .within(async {
-            let names = all_releases(store, namespace).await?;
+            let names = find_releases_unbounded(store, namespace, range.after, range.limit).await?;
             let mut answers: Vec<(Release, Result<T>)> = futures::stream::iter(names.releases)
                 .map(|release| {
                     let answer = each(release.clone());
@@ -227,6 +255,7 @@ where
             Ok(EachRelease {
                 answers,
                 unlisted: names.unlisted,
+                next_after: names.next_after,
             })
         })
         .await?

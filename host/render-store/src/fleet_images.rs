@@ -6,7 +6,7 @@
 //! a render rolled back to is the one recorded.
 
 use crate::error::Result;
-use crate::fleet::{ReadBudget, Unbudgeted, Unlisted, each_release, largest_pair};
+use crate::fleet::{ReadBudget, ReleaseRange, Unbudgeted, Unlisted, each_release_of, largest_pair};
 use crate::store::RenderStore;
 use crate::types::{ImageInterval, MAX_RENDER_BYTES, Release, SyncTime};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,6 +30,9 @@ pub struct FleetImages {
     pub unlisted: Vec<Unlisted>,
     /// Releases whose history or renders could not be read, and why: not in the answer.
     pub unread: Vec<(Release, String)>,
+    /// The last release asked, when a [`ReleaseRange`] with a limit was asked and more
+    /// releases follow: the `after` of the next page.
+    pub next_after: Option<Release>,
 }
 
 impl FleetImages {
@@ -57,14 +60,25 @@ pub async fn images(
     since: Option<SyncTime>,
     until: Option<SyncTime>,
 ) -> Result<FleetImages> {
-    match images_within(store, namespace, pattern, since, until, &Unbudgeted).await? {
+    let every = ReleaseRange::default();
+    match images_within(
+        store,
+        namespace,
+        pattern,
+        (since, until),
+        every,
+        &Unbudgeted,
+    )
+    .await?
+    {
         Ok(found) => Ok(found),
         Err(never) => match never {},
     }
 }
 
-/// [`images`], each release read within room `budget` gives; `Ok(Err(busy))` when the
-/// budget had none.
+/// [`images`] of the releases of `range` (a page of the fleet, by releases), in the
+/// window `(since, until)`, each release read within room `budget` gives;
+/// `Ok(Err(busy))` when the budget had none.
 ///
 /// A budget that weighs (not [`Unbudgeted`]) first gets, for each release, the size of
 /// its index (one `exists`) and of its renders (one listing of its `renders/`), and is
@@ -75,8 +89,8 @@ pub async fn images_within<B: ReadBudget>(
     store: &RenderStore,
     namespace: Option<&str>,
     pattern: Option<&str>,
-    since: Option<SyncTime>,
-    until: Option<SyncTime>,
+    (since, until): (Option<SyncTime>, Option<SyncTime>),
+    range: ReleaseRange<'_>,
     budget: &B,
 ) -> Result<std::result::Result<FleetImages, B::Busy>> {
     if let Some(pattern) = pattern {
@@ -84,7 +98,7 @@ pub async fn images_within<B: ReadBudget>(
     }
     let gave_up = AtomicBool::new(false);
     let gave_up = &gave_up;
-    let done = each_release(store, namespace, |release| async move {
+    let done = each_release_of(store, namespace, range, |release| async move {
         if gave_up.load(Ordering::Relaxed) {
             return Ok(None);
         }
@@ -108,6 +122,7 @@ pub async fn images_within<B: ReadBudget>(
     .await?;
     let mut out = FleetImages {
         unlisted: done.unlisted,
+        next_after: done.next_after,
         ..FleetImages::default()
     };
     for (release, found) in done.answers {
