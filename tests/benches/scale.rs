@@ -14,7 +14,13 @@
 //!   bucket;
 //! - **verify**: `verify NS/NAME` of 1,000 / 2,000 entries;
 //! - **renders**: 20 and 60 MB renders: `put`, `get`, the CLI diff, the render page, the
-//!   diff page, `/diff`, and four diff pages at once.
+//!   diff page, `/diff`, and four diff pages at once;
+//! - **budget** (`file://` only): the fleet pages within the server's render budget
+//!   (`--max-render-bytes-in-flight 100000000`): 4 releases of two 39 MB renders each,
+//!   one `/changes` and two at once beside the diff page of a release's two renders,
+//!   then one `/images` and two at once with a 150 MB index planted in each release;
+//!   the ratios of the peaks (the targets: two at once within 10% of one alone, one
+//!   alone within 10% of the diff page).
 //!
 //! Every figure is one run (`SCALE_ROUNDS=N`: the median of N): requests (S3 only: the
 //! proxy's count), wall time, and peak memory (the CLI's maximum RSS from `wait4`; the
@@ -26,7 +32,7 @@
 //! `cargo bench -p render-store-tests --bench scale` (with the emulators' `env.sh` loaded
 //! for the S3 rows). `SCALE_CLI=PATH` measures another build of the CLI (an older one,
 //! for before/after figures); commands it lacks are reported as not available.
-//! `SCALE_ONLY=fleet,images,history,verify,renders` runs some parts; `SCALE_BACKENDS=file,s3`
+//! `SCALE_ONLY=fleet,images,history,verify,renders,budget` runs some parts; `SCALE_BACKENDS=file,s3`
 //! some backends.
 
 use futures::StreamExt;
@@ -253,6 +259,11 @@ struct Server {
 
 impl Server {
     fn start(exe: &Path, backend: &Backend) -> Server {
+        Server::start_with(exe, backend, &[])
+    }
+
+    /// [`Server::start`] with more options.
+    fn start_with(exe: &Path, backend: &Backend, options: &[&str]) -> Server {
         let mut child = Command::new(exe)
             .args([
                 "serve",
@@ -262,6 +273,7 @@ impl Server {
                 "--request-timeout",
                 "900s",
             ])
+            .args(options)
             .env("RENDER_STORE_URL", &backend.url)
             .env("RENDER_STORE_LOG", "error")
             .stdin(Stdio::null())
@@ -732,6 +744,151 @@ impl Bench {
     }
 }
 
+/// The server's budget for the fleet pages: what `budget` starts it with.
+const BUDGET_BYTES: &str = "100000000";
+
+/// The size of the index planted in each release of `budget`.
+const PLANTED_INDEX_BYTES: usize = 150_000_000;
+
+impl Bench {
+    fn budget(&self) {
+        let mut table = Table::new(format!(
+            "budget: fleet pages within --max-render-bytes-in-flight {BUDGET_BYTES}"
+        ));
+        let Some(store) = self.rt.block_on(fresh("file", None, "budget")) else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let renders: Vec<(Vec<u8>, String)> = (0..2)
+            .map(|variant| {
+                let path = dir.path().join(format!("render-{variant}.jsonl"));
+                write_large_render(&path, 39, variant);
+                let bytes = std::fs::read(&path).unwrap();
+                let r = render_ref_of_canonical(&bytes);
+                (bytes, r)
+            })
+            .collect();
+        println!(
+            "(4 releases of 2 renders of {} bytes, {:.1} MiB; entries a day apart)",
+            renders[0].0.len(),
+            renders[0].0.len() as f64 / MIB
+        );
+        let releases: Vec<Release> = (0..4)
+            .map(|i| Release::new("big", format!("app-{i}")))
+            .collect();
+        for (i, release) in releases.iter().enumerate() {
+            let prefix = ReleasePrefix::new(release).unwrap();
+            let mut keys = Vec::new();
+            for (day, (bytes, r)) in renders.iter().enumerate() {
+                let at = SyncTime {
+                    seconds: 1_767_225_600 + 86_400 * day as i64 + 60 * i as i64,
+                    nanoseconds: 0,
+                };
+                keys.push((prefix.render_key(r).unwrap(), bytes.clone()));
+                let body = entry_body(r, at, &format!("sync {day}")).unwrap();
+                keys.push((prefix.history_key(at, r).unwrap(), body));
+            }
+            self.rt.block_on(put_all(&store.direct, keys));
+        }
+        let server = Server::start_with(
+            &self.exe,
+            &store,
+            &["--max-render-bytes-in-flight", BUDGET_BYTES],
+        );
+        let baseline = server.get(&self.rt, &store, &["/healthz".to_string()]);
+        table.add("file", "baseline: server, GET /healthz", "-", baseline);
+        let size = "4×2×39 MB";
+        let mut measure = |what: &str, paths: Vec<String>| {
+            let f = median_of(self.rounds, || server.get(&self.rt, &store, &paths));
+            table.add("file", what, size, f);
+            f
+        };
+        let diff = measure(
+            "diff page of a release's two renders",
+            vec!["/ui/big/app-0/diff?from=%401".to_string()],
+        );
+        let changes = "/changes?since=2026-01-01".to_string();
+        let one = measure("GET /changes", vec![changes.clone()]);
+        let two = measure("2 × GET /changes at once", vec![changes; 2]);
+        // What the index names for each render: rows of the index's own shape, enough
+        // of them to weigh 150 MB, each naming the image the page asks for.
+        let index = planted_index(&[&renders[0].1, &renders[1].1]);
+        drop(renders);
+        for release in &releases {
+            let key = ReleasePrefix::new(release).unwrap().index_key();
+            self.rt
+                .block_on(store.direct.put(&key, index.clone()))
+                .expect("the planted index");
+        }
+        println!(
+            "(an index of {} bytes, {:.1} MiB, planted in each release)",
+            index.len(),
+            index.len() as f64 / MIB
+        );
+        drop(index);
+        let images = "/images?q=nginx:1.0".to_string();
+        let one_images = measure("GET /images (150 MB index each)", vec![images.clone()]);
+        let two_images = measure("2 × GET /images at once", vec![images; 2]);
+        let over = |f: Figure| f.peak.saturating_sub(baseline.peak) as f64 / MIB;
+        // The ratios are of the whole peaks, as the targets are stated; the MiB beside
+        // them are over the baseline: what the requests themselves added.
+        println!(
+            "peaks over the server's baseline ({:.1} MiB), and the ratios of the peaks:",
+            baseline.peak as f64 / MIB
+        );
+        for (what, alone, together) in [("/changes", one, two), ("/images", one_images, two_images)]
+        {
+            println!(
+                "  {what:<9} one {:>7.1} MiB, two at once {:>7.1} MiB, diff page {:>7.1} MiB: \
+                 two / one {:.2} (target ≤ 1.10), one / diff page {:.2} (target ≤ 1.10){}",
+                over(alone),
+                over(together),
+                over(diff),
+                together.peak as f64 / alone.peak.max(1) as f64,
+                alone.peak as f64 / diff.peak.max(1) as f64,
+                if alone.ok && together.ok {
+                    ""
+                } else {
+                    " (a request failed)"
+                },
+            );
+        }
+    }
+}
+
+/// A release index (`{"renders":{REF:[[apiVersion,kind,namespace,name,hash,[images]],…]},
+/// "version":1}`) of about [`PLANTED_INDEX_BYTES`] naming `refs`, each object with the
+/// image `nginx:1.0`: what a writer of the bucket could plant.
+fn planted_index(refs: &[&str]) -> Vec<u8> {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(PLANTED_INDEX_BYTES + 4096);
+    out.push_str("{\"renders\":{");
+    let per_ref = PLANTED_INDEX_BYTES / refs.len();
+    for (n, r) in refs.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        write!(out, "\"{r}\":[").unwrap();
+        let start = out.len();
+        let mut i = 0usize;
+        while out.len() - start < per_ref {
+            if i > 0 {
+                out.push(',');
+            }
+            write!(
+                out,
+                "[\"v1\",\"ConfigMap\",\"big\",\"cm-{i:07}\",\"{:064x}\",[\"docker.io/library/nginx:1.0\"]]",
+                i * 2_654_435_761
+            )
+            .unwrap();
+            i += 1;
+        }
+        out.push(']');
+    }
+    out.push_str("},\"version\":1}");
+    out.into_bytes()
+}
+
 /// Writes a render of about `mb` megabytes of canonical JSON lines: ConfigMaps of about
 /// 10 KB each; `variant` 1 changes every 100th object.
 fn write_large_render(path: &Path, mb: usize, variant: usize) {
@@ -817,12 +974,13 @@ fn main() {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
-    let parts: [Part; 5] = [
+    let parts: [Part; 6] = [
         ("fleet", Bench::fleet),
         ("images", Bench::images),
         ("history", Bench::history),
         ("verify", Bench::verify),
         ("renders", Bench::renders),
+        ("budget", Bench::budget),
     ];
     for (name, part) in parts {
         if wanted("SCALE_ONLY", name) {

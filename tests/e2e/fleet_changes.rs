@@ -457,3 +457,88 @@ fn a_folder_that_cannot_be_listed_makes_the_list_partial_and_the_status_1() {
         "{stderr}"
     );
 }
+
+/// Plants `zz/x` beside the fleet: one history entry, at 2026-11-03 noon, whose render
+/// blob was then replaced by `junk!` (as a writer of the bucket, or a damaged disk,
+/// could leave it).
+fn plant_junk_release(cli: &Cli) {
+    let render = put(cli, "zz/x", "x.json", &[SERVICE]);
+    record(cli, "zz/x", &render, "x", "2026-11-03T12:00:00Z");
+    let blob = cli.store_dir().join("zz/x/renders").join(&render);
+    std::fs::write(&blob, b"junk!").unwrap();
+}
+
+#[test]
+fn a_release_that_cannot_be_read_makes_the_list_partial_naming_it() {
+    let cli = Cli::file_store();
+    let all = fleet(&cli);
+    plant_junk_release(&cli);
+    let out = cli.run(&["changes", "--since", "2026-11-01"]);
+    assert_eq!(out.status.code(), Some(1), "partial: exit status 1");
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    // Every other release's entries are still printed, and the damaged one is named.
+    let every: Vec<&Expected> = all.iter().collect();
+    assert_eq!(stdout, text_of(&every));
+    assert!(!stdout.contains("zz/x"), "{stdout}");
+    assert!(
+        stderr.contains("the list is partial: could not read zz/x")
+            && stderr.contains("verify zz/x"),
+        "{stderr}"
+    );
+    let out = cli.run(&["changes", "--since", "2026-11-01", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["complete"], false);
+    assert_eq!(answer["entries"], json_of(&every));
+    assert_eq!(answer["unlisted"], json!([]));
+    let unread = answer["unread"].as_array().unwrap();
+    assert_eq!(unread.len(), 1, "{answer}");
+    assert_eq!(
+        (&unread[0]["namespace"], &unread[0]["name"]),
+        (&json!("zz"), &json!("x"))
+    );
+    assert!(
+        unread[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("does not read"),
+        "{answer}"
+    );
+}
+
+/// The same damage on the server's changes page: the page is answered (200), the other
+/// releases' rows shown, and its note names the release that could not be read.
+#[tokio::test]
+async fn the_changes_page_names_a_release_that_cannot_be_read() {
+    let (cli, all) = tokio::task::spawn_blocking(|| {
+        let cli = Cli::file_store();
+        let all = fleet(&cli);
+        plant_junk_release(&cli);
+        (cli, all)
+    })
+    .await
+    .unwrap();
+    let url = format!("file://{}", cli.store_dir().display());
+    let store = render_store::RenderStore::open(&url).unwrap().unwrap();
+    let s = super::http::Server::start(Some(store)).await;
+    let (status, page) = s.get("/changes?since=2026-11-01").await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(
+        page.matches("class=\"change\"").count(),
+        all.len(),
+        "{page}"
+    );
+    let note = page
+        .split("id=\"partial\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .expect("the page says it is partial");
+    assert!(
+        note.contains("href=\"/ui/zz/x\"") && note.contains("could not be read"),
+        "{note}"
+    );
+    assert!(!page.contains("/ui/zz/x/diff"), "{page}");
+}

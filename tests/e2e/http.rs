@@ -1941,9 +1941,67 @@ async fn the_images_and_changes_pages_answer_fleet_questions() {
     let (_, none) = s.get("/changes?since=2026-01-01&namespace=dev").await;
     assert_eq!(none.matches("class=\"change\"").count(), 0, "{none}");
     // A page past the end is no page, as on every other paged page.
-    for path in ["/changes?since=2026-01-01&page=2", "/images?q=nginx&page=2"] {
-        let (status, page) = s.get(path).await;
-        assert_eq!(status, 404, "{path}: {page}");
-        assert!(page.contains("page 2: there is 1 page"), "{path}: {page}");
+    let path = "/changes?since=2026-01-01&page=2";
+    let (status, page) = s.get(path).await;
+    assert_eq!(status, 404, "{path}: {page}");
+    assert!(page.contains("page 2: there is 1 page"), "{path}: {page}");
+}
+
+/// The images page is paged by releases, as the release list is: a page reads and shows
+/// its own releases' intervals and links to the next releases, with no total.
+#[tokio::test]
+async fn the_images_page_is_paged_by_releases() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = RenderStore::open(&format!("file://{}", dir.path().display()))
+        .unwrap()
+        .unwrap();
+    for (name, image) in [("api", "nginx:1.25"), ("web", "nginx:1.26")] {
+        let release = Release::new("prod", name);
+        let object = format!(
+            r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"{name}"}},"spec":{{"template":{{"spec":{{"containers":[{{"name":"c","image":"{image}"}}]}}}}}}}}"#
+        );
+        let r = store
+            .put_render(&release, &[object.into_bytes()])
+            .await
+            .unwrap();
+        let entry = NewEntry {
+            render_ref: r,
+            synced_at: SyncTime {
+                seconds: 1_800_000_000,
+                nanoseconds: 0,
+            },
+            summary: image.to_string(),
+        };
+        store.record_history(&release, &entry).await.unwrap();
+    }
+    let s = Server::start(Some(store)).await;
+    let (status, all) = s.get("/images?q=nginx").await;
+    assert_eq!(status, 200, "{all}");
+    assert_eq!(all.matches("class=\"image-row\"").count(), 2, "{all}");
+    assert!(!all.contains("page-next"), "one page: {all}");
+    let (status, first) = s.get("/images?q=nginx&limit=1").await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(first.matches("class=\"image-row\"").count(), 1, "{first}");
+    assert!(
+        first.contains("nginx:1.25") && !first.contains("nginx:1.26"),
+        "{first}"
+    );
+    let next = "/images?q=nginx&amp;limit=1&amp;after=prod%2Fapi";
+    assert!(first.contains(next), "{first}");
+    let (status, second) = s.get(&next.replace("&amp;", "&")).await;
+    assert_eq!(status, 200, "{second}");
+    assert_eq!(second.matches("class=\"image-row\"").count(), 1, "{second}");
+    assert!(second.contains("nginx:1.26"), "{second}");
+    assert!(
+        !second.contains("page-next") && second.contains("page-first"),
+        "{second}"
+    );
+    for bad in [
+        "/images?q=nginx&after=nope",
+        "/images?q=nginx&limit=0",
+        "/images?q=nginx&page=2",
+    ] {
+        let (status, page) = s.get(bad).await;
+        assert_eq!(status, 400, "{bad}: {page}");
     }
 }

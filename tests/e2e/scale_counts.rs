@@ -548,3 +548,86 @@ async fn fleet_changes_read_each_render_of_the_window_once() {
     }
     assert_eq!(seen[0], seen[1]);
 }
+
+/// A budget that grants every reservation and remembers what each asked for.
+#[derive(Default)]
+struct Granted(std::sync::Mutex<Vec<(Release, u64)>>);
+
+impl render_store::fleet::ReadBudget for Granted {
+    type Held = ();
+    type Busy = std::convert::Infallible;
+
+    async fn reserve(&self, release: &Release, bytes: u64) -> Result<(), Self::Busy> {
+        self.0.lock().unwrap().push((release.clone(), bytes));
+        Ok(())
+    }
+}
+
+/// A page of the fleet's changes reads its own rows and nothing else: the order comes
+/// from the history listings (the times are in the keys), then only the page's entries
+/// and the renders they compare are read, within room for the largest two of those
+/// renders, asked of the budget once for the one release on the page.
+#[tokio::test]
+async fn a_page_of_the_fleets_changes_reads_only_its_rows() {
+    use render_store::fleet_changes::{Page, fleet_changes_page};
+    let (store, recorder) = store_of(9, 600).await;
+    recorder.take_calls();
+    let budget = Granted::default();
+    let page = Page {
+        skip: 50,
+        limit: Some(50),
+    };
+    let found = fleet_changes_page(&store, None, None, None, page, &budget)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(found.complete());
+    // 600 entries of big/app and one of each other release, all in the open window.
+    assert_eq!(found.total, 609);
+    // The second page: big/app's entries 549 down to 500, @50 to @99.
+    let places: Vec<usize> = found.entries.iter().map(|e| e.position).collect();
+    assert_eq!(places, (50..100).collect::<Vec<_>>());
+    assert!(found.entries.iter().all(|e| e.release.name == "app"));
+    let calls = recorder.take_calls();
+    let renders_read = calls
+        .iter()
+        .filter(|c| matches!(c, BucketCall::Get(k) if k.contains("/renders/")))
+        .count();
+    assert_eq!(
+        renders_read, 51,
+        "each row's render and the one before the first"
+    );
+    // The root and 4 namespaces; 10 histories and big/app's renders, for their sizes;
+    // 50 entries and 51 renders.
+    assert_eq!(
+        counted(&calls),
+        counts(&[("list-delimited", 5), ("list", 11), ("get", 101)])
+    );
+    let canonical = |i: usize| {
+        format!(
+            "{{\"apiVersion\":\"v1\",\"data\":{{\"i\":\"{i}\"}},\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"app\"}}}}\n"
+        )
+        .len() as u64
+    };
+    let asked = budget.0.into_inner().unwrap();
+    assert_eq!(
+        asked,
+        [(Release::new("big", "app"), canonical(549) + canonical(548))]
+    );
+    // The last page holds the oldest entries, each release's first against nothing.
+    let last = Page {
+        skip: 600,
+        limit: Some(50),
+    };
+    let found = fleet_changes_page(&store, None, None, None, last, &Granted::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.entries.len(), 9);
+    assert!(
+        found
+            .entries
+            .iter()
+            .all(|e| e.previous_render_ref.is_none())
+    );
+}

@@ -933,3 +933,63 @@ async fn render_work_waits_for_room_then_is_answered_busy() {
     let (status, _) = s.get(&path).await;
     assert_eq!(status, 200);
 }
+
+/// The fleet pages read within the same budget as renders and diffs: while an unread
+/// answer holds the room a large render needs, `/changes` and `/images`, which would
+/// read that render, wait for it and are answered 503 with `Retry-After`, as a diff is;
+/// once the room is free, both are answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fleet_pages_wait_for_room_in_the_render_budget() {
+    let store = RenderStore::open("mem://").unwrap().unwrap();
+    let big = release("big");
+    let objects = large_render(200, 1);
+    let size = objects.iter().map(|o| o.len() + 1).sum::<usize>();
+    let big_ref = store.put_render(&big, &objects).await.unwrap();
+    drop(objects);
+    let entry = NewEntry {
+        render_ref: big_ref.clone(),
+        synced_at: time(1_767_225_600),
+        summary: "big".into(),
+    };
+    store.record_history(&big, &entry).await.unwrap();
+    let s = Server::start_with(
+        Some(store),
+        ServeOptions {
+            max_render_bytes_in_flight: 2 * size + (64 << 10),
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let holder = non_reader(s.addr, &format!("/renders/ns/big/{big_ref}")).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pages = ["/changes?since=2025-01-01", "/images?q=*"];
+    let server = &s;
+    let answers = futures::future::join_all(pages.iter().map(|path| async move {
+        let response = server
+            .client
+            .get(format!("{}{path}", server.base))
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let retry = response.headers().get("retry-after").cloned();
+        (status, retry, response.text().await.unwrap())
+    }))
+    .await;
+    for (path, (status, retry, body)) in pages.iter().zip(answers) {
+        assert_eq!(status, 503, "{path}: {body}");
+        assert_eq!(retry.unwrap(), "5", "{path}");
+        assert!(
+            body.contains("--max-render-bytes-in-flight"),
+            "{path}: {body}"
+        );
+    }
+    drop(holder);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (status, changes) = s.get(pages[0]).await;
+    assert_eq!(status, 200, "{changes}");
+    assert_eq!(changes.matches("class=\"change\"").count(), 1, "{changes}");
+    let (status, images) = s.get(pages[1]).await;
+    assert_eq!(status, 200, "{images}");
+    assert!(!images.contains("id=\"partial\""), "{images}");
+}

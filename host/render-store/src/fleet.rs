@@ -190,6 +190,20 @@ pub async fn all_releases(store: &RenderStore, namespace: Option<&str>) -> Resul
 pub(crate) struct EachRelease<T> {
     pub answers: Vec<(Release, Result<T>)>,
     pub unlisted: Vec<Unlisted>,
+    /// The last release asked, when a page of them was asked and more follow.
+    pub next_after: Option<Release>,
+}
+
+/// Which releases a fleet question asks, in order of namespace and name: those after
+/// `after` (all when `None`), at most `limit` of them (all when `None`). A server pages
+/// a fleet answer by releases this way, with no total: each page lists only as far as
+/// its own releases ([`find_releases`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReleaseRange<'a> {
+    /// The release the range starts after: a page's `next_after`.
+    pub after: Option<&'a Release>,
+    /// The most releases the range holds.
+    pub limit: Option<usize>,
 }
 
 /// Asks `each` of every release of the store (or of `namespace`), found by
@@ -205,10 +219,24 @@ where
     F: Fn(Release) -> Fut,
     Fut: std::future::Future<Output = Result<T>>,
 {
+    each_release_of(store, namespace, ReleaseRange::default(), each).await
+}
+
+/// [`each_release`] of the releases of `range` alone, found by [`find_releases`].
+pub(crate) async fn each_release_of<T, F, Fut>(
+    store: &RenderStore,
+    namespace: Option<&str>,
+    range: ReleaseRange<'_>,
+    each: F,
+) -> Result<EachRelease<T>>
+where
+    F: Fn(Release) -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
     use futures::StreamExt;
     store
         .within(async {
-            let names = all_releases(store, namespace).await?;
+            let names = find_releases_unbounded(store, namespace, range.after, range.limit).await?;
             let mut answers: Vec<(Release, Result<T>)> = futures::stream::iter(names.releases)
                 .map(|release| {
                     let answer = each(release.clone());
@@ -227,7 +255,93 @@ where
             Ok(EachRelease {
                 answers,
                 unlisted: names.unlisted,
+                next_after: names.next_after,
             })
         })
         .await?
+}
+
+/// Room in a caller's memory budget for what a fleet query reads of one release (its
+/// renders, its index), taken before the release is read and given back when it is
+/// done. A server's fleet pages take it from the budget its diff pages take from, so
+/// concurrent queries queue for room instead of holding the store's largest renders
+/// together; the CLI, alone in its process, takes none ([`Unbudgeted`]).
+pub trait ReadBudget: Sync {
+    /// The room held: given back when dropped.
+    type Held: Send;
+    /// Why no room was had (none came free in time): the query is not answered.
+    type Busy: Send;
+    /// Whether the budget weighs what is read: when not, no call is made to learn the
+    /// sizes of what a release's reading holds.
+    const WEIGHS: bool = true;
+
+    /// Room for reading `bytes` of stored objects of `release` at once (their stored
+    /// sizes, as listings give them: what a read holds for each is the budget's to
+    /// weigh).
+    fn reserve(
+        &self,
+        release: &Release,
+        bytes: u64,
+    ) -> impl std::future::Future<Output = std::result::Result<Self::Held, Self::Busy>> + Send;
+}
+
+/// No budget: every release is read as soon as the walk reaches it, and the sizes a
+/// budget would weigh are never asked for (no call is made to learn them).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unbudgeted;
+
+impl ReadBudget for Unbudgeted {
+    type Held = ();
+    type Busy = std::convert::Infallible;
+    const WEIGHS: bool = false;
+
+    async fn reserve(
+        &self,
+        _release: &Release,
+        _bytes: u64,
+    ) -> std::result::Result<(), std::convert::Infallible> {
+        Ok(())
+    }
+}
+
+/// The stored sizes of `keys` (all in one folder) from one listing of that folder:
+/// what a budget weighs before the objects are read. A key the listing does not hold
+/// weighs nothing (its read will say it is missing); when the listing fails, each
+/// weighs `unknown`, so a store that answers badly is never a reason to read unweighed.
+pub(crate) async fn sizes_in_folder(
+    store: &RenderStore,
+    keys: &[String],
+    unknown: u64,
+) -> Vec<u64> {
+    let Some(folder) = keys
+        .first()
+        .and_then(|k| k.rsplit_once('/'))
+        .map(|(folder, _)| format!("{folder}/"))
+    else {
+        return Vec::new();
+    };
+    match store.bucket().list(&folder).await {
+        Ok(listed) => {
+            let sizes: std::collections::HashMap<String, u64> =
+                listed.into_iter().map(|m| (m.key, m.size)).collect();
+            keys.iter()
+                .map(|k| sizes.get(k).copied().unwrap_or(0))
+                .collect()
+        }
+        Err(_) => vec![unknown; keys.len()],
+    }
+}
+
+/// The sum of the two largest of `sizes`: what a reader holding two renders at a time
+/// holds at most.
+pub(crate) fn largest_pair(sizes: &[u64]) -> u64 {
+    let mut top = [0u64; 2];
+    for &s in sizes {
+        if s > top[0] {
+            top = [s, top[0]];
+        } else if s > top[1] {
+            top[1] = s;
+        }
+    }
+    top[0].saturating_add(top[1])
 }

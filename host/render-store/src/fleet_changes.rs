@@ -5,12 +5,20 @@
 //!
 //! The host reads and converts; which objects, images and Secret keys changed is the
 //! component's to say.
+//!
+//! The times are in the history keys, so the window and its order are known from the
+//! listings alone: a page of the list reads only the entries and renders of its own
+//! rows, however many entries the window holds.
 
 use crate::error::{Error, Result};
-use crate::fleet::{Unlisted, all_releases};
+use crate::fleet::{
+    FLEET_CONCURRENCY, ReadBudget, Unbudgeted, Unlisted, all_releases, largest_pair,
+    sizes_in_folder,
+};
 use crate::store::RenderStore;
-use crate::types::{EntryRead, ParsedKey, Release, RenderChanges, SyncTime};
+use crate::types::{EntryRead, MAX_RENDER_BYTES, ParsedKey, Release, RenderChanges, SyncTime};
 use futures::StreamExt;
+use std::collections::BTreeMap;
 
 /// How many releases are read at once. Each holds at most two renders while it is
 /// read (an entry's and the one before it), so this bounds the renders in memory to
@@ -39,63 +47,164 @@ pub struct EntryChanges {
     pub changes: RenderChanges,
 }
 
-/// The fleet's changes in a window.
+/// The fleet's changes in a window (or a page of them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FleetChanges {
-    /// The entries in the window, newest first (entries of the same time by namespace,
+    /// The entries of the page, newest first (entries of the same time by namespace,
     /// then name).
     pub entries: Vec<EntryChanges>,
+    /// How many entries the listings found in the window, on every page: what the
+    /// pages are cut from.
+    pub total: usize,
     /// Folders that could not be listed (a namespace, or a release's `history/`): the
     /// answer is partial, and says so, rather than leaving them out in silence.
     pub unlisted: Vec<Unlisted>,
+    /// Releases of which an entry or a render the page needed could not be read (a
+    /// blob that is corrupt, sealed under a key the keyring lacks, or that the bucket
+    /// failed to give), and why: their entries are not in the answer, which is partial.
+    pub unread: Vec<(Release, String)>,
+}
+
+impl FleetChanges {
+    /// Whether the answer covers the whole fleet asked about: nothing unlisted or
+    /// unread. A partial answer must not be read as "nothing else changed".
+    pub fn complete(&self) -> bool {
+        self.unlisted.is_empty() && self.unread.is_empty()
+    }
+}
+
+/// Which part of the window's list, newest first, a call reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Page {
+    /// Entries of the list before the page's first.
+    pub skip: usize,
+    /// At most this many entries (every one after `skip` when `None`).
+    pub limit: Option<usize>,
 }
 
 /// Every history entry of the store's releases (of `namespace`'s alone when given)
 /// synced from `since` (included) until `until` (excluded), each bound open when
 /// `None`, newest first, each with what changed against the entry before it in its
-/// release.
-///
-/// Calls: the delimiter listings of [`crate::fleet::all_releases`]; for each release a
-/// listing of its `history/` (no entry read to select the window: the times are in the
-/// keys), then, for a release with entries in the window, one read of each of those
-/// entries and one read of each render needed (each entry's and the one before the
-/// first), each read once. [`CHANGES_CONCURRENCY`] releases at a time, each read entry
-/// by entry, so memory holds a few renders, never the fleet's.
-///
-/// Fail closed: a folder that cannot be listed is in [`FleetChanges::unlisted`]; an
-/// entry or a render that does not read fails the call, naming the release and the
-/// entry (an entry deleted since it was listed, by a concurrent GC, is left out: it is
-/// no longer in the history). All within the store's deadline and cancellation.
+/// release: [`fleet_changes_page`] of the whole list, without a budget.
 pub async fn fleet_changes(
     store: &RenderStore,
     namespace: Option<&str>,
     since: Option<SyncTime>,
     until: Option<SyncTime>,
 ) -> Result<FleetChanges> {
-    store
-        .within(unbounded(store, namespace, since, until))
-        .await?
+    let whole = Page::default();
+    match fleet_changes_page(store, namespace, since, until, whole, &Unbudgeted).await? {
+        Ok(found) => Ok(found),
+        Err(never) => match never {},
+    }
 }
 
-async fn unbounded(
+/// The entries of `page` of the list [`fleet_changes`] gives, each release's rows read
+/// within room `budget` gives; `Ok(Err(busy))` when the budget had none.
+///
+/// Calls: the delimiter listings of [`crate::fleet::all_releases`]; for each release a
+/// listing of its `history/` ([`FLEET_CONCURRENCY`] at once; no entry read to select
+/// the window or to order it: the times are in the keys); then, for each release with
+/// rows on the page, [`CHANGES_CONCURRENCY`] at a time, one read of each of those
+/// entries and one read of each render they need (each entry's and the one before it),
+/// each read once where the rows follow each other. A budget that weighs (not
+/// [`Unbudgeted`]) first gets one listing of the release's `renders/` for their sizes
+/// and is asked for room for the largest two of them, held until the release is read:
+/// a release's rows hold two renders at a time.
+///
+/// Fail closed: a folder that cannot be listed is in [`FleetChanges::unlisted`]; a
+/// release of which an entry or a render the page needs does not read is in
+/// [`FleetChanges::unread`], with why, never taken for one without changes (an entry
+/// deleted since it was listed, by a concurrent GC, is left out: it is no longer in
+/// the history). A deadline or a cancel ends the call. All within the store's deadline
+/// and cancellation.
+pub async fn fleet_changes_page<B: ReadBudget>(
     store: &RenderStore,
     namespace: Option<&str>,
     since: Option<SyncTime>,
     until: Option<SyncTime>,
-) -> Result<FleetChanges> {
+    page: Page,
+    budget: &B,
+) -> Result<std::result::Result<FleetChanges, B::Busy>> {
+    store
+        .within(unbounded(store, namespace, since, until, page, budget))
+        .await?
+}
+
+async fn unbounded<B: ReadBudget>(
+    store: &RenderStore,
+    namespace: Option<&str>,
+    since: Option<SyncTime>,
+    until: Option<SyncTime>,
+    page: Page,
+    budget: &B,
+) -> Result<std::result::Result<FleetChanges, B::Busy>> {
     let found = all_releases(store, namespace).await?;
     let mut answer = FleetChanges {
         unlisted: found.unlisted,
         ..FleetChanges::default()
     };
+    let listings: Vec<(Release, Result<Listing>)> = futures::stream::iter(found.releases)
+        .map(|release| async move {
+            let listing = history_of(store, &release).await;
+            (release, listing)
+        })
+        .buffered(FLEET_CONCURRENCY)
+        .collect()
+        .await;
+    let mut histories: Vec<(Release, Vec<Listed>)> = Vec::new();
+    for (release, listing) in listings {
+        match listing {
+            Ok(Listing::Listed(history)) => histories.push((release, history)),
+            Ok(Listing::Unlisted(u)) => answer.unlisted.push(u),
+            Err(e) if e.is_cut() => return Err(e),
+            Err(e) => answer.unread.push((release, e.to_string())),
+        }
+    }
+    // The window's entries, newest first, from the keys alone.
     let window = |t: SyncTime| since.is_none_or(|s| t >= s) && until.is_none_or(|u| t < u);
-    let mut releases = futures::stream::iter(found.releases)
-        .map(|release| release_changes(store, release, &window))
+    let mut rows: Vec<(usize, usize)> = histories
+        .iter()
+        .enumerate()
+        .flat_map(|(r, (_, history))| {
+            history
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| window(e.synced_at))
+                .map(move |(i, _)| (r, i))
+        })
+        .collect();
+    let time = |&(r, i): &(usize, usize)| histories[r].1[i].synced_at;
+    // Stable: entries of one release and time stay in key order. The releases are in
+    // namespace and name order already, so time alone orders the rest.
+    rows.sort_by_key(|row| std::cmp::Reverse(time(row)));
+    answer.total = rows.len();
+    let mut shown: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for &(r, i) in rows
+        .iter()
+        .skip(page.skip)
+        .take(page.limit.unwrap_or(usize::MAX))
+    {
+        shown.entry(r).or_default().push(i);
+    }
+    drop(rows);
+    let mut reads = futures::stream::iter(shown)
+        .map(|(r, mut indices)| {
+            let (release, history) = &histories[r];
+            indices.sort_unstable();
+            async move {
+                let rows = release_rows(store, release, history, &indices, budget).await;
+                (release, rows)
+            }
+        })
         .buffered(CHANGES_CONCURRENCY);
-    while let Some(read) = releases.next().await {
-        match read? {
-            Ok(entries) => answer.entries.extend(entries),
-            Err(unlisted) => answer.unlisted.push(unlisted),
+    while let Some((release, rows)) = reads.next().await {
+        match rows {
+            Ok(Ok(entries)) => answer.entries.extend(entries),
+            // Dropping the walk gives back the room the other releases hold.
+            Ok(Err(busy)) => return Ok(Err(busy)),
+            Err(e) if e.is_cut() => return Err(e),
+            Err(e) => answer.unread.push((release.clone(), e.to_string())),
         }
     }
     answer.entries.sort_by(|a, b| {
@@ -105,7 +214,10 @@ async fn unbounded(
             .then_with(|| a.release.name.cmp(&b.release.name))
     });
     answer.unlisted.sort_by(|a, b| a.folder.cmp(&b.folder));
-    Ok(answer)
+    answer
+        .unread
+        .sort_by(|a, b| (&a.0.namespace, &a.0.name).cmp(&(&b.0.namespace, &b.0.name)));
+    Ok(Ok(answer))
 }
 
 /// An entry of a release's history as its key says it.
@@ -115,25 +227,26 @@ struct Listed {
     render_ref: String,
 }
 
-/// The entries of `release` in the window with their changes, or the history folder
-/// that could not be listed.
-async fn release_changes(
-    store: &RenderStore,
-    release: Release,
-    window: &impl Fn(SyncTime) -> bool,
-) -> Result<std::result::Result<Vec<EntryChanges>, Unlisted>> {
+/// A release's history as its listing gives it, in time order, or the folder that could
+/// not be listed.
+enum Listing {
+    Listed(Vec<Listed>),
+    Unlisted(Unlisted),
+}
+
+async fn history_of(store: &RenderStore, release: &Release) -> Result<Listing> {
     let rt = store.runtime();
-    let folder = format!("{}history/", rt.release_prefix(&release).await?);
+    let folder = format!("{}history/", rt.release_prefix(release).await?);
     let keys: Vec<String> = match store.bucket().list(&folder).await {
         Ok(listed) => listed.into_iter().map(|m| m.key).collect(),
         Err(e) => {
-            return Ok(Err(Unlisted {
+            return Ok(Listing::Unlisted(Unlisted {
                 folder,
                 error: e.to_string(),
             }));
         }
     };
-    let parsed = rt.parse_keys(&release, &keys).await?;
+    let parsed = rt.parse_keys(release, &keys).await?;
     let mut history: Vec<Listed> = keys
         .into_iter()
         .zip(parsed)
@@ -148,31 +261,46 @@ async fn release_changes(
         .collect();
     // Key order is time order: the key starts with the time in a fixed-width layout.
     history.sort_by(|a, b| a.key.cmp(&b.key));
-    // The window is an interval of times, so its entries are a run of the history.
-    let Some(first) = history.iter().position(|e| window(e.synced_at)) else {
-        return Ok(Ok(Vec::new()));
-    };
-    let end = first
-        + history[first..]
+    Ok(Listing::Listed(history))
+}
+
+/// The rows `indices` (ascending places in `history`, oldest first) of `release` with
+/// their changes, read within room for the largest two renders they need.
+async fn release_rows<B: ReadBudget>(
+    store: &RenderStore,
+    release: &Release,
+    history: &[Listed],
+    indices: &[usize],
+    budget: &B,
+) -> Result<std::result::Result<Vec<EntryChanges>, B::Busy>> {
+    let rt = store.runtime();
+    let bytes = if B::WEIGHS {
+        let mut refs: Vec<&str> = indices
             .iter()
-            .take_while(|e| window(e.synced_at))
-            .count();
-    let wanted: Vec<String> = history[first..end].iter().map(|e| e.key.clone()).collect();
-    let reads = store.read_history_entries(&release, &wanted).await?;
-    let mut out = Vec::new();
-    // The render just before the next entry: the one it is compared with.
-    let mut previous: Option<(String, Vec<u8>)> = match first.checked_sub(1) {
-        Some(i) => {
-            let e = &history[i];
-            Some((
-                e.render_ref.clone(),
-                read_render(store, &release, history.len() - 1 - i, e).await?,
-            ))
+            .flat_map(|&i| i.checked_sub(1).into_iter().chain([i]))
+            .map(|i| history[i].render_ref.as_str())
+            .collect();
+        refs.sort_unstable();
+        refs.dedup();
+        let mut keys = Vec::with_capacity(refs.len());
+        for r in refs {
+            keys.push(rt.render_key(release, r).await?);
         }
-        None => None,
+        largest_pair(&sizes_in_folder(store, &keys, MAX_RENDER_BYTES as u64).await)
+    } else {
+        0
     };
-    for (offset, read) in reads.into_iter().enumerate() {
-        let index = first + offset;
+    let _held = match budget.reserve(release, bytes).await {
+        Ok(held) => held,
+        Err(busy) => return Ok(Err(busy)),
+    };
+    let wanted: Vec<String> = indices.iter().map(|&i| history[i].key.clone()).collect();
+    let reads = store.read_history_entries(release, &wanted).await?;
+    let mut out = Vec::new();
+    // The render of the row read last, which the next row compares with when it
+    // follows it: each render of a run of rows is read once.
+    let mut last: Option<(String, Vec<u8>)> = None;
+    for (&index, read) in indices.iter().zip(reads) {
         let entry = &history[index];
         let position = history.len() - 1 - index;
         let summary = match read {
@@ -186,10 +314,21 @@ async fn release_changes(
                 )));
             }
         };
+        let before = index.checked_sub(1).map(|i| &history[i]);
+        let previous = match before {
+            None => None,
+            Some(b) => match last.take() {
+                Some((r, bytes)) if r == b.render_ref => Some((r, bytes)),
+                _ => Some((
+                    b.render_ref.clone(),
+                    read_render(store, release, position + 1, b).await?,
+                )),
+            },
+        };
         let render = match &previous {
             // A render recorded twice in a row (entries of another writer) is read once.
             Some((r, bytes)) if *r == entry.render_ref => bytes.clone(),
-            _ => read_render(store, &release, position, entry).await?,
+            _ => read_render(store, release, position, entry).await?,
         };
         let old: &[u8] = previous.as_ref().map_or(&[], |(_, bytes)| bytes.as_slice());
         let changes = rt.summarize_changes(old, &render).await?;
@@ -200,10 +339,10 @@ async fn release_changes(
             synced_at: entry.synced_at,
             render_ref: entry.render_ref.clone(),
             summary,
-            previous_render_ref: previous.as_ref().map(|(r, _)| r.clone()),
+            previous_render_ref: previous.map(|(r, _)| r),
             changes,
         });
-        previous = Some((entry.render_ref.clone(), render));
+        last = Some((entry.render_ref.clone(), render));
     }
     Ok(Ok(out))
 }

@@ -30,7 +30,7 @@ impl FleetIndex {
 
 /// Brings the index of every release of the store (or of `namespace`) up to date with
 /// its history, reading the renders each index lacks (`store.index-release`): the
-/// delimiter listings of [`all_releases`], then per release one listing of its history,
+/// delimiter listings of [`crate::fleet::all_releases`], then per release one listing of its history,
 /// one read of its index, one read of each render it lacks and at most one write,
 /// [`crate::fleet::FLEET_CONCURRENCY`] releases at once, within the store's deadline.
 /// With `force` every index is rebuilt from the renders alone (`store.rebuild-index`).

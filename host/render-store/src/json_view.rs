@@ -218,8 +218,10 @@ pub fn change_entry(e: &EntryChanges, synced_at: &str) -> Value {
 }
 
 /// The answer of a changes query: `{"entries": [ENTRY…] (as [`change_entry`] writes
-/// each, newest first), "complete": bool, "unlisted": [{"folder", "error"}]}`.
-/// `complete` is false when a folder could not be listed: its releases are not in it.
+/// each, newest first), "complete": bool, "unlisted": [{"folder", "error"}], "unread":
+/// [{"namespace", "name", "error"}]}` (as [`images`] names what it could not see).
+/// `complete` is false when a folder could not be listed or a release could not be
+/// read: their entries are not in it.
 pub async fn changes(rt: &Runtime, found: &FleetChanges) -> Result<Value> {
     let times: Vec<_> = found.entries.iter().map(|e| e.synced_at).collect();
     let times = rt.format_synced_at_all(&times).await?;
@@ -231,7 +233,8 @@ pub async fn changes(rt: &Runtime, found: &FleetChanges) -> Result<Value> {
         .collect();
     Ok(json!({
         "entries": entries,
-        "complete": found.unlisted.is_empty(),
+        "complete": found.complete(),
         "unlisted": found.unlisted.iter().map(|u| json!({"folder": u.folder, "error": u.error})).collect::<Vec<_>>(),
+        "unread": found.unread.iter().map(|(r, e)| json!({"namespace": r.namespace, "name": r.name, "error": e})).collect::<Vec<_>>(),
     }))
 }

@@ -13,8 +13,9 @@ use render_store::fleet_changes::{EntryChanges, fleet_changes};
 use std::io::Write;
 
 /// `changes --since SINCE [--until UNTIL]`: prints the entries of the window (of `-n`'s
-/// namespace alone when given); [`Finish::Differs`] when a folder could not be listed,
-/// which makes the list partial.
+/// namespace alone when given); [`Finish::Differs`] when a folder could not be listed or
+/// a release could not be read, which makes the list partial: the other releases'
+/// entries are still printed, and each one left out is named on standard error.
 pub async fn run(ctx: &Context<'_>, since: &str, until: Option<&str>) -> Result<Finish> {
     let store = ctx.open().await?;
     let rt = store.runtime().clone();
@@ -30,7 +31,7 @@ pub async fn run(ctx: &Context<'_>, since: &str, until: Option<&str>) -> Result<
         for (e, time) in found.entries.iter().zip(&times) {
             out.write_all(entry_text(e, time).as_bytes())?;
         }
-        if found.entries.is_empty() && found.unlisted.is_empty() {
+        if found.entries.is_empty() && found.complete() {
             writeln!(out, "(no history entry was synced in the window)")?;
         }
     }
@@ -41,7 +42,14 @@ pub async fn run(ctx: &Context<'_>, since: &str, until: Option<&str>) -> Result<
             esc(&u.error)
         );
     }
-    Ok(if found.unlisted.is_empty() {
+    for (release, why) in &found.unread {
+        eprintln!(
+            "render-store: the list is partial: could not read {release} ({}): its entries \
+             are not in the list; `render-store verify {release}` says what is wrong",
+            esc(why)
+        );
+    }
+    Ok(if found.complete() {
         Finish::Done
     } else {
         Finish::Differs

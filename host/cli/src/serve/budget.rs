@@ -1,6 +1,6 @@
 //! The server-wide budget for render work in flight: every request that reads renders
-//! (a render's bytes or page, a diff, a diff page, a preview) reserves what it will hold
-//! before it reads them, and waits for room, or is answered 503 with `Retry-After`,
+//! (a render's bytes or page, a diff, a diff page, a preview, the fleet pages' releases
+//! one by one) reserves what it will hold before it reads them, and waits for room, or is answered 503 with `Retry-After`,
 //! when other requests hold the budget. So concurrent large requests queue instead of
 //! taking the server's memory together: `--max-concurrent-requests` bounds how many
 //! requests run, this bounds what they hold.
@@ -16,6 +16,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use render_store::Release;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -59,6 +60,83 @@ impl RenderBudget {
         match tokio::time::timeout(self.wait, self.units.clone().acquire_many_owned(units)).await {
             Ok(Ok(permit)) => Ok(permit),
             _ => Err(Busy { bytes }),
+        }
+    }
+}
+
+/// The room one fleet page (`/changes`, `/images`) reads its releases in, from the
+/// same budget as a diff's renders and weighed as they are (twice the stored size of
+/// what a release's reading holds), so fleet pages and diff pages, or two fleet pages,
+/// queue for the memory rather than take it together.
+///
+/// One difference: a page reads a few releases at once, and the room its own releases
+/// hold comes free as each is read. A release waiting behind its own page's releases is
+/// not waiting on a busy server, so a wait ends in [`Busy`] only when, for a whole
+/// [`WAIT`], the page held no room and was given none: when other requests held it.
+pub(crate) struct FleetReads<'a> {
+    budget: &'a RenderBudget,
+    page: Arc<PageRoom>,
+}
+
+/// What a fleet page's releases hold of the budget.
+#[derive(Default)]
+struct PageRoom {
+    /// How many of the page's releases hold room now.
+    holding: AtomicUsize,
+    /// How many times one of them was given room or gave it back: a wait that saw it
+    /// change waited on the page's own releases, not on others alone.
+    moves: AtomicUsize,
+}
+
+/// Room one release of a fleet page holds while it is read.
+pub(crate) struct FleetHeld {
+    _room: Reservation,
+    page: Arc<PageRoom>,
+}
+
+impl Drop for FleetHeld {
+    fn drop(&mut self) {
+        self.page.holding.fetch_sub(1, Ordering::SeqCst);
+        self.page.moves.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl RenderBudget {
+    /// The room of one fleet page.
+    pub(crate) fn fleet(&self) -> FleetReads<'_> {
+        FleetReads {
+            budget: self,
+            page: Arc::default(),
+        }
+    }
+}
+
+impl render_store::fleet::ReadBudget for FleetReads<'_> {
+    type Held = FleetHeld;
+    type Busy = Busy;
+
+    async fn reserve(&self, _release: &Release, bytes: u64) -> Result<FleetHeld, Busy> {
+        let bytes = bytes.saturating_mul(2);
+        let page = &self.page;
+        loop {
+            let moves = page.moves.load(Ordering::SeqCst);
+            match self.budget.reserve(bytes).await {
+                Ok(room) => {
+                    page.holding.fetch_add(1, Ordering::SeqCst);
+                    page.moves.fetch_add(1, Ordering::SeqCst);
+                    return Ok(FleetHeld {
+                        _room: room,
+                        page: page.clone(),
+                    });
+                }
+                Err(busy) => {
+                    let own = page.holding.load(Ordering::SeqCst) > 0
+                        || page.moves.load(Ordering::SeqCst) != moves;
+                    if !own {
+                        return Err(busy);
+                    }
+                }
+            }
         }
     }
 }
@@ -176,5 +254,31 @@ mod tests {
         // More than the whole budget: it waits for all of it, then runs alone.
         let all = budget.reserve(1 << 40).await.unwrap();
         assert_eq!(all.num_permits(), 10);
+    }
+
+    #[tokio::test]
+    async fn a_fleet_page_waits_behind_its_own_releases_not_behind_others() {
+        use render_store::fleet::ReadBudget;
+        let budget = RenderBudget {
+            wait: Duration::from_millis(50),
+            ..RenderBudget::new(10 * 1024)
+        };
+        let release = Release::new("ns", "app");
+        let page = budget.fleet();
+        // Each release weighs the whole budget: the second waits for the first.
+        let first = page.reserve(&release, 5 * 1024).await.unwrap();
+        let second = page.reserve(&release, 5 * 1024);
+        let give_back = async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            drop(first);
+        };
+        let (second, ()) = tokio::join!(second, give_back);
+        // Longer than a wait, and still given room: it waited on its own page.
+        let second = second.unwrap();
+        // Another page, holding nothing while the budget is taken, is busy.
+        let other = budget.fleet();
+        assert!(other.reserve(&release, 1).await.is_err());
+        drop(second);
+        assert!(other.reserve(&release, 1).await.is_ok());
     }
 }

@@ -2,17 +2,21 @@
 //! changes, newest first ([`render_store::fleet_changes`]): each entry synced in the
 //! window with what it changed against the entry before it in its release, linking to
 //! that diff. Secret keys are named, never their values.
+//!
+//! Only the page shown is read: the window and its order come from the history
+//! listings, then the page's entries and renders are read release by release, each
+//! within room in the server's render budget, as a diff page's are.
 
 use super::{
-    App, bad_request_page, failure_page, html, no_such_page, page, pager, params, qv, release_href,
-    time_html,
+    App, bad_request_page, busy_page, failure_page, html, no_such_page, page, pager, params, qv,
+    release_href, time_html,
 };
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use maud::Markup;
 use render_store::ObjectId;
-use render_store::fleet_changes::{EntryChanges, fleet_changes};
+use render_store::fleet_changes::{EntryChanges, Page, fleet_changes_page};
 use std::collections::HashMap;
 
 /// Entries one page shows.
@@ -47,24 +51,42 @@ pub(in crate::serve) async fn changes_page(
         Ok(w) => w,
         Err(e) => return bad_request_page(&app, &crumbs, &e.to_string()),
     };
-    let found = match fleet_changes(store, namespace, window.since, window.until).await {
-        Ok(found) => found,
+    let shown = Page {
+        skip: (page_number - 1).saturating_mul(ENTRIES_PER_PAGE),
+        limit: Some(ENTRIES_PER_PAGE),
+    };
+    let (since_at, until_at) = (window.since, window.until);
+    let found = match fleet_changes_page(
+        store,
+        namespace,
+        since_at,
+        until_at,
+        shown,
+        &app.renders.fleet(),
+    )
+    .await
+    {
+        Ok(Ok(found)) => found,
+        Ok(Err(busy)) => return busy_page(&app, &crumbs, busy),
         Err(e) => return failure_page(&app, &crumbs, e.into()),
     };
     for u in &found.unlisted {
         tracing::warn!("changes: {} could not be listed: {}", u.folder, u.error);
+    }
+    for (release, why) in &found.unread {
+        tracing::warn!("changes: {release} could not be read: {why}");
     }
     let times: Vec<_> = found.entries.iter().map(|e| e.synced_at).collect();
     let times = match rt.format_synced_at_all(&times).await {
         Ok(t) => t,
         Err(e) => return failure_page(&app, &crumbs, e.into()),
     };
-    let total = found.entries.len();
+    let total = found.total;
     let pages = total.div_ceil(ENTRIES_PER_PAGE).max(1);
     if page_number > pages {
         return no_such_page(&app, &crumbs, page_number, pages);
     }
-    let start = (page_number - 1) * ENTRIES_PER_PAGE;
+    let start = shown.skip;
     let range = start..(start + ENTRIES_PER_PAGE).min(total);
     let page_href = |n: usize| {
         let mut href = format!("{}/changes?since={}", app.base, qv(since));
@@ -91,21 +113,35 @@ pub(in crate::serve) async fn changes_page(
             button type="submit" { "Show" }
         }
         "\n"
-        @if !found.unlisted.is_empty() {
+        @if !found.complete() {
             p class="warning" id="partial" {
-                "Partial: " (found.unlisted.len())
-                " folders could not be listed (the server log says why); their releases are \
-                 not in this list."
+                "Partial: "
+                @if !found.unlisted.is_empty() {
+                    (found.unlisted.len())
+                    " folders could not be listed; their releases are not in this list. "
+                }
+                @if !found.unread.is_empty() {
+                    "An entry or a render of "
+                    @for (i, (release, _)) in found.unread.iter().enumerate() {
+                        @if i > 0 { ", " }
+                        a href=(release_href(base, release)) { (release) }
+                    }
+                    " could not be read; "
+                    @if found.unread.len() == 1 { "its entries are" } @else { "their entries are" }
+                    " not in this list ("
+                    code { "render-store verify" } " says what is wrong). "
+                }
+                "The server log says why."
             }
         }
         p class="summary" id="summary" {
-            (found.entries.len()) " entr" @if found.entries.len() == 1 { "y" } @else { "ies" }
+            (total) " entr" @if total == 1 { "y" } @else { "ies" }
             " synced in the window, newest first, each against the entry before it."
         }
         "\n"
         ol class="changes" {
             "\n"
-            @for (e, time) in found.entries.iter().zip(&times).skip(start).take(ENTRIES_PER_PAGE) {
+            @for (e, time) in found.entries.iter().zip(&times) {
                 (entry_html(base, e, time))
             }
         }

@@ -1,23 +1,28 @@
-//! `GET /images?q=PATTERN[&namespace=NS][&since=T][&until=T][&page=N]`: where each
-//! image matching a pattern ran across the fleet and when, as the histories record it
-//! ([`render_store::fleet_images`]), each row linking to the release's history and to
-//! the render that held the image. Without a pattern only the form is shown: a query of
-//! every image reads every render of the fleet, which a person asks for by `*`.
+//! `GET /images?q=PATTERN[&namespace=NS][&since=T][&until=T][&after=NS/NAME][&limit=N]`:
+//! where each image matching a pattern ran across the fleet and when, as the histories
+//! record it ([`render_store::fleet_images`]), each row linking to the release's history
+//! and to the render that held the image. Without a pattern only the form is shown: a
+//! query of every image reads every render of the fleet, which a person asks for by `*`.
+//!
+//! A page is a run of releases (`limit`, by namespace and name, after `after`), as the
+//! release list's pages are: a page reads only its own releases, so it is answered in
+//! the time of its releases however large the fleet, and says no total.
 
 use super::{
-    App, bad_request_page, failure_page, html, no_such_page, page, pager, params, qv, release_href,
-    render_href, short_ref, time_html,
+    App, RELEASE_PAGE_MAX, bad_request_page, busy_page, failure_page, html, page, params, qv,
+    release_href, render_href, short_ref, time_html,
 };
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use maud::Markup;
 use render_store::Release;
-use render_store::fleet_images::images;
+use render_store::fleet::ReleaseRange;
+use render_store::fleet_images::images_within;
 use std::collections::HashMap;
 
-/// Rows one page shows.
-const ROWS_PER_PAGE: usize = 100;
+/// Releases one page reads, unless the address says how many.
+const RELEASES_PER_PAGE: usize = 50;
 
 /// The images page.
 pub(in crate::serve) async fn images_page(
@@ -25,16 +30,31 @@ pub(in crate::serve) async fn images_page(
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let crumbs = [(format!("{}/", app.base), "Releases".to_string())];
-    let p = match params(&query, &[], &["q", "namespace", "since", "until", "page"]) {
+    let p = match params(
+        &query,
+        &[],
+        &["q", "namespace", "since", "until", "after", "limit"],
+    ) {
         Ok(p) => p,
         Err(m) => return bad_request_page(&app, &crumbs, &m),
     };
-    let [pattern, namespace, since, until, page_number] =
-        [p[0], p[1], p[2], p[3], p[4]].map(|v| v.map(str::trim).filter(|v| !v.is_empty()));
-    let page_number = match page_number.map(str::parse::<usize>) {
-        None => 1,
-        Some(Ok(n)) if n >= 1 => n,
-        Some(_) => return bad_request_page(&app, &crumbs, "page: expected a whole number from 1"),
+    let [pattern, namespace, since, until, after, limit] =
+        [p[0], p[1], p[2], p[3], p[4], p[5]].map(|v| v.map(str::trim).filter(|v| !v.is_empty()));
+    let after_release = match after.map(|a| (a, Release::parse(a))) {
+        None => None,
+        Some((_, Some(release))) => Some(release),
+        Some((text, None)) => {
+            let m = format!("after {text:?}: expected NAMESPACE/NAME, the last release of a page");
+            return bad_request_page(&app, &crumbs, &m);
+        }
+    };
+    let limit = match limit.map(str::parse::<usize>) {
+        None => RELEASES_PER_PAGE,
+        Some(Ok(n)) if (1..=RELEASE_PAGE_MAX).contains(&n) => n,
+        Some(_) => {
+            let m = format!("limit: expected a whole number from 1 to {RELEASE_PAGE_MAX}");
+            return bad_request_page(&app, &crumbs, &m);
+        }
     };
     let form = form_html(&app.base, pattern, namespace, since, until);
     let Some(pattern) = pattern else {
@@ -61,8 +81,18 @@ pub(in crate::serve) async fn images_page(
         Ok(w) => w,
         Err(e) => return bad_request_page(&app, &crumbs, &e.to_string()),
     };
-    let found = match images(store, namespace, Some(pattern), window.since, window.until).await {
-        Ok(found) => found,
+    // Each release is read within room in the render budget, as a diff page's renders
+    // are: its index and renders are what the page holds while it reads it.
+    let (since_at, until_at) = (window.since, window.until);
+    let budget = &app.renders.fleet();
+    let range = ReleaseRange {
+        after: after_release.as_ref(),
+        limit: Some(limit),
+    };
+    let bounds = (since_at, until_at);
+    let found = match images_within(store, namespace, Some(pattern), bounds, range, budget).await {
+        Ok(Ok(found)) => found,
+        Ok(Err(busy)) => return busy_page(&app, &crumbs, busy),
         Err(e @ render_store::Error::InvalidInput(_)) => {
             return bad_request_page(&app, &crumbs, &e.to_string());
         }
@@ -76,22 +106,24 @@ pub(in crate::serve) async fn images_page(
         tracing::warn!("images: {release} could not be read: {why}");
     }
     let rows = value["images"].as_array().cloned().unwrap_or_default();
-    let pages = rows.len().div_ceil(ROWS_PER_PAGE).max(1);
-    if page_number > pages {
-        return no_such_page(&app, &crumbs, page_number, pages);
-    }
-    let start = (page_number - 1) * ROWS_PER_PAGE;
-    let range = start..(start + ROWS_PER_PAGE).min(rows.len());
-    let shown = &rows[range.clone()];
-    let page_href = |n: usize| {
+    let page_href = |after: Option<&Release>| {
         let mut href = format!("{}/images?q={}", app.base, qv(pattern));
-        for (k, v) in [("namespace", namespace), ("since", since), ("until", until)] {
+        let limit = (limit != RELEASES_PER_PAGE).then(|| limit.to_string());
+        let after = after.map(Release::to_string);
+        for (k, v) in [
+            ("namespace", namespace),
+            ("since", since),
+            ("until", until),
+            ("limit", limit.as_deref()),
+            ("after", after.as_deref()),
+        ] {
             if let Some(v) = v {
                 href.push_str(&format!("&{k}={}", qv(v)));
             }
         }
-        format!("{href}&page={n}")
+        href
     };
+    let paged = after_release.is_some() || found.next_after.is_some();
     let content = html! {
         h1 { "Images" } "\n"
         (form)
@@ -107,6 +139,7 @@ pub(in crate::serve) async fn images_page(
             (rows.len()) " interval" @if rows.len() != 1 { "s" } " of "
             code { (pattern) } " as the histories record them: from an entry's sync until \
              the next entry's; a rollback adds no entry."
+            @if paged { " These are of this page's releases alone." }
         }
         "\n"
         @if !rows.is_empty() {
@@ -114,14 +147,23 @@ pub(in crate::serve) async fn images_page(
                 thead { tr { th { "Image" } th { "Release" } th { "From" } th { "Until" } th { "Render" } } }
                 tbody {
                     "\n"
-                    @for row in shown {
+                    @for row in &rows {
                         (row_html(&app.base, row))
                     }
                 }
             }
         }
-        @if pages > 1 {
-            (pager("Intervals", &range, rows.len(), (page_number, pages), &page_href))
+        @if paged {
+            p class="pager" {
+                @if after_release.is_some() {
+                    a href=(page_href(None)) class="page-first" { "First releases" }
+                }
+                @if after_release.is_some() && found.next_after.is_some() { " · " }
+                @if let Some(next) = &found.next_after {
+                    a href=(page_href(Some(next))) class="page-next" rel="next" { "Next releases" }
+                }
+            }
+            "\n"
         }
     };
     html(
