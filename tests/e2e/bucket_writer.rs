@@ -252,7 +252,10 @@ fn a_render_copied_from_another_release_does_not_open_and_a_planted_entry_has_no
     // images reads only authenticated entries: the planted one adds no interval and
     // its render, which does not open here, is never read.
     let strict = images(&store.ok(&["images", "*", "-o", "json"], true));
-    assert_eq!(strict, ["docker.io/library/nginx:1.0", "docker.io/library/nginx:1.1"]);
+    assert_eq!(
+        strict,
+        ["docker.io/library/nginx:1.0", "docker.io/library/nginx:1.1"]
+    );
     let _ = genuine;
 }
 

@@ -304,6 +304,11 @@ async fn release_rows<B: ReadBudget>(
         let entry = &history[index];
         let position = history.len() - 1 - index;
         let summary = match read {
+            // Where encryption is required an entry that does not authenticate is no
+            // change of the release's (CONTRACT.md §14): a planted one adds no row.
+            EntryRead::Entry(e) if store.encryption_required() && !e.trust.is_authenticated() => {
+                continue;
+            }
             EntryRead::Entry(e) => e.summary,
             // Deleted since the listing (a concurrent GC): no longer in the history.
             EntryRead::Gone => continue,
