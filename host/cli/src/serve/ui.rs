@@ -1156,9 +1156,11 @@ async fn history_html(
                     @for (k, (entry, time)) in entries[..shown].iter().zip(&times).enumerate() {
                         // Entries count from the oldest; `@N` counts back from the newest,
                         // as the CLI and the HTTP API name them.
-                        @let index = position(&entry.key).unwrap_or(count - 1 - k);
+                        // Saturating: an entry left out of the numbering (below) has no
+                        // place among the others.
+                        @let index = position(&entry.key).unwrap_or(count.saturating_sub(1 + k));
                         @let number = index + 1;
-                        @let back = count - 1 - index;
+                        @let back = count.saturating_sub(1 + index);
                         @let render_key = format!("{renders_dir}{}", entry.render_ref);
                         @let (gc_class, marker) = gc_marker(&plan, entry, &render_key);
                         @let r = &entry.render_ref;
