@@ -283,15 +283,15 @@ fn authenticator<'k, B: Bucket>(
     prefix: &'k ReleasePrefix,
     keyring: &'k Keyring,
 ) -> Option<impl FnMut(&ListedEntry) -> Result<bool> + 'k> {
-    (keyring.required() && keyring.authenticates_entries()).then(move || {
+    (keyring.required() && keyring.authenticates_entries()).then_some(
         move |listed: &ListedEntry| match read_entry(bucket, prefix, listed.clone(), keyring) {
             Ok(Some(entry)) => Ok(entry.trust.is_authenticated()),
             Ok(None) => Ok(false),
             // A body that does not read authenticates nothing; a failed call stops GC.
             Err(crate::error::Error::Corrupt(_)) => Ok(false),
             Err(e) => Err(e),
-        }
-    })
+        },
+    )
 }
 
 /// Step 4: which blobs go (those whose renderRef is not live and that are older than

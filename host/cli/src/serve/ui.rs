@@ -1072,7 +1072,7 @@ async fn history_html(
     let count = all_keys.len();
     let position = |key: &String| all_keys.binary_search(&key).ok();
     let numbered = |entry: &render_store::HistoryEntry| {
-        !(store.encryption_required() && !entry.trust.is_authenticated())
+        !store.encryption_required() || entry.trust.is_authenticated()
     };
 
     let summary = html! {
