@@ -696,6 +696,18 @@ impl store::Guest for Component {
         Ok(wit_index_report(report))
     }
 
+    fn stored_changes(
+        r: types::Release,
+        pairs: Vec<(Option<String>, String)>,
+        e: types::Encryption,
+    ) -> WitResult<Vec<types::RenderChanges>> {
+        let release = release(r);
+        crate::keys::ReleasePrefix::new(&release)?;
+        let keyring = encryption(e)?;
+        let changes = crate::store::stored_changes(&mut Host, &release, &pairs, &keyring)?;
+        Ok(changes.into_iter().map(wit_changes).collect())
+    }
+
     fn check_index(r: types::Release, e: types::Encryption) -> WitResult<types::IndexCheck> {
         let release = release(r);
         crate::keys::ReleasePrefix::new(&release)?;

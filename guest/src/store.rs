@@ -303,6 +303,49 @@ pub fn diff_stored<B: Bucket>(
     diff_canonical(&old, &new, view.form, view.secrets, view.context)
 }
 
+/// What changed between stored renders of a release, for each pair `(old, new)` of
+/// `pairs` (`old` `None` for a release's first render): [`crate::render_changes`] of the
+/// two renders, each read (`get`) and verified as [`get_render`] verifies it, in the
+/// order of the pairs. A pair whose `old` is the previous pair's `new` reuses it, so a
+/// run of consecutive entries reads each render once; at most two renders are held at
+/// a time, in the sandbox, never handed to the host. A render that cannot be read
+/// fails the call.
+pub fn stored_changes<B: Bucket>(
+    bucket: &mut B,
+    release: &Release,
+    pairs: &[(Option<String>, String)],
+    keyring: &Keyring,
+) -> Result<Vec<crate::RenderChanges>> {
+    ReleasePrefix::new(release)?;
+    for (old, new) in pairs {
+        if let Some(old) = old {
+            crate::keys::validate_render_ref(old)?;
+        }
+        crate::keys::validate_render_ref(new)?;
+    }
+    let mut held: Option<(String, Vec<u8>)> = None;
+    let mut out = Vec::with_capacity(pairs.len());
+    for (old, new) in pairs {
+        let old_bytes = match old {
+            None => Vec::new(),
+            Some(r) => match held.take() {
+                Some((h, bytes)) if h == *r => bytes,
+                _ => get_render(bucket, release, r, keyring)?,
+            },
+        };
+        drop(held.take());
+        let new_bytes = if old.as_deref() == Some(new.as_str()) {
+            old_bytes.clone()
+        } else {
+            get_render(bucket, release, new, keyring)?
+        };
+        out.push(crate::render_changes(&old_bytes, &new_bytes)?);
+        drop(old_bytes);
+        held = Some((new.clone(), new_bytes));
+    }
+    Ok(out)
+}
+
 /// Page `page` of a stored render's objects for people ([`crate::diff::render_page`]):
 /// `get` of the render, verified as [`get_render`] verifies it, then only the page's
 /// texts made, so the render is held once.

@@ -296,10 +296,10 @@ async fn release_rows<B: ReadBudget>(
     };
     let wanted: Vec<String> = indices.iter().map(|&i| history[i].key.clone()).collect();
     let reads = store.read_history_entries(release, &wanted).await?;
-    let mut out = Vec::new();
-    // The render of the row read last, which the next row compares with when it
-    // follows it: each render of a run of rows is read once.
-    let mut last: Option<(String, Vec<u8>)> = None;
+    // The rows, each with its summary; then what each changed, compared in the sandbox
+    // in one call (the renders are never handed to the host, and a run of consecutive
+    // rows reads each render once).
+    let mut rows = Vec::with_capacity(indices.len());
     for (&index, read) in indices.iter().zip(reads) {
         let entry = &history[index];
         let position = history.len() - 1 - index;
@@ -319,60 +319,43 @@ async fn release_rows<B: ReadBudget>(
                 )));
             }
         };
-        let before = index.checked_sub(1).map(|i| &history[i]);
-        let previous = match before {
-            None => None,
-            Some(b) => match last.take() {
-                Some((r, bytes)) if r == b.render_ref => Some((r, bytes)),
-                _ => Some((
-                    b.render_ref.clone(),
-                    read_render(store, release, position + 1, b).await?,
-                )),
-            },
-        };
-        let render = match &previous {
-            // A render recorded twice in a row (entries of another writer) is read once.
-            Some((r, bytes)) if *r == entry.render_ref => bytes.clone(),
-            _ => read_render(store, release, position, entry).await?,
-        };
-        let old: &[u8] = previous.as_ref().map_or(&[], |(_, bytes)| bytes.as_slice());
-        let changes = rt.summarize_changes(old, &render).await?;
-        out.push(EntryChanges {
-            release: release.clone(),
-            position,
-            key: entry.key.clone(),
-            synced_at: entry.synced_at,
-            render_ref: entry.render_ref.clone(),
-            summary,
-            previous_render_ref: previous.map(|(r, _)| r),
-            changes,
-        });
-        last = Some((entry.render_ref.clone(), render));
+        let previous = index.checked_sub(1).map(|i| history[i].render_ref.clone());
+        rows.push((entry, position, summary, previous));
     }
-    Ok(Ok(out))
+    let pairs: Vec<(Option<String>, String)> = rows
+        .iter()
+        .map(|(entry, _, _, previous)| (previous.clone(), entry.render_ref.clone()))
+        .collect();
+    let changes = store
+        .stored_changes(release, &pairs)
+        .await
+        .map_err(|e| within_release(release, e))?;
+    Ok(Ok(rows
+        .into_iter()
+        .zip(changes)
+        .map(
+            |((entry, position, summary, previous), changes)| EntryChanges {
+                release: release.clone(),
+                position,
+                key: entry.key.clone(),
+                synced_at: entry.synced_at,
+                render_ref: entry.render_ref.clone(),
+                summary,
+                previous_render_ref: previous,
+                changes,
+            },
+        )
+        .collect()))
 }
 
-/// The render an entry records, or the error saying which entry's render did not read.
-async fn read_render(
-    store: &RenderStore,
-    release: &Release,
-    position: usize,
-    entry: &Listed,
-) -> Result<Vec<u8>> {
-    let within = |m: String| {
-        format!(
-            "{release} @{position} ({}): its render {} does not read: {m}",
-            entry.key, entry.render_ref
-        )
-    };
-    store
-        .get_render(release, &entry.render_ref)
-        .await
-        .map_err(|e| match e {
-            Error::NotFound(m) => Error::NotFound(within(m)),
-            Error::Corrupt(m) => Error::Corrupt(within(m)),
-            Error::EncryptionKey(m) => Error::EncryptionKey(within(m)),
-            Error::Bucket(m) => Error::Bucket(within(m)),
-            other => other,
-        })
+/// An error of reading the release's renders, saying which release.
+fn within_release(release: &Release, e: Error) -> Error {
+    let within = |m: String| format!("{release}: a render does not read: {m}");
+    match e {
+        Error::NotFound(m) => Error::NotFound(within(m)),
+        Error::Corrupt(m) => Error::Corrupt(within(m)),
+        Error::EncryptionKey(m) => Error::EncryptionKey(within(m)),
+        Error::Bucket(m) => Error::Bucket(within(m)),
+        other => other,
+    }
 }

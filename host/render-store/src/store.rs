@@ -12,7 +12,7 @@ use crate::store_url::{ClientSettings, open_bucket_with};
 use crate::types::{
     AuthenticateReport, EntryRead, GcPlan, Grace, HistoryEntry, HistoryPage, ImageInterval,
     IndexCheck, IndexReport, IndexedObject, JoinedObjects, NewEntry, ObjectBlame, ObjectForm,
-    Release, RenderDiff, RenderPage, SecretValues, SyncTime,
+    Release, RenderChanges, RenderDiff, RenderPage, SecretValues, SyncTime,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -476,6 +476,28 @@ impl RenderStore {
         )
         .await
         .map(IndexReport::from)
+    }
+
+    /// What changed between stored renders of `release`, for each pair `(old, new)`
+    /// (`old` `None` for a release's first render), the renders read and compared in
+    /// the sandbox, never handed to the host: a run of consecutive pairs reads each
+    /// render once and holds at most two.
+    pub async fn stored_changes(
+        &self,
+        release: &Release,
+        pairs: &[(Option<String>, String)],
+    ) -> Result<Vec<RenderChanges>> {
+        store_call!(
+            self,
+            release,
+            convoy_render_store_store.call_stored_changes(
+                &release.into(),
+                pairs,
+                &self.encryption()
+            )
+        )
+        .await
+        .map(|changes| changes.into_iter().map(RenderChanges::from).collect())
     }
 
     /// Checks the release index against the renders it names (what `verify` reports):
