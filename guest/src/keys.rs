@@ -138,7 +138,7 @@ const HISTORY: &str = "history/";
 /// The release index's key under the prefix (CONTRACT.md §3): versioned in the key, so
 /// an index of another format is another key, which this version neither reads nor
 /// overwrites.
-const INDEX: &str = "index/v1";
+pub(crate) const INDEX: &str = "index/v1";
 
 /// The suffix of gocloud fileblob's metadata file of a key: `<key>.attrs`.
 pub const METADATA_SUFFIX: &str = ".attrs";

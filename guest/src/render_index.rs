@@ -40,6 +40,17 @@ const VERSION: i64 = 2;
 /// replaced (a planted huge blob must not take a call's memory).
 pub const MAX_INDEX_BYTES: usize = 64 << 20;
 
+/// The most a host reads for a `get` of `key` when `key` is a release index
+/// (`<prefix>index/v1`): [`MAX_INDEX_BYTES`], so an oversized index is refused by the
+/// host before it is read (the component then reads past it, as it would past one it
+/// decoded and found too large) instead of being copied into the sandbox. `None` for
+/// any other key. The rule is written here once; the Rust host, which links this crate,
+/// applies it to each call's `get`.
+pub fn read_limit(key: &str) -> Option<u64> {
+    key.ends_with(&format!("/{}", crate::keys::INDEX))
+        .then_some(MAX_INDEX_BYTES as u64)
+}
+
 /// What each render of a release holds, by renderRef.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReleaseIndex {

@@ -62,8 +62,12 @@ impl CallState {
 
 impl wit_bucket::Host for CallState {
     async fn get(&mut self, key: String) -> Result<wit_bucket::Data, wit_bucket::BucketError> {
-        // Nothing larger than the call's memory could take is read at all.
-        let limit = self.limiter.memory_cap as u64;
+        // Nothing larger than the call's memory could take is read at all, and no
+        // release index larger than an index may be (the component reads past it).
+        let mut limit = self.limiter.memory_cap as u64;
+        if let Some(cap) = render_store_guest::render_index::read_limit(&key) {
+            limit = limit.min(cap);
+        }
         let answer = async {
             self.scope(&key)?
                 .bucket
