@@ -188,12 +188,19 @@ type EntryChanges struct {
 type Changes struct {
 	// Entries are newest first.
 	Entries []EntryChanges `json:"entries"`
-	// Complete is false when a folder could not be listed: its releases are missing.
+	// Complete is false when a folder could not be listed or a release could not be
+	// read: their entries are missing (Unlisted and Unread name them).
 	Complete bool `json:"complete"`
 	Unlisted []struct {
 		Folder string `json:"folder"`
 		Error  string `json:"error"`
 	} `json:"unlisted"`
+	// Unread are the releases whose entries or renders could not be read, and why.
+	Unread []struct {
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+		Error     string `json:"error"`
+	} `json:"unread"`
 }
 
 // Changes lists every history entry of the fleet synced in q's window, newest first,

@@ -1555,8 +1555,9 @@ class RenderStore:
         entry before it in its release: ``render-store changes -o json``'s answer, a dict
         with ``entries`` (``namespace``, ``name``, ``entry``, ``syncedAt``, ``summary``,
         ``renderRef``, ``previousRenderRef``, ``added``, ``removed``, ``changed``,
-        ``images``, ``secretKeys``: key names, never values), ``complete`` and
-        ``unlisted``."""
+        ``images``, ``secretKeys``: key names, never values), ``complete`` (false when a
+        folder could not be listed or a release read), ``unlisted`` and ``unread`` (each
+        release that could not be read: ``namespace``, ``name``, ``error``)."""
         rt = self.runtime
         window = [None if t is None else _time(rt._sync_time(t)) for t in (since, until)]
         buf = _lib.Buf()
