@@ -573,8 +573,10 @@ struct rs_error *rs_store_blame(const struct rs_store *store,
 // `{"entries":[{"namespace","name","entry","syncedAt","summary","renderRef",
 // "previousRenderRef","added","removed","changed","images":[{"object","container",
 // "old","new"}],"secretKeys":[{"secret","key"}]}],"complete":bool,"unlisted":
-// [{"folder","error"}]}`. An entry or render that does not read fails the call; a
-// folder that cannot be listed makes `complete` false. Any thread.
+// [{"folder","error"}],"unread":[{"namespace","name","error"}]}`. A folder that cannot
+// be listed, or a release whose entries or renders do not read, makes `complete` false
+// and is named in `unlisted` or `unread`; the other releases' entries are still given.
+// Any thread.
 //
 // # Safety
 //
