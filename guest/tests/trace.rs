@@ -1131,3 +1131,58 @@ fn a_version_4_gc_leaves_metadata_files_and_version_5_deletes_them_with_their_ke
     .unwrap();
     assert!(!report.matches());
 }
+
+/// The conformance trace of an authenticated record (tests/vectors/traces/
+/// record-authenticated.jsonl), which every host replays with the keyring `k1` (32
+/// bytes of `1`, the hosts' test keyrings): encryption required, a writer of the
+/// bucket has planted an entry naming the render, so record-history reads it, finds no
+/// MAC, and puts the real entry with its MAC (CONTRACT.md §5, §14).
+#[test]
+fn the_authenticated_record_trace_vector_is_what_this_build_writes_and_replays() {
+    let keyring = Keyring::new(vec![
+        render_store_guest::EncryptionKey::new("k1", &[b'1'; 32]).unwrap(),
+    ])
+    .unwrap()
+    .require(true)
+    .unwrap();
+    let mut bucket = MemoryBucket::new();
+    let objects = [object(7)];
+    let r = render_store_guest::put_render(&mut bucket, &app(), &objects, &keyring).unwrap();
+    let planted = format!("ns/app/history/20251231T000000.000000000Z-{r}");
+    let body = render_store_guest::entry_body(&r, at(1_767_139_200), "planted").unwrap();
+    bucket.put(&planted, &body).unwrap();
+    bucket.take_calls();
+    let op = Operation::RecordHistory {
+        release: app(),
+        entry: NewEntry {
+            render_ref: r.clone(),
+            synced_at: at(1_767_225_600),
+            summary: "v2 bump nginx".into(),
+        },
+    };
+    let (outcome, calls) = record(&mut bucket, &op, &keyring);
+    let text = write_trace(&op, &keyring.ids(), true, &calls, &outcome);
+    let path = common::repo_file("tests/vectors/traces/record-authenticated.jsonl");
+    if std::env::var_os("RENDER_STORE_UPDATE_VECTORS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let vector = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text == vector,
+        "this build writes another trace:\n{text}\nthe vector:\n{vector}"
+    );
+    let kinds: Vec<CallKind> = calls.iter().map(|c| c.kind).collect();
+    assert_eq!(kinds, [CallKind::List, CallKind::Get, CallKind::Put]);
+    assert!(
+        text.contains("\"result\":{\"ok\":{\"added\":true}}"),
+        "{text}"
+    );
+    let report = replay_text(&vector, &keyring).unwrap();
+    assert!(report.matches(), "{}", report.to_text());
+    // Another key of the same id writes another MAC: the put differs.
+    let other = Keyring::new(vec![
+        render_store_guest::EncryptionKey::new("k1", &[b'2'; 32]).unwrap(),
+    ])
+    .unwrap();
+    assert!(!replay_text(&vector, &other).unwrap().matches());
+}

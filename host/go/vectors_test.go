@@ -1,6 +1,7 @@
 package renderstore
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -417,5 +418,37 @@ func TestYAMLCorpus(t *testing.T) {
 		if !errors.As(err, &e) || e.Document != *f.ErrorDocumentIndex || e.Stage.String() != f.ErrorStage {
 			t.Errorf("%s: %v, want a failure at document %d (%s)", f.File, err, *f.ErrorDocumentIndex, f.ErrorStage)
 		}
+	}
+}
+
+// TestAuthenticatedRecordTrace replays tests/vectors/traces/record-authenticated.jsonl, a
+// record-history with encryption required over an entry a writer of the bucket planted:
+// it matches with the keyring it was recorded with, and not with another key of that id.
+func TestAuthenticatedRecordTrace(t *testing.T) {
+	text, err := os.ReadFile(testData(t, "vectors", "traces", "record-authenticated.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := Replay(text, WithEncryptionKeys(keyringFile(t, "k1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !report.Matches {
+		t.Fatalf("the trace does not replay:\n%s", report.Text)
+	}
+	other := keyringFile(t, "k2")
+	body, err := os.ReadFile(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, bytes.Replace(body, []byte("k2"), []byte("k1"), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	report, err = Replay(text, WithEncryptionKeys(other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Matches {
+		t.Fatal("another key of id k1 replayed the authenticated record to a match")
 	}
 }

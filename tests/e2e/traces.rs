@@ -499,3 +499,50 @@ async fn the_gc_conformance_trace_replays_as_recorded() {
     let from_cli: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(from_cli, json);
 }
+
+/// The authenticated record's conformance trace (tests/vectors/traces/
+/// record-authenticated.jsonl, written by guest/tests/trace.rs) replays to a match
+/// through the CLI with the keyring `k1` it was recorded with, reading the planted
+/// entry and putting the real one with its MAC; with another key of that id the MAC,
+/// hence the put, differs.
+#[test]
+fn the_authenticated_record_trace_replays_with_its_keyring_alone() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/vectors/traces/record-authenticated.jsonl"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let keys = super::encryption::keyring_file(dir.path(), &["k1"]);
+    let out = cli(
+        "mem://",
+        &[
+            "replay",
+            path,
+            "--json",
+            "--encryption-keys",
+            keys.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["result"]["ok"]["added"], true, "{report}");
+    let other = super::encryption::keyring_file(dir.path(), &["x2"]);
+    let renamed = std::fs::read_to_string(&other)
+        .unwrap()
+        .replacen("x2", "k1", 1);
+    std::fs::write(&other, renamed).unwrap();
+    let out = cli(
+        "mem://",
+        &["replay", path, "--encryption-keys", other.to_str().unwrap()],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

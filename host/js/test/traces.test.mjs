@@ -533,3 +533,19 @@ test('the GC conformance trace replays as recorded, in both hosts', () => {
     [1, 16, 11, 1],
   );
 });
+
+// tests/vectors/traces/record-authenticated.jsonl (written by guest/tests/trace.rs): a
+// record-history with encryption required over an entry a writer of the bucket planted.
+// Node replays it with the keyring it was recorded with, as the Rust CLI does.
+test('the authenticated record trace replays with its keyring, in both hosts', (t) => {
+  const file = join(REPO, 'tests/vectors/traces/record-authenticated.jsonl');
+  const work = tempDir(t);
+  const keys = join(work, 'keys');
+  writeFileSync(keys, `k1 ${Buffer.alloc(32, '1').toString('base64')}\n`, { mode: 0o600 });
+  const report = rs.replay(readFileSync(file, 'utf8'), rs.readKeyringFile(keys));
+  assert.equal(report.matches, true, JSON.stringify(report.firstDifference));
+  assert.deepEqual(report.result.ok, { added: true });
+  assert.deepEqual(report, rustReplay(file, ['--encryption-keys', keys]));
+  writeFileSync(keys, `k1 ${Buffer.alloc(32, '2').toString('base64')}\n`, { mode: 0o600 });
+  assert.equal(rs.replay(readFileSync(file, 'utf8'), rs.readKeyringFile(keys)).matches, false);
+});

@@ -538,3 +538,19 @@ def test_the_gc_conformance_trace_replays_as_recorded(cli, tmp_path):
     counts = [len(plan[k]) for k in ("deleteHistory", "keepHistory", "futureHistory", "danglingHistory")]
     assert counts == [1, 16, 11, 1]
     assert set(plan["futureHistory"]) | set(plan["danglingHistory"]) <= set(plan["keepHistory"])
+
+
+def test_the_authenticated_record_trace_replays_with_its_keyring(tmp_path: Path) -> None:
+    """tests/vectors/traces/record-authenticated.jsonl: a record-history with encryption
+    required over an entry a writer of the bucket planted. It replays with the keyring
+    it was recorded with (k1: 32 bytes of ``1``), and not with another key of that id."""
+    path = HERE / ".." / ".." / ".." / "tests" / "vectors" / "traces" / "record-authenticated.jsonl"
+    text = path.read_text(encoding="utf-8")
+    keys = tmp_path / "keys"
+    keys.write_text(f"k1 {base64.b64encode(b'1' * 32).decode()}\n")
+    os.chmod(keys, 0o600)
+    report = rs.replay(text, encryption_keys=keys)
+    assert report.matches, report.text
+    assert report.result == {"ok": {"added": True}}
+    keys.write_text(f"k1 {base64.b64encode(b'2' * 32).decode()}\n")
+    assert not rs.replay(text, encryption_keys=keys).matches
