@@ -2,30 +2,17 @@
 //! store) under the keyring, after checking them with `verify` (CONTRACT.md §14).
 
 use super::{Context, Finish};
-use crate::names;
 use crate::output::{count, print_json};
 use crate::terminal::escape_for_terminal as esc;
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result};
 use serde_json::json;
 
 /// Authenticates the history of the release `release` names, or of every release when
 /// `None` (`--all`); [`Finish::Differs`] when some entry was left unauthenticated.
 pub async fn run(ctx: &Context<'_>, release: Option<&str>) -> Result<Finish> {
-    let store = ctx.open().await?;
-    if store.keyring().is_empty() {
-        bail!(
-            "authenticate gives history entries a MAC under the first key of a keyring: \
-             give --encryption-keys FILE or set RENDER_STORE_ENCRYPTION_KEYS"
-        );
-    }
-    let releases = match release {
-        Some(r) => {
-            let release = ctx.release(r)?;
-            names::require_release(&store, &release).await?;
-            vec![release]
-        }
-        None => names::releases(&store).await?,
-    };
+    let (store, releases) = ctx
+        .keyed_releases(release, "authenticate gives history entries a MAC")
+        .await?;
     let (mut rewritten, mut kept, mut left) = (0u64, 0u64, Vec::new());
     for release in &releases {
         let report = store

@@ -86,6 +86,32 @@ impl Context<'_> {
     pub fn release(&self, text: &str) -> Result<Release> {
         parse_release(text, self.namespace)
     }
+
+    /// The store with its keyring, for a command that writes under the keyring's first
+    /// key (`what` says what it writes), and the release `release` names, or every
+    /// release of the store when `None` (`--all`).
+    pub async fn keyed_releases(
+        &self,
+        release: Option<&str>,
+        what: &str,
+    ) -> Result<(RenderStore, Vec<Release>)> {
+        let store = self.open().await?;
+        if store.keyring().is_empty() {
+            bail!(
+                "{what} under the first key of a keyring: give --encryption-keys FILE or \
+                 set RENDER_STORE_ENCRYPTION_KEYS"
+            );
+        }
+        let releases = match release {
+            Some(r) => {
+                let release = self.release(r)?;
+                crate::names::require_release(&store, &release).await?;
+                vec![release]
+            }
+            None => crate::names::releases(&store).await?,
+        };
+        Ok((store, releases))
+    }
 }
 
 /// `store`, encrypted with the keyring file `keys` names when one is given.

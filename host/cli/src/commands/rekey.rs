@@ -2,29 +2,14 @@
 //! of the keyring.
 
 use super::Context;
-use crate::names;
 use crate::output::print_json;
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result};
 use render_store::bucket::messages::quote;
 use serde_json::json;
 
 /// Rekeys the release `release` names, or every release when `None` (`--all`).
 pub async fn run(ctx: &Context<'_>, release: Option<&str>) -> Result<()> {
-    let store = ctx.open().await?;
-    if store.keyring().is_empty() {
-        bail!(
-            "rekey seals blobs under the first key of a keyring: give \
-             --encryption-keys FILE or set RENDER_STORE_ENCRYPTION_KEYS"
-        );
-    }
-    let releases = match release {
-        Some(r) => {
-            let release = ctx.release(r)?;
-            names::require_release(&store, &release).await?;
-            vec![release]
-        }
-        None => names::releases(&store).await?,
-    };
+    let (store, releases) = ctx.keyed_releases(release, "rekey seals blobs").await?;
     let (mut rewritten, mut kept) = (0u64, 0u64);
     for release in &releases {
         let (r, k) = store.rekey_release(release).await.with_context(|| {
