@@ -239,6 +239,12 @@ impl Keyring {
         !self.keys.is_empty() && !self.unauthenticated_entries
     }
 
+    /// Whether only authenticated history entries count (encryption required, entries
+    /// authenticated): what `record`'s dedup, GC's `keep` and the views go by.
+    pub fn counts_only_authenticated(&self) -> bool {
+        self.required && self.authenticates_entries()
+    }
+
     /// This ring, judging history entries as the builds before entry MACs did: none is
     /// checked, and where encryption is required every entry still counts. Only the
     /// replay of a trace those builds recorded asks for it.

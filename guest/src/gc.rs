@@ -21,7 +21,7 @@
 use crate::bucket::{Bucket, ObjectMeta};
 use crate::encryption::Keyring;
 use crate::error::Result;
-use crate::history::{ListedEntry, list_entries, read_entry, split_history_keys};
+use crate::history::{ListedEntry, authenticates, list_entries, split_history_keys};
 use crate::keys::{Release, ReleasePrefix, validate_render_ref};
 use crate::policy::GC_FUTURE_TOLERANCE_SECONDS;
 use crate::store::{call_failed, delete_in_batches};
@@ -283,15 +283,9 @@ fn authenticator<'k, B: Bucket>(
     prefix: &'k ReleasePrefix,
     keyring: &'k Keyring,
 ) -> Option<impl FnMut(&ListedEntry) -> Result<bool> + 'k> {
-    (keyring.required() && keyring.authenticates_entries()).then_some(
-        move |listed: &ListedEntry| match read_entry(bucket, prefix, listed.clone(), keyring) {
-            Ok(Some(entry)) => Ok(entry.trust.is_authenticated()),
-            Ok(None) => Ok(false),
-            // A body that does not read authenticates nothing; a failed call stops GC.
-            Err(crate::error::Error::Corrupt(_)) => Ok(false),
-            Err(e) => Err(e),
-        },
-    )
+    keyring
+        .counts_only_authenticated()
+        .then_some(move |listed: &ListedEntry| authenticates(bucket, prefix, listed, keyring))
 }
 
 /// Step 4: which blobs go (those whose renderRef is not live and that are older than

@@ -64,6 +64,14 @@ impl EntryTrust {
     pub fn is_authenticated(&self) -> bool {
         matches!(self, EntryTrust::Authenticated(_))
     }
+
+    /// Whether an entry so judged counts as history on a store where encryption is
+    /// (`required`) or is not required: numbered by `@N`, shown by the fleet views,
+    /// counted by `record`'s dedup and GC's `keep`. Every entry counts without the
+    /// rule; with it, only an authenticated one. Hosts ask this rather than spell it.
+    pub fn counts_where(&self, required: bool) -> bool {
+        !required || self.is_authenticated()
+    }
 }
 
 /// Longest summary an entry takes, in bytes. A summary is one line for people, and every
@@ -151,9 +159,12 @@ pub(crate) fn authenticated_body(
 /// How the body `doc` of the entry `listed` disagrees with its key, if it does. Go's
 /// controller writes both fields; a body without them, or with others than its key's,
 /// is not what any writer of ours made.
-fn disagreement(listed: &ListedEntry, doc: &crate::json::Document<'_>) -> Option<String> {
+fn disagreement(
+    listed: &ListedEntry,
+    doc: &crate::json::Document<'_>,
+    time: &str,
+) -> Option<String> {
     let text = |name: &str| doc.root_member(name).and_then(|n| n.as_str());
-    let time = format_synced_at(listed.synced_at).unwrap_or_default();
     if text("renderRef") != Some(listed.render_ref.as_str()) {
         return Some(format!(
             "its body names renderRef {}, its key {}",
@@ -161,7 +172,7 @@ fn disagreement(listed: &ListedEntry, doc: &crate::json::Document<'_>) -> Option
             listed.render_ref
         ));
     }
-    if text("syncedAt") != Some(time.as_str()) {
+    if text("syncedAt") != Some(time) {
         return Some(format!(
             "its body says it was synced at {}, its key at {time}",
             crate::json::quote(text("syncedAt").unwrap_or("(none)"))
@@ -170,17 +181,18 @@ fn disagreement(listed: &ListedEntry, doc: &crate::json::Document<'_>) -> Option
     None
 }
 
-/// What `keyring` says of the entry `listed` whose body was read as `doc`.
+/// What `keyring` says of the entry `listed` whose body was read as `doc` (`time`: its
+/// key's time as a body writes it; `disagrees`: [`disagreement`] of the two).
 fn trust_of(
     prefix: &ReleasePrefix,
     listed: &ListedEntry,
     doc: &crate::json::Document<'_>,
-    summary: &str,
+    (summary, time): (&str, &str),
+    disagrees: Option<String>,
     keyring: &Keyring,
 ) -> EntryTrust {
     let text = |name: &str| doc.root_member(name).and_then(|n| n.as_str());
-    let time = format_synced_at(listed.synced_at).unwrap_or_default();
-    if let Some(why) = disagreement(listed, doc) {
+    if let Some(why) = disagrees {
         return EntryTrust::Unauthenticated(why);
     }
     if !keyring.authenticates_entries() {
@@ -210,7 +222,7 @@ fn trust_of(
         prefix.release_name(),
         &listed.key,
         &listed.render_ref,
-        &time,
+        time,
         summary,
     );
     // Compared in constant time: the MAC is a secret's function, and a forger who
@@ -285,18 +297,32 @@ pub(crate) fn trusted_entries<B: Bucket>(
     keyring: &Keyring,
 ) -> Result<Vec<ListedEntry>> {
     let (entries, _) = list_entries(bucket, prefix)?;
-    if !(keyring.required() && keyring.authenticates_entries()) {
+    if !keyring.counts_only_authenticated() {
         return Ok(entries);
     }
     let mut trusted = Vec::with_capacity(entries.len());
     for listed in entries {
-        match read_entry(bucket, prefix, listed.clone(), keyring) {
-            Ok(Some(entry)) if entry.trust.is_authenticated() => trusted.push(listed),
-            Ok(_) | Err(Error::Corrupt(_)) => {}
-            Err(e) => return Err(e),
+        if authenticates(bucket, prefix, &listed, keyring)? {
+            trusted.push(listed);
         }
     }
     Ok(trusted)
+}
+
+/// Whether the entry `listed` authenticates under `keyring`: `get` of its body. One
+/// deleted since the listing, or whose body does not read, authenticates nothing (a
+/// planted one must not stop whoever asks); a failed call is an error.
+pub(crate) fn authenticates<B: Bucket>(
+    bucket: &mut B,
+    prefix: &ReleasePrefix,
+    listed: &ListedEntry,
+    keyring: &Keyring,
+) -> Result<bool> {
+    match read_entry(bucket, prefix, listed.clone(), keyring) {
+        Ok(Some(entry)) => Ok(entry.trust.is_authenticated()),
+        Ok(None) | Err(Error::Corrupt(_)) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// What a listing of a release's `history/` says without reading any entry: the
@@ -366,14 +392,10 @@ pub fn record_history<B: Bucket>(
         .into_iter()
         .filter(|e| e.render_ref == entry.render_ref)
         .collect();
-    if keyring.required() && keyring.authenticates_entries() {
-        for listed in same.into_iter().rev() {
-            // A body that does not read authenticates nothing: a planted one must not
-            // stop the sync from being recorded.
-            match read_entry(bucket, &prefix, listed, keyring) {
-                Ok(Some(read)) if read.trust.is_authenticated() => return Ok(false),
-                Ok(_) | Err(Error::Corrupt(_)) => {}
-                Err(e) => return Err(e),
+    if keyring.counts_only_authenticated() {
+        for listed in same.iter().rev() {
+            if authenticates(bucket, &prefix, listed, keyring)? {
+                return Ok(false);
             }
         }
     } else if !same.is_empty() {
@@ -548,8 +570,10 @@ fn read_checked<B: Bucket>(
             None => return Err(corrupt("\"summary\" is not a string".to_string())),
         },
     };
-    let trust = trust_of(prefix, &listed, &doc, &summary, keyring);
-    let agrees = disagreement(&listed, &doc).is_none();
+    let time = format_synced_at(listed.synced_at).unwrap_or_default();
+    let disagrees = disagreement(&listed, &doc, &time);
+    let agrees = disagrees.is_none();
+    let trust = trust_of(prefix, &listed, &doc, (&summary, &time), disagrees, keyring);
     let ListedEntry {
         key,
         synced_at,

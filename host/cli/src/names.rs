@@ -4,7 +4,8 @@
 
 use crate::failure;
 use anyhow::Result;
-use render_store::{ObjectMeta, ParsedKey, Release, RenderStore};
+use render_store::{EntryRead, HistoryEntry, ObjectMeta, ParsedKey, Release, RenderStore};
+use std::collections::BTreeMap;
 
 /// The fewest hex digits a renderRef prefix may have: short enough to type, long enough
 /// that a collision among a release's renders is practically never met (and reported
@@ -216,20 +217,46 @@ pub async fn release_keys(store: &RenderStore, release: &Release) -> Result<Vec<
 /// position names an entry a writer of the bucket planted (CONTRACT.md §14).
 pub async fn history_keys(store: &RenderStore, release: &Release) -> Result<Vec<ListedEntry>> {
     let listed = listed_history(store, release).await?;
-    if !store.encryption_required() || store.keyring().is_empty() {
+    if !store.encryption_required() {
         return Ok(listed);
     }
-    let mut numbered = Vec::with_capacity(listed.len());
-    for chunk in listed.chunks(1_000) {
-        let keys: Vec<String> = chunk.iter().map(|e| e.key.clone()).collect();
-        let read = store.read_history_entries(release, &keys).await?;
-        for (entry, read) in chunk.iter().zip(read) {
-            if matches!(read, render_store::EntryRead::Entry(e) if e.trust.is_authenticated()) {
-                numbered.push(entry.clone());
+    let keys: Vec<String> = listed.iter().map(|e| e.key.clone()).collect();
+    let read = read_entries(store, release, &keys).await?;
+    Ok(listed
+        .into_iter()
+        .filter(|e| matches!(read.get(&e.key), Some(Ok(h)) if h.trust.counts_where(true)))
+        .collect())
+}
+
+/// How many entries one sandboxed call reads: a call's answer holds their summaries.
+const ENTRIES_A_CALL: usize = 1_000;
+
+/// Each history entry of `keys` (entry keys of `release`, as a listing gave them) read
+/// alone, by key: one read an entry, no listing (`read-history-entries`), so a history
+/// of any length is read in linear time. The entry, or why it does not read; an entry
+/// deleted since the listing is left out.
+pub async fn read_entries(
+    store: &RenderStore,
+    release: &Release,
+    keys: &[String],
+) -> Result<BTreeMap<String, std::result::Result<HistoryEntry, String>>> {
+    let mut out = BTreeMap::new();
+    for chunk in keys.chunks(ENTRIES_A_CALL) {
+        let read = store.read_history_entries(release, chunk).await?;
+        for (key, entry) in chunk.iter().zip(read) {
+            match entry {
+                EntryRead::Entry(e) => {
+                    out.insert(key.clone(), Ok(e));
+                }
+                EntryRead::Corrupt(m) => {
+                    out.insert(key.clone(), Err(m));
+                }
+                // Deleted since the listing: nothing to check or show.
+                EntryRead::Gone => {}
             }
         }
     }
-    Ok(numbered)
+    Ok(out)
 }
 
 /// A release's history as one listing of its `history/` gives it, no entry read: each

@@ -306,7 +306,7 @@ async fn release_rows<B: ReadBudget>(
         let summary = match read {
             // Where encryption is required an entry that does not authenticate is no
             // change of the release's (CONTRACT.md §14): a planted one adds no row.
-            EntryRead::Entry(e) if store.encryption_required() && !e.trust.is_authenticated() => {
+            EntryRead::Entry(e) if !e.trust.counts_where(store.encryption_required()) => {
                 continue;
             }
             EntryRead::Entry(e) => e.summary,

@@ -127,7 +127,7 @@ fn places(entries: &[HistoryEntry], newest: usize, trust: Trust) -> Vec<Option<u
         .iter()
         .rev()
         .map(|e| {
-            if trust == Trust::Required && !e.trust.is_authenticated() {
+            if !e.trust.counts_where(trust == Trust::Required) {
                 return None;
             }
             next += 1;

@@ -7,9 +7,7 @@ use crate::names;
 use crate::output::{count, print_json};
 use crate::terminal::escape_for_terminal as esc;
 use anyhow::Result;
-use render_store::{
-    EntryRead, EntryTrust, Error, HistoryEntry, ObjectMeta, ParsedKey, Release, RenderStore,
-};
+use render_store::{EntryTrust, Error, HistoryEntry, ObjectMeta, ParsedKey, Release, RenderStore};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -266,7 +264,8 @@ async fn check_release(
         .iter()
         .map(|(k, r)| (k.as_str(), r.as_str()))
         .collect();
-    for (key, entry) in read_entries(store, release, &entries).await? {
+    let keys: Vec<String> = entries.iter().map(|(k, _)| k.clone()).collect();
+    for (key, entry) in names::read_entries(store, release, &keys).await? {
         report.entries += 1;
         if let Ok(HistoryEntry {
             trust: EntryTrust::Unauthenticated(why),
@@ -377,50 +376,18 @@ async fn check_index(
     Ok(())
 }
 
-/// How many entries one sandboxed call reads: a call's answer holds their summaries.
-const ENTRIES_A_CALL: usize = 1_000;
-
-/// Each entry of `keys` (history keys with their renderRefs, in key order) read alone,
-/// by key: one read an entry, no listing (`read-history-entries`), so a history of any
-/// length is read in linear time. The entry, or why it does not read; an entry deleted
-/// since the listing is left out.
-async fn read_entries(
-    store: &RenderStore,
-    release: &Release,
-    keys: &[(String, String)],
-) -> Result<BTreeMap<String, Result<HistoryEntry, String>>> {
-    let mut out = BTreeMap::new();
-    for chunk in keys.chunks(ENTRIES_A_CALL) {
-        let names: Vec<String> = chunk.iter().map(|(k, _)| k.clone()).collect();
-        let read = store.read_history_entries(release, &names).await?;
-        for (key, entry) in names.into_iter().zip(read) {
-            match entry {
-                EntryRead::Entry(e) => {
-                    out.insert(key, Ok(e));
-                }
-                EntryRead::Corrupt(m) => {
-                    out.insert(key, Err(m));
-                }
-                // Deleted since the listing: nothing to check or show.
-                EntryRead::Gone => {}
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// The history of `release`, oldest first, each entry read alone: for `history` when
 /// the whole read fails on a bad entry, so the good ones still show.
 pub async fn history_entry_by_entry(
     store: &RenderStore,
     release: &Release,
 ) -> Result<Vec<(String, Result<HistoryEntry, String>)>> {
-    let keys: Vec<(String, String)> = names::listed_history(store, release)
+    let keys: Vec<String> = names::listed_history(store, release)
         .await?
         .into_iter()
-        .map(|e| (e.key, e.render_ref))
+        .map(|e| e.key)
         .collect();
-    Ok(read_entries(store, release, &keys)
+    Ok(names::read_entries(store, release, &keys)
         .await?
         .into_iter()
         .collect())

@@ -1071,9 +1071,8 @@ async fn history_html(
     all_keys.sort();
     let count = all_keys.len();
     let position = |key: &String| all_keys.binary_search(&key).ok();
-    let numbered = |entry: &render_store::HistoryEntry| {
-        !store.encryption_required() || entry.trust.is_authenticated()
-    };
+    let numbered =
+        |entry: &render_store::HistoryEntry| entry.trust.counts_where(store.encryption_required());
 
     let summary = html! {
         p class="summary" id="summary" {
