@@ -47,7 +47,9 @@ pub const MAX_INDEX_BYTES: usize = 64 << 20;
 /// any other key. The rule is written here once; the Rust host, which links this crate,
 /// applies it to each call's `get`.
 pub fn read_limit(key: &str) -> Option<u64> {
-    key.ends_with(&format!("/{}", crate::keys::INDEX))
+    // Asked of every `get` a host makes for the component: no allocation.
+    key.strip_suffix(crate::keys::INDEX)
+        .is_some_and(|prefix| prefix.ends_with('/'))
         .then_some(MAX_INDEX_BYTES as u64)
 }
 
@@ -495,6 +497,21 @@ mod tests {
 
     fn ring() -> Keyring {
         Keyring::new(vec![EncryptionKey::new("k1", &[7; 32]).unwrap()]).unwrap()
+    }
+
+    #[test]
+    fn a_host_bounds_the_read_of_an_index_key_alone() {
+        assert_eq!(
+            read_limit("prod/app/index/v1"),
+            Some(MAX_INDEX_BYTES as u64)
+        );
+        for other in [
+            "prod/app/renders/index/v1x",
+            "prod/app/history/x",
+            "index/v1",
+        ] {
+            assert_eq!(read_limit(other), None, "{other}");
+        }
     }
 
     #[test]

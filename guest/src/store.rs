@@ -214,9 +214,7 @@ pub fn get_render<B: Bucket>(
     render_ref: &str,
     keyring: &Keyring,
 ) -> Result<Vec<u8>> {
-    let prefix = ReleasePrefix::new(release)?;
-    let (key, blob) = get_blob(bucket, &prefix, render_ref)?;
-    verified(keyring, &prefix, &key, render_ref, blob)
+    get_render_sealed(bucket, release, render_ref, keyring).map(|(bytes, _)| bytes)
 }
 
 /// [`get_render`], with whether the blob was sealed and bound to the release (what an
@@ -333,15 +331,19 @@ pub fn stored_changes<B: Bucket>(
                 _ => get_render(bucket, release, r, keyring)?,
             },
         };
+        // The previous render, if it was not this pair's old one, goes before the new
+        // one is read: at most two are held.
         drop(held.take());
-        let new_bytes = if old.as_deref() == Some(new.as_str()) {
-            old_bytes.clone()
-        } else {
-            get_render(bucket, release, new, keyring)?
+        // A render recorded twice in a row is compared with itself, held once.
+        let new_bytes = match old.as_deref() == Some(new.as_str()) {
+            true => None,
+            false => Some(get_render(bucket, release, new, keyring)?),
         };
-        out.push(crate::render_changes(&old_bytes, &new_bytes)?);
-        drop(old_bytes);
-        held = Some((new.clone(), new_bytes));
+        out.push(crate::render_changes(
+            &old_bytes,
+            new_bytes.as_deref().unwrap_or(&old_bytes),
+        )?);
+        held = Some((new.clone(), new_bytes.unwrap_or(old_bytes)));
     }
     Ok(out)
 }
