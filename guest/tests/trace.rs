@@ -128,6 +128,22 @@ fn traced(bucket: &mut MemoryBucket, op: &Operation) -> String {
     write_trace(op, &[], false, &calls, &outcome)
 }
 
+/// The conformance trace `name` of tests/vectors/traces, checked to be `text`, what this
+/// build writes (`RENDER_STORE_UPDATE_VECTORS=1` writes it again after a deliberate
+/// change).
+fn the_vector(name: &str, text: &str) -> String {
+    let path = common::repo_file(&format!("tests/vectors/traces/{name}"));
+    if std::env::var_os("RENDER_STORE_UPDATE_VECTORS").is_some() {
+        std::fs::write(&path, text).unwrap();
+    }
+    let vector = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text == vector,
+        "this build writes another trace:\n{text}\nthe vector:\n{vector}"
+    );
+    vector
+}
+
 fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
@@ -1020,15 +1036,7 @@ fn the_gc_trace_vector_is_what_this_build_writes_and_replays() {
         },
     };
     let text = traced(&mut bucket, &op);
-    let path = common::repo_file("tests/vectors/traces/gc-skipped-entries.jsonl");
-    if std::env::var_os("RENDER_STORE_UPDATE_VECTORS").is_some() {
-        std::fs::write(&path, &text).unwrap();
-    }
-    let vector = std::fs::read_to_string(&path).unwrap();
-    assert!(
-        text == vector,
-        "this build writes another trace:\n{text}\nthe vector:\n{vector}"
-    );
+    let vector = the_vector("gc-skipped-entries.jsonl", &text);
 
     let report = replay_text(&vector, &Keyring::empty()).unwrap();
     assert!(report.matches(), "{}", report.to_text());
@@ -1162,15 +1170,7 @@ fn the_authenticated_record_trace_vector_is_what_this_build_writes_and_replays()
     };
     let (outcome, calls) = record(&mut bucket, &op, &keyring);
     let text = write_trace(&op, &keyring.ids(), true, &calls, &outcome);
-    let path = common::repo_file("tests/vectors/traces/record-authenticated.jsonl");
-    if std::env::var_os("RENDER_STORE_UPDATE_VECTORS").is_some() {
-        std::fs::write(&path, &text).unwrap();
-    }
-    let vector = std::fs::read_to_string(&path).unwrap();
-    assert!(
-        text == vector,
-        "this build writes another trace:\n{text}\nthe vector:\n{vector}"
-    );
+    let vector = the_vector("record-authenticated.jsonl", &text);
     let kinds: Vec<CallKind> = calls.iter().map(|c| c.kind).collect();
     assert_eq!(kinds, [CallKind::List, CallKind::Get, CallKind::Put]);
     assert!(
