@@ -13,7 +13,7 @@ use crate::diff::ObjectId;
 use crate::encryption::Keyring;
 use crate::error::{Error, Result};
 use crate::json::{Document, Escape, Node, decode_object, encode_node, line_item, line_member};
-use crate::keys::{Release, ReleasePrefix};
+use crate::keys::{HistoryKey, Release, ReleasePrefix};
 use crate::secrets::SecretValues;
 use crate::time::SyncTime;
 use std::collections::BTreeMap;
@@ -65,29 +65,8 @@ impl ObjectName {
     }
 }
 
-/// One field of the blamed object and the entry that last changed it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldBlame {
-    /// Its path, as the diff's hunk headers name places.
-    pub path: String,
-    /// Its value as compact JSON (cut when long), masked if a Secret's.
-    pub value: String,
-    /// The entry (its index in the history, oldest 0) since which it has this value.
-    pub entry: u32,
-}
-
-/// An object's blame.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectBlame {
-    /// The object, as the newest render that holds it names it.
-    pub object: ObjectId,
-    /// The history's entries, oldest first: each one's sync and render.
-    pub entries: Vec<(SyncTime, String)>,
-    /// The newest entry whose render holds the object (it may have been removed since).
-    pub newest: u32,
-    /// Its fields, in the order of its text.
-    pub fields: Vec<FieldBlame>,
-}
+pub use crate::wit::types::FieldBlame;
+pub use crate::wit::types::ObjectBlame;
 
 /// The object's leaves: each path with its value as compact JSON.
 fn leaves(doc: &Document<'_>, root: u32) -> Vec<(String, Vec<u8>)> {
@@ -230,7 +209,13 @@ impl<'n> Blamer<'n> {
         }
         Ok(ObjectBlame {
             object,
-            entries,
+            entries: entries
+                .into_iter()
+                .map(|(synced_at, render_ref)| HistoryKey {
+                    synced_at,
+                    render_ref,
+                })
+                .collect(),
             newest,
             fields,
         })

@@ -13,48 +13,10 @@ use crate::error::Result;
 use crate::json::{Document, Escape, Node, encode_node};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-/// A container whose image differs from one render to the next.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImageChange {
-    /// The object whose pod template holds the container (a list's item, not the list).
-    pub object: ObjectId,
-    /// The container's name (unique among a pod's containers, init and ephemeral ones
-    /// included).
-    pub container: String,
-    /// Its image in the old render; `None` when the container (or its image) is new.
-    pub old: Option<String>,
-    /// Its image in the new render; `None` when the container (or its image) is gone.
-    pub new: Option<String>,
-}
+pub use crate::wit::types::ImageChange;
+pub use crate::wit::types::SecretKeyChange;
 
-/// A key of a v1 Secret whose value changed: added, removed, or different. Names only.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SecretKeyChange {
-    /// The Secret (a list's item, not the list).
-    pub secret: ObjectId,
-    /// The key, in `data` or `stringData`.
-    pub key: String,
-}
-
-/// What changed from an old render to a new one, for people scanning a fleet's
-/// history: which objects, and the two changes they most often ask about.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RenderChanges {
-    /// Objects only in the new render, in its order.
-    pub added: Vec<ObjectId>,
-    /// Objects only in the old render, in its order.
-    pub removed: Vec<ObjectId>,
-    /// Objects in both whose content differs, in the new render's order.
-    pub changed: Vec<ObjectId>,
-    /// Containers whose image differs, by the place of their object in the new render
-    /// (then in the old one, for objects gone), each object's containers in their
-    /// order (init, regular, ephemeral).
-    pub images: Vec<ImageChange>,
-    /// Secret keys whose values changed, by the place of their Secret in the new render
-    /// (then in the old one), each Secret's keys sorted.
-    pub secret_keys: Vec<SecretKeyChange>,
-}
-
+pub use crate::wit::types::RenderChanges;
 /// The changes from `old` to `new`, both canonical renders (one JSON object a line, as
 /// stored); `old` empty for a release's first render, whose objects are then all added.
 /// Only the objects that differ are parsed: an identical object changes no image and no

@@ -91,12 +91,10 @@ impl From<Error> for types::Error {
     fn from(e: Error) -> Self {
         match e {
             Error::InvalidInput(m) => types::Error::InvalidInput(m),
-            Error::InvalidObject { index, message } => {
-                types::Error::InvalidObject(types::ObjectError {
-                    index: index as u32,
-                    message,
-                })
-            }
+            Error::InvalidObject(o) => types::Error::InvalidObject(types::ObjectError {
+                index: o.index,
+                message: o.message,
+            }),
             Error::NotFound(m) => types::Error::NotFound(m),
             Error::Corrupt(m) => types::Error::Corrupt(m),
             Error::Bucket(m) => types::Error::Bucket(m),
@@ -107,9 +105,9 @@ impl From<Error> for types::Error {
                     crate::Stage::Yaml => types::YamlStage::Yaml,
                     crate::Stage::Object => types::YamlStage::Object,
                 },
-                document: saturate(e.document),
-                line: saturate(e.line),
-                column: saturate(e.column),
+                document: e.document,
+                line: e.line,
+                column: e.column,
                 message: e.message,
             }),
         }
@@ -793,9 +791,9 @@ impl store::Guest for Component {
             entries: b
                 .entries
                 .into_iter()
-                .map(|(t, render_ref)| types::HistoryKey {
-                    synced_at: wit_time(t),
-                    render_ref,
+                .map(|k| types::HistoryKey {
+                    synced_at: wit_time(k.synced_at),
+                    render_ref: k.render_ref,
                 })
                 .collect(),
             newest: b.newest,
@@ -1072,10 +1070,10 @@ impl From<types::Error> for Error {
     fn from(e: types::Error) -> Self {
         match e {
             types::Error::InvalidInput(m) => Error::InvalidInput(m),
-            types::Error::InvalidObject(o) => Error::InvalidObject {
-                index: o.index as usize,
+            types::Error::InvalidObject(o) => Error::InvalidObject(crate::error::ObjectError {
+                index: o.index,
                 message: o.message,
-            },
+            }),
             types::Error::NotFound(m) => Error::NotFound(m),
             types::Error::Corrupt(m) => Error::Corrupt(m),
             types::Error::Bucket(m) => Error::Bucket(m),
@@ -1086,9 +1084,9 @@ impl From<types::Error> for Error {
                     types::YamlStage::Yaml => crate::Stage::Yaml,
                     types::YamlStage::Object => crate::Stage::Object,
                 },
-                document: e.document as usize,
-                line: e.line as usize,
-                column: e.column as usize,
+                document: e.document,
+                line: e.line,
+                column: e.column,
                 message: e.message,
             }),
         }
@@ -1180,9 +1178,4 @@ impl trace::Guest for Component {
             json: report.to_json(),
         })
     }
-}
-
-/// A count or position as a WIT `u32` (a stream past 4 GiB lines cannot be passed in).
-fn saturate(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
 }

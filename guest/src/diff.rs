@@ -10,58 +10,11 @@ use crate::json::{
 use crate::secrets::{SecretValues, mask_one, mask_pair, may_hold_secrets};
 use std::collections::{HashMap, VecDeque};
 
-/// What identifies an object in a render. Absent fields are empty.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ObjectId {
-    /// `apiVersion`.
-    pub api_version: String,
-    /// `kind`.
-    pub kind: String,
-    /// `metadata.namespace`.
-    pub namespace: String,
-    /// `metadata.name`.
-    pub name: String,
-}
+pub use crate::wit::types::ChangedObject;
+pub use crate::wit::types::ObjectId;
 
-/// An object present in both renders with different content.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChangedObject {
-    /// The object.
-    pub id: ObjectId,
-    /// A unified diff of its [`ObjectForm`], old to new: `@@ -a,b +c,d @@ PATH` hunk
-    /// headers (PATH: where the hunk's first change is in the object,
-    /// `spec.template.spec.containers[name=app].image`; none at the top level), then
-    /// lines starting with ` ` (context), `-` (old) or `+` (new); within a run of
-    /// changes, removed lines come before added ones.
-    pub lines: Vec<String>,
-}
-
-/// The difference from an old render to a new one.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RenderDiff {
-    /// Objects only in the new render, in its order, each whole in the diff's form
-    /// (Secret values as the diff shows them), as helm-diff and kubectl diff show an
-    /// object that comes or goes.
-    pub added: Vec<ShownObject>,
-    /// Objects only in the old render, in its order, each whole as `added`.
-    pub removed: Vec<ShownObject>,
-    /// Objects in both whose content differs, in the new render's order.
-    pub changed: Vec<ChangedObject>,
-    /// How many objects are identical in both.
-    pub unchanged: u32,
-}
-
-/// How a changed object's lines are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum ObjectForm {
-    /// YAML as `kubectl get -o yaml` shows objects: keys sorted, two-space indent,
-    /// block style, strings quoted only when needed.
-    #[default]
-    Yaml,
-    /// Go's `json.MarshalIndent(v, "", "  ")`.
-    Json,
-}
-
+pub use crate::wit::types::ObjectForm;
+pub use crate::wit::types::RenderDiff;
 /// Lines of context around each change, as diff(1) and git show by default.
 pub const DEFAULT_CONTEXT: u32 = 3;
 
@@ -247,15 +200,7 @@ pub fn diff_canonical(
     Ok(diff)
 }
 
-/// An object of a render written out for people.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShownObject {
-    /// The object.
-    pub id: ObjectId,
-    /// Its whole text in the chosen [`ObjectForm`], the form a diff's lines use.
-    pub text: String,
-}
-
+pub use crate::wit::types::ShownObject;
 /// Every object of a canonical render (one object a line), in render order, written
 /// in `form`, Secret values as `secrets` says: what a render looks like to the people
 /// reading its diffs.
@@ -270,35 +215,8 @@ pub fn show_objects(
         .collect())
 }
 
-/// One page of a render's objects for people ([`render_page`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RenderPage {
-    /// How many objects the render has.
-    pub objects: u32,
-    /// Its canonical size in bytes.
-    pub size: u64,
-    /// How many pages its objects make (at least 1).
-    pub pages: u32,
-    /// Where the page starts among the listed objects (their number, past the last).
-    pub start: u32,
-    /// The page's objects, in the listed order.
-    pub shown: Vec<PageObject>,
-}
-
-/// An object of a [`RenderPage`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageObject {
-    /// Its place in the render (the apply order), from 0.
-    pub index: u32,
-    /// The object.
-    pub id: ObjectId,
-    /// Its text as [`show_objects`] writes it, whole, or its first lines within the
-    /// page's budget when it is longer.
-    pub text: String,
-    /// The length of its whole text: more than `text` holds when it was cut.
-    pub full_len: u64,
-}
-
+pub use crate::wit::types::PageObject;
+pub use crate::wit::types::RenderPage;
 /// The pages of objects whose texts have the lengths given, in display order: each
 /// page's range, its texts within `budget` bytes (an object longer than that has a
 /// page of its own). At least one page, empty for no object.

@@ -1,37 +1,26 @@
-//! The error of every operation, mirrored one to one by the WIT `error` variant.
+//! The error of every operation: the WIT `error` variant itself.
 
 use std::fmt;
 
-/// Why an operation of the render store failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Error {
-    /// An argument was rejected before any bucket call.
-    InvalidInput(String),
-    /// Object `index` (from 0) of a render is not a JSON object Go's decoder accepts.
-    InvalidObject {
-        /// Position of the object in the render.
-        index: usize,
-        /// What was wrong and where.
-        message: String,
-    },
-    /// The render or entry asked for does not exist.
-    NotFound(String),
-    /// A stored blob does not hash to its key, or an entry body does not parse.
-    Corrupt(String),
-    /// A bucket call failed.
-    Bucket(String),
-    /// A YAML stream is not a render.
-    InvalidYaml(crate::yaml::YamlError),
-    /// A render blob is encrypted with a key the keyring does not hold (or holds under
-    /// its id a different key); the text names the key id.
-    EncryptionKey(String),
+pub use crate::wit::types::{Error, ObjectError};
+
+impl Error {
+    /// `invalid-object`: object `index` (from 0) of a render, and what was wrong with
+    /// it. An index past `u32::MAX`, which no render within the size cap reaches, is
+    /// said as `u32::MAX`.
+    pub fn invalid_object(index: usize, message: impl Into<String>) -> Error {
+        Error::InvalidObject(ObjectError {
+            index: u32::try_from(index).unwrap_or(u32::MAX),
+            message: message.into(),
+        })
+    }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidInput(m) => write!(f, "invalid input: {m}"),
-            Error::InvalidObject { index, message } => {
+            Error::InvalidObject(ObjectError { index, message }) => {
                 write!(f, "object {index} of the render is invalid: {message}")
             }
             Error::NotFound(m) => write!(f, "not found: {m}"),

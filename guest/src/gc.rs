@@ -28,40 +28,7 @@ use crate::store::{call_failed, delete_in_batches};
 use crate::time::SyncTime;
 use std::collections::BTreeSet;
 
-/// What a GC deletes and keeps (full keys, each list in key order). Every history key
-/// listed is in exactly one of `delete_history`, `keep_history` and `ignored`;
-/// `future_history` and `dangling_history` name the kept entries that did not count
-/// toward `keep`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GcPlan {
-    /// History entries deleted, oldest first.
-    pub delete_history: Vec<String>,
-    /// History entries kept: the newest `keep` of those that count, and every entry
-    /// that does not count.
-    pub keep_history: Vec<String>,
-    /// Render blobs deleted.
-    pub delete_renders: Vec<String>,
-    /// Render blobs kept.
-    pub keep_renders: Vec<String>,
-    /// Keys under `history/` or `renders/` that do not parse; GC leaves them alone.
-    pub ignored: Vec<String>,
-    /// Render blobs referenced by nothing kept, kept only because they are younger
-    /// than the grace period.
-    pub recent_renders: Vec<String>,
-    /// Kept history entries dated more than [`GC_FUTURE_TOLERANCE_SECONDS`] after
-    /// `now`: not counted toward `keep`, never deleted, their renders kept.
-    pub future_history: Vec<String>,
-    /// Kept history entries, not future-dated, whose render blob the `renders/`
-    /// listing does not hold: not counted toward `keep`, never deleted.
-    pub dangling_history: Vec<String>,
-    /// Where encryption is required: kept history entries newer than the oldest one
-    /// counted whose body does not authenticate under the keyring (planted or edited
-    /// by a writer of the bucket, or written without the keyring): not counted toward
-    /// `keep`, not deleted. Entries older than the oldest counted one are past
-    /// retention whatever they are, and deleted unread.
-    pub unauthenticated_history: Vec<String>,
-}
-
+pub use crate::wit::types::GcPlan;
 impl GcPlan {
     /// Whether the plan deleted (or, dry, would delete) an entry or a render.
     pub fn deletes_anything(&self) -> bool {

@@ -17,48 +17,10 @@ use crate::time::{SyncTime, format_synced_at};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-/// A history entry to record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewEntry {
-    /// The render applied.
-    pub render_ref: String,
-    /// When the sync succeeded.
-    pub synced_at: SyncTime,
-    /// A one-line description for people.
-    pub summary: String,
-}
+pub use crate::wit::types::HistoryEntry;
+pub use crate::wit::types::NewEntry;
 
-/// A stored history entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HistoryEntry {
-    /// The entry's bucket key.
-    pub key: String,
-    /// The render it records (from the key).
-    pub render_ref: String,
-    /// When it was synced (from the key).
-    pub synced_at: SyncTime,
-    /// The summary of the entry body.
-    pub summary: String,
-    /// Whether the body authenticates under the keyring the entry was read with.
-    pub trust: EntryTrust,
-}
-
-/// What the keyring says of a history entry (CONTRACT.md §14).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EntryTrust {
-    /// Read without a keyring (a plaintext store: nothing to check against), and its
-    /// body agrees with its key.
-    Unchecked,
-    /// Its MAC verifies under the keyring's key of this id: a key holder wrote it.
-    Authenticated(String),
-    /// Why it cannot be trusted: no MAC, a MAC that does not verify, a key the ring
-    /// lacks, or a body that names another renderRef or time than its key. Where
-    /// encryption is required such an entry is not numbered by `@N`, not resolved for
-    /// anything a controller applies, and not counted by `record`'s dedup or GC's
-    /// `keep`.
-    Unauthenticated(String),
-}
-
+pub use crate::wit::types::EntryTrust;
 impl EntryTrust {
     /// Whether the entry authenticated under the keyring.
     pub fn is_authenticated(&self) -> bool {
@@ -325,16 +287,7 @@ pub(crate) fn authenticates<B: Bucket>(
     }
 }
 
-/// What a listing of a release's `history/` says without reading any entry: the
-/// release list of the observer shows it for every release.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HistorySummary {
-    /// How many keys of the listing are history entries.
-    pub entries: u32,
-    /// The newest entry's time and renderRef; `None` for an empty history.
-    pub newest: Option<HistoryKey>,
-}
-
+pub use crate::wit::types::HistorySummary;
 /// Summarizes a history from the keys listed under `<prefix>history/` (in any order):
 /// keys that do not parse as entries of `release` are not counted. An invalid release
 /// is invalid input, so a host can offer any prefix it found and let this decide.
@@ -424,16 +377,7 @@ pub fn list_history<B: Bucket>(
     Ok(history)
 }
 
-/// One page of the history, newest first.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HistoryPage {
-    /// At most the page's limit of entries, newest first.
-    pub entries: Vec<HistoryEntry>,
-    /// The key to pass as `before` for the next, older page; `None` when no older entry
-    /// remains.
-    pub next_before: Option<String>,
-}
-
+pub use crate::wit::types::HistoryPage;
 /// At most `limit` entries, newest first, older than the entry key `before` when given:
 /// `list(P/history/)`, then `get` of each entry of the page only, newest first. So a
 /// page costs `1 + limit` calls however long the history is. An entry deleted between
@@ -478,17 +422,7 @@ pub fn list_history_page<B: Bucket>(
     Ok(page)
 }
 
-/// One history entry as [`read_history_entries`] read it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EntryRead {
-    /// The entry, with the summary of its body.
-    Entry(HistoryEntry),
-    /// Listed, but deleted before it was read (a concurrent GC).
-    Gone,
-    /// Its body does not read: the [`Error::Corrupt`] message of a listing.
-    Corrupt(String),
-}
-
+pub use crate::wit::types::EntryRead;
 /// The entries `keys` names (history entry keys of `release`, as a listing gave them),
 /// each read alone in the order given: one `get` a key, no listing. So whoever listed
 /// the history once reads any set of its entries linearly, where a page per entry
@@ -591,18 +525,7 @@ fn read_checked<B: Bucket>(
     )))
 }
 
-/// What [`authenticate_history`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AuthenticateReport {
-    /// Entries whose body was rewritten with a MAC under the keyring's first key.
-    pub rewritten: u32,
-    /// Entries already authenticated under the first key, left as they are.
-    pub kept: u32,
-    /// Entries left unauthenticated, each `KEY: WHY`: those not vouched for, and
-    /// those whose body disagrees with their key, which nobody should vouch for.
-    pub left: Vec<String>,
-}
-
+pub use crate::wit::types::AuthenticateReport;
 /// Brings the release's history entries under the keyring's first key:
 /// `list(P/history/)`, then for each entry in key order `get`, and `put` of its body with
 /// a MAC under the first key when it authenticates under another key of the ring (a

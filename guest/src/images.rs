@@ -9,7 +9,6 @@
 //! apply), so the interval of a render rolled back to is the one recorded.
 
 use crate::bucket::Bucket;
-use crate::diff::ObjectId;
 use crate::encryption::Keyring;
 use crate::error::{Error, Result};
 use crate::json::{Document, decode_object};
@@ -17,31 +16,8 @@ use crate::keys::{Release, ReleasePrefix};
 use crate::time::SyncTime;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// One container of a render and its image.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImageUse {
-    /// The image, normalised ([`normalize`]).
-    pub image: String,
-    /// The object whose pod template holds the container (an item of a List is named
-    /// itself).
-    pub object: ObjectId,
-    /// The container's name.
-    pub container: String,
-}
-
-/// An interval of a release's history during which an image was in the recorded render.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImageInterval {
-    /// The image, normalised.
-    pub image: String,
-    /// The sync of the first entry whose render holds it.
-    pub from: SyncTime,
-    /// The sync of the first later entry whose render does not hold it; `None` while the
-    /// newest entry's render holds it.
-    pub until: Option<SyncTime>,
-    /// The renders of the interval's entries, in history order, each once.
-    pub render_refs: Vec<String>,
-}
+pub use crate::wit::types::ImageInterval;
+pub use crate::wit::types::ImageUse;
 
 /// An image reference, parsed as Docker's distribution/reference grammar reads it
 /// (`ParseNormalizedNamed`, then `TagNameOnly`).
@@ -273,19 +249,7 @@ fn object_images(doc: &Document<'_>) -> Vec<ImageUse> {
         .collect()
 }
 
-/// One object of a render as an export row names it: its identity, the SHA-256 of its
-/// canonical line (equal lines, equal objects), and the images of its pod templates.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexedObject {
-    /// The object.
-    pub id: ObjectId,
-    /// The hex SHA-256 of its canonical line.
-    pub hash: String,
-    /// The images of its pod templates (a List's items' too), normalised, each once,
-    /// sorted.
-    pub images: Vec<String>,
-}
-
+pub use crate::wit::types::IndexedObject;
 /// The hash an export gives an object: of its canonical line, or, for an object that
 /// holds Secret values, of its masked form. A digest of a value would let anyone who
 /// reads the export confirm a guessed password, as the masked views refuse to (the

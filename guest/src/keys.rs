@@ -17,15 +17,7 @@ use crate::error::{Result, invalid};
 use crate::json::quote;
 use crate::time::{SyncTime, format_key_time, parse_key_time};
 
-/// A Release, the unit whose renders and history the store keeps.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Release {
-    /// A DNS-1123 label: at most 63 of `[a-z0-9-]`, starting and ending alphanumeric.
-    pub namespace: String,
-    /// A DNS-1123 subdomain: at most 253 characters, dot-separated labels.
-    pub name: String,
-}
-
+pub use crate::wit::types::Release;
 impl Release {
     /// A release from its namespace and name (not yet checked).
     pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
@@ -109,24 +101,8 @@ pub fn validate_render_ref(render_ref: &str) -> Result<()> {
     Ok(())
 }
 
-/// A parsed key of a Release.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ParsedKey {
-    /// `<prefix>renders/<renderRef>`: the render's renderRef.
-    Render(String),
-    /// `<prefix>history/<time>-<renderRef>`.
-    History(HistoryKey),
-}
-
-/// What a history entry's key says: its time and the render it records.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HistoryKey {
-    /// The time of the entry.
-    pub synced_at: SyncTime,
-    /// The render the entry records.
-    pub render_ref: String,
-}
-
+pub use crate::wit::types::HistoryKey;
+pub use crate::wit::types::ParsedKey;
 /// The checked prefix `<namespace>/<name>/` of a Release, and the keys under it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReleasePrefix {

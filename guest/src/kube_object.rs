@@ -26,10 +26,8 @@ use crate::json::{Document, Node, decode_object, split_objects};
 /// too. Each is the bytes of the stream it came from. A value that is not a JSON object,
 /// or two objects on one line, is `invalid-object` naming its position.
 pub fn json_objects(stream: &[u8]) -> Result<Vec<Vec<u8>>> {
-    let ranges = split_objects(stream).map_err(|(index, e)| Error::InvalidObject {
-        index,
-        message: e.to_string(),
-    })?;
+    let ranges =
+        split_objects(stream).map_err(|(index, e)| Error::invalid_object(index, e.to_string()))?;
     Ok(ranges.into_iter().map(|r| stream[r].to_vec()).collect())
 }
 
@@ -39,10 +37,8 @@ pub fn json_objects(stream: &[u8]) -> Result<Vec<Vec<u8>>> {
 /// form of its objects (WIT `object-list`) and a host copies nothing to pass them on.
 /// An empty stream (or white space alone) has no object; errors as [`json_objects`].
 pub fn json_object_ends(stream: &[u8]) -> Result<Vec<u32>> {
-    let ranges = split_objects(stream).map_err(|(index, e)| Error::InvalidObject {
-        index,
-        message: e.to_string(),
-    })?;
+    let ranges =
+        split_objects(stream).map_err(|(index, e)| Error::invalid_object(index, e.to_string()))?;
     let fit = |n: usize| {
         u32::try_from(n).map_err(|_| {
             crate::error::invalid(format!(
@@ -70,10 +66,8 @@ pub fn json_object_ends(stream: &[u8]) -> Result<Vec<u32>> {
 /// object: item 3 of it has no metadata.name").
 pub fn check_objects<O: AsRef<[u8]>>(objects: &[O]) -> Result<()> {
     for (index, object) in objects.iter().enumerate() {
-        let doc = decode_object(object.as_ref()).map_err(|e| Error::InvalidObject {
-            index,
-            message: e.to_string(),
-        })?;
+        let doc = decode_object(object.as_ref())
+            .map_err(|e| Error::invalid_object(index, e.to_string()))?;
         let why = match why_not_an_object(&doc) {
             Some(why) => why,
             None => match crate::secrets::masked_secret(&doc) {
@@ -81,10 +75,7 @@ pub fn check_objects<O: AsRef<[u8]>>(objects: &[O]) -> Result<()> {
                 None => continue,
             },
         };
-        return Err(Error::InvalidObject {
-            index,
-            message: why,
-        });
+        return Err(Error::invalid_object(index, why));
     }
     Ok(())
 }
@@ -190,7 +181,9 @@ mod tests {
     fn why(object: &str) -> Option<String> {
         match check_objects(&[object.as_bytes()]) {
             Ok(()) => None,
-            Err(Error::InvalidObject { index: 0, message }) => Some(message),
+            Err(Error::InvalidObject(crate::error::ObjectError { index: 0, message })) => {
+                Some(message)
+            }
             Err(other) => panic!("{other:?}"),
         }
     }
@@ -298,7 +291,7 @@ mod tests {
             let name = &c["name"];
             match (check_objects(&objects), &c["want"]) {
                 (Ok(()), want) => assert_eq!(want, "ok", "{name}"),
-                (Err(Error::InvalidObject { index, message }), want) => {
+                (Err(Error::InvalidObject(crate::error::ObjectError { index, message })), want) => {
                     assert_eq!(Some(index as u64), want["index"].as_u64(), "{name}");
                     let part = want["message"].as_str().unwrap();
                     assert!(message.contains(part), "{name}: {message}");
@@ -322,20 +315,20 @@ mod tests {
         );
         // Two on one line are one object with trailing data, as Go reads it.
         match json_objects(b"{\"a\":1}\n{\"a\":1}{\"b\":2}") {
-            Err(Error::InvalidObject { index: 1, message }) => {
+            Err(Error::InvalidObject(crate::error::ObjectError { index: 1, message })) => {
                 assert!(message.contains("after top-level value"), "{message}")
             }
             other => panic!("{other:?}"),
         }
         assert!(json_objects(b"  \n").unwrap().is_empty());
         match json_objects(b"{}\n[1]") {
-            Err(Error::InvalidObject { index: 1, message }) => {
+            Err(Error::InvalidObject(crate::error::ObjectError { index: 1, message })) => {
                 assert!(message.contains("not an object"), "{message}")
             }
             other => panic!("{other:?}"),
         }
         match json_objects(b"{}\n{\"a\":}") {
-            Err(Error::InvalidObject { index: 1, .. }) => {}
+            Err(Error::InvalidObject(crate::error::ObjectError { index: 1, .. })) => {}
             other => panic!("{other:?}"),
         }
     }

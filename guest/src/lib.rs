@@ -35,6 +35,7 @@ pub mod secrets;
 pub mod store;
 pub mod time;
 pub mod trace;
+pub mod wit;
 pub mod yaml;
 
 #[cfg(target_arch = "wasm32")]

@@ -32,10 +32,7 @@ fn each_canonical_object<O: AsRef<[u8]>>(
         let before = out.len();
         canonicalizer
             .encode(object.as_ref(), out)
-            .map_err(|e| Error::InvalidObject {
-                index,
-                message: e.to_string(),
-            })?;
+            .map_err(|e| Error::invalid_object(index, e.to_string()))?;
         out.push(b'\n');
         total += out.len() - before;
         if total > MAX_RENDER_BYTES {
@@ -116,10 +113,7 @@ pub fn canonical_in_place(bytes: &mut Vec<u8>, ends: &[u32]) -> Result<String> {
         object.clear();
         canonicalizer
             .encode(&bytes[start..end], &mut object)
-            .map_err(|e| Error::InvalidObject {
-                index,
-                message: e.to_string(),
-            })?;
+            .map_err(|e| Error::invalid_object(index, e.to_string()))?;
         object.push(b'\n');
         if written + object.len() > MAX_RENDER_BYTES {
             return Err(too_large(index));
@@ -203,6 +197,44 @@ pub fn joined_objects<'a>(bytes: &'a [u8], ends: &[u32]) -> Result<Vec<&'a [u8]>
     Ok(objects)
 }
 
+pub use crate::wit::types::JoinedObjects;
+
+impl JoinedObjects {
+    /// How many objects.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there is no object.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Object `i`'s bytes.
+    pub fn object(&self, i: usize) -> &[u8] {
+        let start = match i {
+            0 => 0,
+            _ => self.ends[i - 1] as usize,
+        };
+        &self.bytes[start..self.ends[i] as usize]
+    }
+
+    /// Each object's bytes, copied: for what takes objects one by one (a trace records
+    /// them so).
+    pub fn to_objects(&self) -> Vec<Vec<u8>> {
+        (0..self.len()).map(|i| self.object(i).to_vec()).collect()
+    }
+
+    /// Appends an object.
+    pub fn push(&mut self, object: &[u8]) {
+        self.bytes.extend_from_slice(object);
+        // An end past 4 GiB cannot be said in the WIT's u32: the component refuses the
+        // render (its ends then do not fit), as it refuses any render that large.
+        self.ends
+            .push(u32::try_from(self.bytes.len()).unwrap_or(u32::MAX));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,7 +280,10 @@ mod tests {
         let mut bad = b"{}[]".to_vec();
         assert!(matches!(
             canonical_in_place(&mut bad, &[2, 4]),
-            Err(Error::InvalidObject { index: 1, .. })
+            Err(Error::InvalidObject(crate::error::ObjectError {
+                index: 1,
+                ..
+            }))
         ));
         assert!(matches!(
             canonical_in_place(&mut b"{}".to_vec(), &[3]),
@@ -303,7 +338,10 @@ mod tests {
         );
         assert!(matches!(
             render_ref(&[&b"{}"[..], b"[]"]),
-            Err(Error::InvalidObject { index: 1, .. })
+            Err(Error::InvalidObject(crate::error::ObjectError {
+                index: 1,
+                ..
+            }))
         ));
     }
 
@@ -311,7 +349,10 @@ mod tests {
     fn names_the_first_bad_object() {
         let err = canonical(&[&b"{}"[..], b"{", b"["]).unwrap_err();
         assert!(
-            matches!(err, Error::InvalidObject { index: 1, .. }),
+            matches!(
+                err,
+                Error::InvalidObject(crate::error::ObjectError { index: 1, .. })
+            ),
             "{err}"
         );
     }

@@ -269,27 +269,7 @@ pub fn objects_by_render<B: Bucket>(
     Ok(out)
 }
 
-/// What [`index_release`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct IndexReport {
-    /// The distinct renders the history names.
-    pub renders: u32,
-    /// The renders the index names after the call.
-    pub indexed: u32,
-    /// The renders read to index them.
-    pub read: u32,
-    /// The renders the index named that the history no longer does, dropped.
-    pub pruned: u32,
-    /// Each render of the history that could not be read, with why, left out of the
-    /// index (a query reads it, and fails if it still cannot).
-    pub unreadable: Vec<String>,
-    /// What was wrong with the stored index, when a blob was stored that could not be
-    /// used (it is replaced).
-    pub replaced: Option<String>,
-    /// Whether the index was written (or deleted, for an empty history).
-    pub written: bool,
-}
-
+pub use crate::wit::types::IndexReport;
 /// Brings the release index up to date with the history: `list(<prefix>history/)`,
 /// `get(<prefix>index/v1)`; with `read_missing`, `get` of each render of the history the
 /// index does not name (renders that cannot be read are reported, not indexed); then
@@ -385,23 +365,7 @@ pub fn index_release<B: Bucket>(
     Ok(report)
 }
 
-/// What [`check_index`] found of a release's index.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct IndexCheck {
-    /// Whether a blob is stored at the index's key.
-    pub present: bool,
-    /// Why the stored index cannot be used, when it cannot: over [`MAX_INDEX_BYTES`],
-    /// unreadable, plaintext on a store with a keyring, of another format. Queries read
-    /// past it; `reindex` replaces it.
-    pub unusable: Option<String>,
-    /// Each entry that disagrees with the render it names, `REF: WHY`: what a query
-    /// would have answered from the index is not what the render holds (an index
-    /// edited by a writer of the bucket). `reindex --force` rebuilds it.
-    pub disagreeing: Vec<String>,
-    /// The renders read to check it.
-    pub read: u32,
-}
-
+pub use crate::wit::types::IndexCheck;
 /// Checks the release index against the renders: `list(P/history/)`,
 /// `get(P/index/v1)`, then `get` of each render of the history the index names,
 /// verified as `get-render` verifies it and indexed again, compared with the entry

@@ -21,16 +21,7 @@
 use crate::json::{Document, Node, decode_object, encode_document, encode_node};
 use std::borrow::Cow;
 
-/// Whether a form made for people shows the values of Secrets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum SecretValues {
-    /// Every value replaced by a marker that says only whether it changed.
-    #[default]
-    Masked,
-    /// As stored: only when the user asked for it.
-    Shown,
-}
-
+pub use crate::wit::types::SecretValues;
 /// A value that is the same on both sides, or has one side only.
 pub const MARKER: &str = "***";
 /// A changed value, on the old side of a diff.

@@ -9,15 +9,7 @@
 use crate::error::{Result, invalid};
 use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, SecondsFormat};
 
-/// A UTC instant: seconds since the Unix epoch and nanoseconds (< 10^9).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SyncTime {
-    /// Seconds since 1970-01-01T00:00:00Z (negative before).
-    pub seconds: i64,
-    /// Nanoseconds within the second, below 1,000,000,000.
-    pub nanoseconds: u32,
-}
-
+pub use crate::wit::types::SyncTime;
 /// A clock's reading as a sync time. Pure: the component has no clock, and a host
 /// passes the time in.
 impl From<std::time::SystemTime> for SyncTime {

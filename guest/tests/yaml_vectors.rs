@@ -35,7 +35,7 @@ fn stream_of(case: &Value) -> Vec<u8> {
 fn check(case: &Value, outcome: &Value, stream: &[u8]) -> Option<String> {
     let got = yaml_objects(stream);
     if let Some(index) = outcome.get("error_document_index") {
-        let index = index.as_u64().unwrap() as usize;
+        let index = index.as_u64().unwrap() as u32;
         return match got {
             Ok(objects) => Some(format!(
                 "succeeded with {} objects, Go fails",
@@ -201,7 +201,7 @@ fn helm_template_output_is_its_json_objects() {
 
 #[test]
 fn errors_name_document_line_and_column() {
-    let cases: [(&str, Stage, usize, usize, usize); 6] = [
+    let cases: [(&str, Stage, u32, u32, u32); 6] = [
         ("a: 1\n---\nb: 2\n--- |\nc: 3\n", Stage::Split, 1, 4, 4),
         ("a: 1\n---\nb: [1, 2\nc: 3\n", Stage::Yaml, 1, 4, 2),
         (

@@ -11,33 +11,15 @@ use std::sync::Arc;
 /// included, loops forever: wit-component's dummy module for the world (each body
 /// `unreachable`), with each body turned into an endless loop.
 fn looping_component() -> Vec<u8> {
-    let mut resolve = wit_parser::Resolve::new();
-    let (package, _) = resolve
-        .push_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit"))
-        .unwrap();
-    let world = resolve.select_world(&[package], None).unwrap();
-    let dummy = wit_component::dummy_module(
-        &resolve,
-        world,
-        wit_parser::ManglingAndAbi::Legacy(wit_parser::LiftLowerAbi::Sync),
-    );
-    let text = wasmprinter::print_bytes(&dummy).unwrap();
-    assert!(text.contains("unreachable"), "{text}");
-    let mut module =
-        wat::parse_str(text.replace("unreachable", "loop br 0 end unreachable")).unwrap();
-    wit_component::embed_component_metadata(
-        &mut module,
-        &resolve,
-        world,
-        wit_component::StringEncoding::UTF8,
-    )
+    let wit = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../wit/render-store.wit"
+    ))
     .unwrap();
-    wit_component::ComponentEncoder::default()
-        .module(&module)
-        .unwrap()
-        .validate(true)
-        .encode()
-        .unwrap()
+    crate::support::dummy_component(&wit, |text| {
+        assert!(text.contains("unreachable"), "{text}");
+        text.replace("unreachable", "loop br 0 end unreachable")
+    })
 }
 
 fn stopped_by_cpu_budget<T: std::fmt::Debug>(result: render_store::Result<T>) {

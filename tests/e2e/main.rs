@@ -14,6 +14,7 @@ mod crashes;
 mod deadlines;
 mod differential;
 mod docs;
+mod drift;
 mod encryption;
 mod fail_closed;
 mod faults;

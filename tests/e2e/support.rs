@@ -457,3 +457,31 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// A component of the world `wit` (the text of a WIT package) made from wit-component's
+/// dummy module, whose every function body is `unreachable` until `edit` changes the
+/// module's text: for a component that misbehaves, or one built from another WIT.
+pub fn dummy_component(wit: &str, edit: impl FnOnce(String) -> String) -> Vec<u8> {
+    let mut resolve = wit_parser::Resolve::new();
+    let package = resolve.push_str("render-store.wit", wit).unwrap();
+    let world = resolve.select_world(&[package], None).unwrap();
+    let dummy = wit_component::dummy_module(
+        &resolve,
+        world,
+        wit_parser::ManglingAndAbi::Legacy(wit_parser::LiftLowerAbi::Sync),
+    );
+    let mut module = wat::parse_str(edit(wasmprinter::print_bytes(&dummy).unwrap())).unwrap();
+    wit_component::embed_component_metadata(
+        &mut module,
+        &resolve,
+        world,
+        wit_component::StringEncoding::UTF8,
+    )
+    .unwrap();
+    wit_component::ComponentEncoder::default()
+        .module(&module)
+        .unwrap()
+        .validate(true)
+        .encode()
+        .unwrap()
+}

@@ -73,8 +73,13 @@ fn every_vector_natively() {
                     failures.push(format!("{}: renderRef differs", case.name));
                 }
             }
-            (Err(index), Err(render_store_guest::Error::InvalidObject { index: got, .. })) => {
-                if *index as usize != got {
+            (
+                Err(index),
+                Err(render_store_guest::Error::InvalidObject(
+                    render_store_guest::error::ObjectError { index: got, .. },
+                )),
+            ) => {
+                if u64::from(*index) != u64::from(got) {
                     failures.push(format!(
                         "{}: failed at object {got}, not {index}",
                         case.name

@@ -226,7 +226,7 @@ fn output<'a>(b: &mut Builder<'a>, o: &'a Output, version: u64) -> u32 {
 fn failure<'a>(b: &mut Builder<'a>, f: &'a Failure) -> u32 {
     let (kind, message) = match f {
         Failure::Error(Error::InvalidInput(m)) => ("invalid-input", m),
-        Failure::Error(Error::InvalidObject { index, message }) => {
+        Failure::Error(Error::InvalidObject(crate::error::ObjectError { index, message })) => {
             let members = vec![
                 ("kind", b.string("invalid-object")),
                 ("index", b.uint(*index as u64)),

@@ -2,19 +2,7 @@
 
 use std::fmt;
 
-/// The step of the YAML path that rejected a stream (CONTRACT.md §11).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Stage {
-    /// apimachinery's document splitter: a `---` line followed by something other than
-    /// white space or a comment.
-    Split,
-    /// `sigs.k8s.io/yaml.YAMLToJSON`: YAML syntax, tags, keys, aliases, Inf/NaN values.
-    Yaml,
-    /// The document is not a JSON object (a top-level scalar or sequence), or is nested
-    /// deeper than the JSON decoder allows.
-    Object,
-}
-
+pub use crate::wit::types::YamlStage as Stage;
 impl Stage {
     /// The stage's name as the vectors and the WIT spell it: `split`, `yaml`, `object`.
     pub fn as_str(self) -> &'static str {
@@ -33,22 +21,7 @@ impl fmt::Display for Stage {
     }
 }
 
-/// Why a YAML stream is not a render.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct YamlError {
-    /// The step that failed.
-    pub stage: Stage,
-    /// The failing document's index from 0, counting every document the splitter
-    /// produced, skipped (empty or `null`) ones included.
-    pub document: usize,
-    /// The line in the stream, from 1.
-    pub line: usize,
-    /// The column in that line, from 1, in characters.
-    pub column: usize,
-    /// What was wrong (our wording; Go's texts differ between versions).
-    pub message: String,
-}
-
+pub use crate::wit::types::YamlError;
 impl fmt::Display for YamlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

@@ -81,8 +81,8 @@ fn each_object(
         // go-yaml's: a document can pass YAML and fail here, at the object stage.
         let doc = decode_object(&json).map_err(|e| YamlError {
             stage: Stage::Object,
-            document,
-            line: chunk.first_line + 1,
+            document: count(document),
+            line: count(chunk.first_line + 1),
             column: 1,
             message: if e.message.contains("depth") {
                 format!("nested deeper than {MAX_DEPTH} levels: {e}")
@@ -96,13 +96,19 @@ fn each_object(
     match bad {
         Some(bad) => Err(YamlError {
             stage: Stage::Split,
-            document: bad.document,
-            line: bad.line + 1,
+            document: count(bad.document),
+            line: count(bad.line + 1),
             column: 4,
             message: format!("invalid Yaml document separator: {}", bad.rest),
         }),
         None => Ok(()),
     }
+}
+
+/// A document, line or column number as the WIT's `u32` says it; a stream within the
+/// render cap never reaches the cap.
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// The general steps' object in `form`: their JSON, or its canonical encoding.
@@ -125,9 +131,9 @@ fn in_form<'b>(
 fn locate(e: Located, chunk: &split::Chunk, document: usize) -> YamlError {
     YamlError {
         stage: e.stage,
-        document,
-        line: chunk.first_line + e.line + 1,
-        column: e.column + 1,
+        document: count(document),
+        line: count(chunk.first_line + e.line + 1),
+        column: count(e.column + 1),
         message: e.message,
     }
 }

@@ -11,8 +11,8 @@ use crate::fleet_images::FleetImages;
 use crate::fleet_index::FleetIndex;
 use crate::store::RenderStore;
 use crate::{
-    EntryRead, IndexReport, ObjectBlame, ObjectId, Release, RenderDiff, Result, Runtime,
-    ShownObject,
+    EntryRead, HistoryKey, IndexReport, ObjectBlame, ObjectId, Release, RenderDiff, Result,
+    Runtime, ShownObject,
 };
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -143,11 +143,17 @@ pub async fn blame(store: &RenderStore, release: &Release, blame: &ObjectBlame) 
     let named: BTreeSet<u32> = blame.fields.iter().map(|f| f.entry).collect();
     let mut keys = Vec::with_capacity(named.len());
     for &i in &named {
-        let (t, r) = &blame.entries[i as usize];
+        let HistoryKey {
+            synced_at: t,
+            render_ref: r,
+        } = &blame.entries[i as usize];
         keys.push(rt.history_key(release, *t, r).await?);
     }
     let read = store.read_history_entries(release, &keys).await?;
-    let times: Vec<_> = named.iter().map(|&i| blame.entries[i as usize].0).collect();
+    let times: Vec<_> = named
+        .iter()
+        .map(|&i| blame.entries[i as usize].synced_at)
+        .collect();
     let times = rt.format_synced_at_all(&times).await?;
     let about: BTreeMap<u32, (String, String)> = named
         .iter()
@@ -173,7 +179,7 @@ pub async fn blame(store: &RenderStore, release: &Release, blame: &ObjectBlame) 
                 "value": f.value,
                 "entry": place(f.entry),
                 "syncedAt": time,
-                "renderRef": blame.entries[f.entry as usize].1,
+                "renderRef": blame.entries[f.entry as usize].render_ref,
                 "summary": summary,
             })
         })

@@ -3,7 +3,7 @@
 //! component with every call that reads or writes a render blob.
 
 use crate::error::{Error, Result};
-use crate::runtime::{Runtime, call_export, data_arg, wit};
+use crate::runtime::{Runtime, call_export, wit};
 use std::path::Path;
 
 /// The largest keyring file read; the component refuses larger texts too.
@@ -34,11 +34,7 @@ impl Keyring {
     /// Reads a keyring from the text of a keyring file (`<id> <base64 key>` lines), as
     /// the component parses it.
     pub async fn parse(runtime: &Runtime, text: &[u8]) -> Result<Keyring> {
-        let keys = call_export!(
-            runtime,
-            None,
-            convoy_render_store_logic.call_parse_keyring(&data_arg(text))
-        )?;
+        let keys = call_export!(runtime, None, logic.parse_keyring(text))?;
         Ok(Keyring { keys })
     }
 

@@ -2,7 +2,7 @@
 //! the component, so Rust, JavaScript and Python hosts agree by construction.
 
 use crate::error::Result;
-use crate::runtime::{Runtime, call_export, data_arg, joined_arg, lend_objects, objects_arg};
+use crate::runtime::{Runtime, call_export, joined_arg, objects_arg};
 use crate::types::{
     GcPlan, HistorySummary, ImageUse, IndexedObject, JoinedObjects, ObjectForm, ParsedKey, Release,
     RenderChanges, RenderDiff, SecretValues, ShownObject, SyncTime,
@@ -11,40 +11,24 @@ use crate::types::{
 impl Runtime {
     /// The canonical bytes of a render given as its objects' JSON bytes.
     pub async fn canonical(&self, objects: &[Vec<u8>]) -> Result<Vec<u8>> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_canonical(&objects_arg(objects))
-        )
+        call_export!(self, None, logic.canonical(&objects_arg(objects)))
     }
 
     /// The renderRef of a render: `sha256:` and the hex SHA-256 of its canonical bytes.
     pub async fn render_ref(&self, objects: &[Vec<u8>]) -> Result<String> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_render_ref(&objects_arg(objects))
-        )
+        call_export!(self, None, logic.render_ref(&objects_arg(objects)))
     }
 
     /// [`Runtime::canonical`] of objects given in one buffer and where each ends
     /// ([`crate::RenderStore::put_render_joined`] says how).
     pub async fn canonical_joined(&self, bytes: &[u8], ends: &[u32]) -> Result<Vec<u8>> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_canonical(&joined_arg(bytes, ends))
-        )
+        call_export!(self, None, logic.canonical(&joined_arg(bytes, ends)))
     }
 
     /// [`Runtime::render_ref`] of objects given in one buffer and where each ends
     /// ([`crate::RenderStore::put_render_joined`] says how).
     pub async fn render_ref_joined(&self, bytes: &[u8], ends: &[u32]) -> Result<String> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_render_ref(&joined_arg(bytes, ends))
-        )
+        call_export!(self, None, logic.render_ref(&joined_arg(bytes, ends)))
     }
 
     /// The objects of a YAML stream (`helm template`, `kustomize build`), each as the
@@ -52,12 +36,8 @@ impl Runtime {
     /// documents skipped, every other one an object. [`crate::Error::InvalidYaml`]
     /// names the first failing document, its line and column.
     pub async fn yaml_objects(&self, yaml: &[u8]) -> Result<Vec<Vec<u8>>> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_yaml_objects(&data_arg(yaml))
-        )
-        .map(|objects| objects.into_iter().map(String::into_bytes).collect())
+        call_export!(self, None, logic.yaml_objects(yaml))
+            .map(|objects| objects.into_iter().map(String::into_bytes).collect())
     }
 
     /// The objects of a stream of JSON objects, each starting on a line of its own: what
@@ -65,11 +45,7 @@ impl Runtime {
     /// writes. [`crate::Error::InvalidObject`] names a value that is not an object, or a
     /// second object on one line.
     pub async fn json_objects(&self, json: &[u8]) -> Result<Vec<Vec<u8>>> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_json_objects(&data_arg(json))
-        )
+        call_export!(self, None, logic.json_objects(json))
     }
 
     /// Checks that each object is a Kubernetes object as a person's or a tool's render
@@ -79,11 +55,7 @@ impl Runtime {
     /// [`crate::Error::InvalidObject`]. Storing does not check this: a controller
     /// stores what it applied.
     pub async fn check_objects(&self, objects: &[Vec<u8>]) -> Result<()> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_check_objects(&objects_arg(objects))
-        )
+        call_export!(self, None, logic.check_objects(&objects_arg(objects)))
     }
 
     /// Where each object of a stream of JSON objects ends, as [`Runtime::json_objects`]
@@ -91,106 +63,65 @@ impl Runtime {
     /// the objects included, the last end its length): no copy of the render. An empty
     /// stream has none.
     pub async fn json_object_ends(&self, json: &[u8]) -> Result<Vec<u32>> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_json_object_ends(json)
-        )
+        call_export!(self, None, logic.json_object_ends(json))
     }
 
-    /// [`Runtime::check_objects`] of a render held joined, its buffers lent to the call.
+    /// [`Runtime::check_objects`] of a render held joined, passed to the call as it is.
     pub async fn check_objects_in(&self, objects: &mut JoinedObjects) -> Result<()> {
-        lend_objects(objects, async |o| {
-            call_export!(self, None, convoy_render_store_logic.call_check_objects(o))
-        })
-        .await
+        call_export!(self, None, logic.check_objects(objects))
     }
 
-    /// [`Runtime::canonical`] of a render held joined, its buffers lent to the call.
+    /// [`Runtime::canonical`] of a render held joined, passed to the call as it is.
     pub async fn canonical_in(&self, objects: &mut JoinedObjects) -> Result<Vec<u8>> {
-        lend_objects(objects, async |o| {
-            call_export!(self, None, convoy_render_store_logic.call_canonical(o))
-        })
-        .await
+        call_export!(self, None, logic.canonical(objects))
     }
 
-    /// [`Runtime::render_ref`] of a render held joined, its buffers lent to the call.
+    /// [`Runtime::render_ref`] of a render held joined, passed to the call as it is.
     pub async fn render_ref_in(&self, objects: &mut JoinedObjects) -> Result<String> {
-        lend_objects(objects, async |o| {
-            call_export!(self, None, convoy_render_store_logic.call_render_ref(o))
-        })
-        .await
+        call_export!(self, None, logic.render_ref(objects))
     }
 
     /// [`Runtime::check_objects`] of objects given in one buffer and where each ends
     /// ([`crate::RenderStore::put_render_joined`] says how).
     pub async fn check_objects_joined(&self, bytes: &[u8], ends: &[u32]) -> Result<()> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_check_objects(&joined_arg(bytes, ends))
-        )
+        call_export!(self, None, logic.check_objects(&joined_arg(bytes, ends)))
     }
 
     /// [`Runtime::canonical`] of [`Runtime::yaml_objects`], in one sandbox call.
     pub async fn yaml_canonical(&self, yaml: &[u8]) -> Result<Vec<u8>> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_yaml_canonical(&data_arg(yaml))
-        )
+        call_export!(self, None, logic.yaml_canonical(yaml))
     }
 
     /// [`Runtime::render_ref`] of [`Runtime::yaml_objects`], in one sandbox call: the
     /// renderRef a Go controller computes for the stream.
     pub async fn yaml_render_ref(&self, yaml: &[u8]) -> Result<String> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_yaml_render_ref(&data_arg(yaml))
-        )
+        call_export!(self, None, logic.yaml_render_ref(yaml))
     }
 
     /// Checks a renderRef (`sha256:` and 64 lowercase hex digits) in the component.
     pub async fn validate_render_ref(&self, render_ref: &str) -> Result<()> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_validate_render_ref(render_ref)
-        )
+        call_export!(self, None, logic.validate_render_ref(render_ref))
     }
 
     /// The hex SHA-256 of `bytes`, computed in the component.
     pub async fn sha256_hex(&self, bytes: &[u8]) -> Result<String> {
-        call_export!(infallible self, None, convoy_render_store_logic.call_sha256_hex(&data_arg(bytes)))
+        call_export!(infallible self, None, logic.sha256_hex(bytes))
     }
 
     /// `<namespace>/<name>/`, the prefix of every key of `release`, after the
     /// component has checked both names.
     pub async fn release_prefix(&self, release: &Release) -> Result<String> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_release_prefix(&release.into())
-        )
+        call_export!(self, None, logic.release_prefix(release))
     }
 
     /// The key of a render blob of `release`.
     pub async fn render_key(&self, release: &Release, render_ref: &str) -> Result<String> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_render_key(&release.into(), render_ref)
-        )
+        call_export!(self, None, logic.render_key(release, render_ref))
     }
 
     /// The key of the release index of `release` (CONTRACT.md §3).
     pub async fn index_key(&self, release: &Release) -> Result<String> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_index_key(&release.into())
-        )
+        call_export!(self, None, logic.index_key(release))
     }
 
     /// The key of a history entry of `release`.
@@ -203,19 +134,15 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_history_key(
-                &release.into(),
-                synced_at.into(),
-                render_ref
-            )
+            logic.history_key(release, &synced_at, render_ref)
         )
     }
 
     /// Parses a key of `release`; `None` for a key that is not one of its renders or
     /// history entries.
     pub async fn parse_key(&self, release: &Release, key: &str) -> Result<Option<ParsedKey>> {
-        let key: Option<_> = call_export!(infallible self, None, convoy_render_store_logic.call_parse_key(&release.into(), key))?;
-        Ok(key.map(ParsedKey::from))
+        let key: Option<_> = call_export!(infallible self, None, logic.parse_key(release, key))?;
+        Ok(key)
     }
 
     /// [`Runtime::parse_key`] of each of `keys`, in order, in one sandbox call: a whole
@@ -225,37 +152,25 @@ impl Runtime {
         release: &Release,
         keys: &[String],
     ) -> Result<Vec<Option<ParsedKey>>> {
-        let parsed: Vec<Option<_>> = call_export!(infallible self, None, convoy_render_store_logic.call_parse_keys(&release.into(), keys))?;
-        Ok(parsed.into_iter().map(|k| k.map(ParsedKey::from)).collect())
+        let parsed: Vec<Option<_>> =
+            call_export!(infallible self, None, logic.parse_keys(release, keys))?;
+        Ok(parsed.into_iter().collect())
     }
 
     /// Parses RFC 3339 to a UTC [`SyncTime`].
     pub async fn parse_synced_at(&self, text: &str) -> Result<SyncTime> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_parse_synced_at(text)
-        )
-        .map(SyncTime::from)
+        call_export!(self, None, logic.parse_synced_at(text))
     }
 
     /// RFC 3339 in UTC with nanoseconds, trailing zeros trimmed.
     pub async fn format_synced_at(&self, t: SyncTime) -> Result<String> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_format_synced_at(t.into())
-        )
+        call_export!(self, None, logic.format_synced_at(&t))
     }
 
     /// [`Runtime::format_synced_at`] of each time, in order, in one sandbox call.
     pub async fn format_synced_at_all(&self, times: &[SyncTime]) -> Result<Vec<String>> {
-        let times: Vec<_> = times.iter().map(|&t| t.into()).collect();
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_format_synced_at_all(&times)
-        )
+        let times: Vec<_> = times.to_vec();
+        call_export!(self, None, logic.format_synced_at_all(&times))
     }
 
     /// The GC decision from listings alone (see [`crate::RenderStore::gc`]), at `now`:
@@ -273,16 +188,8 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_plan_gc(
-                &release.into(),
-                keep,
-                history_keys,
-                render_keys,
-                protected,
-                now.into()
-            )
+            logic.plan_gc(release, keep, history_keys, render_keys, protected, &now)
         )
-        .map(GcPlan::from)
     }
 
     /// The difference between two canonical renders, changed objects' lines in `form`
@@ -299,15 +206,8 @@ impl Runtime {
         call_export!(
             self,
             None,
-            convoy_render_store_logic.call_diff_renders(
-                &data_arg(old),
-                &data_arg(new),
-                form.into(),
-                secrets.into(),
-                context
-            )
+            logic.diff_renders(old, new, form, secrets, context)
         )
-        .map(RenderDiff::from)
     }
 
     /// Every object of a canonical render, in order, with its text in `form` and
@@ -318,50 +218,30 @@ impl Runtime {
         form: ObjectForm,
         secrets: SecretValues,
     ) -> Result<Vec<ShownObject>> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_show_objects(
-                &data_arg(canonical),
-                form.into(),
-                secrets.into()
-            )
-        )
-        .map(|objects| objects.into_iter().map(ShownObject::from).collect())
+        call_export!(self, None, logic.show_objects(canonical, form, secrets))
+            .map(|objects| objects.into_iter().collect())
     }
 
     /// Checks an image pattern as [`crate::RenderStore::release_images`] takes it: a
     /// repository, a reference, a digest or a glob; [`crate::Error::InvalidInput`]
     /// saying what each looks like when it is none.
     pub async fn check_image_pattern(&self, pattern: &str) -> Result<()> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_check_image_pattern(pattern)
-        )
+        call_export!(self, None, logic.check_image_pattern(pattern))
     }
 
     /// Every object of a canonical render, in render order, with the SHA-256 of its
     /// canonical line and the images of its pod templates (the rows of an export).
     pub async fn index_objects(&self, canonical: &[u8]) -> Result<Vec<IndexedObject>> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_index_objects(&data_arg(canonical))
-        )
-        .map(|objects| objects.into_iter().map(IndexedObject::from).collect())
+        call_export!(self, None, logic.index_objects(canonical))
+            .map(|objects| objects.into_iter().collect())
     }
 
     /// Every container of every pod template of a canonical render, in render order,
     /// with its image normalised as container runtimes read it (`nginx` is
     /// `docker.io/library/nginx:latest`).
     pub async fn render_images(&self, canonical: &[u8]) -> Result<Vec<ImageUse>> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_render_images(&data_arg(canonical))
-        )
-        .map(|uses| uses.into_iter().map(ImageUse::from).collect())
+        call_export!(self, None, logic.render_images(canonical))
+            .map(|uses| uses.into_iter().collect())
     }
 
     /// What changed from `old` to `new`, two canonical renders (`old` empty for a
@@ -369,12 +249,7 @@ impl Runtime {
     /// container images that differ, and the Secret keys whose values changed, by name
     /// alone (WIT `logic.summarize-changes`).
     pub async fn summarize_changes(&self, old: &[u8], new: &[u8]) -> Result<RenderChanges> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_summarize_changes(&data_arg(old), &data_arg(new))
-        )
-        .map(RenderChanges::from)
+        call_export!(self, None, logic.summarize_changes(old, new))
     }
 
     /// A release's history as one listing of `<prefix>history/` shows it (the keys
@@ -385,11 +260,6 @@ impl Runtime {
         release: &Release,
         history_keys: &[String],
     ) -> Result<HistorySummary> {
-        call_export!(
-            self,
-            None,
-            convoy_render_store_logic.call_summarize_history(&release.into(), history_keys)
-        )
-        .map(HistorySummary::from)
+        call_export!(self, None, logic.summarize_history(release, history_keys))
     }
 }

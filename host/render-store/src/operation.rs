@@ -55,30 +55,30 @@ pub(crate) fn operation_to_wit(operation: &Operation) -> wit_trace::Operation {
     use wit_trace::Operation as O;
     match operation {
         Operation::PutRender { release, objects } => O::PutRender(wit_trace::PutRenderArgs {
-            release: release.into(),
+            release: release.clone(),
             objects: objects_arg(objects),
         }),
         Operation::GetRender {
             release,
             render_ref,
         } => O::GetRender(wit_trace::RenderRefArgs {
-            release: release.into(),
+            release: release.clone(),
             render_ref: render_ref.clone(),
         }),
         Operation::HasHistoryRef {
             release,
             render_ref,
         } => O::HasHistoryRef(wit_trace::RenderRefArgs {
-            release: release.into(),
+            release: release.clone(),
             render_ref: render_ref.clone(),
         }),
         Operation::RecordHistory { release, entry } => {
             O::RecordHistory(wit_trace::RecordHistoryArgs {
-                release: release.into(),
-                entry: entry.into(),
+                release: release.clone(),
+                entry: entry.clone(),
             })
         }
-        Operation::ListHistory { release } => O::ListHistory(release.into()),
+        Operation::ListHistory { release } => O::ListHistory(release.clone()),
         Operation::Gc {
             release,
             keep,
@@ -86,14 +86,14 @@ pub(crate) fn operation_to_wit(operation: &Operation) -> wit_trace::Operation {
             dry_run,
             grace,
         } => O::Gc(wit_trace::GcArgs {
-            release: release.into(),
+            release: release.clone(),
             keep: *keep,
             protected: protected.clone(),
             dry_run: *dry_run,
-            now: grace.now.into(),
+            now: grace.now,
             grace_seconds: grace.seconds,
         }),
-        Operation::DeleteRelease { release } => O::DeleteRelease(release.into()),
+        Operation::DeleteRelease { release } => O::DeleteRelease(release.clone()),
     }
 }
 
@@ -106,8 +106,8 @@ pub(crate) fn output_to_wit(output: &Output) -> wit_trace::Outcome {
         Output::Render(bytes) => O::GetRender(Ok(bytes)),
         Output::Recorded(yes) => O::HasHistoryRef(Ok(yes)),
         Output::Added(yes) => O::RecordHistory(Ok(yes)),
-        Output::Entries(entries) => O::ListHistory(Ok(entries.iter().map(Into::into).collect())),
-        Output::Plan(plan) => O::Gc(Ok((&plan).into())),
+        Output::Entries(entries) => O::ListHistory(Ok(entries.clone())),
+        Output::Plan(plan) => O::Gc(Ok(plan.clone())),
         Output::Deleted(n) => O::DeleteRelease(Ok(n)),
     }
 }

@@ -5,9 +5,7 @@ use crate::bucket::Bucket;
 use crate::deadline::{Bounds, CancelToken};
 use crate::error::Result;
 use crate::keyring::Keyring;
-use crate::runtime::{
-    CallLog, Runtime, Scope, call_export, joined_arg, lend_objects, objects_arg, wit,
-};
+use crate::runtime::{CallLog, Runtime, Scope, call_export, joined_arg, objects_arg, wit};
 use crate::store_url::{ClientSettings, open_bucket_with};
 use crate::types::{
     AuthenticateReport, EntryRead, GcPlan, Grace, HistoryEntry, HistoryPage, ImageInterval,
@@ -225,11 +223,7 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_put_render(
-                &release.into(),
-                &objects_arg(objects),
-                &self.encryption()
-            )
+            store.put_render(release, &objects_arg(objects), &self.encryption())
         )
         .await
     }
@@ -247,32 +241,24 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_put_render(
-                &release.into(),
-                &joined_arg(bytes, ends),
-                &self.encryption()
-            )
+            store.put_render(release, &joined_arg(bytes, ends), &self.encryption())
         )
         .await
     }
 
-    /// [`RenderStore::put_render`] of a render held joined, its buffers lent to the
-    /// sandboxed call and given back: the host holds the render once, where the other
-    /// forms copy it into the call's argument.
+    /// [`RenderStore::put_render`] of a render held joined, passed to the sandboxed call
+    /// as it is: the host holds the render once, where the other forms copy it into the
+    /// call's argument.
     pub async fn put_render_in(
         &self,
         release: &Release,
         objects: &mut JoinedObjects,
     ) -> Result<String> {
-        // Bounded inside the loan, so a cut call still gives the buffers back.
-        lend_objects(objects, async |o| {
-            store_call!(
-                self,
-                release,
-                convoy_render_store_store.call_put_render(&release.into(), o, &self.encryption())
-            )
-            .await
-        })
+        store_call!(
+            self,
+            release,
+            store.put_render(release, objects, &self.encryption())
+        )
         .await
     }
 
@@ -283,11 +269,7 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_get_render(
-                &release.into(),
-                render_ref,
-                &self.encryption()
-            )
+            store.get_render(release, render_ref, &self.encryption())
         )
         .await
     }
@@ -300,7 +282,7 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_rekey_release(&release.into(), &self.encryption())
+            store.rekey_release(release, &self.encryption())
         )
         .await
     }
@@ -317,15 +299,9 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_list_history_page(
-                &release.into(),
-                limit,
-                before,
-                &self.encryption()
-            )
+            store.list_history_page(release, limit, before, &self.encryption())
         )
         .await
-        .map(HistoryPage::from)
     }
 
     /// The history entries `keys` names (entry keys of `release`, as a listing of its
@@ -341,14 +317,10 @@ impl RenderStore {
         let read: Vec<_> = store_call!(
             self,
             release,
-            convoy_render_store_store.call_read_history_entries(
-                &release.into(),
-                keys,
-                &self.encryption()
-            )
+            store.read_history_entries(release, keys, &self.encryption())
         )
         .await?;
-        Ok(read.into_iter().map(EntryRead::from).collect())
+        Ok(read.into_iter().collect())
     }
 
     /// The difference between two stored renders of `release`, each read and verified
@@ -367,18 +339,17 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_diff_renders(
-                &release.into(),
+            store.diff_renders(
+                release,
                 old_ref,
                 new_ref,
-                form.into(),
-                secrets.into(),
+                form,
+                secrets,
                 context,
                 &self.encryption()
             )
         )
         .await
-        .map(RenderDiff::from)
     }
 
     /// Page `page` (from 1) of a stored render's objects for people, read and verified
@@ -399,18 +370,17 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_show_render_page(
-                &release.into(),
+            store.show_render_page(
+                release,
                 render_ref,
-                form.into(),
-                secrets.into(),
+                form,
+                secrets,
                 page_bytes,
                 page,
                 &self.encryption()
             )
         )
         .await
-        .map(RenderPage::from)
     }
 
     /// The intervals of the release's history during which each image matching
@@ -430,16 +400,16 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_release_images(
-                &release.into(),
+            store.release_images(
+                release,
                 pattern,
-                since.map(Into::into),
-                until.map(Into::into),
+                since.as_ref(),
+                until.as_ref(),
                 &self.encryption()
             )
         )
         .await
-        .map(|intervals| intervals.into_iter().map(ImageInterval::from).collect())
+        .map(|intervals| intervals.into_iter().collect())
     }
 
     /// Brings the release index (CONTRACT.md §3: what each render of the history holds,
@@ -456,14 +426,9 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_index_release(
-                &release.into(),
-                read_missing,
-                &self.encryption()
-            )
+            store.index_release(release, read_missing, &self.encryption())
         )
         .await
-        .map(IndexReport::from)
     }
 
     /// [`RenderStore::index_release`] with every render read again, the stored index not
@@ -472,10 +437,9 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_rebuild_index(&release.into(), &self.encryption())
+            store.rebuild_index(release, &self.encryption())
         )
         .await
-        .map(IndexReport::from)
     }
 
     /// What changed between stored renders of `release`, for each pair `(old, new)`
@@ -490,14 +454,10 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_stored_changes(
-                &release.into(),
-                pairs,
-                &self.encryption()
-            )
+            store.stored_changes(release, pairs, &self.encryption())
         )
         .await
-        .map(|changes| changes.into_iter().map(RenderChanges::from).collect())
+        .map(|changes| changes.into_iter().collect())
     }
 
     /// Checks the release index against the renders it names (what `verify` reports):
@@ -507,7 +467,7 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_check_index(&release.into(), &self.encryption())
+            store.check_index(release, &self.encryption())
         )
         .await
         .map(|c| IndexCheck {
@@ -531,11 +491,7 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_authenticate_history(
-                &release.into(),
-                vouch,
-                &self.encryption()
-            )
+            store.authenticate_history(release, vouch, &self.encryption())
         )
         .await
         .map(|r| AuthenticateReport {
@@ -557,22 +513,13 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_render_objects(
-                &release.into(),
-                refs,
-                &self.encryption()
-            )
+            store.render_objects(release, refs, &self.encryption())
         )
         .await
         .map(|renders| {
             renders
                 .into_iter()
-                .map(|r| {
-                    (
-                        r.render_ref,
-                        r.objects.into_iter().map(IndexedObject::from).collect(),
-                    )
-                })
+                .map(|r| (r.render_ref, r.objects.into_iter().collect()))
                 .collect()
         })
     }
@@ -592,26 +539,14 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_blame_object(
-                &release.into(),
-                object,
-                field,
-                secrets.into(),
-                &self.encryption()
-            )
+            store.blame_object(release, object, field, secrets, &self.encryption())
         )
         .await
-        .map(ObjectBlame::from)
     }
 
     /// Whether a history entry records `render_ref`.
     pub async fn has_history_ref(&self, release: &Release, render_ref: &str) -> Result<bool> {
-        store_call!(
-            self,
-            release,
-            convoy_render_store_store.call_has_history_ref(&release.into(), render_ref)
-        )
-        .await
+        store_call!(self, release, store.has_history_ref(release, render_ref)).await
     }
 
     /// Appends a history entry unless one records the same render. Returns whether it
@@ -622,11 +557,7 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_record_history(
-                &release.into(),
-                &entry.into(),
-                &self.encryption()
-            )
+            store.record_history(release, entry, &self.encryption())
         )
         .await
     }
@@ -637,10 +568,10 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_list_history(&release.into(), &self.encryption())
+            store.list_history(release, &self.encryption())
         )
         .await
-        .map(|entries| entries.into_iter().map(HistoryEntry::from).collect())
+        .map(|entries| entries.into_iter().collect())
     }
 
     /// Garbage collection: keeps the newest `keep` entries and the renders they and
@@ -671,27 +602,21 @@ impl RenderStore {
         store_call!(
             self,
             release,
-            convoy_render_store_store.call_gc(
-                &release.into(),
+            store.gc(
+                release,
                 keep,
                 protected,
                 dry_run,
-                grace.now.into(),
+                &grace.now,
                 grace.seconds,
                 &self.encryption()
             )
         )
         .await
-        .map(GcPlan::from)
     }
 
     /// Deletes every key of the release. Returns how many were deleted.
     pub async fn delete_release(&self, release: &Release) -> Result<u32> {
-        store_call!(
-            self,
-            release,
-            convoy_render_store_store.call_delete_release(&release.into())
-        )
-        .await
+        store_call!(self, release, store.delete_release(release)).await
     }
 }

@@ -98,7 +98,7 @@ impl Runtime {
         calls: Vec<RecordedCall>,
         output: &Result<Output>,
     ) -> Result<String> {
-        call_export!(infallible self, None, convoy_render_store_trace.call_write_trace(
+        call_export!(infallible self, None, trace.write_trace(
             &operation_to_wit(operation),
             key_ids,
             encryption_required,
@@ -110,7 +110,7 @@ impl Runtime {
     /// An operation's output as JSON, written by the component: `{"ok": …}` with the
     /// value a trace's result line holds, which is what `--json` prints.
     pub async fn output_json(&self, output: &Output) -> Result<String> {
-        call_export!(infallible self, None, convoy_render_store_trace.call_outcome_json(&output_to_wit(output)))
+        call_export!(infallible self, None, trace.outcome_json(&output_to_wit(output)))
     }
 
     /// Replays a trace in the component (TRACES.md, Replay): it answers the operation's
@@ -123,8 +123,8 @@ impl Runtime {
     ) -> Result<ReplayReport, ReplayError> {
         let (mut call, instance) = self.instantiate(None).await.map_err(ReplayError::Stopped)?;
         let result = instance
-            .convoy_render_store_trace()
-            .call_replay(&mut call.store, trace, keyring.wit())
+            .trace()
+            .replay(&mut call.store, trace, keyring.wit())
             .await;
         let report = self
             .finish(call, result.map(Ok))

@@ -1,22 +1,9 @@
-//! The bindings wasmtime generates from wit/, private to the runtime, and the forms the
-//! component takes its byte arguments in.
+//! The WIT's types as the runtime names them (the guest's own, generated from wit/ by
+//! render-store-bindgen), and the forms the component takes its byte arguments in.
 
-wasmtime::component::bindgen!({
-    world: "render-store",
-    path: "../../wit",
-    imports: { default: async },
-    exports: { default: async },
-    additional_derives: [PartialEq, Eq],
-});
-
-pub(crate) use convoy::render_store::bucket as wit_bucket;
-pub(crate) use exports::convoy::render_store::trace as wit_trace;
-pub(crate) use exports::convoy::render_store::types as wit;
-
-/// Bytes as the component takes them (the WIT `data`, a `list<u8>`): one copy.
-pub(crate) fn data_arg(bytes: &[u8]) -> wit_bucket::Data {
-    bytes.to_vec()
-}
+pub(crate) use render_store_guest::wit::bucket as wit_bucket;
+pub(crate) use render_store_guest::wit::trace as wit_trace;
+pub(crate) use render_store_guest::wit::types as wit;
 
 /// A render's objects as the component takes them (the WIT `object-list`): one buffer
 /// and where each object ends, one copy of the whole render however many objects it has.
@@ -39,20 +26,4 @@ pub(crate) fn joined_arg(bytes: &[u8], ends: &[u32]) -> wit::ObjectList {
         bytes: bytes.to_vec(),
         ends: ends.to_vec(),
     }
-}
-
-/// Lends `objects`' buffers to a call as the WIT `object-list` and takes them back when
-/// `call` returns, whatever it returned: no copy of the render.
-pub(crate) async fn lend_objects<T, F>(objects: &mut crate::types::JoinedObjects, call: F) -> T
-where
-    F: AsyncFnOnce(&wit::ObjectList) -> T,
-{
-    let lent = wit::JoinedObjects {
-        bytes: std::mem::take(&mut objects.bytes),
-        ends: std::mem::take(&mut objects.ends),
-    };
-    let answer = call(&lent).await;
-    objects.bytes = lent.bytes;
-    objects.ends = lent.ends;
-    answer
 }

@@ -60,7 +60,7 @@ impl CallState {
     }
 }
 
-impl wit_bucket::Host for CallState {
+impl super::world::BucketImport for CallState {
     async fn get(&mut self, key: String) -> Result<wit_bucket::Data, wit_bucket::BucketError> {
         // Nothing larger than the call's memory could take is read at all, and no
         // release index larger than an index may be (the component reads past it).

@@ -65,7 +65,7 @@ pub(crate) fn from_wit(e: wit::Error) -> Error {
             document: y.document,
             line: y.line,
             column: y.column,
-            stage: y.stage.into(),
+            stage: y.stage,
             message: y.message,
         },
     }
@@ -87,7 +87,7 @@ pub(crate) fn error_to_wit(e: &Error) -> Option<wit::Error> {
             stage,
             message,
         } => wit::Error::InvalidYaml(wit::YamlError {
-            stage: (*stage).into(),
+            stage: (*stage),
             document: *document,
             line: *line,
             column: *column,

@@ -10,18 +10,18 @@ use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::Semaphore;
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::{InstancePre, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
 
 mod bindings;
 mod call_log;
 mod call_state;
-mod convert;
 pub(crate) mod engine_config;
 mod errors;
 mod limits;
+mod world;
 
-pub(crate) use bindings::{data_arg, joined_arg, lend_objects, objects_arg, wit, wit_trace};
+pub(crate) use bindings::{joined_arg, objects_arg, wit, wit_trace};
 pub(crate) use call_log::{CallLog, RecordedCall};
 pub(crate) use call_state::{CallState, Scope};
 pub(crate) use errors::{error_to_wit, from_wit};
@@ -73,7 +73,8 @@ const MAX_RESERVATION: usize = 4 << 30;
 /// The compiled component and its template, shared by every call.
 pub struct Runtime {
     engine: Engine,
-    pre: bindings::RenderStorePre<CallState>,
+    pre: InstancePre<CallState>,
+    exports: world::Exports,
     limits: Limits,
     peak_memory: AtomicUsize,
     slots: Arc<Semaphore>,
@@ -107,14 +108,15 @@ impl Runtime {
         let component =
             crate::component_cache::load_or_compile(&engine, component).map_err(sandbox)?;
         let mut linker = Linker::new(&engine);
-        bindings::RenderStore::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
-            .map_err(sandbox)?;
-        let pre =
-            bindings::RenderStorePre::new(linker.instantiate_pre(&component).map_err(sandbox)?)
-                .map_err(sandbox)?;
+        world::add_bucket_to_linker(&mut linker).map_err(sandbox)?;
+        let pre = linker.instantiate_pre(&component).map_err(sandbox)?;
+        // Every export's type is checked here, once: a component built from another WIT
+        // is refused when it loads, with the export and the difference named.
+        let exports = world::Exports::new(&pre).map_err(sandbox)?;
         Ok(Runtime {
             engine,
             pre,
+            exports,
             limits,
             peak_memory: AtomicUsize::new(0),
             slots: Arc::new(Semaphore::new(slots as usize)),
@@ -219,7 +221,7 @@ impl Runtime {
     pub(crate) async fn instantiate(
         &self,
         bucket: Option<Scope>,
-    ) -> Result<(Call, bindings::RenderStore)> {
+    ) -> Result<(Call, world::Bound<'_>)> {
         // Declared before the store, so that on an early return the store drops first.
         let slot = self
             .slots
@@ -258,7 +260,7 @@ impl Runtime {
             .instantiate_async(&mut store)
             .await
             .map_err(|e| trap(e, store.data().limiter.refused, self.limits))?;
-        Ok((Call { store, _slot: slot }, instance))
+        Ok((Call { store, _slot: slot }, self.exports.bind(instance)))
     }
 
     /// Turns what an export returned into the host's result.
@@ -281,10 +283,10 @@ impl Runtime {
 #[cfg(test)]
 mod tests {
     use super::bindings::wit_bucket;
+    use super::world::BucketImport as _;
     use super::*;
     use crate::bucket::{ObjectStoreBucket, RecordingBucket, messages};
     use crate::types::SyncTime;
-    use wit_bucket::Host as _;
 
     fn limiter() -> CallLimiter {
         CallLimiter {
@@ -322,13 +324,13 @@ mod tests {
                 )
             };
             denied(s.get(key.into()).await.map(|_| ()));
-            denied(s.put(key.into(), data_arg(b"x")).await);
+            denied(s.put(key.into(), b"x".to_vec()).await);
             denied(s.exists(key.into()).await.map(|_| ()));
             denied(s.list(key.into()).await.map(|_| ()));
             denied(s.delete(key.into()).await);
         }
         assert_eq!(recorder.take_calls(), []);
-        s.put("ns/app/renders/x".into(), data_arg(b"x"))
+        s.put("ns/app/renders/x".into(), b"x".to_vec())
             .await
             .unwrap();
         let listed = s.list("ns/app/".into()).await.unwrap();
@@ -343,15 +345,15 @@ mod tests {
     async fn a_put_stores_the_bytes_as_given() {
         let recorder = recorder();
         let mut s = state(&recorder);
-        s.put("ns/app/t".into(), data_arg("é\n".as_bytes()))
+        s.put("ns/app/t".into(), "é\n".as_bytes().to_vec())
             .await
             .unwrap();
-        s.put("ns/app/r".into(), data_arg(b"\xff{}")).await.unwrap();
+        s.put("ns/app/r".into(), b"\xff{}".to_vec()).await.unwrap();
         assert_eq!(
             s.get("ns/app/t".into()).await.unwrap(),
-            data_arg("é\n".as_bytes())
+            "é\n".as_bytes().to_vec()
         );
-        assert_eq!(s.get("ns/app/r".into()).await.unwrap(), data_arg(b"\xff{}"));
+        assert_eq!(s.get("ns/app/r".into()).await.unwrap(), b"\xff{}".to_vec());
     }
 
     /// The scope's refusal is worded as tests/vectors/messages.json (and so as the Node
@@ -381,8 +383,8 @@ mod tests {
     async fn delete_many_refuses_keys_outside_the_prefix_one_by_one() {
         let recorder = recorder();
         let mut s = state(&recorder);
-        s.put("ns/app/a".into(), data_arg(b"a")).await.unwrap();
-        s.put("ns/app/b".into(), data_arg(b"b")).await.unwrap();
+        s.put("ns/app/a".into(), b"a".to_vec()).await.unwrap();
+        s.put("ns/app/b".into(), b"b".to_vec()).await.unwrap();
         recorder.take_calls();
         let keys = ["ns/app/a", "ns/app2/x", "ns/app/b", "ns/app/absent"].map(String::from);
         let answers = s.delete_many(keys.to_vec()).await.unwrap();
@@ -437,17 +439,9 @@ mod tests {
         let object = r#"{"b":1,"a":"é"}"#;
         let canonical = "{\"a\":\"é\",\"b\":1}\n";
         let objects = objects_arg(&[object.as_bytes().to_vec()]);
-        let got = call_export!(
-            &rt,
-            None,
-            convoy_render_store_logic.call_canonical(&objects)
-        );
+        let got = call_export!(&rt, None, logic.canonical(&objects));
         assert_eq!(got.unwrap(), canonical.as_bytes());
-        let got = call_export!(
-            &rt,
-            None,
-            convoy_render_store_logic.call_yaml_canonical(&data_arg("b: 1\na: é\n".as_bytes()))
-        );
+        let got = call_export!(&rt, None, logic.yaml_canonical("b: 1\na: é\n".as_bytes()));
         assert_eq!(got.unwrap(), canonical.as_bytes());
 
         let release = wit::Release {
@@ -463,7 +457,7 @@ mod tests {
         call_export!(
             &rt,
             Some(scope),
-            convoy_render_store_store.call_put_render(
+            store.put_render(
                 &release,
                 &objects,
                 &wit::Encryption {
