@@ -269,7 +269,7 @@ fn select_renders(
         let key = object.key;
         match prefix.parse_render_key(&key) {
             Some(r) if live.contains(&r) => plan.keep_renders.push(key),
-            Some(_) if grace.protects(object.modified) => plan.recent_renders.push(key),
+            Some(_) if grace.protects(object.modified.into()) => plan.recent_renders.push(key),
             Some(_) => plan.delete_renders.push(key),
             None => plan.ignored.push(key),
         }
@@ -282,7 +282,7 @@ fn unlisted(keys: Vec<String>) -> Vec<ObjectMeta> {
         .map(|key| ObjectMeta {
             key,
             size: 0,
-            modified: SyncTime::default(),
+            modified: SyncTime::default().into(),
         })
         .collect()
 }

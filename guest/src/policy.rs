@@ -59,20 +59,7 @@ pub fn history_count(has_store: bool, keep_history: Option<i64>) -> i64 {
     }
 }
 
-/// The render references a Release carries, read at the start of the reconcile.
-/// Empty strings count as absent.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ReleaseRefs {
-    /// `status.lastSuccessful.renderRef`.
-    pub last_successful: Option<String>,
-    /// `status.lastAttempted.renderRef`: covers a sync that stored its blob but stopped
-    /// at a gate, hook or error (no history entry).
-    pub last_attempted: Option<String>,
-    /// `pin.renderRef`.
-    pub pin: Option<String>,
-    /// `status.lastHealthy.renderRef`: the rollback target.
-    pub last_healthy: Option<String>,
-}
+pub use crate::wit::logic::ReleaseRefs;
 
 /// The renders GC must keep whatever the history says: the one this sync applied and
 /// the Release's references, empty ones ignored; sorted, each once.

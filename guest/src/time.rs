@@ -287,6 +287,27 @@ pub fn parse_synced_at(text: &str) -> Result<SyncTime> {
     Ok(SyncTime::from_utc(storable_year(utc)?))
 }
 
+/// A listing's time by the bucket's clock, as a sync time: the same instant, told the
+/// same way (seconds and nanoseconds since the epoch).
+impl From<crate::wit::bucket::Instant> for SyncTime {
+    fn from(t: crate::wit::bucket::Instant) -> SyncTime {
+        SyncTime {
+            seconds: t.seconds,
+            nanoseconds: t.nanoseconds,
+        }
+    }
+}
+
+/// A sync time as the bucket's clock tells it (a listing the guest makes itself).
+impl From<SyncTime> for crate::wit::bucket::Instant {
+    fn from(t: SyncTime) -> crate::wit::bucket::Instant {
+        crate::wit::bucket::Instant {
+            seconds: t.seconds,
+            nanoseconds: t.nanoseconds,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -253,6 +253,19 @@ pub mod types {
         Object,
     }
 
+    #[cfg(target_arch = "wasm32")]
+    impl YamlStage {
+        #[doc(hidden)]
+        pub unsafe fn _lift(val: u8) -> YamlStage {
+            match val {
+                0 => YamlStage::Split,
+                1 => YamlStage::Yaml,
+                2 => YamlStage::Object,
+                _ => panic!("invalid enum discriminant"),
+            }
+        }
+    }
+
     /// Why a YAML stream is not a render: the first failing document.
     #[derive(Debug, Clone, PartialEq, Eq)]
     #[cfg_attr(
@@ -610,6 +623,18 @@ pub mod types {
         Json,
     }
 
+    #[cfg(target_arch = "wasm32")]
+    impl ObjectForm {
+        #[doc(hidden)]
+        pub unsafe fn _lift(val: u8) -> ObjectForm {
+            match val {
+                0 => ObjectForm::Yaml,
+                1 => ObjectForm::Json,
+                _ => panic!("invalid enum discriminant"),
+            }
+        }
+    }
+
     /// Whether a form made for people (`show-objects`, the diffs) shows the values of
     /// Secrets.
     ///
@@ -643,6 +668,18 @@ pub mod types {
         /// (`--show-secrets`).
         #[cfg_attr(feature = "component-type", component(name = "shown"))]
         Shown,
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    impl SecretValues {
+        #[doc(hidden)]
+        pub unsafe fn _lift(val: u8) -> SecretValues {
+            match val {
+                0 => SecretValues::Masked,
+                1 => SecretValues::Shown,
+                _ => panic!("invalid enum discriminant"),
+            }
+        }
     }
 
     /// An object in both renders whose content differs.
@@ -1166,6 +1203,19 @@ pub mod logic {
         Unreadable,
     }
 
+    #[cfg(target_arch = "wasm32")]
+    impl Unwalkable {
+        #[doc(hidden)]
+        pub unsafe fn _lift(val: u8) -> Unwalkable {
+            match val {
+                0 => Unwalkable::Link,
+                1 => Unwalkable::NotFolder,
+                2 => Unwalkable::Unreadable,
+                _ => panic!("invalid enum discriminant"),
+            }
+        }
+    }
+
     /// Why a `file://` listing left an entry out.
     #[derive(Debug, Clone, PartialEq, Eq, Copy)]
     #[cfg_attr(
@@ -1191,6 +1241,20 @@ pub mod logic {
         /// A name that cannot be part of a key.
         #[cfg_attr(feature = "component-type", component(name = "odd-name"))]
         OddName,
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    impl LeftOut {
+        #[doc(hidden)]
+        pub unsafe fn _lift(val: u8) -> LeftOut {
+            match val {
+                0 => LeftOut::Link,
+                1 => LeftOut::LinkOrFile,
+                2 => LeftOut::NotPlainFile,
+                3 => LeftOut::OddName,
+                _ => panic!("invalid enum discriminant"),
+            }
+        }
     }
 
     /// A key and the prefix of the release being served.

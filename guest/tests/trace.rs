@@ -214,7 +214,7 @@ fn serde_trace(op: &Operation, calls: &[Call], result: Value) -> String {
             Ok(Reply::Done) => json!({ "ok": null }),
             Ok(Reply::Size(s)) => json!({ "ok": s }),
             Ok(Reply::Listing(objects)) => json!({ "ok": objects.iter().map(|o| json!({
-                "key": o.key, "size": o.size, "modified": time_json(o.modified),
+                "key": o.key, "size": o.size, "modified": time_json(o.modified.into()),
             })).collect::<Vec<_>>() }),
             Err(e) => error(e),
         };

@@ -153,7 +153,7 @@ impl render_store_guest::Bucket for Direct {
             .map(|o| render_store_guest::ObjectMeta {
                 key: o.key,
                 size: o.size,
-                modified: render_store_guest::SyncTime {
+                modified: render_store_guest::wit::bucket::Instant {
                     seconds: o.modified.seconds,
                     nanoseconds: o.modified.nanoseconds,
                 },

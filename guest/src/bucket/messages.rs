@@ -99,17 +99,7 @@ pub fn folder_not_blob(key: &str) -> String {
     format!("{} is a folder, not a blob", quote(key))
 }
 
-/// What a `file://` listing met inside its prefix that it will not walk (the `why` of
-/// [`unwalkable`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unwalkable {
-    /// A symbolic link.
-    Link,
-    /// A file, FIFO or other non-folder where the prefix needs a folder.
-    NotFolder,
-    /// A folder this user cannot open or read.
-    Unreadable,
-}
+pub use crate::wit::logic::Unwalkable;
 
 impl Unwalkable {
     fn what(self) -> &'static str {
@@ -142,18 +132,7 @@ pub fn unwalkable(prefix: &str, path: &str, why: Unwalkable) -> String {
     )
 }
 
-/// Why a `file://` listing left an entry out (the `why` of [`left_out`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LeftOut {
-    /// A symbolic link in the listed folders.
-    Link,
-    /// A folder on the way to the listed prefix is a link or a file.
-    LinkOrFile,
-    /// A FIFO, socket or device.
-    NotPlainFile,
-    /// A name that cannot be part of a key.
-    OddName,
-}
+pub use crate::wit::logic::LeftOut;
 
 impl LeftOut {
     fn why(self) -> &'static str {

@@ -11,33 +11,14 @@ use crate::time::SyncTime;
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// One object of a listing: its key, size and last-modified time (by the bucket's
-/// clock).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectMeta {
-    /// The full key.
-    pub key: String,
-    /// The size in bytes.
-    pub size: u64,
-    /// When it was last written.
-    pub modified: SyncTime,
-}
+pub use crate::wit::bucket::ObjectMeta;
 
 /// The keys of a listing, in its order.
 pub fn keys(objects: Vec<ObjectMeta>) -> Vec<String> {
     objects.into_iter().map(|o| o.key).collect()
 }
 
-/// Why a bucket call failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BucketError {
-    /// The key does not exist (`get` only).
-    NotFound,
-    /// The host refused the call (a key outside the release, a read-only bucket).
-    Denied(String),
-    /// The backend failed.
-    Failed(String),
-}
+pub use crate::wit::bucket::BucketError;
 
 impl fmt::Display for BucketError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -217,7 +198,7 @@ impl Bucket for MemoryBucket {
             .map(|(k, v)| ObjectMeta {
                 key: k.clone(),
                 size: v.len() as u64,
-                modified: self.modified.get(k).copied().unwrap_or_default(),
+                modified: self.modified.get(k).copied().unwrap_or_default().into(),
             })
             .collect())
     }

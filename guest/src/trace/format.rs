@@ -274,7 +274,9 @@ impl<'a> Line<'a> {
                 Ok(ObjectMeta {
                     key: self.str(o, "key")?.to_string(),
                     size: self.u64(self.field(o, "size")?, "\"size\"")?,
-                    modified: self.time(self.field(o, "modified")?, "\"modified\"")?,
+                    modified: self
+                        .time(self.field(o, "modified")?, "\"modified\"")?
+                        .into(),
                 })
             })
             .collect()

@@ -82,7 +82,7 @@ fn listing<'a>(b: &mut Builder<'a>, objects: &'a [ObjectMeta]) -> u32 {
         .map(|o| {
             let key = b.string(o.key.as_str());
             let size = b.uint(o.size);
-            let modified = time(b, o.modified);
+            let modified = time(b, o.modified.into());
             b.object(vec![("key", key), ("size", size), ("modified", modified)])
         })
         .collect();

@@ -5,6 +5,8 @@
 //!   derives behind the guest's `component-type` feature. The guest's logic uses these
 //!   types as its own, and the host passes them to the component as they are: a record
 //!   is declared once, in the WIT, and converted nowhere.
+//! - `guest/src/component/bindings.rs`: wit-bindgen's bindings of the world with those
+//!   types mapped in, so the component's glue converts nothing either.
 //! - `host/render-store/src/runtime/world.rs`: the host's typed call table (each export
 //!   as an async method over those types, its type checked when the component loads) and
 //!   the bucket import's linker glue.
@@ -14,6 +16,7 @@
 //! gives; `cargo run -p render-store-bindgen` writes them again.
 
 mod docs_table;
+mod guest_bindings;
 mod host_calls;
 mod names;
 mod rust_types;
@@ -50,6 +53,10 @@ pub fn generate(root: &Path) -> Result<Vec<Generated>> {
         Generated {
             path: "guest/src/wit.rs",
             contents: rustfmt(root, &rust_types::module(&world)?)?,
+        },
+        Generated {
+            path: "guest/src/component/bindings.rs",
+            contents: rustfmt(root, &guest_bindings::module(&world)?)?,
         },
         Generated {
             path: "host/render-store/src/runtime/world.rs",

@@ -167,6 +167,23 @@ fn definition(
                 writeln!(out, "        {case_name},")?;
             }
             out.push_str("    }\n");
+            // wit-bindgen's glue lifts an enum by its discriminant with this function,
+            // which it would have written on a type of its own.
+            writeln!(
+                out,
+                "\n    #[cfg(target_arch = \"wasm32\")]\n    impl {rust} {{\n        #[doc(hidden)]\n        pub unsafe fn _lift(val: u8) -> {rust} {{\n            match val {{"
+            )?;
+            for (i, case) in e.cases.iter().enumerate() {
+                writeln!(
+                    out,
+                    "                {i} => {rust}::{},",
+                    type_name(&case.name)
+                )?;
+            }
+            writeln!(
+                out,
+                "                _ => panic!(\"invalid enum discriminant\"),\n            }}\n        }}\n    }}"
+            )?;
         }
         TypeDefKind::Type(t) => {
             writeln!(

@@ -1,40 +1,33 @@
-//! The wit-bindgen glue: WIT types to and from the library's, the imported bucket as a
-//! [`Bucket`], and the exports. No logic lives here.
+//! The wit-bindgen glue: the imported bucket as a [`Bucket`], and the exports. The
+//! bindings (`bindings.rs`, generated from the WIT) take and give the WIT's types as the
+//! logic declares them (`crate::wit`), so no record is converted here; what remains
+//! turns the trace interface's records into the trace module's model. No logic lives
+//! here.
 
 use crate::bucket::{Bucket, BucketError, ObjectMeta};
-use crate::{EncryptionKey, Error, GcPlan, Grace, Keyring, Release, SyncTime, policy};
+use crate::{EncryptionKey, Error, GcPlan, Grace, Keyring, policy};
 
-wit_bindgen::generate!({
-    world: "render-store",
-    path: "../wit",
-});
+mod bindings;
 
-use convoy::render_store::bucket as imported;
-use exports::convoy::render_store::{logic, store, trace, types};
+use crate::wit::{bucket as wit_bucket, logic as wit_logic, trace as wit_trace, types};
+use bindings::convoy::render_store::bucket as imported;
+use bindings::exports::convoy::render_store::{logic, store, trace};
 
 struct Component;
 
-export!(Component);
+bindings::export!(Component with_types_in bindings);
 
 /// The imported bucket, for one export call.
 struct Host;
 
-impl From<imported::BucketError> for BucketError {
-    fn from(e: imported::BucketError) -> Self {
-        match e {
-            imported::BucketError::NotFound => BucketError::NotFound,
-            imported::BucketError::Denied(m) => BucketError::Denied(m),
-            imported::BucketError::Failed(m) => BucketError::Failed(m),
-        }
-    }
-}
-
 /// `exists`'s `not-found` as the absence it means.
-fn absent_as_none(answer: Result<u64, imported::BucketError>) -> Result<Option<u64>, BucketError> {
+fn absent_as_none(
+    answer: Result<u64, wit_bucket::BucketError>,
+) -> Result<Option<u64>, BucketError> {
     match answer {
         Ok(size) => Ok(Some(size)),
-        Err(imported::BucketError::NotFound) => Ok(None),
-        Err(e) => Err(e.into()),
+        Err(wit_bucket::BucketError::NotFound) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -53,64 +46,25 @@ fn text(bytes: Vec<u8>) -> String {
 
 impl Bucket for Host {
     fn get(&mut self, key: &str) -> Result<Vec<u8>, BucketError> {
-        Ok(imported::get(key)?)
+        imported::get(key)
     }
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), BucketError> {
-        imported::put(key, value).map_err(Into::into)
+        imported::put(key, value)
     }
     fn exists(&mut self, key: &str) -> Result<Option<u64>, BucketError> {
         absent_as_none(imported::exists(key))
     }
     fn list(&mut self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
-        let listed = imported::list(prefix)?;
-        Ok(listed
-            .into_iter()
-            .map(|o| ObjectMeta {
-                key: o.key,
-                size: o.size,
-                modified: SyncTime {
-                    seconds: o.modified.seconds,
-                    nanoseconds: o.modified.nanoseconds,
-                },
-            })
-            .collect())
+        imported::list(prefix)
     }
     fn delete(&mut self, key: &str) -> Result<(), BucketError> {
-        imported::delete(key).map_err(Into::into)
+        imported::delete(key)
     }
     fn delete_many(
         &mut self,
         keys: &[String],
     ) -> Result<Vec<Result<(), BucketError>>, BucketError> {
-        let answers = imported::delete_many(keys)?;
-        Ok(answers.into_iter().map(|a| a.map_err(Into::into)).collect())
-    }
-}
-
-impl From<Error> for types::Error {
-    fn from(e: Error) -> Self {
-        match e {
-            Error::InvalidInput(m) => types::Error::InvalidInput(m),
-            Error::InvalidObject(o) => types::Error::InvalidObject(types::ObjectError {
-                index: o.index,
-                message: o.message,
-            }),
-            Error::NotFound(m) => types::Error::NotFound(m),
-            Error::Corrupt(m) => types::Error::Corrupt(m),
-            Error::Bucket(m) => types::Error::Bucket(m),
-            Error::EncryptionKey(m) => types::Error::EncryptionKey(m),
-            Error::InvalidYaml(e) => types::Error::InvalidYaml(types::YamlError {
-                stage: match e.stage {
-                    crate::Stage::Split => types::YamlStage::Split,
-                    crate::Stage::Yaml => types::YamlStage::Yaml,
-                    crate::Stage::Object => types::YamlStage::Object,
-                },
-                document: e.document,
-                line: e.line,
-                column: e.column,
-                message: e.message,
-            }),
-        }
+        imported::delete_many(keys)
     }
 }
 
@@ -128,70 +82,18 @@ fn encryption(e: types::Encryption) -> Result<Keyring, Error> {
     keyring(e.keyring)?.require(e.required)
 }
 
-fn release(r: types::Release) -> Release {
-    Release {
-        namespace: r.namespace,
-        name: r.name,
-    }
-}
-
-fn time(t: types::SyncTime) -> SyncTime {
-    SyncTime {
-        seconds: t.seconds,
-        nanoseconds: t.nanoseconds,
-    }
-}
-
-fn wit_time(t: SyncTime) -> types::SyncTime {
-    types::SyncTime {
-        seconds: t.seconds,
-        nanoseconds: t.nanoseconds,
-    }
-}
-
-fn wit_plan(p: GcPlan) -> types::GcPlan {
-    types::GcPlan {
-        delete_history: p.delete_history,
-        keep_history: p.keep_history,
-        delete_renders: p.delete_renders,
-        keep_renders: p.keep_renders,
-        ignored: p.ignored,
-        recent_renders: p.recent_renders,
-        future_history: p.future_history,
-        dangling_history: p.dangling_history,
-        unauthenticated_history: p.unauthenticated_history,
-    }
-}
-
-fn wit_indexed(o: crate::IndexedObject) -> types::IndexedObject {
-    types::IndexedObject {
-        id: wit_id(o.id),
-        hash: o.hash,
-        images: o.images,
-    }
-}
-
-fn wit_id(id: crate::ObjectId) -> types::ObjectId {
-    types::ObjectId {
-        api_version: id.api_version,
-        kind: id.kind,
-        namespace: id.namespace,
-        name: id.name,
-    }
-}
-
 type WitResult<T> = Result<T, types::Error>;
 
 impl logic::Guest for Component {
-    fn canonical(objects: types::ObjectList) -> WitResult<imported::Data> {
-        Ok(crate::canonical(&slices(&objects)?)?)
+    fn canonical(objects: types::ObjectList) -> WitResult<wit_bucket::Data> {
+        crate::canonical(&slices(&objects)?)
     }
 
     fn render_ref(objects: types::ObjectList) -> WitResult<String> {
-        Ok(crate::render_ref(&slices(&objects)?)?)
+        crate::render_ref(&slices(&objects)?)
     }
 
-    fn parse_keyring(text: imported::Data) -> WitResult<types::Keyring> {
+    fn parse_keyring(text: wit_bucket::Data) -> WitResult<types::Keyring> {
         Ok(Keyring::parse(&text)?
             .keys()
             .iter()
@@ -202,32 +104,32 @@ impl logic::Guest for Component {
             .collect())
     }
 
-    fn yaml_objects(yaml: imported::Data) -> WitResult<Vec<String>> {
+    fn yaml_objects(yaml: wit_bucket::Data) -> WitResult<Vec<String>> {
         match crate::yaml_objects(&yaml) {
             Ok(objects) => Ok(objects.into_iter().map(text).collect()),
-            Err(e) => Err(Error::from(e).into()),
+            Err(e) => Err(Error::from(e)),
         }
     }
 
-    fn json_objects(json: imported::Data) -> WitResult<Vec<imported::Data>> {
-        Ok(crate::json_objects(&json)?)
+    fn json_objects(json: wit_bucket::Data) -> WitResult<Vec<wit_bucket::Data>> {
+        crate::json_objects(&json)
     }
 
     fn json_object_ends(json: Vec<u8>) -> WitResult<Vec<u32>> {
-        Ok(crate::json_object_ends(&json)?)
+        crate::json_object_ends(&json)
     }
 
     fn check_objects(objects: types::ObjectList) -> WitResult<()> {
-        Ok(crate::check_objects(&slices(&objects)?)?)
+        crate::check_objects(&slices(&objects)?)
     }
 
-    fn yaml_canonical(yaml: imported::Data) -> WitResult<imported::Data> {
+    fn yaml_canonical(yaml: wit_bucket::Data) -> WitResult<wit_bucket::Data> {
         let canonical = crate::yaml_canonical(&yaml).map_err(Error::from)?;
         crate::check_render_size(&canonical)?;
         Ok(canonical)
     }
 
-    fn yaml_render_ref(yaml: imported::Data) -> WitResult<String> {
+    fn yaml_render_ref(yaml: wit_bucket::Data) -> WitResult<String> {
         // Through the canonical bytes, so a render over the largest size is refused here
         // as everywhere: the stream is within the call's memory cap, and so are they.
         let canonical = crate::yaml_canonical(&yaml).map_err(Error::from)?;
@@ -236,23 +138,23 @@ impl logic::Guest for Component {
     }
 
     fn validate_render_ref(render_ref: String) -> WitResult<()> {
-        Ok(crate::validate_render_ref(&render_ref)?)
+        crate::validate_render_ref(&render_ref)
     }
 
-    fn sha256_hex(data: imported::Data) -> String {
+    fn sha256_hex(data: wit_bucket::Data) -> String {
         crate::sha256_hex(&data)
     }
 
     fn release_prefix(r: types::Release) -> WitResult<String> {
-        Ok(crate::ReleasePrefix::new(&release(r))?.as_str().to_string())
+        Ok(crate::ReleasePrefix::new(&r)?.as_str().to_string())
     }
 
     fn render_key(r: types::Release, render_ref: String) -> WitResult<String> {
-        Ok(crate::ReleasePrefix::new(&release(r))?.render_key(&render_ref)?)
+        crate::ReleasePrefix::new(&r)?.render_key(&render_ref)
     }
 
     fn index_key(r: types::Release) -> WitResult<String> {
-        Ok(crate::ReleasePrefix::new(&release(r))?.index_key())
+        Ok(crate::ReleasePrefix::new(&r)?.index_key())
     }
 
     fn history_key(
@@ -260,15 +162,15 @@ impl logic::Guest for Component {
         synced_at: types::SyncTime,
         render_ref: String,
     ) -> WitResult<String> {
-        Ok(crate::ReleasePrefix::new(&release(r))?.history_key(time(synced_at), &render_ref)?)
+        crate::ReleasePrefix::new(&r)?.history_key(synced_at, &render_ref)
     }
 
     fn parse_key(r: types::Release, key: String) -> Option<types::ParsedKey> {
-        let prefix = crate::ReleasePrefix::new(&release(r)).ok()?;
+        let prefix = crate::ReleasePrefix::new(&r).ok()?;
         Some(match prefix.parse(&key)? {
             crate::ParsedKey::Render(render_ref) => types::ParsedKey::Render(render_ref),
             crate::ParsedKey::History(h) => types::ParsedKey::History(types::HistoryKey {
-                synced_at: wit_time(h.synced_at),
+                synced_at: h.synced_at,
                 render_ref: h.render_ref,
             }),
         })
@@ -281,26 +183,23 @@ impl logic::Guest for Component {
     }
 
     fn format_key_time(t: types::SyncTime) -> WitResult<String> {
-        Ok(crate::format_key_time(time(t))?)
+        crate::format_key_time(t)
     }
 
     fn parse_key_time(text: String) -> WitResult<types::SyncTime> {
-        Ok(wit_time(crate::parse_key_time(&text)?))
+        crate::parse_key_time(&text)
     }
 
     fn format_synced_at(t: types::SyncTime) -> WitResult<String> {
-        Ok(crate::format_synced_at(time(t))?)
+        crate::format_synced_at(t)
     }
 
     fn format_synced_at_all(times: Vec<types::SyncTime>) -> WitResult<Vec<String>> {
-        times
-            .into_iter()
-            .map(|t| Ok(crate::format_synced_at(time(t))?))
-            .collect()
+        times.into_iter().map(crate::format_synced_at).collect()
     }
 
     fn parse_synced_at(text: String) -> WitResult<types::SyncTime> {
-        Ok(wit_time(crate::parse_synced_at(&text)?))
+        crate::parse_synced_at(&text)
     }
 
     fn plan_gc(
@@ -311,38 +210,22 @@ impl logic::Guest for Component {
         protected: Vec<String>,
         now: types::SyncTime,
     ) -> WitResult<types::GcPlan> {
-        Ok(wit_plan(crate::plan_gc(
-            &release(r),
-            keep,
-            history_keys,
-            render_keys,
-            &protected,
-            time(now),
-        )?))
+        crate::plan_gc(&r, keep, history_keys, render_keys, &protected, now)
     }
 
     fn diff_renders(
-        old: imported::Data,
-        new: imported::Data,
+        old: wit_bucket::Data,
+        new: wit_bucket::Data,
         form: types::ObjectForm,
         secrets: types::SecretValues,
         context: u32,
     ) -> WitResult<types::RenderDiff> {
-        let d = crate::diff_canonical(
-            &old,
-            &new,
-            object_form(form),
-            secret_values(secrets),
-            context,
-        )?;
-        Ok(wit_diff(d))
+        let d = crate::diff_canonical(&old, &new, form, secrets, context)?;
+        Ok(d)
     }
 
-    fn index_objects(canonical: imported::Data) -> WitResult<Vec<types::IndexedObject>> {
-        Ok(crate::index_objects(&canonical)?
-            .into_iter()
-            .map(wit_indexed)
-            .collect())
+    fn index_objects(canonical: wit_bucket::Data) -> WitResult<Vec<types::IndexedObject>> {
+        Ok(crate::index_objects(&canonical)?.into_iter().collect())
     }
 
     fn check_image_pattern(pattern: String) -> WitResult<()> {
@@ -350,53 +233,50 @@ impl logic::Guest for Component {
         Ok(())
     }
 
-    fn render_images(canonical: imported::Data) -> WitResult<Vec<types::ImageUse>> {
+    fn render_images(canonical: wit_bucket::Data) -> WitResult<Vec<types::ImageUse>> {
         Ok(crate::render_images(&canonical)?
             .into_iter()
             .map(|u| types::ImageUse {
                 image: u.image,
-                object: wit_id(u.object),
+                object: u.object,
                 container: u.container,
             })
             .collect())
     }
 
     fn show_objects(
-        canonical: imported::Data,
+        canonical: wit_bucket::Data,
         form: types::ObjectForm,
         secrets: types::SecretValues,
     ) -> WitResult<Vec<types::ShownObject>> {
-        Ok(
-            crate::show_objects(&canonical, object_form(form), secret_values(secrets))?
-                .into_iter()
-                .map(wit_shown)
-                .collect(),
-        )
+        Ok(crate::show_objects(&canonical, form, secrets)?
+            .into_iter()
+            .collect())
     }
 
     fn summarize_changes(
-        old: imported::Data,
-        new: imported::Data,
+        old: wit_bucket::Data,
+        new: wit_bucket::Data,
     ) -> WitResult<types::RenderChanges> {
-        Ok(wit_changes(crate::render_changes(&old, &new)?))
+        crate::render_changes(&old, &new)
     }
 
     fn summarize_history(
         r: types::Release,
         history_keys: Vec<String>,
     ) -> WitResult<types::HistorySummary> {
-        let s = crate::summarize_history(&release(r), history_keys)?;
+        let s = crate::summarize_history(&r, history_keys)?;
         Ok(types::HistorySummary {
             entries: s.entries,
             newest: s.newest.map(|h| types::HistoryKey {
-                synced_at: wit_time(h.synced_at),
+                synced_at: h.synced_at,
                 render_ref: h.render_ref,
             }),
         })
     }
 
-    fn defaults() -> logic::PolicyDefaults {
-        logic::PolicyDefaults {
+    fn defaults() -> wit_logic::PolicyDefaults {
+        wit_logic::PolicyDefaults {
             keep_history: policy::DEFAULT_KEEP_HISTORY,
             gc_grace_seconds: policy::DEFAULT_GC_GRACE_SECONDS,
             gc_future_tolerance_seconds: policy::GC_FUTURE_TOLERANCE_SECONDS,
@@ -411,13 +291,7 @@ impl logic::Guest for Component {
         policy::history_count(has_store, keep_history)
     }
 
-    fn protected_refs(applied: Option<String>, refs: logic::ReleaseRefs) -> Vec<String> {
-        let refs = policy::ReleaseRefs {
-            last_successful: refs.last_successful,
-            last_attempted: refs.last_attempted,
-            pin: refs.pin,
-            last_healthy: refs.last_healthy,
-        };
+    fn protected_refs(applied: Option<String>, refs: wit_logic::ReleaseRefs) -> Vec<String> {
         policy::protected_refs(applied.as_deref(), &refs)
     }
 
@@ -434,14 +308,9 @@ impl logic::Guest for Component {
         )
     }
 
-    fn word_bucket_message(message: logic::BucketMessage) -> String {
-        use crate::bucket::messages::{self, LeftOut, Unwalkable};
-        use logic::BucketMessage as M;
-        let unwalkable = |why| match why {
-            logic::Unwalkable::Link => Unwalkable::Link,
-            logic::Unwalkable::NotFolder => Unwalkable::NotFolder,
-            logic::Unwalkable::Unreadable => Unwalkable::Unreadable,
-        };
+    fn word_bucket_message(message: wit_logic::BucketMessage) -> String {
+        use crate::bucket::messages;
+        use wit_logic::BucketMessage as M;
         match message {
             M::NoBucket => messages::NO_BUCKET.to_string(),
             M::OutsidePrefix(m) => messages::outside_prefix(&m.key, &m.prefix),
@@ -456,7 +325,7 @@ impl logic::Guest for Component {
             M::NotPlainFile(key) => messages::not_plain_file(&key),
             M::StagingMark(key) => messages::staging_mark(&key),
             M::FolderNotBlob(key) => messages::folder_not_blob(&key),
-            M::Unwalkable(m) => messages::unwalkable(&m.prefix, &m.path, unwalkable(m.why)),
+            M::Unwalkable(m) => messages::unwalkable(&m.prefix, &m.path, m.why),
             M::LeftOut(m) => {
                 let entry = match m.at {
                     Some(component) => {
@@ -464,117 +333,9 @@ impl logic::Guest for Component {
                     }
                     None => messages::entry(&m.path),
                 };
-                let why = match m.why {
-                    logic::LeftOut::Link => LeftOut::Link,
-                    logic::LeftOut::LinkOrFile => LeftOut::LinkOrFile,
-                    logic::LeftOut::NotPlainFile => LeftOut::NotPlainFile,
-                    logic::LeftOut::OddName => LeftOut::OddName,
-                };
-                messages::left_out(&entry, why)
+                messages::left_out(&entry, m.why)
             }
         }
-    }
-}
-
-fn object_form(form: types::ObjectForm) -> crate::ObjectForm {
-    match form {
-        types::ObjectForm::Yaml => crate::ObjectForm::Yaml,
-        types::ObjectForm::Json => crate::ObjectForm::Json,
-    }
-}
-
-fn secret_values(secrets: types::SecretValues) -> crate::SecretValues {
-    match secrets {
-        types::SecretValues::Masked => crate::SecretValues::Masked,
-        types::SecretValues::Shown => crate::SecretValues::Shown,
-    }
-}
-
-fn wit_entry(e: crate::HistoryEntry) -> types::HistoryEntry {
-    types::HistoryEntry {
-        key: e.key,
-        render_ref: e.render_ref,
-        synced_at: wit_time(e.synced_at),
-        summary: e.summary,
-        trust: wit_trust(e.trust),
-    }
-}
-
-fn wit_trust(t: crate::EntryTrust) -> types::EntryTrust {
-    match t {
-        crate::EntryTrust::Unchecked => types::EntryTrust::Unchecked,
-        crate::EntryTrust::Authenticated(id) => types::EntryTrust::Authenticated(id),
-        crate::EntryTrust::Unauthenticated(why) => types::EntryTrust::Unauthenticated(why),
-    }
-}
-
-fn trust(t: types::EntryTrust) -> crate::EntryTrust {
-    match t {
-        types::EntryTrust::Unchecked => crate::EntryTrust::Unchecked,
-        types::EntryTrust::Authenticated(id) => crate::EntryTrust::Authenticated(id),
-        types::EntryTrust::Unauthenticated(why) => crate::EntryTrust::Unauthenticated(why),
-    }
-}
-
-fn wit_index_report(report: crate::render_index::IndexReport) -> types::IndexReport {
-    types::IndexReport {
-        renders: report.renders,
-        indexed: report.indexed,
-        read: report.read,
-        pruned: report.pruned,
-        unreadable: report.unreadable,
-        replaced: report.replaced,
-        written: report.written,
-    }
-}
-
-fn wit_shown(o: crate::ShownObject) -> types::ShownObject {
-    types::ShownObject {
-        id: wit_id(o.id),
-        text: o.text,
-    }
-}
-
-fn wit_changes(c: crate::RenderChanges) -> types::RenderChanges {
-    let ids = |ids: Vec<crate::ObjectId>| ids.into_iter().map(wit_id).collect();
-    types::RenderChanges {
-        added: ids(c.added),
-        removed: ids(c.removed),
-        changed: ids(c.changed),
-        images: c
-            .images
-            .into_iter()
-            .map(|i| types::ImageChange {
-                object: wit_id(i.object),
-                container: i.container,
-                old: i.old,
-                new: i.new,
-            })
-            .collect(),
-        secret_keys: c
-            .secret_keys
-            .into_iter()
-            .map(|k| types::SecretKeyChange {
-                secret: wit_id(k.secret),
-                key: k.key,
-            })
-            .collect(),
-    }
-}
-
-fn wit_diff(d: crate::RenderDiff) -> types::RenderDiff {
-    types::RenderDiff {
-        added: d.added.into_iter().map(wit_shown).collect(),
-        removed: d.removed.into_iter().map(wit_shown).collect(),
-        changed: d
-            .changed
-            .into_iter()
-            .map(|c| types::ChangedObject {
-                id: wit_id(c.id),
-                lines: c.lines,
-            })
-            .collect(),
-        unchanged: d.unchanged,
     }
 }
 
@@ -586,34 +347,19 @@ impl store::Guest for Component {
     ) -> WitResult<String> {
         let keyring = encryption(e)?;
         // The objects arrive in a buffer of the component's own: the blob is made in it.
-        Ok(crate::store::put_render_joined(
-            &mut Host,
-            &release(r),
-            objects.bytes,
-            &objects.ends,
-            &keyring,
-        )?)
+        crate::store::put_render_joined(&mut Host, &r, objects.bytes, &objects.ends, &keyring)
     }
 
     fn get_render(
         r: types::Release,
         render_ref: String,
         e: types::Encryption,
-    ) -> WitResult<imported::Data> {
-        Ok(crate::get_render(
-            &mut Host,
-            &release(r),
-            &render_ref,
-            &encryption(e)?,
-        )?)
+    ) -> WitResult<wit_bucket::Data> {
+        crate::get_render(&mut Host, &r, &render_ref, &encryption(e)?)
     }
 
     fn rekey_release(r: types::Release, e: types::Encryption) -> WitResult<(u32, u32)> {
-        Ok(crate::store::rekey_release(
-            &mut Host,
-            &release(r),
-            &encryption(e)?,
-        )?)
+        crate::store::rekey_release(&mut Host, &r, &encryption(e)?)
     }
 
     fn diff_renders(
@@ -627,17 +373,17 @@ impl store::Guest for Component {
     ) -> WitResult<types::RenderDiff> {
         let d = crate::diff_stored(
             &mut Host,
-            &release(r),
+            &r,
             &old_ref,
             &new_ref,
             crate::DiffView {
-                form: object_form(form),
-                secrets: secret_values(secrets),
+                form,
+                secrets,
                 context,
             },
             &encryption(e)?,
         )?;
-        Ok(wit_diff(d))
+        Ok(d)
     }
 
     fn release_images(
@@ -652,22 +398,22 @@ impl store::Guest for Component {
             .as_deref()
             .map(crate::ImagePattern::parse)
             .transpose()?;
-        let release = release(r);
+        let release = r;
         crate::keys::ReleasePrefix::new(&release)?;
         let keyring = encryption(e)?;
         let intervals = crate::release_images(
             &mut Host,
             &release,
             pattern.as_ref(),
-            (since.map(time), until.map(time)),
+            (since, until),
             &keyring,
         )?;
         Ok(intervals
             .into_iter()
             .map(|i| types::ImageInterval {
                 image: i.image,
-                from: wit_time(i.from),
-                until: i.until.map(wit_time),
+                from: i.from,
+                until: i.until,
                 render_refs: i.render_refs,
             })
             .collect())
@@ -678,20 +424,20 @@ impl store::Guest for Component {
         read_missing: bool,
         e: types::Encryption,
     ) -> WitResult<types::IndexReport> {
-        let release = release(r);
+        let release = r;
         crate::keys::ReleasePrefix::new(&release)?;
         let keyring = encryption(e)?;
         let report =
             crate::render_index::index_release(&mut Host, &release, &keyring, read_missing, false)?;
-        Ok(wit_index_report(report))
+        Ok(report)
     }
 
     fn rebuild_index(r: types::Release, e: types::Encryption) -> WitResult<types::IndexReport> {
-        let release = release(r);
+        let release = r;
         crate::keys::ReleasePrefix::new(&release)?;
         let keyring = encryption(e)?;
         let report = crate::render_index::index_release(&mut Host, &release, &keyring, true, true)?;
-        Ok(wit_index_report(report))
+        Ok(report)
     }
 
     fn stored_changes(
@@ -699,15 +445,15 @@ impl store::Guest for Component {
         pairs: Vec<(Option<String>, String)>,
         e: types::Encryption,
     ) -> WitResult<Vec<types::RenderChanges>> {
-        let release = release(r);
+        let release = r;
         crate::keys::ReleasePrefix::new(&release)?;
         let keyring = encryption(e)?;
         let changes = crate::store::stored_changes(&mut Host, &release, &pairs, &keyring)?;
-        Ok(changes.into_iter().map(wit_changes).collect())
+        Ok(changes.into_iter().collect())
     }
 
     fn check_index(r: types::Release, e: types::Encryption) -> WitResult<types::IndexCheck> {
-        let release = release(r);
+        let release = r;
         crate::keys::ReleasePrefix::new(&release)?;
         let keyring = encryption(e)?;
         let check = crate::render_index::check_index(&mut Host, &release, &keyring)?;
@@ -724,7 +470,7 @@ impl store::Guest for Component {
         vouch: bool,
         e: types::Encryption,
     ) -> WitResult<types::AuthenticateReport> {
-        let release = release(r);
+        let release = r;
         crate::keys::ReleasePrefix::new(&release)?;
         let keyring = encryption(e)?;
         let report = crate::authenticate_history(&mut Host, &release, &keyring, vouch)?;
@@ -741,7 +487,7 @@ impl store::Guest for Component {
         e: types::Encryption,
     ) -> WitResult<Vec<types::ObjectsOfRender>> {
         // Every input is checked before the first call.
-        let release = release(r);
+        let release = r;
         let prefix = crate::keys::ReleasePrefix::new(&release)?;
         for r in &refs {
             crate::keys::validate_render_ref(r)?;
@@ -760,7 +506,7 @@ impl store::Guest for Component {
             let objects = found.remove(&r).unwrap_or_default();
             out.push(types::ObjectsOfRender {
                 render_ref: r,
-                objects: objects.into_iter().map(wit_indexed).collect(),
+                objects: objects.into_iter().collect(),
             });
         }
         Ok(out)
@@ -775,7 +521,7 @@ impl store::Guest for Component {
     ) -> WitResult<types::ObjectBlame> {
         // Every input is checked before the first call.
         let name = crate::blame::ObjectName::parse(&object)?;
-        let release = release(r);
+        let release = r;
         crate::keys::ReleasePrefix::new(&release)?;
         let keyring = encryption(e)?;
         let b = crate::blame::blame_object(
@@ -783,16 +529,16 @@ impl store::Guest for Component {
             &release,
             &name,
             field.as_deref(),
-            secret_values(secrets),
+            secrets,
             &keyring,
         )?;
         Ok(types::ObjectBlame {
-            object: wit_id(b.object),
+            object: b.object,
             entries: b
                 .entries
                 .into_iter()
                 .map(|k| types::HistoryKey {
-                    synced_at: wit_time(k.synced_at),
+                    synced_at: k.synced_at,
                     render_ref: k.render_ref,
                 })
                 .collect(),
@@ -820,10 +566,10 @@ impl store::Guest for Component {
     ) -> WitResult<types::RenderPage> {
         let p = crate::show_render_page(
             &mut Host,
-            &release(r),
+            &r,
             &render_ref,
-            object_form(form),
-            secret_values(secrets),
+            form,
+            secrets,
             page_bytes,
             page,
             &encryption(e)?,
@@ -838,7 +584,7 @@ impl store::Guest for Component {
                 .into_iter()
                 .map(|o| types::PageObject {
                     index: o.index,
-                    id: wit_id(o.id),
+                    id: o.id,
                     text: o.text,
                     full_len: o.full_len,
                 })
@@ -847,7 +593,7 @@ impl store::Guest for Component {
     }
 
     fn has_history_ref(r: types::Release, render_ref: String) -> WitResult<bool> {
-        Ok(crate::has_history_ref(&mut Host, &release(r), &render_ref)?)
+        crate::has_history_ref(&mut Host, &r, &render_ref)
     }
 
     fn record_history(
@@ -857,26 +603,24 @@ impl store::Guest for Component {
     ) -> WitResult<bool> {
         let entry = crate::NewEntry {
             render_ref: entry.render_ref,
-            synced_at: time(entry.synced_at),
+            synced_at: entry.synced_at,
             summary: entry.summary,
         };
-        let release = release(r);
+        let release = r;
         crate::keys::ReleasePrefix::new(&release)?;
         let keyring = encryption(e)?;
-        Ok(crate::record_history(
-            &mut Host, &release, &entry, &keyring,
-        )?)
+        crate::record_history(&mut Host, &release, &entry, &keyring)
     }
 
     fn list_history(
         r: types::Release,
         e: types::Encryption,
     ) -> WitResult<Vec<types::HistoryEntry>> {
-        let release = release(r);
+        let release = r;
         crate::keys::ReleasePrefix::new(&release)?;
         let keyring = encryption(e)?;
         let entries = crate::list_history(&mut Host, &release, &keyring)?;
-        Ok(entries.into_iter().map(wit_entry).collect())
+        Ok(entries.into_iter().collect())
     }
 
     fn list_history_page(
@@ -885,13 +629,13 @@ impl store::Guest for Component {
         before: Option<String>,
         e: types::Encryption,
     ) -> WitResult<types::HistoryPage> {
-        let release = release(r);
+        let release = r;
         crate::keys::ReleasePrefix::new(&release)?;
         let keyring = encryption(e)?;
         let page =
             crate::list_history_page(&mut Host, &release, limit, before.as_deref(), &keyring)?;
         Ok(types::HistoryPage {
-            entries: page.entries.into_iter().map(wit_entry).collect(),
+            entries: page.entries.into_iter().collect(),
             next_before: page.next_before,
         })
     }
@@ -901,14 +645,14 @@ impl store::Guest for Component {
         keys: Vec<String>,
         e: types::Encryption,
     ) -> WitResult<Vec<types::EntryRead>> {
-        let release = release(r);
+        let release = r;
         crate::keys::ReleasePrefix::new(&release)?;
         let keyring = encryption(e)?;
         let read = crate::read_history_entries(&mut Host, &release, &keys, &keyring)?;
         Ok(read
             .into_iter()
             .map(|e| match e {
-                crate::EntryRead::Entry(e) => types::EntryRead::Entry(wit_entry(e)),
+                crate::EntryRead::Entry(e) => types::EntryRead::Entry(e),
                 crate::EntryRead::Gone => types::EntryRead::Gone,
                 crate::EntryRead::Corrupt(m) => types::EntryRead::Corrupt(m),
             })
@@ -925,87 +669,58 @@ impl store::Guest for Component {
         e: types::Encryption,
     ) -> WitResult<types::GcPlan> {
         let grace = Grace {
-            now: time(now),
+            now,
             seconds: grace_seconds,
         };
-        let release = release(r);
+        let release = r;
         crate::keys::ReleasePrefix::new(&release)?;
         let keyring = encryption(e)?;
-        Ok(wit_plan(crate::gc(
+        crate::gc(
             &mut Host, &release, keep, &protected, dry_run, grace, &keyring,
-        )?))
+        )
     }
 
     fn delete_release(r: types::Release) -> WitResult<u32> {
-        Ok(crate::delete_release(&mut Host, &release(r))?)
+        crate::delete_release(&mut Host, &r)
     }
 }
 
-fn bucket_error(e: imported::BucketError) -> BucketError {
-    e.into()
-}
-
-fn object_meta(o: imported::ObjectMeta) -> ObjectMeta {
-    ObjectMeta {
-        key: o.key,
-        size: o.size,
-        modified: SyncTime {
-            seconds: o.modified.seconds,
-            nanoseconds: o.modified.nanoseconds,
-        },
-    }
-}
-
-fn recorded_call(c: trace::RecordedCall) -> crate::trace::Call {
+fn recorded_call(c: wit_trace::RecordedCall) -> crate::trace::Call {
     use crate::trace::{Call, CallKind, Reply};
     let (kind, key, value, answer) = match c {
-        trace::RecordedCall::Get(c) => (CallKind::Get, c.key, None, c.answer.map(Reply::Bytes)),
-        trace::RecordedCall::Put(c) => (
+        wit_trace::RecordedCall::Get(c) => (CallKind::Get, c.key, None, c.answer.map(Reply::Bytes)),
+        wit_trace::RecordedCall::Put(c) => (
             CallKind::Put,
             c.key,
             Some(c.value),
             c.answer.map(|()| Reply::Done),
         ),
-        trace::RecordedCall::Exists(c) => (
+        wit_trace::RecordedCall::Exists(c) => (
             CallKind::Exists,
             c.key,
             None,
             // Back to the absence the trace format records (`exists` answered none).
             match c.answer {
-                Err(imported::BucketError::NotFound) => Ok(Reply::Size(None)),
+                Err(wit_bucket::BucketError::NotFound) => Ok(Reply::Size(None)),
                 other => other.map(|size| Reply::Size(Some(size))),
             },
         ),
-        trace::RecordedCall::List(c) => (
-            CallKind::List,
-            c.prefix,
-            None,
-            c.answer
-                .map(|objects| Reply::Listing(objects.into_iter().map(object_meta).collect())),
-        ),
-        trace::RecordedCall::Delete(c) => (
+        wit_trace::RecordedCall::List(c) => {
+            (CallKind::List, c.prefix, None, c.answer.map(Reply::Listing))
+        }
+        wit_trace::RecordedCall::Delete(c) => (
             CallKind::Delete,
             c.key,
             None,
             c.answer.map(|()| Reply::Done),
         ),
-        trace::RecordedCall::DeleteMany(c) => {
+        wit_trace::RecordedCall::DeleteMany(c) => {
             return Call {
                 kind: CallKind::DeleteMany,
                 key: String::new(),
                 keys: c.keys,
                 value: None,
-                answer: c
-                    .answer
-                    .map(|answers| {
-                        Reply::Each(
-                            answers
-                                .into_iter()
-                                .map(|a| a.map_err(bucket_error))
-                                .collect(),
-                        )
-                    })
-                    .map_err(bucket_error),
+                answer: c.answer.map(Reply::Each),
             };
         }
     };
@@ -1014,15 +729,15 @@ fn recorded_call(c: trace::RecordedCall) -> crate::trace::Call {
         key,
         keys: Vec::new(),
         value,
-        answer: answer.map_err(bucket_error),
+        answer,
     }
 }
 
-fn operation(op: trace::Operation) -> crate::trace::Operation {
+fn operation(op: wit_trace::Operation) -> crate::trace::Operation {
     use crate::trace::Operation;
     match op {
-        trace::Operation::PutRender(a) => Operation::PutRender {
-            release: release(a.release),
+        wit_trace::Operation::PutRender(a) => Operation::PutRender {
+            release: a.release,
             // A host records the objects it sent to put-render, which checked them
             // first; joined objects that do not fit here are a broken host.
             objects: slices(&a.objects)
@@ -1031,96 +746,65 @@ fn operation(op: trace::Operation) -> crate::trace::Operation {
                 .map(<[u8]>::to_vec)
                 .collect(),
         },
-        trace::Operation::GetRender(a) => Operation::GetRender {
-            release: release(a.release),
+        wit_trace::Operation::GetRender(a) => Operation::GetRender {
+            release: a.release,
             render_ref: a.render_ref,
         },
-        trace::Operation::HasHistoryRef(a) => Operation::HasHistoryRef {
-            release: release(a.release),
+        wit_trace::Operation::HasHistoryRef(a) => Operation::HasHistoryRef {
+            release: a.release,
             render_ref: a.render_ref,
         },
-        trace::Operation::RecordHistory(a) => Operation::RecordHistory {
-            release: release(a.release),
+        wit_trace::Operation::RecordHistory(a) => Operation::RecordHistory {
+            release: a.release,
             entry: crate::NewEntry {
                 render_ref: a.entry.render_ref,
-                synced_at: time(a.entry.synced_at),
+                synced_at: a.entry.synced_at,
                 summary: a.entry.summary,
             },
         },
-        trace::Operation::ListHistory(r) => Operation::ListHistory {
-            release: release(r),
-        },
-        trace::Operation::Gc(a) => Operation::Gc {
-            release: release(a.release),
+        wit_trace::Operation::ListHistory(r) => Operation::ListHistory { release: r },
+        wit_trace::Operation::Gc(a) => Operation::Gc {
+            release: a.release,
             keep: a.keep,
             protected: a.protected,
             dry_run: a.dry_run,
             grace: Grace {
-                now: time(a.now),
+                now: a.now,
                 seconds: a.grace_seconds,
             },
         },
-        trace::Operation::DeleteRelease(r) => Operation::DeleteRelease {
-            release: release(r),
-        },
+        wit_trace::Operation::DeleteRelease(r) => Operation::DeleteRelease { release: r },
     }
 }
 
-impl From<types::Error> for Error {
-    fn from(e: types::Error) -> Self {
-        match e {
-            types::Error::InvalidInput(m) => Error::InvalidInput(m),
-            types::Error::InvalidObject(o) => Error::InvalidObject(crate::error::ObjectError {
-                index: o.index,
-                message: o.message,
-            }),
-            types::Error::NotFound(m) => Error::NotFound(m),
-            types::Error::Corrupt(m) => Error::Corrupt(m),
-            types::Error::Bucket(m) => Error::Bucket(m),
-            types::Error::EncryptionKey(m) => Error::EncryptionKey(m),
-            types::Error::InvalidYaml(e) => Error::InvalidYaml(crate::yaml::YamlError {
-                stage: match e.stage {
-                    types::YamlStage::Split => crate::Stage::Split,
-                    types::YamlStage::Yaml => crate::Stage::Yaml,
-                    types::YamlStage::Object => crate::Stage::Object,
-                },
-                document: e.document,
-                line: e.line,
-                column: e.column,
-                message: e.message,
-            }),
-        }
-    }
-}
-
-fn outcome(o: trace::Outcome) -> crate::trace::Outcome {
+fn outcome(o: wit_trace::Outcome) -> crate::trace::Outcome {
     use crate::trace::{Failure, Output};
     fn lift<T>(
         r: Result<T, types::Error>,
         output: impl FnOnce(T) -> Output,
     ) -> crate::trace::Outcome {
-        r.map(output).map_err(|e| Failure::Error(e.into()))
+        r.map(output).map_err(Failure::Error)
     }
     match o {
-        trace::Outcome::PutRender(r) => lift(r, Output::RenderRef),
-        trace::Outcome::GetRender(r) => lift(r, Output::Render),
-        trace::Outcome::HasHistoryRef(r) => lift(r, Output::Recorded),
-        trace::Outcome::RecordHistory(r) => lift(r, Output::Added),
-        trace::Outcome::ListHistory(r) => lift(r, |entries| {
+        wit_trace::Outcome::PutRender(r) => lift(r, Output::RenderRef),
+        wit_trace::Outcome::GetRender(r) => lift(r, Output::Render),
+        wit_trace::Outcome::HasHistoryRef(r) => lift(r, Output::Recorded),
+        wit_trace::Outcome::RecordHistory(r) => lift(r, Output::Added),
+        wit_trace::Outcome::ListHistory(r) => lift(r, |entries| {
             Output::Entries(
                 entries
                     .into_iter()
                     .map(|e| crate::HistoryEntry {
                         key: e.key,
                         render_ref: e.render_ref,
-                        synced_at: time(e.synced_at),
+                        synced_at: e.synced_at,
                         summary: e.summary,
-                        trust: trust(e.trust),
+                        trust: e.trust,
                     })
                     .collect(),
             )
         }),
-        trace::Outcome::Gc(r) => lift(r, |p| {
+        wit_trace::Outcome::Gc(r) => lift(r, |p| {
             Output::Plan(GcPlan {
                 delete_history: p.delete_history,
                 keep_history: p.keep_history,
@@ -1133,18 +817,18 @@ fn outcome(o: trace::Outcome) -> crate::trace::Outcome {
                 unauthenticated_history: p.unauthenticated_history,
             })
         }),
-        trace::Outcome::DeleteRelease(r) => lift(r, Output::Deleted),
-        trace::Outcome::Trap(m) => Err(Failure::Trap(m)),
+        wit_trace::Outcome::DeleteRelease(r) => lift(r, Output::Deleted),
+        wit_trace::Outcome::Trap(m) => Err(Failure::Trap(m)),
     }
 }
 
 impl trace::Guest for Component {
     fn write_trace(
-        op: trace::Operation,
+        op: wit_trace::Operation,
         key_ids: Vec<String>,
         encryption_required: bool,
-        calls: Vec<trace::RecordedCall>,
-        o: trace::Outcome,
+        calls: Vec<wit_trace::RecordedCall>,
+        o: wit_trace::Outcome,
     ) -> String {
         let calls: Vec<_> = calls.into_iter().map(recorded_call).collect();
         crate::trace::write_trace(
@@ -1156,23 +840,24 @@ impl trace::Guest for Component {
         )
     }
 
-    fn outcome_json(o: trace::Outcome) -> String {
+    fn outcome_json(o: wit_trace::Outcome) -> String {
         crate::trace::outcome_json(&outcome(o))
     }
 
     fn replay(
         text: String,
         keys: types::Keyring,
-    ) -> Result<trace::ReplayReport, trace::TraceError> {
-        let keys = keyring(keys).map_err(|e| trace::TraceError {
+    ) -> Result<wit_trace::ReplayReport, wit_trace::TraceError> {
+        let keys = keyring(keys).map_err(|e| wit_trace::TraceError {
             line: 1,
             message: format!("the keyring given for the replay: {e}"),
         })?;
-        let report = crate::trace::replay_text(&text, &keys).map_err(|e| trace::TraceError {
-            line: e.line,
-            message: e.message,
-        })?;
-        Ok(trace::ReplayReport {
+        let report =
+            crate::trace::replay_text(&text, &keys).map_err(|e| wit_trace::TraceError {
+                line: e.line,
+                message: e.message,
+            })?;
+        Ok(wit_trace::ReplayReport {
             matches: report.matches(),
             text: report.to_text(),
             json: report.to_json(),
