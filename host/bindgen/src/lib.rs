@@ -18,6 +18,7 @@
 mod docs_table;
 mod guest_bindings;
 mod host_calls;
+mod js;
 mod names;
 mod rust_types;
 mod world;
@@ -49,7 +50,7 @@ pub fn generate(root: &Path) -> Result<Vec<Generated>> {
     let docs_path = "docs/wit.md";
     let docs = std::fs::read_to_string(root.join(docs_path))
         .with_context(|| format!("reading {docs_path}"))?;
-    Ok(vec![
+    let mut files = vec![
         Generated {
             path: "guest/src/wit.rs",
             contents: rustfmt(root, &rust_types::module(&world)?)?,
@@ -67,7 +68,9 @@ pub fn generate(root: &Path) -> Result<Vec<Generated>> {
             contents: docs_table::splice(&world, &docs)
                 .with_context(|| format!("the function table of {docs_path}"))?,
         },
-    ])
+    ];
+    files.extend(js::files(root, &world)?);
+    Ok(files)
 }
 
 /// The paths of `files` whose committed content differs from the generated one.
