@@ -495,7 +495,12 @@ fn c_functions(root: &Path) -> BTreeSet<String> {
 #[test]
 fn c_abi_tables_match_the_header() {
     let root = root();
-    let code = c_functions(&root);
+    // The entry points generated from the WIT (`rs_call_*`) have their own table, which
+    // render-store-bindgen writes and its test keeps fresh.
+    let code: BTreeSet<String> = c_functions(&root)
+        .into_iter()
+        .filter(|f| !f.starts_with("rs_call_"))
+        .collect();
     assert!(
         code.len() > 50,
         "the header's functions not found: {code:?}"

@@ -1,5 +1,6 @@
-//! The function table of `docs/wit.md`: every function of every interface of the world,
-//! with the first sentence of its WIT doc comment, between two marker lines.
+//! The docs' tables of the world's functions, each between two marker lines:
+//! `docs/wit.md`'s (every function of every interface, with the first sentence of its
+//! WIT doc comment) and `docs/c-abi.md`'s (the C ABI's entry point of each export).
 
 use crate::world::{World, docs, first_sentence};
 use anyhow::{Result, bail};
@@ -10,6 +11,39 @@ const END: &str = "<!-- end of the generated functions -->";
 
 /// `text` with the part between the markers replaced by the table of `world`.
 pub fn splice(world: &World, text: &str) -> Result<String> {
+    splice_between(text, &table(world))
+}
+
+/// `text` (docs/c-abi.md) with the part between the markers replaced by the table of the
+/// C ABI's generated entry points.
+pub fn splice_c(world: &World, text: &str) -> Result<String> {
+    let mut table =
+        String::from("| entry point | calls | arguments (JSON object) |\n|---|---|---|\n");
+    for interface in &world.exports {
+        for f in world.functions(interface) {
+            let args: Vec<String> = f
+                .params
+                .iter()
+                .filter(|p| !(interface.name == "store" && p.name == "encryption"))
+                .map(|p| format!("`{}`", crate::json::key(&p.name)))
+                .collect();
+            table.push_str(&format!(
+                "| `{}` | `{}.{}` | {} |\n",
+                crate::capi::c_name(&interface.name, &f.name),
+                interface.name,
+                f.name,
+                if args.is_empty() {
+                    "none".to_string()
+                } else {
+                    args.join(", ")
+                }
+            ));
+        }
+    }
+    splice_between(text, &table)
+}
+
+fn splice_between(text: &str, table: &str) -> Result<String> {
     let (Some(begin), Some(end)) = (text.find(BEGIN), text.find(END)) else {
         bail!("the marker lines `{BEGIN}` and `{END}` are missing");
     };
@@ -19,7 +53,7 @@ pub fn splice(world: &World, text: &str) -> Result<String> {
     let mut out = String::with_capacity(text.len());
     out.push_str(&text[..begin + BEGIN.len()]);
     out.push('\n');
-    out.push_str(&table(world));
+    out.push_str(table);
     out.push_str(&text[end..]);
     Ok(out)
 }

@@ -15,10 +15,12 @@
 //! A test (`tests/fresh.rs`) fails when a committed file differs from what the WIT
 //! gives; `cargo run -p render-store-bindgen` writes them again.
 
+mod capi;
 mod docs_table;
 mod guest_bindings;
 mod host_calls;
 mod js;
+mod json;
 mod names;
 mod rust_types;
 mod world;
@@ -69,6 +71,26 @@ pub fn generate(root: &Path) -> Result<Vec<Generated>> {
                 .with_context(|| format!("the function table of {docs_path}"))?,
         },
     ];
+    files.push(Generated {
+        path: "host/render-store/src/wit_json.rs",
+        contents: rustfmt(root, &json::types_module(&world)?)?,
+    });
+    files.push(Generated {
+        path: "host/render-store/src/store/json_calls.rs",
+        contents: rustfmt(root, &json::calls_module(&world)?)?,
+    });
+    let c_docs_path = "docs/c-abi.md";
+    let c_docs = std::fs::read_to_string(root.join(c_docs_path))
+        .with_context(|| format!("reading {c_docs_path}"))?;
+    files.push(Generated {
+        path: c_docs_path,
+        contents: docs_table::splice_c(&world, &c_docs)
+            .with_context(|| format!("the entry-point table of {c_docs_path}"))?,
+    });
+    files.push(Generated {
+        path: "host/capi/src/calls.rs",
+        contents: rustfmt(root, &capi::module(&world)?)?,
+    });
     files.extend(js::files(root, &world)?);
     Ok(files)
 }

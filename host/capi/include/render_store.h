@@ -180,32 +180,6 @@ typedef struct rs_keyring rs_keyring;
 // `rs_store_free`. Safe to use from many threads at once.
 typedef struct rs_store rs_store;
 
-// Bytes the library hands out: a render, a renderRef, a key, a JSON document.
-//
-// The library owns `data` until the caller passes the buffer to [`rs_buf_free`], once;
-// nothing else frees it. A buffer a call documents as text is valid UTF-8 and followed
-// by a NUL byte that `len` does not count, so it can be printed as a C string; other
-// buffers (canonical renders) are bytes with no NUL after them. An empty buffer may
-// have a NULL `data`. A call sets its output buffers to empty first, so a buffer given
-// to a call that fails holds nothing to free (freeing it is harmless).
-typedef struct rs_buf {
-  // The first byte, or NULL when the buffer is empty.
-  uint8_t *data;
-  // How many bytes.
-  size_t len;
-  // The size of the allocation, for [`rs_buf_free`]; never change it.
-  size_t cap;
-} rs_buf;
-
-// A point in time: seconds since 1970-01-01T00:00:00Z (negative before) and
-// nanoseconds past them (0 to 999,999,999).
-typedef struct rs_time {
-  // Whole seconds since the Unix epoch.
-  int64_t seconds;
-  // Nanoseconds past `seconds`.
-  uint32_t nanoseconds;
-} rs_time;
-
 // Options of a store (and, for the logic functions, of a call): the sandbox's limits,
 // GC's grace period and how a cloud backend's client waits and retries.
 //
@@ -243,6 +217,32 @@ typedef struct rs_options {
   // milliseconds (default 15,000); the URL's `retry_timeout` wins.
   uint64_t retry_timeout_ms;
 } rs_options;
+
+// Bytes the library hands out: a render, a renderRef, a key, a JSON document.
+//
+// The library owns `data` until the caller passes the buffer to [`rs_buf_free`], once;
+// nothing else frees it. A buffer a call documents as text is valid UTF-8 and followed
+// by a NUL byte that `len` does not count, so it can be printed as a C string; other
+// buffers (canonical renders) are bytes with no NUL after them. An empty buffer may
+// have a NULL `data`. A call sets its output buffers to empty first, so a buffer given
+// to a call that fails holds nothing to free (freeing it is harmless).
+typedef struct rs_buf {
+  // The first byte, or NULL when the buffer is empty.
+  uint8_t *data;
+  // How many bytes.
+  size_t len;
+  // The size of the allocation, for [`rs_buf_free`]; never change it.
+  size_t cap;
+} rs_buf;
+
+// A point in time: seconds since 1970-01-01T00:00:00Z (negative before) and
+// nanoseconds past them (0 to 999,999,999).
+typedef struct rs_time {
+  // Whole seconds since the Unix epoch.
+  int64_t seconds;
+  // Nanoseconds past `seconds`.
+  uint32_t nanoseconds;
+} rs_time;
 
 // `get`: the whole content of `key` (`key_len` bytes of UTF-8, NUL after them), if
 // it is at most `limit` bytes (the call's memory cap). Answer with `rs_answer_bytes`,
@@ -414,6 +414,596 @@ bool rs_answer_key_failed(struct rs_answer *answer,
                           size_t index,
                           const char *message,
                           size_t len);
+
+// `logic.canonical`: The canonical bytes of a render: for each object, in order, Go's `encoding/json` re-encoding of its decoded value, then `\n`. `args` (`args_len` bytes) is a JSON object of `objects`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_canonical(const struct rs_options *options,
+                                         const uint8_t *args,
+                                         size_t args_len,
+                                         struct rs_buf *result);
+
+// `logic.render-ref`: `sha256:` and the 64 lowercase hex digits of SHA-256 over `canonical(objects)`. `args` (`args_len` bytes) is a JSON object of `objects`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_render_ref(const struct rs_options *options,
+                                          const uint8_t *args,
+                                          size_t args_len,
+                                          struct rs_buf *result);
+
+// `logic.yaml-objects`: The objects of a multi-document Kubernetes YAML stream, in order, each as the compact JSON `sigs.k8s.io/yaml.YAMLToJSON` writes, as a Go controller reads the stream (CONTRACT.md §11): apimachinery's splitter, go-yaml v2's YAML 1.1 rules, empty and `null` documents skipped, every other document an object. `args` (`args_len` bytes) is a JSON object of `yaml`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_yaml_objects(const struct rs_options *options,
+                                            const uint8_t *args,
+                                            size_t args_len,
+                                            struct rs_buf *result);
+
+// `logic.json-objects`: The objects of a stream of JSON objects, each starting on a line of its own, white space around them (what `store.get-render` returns, one object a line, and what `jq -c` writes), each as the bytes it has in the stream. `args` (`args_len` bytes) is a JSON object of `json`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_json_objects(const struct rs_options *options,
+                                            const uint8_t *args,
+                                            size_t args_len,
+                                            struct rs_buf *result);
+
+// `logic.json-object-ends`: Where each object of a stream of JSON objects ends, as `json-objects` splits it: object `i` is `json[ends[i - 1]..ends[i]]` (from 0), the white space after it included (each object ends where the next begins; the last end is the stream's length). `args` (`args_len` bytes) is a JSON object of `json`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_json_object_ends(const struct rs_options *options,
+                                                const uint8_t *args,
+                                                size_t args_len,
+                                                struct rs_buf *result);
+
+// `logic.check-objects`: Checks that each object is a Kubernetes object as a person's render must be (CONTRACT.md §4): `apiVersion`, `kind`, and `metadata.name` or `metadata.generateName`; a `List` or `*List` with `items` needs no name and each item is checked (an item with no `apiVersion` and no `kind` takes the typed list's); and no v1 Secret holds the `***` markers of a masked view. `args` (`args_len` bytes) is a JSON object of `objects`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_check_objects(const struct rs_options *options,
+                                             const uint8_t *args,
+                                             size_t args_len,
+                                             struct rs_buf *result);
+
+// `logic.parse-keyring`: Reads a keyring file's text: one key a line, `<id> <key>`, the key standard base64 of 32 bytes; blank lines and `#` lines skipped; at least one key. `args` (`args_len` bytes) is a JSON object of `text`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_parse_keyring(const struct rs_options *options,
+                                             const uint8_t *args,
+                                             size_t args_len,
+                                             struct rs_buf *result);
+
+// `logic.yaml-canonical`: `canonical` of `yaml-objects(yaml)`, in one call. `args` (`args_len` bytes) is a JSON object of `yaml`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_yaml_canonical(const struct rs_options *options,
+                                              const uint8_t *args,
+                                              size_t args_len,
+                                              struct rs_buf *result);
+
+// `logic.yaml-render-ref`: `render-ref` of `yaml-objects(yaml)`, in one call. `args` (`args_len` bytes) is a JSON object of `yaml`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_yaml_render_ref(const struct rs_options *options,
+                                               const uint8_t *args,
+                                               size_t args_len,
+                                               struct rs_buf *result);
+
+// `logic.validate-render-ref`: Checks a renderRef: `sha256:` and 64 lowercase hex digits. `args` (`args_len` bytes) is a JSON object of `renderRef`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_validate_render_ref(const struct rs_options *options,
+                                                   const uint8_t *args,
+                                                   size_t args_len,
+                                                   struct rs_buf *result);
+
+// `logic.sha256-hex`: The 64 lowercase hex digits of SHA-256 over `bytes`: checks a blob against its renderRef, and is the hashing floor the benchmark compares `render-ref` with. `args` (`args_len` bytes) is a JSON object of `bytes`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_sha256_hex(const struct rs_options *options,
+                                          const uint8_t *args,
+                                          size_t args_len,
+                                          struct rs_buf *result);
+
+// `logic.release-prefix`: `<namespace>/<name>/` after checking both names. `args` (`args_len` bytes) is a JSON object of `release`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_release_prefix(const struct rs_options *options,
+                                              const uint8_t *args,
+                                              size_t args_len,
+                                              struct rs_buf *result);
+
+// `logic.render-key`: `<namespace>/<name>/renders/<renderRef>`. `args` (`args_len` bytes) is a JSON object of `release`, `renderRef`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_render_key(const struct rs_options *options,
+                                          const uint8_t *args,
+                                          size_t args_len,
+                                          struct rs_buf *result);
+
+// `logic.index-key`: `<namespace>/<name>/index/v1`, the release index (CONTRACT.md §3). `args` (`args_len` bytes) is a JSON object of `release`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_index_key(const struct rs_options *options,
+                                         const uint8_t *args,
+                                         size_t args_len,
+                                         struct rs_buf *result);
+
+// `logic.history-key`: `<namespace>/<name>/history/<time>-<renderRef>`, time in the 26-character layout. `args` (`args_len` bytes) is a JSON object of `release`, `syncedAt`, `renderRef`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_history_key(const struct rs_options *options,
+                                           const uint8_t *args,
+                                           size_t args_len,
+                                           struct rs_buf *result);
+
+// `logic.parse-key`: Parses a key of the release: a render or a history entry; `none` for anything else (a foreign file, a temp file, another release's key). `args` (`args_len` bytes) is a JSON object of `release`, `key`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_parse_key(const struct rs_options *options,
+                                         const uint8_t *args,
+                                         size_t args_len,
+                                         struct rs_buf *result);
+
+// `logic.parse-keys`: `parse-key` of each of `keys`, in order: a whole listing parsed in one call. `args` (`args_len` bytes) is a JSON object of `release`, `keys`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_parse_keys(const struct rs_options *options,
+                                          const uint8_t *args,
+                                          size_t args_len,
+                                          struct rs_buf *result);
+
+// `logic.format-key-time`: The 26-character key time `YYYYMMDDTHHMMSS.nnnnnnnnnZ` (Go layout `20060102T150405.000000000Z`); years outside 0000-9999 are rejected. `args` (`args_len` bytes) is a JSON object of `t`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_format_key_time(const struct rs_options *options,
+                                               const uint8_t *args,
+                                               size_t args_len,
+                                               struct rs_buf *result);
+
+// `logic.parse-key-time`: Parses a 26-character key time. `args` (`args_len` bytes) is a JSON object of `text`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_parse_key_time(const struct rs_options *options,
+                                              const uint8_t *args,
+                                              size_t args_len,
+                                              struct rs_buf *result);
+
+// `logic.format-synced-at`: RFC 3339 in UTC with nanoseconds, trailing zeros trimmed (Go's `RFC3339Nano`), as stored in an entry's `syncedAt`. `args` (`args_len` bytes) is a JSON object of `t`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_format_synced_at(const struct rs_options *options,
+                                                const uint8_t *args,
+                                                size_t args_len,
+                                                struct rs_buf *result);
+
+// `logic.format-synced-at-all`: `format-synced-at` of each time, in order, in one call (a history of any length is shown with one sandbox call). `args` (`args_len` bytes) is a JSON object of `times`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_format_synced_at_all(const struct rs_options *options,
+                                                    const uint8_t *args,
+                                                    size_t args_len,
+                                                    struct rs_buf *result);
+
+// `logic.parse-synced-at`: Parses RFC 3339 (`Z` or a `±hh:mm` offset, up to 9 fraction digits) to UTC. `args` (`args_len` bytes) is a JSON object of `text`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_parse_synced_at(const struct rs_options *options,
+                                               const uint8_t *args,
+                                               size_t args_len,
+                                               struct rs_buf *result);
+
+// `logic.plan-gc`: The GC decision from listings alone: `history-keys` and `render-keys` as listed under `<prefix>history/` and `<prefix>renders/`, `protected` renderRefs (empty strings ignored), and `now`, the time GC runs at, which decides which entries are future-dated (CONTRACT.md §5). `args` (`args_len` bytes) is a JSON object of `release`, `keep`, `historyKeys`, `renderKeys`, `protected`, `now`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_plan_gc(const struct rs_options *options,
+                                       const uint8_t *args,
+                                       size_t args_len,
+                                       struct rs_buf *result);
+
+// `logic.diff-renders`: The difference between two canonical renders (one JSON object a line, as `canonical` returns and put-render stores). `args` (`args_len` bytes) is a JSON object of `old`, `new`, `form`, `secrets`, `context`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_diff_renders(const struct rs_options *options,
+                                            const uint8_t *args,
+                                            size_t args_len,
+                                            struct rs_buf *result);
+
+// `logic.show-objects`: Every object of a canonical render (one JSON object a line), in render order, with its id and its text in `form`, as `diff-renders` writes a changed object, Secret values as `secrets` says. `args` (`args_len` bytes) is a JSON object of `canonical`, `form`, `secrets`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_show_objects(const struct rs_options *options,
+                                            const uint8_t *args,
+                                            size_t args_len,
+                                            struct rs_buf *result);
+
+// `logic.render-images`: Every container of every pod template of a canonical render, in render order, with its image normalised: a Pod's `spec`, a PodTemplate's `template.spec`, any object's `spec.template.spec` (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, …), a CronJob's `spec.jobTemplate.spec.template.spec`, and the same in the items of Lists; in each, `initContainers`, `containers` and `ephemeralContainers`. `args` (`args_len` bytes) is a JSON object of `canonical`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_render_images(const struct rs_options *options,
+                                             const uint8_t *args,
+                                             size_t args_len,
+                                             struct rs_buf *result);
+
+// `logic.check-image-pattern`: Whether `pattern` is an image pattern `store.release-images` takes: a repository (`nginx`), a reference (`nginx:1.25`, `app@sha256:HEX`), a digest (`@sha256:HEX`) or a glob (`*/nginx:1.*`); `invalid-input` saying what each looks like when not. `args` (`args_len` bytes) is a JSON object of `pattern`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_check_image_pattern(const struct rs_options *options,
+                                                   const uint8_t *args,
+                                                   size_t args_len,
+                                                   struct rs_buf *result);
+
+// `logic.index-objects`: Every object of a canonical render, in render order, with the SHA-256 of its canonical line and the images of its pod templates: the rows `render-store export` writes for each entry. `args` (`args_len` bytes) is a JSON object of `canonical`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_index_objects(const struct rs_options *options,
+                                             const uint8_t *args,
+                                             size_t args_len,
+                                             struct rs_buf *result);
+
+// `logic.summarize-changes`: What changed from `old` to `new`, two canonical renders (one JSON object a line; `old` empty for a release's first render, whose objects are then all added): objects matched as `diff-renders` matches them, added, removed and changed; the images of the containers of every pod template (a `v1` Pod's `spec`, any object's `spec.template.spec`, a CronJob's `spec.jobTemplate.spec.template.spec`; init, regular and ephemeral containers), in the objects and in the items of their lists, that differ, each container matched by its object and name; and the keys of `v1` Secrets (also among lists' items, as `secret-values` finds them) added, removed or whose value differs in `data` or `stringData`, named, never valued. `args` (`args_len` bytes) is a JSON object of `old`, `new`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_summarize_changes(const struct rs_options *options,
+                                                 const uint8_t *args,
+                                                 size_t args_len,
+                                                 struct rs_buf *result);
+
+// `logic.summarize-history`: The release's history as one listing of `<prefix>history/` shows it, no entry read: `history-keys` are the keys listed (any order); those that do not parse as the release's entries are not counted. `args` (`args_len` bytes) is a JSON object of `release`, `historyKeys`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_summarize_history(const struct rs_options *options,
+                                                 const uint8_t *args,
+                                                 size_t args_len,
+                                                 struct rs_buf *result);
+
+// `logic.defaults`: The defaults every host uses: no host writes them down itself. `args` (`args_len` bytes) is a JSON object of no parameter ({} or empty); `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_defaults(const struct rs_options *options,
+                                        const uint8_t *args,
+                                        size_t args_len,
+                                        struct rs_buf *result);
+
+// `logic.effective-keep-history`: The effective keepHistory of a Release whose keepHistory is `keep-history` (`none`: unset): the entries GC keeps, or 0 when GC is off (a keepHistory of 0 or less). `args` (`args_len` bytes) is a JSON object of `keepHistory`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_effective_keep_history(const struct rs_options *options,
+                                                      const uint8_t *args,
+                                                      size_t args_len,
+                                                      struct rs_buf *result);
+
+// `logic.history-count`: `resolvedRetentionPolicy.historyCount`: 0 without a store (nothing is kept); otherwise `effective-keep-history`. `args` (`args_len` bytes) is a JSON object of `hasStore`, `keepHistory`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_history_count(const struct rs_options *options,
+                                             const uint8_t *args,
+                                             size_t args_len,
+                                             struct rs_buf *result);
+
+// `logic.protected-refs`: The renders GC must keep whatever the history says (its `protected` list): the render this sync applied and the Release's references, empty ones ignored; sorted, each once. `args` (`args_len` bytes) is a JSON object of `applied`, `refs`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_protected_refs(const struct rs_options *options,
+                                              const uint8_t *args,
+                                              size_t args_len,
+                                              struct rs_buf *result);
+
+// `logic.pin-decision`: What a sync applies given the Release's pin: `none` for the current render (no pin, an empty one, or a pin to `current-ref`), the pinned renderRef to read from the store, or the sentence of the Release's `Pinned` condition when the pin names another render and there is no store to read it from. `args` (`args_len` bytes) is a JSON object of `pin`, `currentRef`, `hasStore`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_pin_decision(const struct rs_options *options,
+                                            const uint8_t *args,
+                                            size_t args_len,
+                                            struct rs_buf *result);
+
+// `logic.word-bucket-message`: The words of `message`, exactly as `bucket-error` specifies them: a host that refuses or fails a bucket call (or logs an entry a listing left out) asks here rather than writing the sentence itself. `args` (`args_len` bytes) is a JSON object of `message`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_word_bucket_message(const struct rs_options *options,
+                                                   const uint8_t *args,
+                                                   size_t args_len,
+                                                   struct rs_buf *result);
+
+// `store.put-render`: Stores the render's canonical bytes under `renders/<renderRef>` unless that blob exists with the size it would be written with (calls: `exists`, then `put` only if absent or of another size: a torn or truncated blob is rewritten). `args` (`args_len` bytes) is a JSON object of `release`, `objects`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_put_render(const struct rs_store *store,
+                                          const uint8_t *args,
+                                          size_t args_len,
+                                          struct rs_buf *result);
+
+// `store.get-render`: The canonical bytes stored for `render-ref` (call: `get`), opened under the keyring's key its header names when the blob is sealed; `not-found` when absent, `corrupt` when they do not hash to `render-ref`, are not UTF-8, fail authentication or are plaintext where encryption is required, `encryption-key` when the keyring lacks the key. `args` (`args_len` bytes) is a JSON object of `release`, `renderRef`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_get_render(const struct rs_store *store,
+                                          const uint8_t *args,
+                                          size_t args_len,
+                                          struct rs_buf *result);
+
+// `store.rekey-release`: Rewrites every render blob of the release not sealed under the keyring's first key (plaintext, or sealed under another key) sealed under it (calls: `list` of `renders/`, then for each blob in key order `get`, and `put` when it changes). `args` (`args_len` bytes) is a JSON object of `release`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_rekey_release(const struct rs_store *store,
+                                             const uint8_t *args,
+                                             size_t args_len,
+                                             struct rs_buf *result);
+
+// `store.diff-renders`: The difference between two stored renders of the release, as `logic.diff-renders` gives it for their canonical bytes (calls: `get` of `old-ref`, then `get` of `new-ref`, each checked as `get-render` checks it): one call where a host would otherwise make three, and the renders cross the boundary once, from the bucket, never back out. `args` (`args_len` bytes) is a JSON object of `release`, `oldRef`, `newRef`, `form`, `secrets`, `context`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_diff_renders(const struct rs_store *store,
+                                            const uint8_t *args,
+                                            size_t args_len,
+                                            struct rs_buf *result);
+
+// `store.stored-changes`: What changed between stored renders of the release, for each pair `(old, new)` of `pairs` (`old` none for a release's first render), as `logic.summarize-changes` says it. `args` (`args_len` bytes) is a JSON object of `release`, `pairs`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_stored_changes(const struct rs_store *store,
+                                              const uint8_t *args,
+                                              size_t args_len,
+                                              struct rs_buf *result);
+
+// `store.show-render-page`: Page `page` (from 1) of a stored render's objects for people: `get` of the render, checked as `get-render` checks it; its objects listed by kind, namespace, name and apiVersion, each written as `logic.show-objects` writes it (Secret values as `secrets` says), cut into pages whose texts are at most `page-bytes` long (an object longer than that has a page of its own, its text cut at a line within the budget). `args` (`args_len` bytes) is a JSON object of `release`, `renderRef`, `form`, `secrets`, `pageBytes`, `page`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_show_render_page(const struct rs_store *store,
+                                                const uint8_t *args,
+                                                size_t args_len,
+                                                struct rs_buf *result);
+
+// `store.release-images`: The intervals of the release's history during which each image matching `pattern` (every image when none) was in the recorded render, those that meet the window from `since` (included) until `until` (excluded), sorted by image then start. `args` (`args_len` bytes) is a JSON object of `release`, `pattern`, `since`, `until`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_release_images(const struct rs_store *store,
+                                              const uint8_t *args,
+                                              size_t args_len,
+                                              struct rs_buf *result);
+
+// `store.blame-object`: Which entry of the release's history last changed each field of `object` (`KIND/NAME`, the kind in any case, or `NAMESPACE/KIND/NAME`), or each field under `field` (a path as the diff's hunk headers write them), in the newest render that holds the object: the entry since which the field has had its value. `args` (`args_len` bytes) is a JSON object of `release`, `object`, `field`, `secrets`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_blame_object(const struct rs_store *store,
+                                            const uint8_t *args,
+                                            size_t args_len,
+                                            struct rs_buf *result);
+
+// `store.index-release`: Brings the release index (`P/index/v1`: what each render of the history holds, CONTRACT.md §3) up to date with the history. `args` (`args_len` bytes) is a JSON object of `release`, `readMissing`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_index_release(const struct rs_store *store,
+                                             const uint8_t *args,
+                                             size_t args_len,
+                                             struct rs_buf *result);
+
+// `store.rebuild-index`: `index-release` with `read-missing`, the stored index not used at all: every render of the history read again (`reindex --force`). `args` (`args_len` bytes) is a JSON object of `release`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_rebuild_index(const struct rs_store *store,
+                                             const uint8_t *args,
+                                             size_t args_len,
+                                             struct rs_buf *result);
+
+// `store.check-index`: Checks the release index against the renders: `list(P/history/)`, `get(P/index/v1)`, then `get` of each render of the history the index names, verified as `get-render` verifies it and compared with its entry. `args` (`args_len` bytes) is a JSON object of `release`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_check_index(const struct rs_store *store,
+                                           const uint8_t *args,
+                                           size_t args_len,
+                                           struct rs_buf *result);
+
+// `store.authenticate-history`: Brings the history entries under the keyring's first key: `list(P/history/)`, then `get` of each entry in key order and `put` of its body with a MAC under the first key when it authenticates under another key of the ring (rotation), or, with `vouch`, when it does not authenticate (an operator who checked the history with `verify` vouches for it); a body that disagrees with its key is never vouched for. `args` (`args_len` bytes) is a JSON object of `release`, `vouch`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_authenticate_history(const struct rs_store *store,
+                                                    const uint8_t *args,
+                                                    size_t args_len,
+                                                    struct rs_buf *result);
+
+// `store.render-objects`: The objects of each render of `refs` (valid renderRefs, each answered once, in the order given), as `logic.index-objects` gives them: from the release index where it names the render, else by reading the render. `args` (`args_len` bytes) is a JSON object of `release`, `refs`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_render_objects(const struct rs_store *store,
+                                              const uint8_t *args,
+                                              size_t args_len,
+                                              struct rs_buf *result);
+
+// `store.has-history-ref`: Whether some history entry records `render-ref` (call: `list` of `history/`). `args` (`args_len` bytes) is a JSON object of `release`, `renderRef`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_has_history_ref(const struct rs_store *store,
+                                               const uint8_t *args,
+                                               size_t args_len,
+                                               struct rs_buf *result);
+
+// `store.record-history`: Appends a history entry unless one records the same render (calls: as `has-history-ref`, then `put` only if absent). `args` (`args_len` bytes) is a JSON object of `release`, `entry`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_record_history(const struct rs_store *store,
+                                              const uint8_t *args,
+                                              size_t args_len,
+                                              struct rs_buf *result);
+
+// `store.list-history`: The history, oldest first (calls: `list` of `history/`, then `get` of each entry), each entry judged under the keyring (`trust`). `args` (`args_len` bytes) is a JSON object of `release`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_list_history(const struct rs_store *store,
+                                            const uint8_t *args,
+                                            size_t args_len,
+                                            struct rs_buf *result);
+
+// `store.list-history-page`: At most `limit` (at least 1) entries of the history, newest first, older than the entry key `before` when given (the `next-before` of the previous page). `args` (`args_len` bytes) is a JSON object of `release`, `limit`, `before`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_list_history_page(const struct rs_store *store,
+                                                 const uint8_t *args,
+                                                 size_t args_len,
+                                                 struct rs_buf *result);
+
+// `store.read-history-entries`: The history entries `keys` names (each a history entry key of the release, as a listing of `history/` gave it), read one by one in the order given: one `get` a key and no listing, so a host that listed the history once reads any of its entries at the cost of reading them. `args` (`args_len` bytes) is a JSON object of `release`, `keys`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_read_history_entries(const struct rs_store *store,
+                                                    const uint8_t *args,
+                                                    size_t args_len,
+                                                    struct rs_buf *result);
+
+// `store.gc`: Garbage collection keeping the newest `keep` entries and every render they or `protected` name (empty strings ignored). `args` (`args_len` bytes) is a JSON object of `release`, `keep`, `protected`, `dryRun`, `now`, `graceSeconds`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_gc(const struct rs_store *store,
+                                  const uint8_t *args,
+                                  size_t args_len,
+                                  struct rs_buf *result);
+
+// `store.delete-release`: Deletes every key under the release's prefix (calls: `list` of the prefix, then `delete-many` of the keys in key order, 1,000 a call, the keys before `renders/` and the others in separate calls, so no call mixes entries with the blobs they name). `args` (`args_len` bytes) is a JSON object of `release`; `*result` receives the answer's JSON. Any thread.
+//
+// # Safety
+//
+// `store` a store this library made, not freed; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_store_delete_release(const struct rs_store *store,
+                                              const uint8_t *args,
+                                              size_t args_len,
+                                              struct rs_buf *result);
+
+// `trace.write-trace`: The trace of an operation a host ran: the header line, one line per recorded call and the result line, each ending in a newline (TRACES.md, Format). `args` (`args_len` bytes) is a JSON object of `op`, `keyIds`, `encryptionRequired`, `calls`, `outcome`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_trace_write_trace(const struct rs_options *options,
+                                           const uint8_t *args,
+                                           size_t args_len,
+                                           struct rs_buf *result);
+
+// `trace.outcome-json`: An outcome as JSON, compact, keys sorted: `{"ok": …}` with the value a trace's result line holds (TRACES.md, Result; a host's `--json` prints it), or `{"error": {"kind": …, "message": …}}` (`index` too for `invalid-object`). `args` (`args_len` bytes) is a JSON object of `outcome`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_trace_outcome_json(const struct rs_options *options,
+                                            const uint8_t *args,
+                                            size_t args_len,
+                                            struct rs_buf *result);
+
+// `trace.replay`: Reads a trace and re-runs its operation against a bucket answering from the trace alone (TRACES.md, Replay), then compares the calls and the result. `args` (`args_len` bytes) is a JSON object of `trace`, `keyring`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_trace_replay(const struct rs_options *options,
+                                      const uint8_t *args,
+                                      size_t args_len,
+                                      struct rs_buf *result);
 
 // The effective keepHistory of a Release whose keepHistory is `keep_history` when
 // `has_keep_history`, unset otherwise: `*keep` is the number of entries GC keeps (unset

@@ -22,6 +22,7 @@
 
 // In the order the header declares them (cbindgen keeps the order it reads).
 mod bucket;
+mod calls;
 mod controller;
 mod error;
 mod fleet;
@@ -35,11 +36,13 @@ mod value;
 mod args;
 mod call;
 mod json;
+mod json_call;
 
 #[cfg(test)]
 mod tests;
 
 pub use bucket::*;
+pub use calls::*;
 pub use controller::*;
 pub use error::*;
 pub use logic::*;

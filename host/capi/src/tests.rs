@@ -1506,3 +1506,169 @@ fn the_options_bound_a_cloud_request() {
     assert!(start.elapsed() < std::time::Duration::from_secs(2));
     unsafe { rs_store_free(store) };
 }
+
+// ---- the generated entry points: JSON in, JSON out ----
+
+/// Calls a generated store entry point with `args` and reads its JSON answer.
+fn call_store(
+    f: unsafe extern "C" fn(*const rs_store, *const u8, usize, *mut rs_buf) -> *mut rs_error,
+    store: *const rs_store,
+    args: serde_json::Value,
+) -> Result<serde_json::Value, (i32, String)> {
+    let text = args.to_string();
+    let mut out = rs_buf::EMPTY;
+    check(unsafe { f(store, text.as_ptr(), text.len(), &mut out) })?;
+    Ok(serde_json::from_str(&take_text(out)).unwrap())
+}
+
+/// Calls a generated logic or trace entry point with `args` and reads its JSON answer.
+fn call_logic(
+    f: unsafe extern "C" fn(*const rs_options, *const u8, usize, *mut rs_buf) -> *mut rs_error,
+    args: serde_json::Value,
+) -> Result<serde_json::Value, (i32, String)> {
+    let text = args.to_string();
+    let mut out = rs_buf::EMPTY;
+    check(unsafe { f(null(), text.as_ptr(), text.len(), &mut out) })?;
+    Ok(serde_json::from_str(&take_text(out)).unwrap())
+}
+
+#[test]
+fn the_generated_entry_points_answer_as_the_hand_written_ones() {
+    use base64::Engine as _;
+    use serde_json::json;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let m = leak();
+    let store = new_store(m, null());
+    let release = json!({"namespace": "ns", "name": "app"});
+    // put-render through JSON stores what the hand-written entry point reads back.
+    let objects = json!({"bytes": b64(CM.as_bytes()), "ends": [CM.len()]});
+    let render_ref = call_store(
+        rs_call_store_put_render,
+        store,
+        json!({"release": release, "objects": objects}),
+    )
+    .unwrap();
+    let old_ref = put_render(store, "ns", &[CM]).unwrap();
+    assert_eq!(render_ref, json!(old_ref));
+    let bytes = call_store(
+        rs_call_store_get_render,
+        store,
+        json!({"release": release, "renderRef": old_ref}),
+    )
+    .unwrap();
+    assert_eq!(
+        bytes,
+        json!(b64(&get_render(store, "ns", &old_ref).unwrap()))
+    );
+    // A history entry recorded through JSON is listed, with its trust as a variant.
+    let added = call_store(
+        rs_call_store_record_history,
+        store,
+        json!({"release": release, "entry": {
+            "renderRef": old_ref,
+            "syncedAt": {"seconds": 1_700_000_000, "nanoseconds": 5},
+            "summary": "first"
+        }}),
+    )
+    .unwrap();
+    assert_eq!(added, json!(true));
+    let listed = call_store(
+        rs_call_store_list_history,
+        store,
+        json!({"release": release}),
+    )
+    .unwrap();
+    assert_eq!(listed[0]["renderRef"], json!(old_ref));
+    assert_eq!(listed[0]["summary"], json!("first"));
+    assert_eq!(
+        listed[0]["syncedAt"],
+        json!({"seconds": 1_700_000_000, "nanoseconds": 5})
+    );
+    assert_eq!(listed[0]["trust"], json!({"tag": "unchecked"}));
+    // blame-object, which no hand-written C function answered in the WIT's shape.
+    let blame = call_store(
+        rs_call_store_blame_object,
+        store,
+        json!({"release": release, "object": "ConfigMap/a", "secrets": "masked"}),
+    )
+    .unwrap();
+    assert_eq!(blame["object"]["kind"], json!("ConfigMap"));
+    assert_eq!(blame["entries"][0]["renderRef"], json!(old_ref));
+    // A logic function, and its parity with the hand-written one.
+    let (cb, ce) = joined(&[CM]);
+    let mut out = rs_buf::EMPTY;
+    ok(unsafe {
+        rs_render_ref(
+            null(),
+            cb.as_ptr(),
+            cb.len(),
+            ce.as_ptr(),
+            ce.len(),
+            &mut out,
+        )
+    });
+    assert_eq!(
+        call_logic(rs_call_logic_render_ref, json!({"objects": objects})).unwrap(),
+        json!(take_text(out))
+    );
+    let parsed = call_logic(
+        rs_call_logic_parse_keys,
+        json!({"release": release, "keys": [format!("ns/app/renders/{old_ref}"), "ns/app/other"]}),
+    )
+    .unwrap();
+    assert_eq!(parsed, json!([{"tag": "render", "val": old_ref}, null]));
+    assert_eq!(
+        call_logic(rs_call_logic_defaults, json!({})).unwrap()["keepHistory"],
+        json!(10)
+    );
+    // A result that is not the error variant is answered whole.
+    let pin = call_logic(
+        rs_call_logic_pin_decision,
+        json!({"pin": null, "currentRef": old_ref, "hasStore": true}),
+    )
+    .unwrap();
+    assert_eq!(pin, json!({"tag": "ok", "val": null}));
+    unsafe { rs_store_free(store) };
+}
+
+#[test]
+fn a_bad_json_argument_is_refused_naming_it_and_changes_nothing() {
+    use serde_json::json;
+    let m = leak();
+    let store = new_store(m, null());
+    let release = json!({"namespace": "ns", "name": "app"});
+    let refused =
+        |args: serde_json::Value| call_store(rs_call_store_put_render, store, args).unwrap_err();
+    let (kind, message) =
+        refused(json!({"release": release, "objects": {"bytes": "!!", "ends": [1]}}));
+    assert_eq!(kind, RS_ERROR_INVALID_INPUT, "{message}");
+    assert!(
+        message.contains("objects.bytes") && message.contains("base64"),
+        "{message}"
+    );
+    let (_, message) =
+        refused(json!({"release": release, "objects": {"bytes": "", "ends": []}, "extra": 1}));
+    assert!(
+        message.contains("extra") && message.contains("no such parameter"),
+        "{message}"
+    );
+    let (_, message) =
+        refused(json!({"release": {"namespace": "ns"}, "objects": {"bytes": "", "ends": []}}));
+    assert!(message.contains("release.name"), "{message}");
+    let (_, message) =
+        call_logic(rs_call_logic_validate_render_ref, json!({"renderRef": 7})).unwrap_err();
+    assert!(
+        message.contains("renderRef") && message.contains("a string"),
+        "{message}"
+    );
+    // Not JSON at all.
+    let mut out = rs_buf::EMPTY;
+    let (kind, message) =
+        check(unsafe { rs_call_logic_defaults(null(), b"{".as_ptr(), 1, &mut out) }).unwrap_err();
+    assert_eq!(kind, RS_ERROR_INVALID_INPUT, "{message}");
+    assert!(
+        m.objects.lock().unwrap().is_empty(),
+        "a refused call wrote to the bucket"
+    );
+    unsafe { rs_store_free(store) };
+}

@@ -37,6 +37,7 @@ pub mod fleet;
 pub mod fleet_changes;
 pub mod fleet_images;
 pub mod fleet_index;
+pub mod json_encoding;
 pub mod json_view;
 mod keyring;
 mod logic;
@@ -48,6 +49,8 @@ mod store;
 mod store_url;
 pub mod trace;
 mod types;
+/// The JSON of every WIT type (docs/json.md), generated from the WIT.
+pub mod wit_json;
 
 /// The WIT package the embedded component implements, as wit/render-store.wit names it
 /// (`convoy:render-store@VERSION`).
@@ -67,7 +70,7 @@ pub use observer::{Observer, ObserverError, ReleasePage, ReleaseSummary, RenderR
 pub use render_store_guest::keys::METADATA_SUFFIX;
 pub use runtime::{Limits, Runtime};
 pub use secret_file::read_secret_file;
-pub use store::RenderStore;
+pub use store::{RUNTIME_FUNCTIONS, RenderStore, STORE_FUNCTIONS};
 pub use store_url::{
     ClientSettings, REDACTED, SCHEMES, accepted_params, open_bucket, open_bucket_with, redact_url,
     redact_urls_in,

@@ -27,6 +27,10 @@ macro_rules! store_call {
     };
 }
 
+// After the macro, which the generated calls use.
+mod json_calls;
+pub use json_calls::{RUNTIME_FUNCTIONS, STORE_FUNCTIONS};
+
 /// A render store: a bucket and the runtime that runs the component over it.
 ///
 /// Cheap to clone; clones share the bucket and the runtime.
