@@ -15,13 +15,15 @@
 //! A test (`tests/fresh.rs`) fails when a committed file differs from what the WIT
 //! gives; `cargo run -p render-store-bindgen` writes them again.
 
-mod capi;
+pub mod capi;
 mod docs_table;
+mod go;
 mod guest_bindings;
 mod host_calls;
 mod js;
-mod json;
+pub mod json;
 mod names;
+mod python;
 mod rust_types;
 mod world;
 
@@ -92,6 +94,8 @@ pub fn generate(root: &Path) -> Result<Vec<Generated>> {
         contents: rustfmt(root, &capi::module(&world)?)?,
     });
     files.extend(js::files(root, &world)?);
+    files.extend(go::files(root, &world)?);
+    files.extend(python::files(root, &world)?);
     Ok(files)
 }
 
