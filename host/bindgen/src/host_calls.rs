@@ -73,7 +73,7 @@ fn camel(name: &str) -> String {
 }
 
 /// The type a parameter is passed as: borrowed where the value is large.
-fn param_type(world: &World, t: &Type) -> Result<String> {
+pub fn param_type(world: &World, t: &Type) -> Result<String> {
     Ok(match t {
         Type::String => "&str".into(),
         Type::Id(id) => {

@@ -306,7 +306,7 @@ fn is_alias(world: &World, id: wit_parser::TypeId) -> bool {
 
 /// Whether `f` answers `result<T, error>`: its error becomes the host's error, and `T`
 /// alone is the answer.
-fn fallible(world: &World, f: &Function) -> Option<Option<Type>> {
+pub fn fallible(world: &World, f: &Function) -> Option<Option<Type>> {
     let Some(Type::Id(id)) = &f.result else {
         return None;
     };
@@ -366,7 +366,6 @@ pub fn calls_module(world: &World) -> Result<String> {
          #![allow(clippy::all, unused_variables, unused_imports)]\n\n\
          use super::RenderStore;\n\
          use crate::json_encoding::{JsonArgs, JsonError, NULL, WitJson, array, bytes_from_json, bytes_json, integer, string, tag_of, tagged};\n\
-         use crate::runtime::call_export;\n\
          use crate::{Result, Runtime};\n\
          use serde_json::Value;\n",
     );
@@ -466,31 +465,27 @@ fn arm(world: &World, i: &Interface, f: &Function, store: bool, out: &mut String
         call_args.push(argument(world, &p.ty, &var));
     }
     out.push_str("                args.finish()?;\n");
-    let call = format!(
-        "{}.{}({})",
-        value_name(&i.name),
-        value_name(&f.name),
-        call_args.join(", ")
-    );
-    let (invoke, answer_type) = match fallible(world, f) {
-        Some(ok) => (
-            if store {
-                format!("store_call!(self, &release, {call}).await?")
-            } else {
-                format!("call_export!(self, None, {call})?")
-            },
-            ok,
-        ),
-        None => (
-            if store {
-                format!(
-                    "self.bounded(async {{ call_export!(infallible &self.runtime, Some(self.scope(&release)), {call}) }}).await?"
-                )
-            } else {
-                format!("call_export!(infallible self, None, {call})?")
-            },
-            f.result,
-        ),
+    let call_args: Vec<String> = call_args
+        .into_iter()
+        .filter(|a| a != "&self.encryption()")
+        .collect();
+    let invoke = if store {
+        format!(
+            "self.calls().{}({}).await?",
+            value_name(&f.name),
+            call_args.join(", ")
+        )
+    } else {
+        format!(
+            "self.{}().{}({}).await?",
+            value_name(&i.name),
+            value_name(&f.name),
+            call_args.join(", ")
+        )
+    };
+    let answer_type = match fallible(world, f) {
+        Some(ok) => ok,
+        None => f.result,
     };
     writeln!(out, "                let answer = {invoke};")?;
     match answer_type {

@@ -19,6 +19,7 @@ pub mod capi;
 mod docs_table;
 mod go;
 mod guest_bindings;
+mod host_api;
 mod host_calls;
 mod js;
 pub mod json;
@@ -73,6 +74,10 @@ pub fn generate(root: &Path) -> Result<Vec<Generated>> {
                 .with_context(|| format!("the function table of {docs_path}"))?,
         },
     ];
+    files.push(Generated {
+        path: "host/render-store/src/store/calls.rs",
+        contents: rustfmt(root, &host_api::module(&world)?)?,
+    });
     files.push(Generated {
         path: "host/render-store/src/wit_json.rs",
         contents: rustfmt(root, &json::types_module(&world)?)?,

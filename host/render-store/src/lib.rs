@@ -68,9 +68,14 @@ pub use observer::{Observer, ObserverError, ReleasePage, ReleaseSummary, RenderR
 /// The suffix of gocloud fileblob's metadata file of a key (`<key>.attrs`), which the
 /// store reads as part of its key (CONTRACT.md §3): not foreign, deleted with it.
 pub use render_store_guest::keys::METADATA_SUFFIX;
+/// Every type the WIT declares, one module per interface: the types the typed calls
+/// ([`Runtime::logic`], [`RenderStore::calls`]) take and give.
+pub use render_store_guest::wit;
 pub use runtime::{Limits, Runtime};
 pub use secret_file::read_secret_file;
-pub use store::{RUNTIME_FUNCTIONS, RenderStore, STORE_FUNCTIONS};
+pub use store::{
+    LogicCalls, RUNTIME_FUNCTIONS, RenderStore, STORE_FUNCTIONS, StoreCalls, TraceCalls,
+};
 pub use store_url::{
     ClientSettings, REDACTED, SCHEMES, accepted_params, open_bucket, open_bucket_with, redact_url,
     redact_urls_in,

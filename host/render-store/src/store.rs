@@ -28,7 +28,9 @@ macro_rules! store_call {
 }
 
 // After the macro, which the generated calls use.
+mod calls;
 mod json_calls;
+pub use calls::{LogicCalls, StoreCalls, TraceCalls};
 pub use json_calls::{RUNTIME_FUNCTIONS, STORE_FUNCTIONS};
 
 /// A render store: a bucket and the runtime that runs the component over it.

@@ -13,7 +13,6 @@ use crate::json_encoding::{
     JsonArgs, JsonError, NULL, WitJson, array, bytes_from_json, bytes_json, integer, string,
     tag_of, tagged,
 };
-use crate::runtime::call_export;
 use crate::{Result, Runtime};
 #[allow(unused_imports)]
 use render_store_guest::wit::bucket;
@@ -108,7 +107,7 @@ impl Runtime {
                     <types::JoinedObjects as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.canonical(&objects))?;
+                let answer = self.logic().canonical(&objects).await?;
                 Ok(bytes_json(&answer))
             }
             "logic.render-ref" => {
@@ -119,7 +118,7 @@ impl Runtime {
                     <types::JoinedObjects as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.render_ref(&objects))?;
+                let answer = self.logic().render_ref(&objects).await?;
                 Ok(Value::String((&answer).clone()))
             }
             "logic.yaml-objects" => {
@@ -130,7 +129,7 @@ impl Runtime {
                     bytes_from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.yaml_objects(&yaml))?;
+                let answer = self.logic().yaml_objects(&yaml).await?;
                 Ok(Value::Array(
                     (&answer)
                         .iter()
@@ -146,7 +145,7 @@ impl Runtime {
                     bytes_from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.json_objects(&json))?;
+                let answer = self.logic().json_objects(&json).await?;
                 Ok(Value::Array(
                     (&answer).iter().map(|x0| bytes_json(x0)).collect(),
                 ))
@@ -159,7 +158,7 @@ impl Runtime {
                     bytes_from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.json_object_ends(&json))?;
+                let answer = self.logic().json_object_ends(&json).await?;
                 Ok(Value::Array(
                     (&answer).iter().map(|x0| Value::from(*x0)).collect(),
                 ))
@@ -172,7 +171,7 @@ impl Runtime {
                     <types::JoinedObjects as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.check_objects(&objects))?;
+                let answer = self.logic().check_objects(&objects).await?;
                 let () = answer;
                 Ok(Value::Null)
             }
@@ -184,7 +183,7 @@ impl Runtime {
                     bytes_from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.parse_keyring(&text))?;
+                let answer = self.logic().parse_keyring(&text).await?;
                 Ok(Value::Array(
                     (&answer).iter().map(|x0| (x0).to_json()).collect(),
                 ))
@@ -197,7 +196,7 @@ impl Runtime {
                     bytes_from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.yaml_canonical(&yaml))?;
+                let answer = self.logic().yaml_canonical(&yaml).await?;
                 Ok(bytes_json(&answer))
             }
             "logic.yaml-render-ref" => {
@@ -208,7 +207,7 @@ impl Runtime {
                     bytes_from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.yaml_render_ref(&yaml))?;
+                let answer = self.logic().yaml_render_ref(&yaml).await?;
                 Ok(Value::String((&answer).clone()))
             }
             "logic.validate-render-ref" => {
@@ -219,7 +218,7 @@ impl Runtime {
                     string(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.validate_render_ref(&render_ref))?;
+                let answer = self.logic().validate_render_ref(&render_ref).await?;
                 let () = answer;
                 Ok(Value::Null)
             }
@@ -231,7 +230,7 @@ impl Runtime {
                     bytes_from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(infallible self, None, logic.sha256_hex(&bytes))?;
+                let answer = self.logic().sha256_hex(&bytes).await?;
                 Ok(Value::String((&answer).clone()))
             }
             "logic.release-prefix" => {
@@ -242,7 +241,7 @@ impl Runtime {
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.release_prefix(&release))?;
+                let answer = self.logic().release_prefix(&release).await?;
                 Ok(Value::String((&answer).clone()))
             }
             "logic.render-key" => {
@@ -259,7 +258,7 @@ impl Runtime {
                     string(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.render_key(&release, &render_ref))?;
+                let answer = self.logic().render_key(&release, &render_ref).await?;
                 Ok(Value::String((&answer).clone()))
             }
             "logic.index-key" => {
@@ -270,7 +269,7 @@ impl Runtime {
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.index_key(&release))?;
+                let answer = self.logic().index_key(&release).await?;
                 Ok(Value::String((&answer).clone()))
             }
             "logic.history-key" => {
@@ -293,11 +292,10 @@ impl Runtime {
                     string(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(
-                    self,
-                    None,
-                    logic.history_key(&release, &synced_at, &render_ref)
-                )?;
+                let answer = self
+                    .logic()
+                    .history_key(&release, &synced_at, &render_ref)
+                    .await?;
                 Ok(Value::String((&answer).clone()))
             }
             "logic.parse-key" => {
@@ -314,7 +312,7 @@ impl Runtime {
                     string(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(infallible self, None, logic.parse_key(&release, &key))?;
+                let answer = self.logic().parse_key(&release, &key).await?;
                 Ok(match &answer {
                     Some(x0) => (x0).to_json(),
                     None => Value::Null,
@@ -342,8 +340,7 @@ impl Runtime {
                         .collect::<Result<Vec<_>, JsonError>>()?
                 };
                 args.finish()?;
-                let answer =
-                    call_export!(infallible self, None, logic.parse_keys(&release, &keys))?;
+                let answer = self.logic().parse_keys(&release, &keys).await?;
                 Ok(Value::Array(
                     (&answer)
                         .iter()
@@ -362,7 +359,7 @@ impl Runtime {
                     <types::SyncTime as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.format_key_time(&t))?;
+                let answer = self.logic().format_key_time(&t).await?;
                 Ok(Value::String((&answer).clone()))
             }
             "logic.parse-key-time" => {
@@ -373,7 +370,7 @@ impl Runtime {
                     string(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.parse_key_time(&text))?;
+                let answer = self.logic().parse_key_time(&text).await?;
                 Ok((&answer).to_json())
             }
             "logic.format-synced-at" => {
@@ -384,7 +381,7 @@ impl Runtime {
                     <types::SyncTime as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.format_synced_at(&t))?;
+                let answer = self.logic().format_synced_at(&t).await?;
                 Ok(Value::String((&answer).clone()))
             }
             "logic.format-synced-at-all" => {
@@ -403,7 +400,7 @@ impl Runtime {
                         .collect::<Result<Vec<_>, JsonError>>()?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.format_synced_at_all(&times))?;
+                let answer = self.logic().format_synced_at_all(&times).await?;
                 Ok(Value::Array(
                     (&answer)
                         .iter()
@@ -419,7 +416,7 @@ impl Runtime {
                     string(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.parse_synced_at(&text))?;
+                let answer = self.logic().parse_synced_at(&text).await?;
                 Ok((&answer).to_json())
             }
             "logic.plan-gc" => {
@@ -484,18 +481,17 @@ impl Runtime {
                     <types::SyncTime as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(
-                    self,
-                    None,
-                    logic.plan_gc(
+                let answer = self
+                    .logic()
+                    .plan_gc(
                         &release,
                         keep,
                         &history_keys,
                         &render_keys,
                         &protected,
-                        &now
+                        &now,
                     )
-                )?;
+                    .await?;
                 Ok((&answer).to_json())
             }
             "logic.diff-renders" => {
@@ -530,11 +526,10 @@ impl Runtime {
                     integer(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(
-                    self,
-                    None,
-                    logic.diff_renders(&old, &new, form, secrets, context)
-                )?;
+                let answer = self
+                    .logic()
+                    .diff_renders(&old, &new, form, secrets, context)
+                    .await?;
                 Ok((&answer).to_json())
             }
             "logic.show-objects" => {
@@ -557,8 +552,7 @@ impl Runtime {
                     <types::SecretValues as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer =
-                    call_export!(self, None, logic.show_objects(&canonical, form, secrets))?;
+                let answer = self.logic().show_objects(&canonical, form, secrets).await?;
                 Ok(Value::Array(
                     (&answer).iter().map(|x0| (x0).to_json()).collect(),
                 ))
@@ -571,7 +565,7 @@ impl Runtime {
                     bytes_from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.render_images(&canonical))?;
+                let answer = self.logic().render_images(&canonical).await?;
                 Ok(Value::Array(
                     (&answer).iter().map(|x0| (x0).to_json()).collect(),
                 ))
@@ -584,7 +578,7 @@ impl Runtime {
                     string(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.check_image_pattern(&pattern))?;
+                let answer = self.logic().check_image_pattern(&pattern).await?;
                 let () = answer;
                 Ok(Value::Null)
             }
@@ -596,7 +590,7 @@ impl Runtime {
                     bytes_from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.index_objects(&canonical))?;
+                let answer = self.logic().index_objects(&canonical).await?;
                 Ok(Value::Array(
                     (&answer).iter().map(|x0| (x0).to_json()).collect(),
                 ))
@@ -615,7 +609,7 @@ impl Runtime {
                     bytes_from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(self, None, logic.summarize_changes(&old, &new))?;
+                let answer = self.logic().summarize_changes(&old, &new).await?;
                 Ok((&answer).to_json())
             }
             "logic.summarize-history" => {
@@ -640,13 +634,15 @@ impl Runtime {
                         .collect::<Result<Vec<_>, JsonError>>()?
                 };
                 args.finish()?;
-                let answer =
-                    call_export!(self, None, logic.summarize_history(&release, &history_keys))?;
+                let answer = self
+                    .logic()
+                    .summarize_history(&release, &history_keys)
+                    .await?;
                 Ok((&answer).to_json())
             }
             "logic.defaults" => {
                 args.finish()?;
-                let answer = call_export!(infallible self, None, logic.defaults())?;
+                let answer = self.logic().defaults().await?;
                 Ok((&answer).to_json())
             }
             "logic.effective-keep-history" => {
@@ -660,7 +656,7 @@ impl Runtime {
                     }?
                 };
                 args.finish()?;
-                let answer = call_export!(infallible self, None, logic.effective_keep_history(keep_history))?;
+                let answer = self.logic().effective_keep_history(keep_history).await?;
                 Ok(Value::from(*&answer))
             }
             "logic.history-count" => {
@@ -682,7 +678,7 @@ impl Runtime {
                     }?
                 };
                 args.finish()?;
-                let answer = call_export!(infallible self, None, logic.history_count(has_store, keep_history))?;
+                let answer = self.logic().history_count(has_store, keep_history).await?;
                 Ok(Value::from(*&answer))
             }
             "logic.protected-refs" => {
@@ -702,7 +698,10 @@ impl Runtime {
                     <logic::ReleaseRefs as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(infallible self, None, logic.protected_refs(applied.as_deref(), &refs))?;
+                let answer = self
+                    .logic()
+                    .protected_refs(applied.as_deref(), &refs)
+                    .await?;
                 Ok(Value::Array(
                     (&answer)
                         .iter()
@@ -735,7 +734,10 @@ impl Runtime {
                         .ok_or_else(|| JsonError::new(at, "true or false"))?
                 };
                 args.finish()?;
-                let answer = call_export!(infallible self, None, logic.pin_decision(pin.as_deref(), &current_ref, has_store))?;
+                let answer = self
+                    .logic()
+                    .pin_decision(pin.as_deref(), &current_ref, has_store)
+                    .await?;
                 Ok(match &answer {
                     Ok(x0) => tagged(
                         "ok",
@@ -755,8 +757,7 @@ impl Runtime {
                     <logic::BucketMessage as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer =
-                    call_export!(infallible self, None, logic.word_bucket_message(&message))?;
+                let answer = self.logic().word_bucket_message(&message).await?;
                 Ok(Value::String((&answer).clone()))
             }
             "trace.write-trace" => {
@@ -809,7 +810,10 @@ impl Runtime {
                     <trace::Outcome as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(infallible self, None, trace.write_trace(&op, &key_ids, encryption_required, &calls, &outcome))?;
+                let answer = self
+                    .trace()
+                    .write_trace(&op, &key_ids, encryption_required, &calls, &outcome)
+                    .await?;
                 Ok(Value::String((&answer).clone()))
             }
             "trace.outcome-json" => {
@@ -820,7 +824,7 @@ impl Runtime {
                     <trace::Outcome as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = call_export!(infallible self, None, trace.outcome_json(&outcome))?;
+                let answer = self.trace().outcome_json(&outcome).await?;
                 Ok(Value::String((&answer).clone()))
             }
             "trace.replay" => {
@@ -845,7 +849,7 @@ impl Runtime {
                         .collect::<Result<Vec<_>, JsonError>>()?
                 };
                 args.finish()?;
-                let answer = call_export!(infallible self, None, trace.replay(&trace, &keyring))?;
+                let answer = self.trace().replay(&trace, &keyring).await?;
                 Ok(match &answer {
                     Ok(x0) => tagged("ok", Some((x0).to_json())),
                     Err(x0) => tagged("err", Some((x0).to_json())),
@@ -882,12 +886,7 @@ impl RenderStore {
                     <types::JoinedObjects as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.put_render(&release, &objects, &self.encryption())
-                )
-                .await?;
+                let answer = self.calls().put_render(&release, &objects).await?;
                 Ok(Value::String((&answer).clone()))
             }
             "store.get-render" => {
@@ -904,12 +903,7 @@ impl RenderStore {
                     string(value, at)?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.get_render(&release, &render_ref, &self.encryption())
-                )
-                .await?;
+                let answer = self.calls().get_render(&release, &render_ref).await?;
                 Ok(bytes_json(&answer))
             }
             "store.rekey-release" => {
@@ -920,12 +914,7 @@ impl RenderStore {
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.rekey_release(&release, &self.encryption())
-                )
-                .await?;
+                let answer = self.calls().rekey_release(&release).await?;
                 Ok(Value::Array(vec![
                     Value::from(*&(&answer).0),
                     Value::from(*&(&answer).1),
@@ -969,20 +958,10 @@ impl RenderStore {
                     integer(value, at)?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.diff_renders(
-                        &release,
-                        &old_ref,
-                        &new_ref,
-                        form,
-                        secrets,
-                        context,
-                        &self.encryption()
-                    )
-                )
-                .await?;
+                let answer = self
+                    .calls()
+                    .diff_renders(&release, &old_ref, &new_ref, form, secrets, context)
+                    .await?;
                 Ok((&answer).to_json())
             }
             "store.stored-changes" => {
@@ -1027,12 +1006,7 @@ impl RenderStore {
                         .collect::<Result<Vec<_>, JsonError>>()?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.stored_changes(&release, &pairs, &self.encryption())
-                )
-                .await?;
+                let answer = self.calls().stored_changes(&release, &pairs).await?;
                 Ok(Value::Array(
                     (&answer).iter().map(|x0| (x0).to_json()).collect(),
                 ))
@@ -1075,20 +1049,10 @@ impl RenderStore {
                     integer(value, at)?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.show_render_page(
-                        &release,
-                        &render_ref,
-                        form,
-                        secrets,
-                        page_bytes,
-                        page,
-                        &self.encryption()
-                    )
-                )
-                .await?;
+                let answer = self
+                    .calls()
+                    .show_render_page(&release, &render_ref, form, secrets, page_bytes, page)
+                    .await?;
                 Ok((&answer).to_json())
             }
             "store.release-images" => {
@@ -1126,18 +1090,10 @@ impl RenderStore {
                     }?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.release_images(
-                        &release,
-                        pattern.as_deref(),
-                        since.as_ref(),
-                        until.as_ref(),
-                        &self.encryption()
-                    )
-                )
-                .await?;
+                let answer = self
+                    .calls()
+                    .release_images(&release, pattern.as_deref(), since.as_ref(), until.as_ref())
+                    .await?;
                 Ok(Value::Array(
                     (&answer).iter().map(|x0| (x0).to_json()).collect(),
                 ))
@@ -1171,18 +1127,10 @@ impl RenderStore {
                     <types::SecretValues as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.blame_object(
-                        &release,
-                        &object,
-                        field.as_deref(),
-                        secrets,
-                        &self.encryption()
-                    )
-                )
-                .await?;
+                let answer = self
+                    .calls()
+                    .blame_object(&release, &object, field.as_deref(), secrets)
+                    .await?;
                 Ok((&answer).to_json())
             }
             "store.index-release" => {
@@ -1201,12 +1149,7 @@ impl RenderStore {
                         .ok_or_else(|| JsonError::new(at, "true or false"))?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.index_release(&release, read_missing, &self.encryption())
-                )
-                .await?;
+                let answer = self.calls().index_release(&release, read_missing).await?;
                 Ok((&answer).to_json())
             }
             "store.rebuild-index" => {
@@ -1217,12 +1160,7 @@ impl RenderStore {
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.rebuild_index(&release, &self.encryption())
-                )
-                .await?;
+                let answer = self.calls().rebuild_index(&release).await?;
                 Ok((&answer).to_json())
             }
             "store.check-index" => {
@@ -1233,12 +1171,7 @@ impl RenderStore {
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.check_index(&release, &self.encryption())
-                )
-                .await?;
+                let answer = self.calls().check_index(&release).await?;
                 Ok((&answer).to_json())
             }
             "store.authenticate-history" => {
@@ -1257,12 +1190,7 @@ impl RenderStore {
                         .ok_or_else(|| JsonError::new(at, "true or false"))?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.authenticate_history(&release, vouch, &self.encryption())
-                )
-                .await?;
+                let answer = self.calls().authenticate_history(&release, vouch).await?;
                 Ok((&answer).to_json())
             }
             "store.render-objects" => {
@@ -1287,12 +1215,7 @@ impl RenderStore {
                         .collect::<Result<Vec<_>, JsonError>>()?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.render_objects(&release, &refs, &self.encryption())
-                )
-                .await?;
+                let answer = self.calls().render_objects(&release, &refs).await?;
                 Ok(Value::Array(
                     (&answer).iter().map(|x0| (x0).to_json()).collect(),
                 ))
@@ -1311,9 +1234,7 @@ impl RenderStore {
                     string(value, at)?
                 };
                 args.finish()?;
-                let answer =
-                    store_call!(self, &release, store.has_history_ref(&release, &render_ref))
-                        .await?;
+                let answer = self.calls().has_history_ref(&release, &render_ref).await?;
                 Ok(Value::Bool(*&answer))
             }
             "store.record-history" => {
@@ -1330,12 +1251,7 @@ impl RenderStore {
                     <types::NewEntry as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.record_history(&release, &entry, &self.encryption())
-                )
-                .await?;
+                let answer = self.calls().record_history(&release, &entry).await?;
                 Ok(Value::Bool(*&answer))
             }
             "store.list-history" => {
@@ -1346,12 +1262,7 @@ impl RenderStore {
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.list_history(&release, &self.encryption())
-                )
-                .await?;
+                let answer = self.calls().list_history(&release).await?;
                 Ok(Value::Array(
                     (&answer).iter().map(|x0| (x0).to_json()).collect(),
                 ))
@@ -1379,12 +1290,10 @@ impl RenderStore {
                     }?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.list_history_page(&release, limit, before.as_deref(), &self.encryption())
-                )
-                .await?;
+                let answer = self
+                    .calls()
+                    .list_history_page(&release, limit, before.as_deref())
+                    .await?;
                 Ok((&answer).to_json())
             }
             "store.read-history-entries" => {
@@ -1409,12 +1318,7 @@ impl RenderStore {
                         .collect::<Result<Vec<_>, JsonError>>()?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.read_history_entries(&release, &keys, &self.encryption())
-                )
-                .await?;
+                let answer = self.calls().read_history_entries(&release, &keys).await?;
                 Ok(Value::Array(
                     (&answer).iter().map(|x0| (x0).to_json()).collect(),
                 ))
@@ -1467,20 +1371,10 @@ impl RenderStore {
                     integer(value, at)?
                 };
                 args.finish()?;
-                let answer = store_call!(
-                    self,
-                    &release,
-                    store.gc(
-                        &release,
-                        keep,
-                        &protected,
-                        dry_run,
-                        &now,
-                        grace_seconds,
-                        &self.encryption()
-                    )
-                )
-                .await?;
+                let answer = self
+                    .calls()
+                    .gc(&release, keep, &protected, dry_run, &now, grace_seconds)
+                    .await?;
                 Ok((&answer).to_json())
             }
             "store.delete-release" => {
@@ -1491,7 +1385,7 @@ impl RenderStore {
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 args.finish()?;
-                let answer = store_call!(self, &release, store.delete_release(&release)).await?;
+                let answer = self.calls().delete_release(&release).await?;
                 Ok(Value::from(*&answer))
             }
             _ => Err(crate::Error::InvalidInput(format!(
