@@ -1,6 +1,10 @@
 // Types of core.mjs: the render-store component for JavaScript, without Node built-ins
 // (it runs in browsers too). render-store.d.mts adds FolderBucket for Node.
 
+// The functions generated from the WIT (render-store-bindgen) and the WIT's types they
+// take and give (the namespace `Wit`).
+export * from './api.generated.mjs';
+
 /** Bytes, or text (taken as its UTF-8 bytes). */
 export type BytesLike = Uint8Array | ArrayBuffer | string;
 /** A release: `{namespace, name}` or `"namespace/name"`. */

@@ -49,6 +49,10 @@
 
 import { Component } from './abi.mjs';
 
+// The functions of the WIT's exports that have no hand-written function here, generated
+// from the WIT by render-store-bindgen (each one call of `_generatedApi` below).
+export * from './api.generated.mjs';
+
 let CORE_MODULE;
 let WORLD;
 let MUTABLE_GLOBALS;
@@ -1166,6 +1170,34 @@ export function store(bucket) {
 export function scopedBucket(bucket, release) {
   return bucketFunctions(scopeOf(witRelease(release)), (call, key, value) => askBucket(bucket, call, key, value));
 }
+
+/** What a generated function throws: a WIT error as RenderStoreError, an argument
+ *  abi.mjs could not lower (a TypeError, thrown before the component runs) as it is. */
+const generatedError = (e) => (e instanceof TypeError ? e : fromWitError(e));
+
+/**
+ * The calls of api.generated.mjs, the functions render-store-bindgen generates from the
+ * WIT for the exports of `logic`, `store` and `trace` that have no hand-written function
+ * here: `logic(fn, args)` and `trace(fn, args)` call that export (its camelCase name)
+ * with the WIT arguments as abi.mjs lowers them; `store(bucket, fn, release, args,
+ * keyring, options)` calls `store[fn](release, ...args, encryption)` in an instance whose
+ * bucket is scoped to the release, `encryption` made from `keyring` and
+ * `options.encryptionRequired` (given without `keyring` and `options`, for an export that
+ * takes no `encryption`, it passes none); `release` converts a `"namespace/name"`
+ * release. Values come back as abi.mjs lifts them. Exported for that module alone: not
+ * part of the API, and core.d.mts does not declare it.
+ */
+export const _generatedApi = Object.freeze({
+  logic: (fn, args) => inInstance(NO_BUCKET, (x) => x.logic[fn](...args), generatedError),
+  trace: (fn, args) => inInstance(NO_BUCKET, (x) => x.trace[fn](...args), generatedError),
+  store: (bucket, fn, release, args, ...sealing) => {
+    const r = witRelease(release);
+    const encryption = sealing.length === 0 ? [] : [witEncryption(...sealing)];
+    const functions = bucketFunctions(scopeOf(r), (call, key, value) => askBucket(bucket, call, key, value));
+    return inInstance(functions, (x) => x.store[fn](r, ...args, ...encryption), generatedError);
+  },
+  release: witRelease,
+});
 
 // ---------------------------------------------------------------------------------------
 // Buckets

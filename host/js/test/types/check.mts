@@ -5,6 +5,7 @@ import {
   BucketError, FolderBucket, MemoryBucket, RenderStore, RenderStoreError, canonical, compareKeys,
   diffRenders, gc, listHistoryPage, record, renderRef, replay, showObjects, summarizeHistory,
   yamlObjects, yamlRenderRef, type Bucket, type GcPlan, type HistoryEntry, type RenderDiff,
+  blameObject, indexObjects, outcomeJson, releaseImages, type Wit,
 } from '@convoy/render-store';
 import * as core from '@convoy/render-store/core';
 
@@ -38,6 +39,22 @@ const browserRef: string = core.renderRef(objects);
 const strict = new RenderStore(new MemoryBucket(), { keyring: [], encryptionRequired: true });
 const required: boolean = strict.encryptionRequired;
 const strictGet: Uint8Array = core.getRender(store.bucket, 'ns/app', ref, [], { encryptionRequired: true });
+// The functions generated from the WIT, typed from its types.
+const blame: Wit.ObjectBlame = blameObject(store.bucket, 'ns/app', 'deployment/web', undefined, 'masked');
+const blamedAt: bigint = blame.entries[0].syncedAt.seconds;
+const intervals: Wit.ImageInterval[] = releaseImages(store.bucket, { namespace: 'ns', name: 'app' });
+const until: Wit.SyncTime | undefined = intervals[0]?.until;
+const rows: Wit.IndexedObject[] = indexObjects(bytes);
+const parsedKeys: Array<Wit.ParsedKey | undefined> = core.parseKeys('ns/app', ['ns/app/renders/x']);
+const checked: boolean = core.checkIndex(store.bucket, 'ns/app', [], { encryptionRequired: false }).present;
+const outcome: string = outcomeJson({ tag: 'gc', val: { tag: 'err', val: { tag: 'not-found', val: 'x' } } });
+const page3: Wit.RenderPage = core.showRenderPage(store.bucket, 'ns/app', ref, 'json', 'masked', 4096n, 1);
+// @ts-expect-error: secret values are 'masked' or 'shown'
+blameObject(store.bucket, 'ns/app', 'deployment/web', undefined, 'hidden');
+// @ts-expect-error: a page's byte budget is a u64: a bigint
+core.showRenderPage(store.bucket, 'ns/app', ref, 'json', 'masked', '4096', 1);
+// @ts-expect-error: a variant's payload is `val`
+outcomeJson({ tag: 'trap', message: 'x' });
 // @ts-expect-error: encryptionRequired is a boolean, not text that may read as "no"
 new RenderStore(new MemoryBucket(), { encryptionRequired: 'false' });
 // @ts-expect-error: the browser entry has no FolderBucket
@@ -50,4 +67,4 @@ diffRenders(bytes, back, 'toml');
 diffRenders(bytes, back, 'yaml', { showSecrets: 'false' });
 // @ts-expect-error: the options are an object, not a bare flag
 showObjects(back, 'yaml', true);
-export { added, history, plan, diff, shown, revealed, revealedObjects, storedDiff, summary, yaml, yref, sorted, report, page2, err, kind, browserRef, required, strictGet };
+export { added, history, plan, diff, shown, revealed, revealedObjects, storedDiff, summary, yaml, yref, sorted, report, page2, err, kind, browserRef, required, strictGet, blamedAt, until, rows, parsedKeys, checked, outcome, page3 };
