@@ -21,7 +21,7 @@ mod go;
 mod guest_bindings;
 mod host_api;
 mod host_calls;
-mod js;
+pub mod js;
 pub mod json;
 mod names;
 mod python;
