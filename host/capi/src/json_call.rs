@@ -18,6 +18,30 @@ fn arguments(text: &[u8]) -> crate::error::Result<Value> {
         .map_err(|e| rs_error::input(format!("the arguments are not JSON: {e}")))
 }
 
+/// Reads the arguments, runs `call` on them and writes its answer: what every entry
+/// point does around its own call.
+///
+/// # Safety
+///
+/// The header's rules for `args`, `args_len` and `result`.
+unsafe fn answer<F>(
+    args: *const u8,
+    args_len: usize,
+    result: *mut rs_buf,
+    call: impl FnOnce(Value) -> crate::error::Result<F>,
+) -> *mut rs_error
+where
+    F: std::future::Future<Output = render_store::Result<Value>>,
+{
+    guard(|| {
+        // SAFETY: the header's rules for every pointer argument.
+        let (out, text) = unsafe { (out_buf(result, "result")?, bytes(args, args_len, "args")?) };
+        let answer = block_on(call(arguments(text)?)?)??;
+        out.set_text(answer.to_string());
+        Ok(())
+    })
+}
+
 /// A `logic` or `trace` function, with the runtime of `options`.
 ///
 /// # Safety
@@ -30,20 +54,13 @@ pub(crate) unsafe fn runtime(
     args_len: usize,
     result: *mut rs_buf,
 ) -> *mut rs_error {
-    guard(|| {
-        // SAFETY: the header's rules for every pointer argument.
-        let (out, text, rt) = unsafe {
-            (
-                out_buf(result, "result")?,
-                bytes(args, args_len, "args")?,
-                runtime_of(options)?,
-            )
-        };
-        let args = arguments(text)?;
-        let answer = block_on(rt.call_json(function, &args))??;
-        out.set_text(answer.to_string());
-        Ok(())
-    })
+    // SAFETY: the header's rules for every pointer argument.
+    unsafe {
+        answer(args, args_len, result, |args| {
+            let rt = runtime_of(options)?;
+            Ok(async move { rt.call_json(function, &args).await })
+        })
+    }
 }
 
 /// A `store` function, on `store`.
@@ -58,18 +75,11 @@ pub(crate) unsafe fn store(
     args_len: usize,
     result: *mut rs_buf,
 ) -> *mut rs_error {
-    guard(|| {
-        // SAFETY: the header's rules for every pointer argument.
-        let (out, text, store) = unsafe {
-            (
-                out_buf(result, "result")?,
-                bytes(args, args_len, "args")?,
-                crate::store::get(store)?,
-            )
-        };
-        let args = arguments(text)?;
-        let answer = block_on(store.inner().call_json(function, &args))??;
-        out.set_text(answer.to_string());
-        Ok(())
-    })
+    // SAFETY: the header's rules for every pointer argument.
+    unsafe {
+        answer(args, args_len, result, |args| {
+            let store = crate::store::get(store)?.inner().clone();
+            Ok(async move { store.call_json(function, &args).await })
+        })
+    }
 }

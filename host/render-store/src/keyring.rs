@@ -3,7 +3,7 @@
 //! component with every call that reads or writes a render blob.
 
 use crate::error::{Error, Result};
-use crate::runtime::{Runtime, call_export, wit};
+use crate::runtime::{Runtime, wit};
 use std::path::Path;
 
 /// The largest keyring file read; the component refuses larger texts too.
@@ -34,7 +34,7 @@ impl Keyring {
     /// Reads a keyring from the text of a keyring file (`<id> <base64 key>` lines), as
     /// the component parses it.
     pub async fn parse(runtime: &Runtime, text: &[u8]) -> Result<Keyring> {
-        let keys = call_export!(runtime, None, logic.parse_keyring(text))?;
+        let keys = runtime.logic().parse_keyring(text).await?;
         Ok(Keyring { keys })
     }
 

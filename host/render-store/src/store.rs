@@ -5,7 +5,7 @@ use crate::bucket::Bucket;
 use crate::deadline::{Bounds, CancelToken};
 use crate::error::Result;
 use crate::keyring::Keyring;
-use crate::runtime::{CallLog, Runtime, Scope, call_export, joined_arg, objects_arg, wit};
+use crate::runtime::{CallLog, Runtime, Scope, joined_arg, objects_arg, wit};
 use crate::store_url::{ClientSettings, open_bucket_with};
 use crate::types::{
     AuthenticateReport, EntryRead, GcPlan, Grace, HistoryEntry, HistoryPage, ImageInterval,
@@ -226,12 +226,9 @@ impl RenderStore {
     /// Stores a render (its objects' JSON bytes, in order) unless its blob exists.
     /// Returns its renderRef.
     pub async fn put_render(&self, release: &Release, objects: &[Vec<u8>]) -> Result<String> {
-        store_call!(
-            self,
-            release,
-            store.put_render(release, &objects_arg(objects), &self.encryption())
-        )
-        .await
+        self.calls()
+            .put_render(release, &objects_arg(objects))
+            .await
     }
 
     /// [`RenderStore::put_render`] of objects given in one buffer: object `i` is
@@ -244,12 +241,9 @@ impl RenderStore {
         bytes: &[u8],
         ends: &[u32],
     ) -> Result<String> {
-        store_call!(
-            self,
-            release,
-            store.put_render(release, &joined_arg(bytes, ends), &self.encryption())
-        )
-        .await
+        self.calls()
+            .put_render(release, &joined_arg(bytes, ends))
+            .await
     }
 
     /// [`RenderStore::put_render`] of a render held joined, passed to the sandboxed call
@@ -260,24 +254,14 @@ impl RenderStore {
         release: &Release,
         objects: &mut JoinedObjects,
     ) -> Result<String> {
-        store_call!(
-            self,
-            release,
-            store.put_render(release, objects, &self.encryption())
-        )
-        .await
+        self.calls().put_render(release, objects).await
     }
 
     /// The canonical bytes of a stored render, verified against the renderRef:
     /// [`crate::Error::NotFound`] when absent, [`crate::Error::Corrupt`] when changed,
     /// [`crate::Error::EncryptionKey`] when sealed under a key the keyring lacks.
     pub async fn get_render(&self, release: &Release, render_ref: &str) -> Result<Vec<u8>> {
-        store_call!(
-            self,
-            release,
-            store.get_render(release, render_ref, &self.encryption())
-        )
-        .await
+        self.calls().get_render(release, render_ref).await
     }
 
     /// Seals every render blob of `release` not yet sealed under the keyring's first key
@@ -285,12 +269,7 @@ impl RenderStore {
     /// Encryption at rest). Returns how many were rewritten and how many already were
     /// sealed under the first key. An empty keyring is [`crate::Error::InvalidInput`].
     pub async fn rekey_release(&self, release: &Release) -> Result<(u32, u32)> {
-        store_call!(
-            self,
-            release,
-            store.rekey_release(release, &self.encryption())
-        )
-        .await
+        self.calls().rekey_release(release).await
     }
 
     /// At most `limit` history entries, newest first, older than the entry key `before`
@@ -302,12 +281,7 @@ impl RenderStore {
         limit: u32,
         before: Option<&str>,
     ) -> Result<HistoryPage> {
-        store_call!(
-            self,
-            release,
-            store.list_history_page(release, limit, before, &self.encryption())
-        )
-        .await
+        self.calls().list_history_page(release, limit, before).await
     }
 
     /// The history entries `keys` names (entry keys of `release`, as a listing of its
@@ -320,12 +294,7 @@ impl RenderStore {
         release: &Release,
         keys: &[String],
     ) -> Result<Vec<EntryRead>> {
-        let read: Vec<_> = store_call!(
-            self,
-            release,
-            store.read_history_entries(release, keys, &self.encryption())
-        )
-        .await?;
+        let read: Vec<_> = self.calls().read_history_entries(release, keys).await?;
         Ok(read.into_iter().collect())
     }
 
@@ -342,20 +311,9 @@ impl RenderStore {
         secrets: SecretValues,
         context: u32,
     ) -> Result<RenderDiff> {
-        store_call!(
-            self,
-            release,
-            store.diff_renders(
-                release,
-                old_ref,
-                new_ref,
-                form,
-                secrets,
-                context,
-                &self.encryption()
-            )
-        )
-        .await
+        self.calls()
+            .diff_renders(release, old_ref, new_ref, form, secrets, context)
+            .await
     }
 
     /// Page `page` (from 1) of a stored render's objects for people, read and verified
@@ -373,20 +331,9 @@ impl RenderStore {
         page_bytes: u64,
         page: u32,
     ) -> Result<RenderPage> {
-        store_call!(
-            self,
-            release,
-            store.show_render_page(
-                release,
-                render_ref,
-                form,
-                secrets,
-                page_bytes,
-                page,
-                &self.encryption()
-            )
-        )
-        .await
+        self.calls()
+            .show_render_page(release, render_ref, form, secrets, page_bytes, page)
+            .await
     }
 
     /// The intervals of the release's history during which each image matching
@@ -403,19 +350,10 @@ impl RenderStore {
         since: Option<SyncTime>,
         until: Option<SyncTime>,
     ) -> Result<Vec<ImageInterval>> {
-        store_call!(
-            self,
-            release,
-            store.release_images(
-                release,
-                pattern,
-                since.as_ref(),
-                until.as_ref(),
-                &self.encryption()
-            )
-        )
-        .await
-        .map(|intervals| intervals.into_iter().collect())
+        self.calls()
+            .release_images(release, pattern, since.as_ref(), until.as_ref())
+            .await
+            .map(|intervals| intervals.into_iter().collect())
     }
 
     /// Brings the release index (CONTRACT.md §3: what each render of the history holds,
@@ -429,23 +367,13 @@ impl RenderStore {
         release: &Release,
         read_missing: bool,
     ) -> Result<IndexReport> {
-        store_call!(
-            self,
-            release,
-            store.index_release(release, read_missing, &self.encryption())
-        )
-        .await
+        self.calls().index_release(release, read_missing).await
     }
 
     /// [`RenderStore::index_release`] with every render read again, the stored index not
     /// used at all (`reindex --force`).
     pub async fn rebuild_index(&self, release: &Release) -> Result<IndexReport> {
-        store_call!(
-            self,
-            release,
-            store.rebuild_index(release, &self.encryption())
-        )
-        .await
+        self.calls().rebuild_index(release).await
     }
 
     /// What changed between stored renders of `release`, for each pair `(old, new)`
@@ -457,26 +385,17 @@ impl RenderStore {
         release: &Release,
         pairs: &[(Option<String>, String)],
     ) -> Result<Vec<RenderChanges>> {
-        store_call!(
-            self,
-            release,
-            store.stored_changes(release, pairs, &self.encryption())
-        )
-        .await
-        .map(|changes| changes.into_iter().collect())
+        self.calls()
+            .stored_changes(release, pairs)
+            .await
+            .map(|changes| changes.into_iter().collect())
     }
 
     /// Checks the release index against the renders it names (what `verify` reports):
     /// whether one is stored, why it cannot be used, and each entry that disagrees with
     /// its render.
     pub async fn check_index(&self, release: &Release) -> Result<IndexCheck> {
-        store_call!(
-            self,
-            release,
-            store.check_index(release, &self.encryption())
-        )
-        .await
-        .map(|c| IndexCheck {
+        self.calls().check_index(release).await.map(|c| IndexCheck {
             present: c.present,
             unusable: c.unusable,
             disagreeing: c.disagreeing,
@@ -494,17 +413,14 @@ impl RenderStore {
         release: &Release,
         vouch: bool,
     ) -> Result<AuthenticateReport> {
-        store_call!(
-            self,
-            release,
-            store.authenticate_history(release, vouch, &self.encryption())
-        )
-        .await
-        .map(|r| AuthenticateReport {
-            rewritten: r.rewritten,
-            kept: r.kept,
-            left: r.left,
-        })
+        self.calls()
+            .authenticate_history(release, vouch)
+            .await
+            .map(|r| AuthenticateReport {
+                rewritten: r.rewritten,
+                kept: r.kept,
+                left: r.left,
+            })
     }
 
     /// The objects of each render of `refs` (each once, in the order given), each with
@@ -516,18 +432,15 @@ impl RenderStore {
         release: &Release,
         refs: &[String],
     ) -> Result<Vec<(String, Vec<IndexedObject>)>> {
-        store_call!(
-            self,
-            release,
-            store.render_objects(release, refs, &self.encryption())
-        )
-        .await
-        .map(|renders| {
-            renders
-                .into_iter()
-                .map(|r| (r.render_ref, r.objects.into_iter().collect()))
-                .collect()
-        })
+        self.calls()
+            .render_objects(release, refs)
+            .await
+            .map(|renders| {
+                renders
+                    .into_iter()
+                    .map(|r| (r.render_ref, r.objects.into_iter().collect()))
+                    .collect()
+            })
     }
 
     /// Which entry of the release's history last changed each field of `object`
@@ -542,17 +455,14 @@ impl RenderStore {
         field: Option<&str>,
         secrets: SecretValues,
     ) -> Result<ObjectBlame> {
-        store_call!(
-            self,
-            release,
-            store.blame_object(release, object, field, secrets, &self.encryption())
-        )
-        .await
+        self.calls()
+            .blame_object(release, object, field, secrets)
+            .await
     }
 
     /// Whether a history entry records `render_ref`.
     pub async fn has_history_ref(&self, release: &Release, render_ref: &str) -> Result<bool> {
-        store_call!(self, release, store.has_history_ref(release, render_ref)).await
+        self.calls().has_history_ref(release, render_ref).await
     }
 
     /// Appends a history entry unless one records the same render. Returns whether it
@@ -560,24 +470,16 @@ impl RenderStore {
     /// required an entry naming the same render counts only if it authenticates
     /// (CONTRACT.md §14).
     pub async fn record_history(&self, release: &Release, entry: &NewEntry) -> Result<bool> {
-        store_call!(
-            self,
-            release,
-            store.record_history(release, entry, &self.encryption())
-        )
-        .await
+        self.calls().record_history(release, entry).await
     }
 
     /// The history, oldest first, each entry judged under the keyring
     /// ([`crate::EntryTrust`]).
     pub async fn list_history(&self, release: &Release) -> Result<Vec<HistoryEntry>> {
-        store_call!(
-            self,
-            release,
-            store.list_history(release, &self.encryption())
-        )
-        .await
-        .map(|entries| entries.into_iter().collect())
+        self.calls()
+            .list_history(release)
+            .await
+            .map(|entries| entries.into_iter().collect())
     }
 
     /// Garbage collection: keeps the newest `keep` entries and the renders they and
@@ -605,24 +507,13 @@ impl RenderStore {
         dry_run: bool,
         grace: Grace,
     ) -> Result<GcPlan> {
-        store_call!(
-            self,
-            release,
-            store.gc(
-                release,
-                keep,
-                protected,
-                dry_run,
-                &grace.now,
-                grace.seconds,
-                &self.encryption()
-            )
-        )
-        .await
+        self.calls()
+            .gc(release, keep, protected, dry_run, &grace.now, grace.seconds)
+            .await
     }
 
     /// Deletes every key of the release. Returns how many were deleted.
     pub async fn delete_release(&self, release: &Release) -> Result<u32> {
-        store_call!(self, release, store.delete_release(release)).await
+        self.calls().delete_release(release).await
     }
 }

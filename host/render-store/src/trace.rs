@@ -10,7 +10,7 @@ use crate::runtime::{Runtime, error_to_wit, wit_trace};
 use crate::store::RenderStore;
 use std::sync::Arc;
 
-use crate::runtime::{CallLog, RecordedCall, call_export};
+use crate::runtime::{CallLog, RecordedCall};
 
 /// Runs `operation` on `store` and records it: the operation's own result and the trace
 /// text (TRACES.md, Format), which holds that result too. The trace is `Err` only when
@@ -98,19 +98,21 @@ impl Runtime {
         calls: Vec<RecordedCall>,
         output: &Result<Output>,
     ) -> Result<String> {
-        call_export!(infallible self, None, trace.write_trace(
-            &operation_to_wit(operation),
-            key_ids,
-            encryption_required,
-            &calls,
-            &wit_outcome(operation, output),
-        ))
+        self.trace()
+            .write_trace(
+                &operation_to_wit(operation),
+                key_ids,
+                encryption_required,
+                &calls,
+                &wit_outcome(operation, output),
+            )
+            .await
     }
 
     /// An operation's output as JSON, written by the component: `{"ok": …}` with the
     /// value a trace's result line holds, which is what `--json` prints.
     pub async fn output_json(&self, output: &Output) -> Result<String> {
-        call_export!(infallible self, None, trace.outcome_json(&output_to_wit(output)))
+        self.trace().outcome_json(&output_to_wit(output)).await
     }
 
     /// Replays a trace in the component (TRACES.md, Replay): it answers the operation's
