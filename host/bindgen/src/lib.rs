@@ -17,7 +17,7 @@
 
 pub mod capi;
 mod docs_table;
-mod go;
+pub mod go;
 mod guest_bindings;
 mod host_api;
 mod host_calls;

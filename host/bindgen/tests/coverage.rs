@@ -103,3 +103,16 @@ fn every_export_has_an_npm_function() {
     });
     assert!(missing.is_empty(), "{missing:#?}");
 }
+
+#[test]
+fn every_export_has_a_go_function() {
+    let text = sources(&repo_root().join("host/go"), ".go", "_test.go");
+    let names = render_store_bindgen::go::names(&world()).unwrap();
+    let missing = gaps("Go", names, |n| {
+        let name = n.rsplit('.').next().unwrap_or(n);
+        text.contains(&format!("func {name}("))
+            || text.contains(&format!("func {name}["))
+            || text.contains(&format!(") {name}("))
+    });
+    assert!(missing.is_empty(), "{missing:#?}");
+}
