@@ -40,9 +40,12 @@ import time
 from ctypes import byref, c_bool, c_int64, c_uint32, c_uint64
 from dataclasses import dataclass, field
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple,
-                    Union)
+                    TypeVar, Union)
 
-from . import _lib
+from . import _api, _codec, _lib
+from . import wit  # noqa: F401 - render_store.wit: the WIT's types, as the generated calls give them
+from ._api import *  # noqa: F401,F403 - the generated functions (their names: _api.__all__)
+from ._api import LogicCalls, StoreCalls
 from ._lib import lib
 
 #: A file system path, as ``open()`` takes one.
@@ -94,6 +97,10 @@ __all__ = [
     "gc", "delete_release", "record", "Recorded", "replay",
     "object_key_error", "now",
 ]
+# The functions generated from the WIT for the exports above lack (_api.py).
+__all__ += _api.__all__
+
+_T = TypeVar("_T")
 
 #: Lines of context a diff shows around each change unless asked otherwise
 #: (``RS_DEFAULT_CONTEXT``).
@@ -620,12 +627,13 @@ def _int(value: Any, low: int, high: int, what: str) -> int:
 # The runtime: the limits the calls run under
 
 
-class Runtime:
+class Runtime(LogicCalls):
     """The limits of the sandboxed calls made through it: ``memory_bytes`` (one call's
     memory cap), ``fuel`` (its CPU budget), ``concurrent_calls`` (calls that may run at
     once, over every store with the same limits) and ``gc_grace_seconds`` (GC's grace
     period for stores opened with it). ``None`` takes the library's default for each.
-    The logic functions (``canonical``, ``render_ref``, ...) run in the component too."""
+    The logic functions (``canonical``, ``render_ref``, ...) run in the component too,
+    those generated from the WIT (``parse_keys``, ``index_objects``, ...) among them."""
 
     def __init__(self, *, memory_bytes: Optional[int] = None, fuel: Optional[int] = None,
                  concurrent_calls: Optional[int] = None, gc_grace_seconds: Optional[int] = None):
@@ -661,6 +669,14 @@ class Runtime:
         buf = _lib.Buf()
         _check(fn(self._opt(), *args, byref(buf)))
         return _lib.take_text(buf)
+
+    def _wit_call(self, call: _codec.Call[_T], values: Tuple[Any, ...]) -> _T:
+        """A generated call (``rs_call_logic_*``, ``rs_call_trace_*``) with these limits:
+        the arguments checked and written as JSON, the answer read back."""
+        args = call.arguments(values)
+        buf = _lib.Buf()
+        _check(getattr(lib, call.c_name)(self._opt(), args, len(args), byref(buf)))
+        return call.answer(_lib.take_text(buf))
 
     def _bytes(self, fn: Callable[..., Any], *args: Any) -> bytes:
         buf = _lib.Buf()
@@ -1228,7 +1244,7 @@ def _timeout_ns(timeout: Any) -> Optional[int]:
     return max(1, int(timeout * 1_000_000_000))
 
 
-class RenderStore:
+class RenderStore(StoreCalls):
     """The store operations over a bucket, in the Rust host library: a store from
     :func:`open`, or ``RenderStore(bucket)`` over a bucket written in Python. Safe to use
     from many threads at once. ``close()`` (or ``with``) frees it; so does the garbage
@@ -1375,6 +1391,17 @@ class RenderStore:
         """Runs an operation that is not traced, within ``timeout``."""
         with self._bounded(timeout) as handle:
             _check(fn(handle, *args))
+
+    def _wit_call(self, call: _codec.Call[_T], values: Tuple[Any, ...],
+                  timeout: Optional[float]) -> _T:
+        """A generated call (``rs_call_store_*``) on this store within ``timeout``: the
+        arguments checked and written as JSON before anything runs, the answer read
+        back. Not traced."""
+        args = call.arguments(values)
+        buf = _lib.Buf()
+        with self._bounded(timeout) as handle:
+            _check(getattr(lib, call.c_name)(handle, args, len(args), byref(buf)))
+        return call.answer(_lib.take_text(buf))
 
     def put_render(self, release: ReleaseLike, objects: Iterable[BytesLike], *,
                    timeout: Optional[float] = None) -> str:

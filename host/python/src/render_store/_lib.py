@@ -19,6 +19,8 @@ from ctypes import (POINTER, Structure, c_bool, c_char_p, c_int32, c_int64, c_si
                     c_uint32, c_uint64, c_void_p)
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
+from ._calls import RUNTIME_CALLS, STORE_CALLS
+
 #: The ABI this module is written against (``RS_ABI_VERSION``).
 ABI_VERSION = 3
 LIBRARY_NAME = "librender_store_capi.so"
@@ -210,6 +212,13 @@ def _load() -> ctypes.CDLL:
         fn = getattr(lib, name)
         fn.restype = restype
         fn.argtypes = list(argtypes)
+    # The generated entry points, one per export (``_calls.py``, generated from the WIT):
+    # the runtime's options or the store, the arguments' JSON, the answer's buffer.
+    for names, first in ((RUNTIME_CALLS, _OPT), (STORE_CALLS, _STORE)):
+        for name in names:
+            fn = getattr(lib, name)
+            fn.restype = _ERR
+            fn.argtypes = [first, _BYTES, c_size_t, _BUF]
     version = lib.rs_abi_version()
     if version != ABI_VERSION:
         raise ImportError(f"render_store: the library speaks C ABI {version}; this package speaks "
