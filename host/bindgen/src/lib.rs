@@ -24,7 +24,7 @@ mod host_calls;
 pub mod js;
 pub mod json;
 mod names;
-mod python;
+pub mod python;
 mod rust_types;
 mod world;
 

@@ -116,3 +116,11 @@ fn every_export_has_a_go_function() {
     });
     assert!(missing.is_empty(), "{missing:#?}");
 }
+
+#[test]
+fn every_export_has_a_python_function() {
+    let text = sources(&repo_root().join("host/python/src/render_store"), ".py", "");
+    let names = render_store_bindgen::python::names(&world()).unwrap();
+    let missing = gaps("Python", names, |n| text.contains(&format!("def {n}(")));
+    assert!(missing.is_empty(), "{missing:#?}");
+}
