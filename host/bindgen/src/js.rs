@@ -804,6 +804,19 @@ impl Ts<'_> {
     }
 }
 
+/// The npm package's name for each export of `logic`, `store` and `trace`
+/// (`interface.function`, name): the hand-written function's or the generated one's.
+pub fn names(world: &World) -> Result<Vec<(String, String)>> {
+    let mut out: Vec<(String, String)> = HAND_WRITTEN
+        .iter()
+        .map(|(i, f, js)| (format!("{i}.{f}"), js.to_string()))
+        .collect();
+    for export in generated_exports(world)? {
+        out.push((export.wit_name(), export.js.clone()));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -827,17 +840,4 @@ mod tests {
             ["C", "a", "b"].map(String::from)
         );
     }
-}
-
-/// The npm package's name for each export of `logic`, `store` and `trace`
-/// (`interface.function`, name): the hand-written function's or the generated one's.
-pub fn names(world: &World) -> Result<Vec<(String, String)>> {
-    let mut out: Vec<(String, String)> = HAND_WRITTEN
-        .iter()
-        .map(|(i, f, js)| (format!("{i}.{f}"), js.to_string()))
-        .collect();
-    for export in generated_exports(world)? {
-        out.push((export.wit_name(), export.js.clone()));
-    }
-    Ok(out)
 }
