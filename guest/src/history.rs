@@ -287,6 +287,18 @@ pub(crate) fn authenticates<B: Bucket>(
     }
 }
 
+/// Which of `entries` (oldest first, as a listing gives them) the running render is at:
+/// the newest that records `running` and counts as history where encryption is
+/// `required` or not ([`EntryTrust::counts_where`]), by its index; none when no entry
+/// that counts records it. The history keeps each render at its first apply, so after a
+/// rollback the running entry is an older one, not the newest.
+pub fn running_entry(entries: &[HistoryEntry], running: &str, required: bool) -> Option<u32> {
+    entries
+        .iter()
+        .rposition(|e| e.render_ref == running && e.trust.counts_where(required))
+        .and_then(|i| u32::try_from(i).ok())
+}
+
 pub use crate::wit::types::HistorySummary;
 /// Summarizes a history from the keys listed under `<prefix>history/` (in any order):
 /// keys that do not parse as entries of `release` are not counted. An invalid release
@@ -593,6 +605,32 @@ pub fn authenticate_history<B: Bucket>(
 mod tests {
     use super::*;
     use crate::bucket::MemoryBucket;
+
+    #[test]
+    fn the_running_entry_is_the_newest_that_records_it_and_counts() {
+        let listed = |r: &str, trust: EntryTrust| HistoryEntry {
+            key: String::new(),
+            render_ref: reference(r.chars().next().unwrap()),
+            synced_at: at(0),
+            summary: String::new(),
+            trust,
+        };
+        let ok = || EntryTrust::Authenticated("k1".into());
+        let planted = || EntryTrust::Unauthenticated("no MAC".into());
+        let entries = vec![
+            listed("a", ok()),
+            listed("b", ok()),
+            listed("a", planted()),
+            listed("c", ok()),
+        ];
+        // A rollback to a: the newest entry recording it, not the newest entry.
+        assert_eq!(running_entry(&entries, &reference('a'), false), Some(2));
+        // Under the rule, the planted entry does not count: the genuine one runs.
+        assert_eq!(running_entry(&entries, &reference('a'), true), Some(0));
+        assert_eq!(running_entry(&entries, &reference('c'), true), Some(3));
+        assert_eq!(running_entry(&entries, &reference('d'), false), None);
+        assert_eq!(running_entry(&[], &reference('a'), false), None);
+    }
 
     fn ring(id: &str, byte: u8) -> Keyring {
         Keyring::new(vec![EncryptionKey::new(id, &[byte; 32]).unwrap()]).unwrap()

@@ -334,6 +334,24 @@ func SummarizeChanges(ctx context.Context, old, new []byte, opts ...Option) (*wi
 	return &answer, nil
 }
 
+// RunningEntry calls logic.running-entry: Which entry of a history the running render is
+// at (the render a Release's `status.lastSuccessful` names): of `entries`, oldest first
+// as `store.list-history` gives them, the newest that records `running` and counts as
+// history (with `encryption-required`, only an authenticated entry counts), by its index;
+// none when no entry that counts records it.
+//
+// opts set the sandbox's limits; ctx is checked before the call, which touches no bucket.
+func RunningEntry(ctx context.Context, entries []wit.HistoryEntry, running string, encryptionRequired bool, opts ...Option) (*uint32, error) {
+	var answer *uint32
+	err := callLogic(ctx, opts, map[string]any{"entries": entries, "running": running, "encryptionRequired": encryptionRequired}, &answer, func(o *C.rs_options, a *C.uint8_t, n C.size_t, out *C.rs_buf) *C.rs_error {
+		return C.rs_call_logic_running_entry(o, a, n, out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return answer, nil
+}
+
 // Defaults calls logic.defaults: The defaults every host uses: no host writes them down
 // itself.
 //

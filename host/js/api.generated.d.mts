@@ -93,6 +93,16 @@ export function indexObjects(canonical: Wit.Data): Wit.IndexedObject[];
 export function summarizeChanges(old: Wit.Data, new_: Wit.Data): Wit.RenderChanges;
 
 /**
+ * Which entry of a history the running render is at (the render a Release's `status.lastSuccessful`
+ * names): of `entries`, oldest first as `store.list-history` gives them, the newest that records
+ * `running` and counts as history (with `encryption-required`, only an authenticated entry counts),
+ * by its index; none when no entry that counts records it.
+ *
+ * WIT: `logic.running-entry`.
+ */
+export function runningEntry(entries: Wit.HistoryEntry[], running: string, encryptionRequired: boolean): number | undefined;
+
+/**
  * The defaults every host uses: no host writes them down itself.
  *
  * WIT: `logic.defaults`.

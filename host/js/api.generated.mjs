@@ -99,6 +99,16 @@ export const indexObjects = (canonical) => wit.logic('indexObjects', [canonical]
 export const summarizeChanges = (old, new_) => wit.logic('summarizeChanges', [old, new_]);
 
 /**
+ * Which entry of a history the running render is at (the render a Release's `status.lastSuccessful`
+ * names): of `entries`, oldest first as `store.list-history` gives them, the newest that records
+ * `running` and counts as history (with `encryption-required`, only an authenticated entry counts),
+ * by its index; none when no entry that counts records it.
+ *
+ * WIT: `logic.running-entry`.
+ */
+export const runningEntry = (entries, running, encryptionRequired) => wit.logic('runningEntry', [entries, running, encryptionRequired]);
+
+/**
  * The defaults every host uses: no host writes them down itself.
  *
  * WIT: `logic.defaults`.

@@ -638,6 +638,50 @@ fn history_reads_as_helm_history_with_places_ages_and_the_running_entry() {
     );
     let newest = cli.run(&["history", "prod/app", "--running", "@0"]);
     assert!(stderr(&newest).is_empty(), "{}", stderr(&newest));
+    // The JSON marks the same entry, as the component decides it (`logic.running-entry`):
+    // the whole history oldest first, and a page newest first.
+    let marked_at = |json: &serde_json::Value| -> Vec<String> {
+        json.as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["running"] == serde_json::json!(true))
+            .map(|e| e["renderRef"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let whole: serde_json::Value = serde_json::from_str(&cli.ok(&[
+        "history",
+        "prod/app",
+        "--running",
+        &short(&ra),
+        "-o",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(marked_at(&whole), std::slice::from_ref(&ra), "{whole}");
+    assert_eq!(whole[0]["running"], serde_json::json!(true), "{whole}");
+    let page: serde_json::Value = serde_json::from_str(&cli.ok(&[
+        "history",
+        "prod/app",
+        "--limit",
+        "3",
+        "--running",
+        "@1",
+        "-o",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(
+        marked_at(&page["entries"]),
+        std::slice::from_ref(&rb),
+        "{page}"
+    );
+    assert_eq!(
+        page["entries"][1]["running"],
+        serde_json::json!(true),
+        "{page}"
+    );
+    let unmarked = cli.ok(&["history", "prod/app", "-o", "json"]);
+    assert!(!unmarked.contains("running"), "{unmarked}");
     // A name that is not a render of the release is an error, not an unmarked table.
     let err = cli.fails(&["history", "prod/app", "--running", "deadbeefdeadbeef"]);
     assert!(err.contains("deadbeefdeadbeef"), "{err}");

@@ -275,6 +275,14 @@ impl logic::Guest for Component {
         })
     }
 
+    fn running_entry(
+        entries: Vec<types::HistoryEntry>,
+        running: String,
+        encryption_required: bool,
+    ) -> Option<u32> {
+        crate::history::running_entry(&entries, &running, encryption_required)
+    }
+
     fn defaults() -> wit_logic::PolicyDefaults {
         wit_logic::PolicyDefaults {
             keep_history: policy::DEFAULT_KEEP_HISTORY,

@@ -715,6 +715,16 @@ struct rs_error *rs_call_logic_summarize_history(const struct rs_options *option
                                                  size_t args_len,
                                                  struct rs_buf *result);
 
+// `logic.running-entry`: Which entry of a history the running render is at (the render a Release's `status.lastSuccessful` names): of `entries`, oldest first as `store.list-history` gives them, the newest that records `running` and counts as history (with `encryption-required`, only an authenticated entry counts), by its index; none when no entry that counts records it. `args` (`args_len` bytes) is a JSON object of `entries`, `running`, `encryptionRequired`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+//
+// # Safety
+//
+// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+struct rs_error *rs_call_logic_running_entry(const struct rs_options *options,
+                                             const uint8_t *args,
+                                             size_t args_len,
+                                             struct rs_buf *result);
+
 // `logic.defaults`: The defaults every host uses: no host writes them down itself. `args` (`args_len` bytes) is a JSON object of no parameter ({} or empty); `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
 //
 // # Safety

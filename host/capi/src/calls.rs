@@ -503,6 +503,22 @@ pub unsafe extern "C" fn rs_call_logic_summarize_history(
     unsafe { crate::json_call::runtime(options, "logic.summarize-history", args, args_len, result) }
 }
 
+/// `logic.running-entry`: Which entry of a history the running render is at (the render a Release's `status.lastSuccessful` names): of `entries`, oldest first as `store.list-history` gives them, the newest that records `running` and counts as history (with `encryption-required`, only an authenticated entry counts), by its index; none when no entry that counts records it. `args` (`args_len` bytes) is a JSON object of `entries`, `running`, `encryptionRequired`; `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
+///
+/// # Safety
+///
+/// `options` NULL or readable; `args` NULL with length 0 or `args_len` readable bytes; `result` a buffer to fill.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rs_call_logic_running_entry(
+    options: *const rs_options,
+    args: *const u8,
+    args_len: usize,
+    result: *mut rs_buf,
+) -> *mut rs_error {
+    // SAFETY: the caller keeps the header's rules, which these are.
+    unsafe { crate::json_call::runtime(options, "logic.running-entry", args, args_len, result) }
+}
+
 /// `logic.defaults`: The defaults every host uses: no host writes them down itself. `args` (`args_len` bytes) is a JSON object of no parameter ({} or empty); `*result` receives the answer's JSON. Runs with the limits of `options` (NULL: the defaults). Any thread.
 ///
 /// # Safety

@@ -77,11 +77,11 @@ pub async fn print_table(
     }
     if let Some(running) = table.running {
         let places = places(entries, newest, trust);
-        let at = entries
-            .iter()
-            .zip(&places)
-            .rposition(|(e, place)| e.render_ref == running && place.is_some())
-            .and_then(|i| places[i]);
+        let at = rt
+            .logic()
+            .running_entry(entries, running, trust == Trust::Required)
+            .await?
+            .and_then(|i| places[i as usize]);
         match at {
             Some(0) => {}
             Some(n) => eprintln!(
@@ -92,6 +92,39 @@ pub async fn print_table(
                 "render-store: the running render {running} is in no history entry of {release}"
             ),
             None => {}
+        }
+    }
+    Ok(())
+}
+
+/// Marks the entry of the running render in `json`, the history's JSON array (oldest
+/// first, or newest first with `newest_first`, as a page), with `"running": true`: the
+/// entry the table's STATUS column and the history page mark, as the component decides
+/// it (`logic.running-entry`). `entries` are oldest first.
+pub async fn mark_running(
+    store: &RenderStore,
+    entries: &[HistoryEntry],
+    running: Option<&str>,
+    json: &mut serde_json::Value,
+    newest_first: bool,
+) -> Result<()> {
+    let Some(running) = running else {
+        return Ok(());
+    };
+    let at = store
+        .runtime()
+        .logic()
+        .running_entry(entries, running, Trust::of(store) == Trust::Required)
+        .await?;
+    if let (Some(at), Some(items)) = (at, json.as_array_mut()) {
+        let at = at as usize;
+        let i = if newest_first {
+            items.len() - 1 - at
+        } else {
+            at
+        };
+        if let Some(entry) = items.get_mut(i) {
+            entry["running"] = serde_json::Value::Bool(true);
         }
     }
     Ok(())
@@ -250,13 +283,24 @@ pub async fn page(
         names::require_release(&store, &release).await?;
     }
     let rt = store.runtime();
+    let running = match running {
+        Some(name) => Some(names::resolve_ref(&store, &release, name).await?),
+        None => None,
+    };
     if ctx.as_json() {
-        print_json(&history_page_json(rt, &page).await?)?;
+        let mut json = history_page_json(rt, &page).await?;
+        let mut oldest_first = page.entries.clone();
+        oldest_first.reverse();
+        mark_running(
+            &store,
+            &oldest_first,
+            running.as_deref(),
+            &mut json["entries"],
+            true,
+        )
+        .await?;
+        print_json(&json)?;
     } else {
-        let running = match running {
-            Some(name) => Some(names::resolve_ref(&store, &release, name).await?),
-            None => None,
-        };
         let table = Table {
             wide: ctx.format == crate::args::OutputFormat::Wide,
             running: running.as_deref(),

@@ -426,6 +426,11 @@ pub async fn run(
             };
             history::print_table(&store, release, entries, 0, table).await?
         }
+        (Operation::ListHistory { .. }, Output::Entries(entries)) if running.is_some() => {
+            let mut json = crate::json_view::history_json(store.runtime(), entries).await?;
+            history::mark_running(&store, entries, running.as_deref(), &mut json, false).await?;
+            crate::output::print_json(&json)?
+        }
         (Operation::RecordHistory { release, entry }, Output::Added(false))
             if format == OutputFormat::Text =>
         {

@@ -32,6 +32,7 @@ __all__ = [
     "check_image_pattern",
     "index_objects",
     "summarize_changes",
+    "running_entry",
     "defaults",
     "pin_decision",
     "word_bucket_message",
@@ -149,6 +150,17 @@ _LOGIC_SUMMARIZE_CHANGES: _c.Call[wit.RenderChanges] = _c.Call(
         ("new", "new", _c.BYTES),
     ),
     wit.RenderChanges,
+)
+
+_LOGIC_RUNNING_ENTRY: _c.Call[Optional[int]] = _c.Call(
+    "rs_call_logic_running_entry",
+    "running_entry",
+    (
+        ("entries", "entries", _c.ListOf(wit.HistoryEntry)),
+        ("running", "running", _c.STRING),
+        ("encryption_required", "encryptionRequired", _c.BOOL),
+    ),
+    _c.OptionOf(_c.U32),
 )
 
 _LOGIC_DEFAULTS: _c.Call[wit.PolicyDefaults] = _c.Call(
@@ -414,6 +426,21 @@ class LogicCalls:
         The WIT's ``logic.summarize-changes``, with this runtime's limits. Raises
         :class:`render_store.RenderStoreError` for its ``error``."""
         return self._wit_call(_LOGIC_SUMMARIZE_CHANGES, (old, new))
+
+    def running_entry(
+        self,
+        entries: Sequence[wit.HistoryEntry],
+        running: str,
+        encryption_required: bool,
+    ) -> Optional[int]:
+        """Which entry of a history the running render is at (the render a Release's
+        ``status.lastSuccessful`` names): of ``entries``, oldest first as ``store.list-history``
+        gives them, the newest that records ``running`` and counts as history (with
+        ``encryption-required``, only an authenticated entry counts), by its index; none when no
+        entry that counts records it.
+
+        The WIT's ``logic.running-entry``, with this runtime's limits."""
+        return self._wit_call(_LOGIC_RUNNING_ENTRY, (entries, running, encryption_required))
 
     def defaults(self) -> wit.PolicyDefaults:
         """The defaults every host uses: no host writes them down itself.
@@ -752,6 +779,21 @@ def summarize_changes(old: wit.BytesLike, new: wit.BytesLike) -> wit.RenderChang
     The WIT's ``logic.summarize-changes``, on the default runtime. Raises
     :class:`render_store.RenderStoreError` for its ``error``."""
     return _runtime().summarize_changes(old, new)
+
+
+def running_entry(
+    entries: Sequence[wit.HistoryEntry],
+    running: str,
+    encryption_required: bool,
+) -> Optional[int]:
+    """Which entry of a history the running render is at (the render a Release's
+    ``status.lastSuccessful`` names): of ``entries``, oldest first as ``store.list-history``
+    gives them, the newest that records ``running`` and counts as history (with
+    ``encryption-required``, only an authenticated entry counts), by its index; none when no
+    entry that counts records it.
+
+    The WIT's ``logic.running-entry``, on the default runtime."""
+    return _runtime().running_entry(entries, running, encryption_required)
 
 
 def defaults() -> wit.PolicyDefaults:

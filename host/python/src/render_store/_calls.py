@@ -38,6 +38,7 @@ RUNTIME_CALLS = (
     "rs_call_logic_index_objects",
     "rs_call_logic_summarize_changes",
     "rs_call_logic_summarize_history",
+    "rs_call_logic_running_entry",
     "rs_call_logic_defaults",
     "rs_call_logic_effective_keep_history",
     "rs_call_logic_history_count",

@@ -71,6 +71,7 @@ struct LogicIndices {
     index_objects: ComponentExportIndex,
     summarize_changes: ComponentExportIndex,
     summarize_history: ComponentExportIndex,
+    running_entry: ComponentExportIndex,
     defaults: ComponentExportIndex,
     effective_keep_history: ComponentExportIndex,
     history_count: ComponentExportIndex,
@@ -362,6 +363,16 @@ impl Exports {
                 summarize_history: {
                     let (func, index) = function(component, &logic, "logic", "summarize-history")?;
                     check(func.typecheck::<(&types::Release, &[String]), (Result<types::HistorySummary, types::Error>,)>(&types), "logic.summarize-history")?;
+                    index
+                },
+                running_entry: {
+                    let (func, index) = function(component, &logic, "logic", "running-entry")?;
+                    check(
+                        func.typecheck::<(&[types::HistoryEntry], &str, bool), (Option<u32>,)>(
+                            &types,
+                        ),
+                        "logic.running-entry",
+                    )?;
                     index
                 },
                 defaults: {
@@ -1206,6 +1217,25 @@ impl LogicExports<'_> {
                 &*store,
             )?
             .call_async(&mut *store, (release, history_keys))
+            .await?;
+        Ok(answer)
+    }
+
+    /// Which entry of a history the running render is at (the render a Release's `status.lastSuccessful` names): of `entries`, oldest first as `store.list-history` gives them, the newest that records `running` and counts as history (with `encryption-required`, only an authenticated entry counts), by its index; none when no entry that counts records it. (`logic.running-entry`)
+    pub(crate) async fn running_entry<T: Send + 'static>(
+        &self,
+        store: &mut wasmtime::Store<T>,
+        entries: &[types::HistoryEntry],
+        running: &str,
+        encryption_required: bool,
+    ) -> wasmtime::Result<Option<u32>> {
+        let func = self
+            .instance
+            .get_func(&mut *store, self.indices.running_entry)
+            .ok_or_else(|| gone("logic.running-entry"))?;
+        let (answer,) = func
+            .typed::<(&[types::HistoryEntry], &str, bool), (Option<u32>,)>(&*store)?
+            .call_async(&mut *store, (entries, running, encryption_required))
             .await?;
         Ok(answer)
     }

@@ -371,6 +371,23 @@ impl LogicCalls<'_> {
         )
     }
 
+    /// Which entry of a history the running render is at (the render a Release's
+    /// `status.lastSuccessful` names): of `entries`, oldest first as `store.list-history`
+    /// gives them, the newest that records `running` and counts as history (with
+    /// `encryption-required`, only an authenticated entry counts), by its index; none
+    /// when no entry that counts records it. The history keeps each render at its first
+    /// apply, so after a rollback the running entry is an older one, not the newest.
+    ///
+    /// (`logic.running-entry`)
+    pub async fn running_entry(
+        &self,
+        entries: &[types::HistoryEntry],
+        running: &str,
+        encryption_required: bool,
+    ) -> Result<Option<u32>> {
+        call_export!(infallible self.runtime, None, logic.running_entry(entries, running, encryption_required))
+    }
+
     /// The defaults every host uses: no host writes them down itself.
     ///
     /// (`logic.defaults`)

@@ -56,6 +56,7 @@ pub const RUNTIME_FUNCTIONS: &[&str] = &[
     "logic.index-objects",
     "logic.summarize-changes",
     "logic.summarize-history",
+    "logic.running-entry",
     "logic.defaults",
     "logic.effective-keep-history",
     "logic.history-count",
@@ -639,6 +640,45 @@ impl Runtime {
                     .summarize_history(&release, &history_keys)
                     .await?;
                 Ok((&answer).to_json())
+            }
+            "logic.running-entry" => {
+                let entries: Vec<types::HistoryEntry> = {
+                    let (value, at) = args.take("entries");
+                    let value = &value;
+                    let at = &at;
+                    array(value, at)?
+                        .iter()
+                        .enumerate()
+                        .map(|(i0, x0)| {
+                            let at = &format!("{at}[{i0}]");
+                            let value = x0;
+                            <types::HistoryEntry as WitJson>::from_json(value, at)
+                        })
+                        .collect::<Result<Vec<_>, JsonError>>()?
+                };
+                let running: String = {
+                    let (value, at) = args.take("running");
+                    let value = &value;
+                    let at = &at;
+                    string(value, at)?
+                };
+                let encryption_required: bool = {
+                    let (value, at) = args.take("encryptionRequired");
+                    let value = &value;
+                    let at = &at;
+                    value
+                        .as_bool()
+                        .ok_or_else(|| JsonError::new(at, "true or false"))?
+                };
+                args.finish()?;
+                let answer = self
+                    .logic()
+                    .running_entry(&entries, &running, encryption_required)
+                    .await?;
+                Ok(match &answer {
+                    Some(x0) => Value::from(*x0),
+                    None => Value::Null,
+                })
             }
             "logic.defaults" => {
                 args.finish()?;
