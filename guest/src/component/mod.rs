@@ -860,11 +860,7 @@ impl trace::Guest for Component {
             line: 1,
             message: format!("the keyring given for the replay: {e}"),
         })?;
-        let report =
-            crate::trace::replay_text(&text, &keys).map_err(|e| wit_trace::TraceError {
-                line: e.line,
-                message: e.message,
-            })?;
+        let report = crate::trace::replay_text(&text, &keys)?;
         Ok(wit_trace::ReplayReport {
             matches: report.matches(),
             text: report.to_text(),

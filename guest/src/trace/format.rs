@@ -46,14 +46,8 @@ pub struct RecordedResult {
     pub error_kind: Option<String>,
 }
 
-/// Why a trace cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceError {
-    /// The line, from 1.
-    pub line: u32,
-    /// What is wrong with it.
-    pub message: String,
-}
+/// Why a trace cannot be read: the WIT's `trace-error`.
+pub use crate::wit::trace::TraceError;
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -34,17 +34,10 @@ pub async fn record(
     (output, trace)
 }
 
-/// What a replay found, as the component reported it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReplayReport {
-    /// Every call and the result match the trace.
-    pub matches: bool,
-    /// The report for people, lines ending in newlines, control characters written out:
-    /// what `render-store replay` prints.
-    pub text: String,
-    /// The report as compact JSON: what `render-store replay --json` prints.
-    pub json: String,
-}
+/// What a replay found, as the component reported it: the WIT's `replay-report`
+/// (`matches`; `text`, what `render-store replay` prints; `json`, what it prints with
+/// `--json`).
+pub use render_store_guest::wit::trace::ReplayReport;
 
 /// Why a trace was not replayed.
 #[derive(Debug, thiserror::Error)]
@@ -132,11 +125,7 @@ impl Runtime {
             .finish(call, result.map(Ok))
             .map_err(ReplayError::Stopped)?;
         match report {
-            Ok(r) => Ok(ReplayReport {
-                matches: r.matches,
-                text: r.text,
-                json: r.json,
-            }),
+            Ok(r) => Ok(r),
             Err(e) => Err(ReplayError::Trace {
                 line: e.line,
                 message: e.message,
