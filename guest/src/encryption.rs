@@ -51,9 +51,11 @@ const MAX_ID: usize = 64;
 /// The largest keyring text read (a few thousand keys).
 const MAX_KEYRING_TEXT: usize = 1 << 20;
 
-/// One key of a keyring: an id that blobs name, and 32 secret bytes.
+/// One key of a keyring as the component seals with it: an id that blobs name, its 32
+/// secret bytes and the subkeys derived from them. (The WIT's `encryption-key`, the id
+/// and secret a host passes in, is `crate::wit::types::EncryptionKey`.)
 #[derive(Clone, PartialEq, Eq)]
-pub struct EncryptionKey {
+pub struct SealingKey {
     id: String,
     secret: [u8; KEY_BYTES],
     cipher_key: [u8; KEY_BYTES],
@@ -62,9 +64,9 @@ pub struct EncryptionKey {
 }
 
 /// Never prints the key: only its id.
-impl fmt::Debug for EncryptionKey {
+impl fmt::Debug for SealingKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EncryptionKey")
+        f.debug_struct("SealingKey")
             .field("id", &self.id)
             .finish_non_exhaustive()
     }
@@ -79,7 +81,7 @@ fn derive(secret: &[u8; KEY_BYTES], purpose: &str) -> [u8; KEY_BYTES] {
     mac.finalize().into_bytes().into()
 }
 
-impl EncryptionKey {
+impl SealingKey {
     /// A key from its id and its 32 bytes. The id is 1 to 64 characters of `A-Z`,
     /// `a-z`, `0-9`, `.`, `_` and `-` (it is written into every blob's header).
     pub fn new(id: &str, secret: &[u8]) -> Result<Self> {
@@ -91,7 +93,7 @@ impl EncryptionKey {
                 secret.len()
             ))
         })?;
-        Ok(EncryptionKey {
+        Ok(SealingKey {
             id: id.to_string(),
             secret: *secret,
             cipher_key: derive(secret, "cipher key"),
@@ -191,7 +193,7 @@ pub const REQUIRED_WITHOUT_KEYS: &str = "encryption is required, and the keyring
 /// must be sealed under one of the keys: a plaintext blob is refused as corrupt.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Keyring {
-    keys: Vec<EncryptionKey>,
+    keys: Vec<SealingKey>,
     required: bool,
     /// History entries are neither given nor checked for a MAC: how traces recorded
     /// before entries were authenticated replay (TRACES.md, versions).
@@ -201,7 +203,7 @@ pub struct Keyring {
 impl Keyring {
     /// A keyring of `keys`, the first the one new blobs are sealed with. Ids must be
     /// distinct.
-    pub fn new(keys: Vec<EncryptionKey>) -> Result<Self> {
+    pub fn new(keys: Vec<SealingKey>) -> Result<Self> {
         for (i, key) in keys.iter().enumerate() {
             if keys[..i].iter().any(|k| k.id == key.id) {
                 return Err(Error::InvalidInput(format!(
@@ -274,7 +276,7 @@ impl Keyring {
         }
         let text = std::str::from_utf8(text)
             .map_err(|_| Error::InvalidInput("the keyring is not UTF-8 text".into()))?;
-        let mut keys: Vec<EncryptionKey> = Vec::new();
+        let mut keys: Vec<SealingKey> = Vec::new();
         let mut lines: Vec<usize> = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -323,7 +325,7 @@ impl Keyring {
                     lines[first]
                 )));
             }
-            keys.push(EncryptionKey::new(id, &secret)?);
+            keys.push(SealingKey::new(id, &secret)?);
             lines.push(n + 1);
         }
         if keys.is_empty() {
@@ -342,7 +344,7 @@ impl Keyring {
     }
 
     /// The keys, the sealing one first.
-    pub fn keys(&self) -> &[EncryptionKey] {
+    pub fn keys(&self) -> &[SealingKey] {
         &self.keys
     }
 
@@ -484,7 +486,7 @@ impl Keyring {
     /// its header, or `None` for a plaintext blob, which is refused where encryption is
     /// required. A header that does not read, or names a key the ring lacks or holds as
     /// another key, is the error [`Keyring::open`] gives.
-    fn key_of(&self, blob_key: &str, blob: &[u8]) -> Result<Option<(&EncryptionKey, usize, bool)>> {
+    fn key_of(&self, blob_key: &str, blob: &[u8]) -> Result<Option<(&SealingKey, usize, bool)>> {
         let header = match Header::read(blob) {
             None if self.required => {
                 return Err(Error::Corrupt(format!(
@@ -599,7 +601,7 @@ fn render_associated_data(header: &str, release: Option<&str>, render_ref: &str)
     aad
 }
 
-fn quoted_ids(keys: &[EncryptionKey]) -> String {
+fn quoted_ids(keys: &[SealingKey]) -> String {
     keys.iter()
         .map(|k| format!("{:?}", k.id))
         .collect::<Vec<_>>()
@@ -708,7 +710,7 @@ mod tests {
     fn ring(ids: &[(&str, u8)]) -> Keyring {
         Keyring::new(
             ids.iter()
-                .map(|&(id, b)| EncryptionKey::new(id, &[b; 32]).unwrap())
+                .map(|&(id, b)| SealingKey::new(id, &[b; 32]).unwrap())
                 .collect(),
         )
         .unwrap()

@@ -568,10 +568,10 @@ mod tests {
     #[test]
     fn where_encryption_is_required_gc_counts_only_authenticated_entries_and_reads_only_those_it_counts()
      {
-        use crate::encryption::EncryptionKey;
+        use crate::encryption::SealingKey;
         use crate::history::{NewEntry, entry_body, record_history};
         let release = Release::new("ns", "app");
-        let keys = Keyring::new(vec![EncryptionKey::new("k1", &[1; 32]).unwrap()])
+        let keys = Keyring::new(vec![SealingKey::new("k1", &[1; 32]).unwrap()])
             .unwrap()
             .require(true)
             .unwrap();
@@ -622,7 +622,7 @@ mod tests {
             "the bodies it counts and the planted one: {gets:?}"
         );
         // Without the rule the planted entry counts and pushes a real one out.
-        let lax = Keyring::new(vec![EncryptionKey::new("k1", &[1; 32]).unwrap()]).unwrap();
+        let lax = Keyring::new(vec![SealingKey::new("k1", &[1; 32]).unwrap()]).unwrap();
         let plan = gc(
             &mut bucket,
             &release,

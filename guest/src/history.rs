@@ -8,7 +8,7 @@
 //! one a writer of the bucket planted or edited ([`EntryTrust`]).
 
 use crate::bucket::{Bucket, BucketError};
-use crate::encryption::{EncryptionKey, Keyring};
+use crate::encryption::{Keyring, SealingKey};
 use crate::error::{Error, Result};
 use crate::json::{Node, decode_object, encode_string};
 use crate::keys::{HistoryKey, ParsedKey, Release, ReleasePrefix, validate_render_ref};
@@ -66,7 +66,7 @@ pub fn entry_body(render_ref: &str, synced_at: SyncTime, summary: &str) -> Resul
 /// as the body writes it and the summary, each but the last ended by a NUL (none of the
 /// others can hold one), so no two field lists give the same input.
 fn entry_mac(
-    key: &EncryptionKey,
+    key: &SealingKey,
     release: &str,
     entry_key: &str,
     render_ref: &str,
@@ -633,7 +633,7 @@ mod tests {
     }
 
     fn ring(id: &str, byte: u8) -> Keyring {
-        Keyring::new(vec![EncryptionKey::new(id, &[byte; 32]).unwrap()]).unwrap()
+        Keyring::new(vec![SealingKey::new(id, &[byte; 32]).unwrap()]).unwrap()
     }
 
     fn at(seconds: i64) -> SyncTime {
@@ -757,8 +757,8 @@ mod tests {
         let release = Release::new("prod", "app");
         let old = ring("k0", 9);
         let new = Keyring::new(vec![
-            EncryptionKey::new("k1", &[1; 32]).unwrap(),
-            EncryptionKey::new("k0", &[9; 32]).unwrap(),
+            SealingKey::new("k1", &[1; 32]).unwrap(),
+            SealingKey::new("k0", &[9; 32]).unwrap(),
         ])
         .unwrap();
         let mut bucket = MemoryBucket::new();

@@ -49,7 +49,7 @@ pub use diff::{
     ChangedObject, DEFAULT_CONTEXT, DiffView, ObjectForm, ObjectId, PageObject, RenderDiff,
     RenderPage, ShownObject, diff_canonical, render_page, show_objects,
 };
-pub use encryption::{EncryptionKey, Keyring};
+pub use encryption::{Keyring, SealingKey};
 pub use error::{Error, Result};
 pub use gc::{GcPlan, Grace, gc, plan_gc};
 pub use history::{

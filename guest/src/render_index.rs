@@ -420,7 +420,7 @@ pub fn check_index<B: Bucket>(
 mod tests {
     use super::*;
     use crate::bucket::MemoryBucket;
-    use crate::encryption::EncryptionKey;
+    use crate::encryption::SealingKey;
     use crate::history::{NewEntry, record_history};
     use crate::time::SyncTime;
 
@@ -460,7 +460,7 @@ mod tests {
     }
 
     fn ring() -> Keyring {
-        Keyring::new(vec![EncryptionKey::new("k1", &[7; 32]).unwrap()]).unwrap()
+        Keyring::new(vec![SealingKey::new("k1", &[7; 32]).unwrap()]).unwrap()
     }
 
     #[test]

@@ -425,10 +425,10 @@ mod tests {
     }
 
     fn ring(ids: &[(&str, u8)]) -> Keyring {
-        use crate::encryption::EncryptionKey;
+        use crate::encryption::SealingKey;
         Keyring::new(
             ids.iter()
-                .map(|&(id, b)| EncryptionKey::new(id, &[b; 32]).unwrap())
+                .map(|&(id, b)| SealingKey::new(id, &[b; 32]).unwrap())
                 .collect(),
         )
         .unwrap()

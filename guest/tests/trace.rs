@@ -881,11 +881,11 @@ fn a_version_3_gc_over_a_planted_entry_replays_by_its_own_rules() {
 
 #[test]
 fn an_encrypted_store_s_trace_names_its_key_ids_and_replays_only_with_that_keyring() {
-    use render_store_guest::EncryptionKey;
+    use render_store_guest::SealingKey;
     let ring = |ids: &[&str]| {
         Keyring::new(
             ids.iter()
-                .map(|id| EncryptionKey::new(id, &[id.as_bytes()[1]; 32]).unwrap())
+                .map(|id| SealingKey::new(id, &[id.as_bytes()[1]; 32]).unwrap())
                 .collect(),
         )
         .unwrap()
@@ -928,8 +928,8 @@ fn an_encrypted_store_s_trace_names_its_key_ids_and_replays_only_with_that_keyri
 
 #[test]
 fn a_trace_run_with_encryption_required_says_so_and_replays_under_the_same_rule() {
-    use render_store_guest::EncryptionKey;
-    let keys = Keyring::new(vec![EncryptionKey::new("k1", &[1; 32]).unwrap()]).unwrap();
+    use render_store_guest::SealingKey;
+    let keys = Keyring::new(vec![SealingKey::new("k1", &[1; 32]).unwrap()]).unwrap();
     let required = keys.clone().require(true).unwrap();
     // A plaintext blob where the store requires sealed ones: get-render refuses it.
     let objects = vec![br#"{"kind":"ConfigMap","data":{"a":"b"}}"#.to_vec()];
@@ -1148,7 +1148,7 @@ fn a_version_4_gc_leaves_metadata_files_and_version_5_deletes_them_with_their_ke
 #[test]
 fn the_authenticated_record_trace_vector_is_what_this_build_writes_and_replays() {
     let keyring = Keyring::new(vec![
-        render_store_guest::EncryptionKey::new("k1", &[b'1'; 32]).unwrap(),
+        render_store_guest::SealingKey::new("k1", &[b'1'; 32]).unwrap(),
     ])
     .unwrap()
     .require(true)
@@ -1181,7 +1181,7 @@ fn the_authenticated_record_trace_vector_is_what_this_build_writes_and_replays()
     assert!(report.matches(), "{}", report.to_text());
     // Another key of the same id writes another MAC: the put differs.
     let other = Keyring::new(vec![
-        render_store_guest::EncryptionKey::new("k1", &[b'2'; 32]).unwrap(),
+        render_store_guest::SealingKey::new("k1", &[b'2'; 32]).unwrap(),
     ])
     .unwrap();
     assert!(!replay_text(&vector, &other).unwrap().matches());

@@ -595,7 +595,7 @@ fn main() {
 /// a memory bucket): the ratio encrypted / plaintext is the cost of encryption.
 fn encryption_table(tokio: &tokio::runtime::Runtime, rt: &Arc<Runtime>) {
     use base64::Engine as _;
-    use render_store_guest::{EncryptionKey, Keyring as GuestKeyring, MemoryBucket};
+    use render_store_guest::{Keyring as GuestKeyring, MemoryBucket, SealingKey};
     println!("\n## encryption at rest: put-render (new blob) and get-render, mem://");
     println!(
         "{:<22} {:>6} {:<4} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}",
@@ -611,8 +611,7 @@ fn encryption_table(tokio: &tokio::runtime::Runtime, rt: &Arc<Runtime>) {
     let keyring = tokio
         .block_on(render_store::Keyring::from_file(rt, key_file.path()))
         .unwrap();
-    let guest_keys =
-        GuestKeyring::new(vec![EncryptionKey::new("bench", &secret).unwrap()]).unwrap();
+    let guest_keys = GuestKeyring::new(vec![SealingKey::new("bench", &secret).unwrap()]).unwrap();
     let mut renders: Vec<(String, Vec<Vec<u8>>)> = go_peer::real_renders()
         .iter()
         .map(|r| (r.name.clone(), r.objects()))

@@ -5,7 +5,7 @@
 //! here.
 
 use crate::bucket::{Bucket, BucketError, ObjectMeta};
-use crate::{EncryptionKey, Error, GcPlan, Grace, Keyring, policy};
+use crate::{Error, GcPlan, Grace, Keyring, SealingKey, policy};
 
 mod bindings;
 
@@ -72,7 +72,7 @@ impl Bucket for Host {
 fn keyring(keys: Vec<types::EncryptionKey>) -> Result<Keyring, Error> {
     Keyring::new(
         keys.iter()
-            .map(|k| EncryptionKey::new(&k.id, &k.secret))
+            .map(|k| SealingKey::new(&k.id, &k.secret))
             .collect::<Result<_, _>>()?,
     )
 }
