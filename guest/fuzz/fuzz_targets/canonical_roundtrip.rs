@@ -23,6 +23,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use render_store_fuzz::{compact, fix_negative_zero};
+use render_store_guest::error::ObjectError;
 use render_store_guest::json::decode_object;
 use render_store_guest::{
     DEFAULT_CONTEXT, Error, ObjectForm, SecretValues, canonical, diff_canonical, render_ref,
@@ -42,7 +43,8 @@ fuzz_target!(|data: &[u8]| {
 fn check_render(objects: &[&[u8]]) {
     let out = match canonical(objects) {
         Ok(out) => out,
-        Err(Error::InvalidObject { index, message }) => {
+        Err(Error::InvalidObject(ObjectError { index, message })) => {
+            let index = index as usize;
             assert!(index < objects.len(), "index {index} of {}", objects.len());
             for (i, object) in objects[..index].iter().enumerate() {
                 assert!(
