@@ -30,6 +30,7 @@
 
 use crate::Generated;
 use crate::capi::c_name;
+use crate::hand_written::HandWritten;
 use crate::json::key;
 use crate::world::{Interface, World, docs, first_sentence};
 use anyhow::{Context, Result, bail};
@@ -47,8 +48,6 @@ const CALLS_PATH: &str = "host/go/wit_calls.go";
 const PACKAGE_DIR: &str = "host/go";
 /// The folder of the types' package inside the module.
 const TYPES_PACKAGE: &str = "wit";
-/// The exported interfaces whose functions the package offers.
-const INTERFACES: &[&str] = &["logic", "store", "trace"];
 /// The width doc comments are wrapped at, a tab counted as four columns.
 const WIDTH: usize = 90;
 
@@ -59,33 +58,36 @@ const WIDTH: usize = 90;
 /// `time.Time`, `[][]byte` objects, traces, `int` counts), so it stays and nothing is
 /// generated for it. The generator checks that each is declared in the package and that
 /// no generated name is.
-const HAND_WRITTEN: &[(&str, &str, &str)] = &[
-    ("logic", "canonical", "Canonical"),
-    ("logic", "render-ref", "RenderRef"),
-    ("logic", "yaml-objects", "YAMLObjects"),
-    ("logic", "check-objects", "CheckObjects"),
-    ("logic", "yaml-canonical", "YAMLCanonical"),
-    ("logic", "yaml-render-ref", "YAMLRenderRef"),
-    ("logic", "validate-render-ref", "ValidateRenderRef"),
-    ("logic", "release-prefix", "ReleasePrefix"),
-    ("logic", "render-key", "RenderKey"),
-    ("logic", "history-key", "HistoryKey"),
-    ("logic", "parse-key", "ParseKey"),
-    ("logic", "plan-gc", "PlanGC"),
-    ("logic", "diff-renders", "DiffRenders"),
-    ("logic", "summarize-history", "SummarizeHistory"),
-    ("logic", "effective-keep-history", "EffectiveKeepHistory"),
-    ("logic", "history-count", "Store.HistoryCount"),
-    ("store", "put-render", "Store.PutRender"),
-    ("store", "get-render", "Store.GetRender"),
-    ("store", "rekey-release", "Store.RekeyRelease"),
-    ("store", "index-release", "Store.IndexRelease"),
-    ("store", "has-history-ref", "Store.HasHistoryRef"),
-    ("store", "record-history", "Store.RecordHistory"),
-    ("store", "gc", "Store.GC"),
-    ("store", "delete-release", "Store.DeleteRelease"),
-    ("trace", "replay", "Replay"),
-];
+const HAND_WRITTEN: HandWritten = HandWritten {
+    file: "go.rs",
+    table: &[
+        ("logic", "canonical", "Canonical"),
+        ("logic", "render-ref", "RenderRef"),
+        ("logic", "yaml-objects", "YAMLObjects"),
+        ("logic", "check-objects", "CheckObjects"),
+        ("logic", "yaml-canonical", "YAMLCanonical"),
+        ("logic", "yaml-render-ref", "YAMLRenderRef"),
+        ("logic", "validate-render-ref", "ValidateRenderRef"),
+        ("logic", "release-prefix", "ReleasePrefix"),
+        ("logic", "render-key", "RenderKey"),
+        ("logic", "history-key", "HistoryKey"),
+        ("logic", "parse-key", "ParseKey"),
+        ("logic", "plan-gc", "PlanGC"),
+        ("logic", "diff-renders", "DiffRenders"),
+        ("logic", "summarize-history", "SummarizeHistory"),
+        ("logic", "effective-keep-history", "EffectiveKeepHistory"),
+        ("logic", "history-count", "Store.HistoryCount"),
+        ("store", "put-render", "Store.PutRender"),
+        ("store", "get-render", "Store.GetRender"),
+        ("store", "rekey-release", "Store.RekeyRelease"),
+        ("store", "index-release", "Store.IndexRelease"),
+        ("store", "has-history-ref", "Store.HasHistoryRef"),
+        ("store", "record-history", "Store.RecordHistory"),
+        ("store", "gc", "Store.GC"),
+        ("store", "delete-release", "Store.DeleteRelease"),
+        ("trace", "replay", "Replay"),
+    ],
+};
 
 /// Words Go spells in capitals (its linters' initialisms, and those the package uses).
 const INITIALISMS: &[(&str, &str)] = &[
@@ -734,18 +736,12 @@ fn types_file(world: &World) -> Result<String> {
             }
         }
     }
-    for interface in world
-        .exports
-        .iter()
-        .filter(|i| INTERFACES.contains(&i.name.as_str()))
-    {
-        for f in world.functions(interface) {
-            for p in &f.params {
-                tuple_sizes(world, &p.ty, &mut sizes)?;
-            }
-            if let Some(t) = &f.result {
-                tuple_sizes(world, t, &mut sizes)?;
-            }
+    for e in HAND_WRITTEN.exports(world)? {
+        for p in &e.function.params {
+            tuple_sizes(world, &p.ty, &mut sizes)?;
+        }
+        if let Some(t) = &e.function.result {
+            tuple_sizes(world, t, &mut sizes)?;
         }
     }
     let mut tuples = String::new();
@@ -1032,26 +1028,6 @@ fn tuple(out: &mut String, n: usize) -> Result<()> {
 // ---------------------------------------------------------------------------------
 // host/go/wit_calls.go.
 
-/// Whether `f` answers `result<T, error>` (`error` being `types.error`): then `T`
-/// alone is the answer, and the error the call's.
-fn fallible(world: &World, f: &Function) -> Option<Option<Type>> {
-    let Some(Type::Id(id)) = &f.result else {
-        return None;
-    };
-    let TypeDefKind::Result(r) = &world.resolve.types[*id].kind else {
-        return None;
-    };
-    let Some(Type::Id(err)) = r.err else {
-        return None;
-    };
-    let err = world.declared(err);
-    let owner = world
-        .owner(err)
-        .map(|o| world.interface_name(o).to_string());
-    (owner.as_deref() == Some("types") && world.resolve.types[err].name.as_deref() == Some("error"))
-        .then_some(r.ok)
-}
-
 /// How a function answers in Go: the declared type of the variable the JSON is decoded
 /// into, the function's result type, what it returns and its zero.
 struct Answer {
@@ -1164,35 +1140,11 @@ fn go_name(interface: &Interface, f: &Function) -> String {
     }
 }
 
-/// Whether the package answers `interface.function` with a hand-written function.
-fn is_hand_written(interface: &str, function: &str) -> bool {
-    HAND_WRITTEN
-        .iter()
-        .any(|(i, f, _)| *i == interface && *f == function)
-}
-
 /// The Go package's name for each export of `logic`, `store` and `trace`
 /// (`interface.function`, name, a method as `Store.Name`): the hand-written function's
 /// or the generated one's.
 pub fn names(world: &World) -> Result<Vec<(String, String)>> {
-    let mut out: Vec<(String, String)> = HAND_WRITTEN
-        .iter()
-        .map(|(i, f, go)| (format!("{i}.{f}"), go.to_string()))
-        .collect();
-    for interface in world
-        .exports
-        .iter()
-        .filter(|i| INTERFACES.contains(&i.name.as_str()))
-    {
-        for f in world.functions(interface) {
-            if !is_hand_written(&interface.name, &f.name) {
-                out.push((
-                    format!("{}.{}", interface.name, f.name),
-                    go_name(interface, f),
-                ));
-            }
-        }
-    }
+    let out = HAND_WRITTEN.names(world, |e| Ok(go_name(e.interface, e.function)))?;
     let mut seen = BTreeMap::new();
     for (export, go) in &out {
         if let Some(other) = seen.insert(go.clone(), export.clone()) {
@@ -1204,17 +1156,7 @@ pub fn names(world: &World) -> Result<Vec<(String, String)>> {
 
 /// `host/go/wit_calls.go`.
 fn calls_file(world: &World, module: &str, hand: &BTreeSet<String>) -> Result<String> {
-    for (interface, function, go) in HAND_WRITTEN {
-        let known = world
-            .exports
-            .iter()
-            .filter(|i| i.name == *interface)
-            .any(|i| world.functions(i).any(|f| f.name == *function));
-        if !known {
-            bail!(
-                "go.rs's HAND_WRITTEN names {interface}.{function}, which the WIT does not export"
-            );
-        }
+    for (interface, function, go) in HAND_WRITTEN.table {
         if !hand.contains(*go) {
             bail!(
                 "go.rs's HAND_WRITTEN answers {interface}.{function} with {go}, which host/go does not declare"
@@ -1236,16 +1178,8 @@ fn calls_file(world: &World, module: &str, hand: &BTreeSet<String>) -> Result<St
     out.push_str(CALLS_HELPERS);
     names(world)?;
     let q = format!("{TYPES_PACKAGE}.");
-    for interface in world
-        .exports
-        .iter()
-        .filter(|i| INTERFACES.contains(&i.name.as_str()))
-    {
-        for f in world.functions(interface) {
-            if !is_hand_written(&interface.name, &f.name) {
-                function(world, interface, f, &q, hand, &mut out)?;
-            }
-        }
+    for e in HAND_WRITTEN.generated(world)? {
+        function(world, e.interface, e.function, &q, hand, &mut out)?;
     }
     Ok(out)
 }
@@ -1300,7 +1234,7 @@ fn function(
     if !store {
         params.push("opts ...Option".into());
     }
-    let answered = match fallible(world, f) {
+    let answered = match world.fallible(f) {
         Some(ok) => ok,
         None => f.result,
     };

@@ -5,7 +5,6 @@
 //! the store's bounds, the store's own keyring given as `encryption`). A function that
 //! answers `result<T, error>` answers `Result<T>`, its error the library's.
 
-use crate::json::fallible;
 use crate::names::value_name;
 use crate::rust_types::{push_docs, rust_type};
 use crate::world::{Interface, World, docs};
@@ -32,15 +31,7 @@ pub fn module(world: &World) -> Result<String> {
          use crate::runtime::call_export;\n\
          use crate::{Result, Runtime};\n",
     );
-    for interface in world.interfaces() {
-        if !world.declared_types(interface).is_empty() {
-            writeln!(
-                out,
-                "use render_store_guest::wit::{};",
-                value_name(&interface.name)
-            )?;
-        }
-    }
+    out.push_str(&crate::host_calls::type_imports(world));
     for interface in &world.exports {
         if world.functions(interface).next().is_none() {
             continue;
@@ -103,7 +94,7 @@ fn method(world: &World, interface: &Interface, f: &Function, out: &mut String) 
         value_name(&f.name),
         args.join(", ")
     );
-    let (answer, body) = match fallible(world, f) {
+    let (answer, body) = match world.fallible(f) {
         Some(ok) => (
             match ok {
                 Some(t) => rust_type(world, None, &t)?,

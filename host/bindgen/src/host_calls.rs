@@ -16,6 +16,16 @@ use wit_parser::{Function, Type, TypeDefKind};
 /// Where the guest's generated types are, from the host.
 const TYPES: &str = "render_store_guest::wit";
 
+/// The `use` lines that bring each interface's module of the guest's WIT types into
+/// scope by its name (`types::GcPlan`), as every generated host module names them.
+pub fn type_imports(world: &World) -> String {
+    world
+        .interfaces()
+        .filter(|i| !world.declared_types(i).is_empty())
+        .map(|i| format!("use {TYPES}::{};\n", value_name(&i.name)))
+        .collect()
+}
+
 /// The whole module.
 pub fn module(world: &World) -> Result<String> {
     let mut out = crate::banner("//");
@@ -29,11 +39,7 @@ pub fn module(world: &World) -> Result<String> {
          use wasmtime::component::{Component, ComponentExportIndex, Instance, InstancePre, Linker};\n\
          use wasmtime::StoreContextMut;\n\n",
     );
-    for interface in world.interfaces() {
-        if !world.declared_types(interface).is_empty() {
-            writeln!(out, "use {TYPES}::{};", value_name(&interface.name))?;
-        }
-    }
+    out.push_str(&crate::host_calls::type_imports(world));
     for interface in world.exports.iter().filter(|i| has_functions(world, i)) {
         writeln!(
             out,

@@ -20,8 +20,9 @@
 //! the package's RenderStoreError.
 
 use crate::Generated;
+use crate::hand_written::HandWritten;
 use crate::names::type_name;
-use crate::world::{Interface, World, docs, first_sentence};
+use crate::world::{Interface, World, docs, first_sentence, wrap};
 use anyhow::{Context, Result, bail};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -32,8 +33,6 @@ use wit_parser::{Function, Type, TypeDefKind, TypeId};
 const MODULE: &str = "host/js/api.generated.mjs";
 /// Its declarations.
 const DECLARATIONS: &str = "host/js/api.generated.d.mts";
-/// The exported interfaces whose functions the package offers.
-const INTERFACES: &[&str] = &["logic", "store", "trace"];
 /// The hand-written modules whose exports the table is checked against.
 const HAND_MODULES: &[&str] = &["host/js/core.mjs", "host/js/render-store.mjs"];
 /// The namespace of the WIT's types in the declarations.
@@ -46,45 +45,48 @@ const HELPER: &str = "wit";
 /// for JavaScript (numbers for times, bytes for text, a trace of the call), so it stays.
 /// A name other than the camelCase of the WIT's is where the WIT's is taken:
 /// `store.diff-renders` would be `diffRenders`, which is `logic.diff-renders`.
-const HAND_WRITTEN: &[(&str, &str, &str)] = &[
-    ("logic", "canonical", "canonical"),
-    ("logic", "render-ref", "renderRef"),
-    ("logic", "yaml-objects", "yamlObjects"),
-    ("logic", "check-objects", "checkObjects"),
-    ("logic", "parse-keyring", "parseKeyring"),
-    ("logic", "yaml-canonical", "yamlCanonical"),
-    ("logic", "yaml-render-ref", "yamlRenderRef"),
-    ("logic", "validate-render-ref", "validateRenderRef"),
-    ("logic", "sha256-hex", "sha256Hex"),
-    ("logic", "release-prefix", "releasePrefix"),
-    ("logic", "render-key", "renderKey"),
-    ("logic", "history-key", "historyKey"),
-    ("logic", "parse-key", "parseKey"),
-    ("logic", "format-key-time", "formatKeyTime"),
-    ("logic", "parse-key-time", "parseKeyTime"),
-    ("logic", "format-synced-at", "formatSyncedAt"),
-    ("logic", "parse-synced-at", "parseSyncedAt"),
-    ("logic", "plan-gc", "planGc"),
-    ("logic", "diff-renders", "diffRenders"),
-    ("logic", "show-objects", "showObjects"),
-    ("logic", "summarize-history", "summarizeHistory"),
-    ("logic", "effective-keep-history", "effectiveKeepHistory"),
-    ("logic", "history-count", "historyCount"),
-    ("logic", "protected-refs", "protectedRefs"),
-    ("logic", "pin-decision", "pinDecision"),
-    ("store", "put-render", "putRender"),
-    ("store", "get-render", "getRender"),
-    ("store", "rekey-release", "rekeyRelease"),
-    ("store", "diff-renders", "diffStored"),
-    ("store", "index-release", "indexRelease"),
-    ("store", "has-history-ref", "hasHistoryRef"),
-    ("store", "record-history", "recordHistory"),
-    ("store", "list-history", "listHistory"),
-    ("store", "list-history-page", "listHistoryPage"),
-    ("store", "gc", "gc"),
-    ("store", "delete-release", "deleteRelease"),
-    ("trace", "replay", "replay"),
-];
+const HAND_WRITTEN: HandWritten = HandWritten {
+    file: "js.rs",
+    table: &[
+        ("logic", "canonical", "canonical"),
+        ("logic", "render-ref", "renderRef"),
+        ("logic", "yaml-objects", "yamlObjects"),
+        ("logic", "check-objects", "checkObjects"),
+        ("logic", "parse-keyring", "parseKeyring"),
+        ("logic", "yaml-canonical", "yamlCanonical"),
+        ("logic", "yaml-render-ref", "yamlRenderRef"),
+        ("logic", "validate-render-ref", "validateRenderRef"),
+        ("logic", "sha256-hex", "sha256Hex"),
+        ("logic", "release-prefix", "releasePrefix"),
+        ("logic", "render-key", "renderKey"),
+        ("logic", "history-key", "historyKey"),
+        ("logic", "parse-key", "parseKey"),
+        ("logic", "format-key-time", "formatKeyTime"),
+        ("logic", "parse-key-time", "parseKeyTime"),
+        ("logic", "format-synced-at", "formatSyncedAt"),
+        ("logic", "parse-synced-at", "parseSyncedAt"),
+        ("logic", "plan-gc", "planGc"),
+        ("logic", "diff-renders", "diffRenders"),
+        ("logic", "show-objects", "showObjects"),
+        ("logic", "summarize-history", "summarizeHistory"),
+        ("logic", "effective-keep-history", "effectiveKeepHistory"),
+        ("logic", "history-count", "historyCount"),
+        ("logic", "protected-refs", "protectedRefs"),
+        ("logic", "pin-decision", "pinDecision"),
+        ("store", "put-render", "putRender"),
+        ("store", "get-render", "getRender"),
+        ("store", "rekey-release", "rekeyRelease"),
+        ("store", "diff-renders", "diffStored"),
+        ("store", "index-release", "indexRelease"),
+        ("store", "has-history-ref", "hasHistoryRef"),
+        ("store", "record-history", "recordHistory"),
+        ("store", "list-history", "listHistory"),
+        ("store", "list-history-page", "listHistoryPage"),
+        ("store", "gc", "gc"),
+        ("store", "delete-release", "deleteRelease"),
+        ("trace", "replay", "replay"),
+    ],
+};
 
 /// Names a JavaScript parameter cannot have (reserved words, and what strict mode and
 /// modules forbid); a WIT parameter so named gets a `_` after it.
@@ -142,7 +144,7 @@ const JS_RESERVED: &[&str] = &[
 /// The npm package's generated files.
 pub fn files(root: &Path, world: &World) -> Result<Vec<Generated>> {
     let exports = generated_exports(world)?;
-    check_hand_written(root, world, &exports)?;
+    check_hand_written(root, &exports)?;
     Ok(vec![
         Generated {
             path: MODULE,
@@ -205,30 +207,19 @@ impl Export<'_> {
 fn generated_exports(world: &World) -> Result<Vec<Export<'_>>> {
     let mut out = Vec::new();
     let mut names = BTreeMap::new();
-    for (_, _, js) in HAND_WRITTEN {
+    for (_, _, js) in HAND_WRITTEN.table {
         names.insert(js.to_string(), "a hand-written function".to_string());
     }
-    for name in INTERFACES {
-        let Some(interface) = world.exports.iter().find(|i| i.name == *name) else {
-            bail!("the world exports no interface `{name}`");
-        };
-        for function in world.functions(interface) {
-            let hand = HAND_WRITTEN
-                .iter()
-                .any(|(i, f, _)| *i == interface.name && *f == function.name);
-            if hand {
-                continue;
-            }
-            let export = export(world, interface, function)?;
-            if let Some(other) = names.insert(export.js.clone(), export.wit_name()) {
-                bail!(
-                    "{} would be `{}` in JavaScript, as {other} is: name one of them in js.rs's HAND_WRITTEN",
-                    export.wit_name(),
-                    export.js
-                );
-            }
-            out.push(export);
+    for e in HAND_WRITTEN.generated(world)? {
+        let export = export(world, e.interface, e.function)?;
+        if let Some(other) = names.insert(export.js.clone(), export.wit_name()) {
+            bail!(
+                "{} would be `{}` in JavaScript, as {other} is: name one of them in js.rs's HAND_WRITTEN",
+                export.wit_name(),
+                export.js
+            );
         }
+        out.push(export);
     }
     Ok(out)
 }
@@ -342,24 +333,14 @@ fn exported_names(text: &str) -> BTreeSet<String> {
 }
 
 /// The table against the WIT and the hand-written modules.
-fn check_hand_written(root: &Path, world: &World, exports: &[Export<'_>]) -> Result<()> {
+fn check_hand_written(root: &Path, exports: &[Export<'_>]) -> Result<()> {
     let mut hand = BTreeSet::new();
     for path in HAND_MODULES {
         let text =
             std::fs::read_to_string(root.join(path)).with_context(|| format!("reading {path}"))?;
         hand.extend(exported_names(&text));
     }
-    for (interface, function, js) in HAND_WRITTEN {
-        let known = world
-            .exports
-            .iter()
-            .filter(|i| i.name == *interface)
-            .any(|i| world.functions(i).any(|f| f.name == *function));
-        if !known {
-            bail!(
-                "js.rs's HAND_WRITTEN names {interface}.{function}, which the WIT does not export"
-            );
-        }
+    for (interface, function, js) in HAND_WRITTEN.table {
         if !hand.contains(*js) {
             bail!(
                 "js.rs's HAND_WRITTEN answers {interface}.{function} with `{js}`, which {} do not export",
@@ -391,25 +372,6 @@ fn summary(world_docs: &wit_parser::Docs) -> String {
 
 /// The columns a generated line of comment fits in.
 const WIDTH: usize = 100;
-
-/// `text`'s words as lines of at most `width` characters (a longer word on its own line).
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
-}
 
 /// A JSDoc comment at `indent` of the paragraphs `paragraphs`: one line when it is one
 /// paragraph that fits, else a block wrapped to [`WIDTH`].
@@ -807,14 +769,7 @@ impl Ts<'_> {
 /// The npm package's name for each export of `logic`, `store` and `trace`
 /// (`interface.function`, name): the hand-written function's or the generated one's.
 pub fn names(world: &World) -> Result<Vec<(String, String)>> {
-    let mut out: Vec<(String, String)> = HAND_WRITTEN
-        .iter()
-        .map(|(i, f, js)| (format!("{i}.{f}"), js.to_string()))
-        .collect();
-    for export in generated_exports(world)? {
-        out.push((export.wit_name(), export.js.clone()));
-    }
-    Ok(out)
+    HAND_WRITTEN.names(world, |e| Ok(export(world, e.interface, e.function)?.js))
 }
 
 #[cfg(test)]

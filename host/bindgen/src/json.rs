@@ -22,9 +22,6 @@ pub fn key(wit: &str) -> String {
     wit.to_lower_camel_case()
 }
 
-/// The interface the error variant of fallible exports belongs to, and its name.
-const ERROR: (&str, &str) = ("types", "error");
-
 /// `wit_json.rs`.
 pub fn types_module(world: &World) -> Result<String> {
     let mut out = crate::banner("//");
@@ -35,15 +32,7 @@ pub fn types_module(world: &World) -> Result<String> {
          use crate::json_encoding::{JsonError, NULL, WitJson, array, bytes_from_json, bytes_json, field, integer, object, string, tag_of, tagged};\n\
          use serde_json::{Map, Value};\n",
     );
-    for interface in world.interfaces() {
-        if !world.declared_types(interface).is_empty() {
-            writeln!(
-                out,
-                "use render_store_guest::wit::{};",
-                value_name(&interface.name)
-            )?;
-        }
-    }
+    out.push_str(&crate::host_calls::type_imports(world));
     for interface in world.interfaces() {
         for (name, id) in world.declared_types(interface) {
             let def = &world.resolve.types[id];
@@ -304,26 +293,6 @@ fn is_alias(world: &World, id: wit_parser::TypeId) -> bool {
     )
 }
 
-/// Whether `f` answers `result<T, error>`: its error becomes the host's error, and `T`
-/// alone is the answer.
-pub fn fallible(world: &World, f: &Function) -> Option<Option<Type>> {
-    let Some(Type::Id(id)) = &f.result else {
-        return None;
-    };
-    let TypeDefKind::Result(r) = &world.resolve.types[*id].kind else {
-        return None;
-    };
-    let Some(Type::Id(err)) = r.err else {
-        return None;
-    };
-    let err = world.declared(err);
-    let owner = world
-        .owner(err)
-        .map(|o| world.interface_name(o).to_string());
-    (owner.as_deref() == Some(ERROR.0) && world.resolve.types[err].name.as_deref() == Some(ERROR.1))
-        .then_some(r.ok)
-}
-
 /// The expression that passes the decoded variable `var` of type `t` to the typed call.
 fn argument(world: &World, t: &Type, var: &str) -> String {
     match t {
@@ -369,15 +338,7 @@ pub fn calls_module(world: &World) -> Result<String> {
          use crate::{Result, Runtime};\n\
          use serde_json::Value;\n",
     );
-    for interface in world.interfaces() {
-        if !world.declared_types(interface).is_empty() {
-            writeln!(
-                out,
-                "#[allow(unused_imports)]\nuse render_store_guest::wit::{};",
-                value_name(&interface.name)
-            )?;
-        }
-    }
+    out.push_str(&crate::host_calls::type_imports(world));
     let mut pure = Vec::new();
     let mut stored = Vec::new();
     for interface in &world.exports {
@@ -483,7 +444,7 @@ fn arm(world: &World, i: &Interface, f: &Function, store: bool, out: &mut String
             call_args.join(", ")
         )
     };
-    let answer_type = match fallible(world, f) {
+    let answer_type = match world.fallible(f) {
         Some(ok) => ok,
         None => f.result,
     };

@@ -19,6 +19,7 @@ pub mod capi;
 mod docs_table;
 pub mod go;
 mod guest_bindings;
+mod hand_written;
 mod host_api;
 mod host_calls;
 pub mod js;

@@ -26,9 +26,10 @@
 //! `RenderStoreError` for the error; any other answer is returned whole.
 
 use crate::Generated;
-use crate::json::{fallible, key};
+use crate::hand_written::HandWritten;
+use crate::json::key;
 use crate::names::{python_constant, python_name, type_name};
-use crate::world::{Interface, World, docs, first_sentence};
+use crate::world::{Interface, World, docs, first_sentence, wrap};
 use anyhow::{Context, Result, bail};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -43,8 +44,6 @@ const CALLS: &str = "host/python/src/render_store/_calls.py";
 const API: &str = "host/python/src/render_store/_api.py";
 /// The hand-written module the [`HAND_WRITTEN`] table is checked against.
 const HAND_MODULE: &str = "host/python/src/render_store/__init__.py";
-/// The exported interfaces whose functions the package offers.
-const INTERFACES: &[&str] = &["logic", "store", "trace"];
 /// The longest line the generator writes where it can choose.
 const WIDTH: usize = 99;
 
@@ -54,41 +53,44 @@ const WIDTH: usize = 99;
 /// the call), which the package has promised, so it stays and nothing is generated for
 /// it. The generator checks that each is defined in `__init__.py` and that no generated
 /// name is.
-const HAND_WRITTEN: &[(&str, &str, &str)] = &[
-    ("logic", "canonical", "canonical"),
-    ("logic", "render-ref", "render_ref"),
-    ("logic", "yaml-objects", "yaml_objects"),
-    ("logic", "check-objects", "check_objects"),
-    ("logic", "yaml-canonical", "yaml_canonical"),
-    ("logic", "yaml-render-ref", "yaml_render_ref"),
-    ("logic", "validate-render-ref", "validate_render_ref"),
-    ("logic", "sha256-hex", "sha256_hex"),
-    ("logic", "release-prefix", "release_prefix"),
-    ("logic", "render-key", "render_key"),
-    ("logic", "history-key", "history_key"),
-    ("logic", "parse-key", "parse_key"),
-    ("logic", "format-synced-at", "format_synced_at"),
-    ("logic", "parse-synced-at", "parse_synced_at"),
-    ("logic", "plan-gc", "plan_gc"),
-    ("logic", "diff-renders", "diff_renders"),
-    ("logic", "show-objects", "show_objects"),
-    ("logic", "summarize-history", "summarize_history"),
-    ("logic", "effective-keep-history", "effective_keep_history"),
-    ("logic", "history-count", "history_count"),
-    ("logic", "protected-refs", "protected_refs"),
-    ("store", "put-render", "put_render"),
-    ("store", "get-render", "get_render"),
-    ("store", "rekey-release", "rekey_release"),
-    ("store", "diff-renders", "diff_renders"),
-    ("store", "index-release", "index_release"),
-    ("store", "has-history-ref", "has_history_ref"),
-    ("store", "record-history", "record_history"),
-    ("store", "list-history", "list_history"),
-    ("store", "list-history-page", "list_history_page"),
-    ("store", "gc", "gc"),
-    ("store", "delete-release", "delete_release"),
-    ("trace", "replay", "replay"),
-];
+const HAND_WRITTEN: HandWritten = HandWritten {
+    file: "python.rs",
+    table: &[
+        ("logic", "canonical", "canonical"),
+        ("logic", "render-ref", "render_ref"),
+        ("logic", "yaml-objects", "yaml_objects"),
+        ("logic", "check-objects", "check_objects"),
+        ("logic", "yaml-canonical", "yaml_canonical"),
+        ("logic", "yaml-render-ref", "yaml_render_ref"),
+        ("logic", "validate-render-ref", "validate_render_ref"),
+        ("logic", "sha256-hex", "sha256_hex"),
+        ("logic", "release-prefix", "release_prefix"),
+        ("logic", "render-key", "render_key"),
+        ("logic", "history-key", "history_key"),
+        ("logic", "parse-key", "parse_key"),
+        ("logic", "format-synced-at", "format_synced_at"),
+        ("logic", "parse-synced-at", "parse_synced_at"),
+        ("logic", "plan-gc", "plan_gc"),
+        ("logic", "diff-renders", "diff_renders"),
+        ("logic", "show-objects", "show_objects"),
+        ("logic", "summarize-history", "summarize_history"),
+        ("logic", "effective-keep-history", "effective_keep_history"),
+        ("logic", "history-count", "history_count"),
+        ("logic", "protected-refs", "protected_refs"),
+        ("store", "put-render", "put_render"),
+        ("store", "get-render", "get_render"),
+        ("store", "rekey-release", "rekey_release"),
+        ("store", "diff-renders", "diff_renders"),
+        ("store", "index-release", "index_release"),
+        ("store", "has-history-ref", "has_history_ref"),
+        ("store", "record-history", "record_history"),
+        ("store", "list-history", "list_history"),
+        ("store", "list-history-page", "list_history_page"),
+        ("store", "gc", "gc"),
+        ("store", "delete-release", "delete_release"),
+        ("trace", "replay", "replay"),
+    ],
+};
 
 /// Enum parameters taken as keywords with a default, by the enum's WIT name and the
 /// default case: what a host shows unless its user asks otherwise.
@@ -129,19 +131,6 @@ const TYPING: &[&str] = &["Any", "ClassVar", "List", "Optional", "Tuple", "Union
 pub fn files(root: &Path, world: &World) -> Result<Vec<Generated>> {
     let exports = generated_exports(world)?;
     check_hand_written(root, &exports)?;
-    let named = names(world)?;
-    for interface in world
-        .exports
-        .iter()
-        .filter(|i| INTERFACES.contains(&i.name.as_str()))
-    {
-        for f in world.functions(interface) {
-            let export = format!("{}.{}", interface.name, f.name);
-            if !named.iter().any(|(e, _)| *e == export) {
-                bail!("{export} has no Python function, hand-written or generated");
-            }
-        }
-    }
     Ok(vec![
         Generated {
             path: TYPES,
@@ -163,14 +152,7 @@ pub fn files(root: &Path, world: &World) -> Result<Vec<Generated>> {
 /// generated one's. A `store` function's is a method of `RenderStore`; the others' are
 /// functions of the package and methods of `Runtime`.
 pub fn names(world: &World) -> Result<Vec<(String, String)>> {
-    let mut out: Vec<(String, String)> = HAND_WRITTEN
-        .iter()
-        .map(|(i, f, python)| (format!("{i}.{f}"), python.to_string()))
-        .collect();
-    for export in generated_exports(world)? {
-        out.push((export.wit_name(), export.python.clone()));
-    }
-    Ok(out)
+    HAND_WRITTEN.names(world, |e| Ok(python_name(&e.function.name)))
 }
 
 /// One export the generated module answers.
@@ -200,54 +182,29 @@ impl Export<'_> {
     }
 }
 
-/// The exports of [`INTERFACES`] without a hand-written function, in the WIT's order.
+/// The exports without a hand-written function, in the WIT's order.
 fn generated_exports(world: &World) -> Result<Vec<Export<'_>>> {
-    for (interface, function, _) in HAND_WRITTEN {
-        let known = world
-            .exports
-            .iter()
-            .filter(|i| i.name == *interface)
-            .any(|i| world.functions(i).any(|f| f.name == *function));
-        if !known {
-            bail!(
-                "the hand-written table names {interface}.{function}, which the WIT does not export"
-            );
-        }
-    }
     let mut out = Vec::new();
     let mut names = BTreeSet::new();
-    for interface in world
-        .exports
-        .iter()
-        .filter(|i| INTERFACES.contains(&i.name.as_str()))
-    {
-        for function in world.functions(interface) {
-            if HAND_WRITTEN
-                .iter()
-                .any(|(i, f, _)| *i == interface.name && *f == function.name)
-            {
-                continue;
-            }
-            let python = python_name(&function.name);
-            // The logic and trace functions share a mixin and the module's names.
-            let space = if interface.name == "store" {
-                "store"
-            } else {
-                "module"
-            };
-            if !names.insert((space, python.clone())) {
-                bail!(
-                    "{}.{} would be the Python function {python}, which another export already is",
-                    interface.name,
-                    function.name
-                );
-            }
-            out.push(Export {
-                interface,
-                function,
-                python,
-            });
+    for e in HAND_WRITTEN.generated(world)? {
+        let python = python_name(&e.function.name);
+        // The logic and trace functions share a mixin and the module's names.
+        let space = if e.interface.name == "store" {
+            "store"
+        } else {
+            "module"
+        };
+        if !names.insert((space, python.clone())) {
+            bail!(
+                "{} would be the Python function {python}, which another export already is",
+                e.wit_name()
+            );
         }
+        out.push(Export {
+            interface: e.interface,
+            function: e.function,
+            python,
+        });
     }
     Ok(out)
 }
@@ -258,7 +215,7 @@ fn check_hand_written(root: &Path, exports: &[Export]) -> Result<()> {
     let text = std::fs::read_to_string(root.join(HAND_MODULE))
         .with_context(|| format!("reading {HAND_MODULE}"))?;
     let defines = |name: &str| text.contains(&format!("def {name}("));
-    for (interface, function, python) in HAND_WRITTEN {
+    for (interface, function, python) in HAND_WRITTEN.table {
         if !defines(python) {
             bail!(
                 "{HAND_MODULE} defines no {python}, which the hand-written table gives for \
@@ -455,25 +412,6 @@ fn sentence(text: Option<&str>) -> Option<String> {
     } else {
         format!("{escaped}.")
     })
-}
-
-/// Words wrapped into lines of at most `width` characters (a longer word alone).
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
 }
 
 /// A docstring at `indent` of one or more paragraphs, each wrapped.
@@ -949,7 +887,7 @@ fn api_module(world: &World, exports: &[Export]) -> Result<String> {
     let mut module_names = Vec::new();
     for e in exports {
         let (params, rows) = params(world, e)?;
-        let answer = match fallible(world, e.function) {
+        let answer = match world.fallible(e.function) {
             Some(ok) => ok,
             None => e.function.result,
         };
@@ -958,7 +896,7 @@ fn api_module(world: &World, exports: &[Export]) -> Result<String> {
             None => ("None".to_string(), "_c.NOTHING".to_string()),
         };
         let about = sentence(docs(&e.function.docs)).unwrap_or_else(|| "A WIT export.".into());
-        let raises = if fallible(world, e.function).is_some() {
+        let raises = if world.fallible(e.function).is_some() {
             " Raises :class:`render_store.RenderStoreError` for its ``error``."
         } else {
             ""

@@ -133,6 +133,24 @@ impl World {
         id
     }
 
+    /// When `f` answers `result<T, error>` (`error` being `types.error`): `Some(T)`. Its
+    /// error is then the call's error in every host, and `T` alone the answer.
+    pub fn fallible(&self, f: &Function) -> Option<Option<Type>> {
+        let Some(Type::Id(id)) = &f.result else {
+            return None;
+        };
+        let TypeDefKind::Result(r) = &self.resolve.types[*id].kind else {
+            return None;
+        };
+        let Some(Type::Id(err)) = r.err else {
+            return None;
+        };
+        let err = self.declared(err);
+        let owner = self.owner(err).map(|o| self.interface_name(o));
+        (owner == Some("types") && self.resolve.types[err].name.as_deref() == Some("error"))
+            .then_some(r.ok)
+    }
+
     fn refuse_unknown(&self) -> Result<()> {
         for interface in self.interfaces() {
             for function in self.functions(interface) {
@@ -178,6 +196,26 @@ pub fn docs(docs: &Docs) -> Option<&str> {
         .as_deref()
         .map(str::trim)
         .filter(|d| !d.is_empty())
+}
+
+/// `text`'s words as lines of at most `width` characters (a longer word on its own
+/// line): the generated doc comments' wrapping.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// The first sentence of a doc comment, on one line: what a table says of an item.

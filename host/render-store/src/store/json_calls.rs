@@ -14,13 +14,9 @@ use crate::json_encoding::{
     tag_of, tagged,
 };
 use crate::{Result, Runtime};
-#[allow(unused_imports)]
 use render_store_guest::wit::bucket;
-#[allow(unused_imports)]
 use render_store_guest::wit::logic;
-#[allow(unused_imports)]
 use render_store_guest::wit::trace;
-#[allow(unused_imports)]
 use render_store_guest::wit::types;
 use serde_json::Value;
 
