@@ -418,7 +418,7 @@ fn arm(world: &World, i: &Interface, f: &Function, store: bool, out: &mut String
         }
         writeln!(
             out,
-            "                let {var}: {} = {{ let (value, at) = args.take(\"{}\"); let value = &value; let at = &at; {}? }};",
+            "                let {var}: {} = {{ let (value, at) = args.take(\"{}\"); let at = &at; {}? }};",
             rust_type(world, None, &p.ty)?,
             key(&p.name),
             decode_expr(world, &p.ty, 0)?

@@ -152,19 +152,21 @@ pub(crate) fn bytes_from_json(value: &Value, at: &str) -> Result<Vec<u8>, JsonEr
         .map_err(|e| JsonError::new(at, format!("standard base64 with padding ({e})")))
 }
 
-/// The arguments of a call given as a JSON object, taken one by one; a key left over
-/// names no parameter and is refused.
-pub(crate) struct JsonArgs {
-    function: String,
-    args: Map<String, Value>,
+/// The arguments of a call given as a JSON object, taken one by one where they are (a
+/// render's bytes are not copied to be read); a key left over names no parameter and
+/// is refused.
+pub(crate) struct JsonArgs<'a> {
+    function: &'a str,
+    args: Option<&'a Map<String, Value>>,
+    taken: Vec<&'a str>,
 }
 
-impl JsonArgs {
+impl<'a> JsonArgs<'a> {
     /// The arguments of `function`: an object (or `null` for none).
-    pub(crate) fn new(function: &str, args: &Value) -> Result<JsonArgs, JsonError> {
+    pub(crate) fn new(function: &'a str, args: &'a Value) -> Result<JsonArgs<'a>, JsonError> {
         let args = match args {
-            Value::Null => Map::new(),
-            Value::Object(o) => o.clone(),
+            Value::Null => None,
+            Value::Object(o) => Some(o),
             _ => {
                 return Err(JsonError::new(
                     &format!("{function}'s arguments"),
@@ -173,22 +175,27 @@ impl JsonArgs {
             }
         };
         Ok(JsonArgs {
-            function: function.to_string(),
+            function,
             args,
+            taken: Vec::new(),
         })
     }
 
     /// The argument `key` (`null` when not given) and where it is, for errors.
-    pub(crate) fn take(&mut self, key: &str) -> (Value, String) {
+    pub(crate) fn take(&mut self, key: &'a str) -> (&'a Value, String) {
+        self.taken.push(key);
         (
-            self.args.remove(key).unwrap_or(Value::Null),
+            self.args.and_then(|a| a.get(key)).unwrap_or(&NULL),
             format!("{} argument {key}", self.function),
         )
     }
 
     /// Refuses what is left: no parameter has that name.
     pub(crate) fn finish(self) -> Result<(), JsonError> {
-        match self.args.keys().next() {
+        match self
+            .args
+            .and_then(|a| a.keys().find(|k| !self.taken.contains(&k.as_str())))
+        {
             None => Ok(()),
             Some(k) => Err(JsonError::new(
                 &format!("{} argument {k}", self.function),

@@ -99,7 +99,6 @@ impl Runtime {
             "logic.canonical" => {
                 let objects: types::ObjectList = {
                     let (value, at) = args.take("objects");
-                    let value = &value;
                     let at = &at;
                     <types::JoinedObjects as WitJson>::from_json(value, at)?
                 };
@@ -110,7 +109,6 @@ impl Runtime {
             "logic.render-ref" => {
                 let objects: types::ObjectList = {
                     let (value, at) = args.take("objects");
-                    let value = &value;
                     let at = &at;
                     <types::JoinedObjects as WitJson>::from_json(value, at)?
                 };
@@ -121,7 +119,6 @@ impl Runtime {
             "logic.yaml-objects" => {
                 let yaml: bucket::Data = {
                     let (value, at) = args.take("yaml");
-                    let value = &value;
                     let at = &at;
                     bytes_from_json(value, at)?
                 };
@@ -137,7 +134,6 @@ impl Runtime {
             "logic.json-objects" => {
                 let json: bucket::Data = {
                     let (value, at) = args.take("json");
-                    let value = &value;
                     let at = &at;
                     bytes_from_json(value, at)?
                 };
@@ -150,7 +146,6 @@ impl Runtime {
             "logic.json-object-ends" => {
                 let json: Vec<u8> = {
                     let (value, at) = args.take("json");
-                    let value = &value;
                     let at = &at;
                     bytes_from_json(value, at)?
                 };
@@ -163,7 +158,6 @@ impl Runtime {
             "logic.check-objects" => {
                 let objects: types::ObjectList = {
                     let (value, at) = args.take("objects");
-                    let value = &value;
                     let at = &at;
                     <types::JoinedObjects as WitJson>::from_json(value, at)?
                 };
@@ -175,7 +169,6 @@ impl Runtime {
             "logic.parse-keyring" => {
                 let text: bucket::Data = {
                     let (value, at) = args.take("text");
-                    let value = &value;
                     let at = &at;
                     bytes_from_json(value, at)?
                 };
@@ -188,7 +181,6 @@ impl Runtime {
             "logic.yaml-canonical" => {
                 let yaml: bucket::Data = {
                     let (value, at) = args.take("yaml");
-                    let value = &value;
                     let at = &at;
                     bytes_from_json(value, at)?
                 };
@@ -199,7 +191,6 @@ impl Runtime {
             "logic.yaml-render-ref" => {
                 let yaml: bucket::Data = {
                     let (value, at) = args.take("yaml");
-                    let value = &value;
                     let at = &at;
                     bytes_from_json(value, at)?
                 };
@@ -210,7 +201,6 @@ impl Runtime {
             "logic.validate-render-ref" => {
                 let render_ref: String = {
                     let (value, at) = args.take("renderRef");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
@@ -222,7 +212,6 @@ impl Runtime {
             "logic.sha256-hex" => {
                 let bytes: bucket::Data = {
                     let (value, at) = args.take("bytes");
-                    let value = &value;
                     let at = &at;
                     bytes_from_json(value, at)?
                 };
@@ -233,7 +222,6 @@ impl Runtime {
             "logic.release-prefix" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
@@ -244,13 +232,11 @@ impl Runtime {
             "logic.render-key" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let render_ref: String = {
                     let (value, at) = args.take("renderRef");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
@@ -261,7 +247,6 @@ impl Runtime {
             "logic.index-key" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
@@ -272,19 +257,16 @@ impl Runtime {
             "logic.history-key" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let synced_at: types::SyncTime = {
                     let (value, at) = args.take("syncedAt");
-                    let value = &value;
                     let at = &at;
                     <types::SyncTime as WitJson>::from_json(value, at)?
                 };
                 let render_ref: String = {
                     let (value, at) = args.take("renderRef");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
@@ -298,13 +280,11 @@ impl Runtime {
             "logic.parse-key" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let key: String = {
                     let (value, at) = args.take("key");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
@@ -318,13 +298,11 @@ impl Runtime {
             "logic.parse-keys" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let keys: Vec<String> = {
                     let (value, at) = args.take("keys");
-                    let value = &value;
                     let at = &at;
                     array(value, at)?
                         .iter()
@@ -351,7 +329,6 @@ impl Runtime {
             "logic.format-key-time" => {
                 let t: types::SyncTime = {
                     let (value, at) = args.take("t");
-                    let value = &value;
                     let at = &at;
                     <types::SyncTime as WitJson>::from_json(value, at)?
                 };
@@ -362,7 +339,6 @@ impl Runtime {
             "logic.parse-key-time" => {
                 let text: String = {
                     let (value, at) = args.take("text");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
@@ -373,7 +349,6 @@ impl Runtime {
             "logic.format-synced-at" => {
                 let t: types::SyncTime = {
                     let (value, at) = args.take("t");
-                    let value = &value;
                     let at = &at;
                     <types::SyncTime as WitJson>::from_json(value, at)?
                 };
@@ -384,7 +359,6 @@ impl Runtime {
             "logic.format-synced-at-all" => {
                 let times: Vec<types::SyncTime> = {
                     let (value, at) = args.take("times");
-                    let value = &value;
                     let at = &at;
                     array(value, at)?
                         .iter()
@@ -408,7 +382,6 @@ impl Runtime {
             "logic.parse-synced-at" => {
                 let text: String = {
                     let (value, at) = args.take("text");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
@@ -419,19 +392,16 @@ impl Runtime {
             "logic.plan-gc" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let keep: i64 = {
                     let (value, at) = args.take("keep");
-                    let value = &value;
                     let at = &at;
                     integer(value, at)?
                 };
                 let history_keys: Vec<String> = {
                     let (value, at) = args.take("historyKeys");
-                    let value = &value;
                     let at = &at;
                     array(value, at)?
                         .iter()
@@ -445,7 +415,6 @@ impl Runtime {
                 };
                 let render_keys: Vec<String> = {
                     let (value, at) = args.take("renderKeys");
-                    let value = &value;
                     let at = &at;
                     array(value, at)?
                         .iter()
@@ -459,7 +428,6 @@ impl Runtime {
                 };
                 let protected: Vec<String> = {
                     let (value, at) = args.take("protected");
-                    let value = &value;
                     let at = &at;
                     array(value, at)?
                         .iter()
@@ -473,7 +441,6 @@ impl Runtime {
                 };
                 let now: types::SyncTime = {
                     let (value, at) = args.take("now");
-                    let value = &value;
                     let at = &at;
                     <types::SyncTime as WitJson>::from_json(value, at)?
                 };
@@ -494,31 +461,26 @@ impl Runtime {
             "logic.diff-renders" => {
                 let old: bucket::Data = {
                     let (value, at) = args.take("old");
-                    let value = &value;
                     let at = &at;
                     bytes_from_json(value, at)?
                 };
                 let new: bucket::Data = {
                     let (value, at) = args.take("new");
-                    let value = &value;
                     let at = &at;
                     bytes_from_json(value, at)?
                 };
                 let form: types::ObjectForm = {
                     let (value, at) = args.take("form");
-                    let value = &value;
                     let at = &at;
                     <types::ObjectForm as WitJson>::from_json(value, at)?
                 };
                 let secrets: types::SecretValues = {
                     let (value, at) = args.take("secrets");
-                    let value = &value;
                     let at = &at;
                     <types::SecretValues as WitJson>::from_json(value, at)?
                 };
                 let context: u32 = {
                     let (value, at) = args.take("context");
-                    let value = &value;
                     let at = &at;
                     integer(value, at)?
                 };
@@ -532,19 +494,16 @@ impl Runtime {
             "logic.show-objects" => {
                 let canonical: bucket::Data = {
                     let (value, at) = args.take("canonical");
-                    let value = &value;
                     let at = &at;
                     bytes_from_json(value, at)?
                 };
                 let form: types::ObjectForm = {
                     let (value, at) = args.take("form");
-                    let value = &value;
                     let at = &at;
                     <types::ObjectForm as WitJson>::from_json(value, at)?
                 };
                 let secrets: types::SecretValues = {
                     let (value, at) = args.take("secrets");
-                    let value = &value;
                     let at = &at;
                     <types::SecretValues as WitJson>::from_json(value, at)?
                 };
@@ -557,7 +516,6 @@ impl Runtime {
             "logic.render-images" => {
                 let canonical: bucket::Data = {
                     let (value, at) = args.take("canonical");
-                    let value = &value;
                     let at = &at;
                     bytes_from_json(value, at)?
                 };
@@ -570,7 +528,6 @@ impl Runtime {
             "logic.check-image-pattern" => {
                 let pattern: String = {
                     let (value, at) = args.take("pattern");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
@@ -582,7 +539,6 @@ impl Runtime {
             "logic.index-objects" => {
                 let canonical: bucket::Data = {
                     let (value, at) = args.take("canonical");
-                    let value = &value;
                     let at = &at;
                     bytes_from_json(value, at)?
                 };
@@ -595,13 +551,11 @@ impl Runtime {
             "logic.summarize-changes" => {
                 let old: bucket::Data = {
                     let (value, at) = args.take("old");
-                    let value = &value;
                     let at = &at;
                     bytes_from_json(value, at)?
                 };
                 let new: bucket::Data = {
                     let (value, at) = args.take("new");
-                    let value = &value;
                     let at = &at;
                     bytes_from_json(value, at)?
                 };
@@ -612,13 +566,11 @@ impl Runtime {
             "logic.summarize-history" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let history_keys: Vec<String> = {
                     let (value, at) = args.take("historyKeys");
-                    let value = &value;
                     let at = &at;
                     array(value, at)?
                         .iter()
@@ -640,7 +592,6 @@ impl Runtime {
             "logic.running-entry" => {
                 let entries: Vec<types::HistoryEntry> = {
                     let (value, at) = args.take("entries");
-                    let value = &value;
                     let at = &at;
                     array(value, at)?
                         .iter()
@@ -654,13 +605,11 @@ impl Runtime {
                 };
                 let running: String = {
                     let (value, at) = args.take("running");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
                 let encryption_required: bool = {
                     let (value, at) = args.take("encryptionRequired");
-                    let value = &value;
                     let at = &at;
                     value
                         .as_bool()
@@ -684,7 +633,6 @@ impl Runtime {
             "logic.effective-keep-history" => {
                 let keep_history: Option<i64> = {
                     let (value, at) = args.take("keepHistory");
-                    let value = &value;
                     let at = &at;
                     match value {
                         Value::Null => Ok(None),
@@ -698,7 +646,6 @@ impl Runtime {
             "logic.history-count" => {
                 let has_store: bool = {
                     let (value, at) = args.take("hasStore");
-                    let value = &value;
                     let at = &at;
                     value
                         .as_bool()
@@ -706,7 +653,6 @@ impl Runtime {
                 };
                 let keep_history: Option<i64> = {
                     let (value, at) = args.take("keepHistory");
-                    let value = &value;
                     let at = &at;
                     match value {
                         Value::Null => Ok(None),
@@ -720,7 +666,6 @@ impl Runtime {
             "logic.protected-refs" => {
                 let applied: Option<String> = {
                     let (value, at) = args.take("applied");
-                    let value = &value;
                     let at = &at;
                     match value {
                         Value::Null => Ok(None),
@@ -729,7 +674,6 @@ impl Runtime {
                 };
                 let refs: logic::ReleaseRefs = {
                     let (value, at) = args.take("refs");
-                    let value = &value;
                     let at = &at;
                     <logic::ReleaseRefs as WitJson>::from_json(value, at)?
                 };
@@ -748,7 +692,6 @@ impl Runtime {
             "logic.pin-decision" => {
                 let pin: Option<String> = {
                     let (value, at) = args.take("pin");
-                    let value = &value;
                     let at = &at;
                     match value {
                         Value::Null => Ok(None),
@@ -757,13 +700,11 @@ impl Runtime {
                 };
                 let current_ref: String = {
                     let (value, at) = args.take("currentRef");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
                 let has_store: bool = {
                     let (value, at) = args.take("hasStore");
-                    let value = &value;
                     let at = &at;
                     value
                         .as_bool()
@@ -788,7 +729,6 @@ impl Runtime {
             "logic.word-bucket-message" => {
                 let message: logic::BucketMessage = {
                     let (value, at) = args.take("message");
-                    let value = &value;
                     let at = &at;
                     <logic::BucketMessage as WitJson>::from_json(value, at)?
                 };
@@ -799,13 +739,11 @@ impl Runtime {
             "trace.write-trace" => {
                 let op: trace::Operation = {
                     let (value, at) = args.take("op");
-                    let value = &value;
                     let at = &at;
                     <trace::Operation as WitJson>::from_json(value, at)?
                 };
                 let key_ids: Vec<String> = {
                     let (value, at) = args.take("keyIds");
-                    let value = &value;
                     let at = &at;
                     array(value, at)?
                         .iter()
@@ -819,7 +757,6 @@ impl Runtime {
                 };
                 let encryption_required: bool = {
                     let (value, at) = args.take("encryptionRequired");
-                    let value = &value;
                     let at = &at;
                     value
                         .as_bool()
@@ -827,7 +764,6 @@ impl Runtime {
                 };
                 let calls: Vec<trace::RecordedCall> = {
                     let (value, at) = args.take("calls");
-                    let value = &value;
                     let at = &at;
                     array(value, at)?
                         .iter()
@@ -841,7 +777,6 @@ impl Runtime {
                 };
                 let outcome: trace::Outcome = {
                     let (value, at) = args.take("outcome");
-                    let value = &value;
                     let at = &at;
                     <trace::Outcome as WitJson>::from_json(value, at)?
                 };
@@ -855,7 +790,6 @@ impl Runtime {
             "trace.outcome-json" => {
                 let outcome: trace::Outcome = {
                     let (value, at) = args.take("outcome");
-                    let value = &value;
                     let at = &at;
                     <trace::Outcome as WitJson>::from_json(value, at)?
                 };
@@ -866,13 +800,11 @@ impl Runtime {
             "trace.replay" => {
                 let trace: String = {
                     let (value, at) = args.take("trace");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
                 let keyring: types::Keyring = {
                     let (value, at) = args.take("keyring");
-                    let value = &value;
                     let at = &at;
                     array(value, at)?
                         .iter()
@@ -911,13 +843,11 @@ impl RenderStore {
             "store.put-render" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let objects: types::ObjectList = {
                     let (value, at) = args.take("objects");
-                    let value = &value;
                     let at = &at;
                     <types::JoinedObjects as WitJson>::from_json(value, at)?
                 };
@@ -928,13 +858,11 @@ impl RenderStore {
             "store.get-render" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let render_ref: String = {
                     let (value, at) = args.take("renderRef");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
@@ -945,7 +873,6 @@ impl RenderStore {
             "store.rekey-release" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
@@ -959,37 +886,31 @@ impl RenderStore {
             "store.diff-renders" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let old_ref: String = {
                     let (value, at) = args.take("oldRef");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
                 let new_ref: String = {
                     let (value, at) = args.take("newRef");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
                 let form: types::ObjectForm = {
                     let (value, at) = args.take("form");
-                    let value = &value;
                     let at = &at;
                     <types::ObjectForm as WitJson>::from_json(value, at)?
                 };
                 let secrets: types::SecretValues = {
                     let (value, at) = args.take("secrets");
-                    let value = &value;
                     let at = &at;
                     <types::SecretValues as WitJson>::from_json(value, at)?
                 };
                 let context: u32 = {
                     let (value, at) = args.take("context");
-                    let value = &value;
                     let at = &at;
                     integer(value, at)?
                 };
@@ -1003,13 +924,11 @@ impl RenderStore {
             "store.stored-changes" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let pairs: Vec<(Option<String>, String)> = {
                     let (value, at) = args.take("pairs");
-                    let value = &value;
                     let at = &at;
                     array(value, at)?
                         .iter()
@@ -1050,37 +969,31 @@ impl RenderStore {
             "store.show-render-page" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let render_ref: String = {
                     let (value, at) = args.take("renderRef");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
                 let form: types::ObjectForm = {
                     let (value, at) = args.take("form");
-                    let value = &value;
                     let at = &at;
                     <types::ObjectForm as WitJson>::from_json(value, at)?
                 };
                 let secrets: types::SecretValues = {
                     let (value, at) = args.take("secrets");
-                    let value = &value;
                     let at = &at;
                     <types::SecretValues as WitJson>::from_json(value, at)?
                 };
                 let page_bytes: u64 = {
                     let (value, at) = args.take("pageBytes");
-                    let value = &value;
                     let at = &at;
                     integer(value, at)?
                 };
                 let page: u32 = {
                     let (value, at) = args.take("page");
-                    let value = &value;
                     let at = &at;
                     integer(value, at)?
                 };
@@ -1094,13 +1007,11 @@ impl RenderStore {
             "store.release-images" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let pattern: Option<String> = {
                     let (value, at) = args.take("pattern");
-                    let value = &value;
                     let at = &at;
                     match value {
                         Value::Null => Ok(None),
@@ -1109,7 +1020,6 @@ impl RenderStore {
                 };
                 let since: Option<types::SyncTime> = {
                     let (value, at) = args.take("since");
-                    let value = &value;
                     let at = &at;
                     match value {
                         Value::Null => Ok(None),
@@ -1118,7 +1028,6 @@ impl RenderStore {
                 };
                 let until: Option<types::SyncTime> = {
                     let (value, at) = args.take("until");
-                    let value = &value;
                     let at = &at;
                     match value {
                         Value::Null => Ok(None),
@@ -1137,19 +1046,16 @@ impl RenderStore {
             "store.blame-object" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let object: String = {
                     let (value, at) = args.take("object");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
                 let field: Option<String> = {
                     let (value, at) = args.take("field");
-                    let value = &value;
                     let at = &at;
                     match value {
                         Value::Null => Ok(None),
@@ -1158,7 +1064,6 @@ impl RenderStore {
                 };
                 let secrets: types::SecretValues = {
                     let (value, at) = args.take("secrets");
-                    let value = &value;
                     let at = &at;
                     <types::SecretValues as WitJson>::from_json(value, at)?
                 };
@@ -1172,13 +1077,11 @@ impl RenderStore {
             "store.index-release" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let read_missing: bool = {
                     let (value, at) = args.take("readMissing");
-                    let value = &value;
                     let at = &at;
                     value
                         .as_bool()
@@ -1191,7 +1094,6 @@ impl RenderStore {
             "store.rebuild-index" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
@@ -1202,7 +1104,6 @@ impl RenderStore {
             "store.check-index" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
@@ -1213,13 +1114,11 @@ impl RenderStore {
             "store.authenticate-history" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let vouch: bool = {
                     let (value, at) = args.take("vouch");
-                    let value = &value;
                     let at = &at;
                     value
                         .as_bool()
@@ -1232,13 +1131,11 @@ impl RenderStore {
             "store.render-objects" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let refs: Vec<String> = {
                     let (value, at) = args.take("refs");
-                    let value = &value;
                     let at = &at;
                     array(value, at)?
                         .iter()
@@ -1259,13 +1156,11 @@ impl RenderStore {
             "store.has-history-ref" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let render_ref: String = {
                     let (value, at) = args.take("renderRef");
-                    let value = &value;
                     let at = &at;
                     string(value, at)?
                 };
@@ -1276,13 +1171,11 @@ impl RenderStore {
             "store.record-history" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let entry: types::NewEntry = {
                     let (value, at) = args.take("entry");
-                    let value = &value;
                     let at = &at;
                     <types::NewEntry as WitJson>::from_json(value, at)?
                 };
@@ -1293,7 +1186,6 @@ impl RenderStore {
             "store.list-history" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
@@ -1306,19 +1198,16 @@ impl RenderStore {
             "store.list-history-page" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let limit: u32 = {
                     let (value, at) = args.take("limit");
-                    let value = &value;
                     let at = &at;
                     integer(value, at)?
                 };
                 let before: Option<String> = {
                     let (value, at) = args.take("before");
-                    let value = &value;
                     let at = &at;
                     match value {
                         Value::Null => Ok(None),
@@ -1335,13 +1224,11 @@ impl RenderStore {
             "store.read-history-entries" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let keys: Vec<String> = {
                     let (value, at) = args.take("keys");
-                    let value = &value;
                     let at = &at;
                     array(value, at)?
                         .iter()
@@ -1362,19 +1249,16 @@ impl RenderStore {
             "store.gc" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
                 let keep: i64 = {
                     let (value, at) = args.take("keep");
-                    let value = &value;
                     let at = &at;
                     integer(value, at)?
                 };
                 let protected: Vec<String> = {
                     let (value, at) = args.take("protected");
-                    let value = &value;
                     let at = &at;
                     array(value, at)?
                         .iter()
@@ -1388,7 +1272,6 @@ impl RenderStore {
                 };
                 let dry_run: bool = {
                     let (value, at) = args.take("dryRun");
-                    let value = &value;
                     let at = &at;
                     value
                         .as_bool()
@@ -1396,13 +1279,11 @@ impl RenderStore {
                 };
                 let now: types::SyncTime = {
                     let (value, at) = args.take("now");
-                    let value = &value;
                     let at = &at;
                     <types::SyncTime as WitJson>::from_json(value, at)?
                 };
                 let grace_seconds: u64 = {
                     let (value, at) = args.take("graceSeconds");
-                    let value = &value;
                     let at = &at;
                     integer(value, at)?
                 };
@@ -1416,7 +1297,6 @@ impl RenderStore {
             "store.delete-release" => {
                 let release: types::Release = {
                     let (value, at) = args.take("release");
-                    let value = &value;
                     let at = &at;
                     <types::Release as WitJson>::from_json(value, at)?
                 };
