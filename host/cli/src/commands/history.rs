@@ -52,7 +52,17 @@ pub async fn print_table(
         HashMap::new()
     };
     let trust = Trust::of(store);
-    let rows = rows(rt, entries, newest, table, trust, &sizes).await?;
+    // Which entry runs, as the component decides it: the STATUS column marks it, and
+    // the note below says where it is.
+    let running_at = match table.running {
+        Some(running) => rt
+            .logic()
+            .running_entry(entries, running, trust == Trust::Required)
+            .await?
+            .map(|i| i as usize),
+        None => None,
+    };
+    let rows = rows(rt, entries, newest, table, trust, running_at, &sizes).await?;
     let mut out = std::io::stdout().lock();
     for line in lay_out(&rows, table, trust) {
         writeln!(out, "{line}")?;
@@ -77,12 +87,7 @@ pub async fn print_table(
     }
     if let Some(running) = table.running {
         let places = places(entries, newest, trust);
-        let at = rt
-            .logic()
-            .running_entry(entries, running, trust == Trust::Required)
-            .await?
-            .and_then(|i| places[i as usize]);
-        match at {
+        match running_at.and_then(|i| places[i]) {
             Some(0) => {}
             Some(n) => eprintln!(
                 "render-store: @{n} runs, not @0: the history keeps each render at its first \
@@ -178,6 +183,7 @@ async fn rows(
     newest: usize,
     table: Table<'_>,
     trust: Trust,
+    running_at: Option<usize>,
     sizes: &HashMap<String, u64>,
 ) -> Result<Vec<Vec<String>>> {
     let times: Vec<_> = entries.iter().map(|e| e.synced_at).collect();
@@ -188,7 +194,8 @@ async fn rows(
         .iter()
         .zip(times)
         .zip(places)
-        .map(|((e, time), place)| {
+        .enumerate()
+        .map(|(i, ((e, time), place))| {
             let render = if table.wide {
                 e.render_ref.clone()
             } else {
@@ -212,8 +219,7 @@ async fn rows(
                 );
             }
             if table.running.is_some() {
-                let running = table.running == Some(e.render_ref.as_str());
-                row.push(if running { "running" } else { "" }.to_string());
+                row.push(if running_at == Some(i) { "running" } else { "" }.to_string());
             }
             if trust != Trust::Unchecked {
                 row.push(
